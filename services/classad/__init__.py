@@ -1,0 +1,44 @@
+"""The ClassAd language: parse, evaluate, compile to numpy, read and write ad text.
+
+Public API (everything else in this package is private):
+
+- ``parse_expr(text) -> Expr``: one expression (new or old syntax operators).
+- ``parse_ad(text) -> ClassAd``: one ad, new syntax ``[ a = 1; b = a ]`` or old syntax
+  (``a = 1`` per line).
+- ``parse_ads(text) -> list[ClassAd]``: ads in old syntax separated by blank lines (as
+  ``condor_status -long`` prints them), or a sequence of new-syntax ads.
+- ``unparse(expr) -> str`` and ``format_ad(ad, style="old"|"new", sort=False)``.
+- ``ads_to_json(ads) -> str`` / ``ads_from_json(text) -> list[ClassAd]``: HTCondor's JSON form.
+- ``evaluate(expr_or_text, my=None, target=None, *, now=None) -> value``: bool, int,
+  float, str, list, ClassAd, or the singletons ``UNDEFINED`` / ``ERROR``.
+- ``matches(job, slot) -> bool``: the symmetric match (both Requirements true).
+- ``ClassAdSyntaxError``: every malformed expression or ad raises it, with ``.position``
+  (0-based offset), ``.line``/``.column`` (1-based) and ``.expected``.
+- The match kernel lives in :mod:`mockpool.classad.kernel`.
+"""
+
+from .ad import ClassAd
+from .errors import ClassAdSyntaxError
+from .evaluate import evaluate, matches
+from .parser import parse_ad, parse_ads, parse_expr
+from .textio import ads_from_json, ads_to_json, format_ad
+from .tree import Expr
+from .unparse import unparse
+from .values import ERROR, UNDEFINED
+
+__all__ = [
+    "ERROR",
+    "UNDEFINED",
+    "ClassAd",
+    "ClassAdSyntaxError",
+    "Expr",
+    "ads_from_json",
+    "ads_to_json",
+    "evaluate",
+    "format_ad",
+    "matches",
+    "parse_ad",
+    "parse_ads",
+    "parse_expr",
+    "unparse",
+]

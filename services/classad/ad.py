@@ -1,0 +1,129 @@
+"""The ClassAd: an ordered, case-insensitive mapping of attribute names to expressions."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping, MutableMapping
+from typing import Any
+
+from .tree import AdExpr, Expr, ListExpr, Literal
+from .values import ERROR, UNDEFINED
+
+
+def to_expr(value: Any) -> Expr:
+    """A Python value (or an Expr) as an expression tree."""
+    if isinstance(value, Expr):
+        return value
+    if value is None:
+        return Literal(UNDEFINED)
+    if value is UNDEFINED or value is ERROR or isinstance(value, (bool, int, float, str)):
+        return Literal(value)
+    if isinstance(value, ClassAd):
+        return AdExpr(value)
+    if isinstance(value, Mapping):
+        return AdExpr(ClassAd(value))
+    if isinstance(value, (list, tuple)):
+        return ListExpr(tuple(to_expr(v) for v in value))
+    raise TypeError(f"cannot store a {type(value).__name__} in a ClassAd")
+
+
+class ClassAd(MutableMapping[str, Expr]):
+    """Attribute name -> expression. Names keep the case they were set with; lookups ignore it.
+
+    Setting a Python value stores a literal; ``ad.eval(name)`` evaluates an attribute with
+    this ad as MY.
+    """
+
+    __slots__ = ("_attrs", "parent")
+
+    def __init__(self, attrs: Mapping[str, Any] | None = None, **kw: Any) -> None:
+        self._attrs: dict[str, tuple[str, Expr]] = {}
+        self.parent: ClassAd | None = None
+        if attrs:
+            for k, v in attrs.items():
+                self[k] = v
+        for k, v in kw.items():
+            self[k] = v
+
+    # -- mapping protocol -------------------------------------------------
+    def __getitem__(self, name: str) -> Expr:
+        return self._attrs[name.lower()][1]
+
+    def __setitem__(self, name: str, value: Any) -> None:
+        if not isinstance(name, str) or not name:
+            raise KeyError(f"attribute name must be a non-empty string, got {name!r}")
+        expr = to_expr(value)
+        if isinstance(expr, AdExpr):
+            expr.ad.parent = self
+        key = name.lower()
+        old = self._attrs.get(key)
+        self._attrs[key] = (old[0] if old else name, expr)
+
+    def __delitem__(self, name: str) -> None:
+        del self._attrs[name.lower()]
+
+    def __iter__(self) -> Iterator[str]:
+        return (n for n, _ in self._attrs.values())
+
+    def __len__(self) -> int:
+        return len(self._attrs)
+
+    def __contains__(self, name: object) -> bool:
+        return isinstance(name, str) and name.lower() in self._attrs
+
+    # -- ClassAd operations -------------------------------------------------
+    def lookup(self, name: str) -> Expr | None:
+        """The expression bound to `name` (any case), or None."""
+        hit = self._attrs.get(name.lower())
+        return hit[1] if hit else None
+
+    def keys_lower(self) -> list[str]:
+        return list(self._attrs)
+
+    def eval(self, name: str, target: ClassAd | None = None) -> Any:
+        """Evaluate attribute `name` with this ad as MY (UNDEFINED when absent)."""
+        from .evaluate import evaluate
+
+        expr = self.lookup(name)
+        if expr is None:
+            return UNDEFINED
+        return evaluate(expr, self, target)
+
+    def get_value(self, name: str, default: Any = None) -> Any:
+        """The attribute's evaluated value, or `default` when absent or UNDEFINED."""
+        v = self.eval(name)
+        return default if v is UNDEFINED else v
+
+    def copy(self) -> ClassAd:
+        new = ClassAd()
+        for k, (n, e) in self._attrs.items():
+            if isinstance(e, AdExpr):
+                e = AdExpr(e.ad.copy())
+                e.ad.parent = new
+            new._attrs[k] = (n, e)
+        return new
+
+    def update(self, other: Any = (), /, **kw: Any) -> None:  # keeps names' first spelling
+        items = other.items() if isinstance(other, Mapping) else other
+        for k, v in items:
+            self[k] = v
+        for k, v in kw.items():
+            self[k] = v
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, ClassAd):
+            return NotImplemented
+        if set(self._attrs) != set(other._attrs):
+            return False
+        return all(self._attrs[k][1] == other._attrs[k][1] for k in self._attrs)
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        from .unparse import unparse_ad
+
+        return f"ClassAd({unparse_ad(self)!r})"
+
+    def __str__(self) -> str:
+        from .unparse import unparse_ad
+
+        return unparse_ad(self)

@@ -1,0 +1,1 @@
+"""The mockpool command line."""

@@ -1,0 +1,1 @@
+"""The collector: ad store with lifetimes and columnar snapshots."""

@@ -1,0 +1,1 @@
+"""The negotiator: accountant, group quotas, pie spin and the match cycle."""

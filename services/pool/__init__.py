@@ -1,0 +1,1 @@
+"""Pool spec, launching on Ray, workload, pytest plugin."""

@@ -1,0 +1,1 @@
+"""The schedd: persistent job queue, autoclusters, claims."""

@@ -1,0 +1,1 @@
+"""The startd: machines and slots, claims, leases."""
