@@ -1,0 +1,327 @@
+"""The pool's tokens: who may call a daemon, and in which role.
+
+A pool has one secret (``make_secret``), written owner-only to a file that the launcher
+hands to every actor. Callers present a *token* minted from that secret:
+``role:nonce:hmac``, where ``hmac`` is HMAC-SHA256 over the role and nonce keyed with the
+secret. Any daemon holding the secret can check a token and learn its role without a
+token database; the nonce makes every token distinct (for later revocation and audit).
+
+On the wire a token travels as gRPC metadata ``authorization: Bearer <token>``.
+``TokenAuthInterceptor`` refuses calls without a valid token (UNAUTHENTICATED) and calls
+whose role the method does not allow (PERMISSION_DENIED); ``bearer_interceptors``
+add the header on the client side.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import contextvars
+import enum
+import hashlib
+import hmac
+import logging
+import os
+import secrets
+import stat
+import tempfile
+from collections.abc import Awaitable, Callable, Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+import grpc
+import grpc.aio
+
+__all__ = [
+    "ALL_ROLES",
+    "AUTH_METADATA_KEY",
+    "InvalidToken",
+    "Role",
+    "TokenAuthInterceptor",
+    "bearer_interceptors",
+    "bearer_metadata",
+    "current_role",
+    "make_secret",
+    "make_token",
+    "read_token",
+    "verify_token",
+    "write_token",
+]
+
+log = logging.getLogger(__name__)
+
+AUTH_METADATA_KEY = "authorization"  # gRPC metadata keys are lower case
+_BEARER = "bearer "
+_MAC_LABEL = b"mockpool-token-v1"  # domain separation: this key signs nothing else
+_MIN_SECRET_CHARS = 32
+
+
+class Role(str, enum.Enum):
+    """What a token's holder may do; which methods admit which roles is data."""
+
+    READ = "read"  # query ads, queues, history
+    SUBMIT = "submit"  # submit and manage one's own jobs
+    ADMIN = "admin"  # administer the pool, inject faults
+    DAEMON = "daemon"  # daemon-to-daemon traffic
+
+    def __str__(self) -> str:
+        return self.value
+
+
+ALL_ROLES: frozenset[Role] = frozenset(Role)
+
+
+class InvalidToken(ValueError):
+    """A token that is malformed, names no known role, or was not signed by this pool."""
+
+
+# ---------------------------------------------------------------------------- minting
+
+
+def make_secret() -> str:
+    """A fresh pool secret: 256 random bits, URL-safe text (43 characters)."""
+    return secrets.token_urlsafe(32)
+
+
+def _check_secret(secret: str) -> bytes:
+    if len(secret) < _MIN_SECRET_CHARS:
+        raise ValueError(
+            f"pool secret is too short ({len(secret)} characters, need >= "
+            f"{_MIN_SECRET_CHARS}); make one with make_secret()"
+        )
+    return secret.encode()
+
+
+def _mac(key: bytes, role: str, nonce: str) -> str:
+    msg = b":".join((_MAC_LABEL, role.encode(), nonce.encode()))
+    return hmac.new(key, msg, hashlib.sha256).hexdigest()
+
+
+def make_token(secret: str, role: Role | str = Role.DAEMON) -> str:
+    """Mint a token ``role:nonce:hmac`` for ``role``, signed with the pool ``secret``."""
+    role = Role(role)
+    nonce = secrets.token_urlsafe(16)  # 128 bits; URL-safe text never contains ':'
+    return f"{role.value}:{nonce}:{_mac(_check_secret(secret), role.value, nonce)}"
+
+
+def verify_token(secret: str, token: str) -> Role:
+    """Return the token's role, or raise ``InvalidToken`` saying what is wrong."""
+    parts = token.split(":")
+    if len(parts) != 3 or not all(parts):
+        raise InvalidToken("token is malformed (expected role:nonce:hmac)")
+    role_text, nonce, mac = parts
+    expected = _mac(_check_secret(secret), role_text, nonce)
+    # Constant time, and before looking at the role: a forger learns nothing from timing.
+    if not hmac.compare_digest(expected.encode(), mac.encode("utf-8", "surrogateescape")):
+        raise InvalidToken("token was not signed with this pool's secret")
+    try:
+        return Role(role_text)
+    except ValueError:
+        raise InvalidToken(f"token names an unknown role {role_text!r}") from None
+
+
+# ---------------------------------------------------------------------------- files
+
+
+def write_token(path: str | os.PathLike[str], token: str) -> None:
+    """Write ``token`` (or the pool secret) to ``path``, mode 0600, atomically.
+
+    The file is created owner-only under a temporary name in the same directory and
+    renamed into place, so no reader ever sees it partly written or with wider
+    permissions, and an existing file (or a symlink planted there) is replaced, not
+    written through.
+    """
+    if not token or any(c.isspace() for c in token):
+        raise ValueError("token must be non-empty and contain no whitespace")
+    path = Path(path)
+    # mkstemp opens with O_EXCL and mode 0600 (before umask): never wider than owner-only.
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        os.fchmod(fd, 0o600)  # exactly 0600 even if the umask stripped owner bits
+        with os.fdopen(fd, "w", encoding="ascii") as f:
+            f.write(token + "\n")
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+        raise
+    # Make the rename durable too.
+    dir_fd = os.open(path.parent, os.O_RDONLY)
+    try:
+        os.fsync(dir_fd)
+    finally:
+        os.close(dir_fd)
+
+
+def read_token(path: str | os.PathLike[str]) -> str:
+    """Read a token file written by ``write_token``.
+
+    Refuses a file that group or others may read or write (as ssh does with keys): a
+    secret that was exposed is no longer a secret.
+    """
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+    with os.fdopen(fd, encoding="ascii") as f:
+        mode = stat.S_IMODE(os.fstat(f.fileno()).st_mode)
+        if mode & 0o077:
+            raise PermissionError(
+                f"token file {os.fspath(path)!r} has mode {mode:#o}; it must be readable "
+                f"by its owner only (chmod 600)"
+            )
+        token = f.read().strip()
+    if not token:
+        raise ValueError(f"token file {os.fspath(path)!r} is empty")
+    return token
+
+
+# ---------------------------------------------------------------------------- server side
+
+_current_role: contextvars.ContextVar[Role | None] = contextvars.ContextVar(
+    "mockpool_auth_role", default=None
+)
+
+
+def current_role() -> Role | None:
+    """The role of the caller of the RPC being handled (None outside an RPC).
+
+    Set by ``TokenAuthInterceptor``; grpc.aio runs interceptors and the handler in one
+    contextvars.Context, so a handler may use this for finer checks (own jobs only).
+    """
+    return _current_role.get()
+
+
+def _deny_handler(
+    handler: grpc.RpcMethodHandler | None, code: grpc.StatusCode, message: str
+) -> grpc.RpcMethodHandler:
+    """A handler of the same RPC kind as ``handler`` that aborts with ``code``."""
+
+    async def abort(_request: Any, context: grpc.aio.ServicerContext) -> None:
+        await context.abort(code, message)
+
+    # Mirror the kind so the server drives the call as the client expects; an unknown
+    # method gets unary-unary (an unauthenticated caller learns nothing about methods).
+    if handler is not None and handler.request_streaming and handler.response_streaming:
+        return grpc.stream_stream_rpc_method_handler(abort)
+    if handler is not None and handler.request_streaming:
+        return grpc.stream_unary_rpc_method_handler(abort)
+    if handler is not None and handler.response_streaming:
+        return grpc.unary_stream_rpc_method_handler(abort)
+    return grpc.unary_unary_rpc_method_handler(abort)
+
+
+class TokenAuthInterceptor(grpc.aio.ServerInterceptor):
+    """Refuse any call that lacks a valid pool token, or whose role the method forbids.
+
+    ``method_roles`` maps full method names (``/mockpool.v1.Schedd/Submit``) to the roles
+    allowed to call them; methods not listed admit ``default_roles``.
+    """
+
+    def __init__(
+        self,
+        secret: str,
+        *,
+        method_roles: Mapping[str, Iterable[Role | str]] | None = None,
+        default_roles: Iterable[Role | str] = ALL_ROLES,
+    ) -> None:
+        _check_secret(secret)
+        self._secret = secret
+        self._method_roles = {
+            method: frozenset(Role(r) for r in roles)
+            for method, roles in (method_roles or {}).items()
+        }
+        self._default_roles = frozenset(Role(r) for r in default_roles)
+
+    def _authenticate(self, metadata: Iterable[tuple[str, Any]] | None) -> Role:
+        values = [v for k, v in (metadata or ()) if k == AUTH_METADATA_KEY]
+        if not values:
+            raise InvalidToken("missing pool token: send metadata 'authorization: Bearer <token>'")
+        if len(values) > 1:
+            raise InvalidToken("more than one 'authorization' metadata entry")
+        value = values[0]
+        if isinstance(value, bytes):
+            value = value.decode("ascii", "replace")
+        if not value.lower().startswith(_BEARER):
+            raise InvalidToken("'authorization' metadata must read 'Bearer <token>'")
+        return verify_token(self._secret, value[len(_BEARER) :].strip())
+
+    async def intercept_service(
+        self,
+        continuation: Callable[[grpc.HandlerCallDetails], Awaitable[grpc.RpcMethodHandler]],
+        handler_call_details: grpc.HandlerCallDetails,
+    ) -> grpc.RpcMethodHandler:
+        method = handler_call_details.method
+        try:
+            role = self._authenticate(handler_call_details.invocation_metadata)
+        except InvalidToken as exc:
+            log.debug("refused %s: %s", method, exc)
+            handler = await continuation(handler_call_details)
+            return _deny_handler(handler, grpc.StatusCode.UNAUTHENTICATED, str(exc))
+        allowed = self._method_roles.get(method, self._default_roles)
+        if role not in allowed:
+            log.debug("refused %s: role %s not allowed", method, role)
+            handler = await continuation(handler_call_details)
+            names = ", ".join(sorted(r.value for r in allowed)) or "none"
+            return _deny_handler(
+                handler,
+                grpc.StatusCode.PERMISSION_DENIED,
+                f"role {role.value!r} may not call {method} (allowed: {names})",
+            )
+        _current_role.set(role)
+        return await continuation(handler_call_details)
+
+
+# ---------------------------------------------------------------------------- client side
+
+
+def bearer_metadata(token: str) -> tuple[tuple[str, str]]:
+    """Per-call metadata carrying ``token``, for callers not using a token channel."""
+    return ((AUTH_METADATA_KEY, f"Bearer {token}"),)
+
+
+class _Bearer:
+    # grpc.aio's channel files each interceptor under the FIRST client-interceptor kind it
+    # subclasses (an if/elif chain), so one class implementing all four kinds would only
+    # ever see unary-unary calls. Hence one small class per kind, sharing this base.
+    def __init__(self, token: str) -> None:
+        self._entry = bearer_metadata(token)[0]
+
+    def _details(self, details: grpc.aio.ClientCallDetails) -> grpc.aio.ClientCallDetails:
+        metadata = grpc.aio.Metadata(*(details.metadata or ()))
+        if AUTH_METADATA_KEY in metadata:  # an explicit per-call token wins
+            return details
+        metadata.add(*self._entry)
+        return details._replace(metadata=metadata)
+
+
+class _BearerUnaryUnary(_Bearer, grpc.aio.UnaryUnaryClientInterceptor):
+    async def intercept_unary_unary(self, continuation, client_call_details, request):  # type: ignore[no-untyped-def]
+        return await continuation(self._details(client_call_details), request)
+
+
+class _BearerUnaryStream(_Bearer, grpc.aio.UnaryStreamClientInterceptor):
+    async def intercept_unary_stream(self, continuation, client_call_details, request):  # type: ignore[no-untyped-def]
+        return await continuation(self._details(client_call_details), request)
+
+
+class _BearerStreamUnary(_Bearer, grpc.aio.StreamUnaryClientInterceptor):
+    async def intercept_stream_unary(self, continuation, client_call_details, request_iterator):  # type: ignore[no-untyped-def]
+        return await continuation(self._details(client_call_details), request_iterator)
+
+
+class _BearerStreamStream(_Bearer, grpc.aio.StreamStreamClientInterceptor):
+    async def intercept_stream_stream(self, continuation, client_call_details, request_iterator):  # type: ignore[no-untyped-def]
+        return await continuation(self._details(client_call_details), request_iterator)
+
+
+def bearer_interceptors(token: str) -> list[grpc.aio.ClientInterceptor]:
+    """Client interceptors adding ``authorization: Bearer <token>`` to calls of every kind.
+
+    Pass all of them to ``grpc.aio.insecure_channel(..., interceptors=...)``. A call that
+    already carries an ``authorization`` entry keeps it (a tool acting in another role).
+    """
+    return [
+        _BearerUnaryUnary(token),
+        _BearerUnaryStream(token),
+        _BearerStreamUnary(token),
+        _BearerStreamStream(token),
+    ]

@@ -1,0 +1,735 @@
+"""Built-in ClassAd functions, with HTCondor's argument rules.
+
+Each function gets its argument *trees* so that lazy ones (ifThenElse) evaluate only
+what they need; `_strict` evaluates them all. A wrong argument count or type gives ERROR;
+an unknown function name gives ERROR. Names are case-insensitive.
+"""
+
+from __future__ import annotations
+
+import math
+import random as _random
+import re
+import time as _time
+from collections.abc import Callable
+from functools import lru_cache
+from typing import Any
+
+from .ad import ClassAd
+from .convert import c_trunc_to_int, to_int, to_real, to_string
+from .operators import arith, compare, fold, identical, truth
+from .tree import AttrRef, Call, Expr
+from .values import ERROR, INT_MIN, UNDEFINED
+
+Fn = Callable[[tuple[Expr, ...], Any, Any], Any]
+_TABLE: dict[str, Fn] = {}
+
+
+def _fn(*names: str) -> Callable[[Fn], Fn]:
+    def deco(f: Fn) -> Fn:
+        for n in names:
+            _TABLE[n.lower()] = f
+        return f
+
+    return deco
+
+
+def known_functions() -> frozenset[str]:
+    return frozenset(_TABLE)
+
+
+def call(node: Call, scope: Any, ctx: Any) -> Any:
+    f = _TABLE.get(node.name.lower())
+    if f is None:
+        return ERROR
+    return f(node.args, scope, ctx, node.name.lower())  # type: ignore[call-arg]
+
+
+def _ev(e: Expr, scope: Any, ctx: Any) -> Any:
+    from .evaluate import _ev as ev
+
+    return ev(e, scope, ctx)
+
+
+def _strict(args: tuple[Expr, ...], scope: Any, ctx: Any) -> list[Any]:
+    return [_ev(a, scope, ctx) for a in args]
+
+
+def _is_int(v: Any) -> bool:
+    return type(v) is int
+
+
+def _is_num(v: Any) -> bool:
+    return type(v) is int or type(v) is float
+
+
+# -- control and type predicates ------------------------------------------------
+@_fn("ifThenElse")
+def _if_then_else(args, scope, ctx, name):
+    if len(args) != 3:
+        return ERROR
+    c = _ev(args[0], scope, ctx)
+    if c is UNDEFINED:
+        return UNDEFINED
+    c = truth(c)
+    if c is ERROR:
+        return ERROR
+    return _ev(args[1] if c else args[2], scope, ctx)
+
+
+_PREDICATES: dict[str, Callable[[Any], bool]] = {
+    "isundefined": lambda v: v is UNDEFINED,
+    "iserror": lambda v: v is ERROR,
+    "isstring": lambda v: type(v) is str,
+    "isinteger": lambda v: type(v) is int,
+    "isreal": lambda v: type(v) is float,
+    "isboolean": lambda v: type(v) is bool,
+    "islist": lambda v: isinstance(v, list),
+    "isclassad": lambda v: isinstance(v, ClassAd),
+}
+
+
+@_fn(*_PREDICATES)
+def _is_type(args, scope, ctx, name):
+    if len(args) != 1:
+        return ERROR
+    return _PREDICATES[name](_ev(args[0], scope, ctx))
+
+
+# -- conversions ------------------------------------------------------------------
+@_fn("int")
+def _int(args, scope, ctx, name):
+    if len(args) != 1:
+        return ERROR
+    v = _ev(args[0], scope, ctx)
+    if v is UNDEFINED or v is ERROR:
+        return v
+    r = to_int(v)
+    return ERROR if r is None else r
+
+
+@_fn("real")
+def _real(args, scope, ctx, name):
+    if len(args) != 1:
+        return ERROR
+    v = _ev(args[0], scope, ctx)
+    if v is UNDEFINED or v is ERROR:
+        return v
+    r = to_real(v)
+    return ERROR if r is None else r
+
+
+@_fn("string")
+def _string(args, scope, ctx, name):
+    if len(args) != 1:
+        return ERROR
+    return to_string(_ev(args[0], scope, ctx))
+
+
+@_fn("bool")
+def _bool(args, scope, ctx, name):
+    if len(args) != 1:
+        return ERROR
+    v = _ev(args[0], scope, ctx)
+    if v is UNDEFINED or v is ERROR:
+        return v
+    t = type(v)
+    if t is bool:
+        return v
+    if t is int or t is float:
+        return v != 0
+    if t is str:
+        low = v.lower()
+        if low == "true":
+            return True
+        if low == "false":
+            return False
+        return UNDEFINED
+    return ERROR
+
+
+# -- mathematics ------------------------------------------------------------------
+@_fn("floor", "ceiling", "ceil", "round")
+def _round(args, scope, ctx, name):
+    if len(args) != 1:
+        return ERROR
+    v = _ev(args[0], scope, ctx)
+    if type(v) is int:
+        return v
+    r = to_real(v)
+    if r is None:
+        return ERROR
+    if math.isnan(r) or math.isinf(r):
+        return INT_MIN
+    if name == "floor":
+        return c_trunc_to_int(float(math.floor(r)))
+    if name == "round":
+        return c_trunc_to_int(float(round(r)))  # Python's round is rint: half to even
+    return c_trunc_to_int(float(math.ceil(r)))
+
+
+@_fn("pow")
+def _pow(args, scope, ctx, name):
+    if len(args) != 2:
+        return ERROR
+    a, b = _strict(args, scope, ctx)
+    if _is_int(a) and _is_int(b) and b >= 0:
+        try:
+            r = math.pow(float(a), float(b))
+        except OverflowError:
+            r = math.inf
+        return c_trunc_to_int(r + 0.5)  # HTCondor rounds by adding 0.5, then truncates
+    x, y = to_real(a), to_real(b)
+    if x is None or y is None:
+        return ERROR
+    try:
+        return math.pow(x, y)
+    except ZeroDivisionError:
+        return math.inf
+    except (OverflowError, ValueError):
+        if x < 0 and not float(y).is_integer():
+            return math.nan
+        return math.inf
+
+
+@_fn("quantize")
+def _quantize(args, scope, ctx, name):
+    if len(args) != 2:
+        return ERROR
+    a, b = _strict(args, scope, ctx)
+    rval = to_real(a)
+    if rval is None:
+        return ERROR
+    if isinstance(b, list):
+        base: Any = 0.0  # an empty list means: do not quantize
+        for item in b:
+            rb = to_real(item)
+            if rb is None:
+                return ERROR
+            base = item
+            if rb >= rval:
+                return item
+        b = base
+        rbase = to_real(b) or 0.0
+    else:
+        rb = to_real(b)
+        if rb is None:
+            return ERROR
+        rbase = rb
+    if type(b) is int:
+        if b == 0:
+            return a
+        if type(a) is int:
+            num = a + b - 1
+            q = abs(num) // abs(b)
+            q = q if (num < 0) == (b < 0) else -q
+            return q * b
+        return math.ceil(rval / b) * float(b)
+    if -1e-8 <= rbase <= 1e-8:
+        return a
+    return math.ceil(rval / rbase) * rbase
+
+
+@_fn("random")
+def _random_fn(args, scope, ctx, name):
+    if len(args) > 1:
+        return ERROR
+    v = _ev(args[0], scope, ctx) if args else 1.0
+    rng = ctx.rng or _random
+    if type(v) is int:
+        return rng.randrange(v) if v > 0 else ERROR
+    if type(v) is float:
+        return v * rng.random()
+    return ERROR
+
+
+@_fn("time")
+def _time_fn(args, scope, ctx, name):
+    if args:
+        return ERROR
+    return int(ctx.now) if ctx.now is not None else int(_time.time())
+
+
+# -- lists ----------------------------------------------------------------------------
+@_fn("size")
+def _size(args, scope, ctx, name):
+    if len(args) != 1:
+        return ERROR
+    v = _ev(args[0], scope, ctx)
+    if v is UNDEFINED:
+        return UNDEFINED
+    if isinstance(v, (str, list, ClassAd)):
+        return len(v)
+    return ERROR
+
+
+@_fn("sum", "avg")
+def _sum_avg(args, scope, ctx, name):
+    if len(args) != 1:
+        return ERROR
+    lst = _ev(args[0], scope, ctx)
+    if lst is UNDEFINED:
+        return UNDEFINED
+    if not isinstance(lst, list):
+        return ERROR
+    acc: Any = None
+    n = 0
+    for v in lst:
+        if v is UNDEFINED:
+            continue
+        if not (_is_num(v) or type(v) is bool):
+            return ERROR
+        acc = v if acc is None else arith("+", acc, v)
+        n += 1
+    if name == "sum":
+        return 0 if acc is None else acc
+    if n == 0:
+        return 0
+    return arith("/", acc, float(n))
+
+
+@_fn("min", "max")
+def _min_max(args, scope, ctx, name):
+    if len(args) != 1:
+        return ERROR
+    lst = _ev(args[0], scope, ctx)
+    if lst is UNDEFINED:
+        return UNDEFINED
+    if not isinstance(lst, list):
+        return ERROR
+    best: Any = None
+    any_real = False
+    op = "<" if name == "min" else ">"
+    for v in lst:
+        if v is UNDEFINED:
+            continue
+        if not (_is_num(v) or type(v) is bool):
+            return ERROR
+        any_real = any_real or type(v) is float
+        if best is None or compare(op, v, best) is True:
+            best = v
+    if best is None:
+        return UNDEFINED
+    return float(best) if any_real else best
+
+
+@_fn("member", "identicalMember")
+def _member(args, scope, ctx, name):
+    if len(args) != 2:
+        return ERROR
+    x, lst = _strict(args, scope, ctx)
+    if x is ERROR or lst is ERROR:
+        return ERROR
+    if isinstance(x, (list, ClassAd)):
+        return ERROR
+    if x is UNDEFINED and name == "member":
+        return UNDEFINED
+    if lst is UNDEFINED:
+        return UNDEFINED
+    if not isinstance(lst, list):
+        return ERROR
+    if name == "member":
+        return any(compare("==", x, v) is True for v in lst)
+    return any(identical(x, v) is True for v in lst)
+
+
+@_fn("anyCompare", "allCompare")
+def _list_compare(args, scope, ctx, name):
+    if len(args) != 3:
+        return ERROR
+    op, lst, x = _strict(args, scope, ctx)
+    ops = {"<": "<", "<=": "<=", "!=": "!=", "==": "==", ">": ">", ">=": ">=",
+           "is": "=?=", "isnt": "=!=", "=?=": "=?=", "=!=": "=!="}
+    if type(op) is not str or op.lower() not in ops or not isinstance(lst, list):
+        return ERROR
+    o = ops[op.lower()]
+    want_all = name == "allcompare"
+    for v in lst:
+        if o == "=?=":
+            r = identical(v, x)
+        elif o == "=!=":
+            r = identical(v, x)
+            r = r if r is ERROR else not r
+        else:
+            r = compare(o, v, x)
+        if want_all and r is not True:
+            return False
+        if not want_all and r is True:
+            return True
+    return want_all
+
+
+# -- strings ------------------------------------------------------------------------------
+@_fn("strcat")
+def _strcat(args, scope, ctx, name):
+    out: list[str] = []
+    for a in args:
+        s = to_string(_ev(a, scope, ctx))
+        if s is UNDEFINED or s is ERROR:
+            return s
+        out.append(s)
+    return "".join(out)
+
+
+@_fn("join")
+def _join(args, scope, ctx, name):
+    vals = _strict(args, scope, ctx)
+    if not vals:
+        return ERROR
+    if len(vals) == 1:
+        if not isinstance(vals[0], list):
+            return ERROR
+        sep, items = "", vals[0]
+    else:
+        sep = to_string(vals[0])
+        if sep is UNDEFINED or sep is ERROR:
+            return sep
+        items = vals[1] if len(vals) == 2 and isinstance(vals[1], list) else vals[1:]
+    out = []
+    for v in items:
+        if v is UNDEFINED:
+            continue
+        s = to_string(v)
+        if s is ERROR:
+            return ERROR
+        out.append(s)
+    return sep.join(out)
+
+
+@_fn("toUpper", "toLower")
+def _change_case(args, scope, ctx, name):
+    if len(args) != 1:
+        return ERROR
+    s = to_string(_ev(args[0], scope, ctx))
+    if s is UNDEFINED or s is ERROR:
+        return s
+    if name == "toupper":
+        return s.upper() if s.isascii() else "".join(c.upper() if c.isascii() else c for c in s)
+    return fold(s)
+
+
+@_fn("substr")
+def _substr(args, scope, ctx, name):
+    if len(args) not in (2, 3):
+        return ERROR
+    vals = _strict(args, scope, ctx)
+    if any(v is ERROR for v in vals):
+        return ERROR
+    if any(v is UNDEFINED for v in vals):
+        return UNDEFINED
+    s, off = vals[0], vals[1]
+    if type(s) is not str or type(off) is not int:
+        return ERROR
+    n = len(s)
+    start = off if off >= 0 else n + off
+    start = min(max(start, 0), n)
+    if len(vals) == 3:
+        ln = vals[2]
+        if type(ln) is not int:
+            return ERROR
+        end = start + ln if ln >= 0 else n + ln
+        end = min(max(end, start), n)
+    else:
+        end = n
+    return s[start:end]
+
+
+@_fn("strcmp", "stricmp")
+def _strcmp(args, scope, ctx, name):
+    if len(args) != 2:
+        return ERROR
+    a, b = _strict(args, scope, ctx)
+    if a is ERROR or b is ERROR:
+        return ERROR
+    if a is UNDEFINED or b is UNDEFINED:
+        return UNDEFINED
+    a, b = to_string(a), to_string(b)
+    if a is ERROR or b is ERROR:
+        return ERROR
+    if name == "stricmp":
+        a, b = fold(a), fold(b)
+    ab, bb = a.encode(), b.encode()
+    return (ab > bb) - (ab < bb)
+
+
+# -- string lists --------------------------------------------------------------------
+def _split_list(s: str, delims: str) -> list[str]:
+    if not delims:
+        return [s] if s else []
+    parts = re.split("[" + re.escape(delims) + "]", s)
+    return [p for p in parts if p]
+
+
+def _string_list_args(args, scope, ctx, n_before: int):
+    """Evaluate (before..., list, [delims]); returns (values, items) or an error value."""
+    if len(args) not in (n_before + 1, n_before + 2):
+        return ERROR
+    vals = _strict(args, scope, ctx)
+    delims = " ,"
+    if len(vals) == n_before + 2:
+        d = vals[-1]
+        if type(d) is not str:
+            return ERROR if d is not UNDEFINED else UNDEFINED
+        delims = d
+    return vals, delims
+
+
+@_fn("stringListMember", "stringListIMember")
+def _sl_member(args, scope, ctx, name):
+    r = _string_list_args(args, scope, ctx, 1)
+    if not isinstance(r, tuple):
+        return r
+    (x, lst, *_), delims = r
+    if x is ERROR or lst is ERROR:
+        return ERROR
+    if x is UNDEFINED or lst is UNDEFINED:
+        return False
+    if type(x) is not str or type(lst) is not str:
+        return ERROR
+    items = _split_list(lst, delims)
+    if name == "stringlistimember":
+        fx = fold(x)
+        return any(fold(i) == fx for i in items)
+    return x in items
+
+
+@_fn("stringListSize")
+def _sl_size(args, scope, ctx, name):
+    r = _string_list_args(args, scope, ctx, 0)
+    if not isinstance(r, tuple):
+        return r
+    (lst, *_), delims = r
+    if type(lst) is not str:
+        return ERROR
+    return len(_split_list(lst, delims))
+
+
+def _parse_number_token(tok: str) -> int | float | None:
+    t = tok.strip()
+    try:
+        return int(t)
+    except ValueError:
+        pass
+    try:
+        return float(t)
+    except ValueError:
+        return None
+
+
+@_fn("stringListSum", "stringListAvg", "stringListMin", "stringListMax")
+def _sl_math(args, scope, ctx, name):
+    r = _string_list_args(args, scope, ctx, 0)
+    if not isinstance(r, tuple):
+        return r
+    (lst, *_), delims = r
+    if type(lst) is not str:
+        return ERROR
+    nums = []
+    for tok in _split_list(lst, delims):
+        v = _parse_number_token(tok)
+        if v is None:
+            return ERROR
+        nums.append(v)
+    all_int = all(type(v) is int for v in nums)
+    if name in ("stringlistmin", "stringlistmax"):
+        if not nums:
+            return UNDEFINED
+        v = min(nums) if name == "stringlistmin" else max(nums)
+        return v if all_int else float(v)
+    if not nums:
+        return 0.0
+    total = sum(nums) if all_int else math.fsum(float(v) for v in nums)
+    if name == "stringlistsum":
+        return total
+    if all_int:
+        return arith("/", total, len(nums))
+    return total / len(nums)
+
+
+@_fn("split")
+def _split(args, scope, ctx, name):
+    r = _string_list_args(args, scope, ctx, 0)
+    if not isinstance(r, tuple):
+        return r
+    (s, *_), delims = r
+    if s is UNDEFINED:
+        return UNDEFINED
+    if type(s) is not str:
+        return ERROR
+    return _split_list(s, delims)
+
+
+@_fn("splitUserName", "splitSlotName")
+def _split_name(args, scope, ctx, name):
+    if len(args) != 1:
+        return ERROR
+    s = _ev(args[0], scope, ctx)
+    if type(s) is not str:
+        return ERROR
+    if "@" in s:
+        a, b = s.split("@", 1)
+        return [a, b]
+    return [s, ""] if name == "splitusername" else ["", s]
+
+
+# -- regular expressions -------------------------------------------------------------
+@lru_cache(maxsize=1024)
+def _compile_regex(pattern: str, options: str) -> re.Pattern[str] | None:
+    flags = 0
+    if "i" in options:
+        flags |= re.IGNORECASE
+    if "m" in options:
+        flags |= re.MULTILINE
+    if "s" in options:
+        flags |= re.DOTALL
+    if "x" in options:
+        flags |= re.VERBOSE
+    try:
+        return re.compile(pattern, flags)
+    except (re.error, OverflowError, RecursionError):
+        return None
+
+
+def _substitute(m: re.Match[str], repl: str) -> str:
+    def group(g: re.Match[str]) -> str:
+        i = int(g.group(1))
+        try:
+            return m.group(i) or ""
+        except IndexError:
+            return ""
+
+    return re.sub(r"\\(\d)", group, repl)
+
+
+def _regex_args(args, scope, ctx, fixed: int):
+    if len(args) not in (fixed, fixed + 1):
+        return ERROR
+    vals = _strict(args, scope, ctx)
+    if any(v is ERROR for v in vals):
+        return ERROR
+    if any(v is UNDEFINED for v in vals):
+        return UNDEFINED
+    options = ""
+    if len(vals) == fixed + 1:
+        if type(vals[-1]) is not str:
+            return ERROR
+        options = vals[-1]
+    if any(type(v) is not str for v in vals[:fixed]):
+        return ERROR
+    rx = _compile_regex(vals[0], options)
+    if rx is None:
+        return ERROR
+    return rx, vals, options
+
+
+@_fn("regexp")
+def _regexp(args, scope, ctx, name):
+    r = _regex_args(args, scope, ctx, 2)
+    if not isinstance(r, tuple):
+        return r
+    rx, vals, _ = r
+    return rx.search(vals[1]) is not None
+
+
+@_fn("regexps", "replace", "replaceAll")
+def _regexps(args, scope, ctx, name):
+    r = _regex_args(args, scope, ctx, 3)
+    if not isinstance(r, tuple):
+        return r
+    rx, vals, options = r
+    target, repl = vals[1], vals[2]
+    if name == "replace":
+        options += "f"
+    elif name == "replaceall":
+        options += "fg"
+    if "f" not in options:
+        m = rx.search(target)
+        return _substitute(m, repl) if m else ""
+    count = 0 if "g" in options else 1
+    return rx.sub(lambda m: _substitute(m, repl), target, count=count)
+
+
+@_fn("regexpMember")
+def _regexp_member(args, scope, ctx, name):
+    r = _regex_args(args, scope, ctx, 1)  # the list is checked below
+    if len(args) not in (2, 3):
+        return ERROR
+    vals = _strict(args, scope, ctx)
+    if any(v is ERROR for v in vals):
+        return ERROR
+    if any(v is UNDEFINED for v in vals):
+        return UNDEFINED
+    pattern, lst = vals[0], vals[1]
+    options = vals[2] if len(vals) == 3 else ""
+    if type(pattern) is not str or not isinstance(lst, list) or type(options) is not str:
+        return ERROR
+    del r
+    rx = _compile_regex(pattern, options)
+    if rx is None:
+        return ERROR
+    for v in lst:
+        if type(v) is not str:
+            return ERROR
+        if rx.search(v):
+            return True
+    return False
+
+
+# -- evaluation of text ------------------------------------------------------------
+@lru_cache(maxsize=1024)
+def _parse_cached(text: str) -> Expr | None:
+    from .errors import ClassAdSyntaxError
+    from .parser import parse_expr
+
+    try:
+        return parse_expr(text)
+    except ClassAdSyntaxError:
+        return None
+
+
+@_fn("eval")
+def _eval(args, scope, ctx, name):
+    if len(args) != 1:
+        return ERROR
+    s = to_string(_ev(args[0], scope, ctx))
+    if type(s) is not str:
+        return ERROR
+    e = _parse_cached(s)
+    if e is None:
+        return ERROR
+    return _ev(e, scope, ctx)
+
+
+@_fn("unparse")
+def _unparse_fn(args, scope, ctx, name):
+    from .unparse import unparse
+
+    if len(args) != 1:
+        return ERROR
+    a = args[0]
+    if isinstance(a, AttrRef) and scope is not None:
+        e = scope.lookup(a.name)
+        if e is None:
+            t = ctx.target_of(scope)
+            e = t.lookup(a.name) if t is not None else None
+        return unparse(e, condor=True) if e is not None else "undefined"
+    return unparse(a, condor=True)
+
+
+@_fn("interval")
+def _interval(args, scope, ctx, name):
+    if len(args) != 1:
+        return ERROR
+    secs = to_int(_ev(args[0], scope, ctx))
+    if secs is None:
+        return ERROR
+    days, rem = int(secs / 86400), secs - int(secs / 86400) * 86400
+    hours, rem = int(rem / 3600), rem - int(rem / 3600) * 3600
+    mins, s = int(rem / 60), rem - int(rem / 60) * 60
+    if days:
+        return f"{days}+{abs(hours):02d}:{abs(mins):02d}:{abs(s):02d}"
+    if hours:
+        return f"{hours}:{abs(mins):02d}:{abs(s):02d}"
+    if mins:
+        return f"{mins}:{abs(s):02d}"
+    return f"{s}"
