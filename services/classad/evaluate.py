@@ -4,7 +4,8 @@ Scoping follows HTCondor's daemons (old ClassAd semantics): a bare name is looke
 the ad that holds the expression, then its enclosing ads, then TARGET. `MY.x` and
 `TARGET.x` look only in that ad. An attribute is evaluated in the scope of the ad it was
 found in, so a slot attribute reached from a job sees the slot as MY and the job as
-TARGET. A reference cycle evaluates to ERROR.
+TARGET. A reference back to an attribute that is being evaluated is UNDEFINED, as in
+HTCondor (so `a = a + 1` is UNDEFINED and nothing loops).
 """
 
 from __future__ import annotations
@@ -105,7 +106,10 @@ def eval_attr(ad: ClassAd, name: str, ctx: EvalContext) -> Any:
     if type(expr) is Literal:
         return expr.value
     key = (id(ad), name.lower())
-    if key in ctx.active or len(ctx.active) >= MAX_REFERENCE_DEPTH:
+    if key in ctx.active:
+        # HTCondor: a reference back to an attribute under evaluation is UNDEFINED
+        return UNDEFINED
+    if len(ctx.active) >= MAX_REFERENCE_DEPTH:
         return ERROR
     ctx.active.add(key)
     try:
@@ -269,6 +273,6 @@ def matches(job: ClassAd, slot: ClassAd, *, now: float | None = None) -> bool:
         req = a.lookup("Requirements")
         if req is None:
             return False
-        if evaluate(req, a, b, now=now) is not True:
+        if truth(evaluate(req, a, b, now=now)) is not True:  # nonzero numbers count as true
             return False
     return True

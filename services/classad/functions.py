@@ -258,7 +258,9 @@ def _size(args, scope, ctx, name):
     v = _ev(args[0], scope, ctx)
     if v is UNDEFINED:
         return UNDEFINED
-    if isinstance(v, (str, list, ClassAd)):
+    if isinstance(v, str):
+        return len(v.encode())  # HTCondor strings are bytes
+    if isinstance(v, (list, ClassAd)):
         return len(v)
     return ERROR
 
