@@ -46,9 +46,19 @@ def call(node: Call, scope: Any, ctx: Any) -> Any:
 
 
 def _ev(e: Expr, scope: Any, ctx: Any) -> Any:
-    from .evaluate import _ev as ev
+    return _EVAL(e, scope, ctx)
 
-    return ev(e, scope, ctx)
+
+def _bind_evaluator() -> None:
+    global _EVAL
+    from .evaluate import _ev as ev  # a cycle at import time: bound on first use
+
+    _EVAL = ev
+
+
+def _EVAL(e: Expr, scope: Any, ctx: Any) -> Any:  # replaced by the real evaluator
+    _bind_evaluator()
+    return _EVAL(e, scope, ctx)
 
 
 def _strict(args: tuple[Expr, ...], scope: Any, ctx: Any) -> list[Any]:

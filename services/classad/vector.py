@@ -16,7 +16,7 @@ import numpy as np
 from .operators import fold
 from .values import ERROR, UNDEFINED
 
-U, E, B, I, R, S, X = range(7)  # undefined, error, boolean, integer, real, string, other
+U, E, B, I, R, S, X = range(7)  # noqa: E741 -- undefined, error, boolean, integer, real, string, other
 INT_MIN = np.int64(-(2**63))
 INT_MAX = np.int64(2**63 - 1)
 
@@ -65,9 +65,10 @@ class StringPool:
 class Vec:
     """One ClassAd value per row. `tag` is an int (all rows) or an int8 array."""
 
-    __slots__ = ("f", "i", "n", "o", "s", "tag")
+    __slots__ = ("f", "i", "n", "o", "s", "src", "tag")
 
     def __init__(self, n: int, tag: Any, i: Any = None, f: Any = None, s: Any = None, o: Any = None):
+        self.src: str | None = None  # the column this Vec is, unchanged (enables cached uniques)
         self.n = n
         self.tag = tag
         self.i = i
@@ -324,6 +325,16 @@ def compare(op: str, a: Vec, b: Vec, pool: StringPool) -> Vec:
         if ta == U or tb == U:
             return Vec(n, U)
         if ta == S and tb == S:
+            if op in ("==", "!=") and (np.ndim(a.s) == 0 or np.ndim(b.s) == 0):
+                # column against a constant: compare exact codes with the few codes whose
+                # folded text equals the constant's, instead of gathering fold codes per row
+                col, c = (a.s, b.s) if np.ndim(b.s) == 0 else (b.s, a.s)
+                fa = pool.fold_array()
+                same = np.flatnonzero(fa == fa[int(c)])
+                r = col == same[0]
+                for code in same[1:]:
+                    r = r | (col == code)
+                return Vec(n, B, i=r if op == "==" else ~r)
             if op in ("==", "!="):
                 fa = pool.fold_array()
                 x, y = fa[a.s], fa[b.s]
@@ -350,7 +361,7 @@ def compare(op: str, a: Vec, b: Vec, pool: StringPool) -> Vec:
             r = x > y
         else:
             r = x >= y
-        return Vec(n, B, i=np.asarray(r, dtype=np.int64))
+        return Vec(n, B, i=r)  # boolean payloads may be bool arrays: cheaper to combine
 
     return split_apply([a, b], k)
 
@@ -415,9 +426,9 @@ def truth(v: Vec) -> Vec:
         if t == B:
             return v
         if t == I:
-            return Vec(v.n, B, i=np.asarray(v.i != 0, dtype=np.int64))
+            return Vec(v.n, B, i=np.not_equal(v.i, 0))
         if t == R:
-            return Vec(v.n, B, i=np.asarray(v.f != 0.0, dtype=np.int64))
+            return Vec(v.n, B, i=np.not_equal(v.f, 0.0))
         if t == U:
             return Vec(v.n, U)
         return Vec(v.n, E)
@@ -444,7 +455,7 @@ def _bool_parts(v: Vec) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]
 
 def _from_parts(n: int, t: np.ndarray, u: np.ndarray, e: np.ndarray) -> Vec:
     if not u.any() and not e.any():
-        return Vec(n, B, i=t.astype(np.int64))
+        return Vec(n, B, i=t)
     tag = np.full(n, B, dtype=np.int8)
     tag[u] = U
     tag[e] = E
@@ -454,9 +465,9 @@ def _from_parts(n: int, t: np.ndarray, u: np.ndarray, e: np.ndarray) -> Vec:
 def logical_and(a: Vec, b: Vec) -> Vec:
     n = a.n
     if a.uniform and b.uniform and a.tag == B and b.tag == B:
-        return Vec(n, B, i=np.asarray(a.i, dtype=np.int64) & np.asarray(b.i, dtype=np.int64))
+        return Vec(n, B, i=np.logical_and(a.i, b.i))
     at, af, au, ae = _bool_parts(truth(a))
-    bt, bf, bu, be = _bool_parts(truth(b))
+    bt, bf, _bu, be = _bool_parts(truth(b))
     # false && _ = false; error && _ = error; true && x = x; undefined && false = false,
     # undefined && error = error, otherwise undefined.
     rf = af | (at & bf) | (au & bf)
@@ -469,9 +480,9 @@ def logical_and(a: Vec, b: Vec) -> Vec:
 def logical_or(a: Vec, b: Vec) -> Vec:
     n = a.n
     if a.uniform and b.uniform and a.tag == B and b.tag == B:
-        return Vec(n, B, i=np.asarray(a.i, dtype=np.int64) | np.asarray(b.i, dtype=np.int64))
+        return Vec(n, B, i=np.logical_or(a.i, b.i))
     at, af, au, ae = _bool_parts(truth(a))
-    bt, bf, bu, be = _bool_parts(truth(b))
+    bt, bf, _bu, be = _bool_parts(truth(b))
     rt = at | (af & bt) | (au & bt)
     re_ = (ae | (af & be) | (au & be)) & ~at
     rf = af & bf
@@ -488,7 +499,7 @@ def unary(op: str, v: Vec) -> Vec:
             return Vec(n, U)
         if op == "!":
             if t == B:
-                return Vec(n, B, i=1 - np.asarray(v.i, dtype=np.int64))
+                return Vec(n, B, i=np.logical_not(v.i))
             if t == I:
                 return Vec(n, B, i=np.asarray(v.i == 0, dtype=np.int64))
             if t == R:

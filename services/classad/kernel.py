@@ -1,0 +1,636 @@
+"""The match kernel: ClassAd expressions evaluated over a columnar table of slot ads.
+
+One ad is held constant (the job, when evaluating its Requirements and Rank; the job
+again, as TARGET, when evaluating the slots' own expressions) and the expression is
+evaluated for every row of a :class:`SlotTable` at once, with numpy. Slot attributes whose
+values are expressions (START, Requirements, Rank, SlotWeight, ...) are grouped by their
+text and each group is evaluated vectorised. Scoping is HTCondor's: a name is looked up in
+the ad that holds the expression, then in the other ad.
+
+What the kernel does not vectorise (nested ad literals, selection from computed ads,
+eval(), random(), absolute references) is evaluated row by row with the scalar
+evaluator, for just the expression that needs it, and counted in ``KernelStats.fallbacks``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from . import vector as V
+from .ad import ClassAd
+from .evaluate import EvalContext
+from .evaluate import evaluate as scalar_evaluate
+from .functions import call as scalar_call
+from .parser import parse_expr
+from .tree import (
+    AdExpr,
+    AttrRef,
+    Binary,
+    Call,
+    Cond,
+    Elvis,
+    Expr,
+    ListExpr,
+    Literal,
+    Paren,
+    Select,
+    Subscript,
+    Unary,
+    walk,
+)
+from .unparse import unparse
+from .values import ERROR, UNDEFINED
+from .vector import B, E, I, R, S, U, Vec, X
+
+CONST, ROWS = 0, 1  # which side an expression is evaluated on (its MY)
+_PREDICATES = {"isundefined": (U,), "iserror": (E,), "isstring": (S,), "isinteger": (I,),
+               "isreal": (R,), "isboolean": (B,)}
+_SCOPE_DEPENDENT = {"eval", "unparse", "random"}
+_LOGIC = {"&&", "||"}
+
+
+class _Fallback(Exception):
+    """Raised inside the kernel for a construct it evaluates row by row instead."""
+
+
+@dataclass
+class KernelStats:
+    vector_evals: int = 0
+    fallbacks: int = 0
+    fallback_rows: int = 0
+    fallback_exprs: list[str] = field(default_factory=list)
+
+    def note_fallback(self, expr: Expr, rows: int) -> None:
+        self.fallbacks += 1
+        self.fallback_rows += rows
+        if len(self.fallback_exprs) < 20:
+            self.fallback_exprs.append(unparse(expr)[:200])
+
+
+class Column:
+    """One attribute over all rows: literal values, plus row groups holding expressions."""
+
+    __slots__ = ("exprs", "lit", "name", "present", "uniq")
+
+    def __init__(self, name: str, present: np.ndarray, lit: Vec, exprs: list[tuple[np.ndarray, Expr]]):
+        self.name = name
+        self.present = present
+        self.lit = lit
+        self.exprs = exprs
+        self.uniq: tuple[list[Any], np.ndarray] | None = None
+
+
+def _literal_of(e: Expr) -> tuple[bool, Any]:
+    if type(e) is Literal:
+        return True, e.value
+    if type(e) is Unary and e.op == "-" and type(e.operand) is Literal:  # -5 parses as -(5)
+        v = e.operand.value
+        if type(v) is int:
+            from .values import wrap_int
+
+            return True, wrap_int(-v)
+        if type(v) is float:
+            return True, -v
+    return False, None
+
+
+class SlotTable:
+    """Slot ads as columns, built lazily per attribute and cached."""
+
+    def __init__(self, ads: Sequence[ClassAd]) -> None:
+        self.ads = list(ads)
+        self.n = len(self.ads)
+        self.pool = V.StringPool()
+        self._cols: dict[str, Column] = {}
+
+    @classmethod
+    def from_ads(cls, ads: Sequence[ClassAd]) -> SlotTable:
+        return cls(ads)
+
+    def __len__(self) -> int:
+        return self.n
+
+    def column(self, name: str) -> Column:
+        key = name.lower()
+        col = self._cols.get(key)
+        if col is None:
+            col = self._build(key)
+            self._cols[key] = col
+        return col
+
+    def _build(self, key: str) -> Column:
+        n = self.n
+        tag = np.zeros(n, dtype=np.int8)
+        present = np.zeros(n, dtype=bool)
+        ival = np.zeros(n, dtype=np.int64)
+        fval = np.zeros(n, dtype=np.float64)
+        sval = np.zeros(n, dtype=np.int64)
+        oval: np.ndarray | None = None
+        groups: dict[str, tuple[list[int], Expr]] = {}
+        code = self.pool.code
+        for r, ad in enumerate(self.ads):
+            e = ad.lookup(key)
+            if e is None:
+                continue
+            present[r] = True
+            ok, v = _literal_of(e)
+            if not ok:
+                g = groups.get(text := unparse(e))
+                if g is None:
+                    groups[text] = ([r], e)
+                else:
+                    g[0].append(r)
+                continue
+            t = type(v)
+            if t is bool:
+                tag[r], ival[r] = B, v
+            elif t is int:
+                tag[r], ival[r] = I, v
+            elif t is float:
+                tag[r], fval[r] = R, v
+            elif t is str:
+                tag[r], sval[r] = S, code(v)
+            elif v is ERROR:
+                tag[r] = E
+            elif v is UNDEFINED:
+                tag[r] = U
+            else:
+                tag[r] = X
+                if oval is None:
+                    oval = np.empty(n, dtype=object)
+                oval[r] = v
+        lit = Vec(n, tag, ival, fval, sval, oval).simplify()
+        lit.src = key
+        exprs = [(np.asarray(rows, dtype=np.int64), e) for rows, e in groups.values()]
+        return Column(key, present, lit, exprs)
+
+    def uniques(self, col: Column) -> tuple[list[Any], np.ndarray]:
+        """Distinct literal values of a column and each row's index into them (cached)."""
+        if col.uniq is None:
+            v = col.lit
+            tags = v.tags().astype(np.int64)
+            payload = np.zeros(self.n, dtype=np.int64)
+            for t, arr in ((B, v.i), (I, v.i), (R, v.f), (S, v.s)):
+                if arr is None:
+                    continue
+                m = tags == t
+                if m.any():
+                    a = np.broadcast_to(arr, (self.n,))
+                    payload[m] = a[m].view(np.int64) if a.dtype == np.float64 else a[m]
+            xmask = tags == X
+            if xmask.any():  # objects are not hashable by value: give each its own key
+                payload[xmask] = np.flatnonzero(xmask)
+            keys = np.stack([tags, payload], axis=1)
+            _, first, inverse = np.unique(keys, axis=0, return_index=True, return_inverse=True)
+            values = [v.value_at(int(r), self.pool) for r in first]
+            col.uniq = (values, inverse.reshape(-1))
+        return col.uniq
+
+
+class _Evaluator:
+    """Evaluates trees over rows of a table with one ad held constant."""
+
+    def __init__(self, table: SlotTable, const_ad: ClassAd | None, stats: KernelStats,
+                 now: float | None) -> None:
+        self.t = table
+        self.pool = table.pool
+        self.c = const_ad if const_ad is not None else ClassAd()
+        self.stats = stats
+        self.now = now
+        self.active: set[tuple[int, str]] = set()
+        self.const_cache: dict[str, Vec] = {}
+
+    # -- helpers -----------------------------------------------------------------------
+    def n(self, rows: np.ndarray | None) -> int:
+        return self.t.n if rows is None else len(rows)
+
+    def const(self, value: Any, rows: np.ndarray | None) -> Vec:
+        return V.const(value, self.n(rows), self.pool)
+
+    def scalar_rows(self, expr: Expr, scope: int, rows: np.ndarray | None) -> Vec:
+        """Row-by-row evaluation with the scalar evaluator (the fallback)."""
+        idx = np.arange(self.t.n) if rows is None else rows
+        self.stats.note_fallback(expr, len(idx))
+        b = V.Builder(len(idx))
+        for k, r in enumerate(idx):
+            ad = self.t.ads[int(r)]
+            my, target = (self.c, ad) if scope == CONST else (ad, self.c)
+            val = scalar_evaluate(expr, my, target, now=self.now)
+            b.put(np.array([k]), V.const(val, 1, self.pool))
+        return b.build()
+
+    def top(self, expr: Expr, scope: int, rows: np.ndarray | None = None) -> Vec:
+        try:
+            v = self.ev(expr, scope, rows)
+            self.stats.vector_evals += 1
+            return v
+        except _Fallback:
+            return self.scalar_rows(expr, scope, rows)
+
+    # -- attributes -------------------------------------------------------------------
+    def const_attr(self, name: str, rows: np.ndarray | None) -> Vec:
+        """Attribute `name` of the constant ad, evaluated in its own scope."""
+        e = self.c.lookup(name)
+        if e is None:
+            return self.const(UNDEFINED, rows)
+        ok, v = _literal_of(e)
+        if ok:
+            return self.const(v, rows)
+        key = (CONST, name.lower())
+        if key in self.active:
+            return self.const(UNDEFINED, rows)  # a reference cycle: HTCondor gives UNDEFINED
+        self.active.add(key)
+        try:
+            return self.guarded(e, CONST, rows)
+        finally:
+            self.active.discard(key)
+
+    def guarded(self, e: Expr, scope: int, rows: np.ndarray | None) -> Vec:
+        try:
+            return self.ev(e, scope, rows)
+        except _Fallback:
+            return self.scalar_rows(e, scope, rows)
+
+    def row_attr(self, name: str, rows: np.ndarray | None, fallback_to_const: bool) -> Vec:
+        """Attribute `name` of each row's ad; absent rows look in the constant ad if asked."""
+        col = self.t.column(name)
+        n = self.n(rows)
+        present = col.present if rows is None else col.present[rows]
+        lit = col.lit if rows is None else col.lit.take(rows)
+        if not col.exprs and present.all():
+            return lit
+        b = None
+        if col.exprs:
+            b = V.Builder(n)
+            pos_of = None
+            if rows is not None:
+                pos_of = np.full(self.t.n, -1, dtype=np.int64)
+                pos_of[rows] = np.arange(n)
+            expr_mask = np.zeros(n, dtype=bool)
+            key = (ROWS, name.lower())
+            for grows, e in col.exprs:
+                if pos_of is not None:
+                    p = pos_of[grows]
+                    keep = p >= 0
+                    grows, p = grows[keep], p[keep]
+                else:
+                    p = grows
+                if not len(grows):
+                    continue
+                expr_mask[p] = True
+                if key in self.active:
+                    v = V.const(UNDEFINED, len(grows), self.pool)
+                else:
+                    self.active.add(key)
+                    try:
+                        v = self.guarded(e, ROWS, grows)
+                    finally:
+                        self.active.discard(key)
+                b.put(p, v)
+            lit_rows = np.flatnonzero(present & ~expr_mask)
+            b.put(lit_rows, lit.take(lit_rows))
+        absent = np.flatnonzero(~present)
+        if len(absent) and fallback_to_const and self.c.lookup(name) is not None:
+            if b is None:
+                b = V.Builder(n)
+                pr = np.flatnonzero(present)
+                b.put(pr, lit.take(pr))
+            sub = None if rows is None else rows[absent]
+            cv = self.const_attr(name, sub if sub is not None else absent)
+            b.put(absent, cv)
+        if b is None:
+            return lit
+        return b.build()
+
+    def ref(self, name: str, scope: int, rows: np.ndarray | None) -> Vec:
+        if scope == CONST:
+            if name.lower() in self.c:
+                return self.const_attr(name, rows)
+            return self.row_attr(name, rows, fallback_to_const=False)
+        return self.row_attr(name, rows, fallback_to_const=True)
+
+    def select_scope(self, node: Select, scope: int, rows: np.ndarray | None) -> Vec:
+        """MY.x and TARGET.x: look in exactly that side, with no fallback to the other."""
+        base = node.base
+        if type(base) is not AttrRef or base.absolute:
+            raise _Fallback
+        which = base.name.lower()
+        if which not in ("my", "target") or which in self.c:
+            raise _Fallback
+        side = scope if which == "my" else 1 - scope
+        if side == CONST:
+            if node.name.lower() in self.c:
+                return self.const_attr(node.name, rows)
+            return self.const(UNDEFINED, rows)
+        return self.row_attr(node.name, rows, fallback_to_const=False)
+
+    # -- the tree -----------------------------------------------------------------------
+    def ev(self, node: Expr, scope: int, rows: np.ndarray | None) -> Vec:
+        t = type(node)
+        if t is Literal:
+            return self.const(node.value, rows)
+        if t is AttrRef:
+            if node.absolute or node.name.lower() in ("my", "target", "parent"):
+                raise _Fallback
+            return self.ref(node.name, scope, rows)
+        if t is Binary:
+            return self.binary(node, scope, rows)
+        if t is Paren:
+            return self.ev(node.inner, scope, rows)
+        if t is Select:
+            return self.select_scope(node, scope, rows)
+        if t is Unary:
+            return V.unary(node.op, self.ev(node.operand, scope, rows))
+        if t is Cond:
+            return self.choose(self.ev(node.cond, scope, rows), node.then, node.other, scope, rows)
+        if t is Elvis:
+            left = self.ev(node.left, scope, rows)
+            if left.uniform and left.tag != U:
+                return left
+            right = self.ev(node.right, scope, rows)
+            if left.uniform:
+                return right
+            return V.where(left.tag == U, right, left)
+        if t is Call:
+            return self.call(node, scope, rows)
+        if t is ListExpr:
+            items = [self.ev(x, scope, rows) for x in node.items]
+            return self.rowwise(lambda *vals: list(vals), items, rows)
+        if t is Subscript:
+            base = self.ev(node.base, scope, rows)
+            index = self.ev(node.index, scope, rows)
+            from .evaluate import _subscript
+
+            ctx = EvalContext(None, None, self.now)
+            if self._holds_ads(base):
+                raise _Fallback  # ad[...] evaluates in the nested ad's scope
+            return self.rowwise(lambda b, i: _subscript(b, i, ctx), [base, index], rows)
+        raise _Fallback  # AdExpr and anything new
+
+    def _holds_ads(self, v: Vec) -> bool:
+        tags = v.tags()
+        rows = np.flatnonzero(tags == X)
+        return any(isinstance(v.value_at(int(r), self.pool, X), ClassAd) for r in rows[:1000]) \
+            or len(rows) > 1000
+
+    def binary(self, node: Binary, scope: int, rows: np.ndarray | None) -> Vec:
+        spine: list[Binary] = []
+        n: Expr = node
+        while type(n) is Binary:
+            spine.append(n)
+            n = n.left
+        val = self.ev(n, scope, rows)
+        for b in reversed(spine):
+            op = b.op
+            if op in _LOGIC:
+                # skip the right side when the left already decides every row
+                if val.uniform and val.tag in (B, I, R) and V.is_const(val):
+                    tv = V.truth(val)
+                    if (op == "&&" and not tv.i) or (op == "||" and tv.i):
+                        val = tv
+                        continue
+                if val.uniform and val.tag == E:
+                    continue
+                right = self.ev(b.right, scope, rows)
+                val = V.logical_and(val, right) if op == "&&" else V.logical_or(val, right)
+                continue
+            right = self.ev(b.right, scope, rows)
+            if op in ("+", "-", "*", "/", "%"):
+                val = V.arith(op, val, right)
+            elif op in ("==", "!=", "<", "<=", ">", ">="):
+                val = V.compare(op, val, right, self.pool)
+            elif op == "=?=":
+                val = V.identical(val, right, False)
+            elif op == "=!=":
+                val = V.identical(val, right, True)
+            else:
+                val = V.bitwise(op, val, right)
+        return val
+
+    def choose(self, cond: Vec, then: Expr, other: Expr, scope: int, rows: np.ndarray | None) -> Vec:
+        c = V.truth(cond)
+        if V.is_const(c):
+            if c.tag == B:
+                return self.ev(then if c.i else other, scope, rows)
+            return c
+        tmask, fmask, umask, emask = V._bool_parts(c)
+        b = V.Builder(c.n)
+        for mask, branch in ((tmask, then), (fmask, other)):
+            if mask.any():
+                pos = np.flatnonzero(mask)
+                sub = pos if rows is None else rows[pos]
+                b.put(pos, self.ev(branch, scope, sub))
+        if umask.any():
+            b.put(np.flatnonzero(umask), Vec(int(umask.sum()), U))
+        if emask.any():
+            b.put(np.flatnonzero(emask), Vec(int(emask.sum()), E))
+        return b.build()
+
+    def call(self, node: Call, scope: int, rows: np.ndarray | None) -> Vec:
+        name = node.name.lower()
+        args = node.args
+        if name in _SCOPE_DEPENDENT:
+            raise _Fallback
+        if name == "ifthenelse":
+            if len(args) != 3:
+                return self.const(ERROR, rows)
+            cond = self.ev(args[0], scope, rows)
+            return self.choose(cond, args[1], args[2], scope, rows)
+        if name in _PREDICATES and len(args) == 1:
+            v = self.ev(args[0], scope, rows)
+            want = _PREDICATES[name][0]
+            if v.uniform:
+                return self.const(v.tag == want, rows)
+            return Vec(v.n, B, i=(v.tag == want).astype(np.int64))
+        vals = [self.ev(a, scope, rows) for a in args]
+        ctx = EvalContext(None, None, self.now)
+
+        def fn(*values: Any) -> Any:
+            return scalar_call(Call(node.name, tuple(Literal(x) for x in values)), None, ctx)
+
+        return self.rowwise(fn, vals, rows)
+
+    def rowwise(self, fn, vals: list[Vec], rows: np.ndarray | None) -> Vec:
+        """Apply a scalar function row by row, once per distinct argument tuple."""
+        n = self.n(rows)
+        if all(V.is_const(v) for v in vals):
+            return self.const(fn(*[v.value_at(0, self.pool) for v in vals]), rows)
+        varying = [k for k, v in enumerate(vals) if not V.is_const(v)]
+        fixed = {k: vals[k].value_at(0, self.pool) for k in range(len(vals)) if k not in varying}
+        if len(varying) == 1 and vals[varying[0]].src is not None and rows is None:
+            col = self.t.column(vals[varying[0]].src)
+            uvals, inverse = self.t.uniques(col)
+        else:
+            uvals, inverse = self._uniques(vals, varying)
+        results = []
+        for u in uvals:
+            args = [None] * len(vals)
+            for k, x in fixed.items():
+                args[k] = x
+            if len(varying) == 1:
+                args[varying[0]] = u
+            else:
+                for k, x in zip(varying, u):
+                    args[k] = x
+            results.append(fn(*args))
+        return self._gather(results, inverse, n)
+
+    def _uniques(self, vals: list[Vec], varying: list[int]) -> tuple[list[Any], np.ndarray]:
+        n = vals[varying[0]].n
+        cols = []
+        has_x = np.zeros(n, dtype=bool)
+        for k in varying:
+            v = vals[k]
+            tags = v.tags().astype(np.int64)
+            payload = np.zeros(n, dtype=np.int64)
+            for t, arr in ((B, v.i), (I, v.i), (R, v.f), (S, v.s)):
+                if arr is None:
+                    continue
+                m = tags == t
+                if m.any():
+                    a = np.broadcast_to(arr, (n,))
+                    payload[m] = a[m].view(np.int64) if a.dtype == np.float64 else a[m]
+            has_x |= tags == X
+            cols += [tags, payload]
+        if has_x.any():
+            cols.append(np.where(has_x, np.arange(n), -1))
+        keys = np.stack(cols, axis=1)
+        _, first, inverse = np.unique(keys, axis=0, return_index=True, return_inverse=True)
+        out = []
+        for r in first:
+            tup = tuple(vals[k].value_at(int(r), self.pool) for k in varying)
+            out.append(tup[0] if len(varying) == 1 else tup)
+        return out, inverse.reshape(-1)
+
+    def _gather(self, results: list[Any], inverse: np.ndarray, n: int) -> Vec:
+        k = len(results)
+        kinds = {type(r) for r in results}
+        if kinds == {bool}:  # the common case (stringListMember, regexp, ...): one gather
+            return Vec(n, B, i=np.asarray(results, dtype=bool)[inverse])
+        tags = np.zeros(k, dtype=np.int8)
+        iv = np.zeros(k, dtype=np.int64)
+        fv = np.zeros(k, dtype=np.float64)
+        sv = np.zeros(k, dtype=np.int64)
+        ov = None
+        for j, r in enumerate(results):
+            t = type(r)
+            if t is bool:
+                tags[j], iv[j] = B, r
+            elif t is int:
+                tags[j], iv[j] = I, r
+            elif t is float:
+                tags[j], fv[j] = R, r
+            elif t is str:
+                tags[j], sv[j] = S, self.pool.code(r)
+            elif r is ERROR:
+                tags[j] = E
+            elif r is UNDEFINED:
+                tags[j] = U
+            else:
+                tags[j] = X
+                if ov is None:
+                    ov = np.empty(k, dtype=object)
+                ov[j] = r
+        return Vec(n, tags[inverse], iv[inverse], fv[inverse], sv[inverse],
+                   ov[inverse] if ov is not None else None).simplify()
+
+
+def _as_expr(e: Expr | str) -> Expr:
+    return parse_expr(e) if isinstance(e, str) else e
+
+
+def vectorizable(expr: Expr) -> bool:
+    """Whether the kernel evaluates `expr` itself with no row-by-row fallback (static check;
+    attributes it references are checked when they are reached)."""
+    for node in walk(expr):
+        t = type(node)
+        if t is AdExpr:
+            return False
+        if t is AttrRef and (node.absolute or node.name.lower() in ("my", "target", "parent")):
+            return False
+        if t is Select and not (type(node.base) is AttrRef and node.base.name.lower() in ("my", "target")):
+            return False
+        if t is Call and node.name.lower() in _SCOPE_DEPENDENT:
+            return False
+    return True
+
+
+class CompiledExpr:
+    """An expression prepared once, evaluated against whole tables many times."""
+
+    def __init__(self, expr: Expr | str) -> None:
+        self.expr = _as_expr(expr)
+        self.text = unparse(self.expr)
+        self.vectorized = vectorizable(self.expr)
+
+    def eval(self, table: SlotTable, const_ad: ClassAd | None, const_is: str = "my", *,
+             stats: KernelStats | None = None, now: float | None = None) -> Vec:
+        """Values per row. const_is="my": `const_ad` is MY and rows are TARGET (a job's
+        Requirements); "target": rows are MY and `const_ad` is TARGET (slot expressions)."""
+        if const_is not in ("my", "target"):
+            raise ValueError(f"const_is must be 'my' or 'target', not {const_is!r}")
+        ev = _Evaluator(table, const_ad, stats or KernelStats(), now)
+        return ev.top(self.expr, CONST if const_is == "my" else ROWS)
+
+    def requirements_mask(self, table: SlotTable, const_ad: ClassAd | None, const_is: str = "my",
+                          **kw: Any) -> np.ndarray:
+        """Rows where the value is boolean true (numbers: nonzero), as HTCondor's match does."""
+        return V.truth(self.eval(table, const_ad, const_is, **kw)).is_true()
+
+
+def evaluate_rows(expr: Expr | str, table: SlotTable | Sequence[ClassAd], const_ad: ClassAd | None,
+                  const_is: str = "my", *, now: float | None = None) -> list[Any]:
+    """Python values per row (for tests and tools; the negotiator uses the arrays)."""
+    tbl = table if isinstance(table, SlotTable) else SlotTable.from_ads(table)
+    return CompiledExpr(expr).eval(tbl, const_ad, const_is, now=now).to_values(tbl.pool)
+
+
+@dataclass
+class MatchResult:
+    matches: np.ndarray  # bool per slot: both Requirements true
+    rank: np.ndarray  # float64 per slot: the job's Rank (0.0 where not a number)
+    fallbacks: int
+    stats: KernelStats
+
+
+_JOB_REQ = AttrRef("Requirements")
+_RANK = AttrRef("Rank")
+
+
+def match_vector(job: ClassAd, slots: SlotTable | Sequence[ClassAd], *,
+                 now: float | None = None) -> MatchResult:
+    """The symmetric match of one job against every slot, and the job's Rank of each."""
+    tbl = slots if isinstance(slots, SlotTable) else SlotTable.from_ads(slots)
+    stats = KernelStats()
+    ev = _Evaluator(tbl, job, stats, now)
+    job_req = V.truth(ev.top(_JOB_REQ, CONST)).is_true()
+    mask = job_req
+    if mask.any():
+        # the slots' own Requirements, with the job as TARGET; only where the job matched
+        rows = np.flatnonzero(mask)
+        sub = None if len(rows) == tbl.n else rows
+        slot_req = V.truth(ev.top(_JOB_REQ, ROWS, sub)).is_true()
+        mask = np.zeros(tbl.n, dtype=bool)
+        mask[rows] = slot_req
+    rank = np.zeros(tbl.n, dtype=np.float64)
+    if job.lookup("Rank") is not None:
+        rv = ev.top(_RANK, CONST)
+        rank = _as_float(rv, tbl.n)
+    return MatchResult(mask, rank, stats.fallbacks, stats)
+
+
+def _as_float(v: Vec, n: int) -> np.ndarray:
+    out = np.zeros(n, dtype=np.float64)
+    tags = v.tags()
+    if v.i is not None:
+        m = (tags == I) | (tags == B)
+        out[m] = np.broadcast_to(v.i, (n,))[m]
+    if v.f is not None:
+        m = tags == R
+        out[m] = np.broadcast_to(v.f, (n,))[m]
+    return out
+

@@ -1,0 +1,37 @@
+"""The `mockpool` command."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from .classad_cmds import add_classad_commands
+
+
+def build_parser() -> argparse.ArgumentParser:
+    ap = argparse.ArgumentParser(
+        prog="mockpool",
+        description="A live, distributed mock of an HTCondor pool.",
+    )
+    sub = ap.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    add_classad_commands(sub)
+    return ap
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = build_parser()
+    ns = ap.parse_args(argv)
+    try:
+        return int(ns.func(ns) or 0)
+    except BrokenPipeError:
+        return 0
+
+
+def examples_dir() -> Path:
+    """examples/ of a source checkout (the demo's default ads)."""
+    return Path(__file__).resolve().parent.parent.parent / "examples"
+
+
+if __name__ == "__main__":
+    sys.exit(main())
