@@ -127,6 +127,8 @@ def _lookup_bare(name: str, scope: ClassAd | None, ctx: EvalContext) -> Any:
         if low in ad:
             return eval_attr(ad, name, ctx)
         ad = ctx.parent_of(ad)
+    if ctx.parent_of(scope) is not None:
+        return UNDEFINED  # only a top-level ad falls back to TARGET, not an ad nested in it
     tgt = ctx.target_of(scope)
     if tgt is not None and low in tgt:
         return eval_attr(tgt, name, ctx)
@@ -139,6 +141,8 @@ def _ref(node: AttrRef, scope: ClassAd | None, ctx: EvalContext) -> Any:
         if scope is None:
             return UNDEFINED
         root = ctx.root_of(scope)
+        if ctx.targets.get(id(root)) is not None:
+            return UNDEFINED  # in a match the outermost scope is the match itself, which has no attributes
         return eval_attr(root, node.name, ctx)
     if scope is not None and low in scope:
         return eval_attr(scope, node.name, ctx)
@@ -154,10 +158,25 @@ def _ref(node: AttrRef, scope: ClassAd | None, ctx: EvalContext) -> Any:
 
 
 def _select(base: Any, name: str, ctx: EvalContext) -> Any:
+    """`base.name`: look in the ad, then the ads it is nested in (never in TARGET)."""
     if isinstance(base, ClassAd):
-        return eval_attr(base, name, ctx)
+        low = name.lower()
+        ad: ClassAd | None = base
+        while ad is not None:
+            if low in ad:
+                return eval_attr(ad, name, ctx)
+            ad = ctx.parent_of(ad)
+        if low == "my":
+            return base
+        if low == "target":
+            t = ctx.target_of(base)
+            return t if t is not None else UNDEFINED
+        if low == "parent":
+            p = ctx.parent_of(base)
+            return p if p is not None else UNDEFINED
+        return UNDEFINED
     if isinstance(base, list):
-        return [eval_attr(x, name, ctx) if isinstance(x, ClassAd) else ERROR for x in base]
+        return [_select(x, name, ctx) for x in base]
     if base is UNDEFINED:
         return UNDEFINED
     return ERROR

@@ -312,17 +312,21 @@ def _min_max(args, scope, ctx, name):
     best: Any = None
     any_real = False
     op = "<" if name == "min" else ">"
+    counted = 0
     for v in lst:
         if v is UNDEFINED:
             continue
         if not (_is_num(v) or type(v) is bool):
             return ERROR
+        counted += 1
         any_real = any_real or type(v) is float
         if best is None or compare(op, v, best) is True:
             best = v
     if best is None:
         return UNDEFINED
-    return float(best) if any_real else best
+    if counted == 1:
+        return best  # a single element comes back as it is (min({true}) is true)
+    return float(best) if any_real else int(best)
 
 
 @_fn("member", "identicalMember")
@@ -330,7 +334,7 @@ def _member(args, scope, ctx, name):
     if len(args) != 2:
         return ERROR
     x, lst = _strict(args, scope, ctx)
-    if x is ERROR or lst is ERROR:
+    if lst is ERROR or (x is ERROR and name == "member"):
         return ERROR
     if isinstance(x, (list, ClassAd)):
         return ERROR
@@ -585,6 +589,16 @@ def _split_name(args, scope, ctx, name):
 
 
 # -- regular expressions -------------------------------------------------------------
+# PCRE accepts POSIX classes inside brackets ([[:digit:]]); Python's re does not.
+_POSIX_CLASS = re.compile(r"\[:(\w+):\]")
+_POSIX_CLASSES = {
+    "alpha": "a-zA-Z", "digit": "0-9", "alnum": "a-zA-Z0-9", "upper": "A-Z", "lower": "a-z",
+    "space": r"\s", "blank": r" \t", "xdigit": "0-9A-Fa-f", "word": r"\w",
+    "punct": re.escape("!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~"), "cntrl": r"\x00-\x1f\x7f",
+    "print": r"\x20-\x7e", "graph": r"\x21-\x7e",
+}
+
+
 @lru_cache(maxsize=1024)
 def _compile_regex(pattern: str, options: str) -> re.Pattern[str] | None:
     flags = 0
@@ -596,6 +610,7 @@ def _compile_regex(pattern: str, options: str) -> re.Pattern[str] | None:
         flags |= re.DOTALL
     if "x" in options:
         flags |= re.VERBOSE
+    pattern = _POSIX_CLASS.sub(lambda m: _POSIX_CLASSES.get(m.group(1), m.group(0)), pattern)
     try:
         return re.compile(pattern, flags)
     except (re.error, OverflowError, RecursionError):

@@ -319,7 +319,7 @@ class _Evaluator:
         if type(base) is not AttrRef or base.absolute:
             raise _Fallback
         which = base.name.lower()
-        if which not in ("my", "target") or which in self.c:
+        if which not in ("my", "target") or which in self.c or node.name.lower() in ("my", "target", "parent"):
             raise _Fallback
         side = scope if which == "my" else 1 - scope
         if side == CONST:

@@ -8,10 +8,12 @@ Rules (checked against HTCondor's own library):
 - string comparison ignores case for `==`/`<`...; `=?=` is exact and type-sensitive.
 - unary `-`/`+` and the bitwise operators take numbers/integers only: `-true` is ERROR.
 - shifts use the low six bits of the count, as the x86 instructions do.
+- a real result of +infinity is ERROR; -infinity and NaN are values (HTCondor's check).
 """
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from .values import ERROR, INT_MIN, UNDEFINED, wrap_int
@@ -60,16 +62,24 @@ def arith(op: str, a: Any, b: Any) -> Any:
             return 0
         r = abs(x) % abs(y)
         return -r if x < 0 else r
+    if op == "%":
+        return ERROR  # % on reals
     x, y = float(x), float(y)
-    if op == "+":
-        return x + y
-    if op == "-":
-        return x - y
-    if op == "*":
-        return x * y
-    if op == "/":
-        return ERROR if y == 0.0 else x / y
-    return ERROR  # % on reals
+    try:
+        if op == "+":
+            r = x + y
+        elif op == "-":
+            r = x - y
+        elif op == "*":
+            r = x * y
+        elif y == 0.0:
+            r = math.nan if x == 0.0 or x != x else math.copysign(math.inf, x) * math.copysign(1.0, y)
+        else:
+            r = x / y
+    except OverflowError:  # pragma: no cover - float ops give inf, not an exception
+        r = math.inf
+    # HTCondor reports a result of +infinity as ERROR (-infinity and NaN pass through)
+    return ERROR if r == math.inf else r
 
 
 def compare(op: str, a: Any, b: Any) -> Any:
@@ -133,7 +143,12 @@ def bitwise(op: str, a: Any, b: Any) -> Any:
         return wrap_int(a << n)
     if op == ">>":
         return a >> n
-    return (a % 2**64) >> n if n else a  # >>>: logical shift of the 64-bit pattern
+    if a >= 0:
+        return a >> n
+    # HTCondor clears the sign-extended bits with a mask shifted by (64 - count), both
+    # shift counts taken modulo 64 as x86 does: so -8 >>> 0 is 0 and -8 >>> 63 is 1
+    mask = ~wrap_int(-1 << ((64 - b) & 63))
+    return (a >> n) & mask
 
 
 def truth(v: Any) -> Any:

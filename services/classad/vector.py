@@ -299,19 +299,21 @@ def arith(op: str, a: Vec, b: Vec) -> Vec:
                 r = np.fmod(x, ys2)
                 r = np.where(overflow, 0, r)
                 return _with_errors(n, I, zero, i=r)
+        if op == "%":
+            return Vec(n, E)
         xf = np.asarray(x, dtype=np.float64)
         yf = np.asarray(y, dtype=np.float64)
         with np.errstate(all="ignore"):
             if op == "+":
-                return Vec(n, R, f=xf + yf)
-            if op == "-":
-                return Vec(n, R, f=xf - yf)
-            if op == "*":
-                return Vec(n, R, f=xf * yf)
-            if op == "/":
-                zero = yf == 0.0
-                return _with_errors(n, R, zero, f=xf / np.where(zero, 1.0, yf))
-        return Vec(n, E)
+                r = xf + yf
+            elif op == "-":
+                r = xf - yf
+            elif op == "*":
+                r = xf * yf
+            else:
+                r = xf / yf
+        # as the scalar rule: +infinity is ERROR, -infinity and NaN are values
+        return _with_errors(n, R, r == np.inf, f=r)
 
     return split_apply([a, b], k)
 
@@ -412,9 +414,13 @@ def bitwise(op: str, a: Vec, b: Vec) -> Vec:
         sh = (y & 63).astype(np.uint64)
         if op == "<<":
             return Vec(n, I, i=(x.astype(np.uint64) << sh).astype(np.int64))
+        arith_shift = x >> sh.astype(np.int64)
         if op == ">>":
-            return Vec(n, I, i=x >> sh.astype(np.int64))
-        return Vec(n, I, i=(x.astype(np.uint64) >> sh).astype(np.int64))
+            return Vec(n, I, i=arith_shift)
+        # >>> as the scalar rule: negatives are masked with ~(-1 << ((64 - count) & 63))
+        msh = ((64 - y) & 63).astype(np.uint64)
+        mask = ~((np.full(np.shape(msh), -1, dtype=np.int64).astype(np.uint64) << msh).astype(np.int64))
+        return Vec(n, I, i=np.where(x >= 0, arith_shift, arith_shift & mask))
 
     return split_apply([a, b], k)
 
