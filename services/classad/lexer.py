@@ -14,6 +14,9 @@ OPERATORS = (
     "?", ":", "(", ")", "[", "]", "{", "}", ",", ";", ".", "=",
 )
 KEYWORDS = {"true", "false", "undefined", "error", "is", "isnt"}
+_DIGITS = frozenset("0123456789")
+_IDENT_START = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ_")
+_IDENT = _IDENT_START | _DIGITS
 _ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "b": "\b", "f": "\f", "v": "\v", "a": "\a",
             "\\": "\\", '"': '"', "'": "'", "?": "?"}
 
@@ -83,26 +86,26 @@ def tokenize(text: str) -> list[Token]:
             toks.append(Token("eof", None, n, n))
             return toks
         c = text[i]
-        if c.isdigit() or (c == "." and i + 1 < n and text[i + 1].isdigit()):
+        if c in _DIGITS or (c == "." and i + 1 < n and text[i + 1] in _DIGITS):
             j = i
-            while j < n and text[j].isdigit():
+            while j < n and text[j] in _DIGITS:
                 j += 1
             is_real = False
-            if j < n and text[j] == "." and not (j + 1 < n and (text[j + 1].isalpha() or text[j + 1] == "_")):
+            if j < n and text[j] == "." and not (j + 1 < n and text[j + 1] in _IDENT_START):
                 is_real = True
                 j += 1
-                while j < n and text[j].isdigit():
+                while j < n and text[j] in _DIGITS:
                     j += 1
             if j < n and text[j] in "eE":
                 k = j + 1
                 if k < n and text[k] in "+-":
                     k += 1
-                if k < n and text[k].isdigit():
+                if k < n and text[k] in _DIGITS:
                     is_real = True
                     j = k
-                    while j < n and text[j].isdigit():
+                    while j < n and text[j] in _DIGITS:
                         j += 1
-            if j < n and (text[j].isalpha() or text[j] == "_"):
+            if j < n and text[j] in _IDENT_START:
                 raise ClassAdSyntaxError("malformed number", text, i, "a number")
             lit = text[i:j]
             if not is_real and len(lit) > 1 and lit[0] == "0":
@@ -115,9 +118,9 @@ def tokenize(text: str) -> list[Token]:
                 # very long strings)
                 toks.append(Token("int", int(lit) if len(lit) <= 20 else 2**64, i, j))
             i = j
-        elif c.isalpha() or c == "_":
+        elif c in _IDENT_START:
             j = i + 1
-            while j < n and (text[j].isalnum() or text[j] == "_"):
+            while j < n and text[j] in _IDENT:
                 j += 1
             toks.append(Token("name", text[i:j], i, j))
             i = j

@@ -84,12 +84,6 @@ class _Parser:
             other = self.expression()
             self.depth -= 1
             return Cond(cond, then, other)
-        if self.is_op("?:"):
-            self.i += 1
-            self.enter()
-            right = self.expression()
-            self.depth -= 1
-            return Elvis(cond, right)
         return cond
 
     def binary(self, min_prec: int) -> Expr:
@@ -130,6 +124,13 @@ class _Parser:
                 self.expect_op("]", "']' closing the subscript")
                 self.depth -= 1
                 node = Subscript(node, index)
+            elif self.is_op("?:"):
+                # HTCondor's elvis binds tighter than every other operator, unary ones
+                # included: `1 ?: 2 * 3` is 3 and `-undefined ?: 4` is -4
+                self.i += 1
+                self.enter()
+                node = Elvis(node, self.unary())
+                self.depth -= 1
             else:
                 return node
 

@@ -30,6 +30,7 @@ _RESERVED = {"true", "false", "undefined", "error", "is", "isnt"}
 _STR_ESCAPES = {"\\": "\\\\", '"': '\\"', "\n": "\\n", "\t": "\\t", "\r": "\\r",
                 "\b": "\\b", "\f": "\\f"}
 _TERNARY_PREC = 0
+_ELVIS_PREC = 12
 
 
 def quote_string(s: str, quote: str = '"') -> str:
@@ -141,8 +142,9 @@ def _unparse(e: Expr, ctx: int, condor: bool) -> str:
                 f" : {_unparse(e.other, _TERNARY_PREC, condor)}")
         return f"({text})" if ctx > _TERNARY_PREC else text
     if isinstance(e, Elvis):
-        text = f"{_unparse(e.left, 1, condor)} ?: {_unparse(e.right, _TERNARY_PREC, condor)}"
-        return f"({text})" if ctx > _TERNARY_PREC else text
+        # binds tighter than unary operators; the right operand is a unary expression
+        text = f"{_unparse(e.left, _ELVIS_PREC, condor)} ?: {_unparse(e.right, UNARY_PRECEDENCE, condor)}"
+        return f"({text})" if ctx > _ELVIS_PREC else text
     if isinstance(e, Call):
         return f"{e.name}({','.join(_unparse(a, _TERNARY_PREC, condor) for a in e.args)})"
     if isinstance(e, ListExpr):

@@ -55,7 +55,7 @@ def _truth(v: object) -> bool:
 
 
 def _round_half_away(x: float) -> int:
-    return int(math.floor(abs(x) + 0.5)) * (1 if x >= 0 else -1)
+    return math.floor(abs(x) + 0.5) * (1 if x >= 0 else -1)
 
 
 _FUNCS = {

@@ -1,0 +1,261 @@
+"""Macro expansion, shared by configuration files and submit descriptions.
+
+What is expanded (HTCondor manual, "Configuration File Macros" and "Function Macros"):
+
+- ``$(NAME)``: the value of NAME, itself expanded; an undefined NAME gives "".
+- ``$(NAME:default)``: the default (expanded) when NAME is undefined or empty.
+- ``$ENV(VAR)`` / ``$ENV(VAR:default)``: an environment variable.
+- ``$INT(NAME)`` / ``$INT(NAME,fmt)``, ``$REAL(NAME)`` / ``$REAL(NAME,fmt)``: NAME's value
+  (or the argument itself when it is not a defined name) evaluated as a constant expression
+  and printed with a C format (default ``%d`` / ``%.16G``).
+- ``$CHOICE(index, LISTNAME)`` / ``$CHOICE(index, a, b, c)``: the index-th item (from 0).
+- ``$SUBSTR(NAME, start[, length])``: Python-like negative indices, as HTCondor documents.
+- ``$$(...)`` is match-time substitution and is kept as written; ``$(DOLLAR)`` gives ``$``.
+
+Differences from HTCondor: a macro cycle (``A = $(B)``, ``B = $(A)``) is an error here, where
+HTCondor 25 hangs; an unterminated ``$(`` is an error, where HTCondor keeps it as text; the
+other function macros (``$STRING``, ``$EVAL``, ``$F...``, ``$RANDOM_...``) are refused.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Callable, Iterator, Mapping
+
+from .constexpr import evaluate_constant
+from .errors import MacroError
+
+Lookup = Callable[[str], "str | None"]  # name -> raw (unexpanded) text, None if undefined
+
+MAX_EXPANDED = 1 << 20  # characters; a guard against definitions that double at each level
+
+_NAME = re.compile(r"[A-Za-z0-9_.]+\Z")
+_OPEN = re.compile(r"\$(\$|[A-Za-z_]*)\(")
+_SUPPORTED = {"", "$", "ENV", "INT", "REAL", "CHOICE", "SUBSTR"}
+_REFUSED = re.compile(r"STRING|EVAL|DIRNAME|BASENAME|RANDOM_CHOICE|RANDOM_INTEGER|F[fpduwnxbqa]*\Z")
+
+
+def _close(text: str, open_idx: int) -> int:
+    """Index of the parenthesis that closes the one at ``open_idx``; -1 if none."""
+    depth = 0
+    for i in range(open_idx, len(text)):
+        c = text[i]
+        if c == "(":
+            depth += 1
+        elif c == ")":
+            depth -= 1
+            if depth == 0:
+                return i
+    return -1
+
+
+def _split_top(body: str, sep: str, maxsplit: int = -1) -> list[str]:
+    """Splits ``body`` at ``sep`` outside parentheses."""
+    parts, depth, start = [], 0, 0
+    for i, c in enumerate(body):
+        if c == "(":
+            depth += 1
+        elif c == ")":
+            depth -= 1
+        elif c == sep and depth == 0 and maxsplit != 0:
+            parts.append(body[start:i])
+            start = i + 1
+            maxsplit -= 1
+    parts.append(body[start:])
+    return parts
+
+
+def macro_spans(text: str) -> Iterator[tuple[int, int, str, str]]:
+    """Top-level macro uses in ``text``: (start, end, function, body), end exclusive.
+
+    ``function`` is "" for ``$(...)``, "$" for ``$$(...)``, else the name (``ENV``, ``INT``...).
+    Unknown ``$NAME(`` forms are not macros and are skipped. Raises ``MacroError`` for an
+    unterminated macro.
+    """
+    pos = 0
+    while (m := _OPEN.search(text, pos)) is not None:
+        func = m.group(1)
+        if func not in _SUPPORTED and not _REFUSED.match(func):
+            pos = m.start() + 1
+            continue
+        end = _close(text, m.end() - 1)
+        if end < 0:
+            raise MacroError(f"unterminated macro {text[m.start() : m.start() + 40]!r}")
+        yield m.start(), end + 1, func, text[m.end() : end]
+        pos = end + 1
+
+
+def check_syntax(text: str) -> None:
+    """Raises ``MacroError`` if ``text`` has an unterminated macro."""
+    for _ in macro_spans(text):
+        pass
+
+
+def substitute_self(raw: str, name: str, previous: str | None) -> str:
+    """Replaces ``$(name)`` in ``name``'s own new definition by its previous raw value.
+
+    HTCondor expands a self-reference at definition time, so ``A = $(A) more`` appends to
+    the old value; with no previous value the ``:default`` (or "") is used.
+    """
+    out, pos = [], 0
+    for start, end, func, body in macro_spans(raw):
+        if func != "":
+            continue
+        ref, *default = _split_top(body, ":", 1)
+        if ref.strip().lower() != name.lower():
+            continue
+        out.append(raw[pos:start])
+        out.append(previous if previous else (default[0] if default else ""))
+        pos = end
+    out.append(raw[pos:])
+    return "".join(out)
+
+
+class _Expander:
+    def __init__(self, lookup: Lookup, env: Mapping[str, str]) -> None:
+        self.lookup = lookup
+        self.env = env
+        self.stack: list[str] = []  # names being expanded, as spelled where referenced
+        self.cache: dict[str, str | None] = {}
+
+    def value(self, name: str) -> str | None:
+        key = name.lower()
+        keys = [n.lower() for n in self.stack]
+        if key in keys:
+            cycle = " -> ".join([*self.stack[keys.index(key) :], name])
+            raise MacroError(f"macro cycle: {cycle}")
+        if key in self.cache:
+            return self.cache[key]
+        if key == "dollar":
+            return "$"
+        raw = self.lookup(name)
+        if raw is not None:
+            self.stack.append(name)
+            try:
+                raw = self.text(raw)
+            finally:
+                self.stack.pop()
+        self.cache[key] = raw
+        return raw
+
+    def text(self, text: str) -> str:
+        out, pos = [], 0
+        for start, end, func, body in macro_spans(text):
+            out.append(text[pos:start])
+            out.append(text[start:end] if func == "$" else self.call(func, body, text[start:end]))
+            pos = end
+        out.append(text[pos:])
+        result = "".join(out)
+        if len(result) > MAX_EXPANDED:
+            raise MacroError(f"expansion longer than {MAX_EXPANDED} characters")
+        return result
+
+    def name(self, text: str) -> str:
+        return self.text(text).strip() if "$" in text else text.strip()
+
+    def call(self, func: str, body: str, whole: str) -> str:
+        if func == "":
+            ref, *default = _split_top(body, ":", 1)
+            name = self.name(ref)
+            if not _NAME.match(name):
+                return whole  # not a macro name: HTCondor leaves the text alone
+            value = self.value(name)
+            if not value and default:
+                return self.text(default[0])
+            return value or ""
+        if func == "ENV":
+            var, *default = _split_top(body, ":", 1)
+            value = self.env.get(self.name(var))
+            if value is None:
+                return self.text(default[0]) if default else ""
+            return value
+        if func in ("INT", "REAL"):
+            return self.number(func, body)
+        if func == "CHOICE":
+            return self.choice(body)
+        if func == "SUBSTR":
+            return self.substr(body)
+        raise MacroError(f"${func}() is not supported by mockpool")
+
+    def operand(self, text: str) -> str:
+        """A function argument: the value of the macro it names, else the text itself."""
+        name = self.name(text)
+        if _NAME.match(name) and (value := self.value(name)) is not None:
+            return value
+        return name
+
+    def number(self, func: str, body: str) -> str:
+        arg, *fmt = _split_top(body, ",", 1)
+        text = self.operand(arg)
+        try:
+            value = evaluate_constant(text)
+        except ValueError as e:
+            raise MacroError(f"${func}({arg.strip()}): {text!r} is not a number ({e})") from None
+        if isinstance(value, bool):
+            raise MacroError(f"${func}({arg.strip()}): {text!r} is not a number")
+        try:
+            if func == "INT":
+                return (fmt[0] if fmt else "%d") % int(value)
+            out = (fmt[0] if fmt else "%.16G") % float(value)
+        except (TypeError, ValueError) as e:
+            raise MacroError(f"${func}(): bad format {fmt[0]!r} ({e})") from None
+        return out + ".0" if fmt and "." not in out else out
+
+    def index(self, text: str) -> int:
+        value = self.operand(text)
+        try:
+            result = evaluate_constant(value)
+        except ValueError:
+            result = None
+        if isinstance(result, bool) or not isinstance(result, int):
+            raise MacroError(f"{value!r} is not an integer index")
+        return result
+
+    def choice(self, body: str) -> str:
+        args = _split_top(body, ",")
+        if len(args) < 2:
+            raise MacroError("$CHOICE() needs an index and a list")
+        index = self.index(args[0])
+        if len(args) == 2:
+            listed = self.value(self.name(args[1]))
+            if listed is None:
+                raise MacroError(f"$CHOICE(): no list named {args[1].strip()!r}")
+            items = listed.split(",")
+        else:
+            items = [self.text(a) for a in args[1:]]
+        if not 0 <= index < len(items):
+            raise MacroError(f"$CHOICE(): index {index} is out of range")
+        return items[index].strip()
+
+    def substr(self, body: str) -> str:
+        args = _split_top(body, ",")
+        if len(args) not in (2, 3):
+            raise MacroError("$SUBSTR() takes a name, a start and an optional length")
+        text = self.value(self.name(args[0])) or ""
+        start = self.index(args[1])
+        start = max(0, len(text) + start) if start < 0 else min(start, len(text))
+        if len(args) == 2:
+            return text[start:]
+        length = self.index(args[2])
+        end = len(text) + length if length < 0 else start + length
+        return text[start:end] if end > start else ""
+
+
+def expand(
+    text: str,
+    lookup: Lookup,
+    *,
+    env: Mapping[str, str] | None = None,
+    name: str | None = None,
+) -> str:
+    """Expands every macro in ``text``; ``lookup`` gives the raw text of a name.
+
+    Lookups are lazy, so a name sees the definitions as they are now; cycles raise
+    ``MacroError`` naming the chain. ``name`` is the macro whose value ``text`` is, so that
+    a cycle through it is reported from it.
+    """
+    expander = _Expander(lookup, os.environ if env is None else env)
+    if name is not None:
+        expander.stack.append(name)
+    return expander.text(text)

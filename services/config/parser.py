@@ -1,0 +1,229 @@
+"""Reading HTCondor configuration text into a ``ConfigDict``.
+
+Supported (HTCondor manual, "Introduction to Configuration"): ``NAME = value`` with or
+without spaces, case-insensitive names with an optional ``SUBSYS.`` prefix, continuation
+lines, ``#`` comments, ``[section]`` lines (ignored), multi-line values ``NAME @=tag`` ...
+``@tag``, ``if``/``elif``/``else``/``endif`` on ``defined NAME``, ``version <op> x.y[.z]``,
+``true``/``false``/``yes``/``no``/``1``/``0`` or ``$(NAME)``, ``include [ifexist] : file``,
+``error : text``, ``warning : text`` and the two slot templates ``use FEATURE :
+PartitionableSlot([type[, allocation]])`` and ``use FEATURE : StaticSlots([type[, num[,
+allocation]]])``. Every other ``use`` template, command includes (``include : cmd |``,
+``include command``) and ``if`` conditions beyond those raise ``ConfigError``.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+from .configdict import ConfigDict, _parse_bool
+from .errors import ConfigError, MacroError
+from .lines import LineReader
+
+HTCONDOR_VERSION = (25, 0, 0)  # what ``if version >= x.y`` compares with
+
+_ASSIGN = re.compile(r"([A-Za-z0-9_][A-Za-z0-9_.]*)\s*=(.*)\Z", re.DOTALL)
+_MULTILINE = re.compile(r"([A-Za-z0-9_][A-Za-z0-9_.]*)\s*@=\s*(\S*)\s*\Z")
+_DIRECTIVE = re.compile(
+    r"(@?include|use|error|warning|if|elif|else|endif)(?![\w.])(?!\s*=)\s*(.*)\Z",
+    re.IGNORECASE | re.DOTALL,
+)
+_USE = re.compile(r"(\w+)\s*:\s*(\w+)\s*(?:\((.*)\))?\s*\Z", re.DOTALL)
+_VERSION = re.compile(r"version\s*(==|>=|<=|>|<|!=)\s*(\d+(?:\.\d+){0,2})\Z", re.IGNORECASE)
+MAX_INCLUDE_DEPTH = 10
+
+
+def _template(name: str, args: list[str]) -> list[tuple[str, str]]:
+    """The knobs of the slot templates in HTCondor's param_info.in, with ``$(N)`` args."""
+    slot_type = args[0] if args and args[0] else "1"
+    if not slot_type.isdigit():
+        raise ValueError(f"slot type {slot_type!r} is not a number")
+    if name == "partitionableslot":
+        alloc = ", ".join(args[1:]) or "100%"
+        return [
+            (f"NUM_SLOTS_TYPE_{slot_type}", "1"),
+            (f"SLOT_TYPE_{slot_type}_PARTITIONABLE", "true"),
+            (f"SLOT_TYPE_{slot_type}", alloc),
+        ]
+    # StaticSlots: its last line sets SLOT_TYPE_<N> to the allocation args, or empty
+    # (an even "auto" share of everything) when none are given.
+    count = args[1] if len(args) > 1 and args[1] else "$(NUM_CPUS)"
+    return [
+        (f"NUM_SLOTS_TYPE_{slot_type}", count),
+        (f"SLOT_TYPE_{slot_type}_PARTITIONABLE", "false"),
+        (f"SLOT_TYPE_{slot_type}", ", ".join(args[2:])),
+    ]
+
+
+class _Parser:
+    def __init__(self, cfg: ConfigDict, source: str, depth: int) -> None:
+        self.cfg = cfg
+        self.source = source
+        self.depth = depth
+        self.line = 0
+        # one entry per open ``if``: (this branch is active, some branch was taken)
+        self.conds: list[tuple[bool, bool]] = []
+
+    def fail(self, problem: str) -> ConfigError:
+        return ConfigError(f"{self.source}:{self.line}: {problem}")
+
+    @property
+    def active(self) -> bool:
+        return all(active for active, _ in self.conds)
+
+    def run(self, text: str) -> None:
+        reader = LineReader(text)
+        for self.line, line in reader:
+            if m := _DIRECTIVE.match(line):
+                self.directive(m.group(1).lower(), m.group(2).strip())
+            elif not self.active:
+                continue
+            elif m := _MULTILINE.match(line):
+                self.cfg.set(m.group(1), self.multiline(reader, m.group(2)), self.source, self.line)
+            elif m := _ASSIGN.match(line):
+                self.cfg.set(m.group(1), m.group(2), self.source, self.line)
+            elif line.startswith("["):
+                continue  # "[Section]" lines without an operator are ignored, as in HTCondor
+            else:
+                raise self.fail(f"cannot parse {line[:60]!r}: expected NAME = value")
+        if self.conds:
+            raise self.fail("'if' without 'endif'")
+
+    def multiline(self, reader: LineReader, tag: str) -> str:
+        start, lines = self.line, []
+        while (raw := reader.raw_line()) is not None:
+            if raw[1].strip() == "@" + tag:
+                return "\n".join(lines)
+            lines.append(raw[1].strip())
+        self.line = start
+        raise self.fail(f"multi-line value without its closing '@{tag}'")
+
+    def directive(self, word: str, rest: str) -> None:
+        if word in ("if", "elif", "else", "endif"):
+            self.conditional(word, rest)
+        elif not self.active:
+            return
+        elif word in ("include", "@include"):
+            self.include(rest)
+        elif word == "use":
+            self.use(rest)
+        else:
+            message = rest[1:].strip() if rest.startswith(":") else rest
+            if word == "error":
+                raise self.fail(f"error: {message}")
+            self.cfg.warnings.append(f"{self.source}:{self.line}: warning: {message}")
+
+    def conditional(self, word: str, rest: str) -> None:
+        if word == "if":
+            outer = self.active
+            value = self.condition(rest) if outer else False
+            self.conds.append((value, value))
+            return
+        if not self.conds:
+            raise self.fail(f"'{word}' without 'if'")
+        _, taken = self.conds.pop()
+        if word == "endif":
+            return
+        outer = self.active
+        if word == "else":
+            self.conds.append((not taken, True))
+        else:
+            value = (not taken) and outer and self.condition(rest)
+            self.conds.append((value, taken or value))
+
+    def condition(self, text: str) -> bool:
+        negate = text.startswith("!")
+        text = text[1:].strip() if negate else text
+        words = text.split()
+        if len(words) == 2 and words[0].lower() == "defined":
+            value = self.cfg.is_defined(words[1])
+        elif m := _VERSION.match(text):
+            value = self.compare_version(m.group(1), m.group(2))
+        else:
+            try:
+                expanded = self.cfg.expand(text, f"{self.source}:{self.line}").strip()
+            except ConfigError as e:
+                raise self.fail(str(e)) from None
+            if not expanded:
+                value = False
+            else:
+                try:
+                    value = _parse_bool(expanded)
+                except ValueError:
+                    raise self.fail(f"unsupported 'if' condition {text!r}") from None
+        return value != negate
+
+    def compare_version(self, op: str, text: str) -> bool:
+        want = tuple(int(p) for p in text.split("."))
+        have = HTCONDOR_VERSION[: len(want)]  # "8.2.3 is equal to 8.2"
+        return {
+            "==": have == want,
+            "!=": have != want,
+            ">=": have >= want,
+            "<=": have <= want,
+            ">": have > want,
+            "<": have < want,
+        }[op]
+
+    def include(self, rest: str) -> None:
+        options, colon, target = rest.partition(":")
+        opts = options.lower().split()
+        target = target.strip()
+        if not colon or target.endswith("|") or "command" in opts or "into" in opts:
+            raise self.fail("only 'include [ifexist] : <file>' is supported (not commands)")
+        if self.depth >= MAX_INCLUDE_DEPTH:
+            raise self.fail("includes nested too deeply")
+        try:
+            target = self.cfg.expand(target, f"{self.source}:{self.line}")
+        except ConfigError as e:
+            raise self.fail(str(e)) from None
+        path = Path(target)
+        if not path.is_absolute() and self.source not in ("<inline>", ""):
+            path = Path(os.path.dirname(self.source) or ".") / path
+        if not path.exists() and "ifexist" in opts:
+            return
+        try:
+            text = path.read_text()
+        except OSError as e:
+            raise self.fail(f"cannot include {target}: {e.strerror}") from None
+        _Parser(self.cfg, str(path), self.depth + 1).run(text)
+
+    def use(self, rest: str) -> None:
+        m = _USE.match(rest)
+        if not m:
+            raise self.fail(f"cannot parse 'use {rest}': expected use CATEGORY : template")
+        category, name = m.group(1).lower(), m.group(2).lower()
+        if category != "feature" or name not in ("partitionableslot", "staticslots"):
+            raise self.fail(
+                f"'use {m.group(1)} : {m.group(2)}' is not supported by mockpool: set its knobs "
+                "directly (supported: FEATURE : PartitionableSlot, FEATURE : StaticSlots)"
+            )
+        args = [a.strip() for a in m.group(3).split(",")] if m.group(3) else []
+        try:
+            for knob, value in _template(name, args):
+                self.cfg.set(knob, value, self.source, self.line)
+        except ValueError as e:
+            raise self.fail(f"use FEATURE : {m.group(2)}: {e}") from None
+
+
+def parse_config(text: str, source: str = "<inline>", base: ConfigDict | None = None) -> ConfigDict:
+    """Parses configuration ``text``; definitions go on top of a copy of ``base``.
+
+    Errors raise ``ConfigError`` as ``source:line: problem``.
+    """
+    cfg = base.copy() if base is not None else ConfigDict()
+    try:
+        _Parser(cfg, source, 0).run(text)
+    except MacroError as e:  # defensive: ConfigDict converts these itself
+        raise ConfigError(f"{source}: {e}") from None
+    return cfg
+
+
+def load_config(path: str | os.PathLike[str], base: ConfigDict | None = None) -> ConfigDict:
+    """Reads a configuration file; ``source`` in messages is ``path`` as given."""
+    try:
+        text = Path(path).read_text()
+    except OSError as e:
+        raise ConfigError(f"{path}: cannot read: {e.strerror}") from None
+    return parse_config(text, os.fspath(path), base)

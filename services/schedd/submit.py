@@ -1,0 +1,638 @@
+"""Submit descriptions (condor_submit's language) into job ads.
+
+``parse_submit`` reads a submit description and returns one ad per job, each an ordered
+``dict`` of attribute name -> ClassAd expression text (new syntax, strings quoted). The
+rules follow HTCondor's manual (condor_submit and htcondor-jdl pages) and
+src/condor_utils/submit_utils.cpp:
+
+- Lines: ``name = value`` defines a submit variable (commands are variables with meaning),
+  ``+Attr = expr`` and ``MY.Attr = expr`` set job attributes, ``queue ...`` queues jobs with
+  the variables as they are at that point; comments, continuation lines and macros are the
+  configuration language's (:mod:`mockpool.config`). Live variables per job: ``$(Cluster)``
+  / ``$(ClusterId)``, ``$(Process)`` / ``$(ProcId)``, ``$(Step)``, ``$(ItemIndex)``,
+  ``$(Row)``, ``$(Item)`` or the queue statement's own variable names.
+- Queue forms: ``queue``, ``queue N``, ``queue [N] [var] in [slice] a, b, c`` or ``(...)``
+  (one line or until a line starting with ``)``), ``queue [N] [vars] from [slice] (...)``
+  or ``from <file>`` (one job set per line, split on commas and/or spaces, the last variable
+  taking the rest of the line). ``matching`` and ``from <command> |`` are not supported.
+- Defaults when not given (condor_submit's, from its param table): RequestCpus 1
+  (JOB_DEFAULT_REQUESTCPUS), RequestMemory 128 MB (JOB_DEFAULT_REQUESTMEMORY), RequestDisk
+  1048576 KB (JOB_DEFAULT_REQUESTDISK evaluated with no input files), JobLeaseDuration 2400
+  (JOB_DEFAULT_LEASE_DURATION), JobPrio 0, Rank 0.0, JobUniverse 5 (vanilla).
+- Requirements: the user's ``requirements`` in parentheses, then, as condor_submit appends
+  them, ``(TARGET.Disk >= RequestDisk)``, ``(TARGET.Memory >= RequestMemory)`` (when more
+  than 1 MB) and ``(TARGET.Cpus >= RequestCpus)`` (when more than 1 cpu and the user's
+  expression does not mention Cpus). ``+Requirements``/``MY.Requirements`` replace it all.
+- Accounting: ``accounting_group`` G and ``accounting_group_user`` U (default: the owner)
+  give AcctGroup = G, AcctGroupUser = U, AccountingGroup = "G.U"; U alone gives
+  AccountingGroup = "U". ``nice_user = true`` is the accounting group ``nice-user``
+  (HTCondor >= 8.9.9), plus NiceUser = true and MaxJobRetirementTime = 0.
+
+Known differences: no Arch/OpSys, file-transfer or FileSystemDomain clauses in Requirements
+(mock startds run nothing); request_cpus/memory/disk must be numbers or constant
+expressions (HTCondor also accepts ClassAd expressions such as ``MemoryUsage * 2``); the
+retry forms (``request_memory = 1G, 4G``) keep only the first value; executables are not
+made absolute nor checked; custom resources (``request_gpus``) and ``if``/``include`` in
+submit files are not handled; most other commands are accepted and ignored.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from ..config import ConfigDict, ConfigError, Knob, MacroError, expand_macros, parse_size
+from ..config.constexpr import evaluate_constant
+from ..config.lines import LineReader
+from ..config.units import KIB, MIB
+
+UID_DOMAIN = "mockpool"
+MAX_PROCS = 5_000_000  # per submit description; a guard against "queue 1e12"
+
+# condor_submit's defaults (param table), already in the job ad's units
+DEFAULT_REQUEST_CPUS = 1
+DEFAULT_REQUEST_MEMORY_MB = 128
+DEFAULT_REQUEST_DISK_KB = 1024 * 1024  # MAX({1024, (0 + 1) * 1.25}) * 1024
+DEFAULT_LEASE = "2400"
+NICE_USER_GROUP = "nice-user"
+
+UNIVERSES = {
+    "vanilla": 5,
+    "scheduler": 7,
+    "grid": 9,
+    "java": 10,
+    "parallel": 11,
+    "local": 12,
+    "vm": 13,
+    "docker": 5,  # docker and container jobs are vanilla-universe jobs in the job ad
+    "container": 5,
+}
+
+_ATTR = re.compile(r"(?:\+|MY\.)([A-Za-z_]\w*)\s*=(.*)\Z", re.IGNORECASE | re.DOTALL)
+_ASSIGN = re.compile(r"([A-Za-z_][\w.]*)\s*=(.*)\Z", re.DOTALL)
+_QUEUE = re.compile(r"queue(?![\w.])(?!\s*=)\s*(.*)\Z", re.IGNORECASE | re.DOTALL)
+_KEYWORD = re.compile(r"(?<![\w.])(in|from|matching)(?![\w.])", re.IGNORECASE)
+_IDENT = re.compile(r"[A-Za-z_]\w*\Z")
+_SLICE = re.compile(r"\[\s*(-?\d*)\s*(?::\s*(-?\d*)\s*(?::\s*(-?\d*)\s*)?)?\]")
+_ITEM_SEP = re.compile(r"[\s,]+")
+_ROW_SEP = re.compile(r"\s*,\s*|\s+")
+_SLEEP_ARG = re.compile(r"(\d+(?:\.\d*)?|\.\d+)([smhd]?)\Z")
+_SLEEP_UNIT = {"": 1, "s": 1, "m": 60, "h": 3600, "d": 86400}
+_NAME_OK = re.compile(r"[^\s\"'\\,]+\Z")
+_MENTIONS_CPUS = re.compile(r"(?<![\w.])(?:target\.)?cpus(?!\w)", re.IGNORECASE)
+
+
+# attribute names other code looks up by this spelling, whatever case +Attr used
+_CANONICAL = {
+    n.lower(): n
+    for n in (
+        "ClusterId",
+        "ProcId",
+        "QDate",
+        "JobStatus",
+        "Iwd",
+        "In",
+        "Out",
+        "Err",
+        "UserLog",
+        "MockDuration",
+        "Requirements",
+        "Rank",
+        "RequestCpus",
+        "RequestMemory",
+        "RequestDisk",
+        "JobPrio",
+        "JobLeaseDuration",
+        "AccountingGroup",
+        "AcctGroup",
+        "AcctGroupUser",
+        "NiceUser",
+        "JobBatchName",
+        "Owner",
+        "User",
+        "JobUniverse",
+        "Cmd",
+        "Args",
+        "Arguments",
+        "ConcurrencyLimits",
+        "MaxJobRetirementTime",
+    )
+}
+
+
+class SubmitError(ValueError):
+    """A bad submit description: ``source:line: problem``."""
+
+
+@dataclass
+class SubmitResult:
+    """The jobs of one submit description: ``procs[i]`` is job ``cluster_id.i``."""
+
+    cluster_id: int
+    procs: list[dict[str, str]]
+    warnings: list[str] = field(default_factory=list)
+
+
+_ESCAPES = {c: f"\\{c:03o}" for c in range(32)} | {
+    ord('"'): '\\"',
+    ord("\\"): "\\\\",
+    ord("\n"): "\\n",
+    ord("\t"): "\\t",
+}
+
+
+def quote(text: str) -> str:
+    """A ClassAd string literal (new syntax) holding ``text``."""
+    return '"' + text.translate(_ESCAPES) + '"'
+
+
+def _number_text(value: float) -> str:
+    return str(int(value)) if float(value).is_integer() else repr(float(value))
+
+
+def _first_argument(args: str) -> str:
+    """The first argument of an ``arguments`` value, old or new syntax."""
+    text = args.strip()
+    if len(text) >= 2 and text[0] == text[-1] == '"':
+        text = text[1:-1].replace('""', '"').strip()
+        if text.startswith("'"):
+            end = text.find("'", 1)
+            return text[1:end] if end > 0 else text[1:]
+    return text.split()[0] if text.split() else ""
+
+
+class _Submit:
+    def __init__(
+        self,
+        source: str,
+        owner: str,
+        cluster_id: int,
+        qdate: int,
+        validate: Callable[[str], object] | None,
+    ) -> None:
+        self.source = source
+        self.owner = owner
+        self.cluster_id = cluster_id
+        self.qdate = qdate
+        self.validate = validate
+        self.owner_attr = quote(owner)
+        self.user_attr = quote(f"{owner}@{UID_DOMAIN}")
+        self.vars = ConfigDict(defaults={})
+        self.procs: list[dict[str, str]] = []
+        self.warnings: list[str] = []
+        self.line = 0
+        self.live: dict[str, str] = {}
+        self.used_live = False
+        self.static: dict[str, str] = {}  # values that do not depend on live variables
+        self.static_sections: dict[str, dict[str, str]] = {}
+
+    # --- errors and expansion ---------------------------------------------------------
+
+    def fail(self, problem: str, line: int | None = None) -> SubmitError:
+        return SubmitError(f"{self.source}:{self.line if line is None else line}: {problem}")
+
+    def lookup(self, name: str) -> str | None:
+        key = name.lower()
+        if key in self.live:
+            self.used_live = True
+            return self.live[key]
+        return self.vars.raw(name)
+
+    def expand(self, text: str, line: int, name: str | None = None) -> str:
+        try:
+            return expand_macros(text, self.lookup, name=name).strip()
+        except MacroError as e:
+            raise self.fail(f"{name + ': ' if name else ''}{e}", line) from None
+
+    def value(self, knob: Knob) -> str:
+        """``knob`` expanded; cached for the queue statement unless it uses live variables."""
+        key = knob.name.lower()
+        if key in self.static:
+            return self.static[key]
+        outer, self.used_live = self.used_live, False
+        value = self.expand(knob.raw, knob.line, knob.name)
+        if not self.used_live:
+            self.static[key] = value
+        self.used_live = outer or self.used_live
+        return value
+
+    def command(self, *names: str) -> tuple[str, int, str] | None:
+        """(name as written, line, expanded value) of the first of ``names`` that is set."""
+        for name in names:
+            knob = self.vars.knob(name)
+            if knob is not None:
+                return knob.name, knob.line, self.value(knob)
+        return None
+
+    def bad(self, found: tuple[str, int, str], problem: str) -> SubmitError:
+        name, line, value = found
+        return self.fail(f'{name} = "{value}": {problem}', line)
+
+    def check_expr(self, found: tuple[str, int, str]) -> str:
+        if self.validate is not None:
+            try:
+                self.validate(found[2])
+            except Exception as e:  # the validator's error type is the caller's
+                raise self.bad(found, str(e)) from None
+        return found[2]
+
+    # --- reading ----------------------------------------------------------------------
+
+    def run(self, text: str) -> None:
+        reader = LineReader(text)
+        queued = False
+        for self.line, line in reader:
+            try:
+                if m := _QUEUE.match(line):
+                    self.queue(m.group(1), reader)
+                    queued = True
+                elif m := _ATTR.match(line):
+                    self.vars.set("MY." + m.group(1), m.group(2), self.source, self.line)
+                elif m := _ASSIGN.match(line):
+                    self.vars.set(m.group(1), m.group(2), self.source, self.line)
+                else:
+                    raise self.fail(
+                        f"cannot parse {line[:60]!r}: expected 'name = value' or 'queue'"
+                    )
+            except ConfigError as e:
+                raise SubmitError(str(e)) from None
+        if not queued:
+            raise self.fail("no queue statement: nothing to submit")
+
+    def queue(self, args: str, reader: LineReader) -> None:
+        line = self.line
+        self.live = {}
+        self.static = {}
+        self.static_sections = {}
+        args = self.expand(args, line)
+        count, names, rows, indices = self.queue_items(args, reader)
+        if count * len(rows) + len(self.procs) > MAX_PROCS:
+            raise self.fail(f"more than {MAX_PROCS} jobs in one submit description", line)
+        template: dict[str, str] | None = None
+        for index, row in zip(indices, rows):
+            for step in range(count):
+                proc = len(self.procs)
+                if template is not None:
+                    ad = dict(template)
+                    ad["ProcId"] = str(proc)
+                    self.procs.append(ad)
+                    continue
+                self.live = {
+                    "cluster": str(self.cluster_id),
+                    "clusterid": str(self.cluster_id),
+                    "process": str(proc),
+                    "procid": str(proc),
+                    "step": str(step),
+                    "itemindex": str(index),
+                    "row": str(index),
+                }
+                if row is not None:
+                    self.live.update({n.lower(): v for n, v in zip(names, row)})
+                self.used_live = False
+                ad = self.job(proc, line)
+                self.procs.append(ad)
+                if not self.used_live:  # nothing per-job: the rest differ only in ProcId
+                    template = ad
+        self.live = {}
+
+    def queue_items(
+        self, args: str, reader: LineReader
+    ) -> tuple[int, list[str], list[list[str] | None], list[int]]:
+        """(count, variable names, rows of values, item indices) of a queue statement."""
+        m = _KEYWORD.search(args)
+        head = args[: m.start()] if m else args
+        tokens = [t for t in _ITEM_SEP.split(head.strip()) if t]
+        count_text = ""
+        if not m:
+            count_text = head.strip()
+            tokens = []
+        elif tokens and self.is_count(tokens[0]):
+            count_text = tokens.pop(0)
+        count = self.count(count_text) if count_text else 1
+        if not m:
+            return count, [], [None], [0]
+        names = tokens or ["Item"]
+        for name in names:
+            if not _IDENT.match(name):
+                raise self.fail(f"queue: {name!r} is not a variable name")
+        keyword = m.group(1).lower()
+        if keyword == "matching":
+            raise self.fail("'queue ... matching' is not supported by mockpool: list the items")
+        tail = args[m.end() :].strip()
+        sliced = slice(None)
+        if tail.startswith("["):
+            sm = _SLICE.match(tail)
+            if not sm:
+                raise self.fail(f"queue: bad slice {tail[:20]!r}")
+            parts = [int(p) if p else None for p in sm.groups()]
+            if parts[2] is not None and parts[2] <= 0:
+                raise self.fail("queue: a slice step must be positive")
+            sliced = slice(*parts)
+            tail = tail[sm.end() :].strip()
+        lines = self.item_lines(tail, keyword, reader)
+        if keyword == "in":
+            if len(names) > 1:
+                raise self.fail("'queue ... in' takes one variable; use 'from' for several")
+            rows = [[item] for ln in lines for item in _ITEM_SEP.split(ln) if item]
+        else:
+            rows = []
+            for ln in lines:
+                ln = ln.strip()
+                if ln and not ln.startswith("#"):
+                    values = _ROW_SEP.split(ln, maxsplit=len(names) - 1)
+                    rows.append(values + [""] * (len(names) - len(values)))
+        indices = list(range(len(rows)))[sliced]
+        return count, names, [rows[i] for i in indices], indices
+
+    def is_count(self, token: str) -> bool:
+        try:
+            evaluate_constant(token)
+        except ValueError:
+            return False
+        return True
+
+    def count(self, text: str) -> int:
+        try:
+            value = evaluate_constant(text)
+        except ValueError:
+            value = None
+        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+            raise self.fail(f"queue: {text!r} is not a number of jobs (or an unknown queue form)")
+        return value
+
+    def item_lines(self, tail: str, keyword: str, reader: LineReader) -> list[str]:
+        if not tail:
+            raise self.fail(f"queue ... {keyword}: no items")
+        if tail.startswith("("):
+            close = tail.rfind(")")
+            if close > 0:
+                if tail[close + 1 :].strip():
+                    raise self.fail(
+                        f"queue: unexpected {tail[close + 1 :].strip()!r} after the list"
+                    )
+                return [tail[1:close]]
+            lines = [tail[1:]] if tail[1:].strip() else []
+            start = self.line
+            for self.line, ln in reader:
+                if ln.startswith(")"):
+                    if ln[1:].strip():
+                        raise self.fail(f"queue: unexpected {ln[1:].strip()!r} after the list")
+                    return lines
+                lines.append(ln)
+            raise self.fail("queue: the item list has no closing ')'", start)
+        if keyword == "in":
+            return [tail]
+        if tail.endswith("|"):
+            raise self.fail("'queue ... from <command> |' is not supported by mockpool")
+        try:
+            with open(tail) as f:
+                return f.read().splitlines()
+        except OSError as e:
+            raise self.fail(f"queue ... from {tail}: {e.strerror}") from None
+
+    # --- one job ----------------------------------------------------------------------
+
+    def job(self, proc: int, queue_line: int) -> dict[str, str]:
+        ad: dict[str, str] = {
+            "ClusterId": str(self.cluster_id),
+            "ProcId": str(proc),
+            "Owner": self.owner_attr,
+            "User": self.user_attr,
+            "QDate": str(self.qdate),
+            "JobStatus": "1",
+        }
+        for build in (
+            self.universe,
+            self.executable,
+            self.resources,
+            self.preferences,
+            self.accounting,
+            self.records,
+            self.forced_attributes,
+        ):
+            ad.update(self.section(build, queue_line))
+        return ad
+
+    def section(self, build: Callable[[int], dict[str, str]], queue_line: int) -> dict[str, str]:
+        """A group of attributes, built once per queue statement unless it uses live
+        variables (so ``queue 100000`` costs little more than one job)."""
+        key = build.__name__
+        if key in self.static_sections:
+            return self.static_sections[key]
+        outer, self.used_live = self.used_live, False
+        attrs = build(queue_line)
+        if not self.used_live:
+            self.static_sections[key] = attrs
+        self.used_live = outer or self.used_live
+        return attrs
+
+    def universe(self, _: int) -> dict[str, str]:
+        found = self.command("universe")
+        if found is None or not found[2]:
+            return {"JobUniverse": str(UNIVERSES["vanilla"])}
+        name = found[2].lower()
+        if name not in UNIVERSES:
+            raise self.bad(found, f"unknown universe (one of {', '.join(UNIVERSES)})")
+        return {"JobUniverse": str(UNIVERSES[name])}
+
+    def executable(self, queue_line: int) -> dict[str, str]:
+        """Cmd, Args or Arguments, and MockDuration for ``/bin/sleep N``."""
+        cmd = self.command("executable", "cmd")
+        if cmd is None or not cmd[2]:
+            raise self.fail("no executable given before this queue statement", queue_line)
+        attrs = {"Cmd": quote(cmd[2])}
+        args = self.command("arguments", "args")
+        text = args[2] if args else ""
+        if len(text) >= 2 and text[0] == text[-1] == '"':
+            attrs["Arguments"] = quote(text[1:-1].replace('""', '"'))
+        elif args is not None:
+            attrs["Args"] = quote(text)
+        if os.path.basename(cmd[2]) == "sleep" and (m := _SLEEP_ARG.match(_first_argument(text))):
+            attrs["MockDuration"] = _number_text(float(m.group(1)) * _SLEEP_UNIT[m.group(2)])
+        return attrs
+
+    def integer(self, found: tuple[str, int, str]) -> int:
+        try:
+            value = evaluate_constant(found[2])
+        except ValueError:
+            value = None
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            raise self.bad(found, "expected an integer")
+        return int(value)
+
+    def size(self, found: tuple[str, int, str], unit: int, example: str) -> int | None:
+        text = found[2].partition(",")[0].strip()  # "1G, 4G": the retry list is not modelled
+        if text.lower() == "undefined":
+            return None
+        size = parse_size(text, unit)
+        if size is None:
+            try:
+                value = evaluate_constant(text)
+            except ValueError:
+                value = None
+            if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
+                raise self.bad(found, f"expected a size such as {example}")
+            size = int(value)
+        return size
+
+    def resources(self, _: int) -> dict[str, str]:
+        """RequestCpus, RequestMemory, RequestDisk and the Requirements they imply."""
+        attrs: dict[str, str] = {}
+        cpus = self.command("request_cpus", "RequestCpus")
+        if cpus and cpus[2]:
+            try:
+                value = evaluate_constant(cpus[2])
+            except ValueError:
+                value = None
+            if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
+                raise self.bad(cpus, "expected a number of CPUs")
+            attrs["RequestCpus"] = _number_text(value)
+        else:
+            attrs["RequestCpus"] = str(DEFAULT_REQUEST_CPUS)
+        memory = self.command("request_memory", "RequestMemory")
+        mb = DEFAULT_REQUEST_MEMORY_MB
+        if memory and memory[2]:
+            mb = self.size(memory, MIB, "2048, 2GB or 512M")
+        if mb is not None:
+            attrs["RequestMemory"] = str(mb)
+        disk = self.command("request_disk", "RequestDisk")
+        kb = DEFAULT_REQUEST_DISK_KB
+        if disk and disk[2]:
+            kb = self.size(disk, KIB, "1048576, 1G or 100M")
+        if kb is not None:
+            attrs["RequestDisk"] = str(kb)
+        if self.vars.knob("MY.Requirements") is None:  # +Requirements replaces it all
+            attrs["Requirements"] = self.requirements(attrs)
+        return attrs
+
+    def requirements(self, attrs: dict[str, str]) -> str:
+        clauses = []
+        user = self.command("requirements")
+        if user and user[2]:
+            clauses.append(f"({self.check_expr(user)})")
+        if "RequestDisk" in attrs and int(attrs["RequestDisk"]) > 0:
+            clauses.append("(TARGET.Disk >= RequestDisk)")
+        if "RequestMemory" in attrs and int(attrs["RequestMemory"]) > 1:
+            clauses.append("(TARGET.Memory >= RequestMemory)")
+        mentions_cpus = bool(user and _MENTIONS_CPUS.search(user[2]))
+        if float(attrs["RequestCpus"]) > 1 and not mentions_cpus:
+            clauses.append("(TARGET.Cpus >= RequestCpus)")
+        return " && ".join(clauses) or "true"
+
+    def preferences(self, _: int) -> dict[str, str]:
+        """Rank, JobPrio and JobLeaseDuration."""
+        rank = self.command("rank", "preferences")
+        prio = self.command("priority", "prio")
+        attrs = {
+            "Rank": self.check_expr(rank) if rank and rank[2] else "0.0",
+            "JobPrio": str(self.integer(prio)) if prio and prio[2] else "0",
+            "JobLeaseDuration": DEFAULT_LEASE,
+        }
+        lease = self.command("job_lease_duration")
+        if lease and lease[2]:
+            text = self.check_expr(lease)
+            if re.fullmatch(r"\d+", text) and 0 < int(text) < 20:
+                self.warn(f"{self.source}:{lease[1]}: JobLeaseDuration under 20 s; using 20")
+                text = "20"
+            attrs["JobLeaseDuration"] = text
+        return attrs
+
+    def warn(self, message: str) -> None:
+        if message not in self.warnings:
+            self.warnings.append(message)
+
+    def accounting(self, _: int) -> dict[str, str]:
+        """AcctGroup, AcctGroupUser, AccountingGroup, and nice_user's attributes."""
+        attrs: dict[str, str] = {}
+        group = self.command("accounting_group")
+        user = self.command("accounting_group_user")
+        nice = self.command("nice_user")
+        group_name = group[2] if group and group[2] else None
+        if nice and nice[2]:
+            word = nice[2].lower()
+            if word not in ("true", "false", "yes", "no", "1", "0"):
+                raise self.bad(nice, "expected True or False")
+            if word in ("true", "yes", "1"):
+                attrs["NiceUser"] = "true"
+                attrs["MaxJobRetirementTime"] = "0"
+                if group_name is None:
+                    group_name = NICE_USER_GROUP
+                elif group_name != NICE_USER_GROUP:
+                    self.warn(
+                        f"{self.source}:{nice[1]}: nice_user conflicts with accounting_group "
+                        "and is ignored for accounting"
+                    )
+            else:
+                attrs["NiceUser"] = "false"
+        user_name = user[2] if user and user[2] else None
+        if group_name is None and user_name is None:
+            return attrs
+        for found in (group, user):
+            if found and found[2] and not _NAME_OK.match(found[2]):
+                raise self.bad(found, "not a valid accounting name")
+        user_name = user_name or self.owner
+        attrs["AcctGroupUser"] = quote(user_name)
+        if group_name is not None:
+            attrs["AcctGroup"] = quote(group_name)
+            attrs["AccountingGroup"] = quote(f"{group_name}.{user_name}")
+        else:
+            attrs["AccountingGroup"] = quote(user_name)
+        return attrs
+
+    def records(self, _: int) -> dict[str, str]:
+        """Attributes that are only recorded: batch name, directories and file names."""
+        attrs: dict[str, str] = {}
+        batch = self.command("batch_name")
+        if batch and batch[2]:
+            attrs["JobBatchName"] = quote(batch[2].strip('"'))
+        for name, attr in (
+            ("initialdir", "Iwd"),
+            ("input", "In"),
+            ("output", "Out"),
+            ("error", "Err"),
+            ("log", "UserLog"),
+        ):
+            found = self.command(name)
+            if found and found[2]:
+                attrs[attr] = quote(found[2])
+        return attrs
+
+    def forced_attributes(self, _: int) -> dict[str, str]:
+        """``+Attr``/``MY.Attr``, last, replacing a built-in attribute of the same name."""
+        attrs: dict[str, str] = {}
+        for knob in self.vars.knobs():
+            if knob.name[:3].lower() != "my.":
+                continue
+            attr = knob.name[3:]
+            value = self.value(knob)
+            if not value:
+                raise self.fail(f"+{attr} has no value", knob.line)
+            self.check_expr((knob.name, knob.line, value))
+            attrs[_CANONICAL.get(attr.lower(), attr)] = value
+        return attrs
+
+
+def parse_submit(
+    text: str,
+    source: str = "<submit>",
+    *,
+    owner: str,
+    cluster_id: int = 1,
+    qdate: int = 0,
+    validate: Callable[[str], object] | None = None,
+) -> SubmitResult:
+    """Job ads for a submit description, as condor_submit would queue them.
+
+    ``owner`` is the submitting user (``Owner``; ``User`` is ``owner@mockpool``),
+    ``cluster_id`` and ``qdate`` are the schedd's. ``validate``, if given (e.g.
+    ``mockpool.classad.parse_expr``), is called on every expression the user wrote
+    (requirements, rank, job_lease_duration, ``+Attr``) and may reject it by raising.
+    Every problem raises ``SubmitError`` naming ``source`` and the line.
+    """
+    if not owner or not _NAME_OK.match(owner):
+        raise SubmitError(f"{source}: {owner!r} is not a valid owner name")
+    submit = _Submit(source, owner, cluster_id, qdate, validate)
+    submit.run(text)
+    return SubmitResult(cluster_id, submit.procs, submit.warnings)
