@@ -225,7 +225,7 @@ def split_apply(vs: list[Vec], fn) -> Vec:
     b = Builder(n)
     for k in np.flatnonzero(counts):
         rows = np.flatnonzero(key == k)
-        b.put(rows, fn(*[v.take(rows) for v in vs]))
+        b.put(rows, fn(*[v.take(rows).simplify() for v in vs]))
     return b.build()
 
 

@@ -67,10 +67,19 @@ _FUNCS = {
 }
 
 
+MAX_DEPTH = 32  # nesting of parentheses, calls and unary operators; deeper is refused
+
+
 class _Parser:
     def __init__(self, text: str) -> None:
         self.toks = _tokens(text)
         self.i = 0
+        self.depth = 0
+
+    def nest(self) -> None:
+        self.depth += 1
+        if self.depth > MAX_DEPTH:
+            raise ValueError("expression nested too deeply")
 
     def peek(self) -> str | None:
         return self.toks[self.i] if self.i < len(self.toks) else None
@@ -83,13 +92,15 @@ class _Parser:
         return tok
 
     def expr(self) -> object:
+        self.nest()
         cond = self.binary(0)
         if self.peek() == "?":
             self.take("?")
             a = self.expr()
             self.take(":")
             b = self.expr()
-            return a if _truth(cond) else b
+            cond = a if _truth(cond) else b
+        self.depth -= 1
         return cond
 
     _LEVELS = (("||",), ("&&",), ("==", "!="), ("<", "<=", ">", ">="), ("+", "-"), ("*", "/", "%"))
@@ -108,7 +119,9 @@ class _Parser:
         tok = self.peek()
         if tok in ("-", "+", "!"):
             self.take()
+            self.nest()
             v = self.unary()
+            self.depth -= 1
             if tok == "!":
                 return not _truth(v)
             return -_num(v) if tok == "-" else _num(v)

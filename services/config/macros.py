@@ -29,6 +29,7 @@ from .errors import MacroError
 Lookup = Callable[[str], "str | None"]  # name -> raw (unexpanded) text, None if undefined
 
 MAX_EXPANDED = 1 << 20  # characters; a guard against definitions that double at each level
+MAX_DEPTH = 64  # macros inside macros; a longer chain is refused, not a RecursionError
 
 _NAME = re.compile(r"[A-Za-z0-9_.]+\Z")
 _OPEN = re.compile(r"\$(\$|[A-Za-z_]*)\(")
@@ -118,6 +119,7 @@ class _Expander:
         self.env = env
         self.stack: list[str] = []  # names being expanded, as spelled where referenced
         self.cache: dict[str, str | None] = {}
+        self.depth = 0
 
     def value(self, name: str) -> str | None:
         key = name.lower()
@@ -140,12 +142,16 @@ class _Expander:
         return raw
 
     def text(self, text: str) -> str:
+        self.depth += 1
+        if self.depth > MAX_DEPTH:
+            raise MacroError(f"macros nested more than {MAX_DEPTH} deep")
         out, pos = [], 0
         for start, end, func, body in macro_spans(text):
             out.append(text[pos:start])
             out.append(text[start:end] if func == "$" else self.call(func, body, text[start:end]))
             pos = end
         out.append(text[pos:])
+        self.depth -= 1
         result = "".join(out)
         if len(result) > MAX_EXPANDED:
             raise MacroError(f"expansion longer than {MAX_EXPANDED} characters")

@@ -181,12 +181,14 @@ class _Parser:
         path = Path(target)
         if not path.is_absolute() and self.source not in ("<inline>", ""):
             path = Path(os.path.dirname(self.source) or ".") / path
-        if not path.exists() and "ifexist" in opts:
-            return
         try:
+            if not path.exists() and "ifexist" in opts:
+                return
             text = path.read_text()
-        except OSError as e:
-            raise self.fail(f"cannot include {target}: {e.strerror}") from None
+        except (OSError, ValueError) as e:  # ValueError: a NUL in the name
+            raise self.fail(
+                f"cannot include {target!r}: {getattr(e, 'strerror', None) or e}"
+            ) from None
         _Parser(self.cfg, str(path), self.depth + 1).run(text)
 
     def use(self, rest: str) -> None:
@@ -217,6 +219,8 @@ def parse_config(text: str, source: str = "<inline>", base: ConfigDict | None = 
         _Parser(cfg, source, 0).run(text)
     except MacroError as e:  # defensive: ConfigDict converts these itself
         raise ConfigError(f"{source}: {e}") from None
+    except RecursionError:  # defensive: nesting is bounded where it can occur
+        raise ConfigError(f"{source}: input nested too deeply") from None
     return cfg
 
 
@@ -224,6 +228,6 @@ def load_config(path: str | os.PathLike[str], base: ConfigDict | None = None) ->
     """Reads a configuration file; ``source`` in messages is ``path`` as given."""
     try:
         text = Path(path).read_text()
-    except OSError as e:
-        raise ConfigError(f"{path}: cannot read: {e.strerror}") from None
+    except (OSError, ValueError) as e:  # ValueError: a NUL in the name, or not UTF-8
+        raise ConfigError(f"{path}: cannot read: {getattr(e, 'strerror', None) or e}") from None
     return parse_config(text, os.fspath(path), base)

@@ -389,8 +389,8 @@ class _Submit:
         try:
             with open(tail) as f:
                 return f.read().splitlines()
-        except OSError as e:
-            raise self.fail(f"queue ... from {tail}: {e.strerror}") from None
+        except (OSError, ValueError) as e:  # ValueError: a NUL in the name
+            raise self.fail(f"queue ... from {tail}: {getattr(e, 'strerror', None) or e}") from None
 
     # --- one job ----------------------------------------------------------------------
 
@@ -634,5 +634,8 @@ def parse_submit(
     if not owner or not _NAME_OK.match(owner):
         raise SubmitError(f"{source}: {owner!r} is not a valid owner name")
     submit = _Submit(source, owner, cluster_id, qdate, validate)
-    submit.run(text)
+    try:
+        submit.run(text)
+    except RecursionError:  # defensive: nesting is bounded where it can occur
+        raise SubmitError(f"{source}: input nested too deeply") from None
     return SubmitResult(cluster_id, submit.procs, submit.warnings)
