@@ -84,10 +84,11 @@ class ConfigDict(Mapping[str, str]):
     """Configuration knobs: case-insensitive, in definition order, expanded lazily.
 
     ``cfg[name]`` is the expanded value of a knob the configuration set (``KeyError``
-    otherwise); iteration gives the names as first written. ``lookup`` and the typed
-    accessors also see the predefined macros and the defaults table, in that order after
-    the knobs. With ``subsystem`` set (see :meth:`for_subsystem`), ``SUBSYS.NAME`` wins
-    over ``NAME``, in lookups and inside macros, as in HTCondor.
+    otherwise); iteration gives the names in order of first definition, spelled as last
+    written. ``lookup`` and the typed accessors also see the predefined macros and the
+    defaults table, in that order after the knobs. With ``subsystem`` set (see
+    :meth:`for_subsystem`), ``SUBSYS.NAME`` wins over ``NAME``, in lookups and inside
+    macros, as in HTCondor.
     """
 
     def __init__(
@@ -156,8 +157,8 @@ class ConfigDict(Mapping[str, str]):
             raw = macros.substitute_self(raw, name, previous.raw if previous else None)
         except MacroError as e:
             raise ConfigError(f"{where}: {name} = {raw}: {e}") from None
-        knob = Knob(self._knobs[key].name if key in self._knobs else name, raw, source, line)
-        self._knobs[key] = knob
+        knob = Knob(name, raw, source, line)
+        self._knobs[key] = knob  # a redefinition keeps the knob's place in the order
         return knob
 
     def update(self, values: Mapping[str, object], source: str = "<set>") -> None:

@@ -331,10 +331,10 @@ class _Submit:
                 raise self.fail("queue: a slice step must be positive")
             sliced = slice(*parts)
             tail = tail[sm.end() :].strip()
+        if keyword == "in" and len(names) > 1:
+            raise self.fail("'queue ... in' takes one variable; use 'from' for several")
         lines = self.item_lines(tail, keyword, reader)
         if keyword == "in":
-            if len(names) > 1:
-                raise self.fail("'queue ... in' takes one variable; use 'from' for several")
             rows = [[item] for ln in lines for item in _ITEM_SEP.split(ln) if item]
         else:
             rows = []
@@ -374,14 +374,14 @@ class _Submit:
                     )
                 return [tail[1:close]]
             lines = [tail[1:]] if tail[1:].strip() else []
-            start = self.line
-            for self.line, ln in reader:
+            for number, ln in reader:
                 if ln.startswith(")"):
                     if ln[1:].strip():
-                        raise self.fail(f"queue: unexpected {ln[1:].strip()!r} after the list")
+                        problem = f"unexpected {ln[1:].strip()!r} after the list"
+                        raise self.fail(f"queue: {problem}", number)
                     return lines
                 lines.append(ln)
-            raise self.fail("queue: the item list has no closing ')'", start)
+            raise self.fail("queue: the item list has no closing ')'")
         if keyword == "in":
             return [tail]
         if tail.endswith("|"):

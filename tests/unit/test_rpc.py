@@ -1,0 +1,214 @@
+"""mockpool.rpc against real grpc.aio servers on 127.0.0.1, port 0 (bytes in, bytes out)."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections import Counter
+from collections.abc import AsyncIterator, Callable, Iterator
+from dataclasses import dataclass, field
+
+import grpc
+import grpc.aio
+import pytest
+
+from mockpool import auth, rpc
+from mockpool.auth import Role
+
+SERVICE = "mockpool.test.Echo"
+
+
+@dataclass
+class Echo:
+    """Generic handlers standing in for a daemon; counts calls per method."""
+
+    calls: Counter[str] = field(default_factory=Counter)
+    flaky_failures: int = 2  # Flaky answers UNAVAILABLE this many times, then succeeds
+
+    async def echo(self, request: bytes, context: grpc.aio.ServicerContext) -> bytes:
+        self.calls["Echo"] += 1
+        return request
+
+    async def who_am_i(self, request: bytes, context: grpc.aio.ServicerContext) -> bytes:
+        role = auth.current_role()
+        return role.value.encode() if role else b"?"
+
+    async def slow(self, request: bytes, context: grpc.aio.ServicerContext) -> bytes:
+        self.calls["Slow"] += 1
+        await asyncio.sleep(1.0)
+        return request
+
+    async def flaky(self, request: bytes, context: grpc.aio.ServicerContext) -> bytes:
+        self.calls["Flaky"] += 1
+        if self.calls["Flaky"] <= self.flaky_failures:
+            await context.abort(grpc.StatusCode.UNAVAILABLE, "warming up")
+        return request
+
+    async def refuse(self, request: bytes, context: grpc.aio.ServicerContext) -> bytes:
+        self.calls["Refuse"] += 1
+        await context.abort(grpc.StatusCode.ABORTED, "conflict")
+        return b""
+
+    def stream(self, request: bytes, context: grpc.ServicerContext) -> Iterator[bytes]:
+        yield request
+
+    def adder(self) -> rpc.ServicerAdder:
+        u = grpc.unary_unary_rpc_method_handler
+        handler = grpc.method_handlers_generic_handler(
+            SERVICE,
+            {
+                "Echo": u(self.echo),
+                "WhoAmI": u(self.who_am_i),
+                "Slow": u(self.slow),
+                "Flaky": u(self.flaky),
+                "Refuse": u(self.refuse),
+                "Stream": grpc.unary_stream_rpc_method_handler(self.stream),
+            },
+        )
+        return lambda server: server.add_generic_rpc_handlers((handler,))
+
+
+def method(channel: grpc.aio.Channel, name: str) -> grpc.aio.UnaryUnaryMultiCallable:
+    return channel.unary_unary(f"/{SERVICE}/{name}")
+
+
+@dataclass
+class Running:
+    address: str
+    secret: str
+    echo: Echo
+    server: grpc.aio.Server
+
+    def channel(self, role: Role = Role.DAEMON) -> grpc.aio.Channel:
+        return rpc.make_channel(self.address, auth.make_token(self.secret, role))
+
+
+@pytest.fixture
+async def running() -> AsyncIterator[Running]:
+    secret = auth.make_secret()
+    echo = Echo()
+    server, address = await rpc.start_server(
+        [echo.adder()], interceptors=[auth.TokenAuthInterceptor(secret)]
+    )
+    yield Running(address, secret, echo, server)
+    await rpc.stop_server(server, grace=0)
+
+
+async def test_bound_ports_are_real_and_distinct(running: Running) -> None:
+    host, port = running.address.rsplit(":", 1)
+    assert host == "127.0.0.1" and int(port) > 0
+    other, other_address = await rpc.start_server([Echo().adder()], interceptors=[])
+    try:
+        assert other_address != running.address
+        async with grpc.aio.insecure_channel(other_address) as ch:
+            assert await method(ch, "Echo")(b"x", timeout=1) == b"x"
+        # so_reuseport=0: binding a port that is in use fails instead of sharing it.
+        with pytest.raises(RuntimeError, match="cannot bind"):
+            await rpc.start_server([Echo().adder()], port=int(port), interceptors=[])
+    finally:
+        await rpc.stop_server(other, grace=0)
+
+
+async def test_call_without_token_is_unauthenticated(running: Running) -> None:
+    async with grpc.aio.insecure_channel(running.address) as ch:
+        with pytest.raises(grpc.aio.AioRpcError) as info:
+            await rpc.call(method(ch, "Echo"), b"x", timeout=1)
+        assert info.value.code() == grpc.StatusCode.UNAUTHENTICATED
+        assert "missing pool token" in (info.value.details() or "")
+        # Streaming methods are refused the same way.
+        with pytest.raises(grpc.aio.AioRpcError) as info:
+            async for _ in ch.unary_stream(f"/{SERVICE}/Stream")(b"x", timeout=1):
+                pass
+        assert info.value.code() == grpc.StatusCode.UNAUTHENTICATED
+    assert running.echo.calls["Echo"] == 0  # never reached the handler
+
+
+async def test_token_from_another_pool_is_unauthenticated(running: Running) -> None:
+    token = auth.make_token(auth.make_secret(), Role.ADMIN)
+    async with rpc.make_channel(running.address, token) as ch:
+        with pytest.raises(grpc.aio.AioRpcError) as info:
+            await rpc.call(method(ch, "Echo"), b"x", timeout=1)
+    assert info.value.code() == grpc.StatusCode.UNAUTHENTICATED
+    assert "not signed" in (info.value.details() or "")
+
+
+async def test_call_with_token_succeeds_and_server_sees_role(running: Running) -> None:
+    async with running.channel(Role.SUBMIT) as ch:
+        assert await rpc.call(method(ch, "Echo"), b"hello", timeout=1) == b"hello"
+        assert await rpc.call(method(ch, "WhoAmI"), b"", timeout=1) == b"submit"
+        # An explicit per-call token wins over the channel's.
+        admin = auth.bearer_metadata(auth.make_token(running.secret, Role.ADMIN))
+        who = await rpc.call(method(ch, "WhoAmI"), b"", timeout=1, metadata=admin)
+        assert who == b"admin"
+        # Streaming goes through the client interceptor too.
+        got = [r async for r in ch.unary_stream(f"/{SERVICE}/Stream")(b"s", timeout=1)]
+        assert got == [b"s"]
+
+
+async def test_deadline_is_enforced_and_not_retried(running: Running) -> None:
+    async with running.channel() as ch:
+        t0 = time.monotonic()
+        with pytest.raises(grpc.aio.AioRpcError) as info:
+            await rpc.call(method(ch, "Slow"), b"x", timeout=0.1, retries=3)
+        elapsed = time.monotonic() - t0
+    assert info.value.code() == grpc.StatusCode.DEADLINE_EXCEEDED
+    assert elapsed < 0.5
+    assert running.echo.calls["Slow"] == 1  # may have been processed: never retried
+
+
+async def test_unavailable_is_retried_until_it_succeeds(running: Running) -> None:
+    async with running.channel() as ch:
+        got = await rpc.call(method(ch, "Flaky"), b"ok", timeout=1, retries=3, backoff=0.01)
+    assert got == b"ok"
+    assert running.echo.calls["Flaky"] == 3
+
+
+async def test_other_errors_are_not_retried(running: Running) -> None:
+    async with running.channel() as ch:
+        with pytest.raises(grpc.aio.AioRpcError) as info:
+            await rpc.call(method(ch, "Refuse"), b"x", timeout=1, retries=3)
+    assert info.value.code() == grpc.StatusCode.ABORTED
+    assert running.echo.calls["Refuse"] == 1
+
+
+async def test_stopped_server_is_retried_then_fails_clearly() -> None:
+    secret = auth.make_secret()
+    server, address = await rpc.start_server(
+        [Echo().adder()], interceptors=[auth.TokenAuthInterceptor(secret)]
+    )
+    await rpc.stop_server(server, grace=0)
+    async with rpc.make_channel(address, auth.make_token(secret)) as ch:
+        t0 = time.monotonic()
+        with pytest.raises(rpc.RpcUnavailableError) as info:
+            await rpc.call(method(ch, "Echo"), b"x", timeout=1, retries=2, backoff=0.01)
+        elapsed = time.monotonic() - t0
+    err = info.value
+    assert err.code() == grpc.StatusCode.UNAVAILABLE
+    assert isinstance(err, grpc.aio.AioRpcError)  # generic gRPC handling still applies
+    assert err.attempts == 3
+    assert err.method == f"/{SERVICE}/Echo"
+    assert f"/{SERVICE}/Echo still UNAVAILABLE after 3 attempts" in (err.details() or "")
+    assert elapsed < 1.5
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"), [({"timeout": 0}, "timeout"), ({"timeout": 1, "retries": -1}, "retries")]
+)
+async def test_call_checks_its_arguments(kwargs: dict[str, float], message: str) -> None:
+    async def never(*args: object, **kw: object) -> None:
+        raise AssertionError("must not be called")
+
+    with pytest.raises(ValueError, match=message):
+        await rpc.call(never, b"", **kwargs)  # type: ignore[arg-type]
+
+
+def test_request_ids_are_unique_hex() -> None:
+    ids = {rpc.request_id() for _ in range(1000)}
+    assert len(ids) == 1000
+    assert all(len(i) == 32 and int(i, 16) >= 0 for i in ids)
+
+
+def test_ipv6_addresses_are_bracketed() -> None:
+    join: Callable[[str, int], str] = rpc._join_host_port
+    assert join("::1", 50) == "[::1]:50"
+    assert join("127.0.0.1", 50) == "127.0.0.1:50"
