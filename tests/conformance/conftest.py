@@ -293,7 +293,7 @@ def _disagreement(text, ours, oracle, my, target, my2, target2, depth) -> str:
         names2 = {k.lower(): k for k in oracle}
         if set(names2) != {k.lower() for k in ours}:
             return here + " (attribute names differ)"
-        for low, k2 in sorted(names2.items()):
+        for _low, k2 in sorted(names2.items()):
             if not _IDENT.match(k2):
                 continue
             sub = f"({text}).{k2}"
