@@ -19,7 +19,7 @@ from .ad import ClassAd
 from .convert import c_trunc_to_int, to_int, to_real, to_string
 from .operators import arith, compare, fold, identical, truth
 from .tree import AttrRef, Call, Expr
-from .values import ERROR, INT_MIN, UNDEFINED
+from .values import ERROR, INT_MIN, UNDEFINED, wrap_int
 
 Fn = Callable[[tuple[Expr, ...], Any, Any], Any]
 _TABLE: dict[str, Fn] = {}
@@ -107,26 +107,24 @@ def _is_type(args, scope, ctx, name):
 
 
 # -- conversions ------------------------------------------------------------------
-@_fn("int")
-def _int(args, scope, ctx, name):
+def _convert(args, scope, ctx, conv) -> Any:
     if len(args) != 1:
         return ERROR
     v = _ev(args[0], scope, ctx)
     if v is UNDEFINED or v is ERROR:
         return v
-    r = to_int(v)
+    r = conv(v)
     return ERROR if r is None else r
+
+
+@_fn("int")
+def _int(args, scope, ctx, name):
+    return _convert(args, scope, ctx, to_int)
 
 
 @_fn("real")
 def _real(args, scope, ctx, name):
-    if len(args) != 1:
-        return ERROR
-    v = _ev(args[0], scope, ctx)
-    if v is UNDEFINED or v is ERROR:
-        return v
-    r = to_real(v)
-    return ERROR if r is None else r
+    return _convert(args, scope, ctx, to_real)
 
 
 @_fn("string")
@@ -233,7 +231,7 @@ def _quantize(args, scope, ctx, name):
             num = a + b - 1
             q = abs(num) // abs(b)
             q = q if (num < 0) == (b < 0) else -q
-            return q * b
+            return wrap_int(q * b)
         return math.ceil(rval / b) * float(b)
     if -1e-8 <= rbase <= 1e-8:
         return a
@@ -334,13 +332,13 @@ def _member(args, scope, ctx, name):
     if len(args) != 2:
         return ERROR
     x, lst = _strict(args, scope, ctx)
+    if lst is UNDEFINED:  # checked first: member(error, undefined) is undefined
+        return UNDEFINED
     if lst is ERROR or (x is ERROR and name == "member"):
         return ERROR
     if isinstance(x, (list, ClassAd)):
         return ERROR
     if x is UNDEFINED and name == "member":
-        return UNDEFINED
-    if lst is UNDEFINED:
         return UNDEFINED
     if not isinstance(lst, list):
         return ERROR
@@ -455,10 +453,10 @@ def _strcmp(args, scope, ctx, name):
     if len(args) != 2:
         return ERROR
     a, b = _strict(args, scope, ctx)
+    if a is UNDEFINED or b is UNDEFINED:  # checked first: strcmp(undefined, error) is undefined
+        return UNDEFINED
     if a is ERROR or b is ERROR:
         return ERROR
-    if a is UNDEFINED or b is UNDEFINED:
-        return UNDEFINED
     a, b = to_string(a), to_string(b)
     if a is ERROR or b is ERROR:
         return ERROR
@@ -477,16 +475,20 @@ def _split_list(s: str, delims: str) -> list[str]:
 
 
 def _string_list_args(args, scope, ctx, n_before: int):
-    """Evaluate (before..., list, [delims]); returns (values, items) or an error value."""
+    """Evaluate (before..., list, [delims]); returns (values, delims) or ERROR.
+
+    As HTCondor: an UNDEFINED delimiter means the default for the membership tests
+    (n_before == 1) and is ERROR for the others."""
     if len(args) not in (n_before + 1, n_before + 2):
         return ERROR
     vals = _strict(args, scope, ctx)
     delims = " ,"
     if len(vals) == n_before + 2:
         d = vals[-1]
-        if type(d) is not str:
-            return ERROR if d is not UNDEFINED else UNDEFINED
-        delims = d
+        if type(d) is str:
+            delims = d
+        elif not (d is UNDEFINED and n_before == 1):
+            return ERROR
     return vals, delims
 
 
@@ -678,7 +680,6 @@ def _regexps(args, scope, ctx, name):
 
 @_fn("regexpMember")
 def _regexp_member(args, scope, ctx, name):
-    r = _regex_args(args, scope, ctx, 1)  # the list is checked below
     if len(args) not in (2, 3):
         return ERROR
     vals = _strict(args, scope, ctx)
@@ -690,7 +691,6 @@ def _regexp_member(args, scope, ctx, name):
     options = vals[2] if len(vals) == 3 else ""
     if type(pattern) is not str or not isinstance(lst, list) or type(options) is not str:
         return ERROR
-    del r
     rx = _compile_regex(pattern, options)
     if rx is None:
         return ERROR

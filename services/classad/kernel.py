@@ -98,6 +98,22 @@ def _literal_of(e: Expr) -> tuple[bool, Any]:
     return False, None
 
 
+def _value_keys(v: Vec) -> tuple[np.ndarray, np.ndarray]:
+    """(tag, payload) int64 columns that are equal exactly where two rows hold the same
+    scalar value (reals by bit pattern, strings by exact code)."""
+    n = v.n
+    tags = v.tags().astype(np.int64)
+    payload = np.zeros(n, dtype=np.int64)
+    for t, arr in ((B, v.i), (I, v.i), (R, v.f), (S, v.s)):
+        if arr is None:
+            continue
+        m = tags == t
+        if m.any():
+            a = np.broadcast_to(arr, (n,))
+            payload[m] = a[m].view(np.int64) if a.dtype == np.float64 else a[m]
+    return tags, payload
+
+
 class SlotTable:
     """Slot ads as columns, built lazily per attribute and cached."""
 
@@ -172,15 +188,7 @@ class SlotTable:
         """Distinct literal values of a column and each row's index into them (cached)."""
         if col.uniq is None:
             v = col.lit
-            tags = v.tags().astype(np.int64)
-            payload = np.zeros(self.n, dtype=np.int64)
-            for t, arr in ((B, v.i), (I, v.i), (R, v.f), (S, v.s)):
-                if arr is None:
-                    continue
-                m = tags == t
-                if m.any():
-                    a = np.broadcast_to(arr, (self.n,))
-                    payload[m] = a[m].view(np.int64) if a.dtype == np.float64 else a[m]
+            tags, payload = _value_keys(v)
             xmask = tags == X
             if xmask.any():  # objects are not hashable by value: give each its own key
                 payload[xmask] = np.flatnonzero(xmask)
@@ -484,16 +492,7 @@ class _Evaluator:
         cols = []
         has_x = np.zeros(n, dtype=bool)
         for k in varying:
-            v = vals[k]
-            tags = v.tags().astype(np.int64)
-            payload = np.zeros(n, dtype=np.int64)
-            for t, arr in ((B, v.i), (I, v.i), (R, v.f), (S, v.s)):
-                if arr is None:
-                    continue
-                m = tags == t
-                if m.any():
-                    a = np.broadcast_to(arr, (n,))
-                    payload[m] = a[m].view(np.int64) if a.dtype == np.float64 else a[m]
+            tags, payload = _value_keys(vals[k])
             has_x |= tags == X
             cols += [tags, payload]
         if has_x.any():
@@ -597,8 +596,9 @@ class MatchResult:
     stats: KernelStats
 
 
-_JOB_REQ = AttrRef("Requirements")
-_RANK = AttrRef("Rank")
+# MY.: an ad without its own Requirements does not borrow the other ad's (as matches()).
+_JOB_REQ = Select(AttrRef("MY"), "Requirements")
+_RANK = Select(AttrRef("MY"), "Rank")
 
 
 def match_vector(job: ClassAd, slots: SlotTable | Sequence[ClassAd], *,

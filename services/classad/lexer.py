@@ -30,8 +30,11 @@ class Token:
 
 
 def _read_quoted(text: str, i: int, quote: str) -> tuple[str, int]:
-    """Read a quoted string starting after the opening quote; return (value, index after)."""
-    out: list[str] = []
+    """Read a quoted string starting after the opening quote; return (value, index after).
+
+    HTCondor strings are bytes: an octal escape is one byte, so "\\303\\251" is "é".
+    """
+    out = bytearray()
     n = len(text)
     start = i - 1
     while True:
@@ -39,12 +42,11 @@ def _read_quoted(text: str, i: int, quote: str) -> tuple[str, int]:
         # fast path over ordinary characters
         while j < n and text[j] != quote and text[j] != "\\":
             j += 1
-        out.append(text[i:j])
+        out += text[i:j].encode("utf-8", "surrogateescape")
         if j >= n:
             raise ClassAdSyntaxError("unterminated string", text, start, f"closing {quote}")
         if text[j] == quote:
-            return "".join(out), j + 1
-        # backslash escape
+            return out.decode("utf-8", "surrogateescape"), j + 1
         if j + 1 >= n:
             raise ClassAdSyntaxError("unterminated string", text, start, f"closing {quote}")
         c = text[j + 1]
@@ -56,10 +58,10 @@ def _read_quoted(text: str, i: int, quote: str) -> tuple[str, int]:
             while k < n and len(digits) < limit and text[k] in "01234567":
                 digits += text[k]
                 k += 1
-            out.append(chr(int(digits, 8)))
+            out.append(int(digits, 8))
             i = k
         else:
-            out.append(_ESCAPES.get(c, c))
+            out += _ESCAPES.get(c, c).encode("utf-8", "surrogateescape")
             i = j + 2
 
 

@@ -94,6 +94,8 @@ def compare(op: str, a: Any, b: Any) -> Any:
         x, y = _num(a), _num(b)
         if x is None or y is None:
             return ERROR
+        if type(x) is float or type(y) is float:  # HTCondor converts the int to a double
+            x, y = float(x), float(y)
     if op == "==":
         return x == y
     if op == "!=":

@@ -42,6 +42,8 @@ def quote_string(s: str, quote: str = '"') -> str:
             out.append("\\" + ch)
         elif ord(ch) < 32 or ord(ch) == 127:
             out.append(f"\\{ord(ch):03o}")
+        elif 0xDC80 <= ord(ch) <= 0xDCFF:  # a byte that is not UTF-8, kept by the lexer
+            out.append(f"\\{ord(ch) - 0xDC00:03o}")
         else:
             out.append(ch)
     return quote + "".join(out) + quote
@@ -130,12 +132,20 @@ def _unparse(e: Expr, ctx: int, condor: bool) -> str:
         return s
     if isinstance(e, AttrRef):
         return ("." if e.absolute else "") + format_name(e.name)
-    if isinstance(e, Select):
-        return f"{_unparse(e.base, 100, condor)}.{format_name(e.name)}"
-    if isinstance(e, Subscript):
-        return f"{_unparse(e.base, 100, condor)}[{_unparse(e.index, _TERNARY_PREC, condor)}]"
+    if isinstance(e, (Select, Subscript)):
+        # postfix chains (x.a.b[0]...) can be thousands long: walk them in a loop
+        suffixes: list[str] = []
+        node = e
+        while isinstance(node, (Select, Subscript)):
+            if isinstance(node, Select):
+                suffixes.append(f".{format_name(node.name)}")
+            else:
+                suffixes.append(f"[{_unparse(node.index, _TERNARY_PREC, condor)}]")
+            node = node.base
+        return _unparse(node, 100, condor) + "".join(reversed(suffixes))
     if isinstance(e, Unary):
-        text = e.op + _unparse(e.operand, UNARY_PRECEDENCE, condor)
+        # HTCondor's unparser writes a space before a unary operator (" -x")
+        text = (" " if condor else "") + e.op + _unparse(e.operand, UNARY_PRECEDENCE, condor)
         return f"({text})" if ctx > UNARY_PRECEDENCE else text
     if isinstance(e, Cond):
         text = (f"{_unparse(e.cond, 1, condor)} ? {_unparse(e.then, _TERNARY_PREC, condor)}"
@@ -162,4 +172,6 @@ def _unparse(e: Expr, ctx: int, condor: bool) -> str:
 def unparse_ad(ad: Any, condor: bool = False) -> str:
     """New syntax: `[ a = 1; b = a ]`."""
     parts = [f"{format_name(n)} = {_unparse(ad[n], _TERNARY_PREC, condor)}" for n in ad]
-    return "[ " + "; ".join(parts) + " ]" if parts else "[ ]"
+    if not parts:
+        return "[  ]" if condor else "[ ]"  # HTCondor writes an empty ad with two spaces
+    return "[ " + "; ".join(parts) + " ]"

@@ -41,7 +41,8 @@ REAL_TEXTS = (
 STRING_TEXTS = (
     '"a"', '"A"', '"abc"', '"ABC"', '"Abc"', '""', '"a,b"', '"A, b"', '"a;b"', '"1"',
     '"2.5"', '"1,2,3"', '"true"', '"x@y"', '"slot1@host"', '"a.c"', '"^a"', '"["',
-    '"Alpha"', '"beta"', '"1 + 1"', '"(a)"', '"\\1"', '" "',
+    '"Alpha"', '"beta"', '"1 + 1"', '"(a)"', '"\\1"', '" "', '"a\\"b"', '"\\101"',
+    '"é"', '"\\303\\251"', '"a\\\\b"',
 )
 OTHER_TEXTS = ("true", "false", "TRUE", "False", "undefined", "UNDEFINED", "error", "Error")
 
@@ -110,9 +111,12 @@ def _extend(children: st.SearchStrategy[str]) -> st.SearchStrategy[str]:
         st.lists(children, min_size=2, max_size=2),
         st.one_of(st.none(), st.sampled_from(REF_NAMES)),
     )
+    select = st.builds(
+        lambda a, name: f"({a}).{name}", children, st.sampled_from((*REF_NAMES, "x"))
+    )
     return st.one_of(
         binary, binary, binary, unary, cond, elvis, call, call, lst, subscript, index, ad,
-        children.map(lambda a: f"({a})"),
+        select, children.map(lambda a: f"({a})"),
     )
 
 
@@ -157,4 +161,15 @@ def match_ads() -> st.SearchStrategy:
         lambda ad, req: ({**ad, "Requirements": req} if req is not None else ad),
         flat_ads(),
         st.one_of(requirements_text, requirements_text, requirements_text, st.none()),
+    )
+
+
+def tables(rows=None, max_rows: int = 50) -> st.SearchStrategy:
+    """1..max_rows ad specs: up to 8 distinct generated ads, repeated and shuffled, so that
+    big tables stay cheap to generate while attributes still mix types across rows."""
+    rows = flat_ads() if rows is None else rows
+    return st.tuples(st.lists(rows, min_size=1, max_size=8), st.integers(1, max_rows)).flatmap(
+        lambda pool_n: st.lists(
+            st.sampled_from(pool_n[0]), min_size=pool_n[1], max_size=pool_n[1]
+        )
     )
