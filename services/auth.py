@@ -62,6 +62,7 @@ class Role(str, enum.Enum):
     SUBMIT = "submit"  # submit and manage one's own jobs
     ADMIN = "admin"  # administer the pool, inject faults
     DAEMON = "daemon"  # daemon-to-daemon traffic
+    NEGOTIATOR = "negotiator"  # the negotiator: may read private ads (claim ids)
 
     def __str__(self) -> str:
         return self.value

@@ -1,0 +1,160 @@
+"""What every daemon's shell shares: its context, channels to peers, events, loops.
+
+A daemon service (``collector/service.py``, ``startd/service.py``, ...) is built with a
+:class:`DaemonContext` and follows :class:`Service`: the actor host adds it to its one gRPC
+server, tells it the server's address, starts it, and stops it. Services never read the
+wall clock (only ``ctx.clock``) and never let an exception out of a periodic loop: a bad
+message or a failing peer is logged and counted, and the daemon keeps running.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+import grpc
+import grpc.aio
+
+from . import rpc
+from .auth import Role
+from .clock import Clock
+from .config import ConfigDict
+
+log = logging.getLogger(__name__)
+
+__all__ = [
+    "RPC_TIMEOUT",
+    "Channels",
+    "DaemonContext",
+    "EventLog",
+    "Service",
+    "abort_invalid",
+    "periodic",
+]
+
+# Real seconds a daemon-to-daemon call may take before it is abandoned.
+RPC_TIMEOUT = 10.0
+
+
+class EventLog:
+    """Structured events of one actor, kept in memory until the launcher drains them.
+
+    Each event is a dict: ``t`` (pool time), ``daemon`` (its name), ``kind`` and the ids
+    that say what happened (job, slot, claim -- claim ids shortened, never in full).
+    """
+
+    def __init__(self, clock: Clock, limit: int = 1_000_000) -> None:
+        self._clock = clock
+        self._events: list[dict[str, Any]] = []
+        self._limit = limit
+        self.dropped = 0
+
+    def emit(self, daemon: str, kind: str, **fields: Any) -> None:
+        if len(self._events) >= self._limit:
+            self.dropped += 1
+            return
+        self._events.append({"t": round(self._clock.now(), 3), "daemon": daemon, "kind": kind, **fields})
+
+    def drain(self) -> list[dict[str, Any]]:
+        out, self._events = self._events, []
+        return out
+
+
+class Channels:
+    """One grpc.aio channel per peer address, made on (and only used from) this loop."""
+
+    def __init__(self, token: str) -> None:
+        self._token = token
+        self._channels: dict[str, grpc.aio.Channel] = {}
+
+    def get(self, address: str) -> grpc.aio.Channel:
+        ch = self._channels.get(address)
+        if ch is None:
+            ch = self._channels[address] = rpc.make_channel(address, self._token)
+        return ch
+
+    async def close(self) -> None:
+        channels, self._channels = self._channels, {}
+        for ch in channels.values():
+            await ch.close()
+
+
+@dataclass
+class DaemonContext:
+    """Everything a service needs from its host; built by the actor host."""
+
+    clock: Clock
+    config: ConfigDict
+    secret: str  # the pool secret: services mint their own tokens from it
+    collector_address: str
+    events: EventLog
+    state_dir: Path  # where this actor keeps what must survive a restart
+    seed: int = 0
+    address: str = ""  # this actor's gRPC server, set before Service.start
+    host: str = "127.0.0.1"
+    channels: dict[Role, Channels] = field(default_factory=dict)
+
+    def channel(self, address: str, role: Role = Role.DAEMON) -> grpc.aio.Channel:
+        """A channel to a peer that presents a token of ``role``."""
+        from .auth import make_token
+
+        if role not in self.channels:
+            self.channels[role] = Channels(make_token(self.secret, role))
+        return self.channels[role].get(address)
+
+    async def close_channels(self) -> None:
+        for ch in self.channels.values():
+            await ch.close()
+        self.channels.clear()
+
+
+class Service(Protocol):
+    """The shell of one kind of daemon (possibly hosting many daemons of that kind)."""
+
+    # Full method name -> roles allowed (methods not listed admit every valid token).
+    METHOD_ROLES: Mapping[str, frozenset[Role]]
+
+    def add_to_server(self, server: grpc.aio.Server) -> None: ...
+
+    async def start(self) -> None: ...
+
+    async def stop(self) -> None: ...
+
+    def status(self) -> dict[str, Any]:
+        """A JSON-able summary for the launcher (counts, stats)."""
+        ...
+
+
+async def periodic(
+    clock: Clock,
+    interval: float | Callable[[], float],
+    body: Callable[[], Awaitable[object]],
+    *,
+    name: str,
+    first_delay: float = 0.0,
+) -> None:
+    """Run ``body`` every ``interval`` pool seconds until cancelled.
+
+    An exception in ``body`` is logged and the loop goes on: a daemon never dies of one
+    bad round. ``interval`` may be a callable (re-read each round).
+    """
+    next_t = clock.now() + first_delay
+    while True:
+        await clock.sleep_until(next_t)
+        try:
+            await body()
+        except asyncio.CancelledError:
+            raise
+        except Exception:
+            log.exception("%s: periodic round failed", name)
+        step = interval() if callable(interval) else interval
+        next_t = max(next_t + step, clock.now())
+
+
+async def abort_invalid(context: grpc.aio.ServicerContext, message: str) -> None:
+    """Refuse a request with INVALID_ARGUMENT and a message naming the problem."""
+    await context.abort(grpc.StatusCode.INVALID_ARGUMENT, message)

@@ -1,0 +1,97 @@
+"""ClassAds on the wire: :class:`ClassAd` <-> ``mockpool.v1.ClassAd``.
+
+Literal scalars travel typed (no re-parsing on the far side); every other expression
+travels as new-syntax text and is parsed on arrival. A malformed expression in a message
+raises :class:`WireError` naming the attribute, so a servicer can refuse the message
+(INVALID_ARGUMENT) without touching its state.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+
+from .classad import ERROR, UNDEFINED, ClassAd, ClassAdSyntaxError, parse_expr, unparse
+from .classad.tree import Expr, Literal
+from .v1 import classad_pb2 as pb
+
+__all__ = ["WireError", "ad_from_pb", "ad_to_pb", "ads_from_pb", "ads_to_pb", "texts_to_ad"]
+
+
+class WireError(ValueError):
+    """A ClassAd in a message that cannot be read."""
+
+
+def _literal_to_pb(value: object, out: pb.Value) -> bool:
+    """Fill ``out`` from a scalar literal; False when the value is not a plain scalar."""
+    if value is UNDEFINED:
+        out.undefined = True
+    elif value is ERROR:
+        out.error = True
+    elif isinstance(value, bool):
+        out.boolean = value
+    elif isinstance(value, int):
+        out.integer = value
+    elif isinstance(value, float):
+        out.real = value
+    elif isinstance(value, str):
+        out.str = value
+    else:
+        return False
+    return True
+
+
+def ad_to_pb(ad: ClassAd | Mapping[str, Expr], out: pb.ClassAd | None = None) -> pb.ClassAd:
+    """The protobuf form of ``ad`` (appended to ``out`` when given)."""
+    msg = out if out is not None else pb.ClassAd()
+    for name, expr in ad.items():
+        attr = msg.attributes.add(name=name)
+        if not (isinstance(expr, Literal) and _literal_to_pb(expr.value, attr.literal)):
+            attr.expression = unparse(expr)
+    return msg
+
+
+def _literal_from_pb(v: pb.Value) -> object:
+    kind = v.WhichOneof("kind")
+    if kind == "undefined" or kind is None:
+        return UNDEFINED
+    if kind == "error":
+        return ERROR
+    if kind == "list":
+        return [_literal_from_pb(item) for item in v.list.items]
+    if kind == "ad":
+        return ad_from_pb(v.ad)
+    return getattr(v, kind)
+
+
+def ad_from_pb(msg: pb.ClassAd) -> ClassAd:
+    """The ClassAd in ``msg``; WireError names the attribute whose expression is bad."""
+    ad = ClassAd()
+    for attr in msg.attributes:
+        if not attr.name:
+            raise WireError("attribute with an empty name")
+        if attr.WhichOneof("expr") == "expression":
+            try:
+                ad[attr.name] = parse_expr(attr.expression)
+            except ClassAdSyntaxError as exc:
+                raise WireError(f"attribute {attr.name}: {exc}") from None
+        else:
+            ad[attr.name] = _literal_from_pb(attr.literal)
+    return ad
+
+
+def ads_to_pb(ads: Iterable[ClassAd], field: object) -> None:
+    """Append each ad to a repeated ClassAd ``field`` of a message."""
+    for ad in ads:
+        ad_to_pb(ad, field.add())  # type: ignore[attr-defined]
+
+
+def ads_from_pb(msgs: Iterable[pb.ClassAd]) -> list[ClassAd]:
+    return [ad_from_pb(m) for m in msgs]
+
+
+def texts_to_ad(attrs: Mapping[str, str]) -> ClassAd:
+    """An ad from ``name -> expression text`` (the submit parser's output)."""
+    ad = ClassAd()
+    for name, text in attrs.items():
+        ad[name] = parse_expr(text)
+    return ad
