@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 from .classad_cmds import add_classad_commands
+from .pool_cmds import add_pool_commands
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -15,6 +16,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="A live, distributed mock of an HTCondor pool.",
     )
     sub = ap.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    add_pool_commands(sub)
     add_classad_commands(sub)
     return ap
 

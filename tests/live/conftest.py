@@ -98,3 +98,9 @@ def ray_session() -> Iterator[None]:
             break
         time.sleep(0.1)
     assert not leaked, f"processes left running after ray.shutdown(): {leaked}"
+
+
+@pytest.fixture(scope="session")
+def mockpool_ray(ray_session: None) -> Iterator[None]:
+    """The mockpool pytest plugin's Ray fixture, sharing this suite's one Ray session."""
+    yield

@@ -1,0 +1,344 @@
+"""Pool commands: `run`, `up`, `down`, and the HTCondor tools that talk to an `up` pool
+(`submit`, `q`, `status`, `rm`, `hold`, `release`, `history`) over gRPC with its token."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import getpass
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+from ..auth import read_token
+from ..pool.client import PoolClient, PoolError
+from ..pool.serve import POOL_FILE, default_dir
+from ..pool.spec import SpecError, load_spec
+from . import layouts
+
+T = TypeVar("T")
+
+
+def _fail(message: str, code: int = 1) -> int:
+    print(f"mockpool: {message}", file=sys.stderr)
+    return code
+
+
+# ------------------------------------------------------------------ run / up / down
+
+
+def cmd_run(ns: argparse.Namespace) -> int:
+    from ..pool.api import run_pool
+    from ..pool.report import format_summary
+
+    try:
+        spec = load_spec(ns.spec)
+    except SpecError as e:
+        return _fail(str(e), 2)
+    if ns.duration is not None:
+        spec.duration = ns.duration
+    if ns.time_scale is not None:
+        spec.time_scale = ns.time_scale
+    out = Path(ns.out) if ns.out else Path("mockpool-out") / Path(ns.spec).stem
+    print(f"Running {ns.spec}: {len(spec.machine_names)} machines, {len(spec.schedd_names)} schedds, "
+          f"{spec.duration:g} pool s at time scale {spec.time_scale:g} "
+          f"(about {spec.duration / spec.time_scale:.0f} real s)", flush=True)
+
+    def progress(now: float, total: float) -> None:
+        if sys.stdout.isatty():
+            print(f"\r  pool time {now:8.0f} / {total:.0f}", end="", flush=True)
+
+    summary = run_pool(spec, out, progress)
+    if sys.stdout.isatty():
+        print()
+    print(format_summary(summary))
+    print(f"Output written to {out}/ (events.jsonl, NegotiatorLog, ads/, summary.json)")
+    return 0
+
+
+def _pool_dir(ns: argparse.Namespace) -> Path:
+    return Path(ns.pool) if getattr(ns, "pool", None) else default_dir()
+
+
+def _pool_info(d: Path) -> dict[str, Any]:
+    try:
+        return json.loads((d / POOL_FILE).read_text())
+    except FileNotFoundError:
+        raise SystemExit(f"mockpool: no pool is up in {d} (start one with `mockpool up SPEC`)") from None
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def cmd_up(ns: argparse.Namespace) -> int:
+    d = _pool_dir(ns)
+    try:
+        load_spec(ns.spec)  # refuse a bad spec here, with its message, before forking
+    except SpecError as e:
+        return _fail(str(e), 2)
+    if (d / POOL_FILE).exists():
+        info = json.loads((d / POOL_FILE).read_text())
+        if _alive(int(info.get("pid", 0))):
+            return _fail(f"a pool is already up in {d} (pid {info['pid']}); `mockpool down` first")
+        (d / POOL_FILE).unlink()
+    d.mkdir(parents=True, exist_ok=True, mode=0o700)
+    log = (d / "serve.log").open("w")
+    cmd = [sys.executable, "-m", "mockpool.pool.serve", ns.spec, "--dir", str(d)]
+    if ns.duration:
+        cmd += ["--duration", str(ns.duration)]
+    proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                            start_new_session=True)
+    deadline = time.monotonic() + ns.timeout
+    while not (d / POOL_FILE).exists():
+        if proc.poll() is not None:
+            return _fail(f"the pool exited while starting; see {d / 'serve.log'}:\n"
+                         + (d / "serve.log").read_text()[-2000:])
+        if time.monotonic() > deadline:
+            proc.terminate()
+            return _fail(f"the pool did not start within {ns.timeout:g}s; see {d / 'serve.log'}")
+        time.sleep(0.2)
+    info = _pool_info(d)
+    print(f"Pool up (pid {info['pid']}): collector at {info['collector']}, schedds {', '.join(info['schedds'])}")
+    print(f"Pool files in {d}; stop it with `mockpool down`")
+    return 0
+
+
+def cmd_down(ns: argparse.Namespace) -> int:
+    d = _pool_dir(ns)
+    info = _pool_info(d)
+    pid = int(info["pid"])
+    try:
+        os.kill(pid, signal.SIGTERM)
+    except ProcessLookupError:
+        (d / POOL_FILE).unlink(missing_ok=True)
+        return _fail(f"pool process {pid} was already gone; cleaned up {d / POOL_FILE}")
+    deadline = time.monotonic() + ns.timeout
+    while _alive(pid) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    if _alive(pid):
+        return _fail(f"pool process {pid} did not stop within {ns.timeout:g}s")
+    print(f"Pool down (pid {pid})")
+    return 0
+
+
+# ------------------------------------------------------------------ tools
+
+
+def _with_client(ns: argparse.Namespace, body: Callable[[PoolClient, dict[str, Any]], Awaitable[T]]) -> T:
+    d = _pool_dir(ns)
+    info = _pool_info(d)
+    try:
+        token = read_token(d / "token")
+    except (OSError, ValueError) as e:
+        raise SystemExit(f"mockpool: cannot read the pool token: {e}") from None
+
+    async def go() -> T:
+        client = PoolClient(info["collector"], token)
+        try:
+            return await body(client, info)
+        finally:
+            await client.close()
+
+    try:
+        return asyncio.run(go())
+    except PoolError as e:
+        raise SystemExit(f"mockpool: {e}") from None
+
+
+def _pool_now(info: dict[str, Any]) -> float:
+    return (time.time() - float(info["epoch_wall"])) * float(info["time_scale"])
+
+
+def cmd_submit(ns: argparse.Namespace) -> int:
+    try:
+        text = Path(ns.file).read_text()
+    except OSError as e:
+        return _fail(f"cannot read {ns.file}: {e.strerror}")
+    owner = ns.owner or getpass.getuser()
+
+    async def body(c: PoolClient, info: dict[str, Any]) -> tuple[int, int]:
+        return await c.submit(text, owner=owner, schedd=ns.name or "", source=ns.file)
+
+    cluster, n = _with_client(ns, body)
+    print("Submitting job(s)" + "." * n)
+    print(f"{n} job(s) submitted to cluster {cluster}.")
+    return 0
+
+
+def _base_wall(info: dict[str, Any]) -> float:
+    """Unix time printed for pool time 0 (the pool's start date)."""
+    return float(info.get("log_base_wall") or info["epoch_wall"])
+
+
+def cmd_q(ns: argparse.Namespace) -> int:
+    constraint = ns.constraint or ""
+    owners = [a for a in ns.ids if not re.fullmatch(r"\d+(\.\d+)?", a)]
+    ids = [a for a in ns.ids if re.fullmatch(r"\d+(\.\d+)?", a)]
+    parts = [f"({constraint})"] if constraint else []
+    if owners:
+        parts.append("(" + " || ".join(f'Owner == "{o}"' for o in owners) + ")")
+    if ids:
+        parts.append("(" + " || ".join(
+            f"(ClusterId == {i.split('.')[0]}" + (f" && ProcId == {i.split('.')[1]})" if "." in i else ")")
+            for i in ids) + ")")
+    query = " && ".join(parts)
+
+    async def body(c: PoolClient, info: dict[str, Any]) -> str:
+        name, address = await c.schedd_address(ns.name or "")
+        jobs, schedd = await c.jobs(query, schedd=name)
+        if ns.long:
+            return layouts.format_long_jobs(jobs)
+        all_jobs = jobs if not query else (await c.jobs("", schedd=name))[0]
+        base = _base_wall(info)
+        return layouts.format_q(jobs, schedd_name=name, schedd_address=address,
+                                now_wall=base + _pool_now(info), base_wall=base,
+                                batch=not ns.nobatch, total_all=all_jobs)
+
+    print(_with_client(ns, body), end="")
+    return 0
+
+
+def cmd_history(ns: argparse.Namespace) -> int:
+    async def body(c: PoolClient, info: dict[str, Any]) -> str:
+        name, _ = await c.schedd_address(ns.name or "")
+        jobs, _ = await c.jobs(ns.constraint or "", schedd=name, history=True, limit=ns.limit or 0)
+        if ns.long:
+            return layouts.format_long_jobs(jobs)
+        return layouts.format_history(jobs, base_wall=_base_wall(info))
+
+    print(_with_client(ns, body), end="")
+    return 0
+
+
+def cmd_status(ns: argparse.Namespace) -> int:
+    ad_type = "Machine"
+    if ns.negotiator:
+        ad_type = "Negotiator"
+    elif ns.schedd:
+        ad_type = "Scheduler"
+    elif ns.submitters:
+        ad_type = "Submitter"
+
+    async def body(c: PoolClient, info: dict[str, Any]) -> str:
+        ads = await c.query(ad_type, ns.constraint or "")
+        if ns.long:
+            return layouts.format_long(ads)
+        if ad_type == "Negotiator":
+            return layouts.format_status_negotiator(ads)
+        if ad_type == "Scheduler":
+            return layouts.format_status_schedd(ads)
+        if ad_type == "Submitter":
+            return layouts.format_status_submitters(ads)
+        return layouts.format_status(ads, now=_pool_now(info))
+
+    print(_with_client(ns, body), end="")
+    return 0
+
+
+_ACTION_WORDS = {"remove": ("marked for removal", "rm"), "hold": ("held", "hold"),
+                 "release": ("released", "release")}
+
+
+def _cmd_act(action: str) -> Callable[[argparse.Namespace], int]:
+    def run(ns: argparse.Namespace) -> int:
+        if not ns.ids and not ns.constraint and not ns.all:
+            return _fail(f"{_ACTION_WORDS[action][1]}: give job ids, -constraint or -all", 2)
+        constraint = "true" if ns.all else (ns.constraint or "")
+
+        async def body(c: PoolClient, info: dict[str, Any]) -> list[Any]:
+            return await c.act(action, ns.ids, constraint=constraint, reason=ns.reason or "",
+                               owner=getpass.getuser(), schedd=ns.name or "")
+
+        results = _with_client(ns, body)
+        bad = 0
+        for r in results:
+            if r.ok:
+                print(f"Job {r.job_id} {_ACTION_WORDS[action][0]}")
+            else:
+                bad += 1
+                print(r.error, file=sys.stderr)
+        if not results:
+            print(f"Couldn't find/{action} all jobs matching constraint {constraint}", file=sys.stderr)
+            return 1
+        return 1 if bad else 0
+
+    return run
+
+
+def add_pool_commands(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    def pool_arg(p: argparse.ArgumentParser) -> None:
+        p.add_argument("--pool", metavar="DIR", help="the `up` pool's folder (default $MOCKPOOL_HOME or ~/.mockpool)")
+        p.add_argument("-name", "--name", help="schedd name (default: the first schedd)")
+
+    p = sub.add_parser("run", help="run a pool spec for its duration and write a report")
+    p.add_argument("spec")
+    p.add_argument("--out", help="output folder (default mockpool-out/<spec name>)")
+    p.add_argument("--duration", type=float, help="pool seconds to run (overrides the spec)")
+    p.add_argument("--time-scale", type=float, help="pool seconds per real second (overrides the spec)")
+    p.set_defaults(func=cmd_run)
+
+    p = sub.add_parser("up", help="start a long-lived pool in the background")
+    p.add_argument("spec")
+    p.add_argument("--pool", metavar="DIR")
+    p.add_argument("--duration", type=float, default=0.0, help="stop by itself after this many pool seconds")
+    p.add_argument("--timeout", type=float, default=180.0, help="real seconds to wait for start")
+    p.set_defaults(func=cmd_up)
+
+    p = sub.add_parser("down", help="stop the pool started by `up`")
+    p.add_argument("--pool", metavar="DIR")
+    p.add_argument("--timeout", type=float, default=60.0)
+    p.set_defaults(func=cmd_down)
+
+    p = sub.add_parser("submit", help="condor_submit: queue the jobs of a submit description")
+    p.add_argument("file")
+    p.add_argument("--owner", help="submitting user (default: you)")
+    pool_arg(p)
+    p.set_defaults(func=cmd_submit)
+
+    p = sub.add_parser("q", help="condor_q: the job queue")
+    p.add_argument("ids", nargs="*", help="cluster, cluster.proc or owner")
+    p.add_argument("-nobatch", "--nobatch", action="store_true")
+    p.add_argument("-long", "-l", "--long", action="store_true", dest="long")
+    p.add_argument("-constraint", "--constraint")
+    pool_arg(p)
+    p.set_defaults(func=cmd_q)
+
+    p = sub.add_parser("history", help="condor_history: jobs that left the queue")
+    p.add_argument("-constraint", "--constraint")
+    p.add_argument("-limit", "--limit", type=int)
+    p.add_argument("-long", "-l", "--long", action="store_true", dest="long")
+    pool_arg(p)
+    p.set_defaults(func=cmd_history)
+
+    p = sub.add_parser("status", help="condor_status: slots and daemons")
+    p.add_argument("-long", "-l", "--long", action="store_true", dest="long")
+    p.add_argument("-constraint", "--constraint")
+    g = p.add_mutually_exclusive_group()
+    g.add_argument("-negotiator", "--negotiator", action="store_true")
+    g.add_argument("-schedd", "--schedd", action="store_true")
+    g.add_argument("-submitters", "--submitters", action="store_true")
+    p.add_argument("--pool", metavar="DIR")
+    p.set_defaults(func=cmd_status)
+
+    for action, name in (("remove", "rm"), ("hold", "hold"), ("release", "release")):
+        p = sub.add_parser(name, help=f"condor_{name}: {action} jobs")
+        p.add_argument("ids", nargs="*", help="cluster or cluster.proc")
+        p.add_argument("-constraint", "--constraint")
+        p.add_argument("-all", "--all", action="store_true")
+        p.add_argument("-reason", "--reason")
+        pool_arg(p)
+        p.set_defaults(func=_cmd_act(action))

@@ -1,0 +1,243 @@
+"""The Python API: start a pool, submit, query, wait, stop — in the shape of HTCondor's
+own test harness (ornithology's ``Condor``), synchronous for scripts and tests.
+
+```python
+from mockpool import Pool
+
+with Pool.from_spec("examples/pslot.toml") as pool:
+    pool.submit("executable = /bin/sleep\\narguments = 60\\nqueue 15", owner="alice")
+    pool.wait(lambda: len(pool.jobs("JobStatus == 4")) == 15, timeout=60)
+    print(pool.negotiator_log.cycles[0].matches)
+```
+
+Ray is started (a local, embedded instance) when not already initialised, and shut down
+on ``stop()`` only if this pool started it. The pool's own event loop runs on a
+background thread; every method is safe to call from the thread that made the pool.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import threading
+import time
+from collections.abc import Callable, Coroutine, Mapping, Sequence
+from pathlib import Path
+from typing import Any, TypeVar
+
+from ..classad import ClassAd
+from .client import ActResult
+from .launcher import LivePool
+from .report import summarize, write_output
+from .spec import PoolSpec, load_spec, parse_spec
+
+T = TypeVar("T")
+
+__all__ = ["Pool", "run_pool"]
+
+
+def _spec_from(spec: PoolSpec | str | os.PathLike[str] | None, config: Mapping[str, Any] | str | None,
+               overrides: Mapping[str, Any]) -> PoolSpec:
+    if isinstance(spec, PoolSpec):
+        out = spec
+    elif spec is None:
+        out = parse_spec("[[startds]]\ncount = 1\nconfig = 'NUM_CPUS = 4\\nMEMORY = 4096'\n", "<default pool>")
+    elif isinstance(spec, str) and ("\n" in spec or "[" in spec):
+        out = parse_spec(spec, "<spec>")
+    else:
+        out = load_spec(spec)
+    if config:
+        from ..config import parse_config
+
+        text = config if isinstance(config, str) else "\n".join(f"{k} = {v}" for k, v in config.items())
+        out.config = parse_config(text, "<Pool config>", out.config)
+        for g in out.startds:  # pool knobs under each group's own
+            object.__setattr__(g, "config", parse_config(text, "<Pool config>", g.config))
+    for k, v in overrides.items():
+        setattr(out, k, v)
+    return out
+
+
+class Pool:
+    """A live pool on Ray. ``with Pool(spec) as pool: ...`` or ``start()``/``stop()``."""
+
+    def __init__(self, spec: PoolSpec | str | os.PathLike[str] | None = None, *,
+                 config: Mapping[str, Any] | str | None = None, state_dir: str | Path | None = None,
+                 **overrides: Any) -> None:
+        self.spec = _spec_from(spec, config, overrides)
+        self._live = LivePool(self.spec, state_dir=state_dir)
+        self._loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(target=self._loop.run_forever, name="mockpool-pool", daemon=True)
+        self._started_ray = False
+        self._running = False
+
+    @classmethod
+    def from_spec(cls, path: str | os.PathLike[str], **kw: Any) -> Pool:
+        return cls(load_spec(path), **kw)
+
+    def _run(self, coro: Coroutine[Any, Any, T], timeout: float | None = None) -> T:
+        return asyncio.run_coroutine_threadsafe(coro, self._loop).result(timeout)
+
+    # ------------------------------------------------------------------ lifecycle
+    def start(self) -> Pool:
+        import ray
+
+        if not ray.is_initialized():
+            ray.init(address="local", include_dashboard=False, log_to_driver=False,
+                     num_cpus=max(2, os.cpu_count() or 2), configure_logging=False)
+            self._started_ray = True
+        self._thread.start()
+        try:
+            self._run(self._live.start())
+        except BaseException:
+            self.stop()
+            raise
+        self._running = True
+        return self
+
+    def stop(self) -> list[dict[str, Any]]:
+        status: list[dict[str, Any]] = []
+        if self._thread.is_alive():
+            try:
+                status = self._run(self._live.stop(), timeout=60)
+            finally:
+                self._loop.call_soon_threadsafe(self._loop.stop)
+                self._thread.join(10)
+        self._running = False
+        if self._started_ray:
+            import ray
+
+            ray.shutdown()
+            self._started_ray = False
+        return status
+
+    def __enter__(self) -> Pool:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    # ------------------------------------------------------------------ time
+    @property
+    def now(self) -> float:
+        """Pool time, in pool seconds since the pool started."""
+        return self._live.now()
+
+    def sleep_until(self, t: float) -> None:
+        self._run(self._live.sleep_until(t))
+
+    def wait(self, condition: Callable[[], Any], timeout: float = 60.0, *,
+             fail_condition: Callable[[], Any] | None = None, poll: float = 0.1) -> bool:
+        """Poll ``condition()`` until it is true (True) or ``timeout`` real seconds pass
+        (False). ``fail_condition()`` true stops the wait early with False."""
+        deadline = time.monotonic() + timeout
+        while True:
+            if condition():
+                return True
+            if (fail_condition is not None and fail_condition()) or time.monotonic() > deadline:
+                return False
+            time.sleep(poll)
+
+    # ------------------------------------------------------------------ talking to it
+    @property
+    def client(self) -> Any:
+        assert self._live.client is not None, "the pool is not running"
+        return self._live.client
+
+    def submit(self, description: str, *, owner: str = "mockpool", schedd: str = "",
+               source: str = "<submit>") -> tuple[int, int]:
+        """Queue a submit description; returns (cluster id, number of jobs)."""
+        return self._run(self.client.submit(description, owner=owner, schedd=schedd, source=source))
+
+    def jobs(self, constraint: str = "", projection: Sequence[str] = (), *, schedd: str = "",
+             history: bool = False) -> list[ClassAd]:
+        return self._run(self.client.jobs(constraint, projection, schedd=schedd, history=history))[0]
+
+    def all_jobs(self, constraint: str = "") -> list[ClassAd]:
+        """Queue and history of every schedd."""
+        out: list[ClassAd] = []
+        for name in self.spec.schedd_names:
+            out += self.jobs(constraint, schedd=name) + self.jobs(constraint, schedd=name, history=True)
+        return out
+
+    def ads(self, ad_type: str = "Machine", constraint: str = "", projection: Sequence[str] = ()) -> list[ClassAd]:
+        return self._run(self.client.query(ad_type, constraint, projection))
+
+    def slots(self, constraint: str = "") -> list[ClassAd]:
+        return self.ads("Machine", constraint)
+
+    def act(self, action: str, job_ids: Sequence[str] = (), *, constraint: str = "", reason: str = "",
+            schedd: str = "") -> list[ActResult]:
+        return self._run(self.client.act(action, job_ids, constraint=constraint, reason=reason, schedd=schedd))
+
+    def status(self) -> list[dict[str, Any]]:
+        return self._run(self._live.status())
+
+    # ------------------------------------------------------------------ what happened
+    def drain(self) -> None:
+        self._run(self._live.drain())
+
+    @property
+    def events(self) -> list[dict[str, Any]]:
+        self.drain()
+        return self._live.events
+
+    @property
+    def negotiator_log(self) -> Any:
+        """The NegotiatorLog so far, parsed (``.lines``, ``.cycles``)."""
+        from ..negotiator.log import NegotiatorLog
+
+        self.drain()
+        return NegotiatorLog(self._live.negotiator_log_lines)
+
+    @property
+    def token(self) -> str:
+        return self._live.token
+
+    @property
+    def collector_address(self) -> str:
+        return self._live.collector_address
+
+    # ------------------------------------------------------------------ a whole run
+    def collect(self, out: str | Path | None = None, real_seconds: float = 0.0) -> dict[str, Any]:
+        """Gather final ads and jobs, compute the summary, write ``out`` if given."""
+        now = self.now
+        slots = self.ads("Machine")
+        queue, history = [], []
+        for name in self.spec.schedd_names:
+            queue += self.jobs(schedd=name)
+            history += self.jobs(schedd=name, history=True)
+        negotiators = self.ads("Negotiator")
+        status = self.status()
+        neg_status = next(
+            (s for h in status for k, s in h["services"].items() if k == "NegotiatorService"), {}
+        )
+        summary = summarize(
+            now=now, real_seconds=real_seconds or now / self.spec.time_scale, time_scale=self.spec.time_scale,
+            slots=slots, jobs=queue + history, negotiator=negotiators[0] if negotiators else None,
+            negotiator_status=neg_status, host_status=status,
+            jobs_submitted=sum(n for _, _, n in self._live.submitted),
+            workload_errors=self._live.workload_errors, machines=len(self.spec.machine_names),
+        )
+        if out is not None:
+            ads = {
+                "slots": slots, "schedds": self.ads("Scheduler"), "submitters": self.ads("Submitter"),
+                "negotiator": negotiators, "collector": self.ads("Collector"),
+                "jobs": queue, "history": history,
+            }
+            write_output(Path(out), events=self.events, negotiator_log=self._live.negotiator_log_lines,
+                         ads=ads, summary=summary)
+        return summary
+
+
+def run_pool(spec: PoolSpec, out: str | Path | None = None,
+             progress: Callable[[float, float], None] | None = None) -> dict[str, Any]:
+    """Run ``spec`` for its duration; write ``out``; return the summary."""
+    with Pool(spec) as pool:
+        t0 = time.monotonic()
+        while (now := pool.now) < spec.duration:
+            if progress:
+                progress(now, spec.duration)
+            pool.sleep_until(min(spec.duration, now + max(1.0, spec.time_scale)))
+            pool.drain()  # keep the actors' event buffers small
+        return pool.collect(out, real_seconds=time.monotonic() - t0)

@@ -1,0 +1,116 @@
+"""A user's client of a running pool: what condor_submit, condor_q, condor_status,
+condor_rm/hold/release and condor_history talk to, over gRPC with the pool's token.
+
+Schedds are found the way HTCondor tools find them: from their "Scheduler" ads in the
+collector (``MyAddress``). Errors from the pool come back as :class:`PoolError` with the
+daemon's message (the bad line of a submit file, an unknown job id, ...).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import grpc
+import grpc.aio
+
+from .. import rpc
+from ..claimid import from_sinful
+from ..classad import ClassAd
+from ..v1 import collector_pb2, collector_pb2_grpc, schedd_pb2, schedd_pb2_grpc
+from ..wire import ad_from_pb, ads_from_pb
+
+TIMEOUT = 30.0
+
+
+class PoolError(RuntimeError):
+    """A call the pool refused or could not answer; the message says why."""
+
+    def __init__(self, message: str, code: grpc.StatusCode | None = None) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+@dataclass
+class ActResult:
+    job_id: str
+    ok: bool
+    error: str
+
+
+class PoolClient:
+    """Async client; make it (and use it) on one event loop. ``await client.close()``."""
+
+    def __init__(self, collector_address: str, token: str) -> None:
+        self.collector_address = collector_address
+        self._channel = rpc.make_channel(collector_address, token)
+        self._token = token
+        self._collector = collector_pb2_grpc.CollectorStub(self._channel)
+        self._schedd_channels: dict[str, grpc.aio.Channel] = {}
+
+    async def close(self) -> None:
+        await self._channel.close()
+        for ch in self._schedd_channels.values():
+            await ch.close()
+        self._schedd_channels.clear()
+
+    async def _call(self, method, request):  # type: ignore[no-untyped-def]
+        try:
+            return await rpc.call(method, request, timeout=TIMEOUT)
+        except grpc.aio.AioRpcError as e:
+            raise PoolError(e.details() or str(e.code()), e.code()) from None
+
+    # ------------------------------------------------------------- collector
+    async def query(self, ad_type: str, constraint: str = "", projection: Sequence[str] = ()) -> list[ClassAd]:
+        reply = await self._call(
+            self._collector.Query,
+            collector_pb2.QueryRequest(ad_type=ad_type, constraint=constraint, projection=list(projection)),
+        )
+        return ads_from_pb(reply.ads)
+
+    async def schedd_address(self, name: str = "") -> tuple[str, str]:
+        """(name, host:port) of the schedd called ``name`` (any one if empty)."""
+        ads = await self.query("Scheduler", projection=["Name", "MyAddress"])
+        if not ads:
+            raise PoolError("no schedd has advertised itself to the collector yet")
+        for ad in sorted(ads, key=lambda a: str(a.get_value("Name", ""))):
+            ad_name = str(ad.get_value("Name", ""))
+            if not name or ad_name.lower() == name.lower():
+                return ad_name, from_sinful(str(ad.get_value("MyAddress", "")))
+        known = ", ".join(sorted(str(a.get_value("Name", "")) for a in ads))
+        raise PoolError(f"no schedd named {name!r} (known: {known})", grpc.StatusCode.NOT_FOUND)
+
+    async def _schedd(self, name: str) -> tuple[str, schedd_pb2_grpc.ScheddStub]:
+        ad_name, address = await self.schedd_address(name)
+        ch = self._schedd_channels.get(address)
+        if ch is None:
+            ch = self._schedd_channels[address] = rpc.make_channel(address, self._token)
+        return ad_name, schedd_pb2_grpc.ScheddStub(ch)
+
+    # ------------------------------------------------------------- schedd
+    async def submit(self, description: str, *, owner: str, schedd: str = "", source: str = "<submit>") -> tuple[int, int]:
+        name, stub = await self._schedd(schedd)
+        reply = await self._call(
+            stub.Submit,
+            schedd_pb2.SubmitRequest(
+                schedd_name=name, request_id=rpc.request_id(), description=description, source=source, owner=owner
+            ),
+        )
+        return reply.cluster_id, reply.num_procs
+
+    async def jobs(self, constraint: str = "", projection: Sequence[str] = (), *, schedd: str = "",
+                   history: bool = False, limit: int = 0) -> tuple[list[ClassAd], ClassAd]:
+        name, stub = await self._schedd(schedd)
+        req = schedd_pb2.JobQueryRequest(schedd_name=name, constraint=constraint, projection=list(projection), limit=limit)
+        reply = await self._call(stub.History if history else stub.QueryJobs, req)
+        return ads_from_pb(reply.jobs), ad_from_pb(reply.schedd)
+
+    async def act(self, action: str, job_ids: Sequence[str] = (), *, constraint: str = "", reason: str = "",
+                  owner: str = "", schedd: str = "") -> list[ActResult]:
+        name, stub = await self._schedd(schedd)
+        reply = await self._call(
+            stub.Act,
+            schedd_pb2.ActRequest(schedd_name=name, action=action, job_ids=list(job_ids), constraint=constraint,
+                                  reason=reason, owner=owner),
+        )
+        return [ActResult(r.job_id, r.ok, r.error) for r in reply.results]

@@ -1,0 +1,200 @@
+"""The Ray actor that hosts daemons: one process, one event loop, one gRPC server.
+
+A host runs one *role*: ``central`` (collector + negotiator, HTCondor's central manager),
+``startd`` (many machines) or ``schedd`` (one or more schedds). Starting is two-phase so
+that pool time 0 is the moment every daemon is reachable:
+
+1. ``serve()`` builds the services and starts the gRPC server; returns its address.
+2. ``run(epoch_wall, collector_address)`` makes the pool clock and starts the loops.
+
+Everything here is shell: the services own the behaviour. The launcher drains events and
+NegotiatorLog lines from hosts, so a run on a multi-node cluster needs no shared disk.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import resource
+from pathlib import Path
+from typing import Any
+
+from .. import rpc
+from ..auth import Role, TokenAuthInterceptor
+from ..clock import ScaledClock
+from ..config import ConfigDict
+from ..daemon import DaemonContext, EventLog, Service
+
+log = logging.getLogger(__name__)
+
+ROLES = ("central", "startd", "schedd")
+
+
+class _PendingClock:
+    """Stands in for the pool clock between serve() and run(): time stands still at 0."""
+
+    time_scale = 1.0
+
+    def now(self) -> float:
+        return 0.0
+
+    async def sleep_until(self, t: float) -> None:  # pragma: no cover - never used
+        raise RuntimeError("the pool clock has not started")
+
+    async def sleep(self, dt: float) -> None:  # pragma: no cover
+        raise RuntimeError("the pool clock has not started")
+
+    def lag_stats(self) -> Any:  # pragma: no cover
+        return None
+
+
+class _RetargetClock:
+    """A clock whose implementation is set once the epoch is known (services keep it)."""
+
+    def __init__(self) -> None:
+        self.inner: Any = _PendingClock()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
+
+    def now(self) -> float:
+        return self.inner.now()
+
+    async def sleep_until(self, t: float) -> None:
+        await self.inner.sleep_until(t)
+
+    async def sleep(self, dt: float) -> None:
+        await self.inner.sleep(dt)
+
+    def lag_stats(self) -> Any:
+        return self.inner.lag_stats()
+
+
+class DaemonHost:
+    """Hosts the services of one role. Wrapped with ``ray.remote`` by the launcher."""
+
+    def __init__(
+        self,
+        role: str,
+        *,
+        secret: str,
+        config: ConfigDict,
+        state_dir: str,
+        host: str = "127.0.0.1",
+        seed: int = 0,
+        machines: list[tuple[str, ConfigDict]] | None = None,
+        schedds: list[str] | None = None,
+        log_base_wall: float = 0.0,
+    ) -> None:
+        if role not in ROLES:
+            raise ValueError(f"unknown host role {role!r} (expected one of {ROLES})")
+        # Nothing asyncio or gRPC here: __init__ does not run on the actor's event loop.
+        self.role = role
+        self._secret = secret
+        self._config = config
+        self._state_dir = Path(state_dir)
+        self._host = host
+        self._seed = seed
+        self._machines = machines or []
+        self._schedds = schedds or []
+        self._log_base_wall = log_base_wall
+        self._clock = _RetargetClock()
+        self._services: list[Service] = []
+        self._server: Any = None
+        self._ctx: DaemonContext | None = None
+        self._started = False
+
+    async def serve(self, collector_address: str = "") -> str:
+        self._state_dir.mkdir(parents=True, exist_ok=True)
+        ctx = DaemonContext(
+            clock=self._clock,  # type: ignore[arg-type]
+            config=self._config,
+            secret=self._secret,
+            collector_address=collector_address,
+            events=EventLog(self._clock),  # type: ignore[arg-type]
+            state_dir=self._state_dir,
+            seed=self._seed,
+            host=self._host,
+        )
+        self._ctx = ctx
+        self._services = self._build(ctx)
+        roles: dict[str, frozenset[Role]] = {}
+        for s in self._services:
+            roles.update(s.METHOD_ROLES)
+        self._server, ctx.address = await rpc.start_server(
+            [s.add_to_server for s in self._services],
+            self._host,
+            0,
+            interceptors=[TokenAuthInterceptor(self._secret, method_roles=roles)],
+        )
+        if self.role == "central":
+            ctx.collector_address = ctx.address
+        return ctx.address
+
+    def _build(self, ctx: DaemonContext) -> list[Service]:
+        if self.role == "central":
+            from ..collector.service import CollectorService
+            from ..negotiator.service import NegotiatorService
+
+            return [CollectorService(ctx), NegotiatorService(ctx, log_base_wall=self._log_base_wall)]
+        if self.role == "startd":
+            from ..startd.service import StartdService
+
+            return [StartdService(ctx, self._machines)]
+        from ..schedd.service import ScheddService
+
+        return [ScheddService(ctx, self._schedds)]
+
+    async def run(self, time_scale: float, epoch_wall: float, only: list[int] | None = None) -> None:
+        """Start the pool clock and the loops (of services ``only``, by index, if given)."""
+        if not isinstance(self._clock.inner, ScaledClock):
+            self._clock.inner = ScaledClock(time_scale, epoch_wall)
+        for i, s in enumerate(self._services):
+            if only is None or i in only:
+                await s.start()
+        self._started = True
+
+    async def stop(self) -> dict[str, Any]:
+        """Stop loops and the server; returns the final status."""
+        final = await self.status()
+        for s in reversed(self._services):
+            try:
+                await s.stop()
+            except Exception:
+                log.exception("stopping %s", type(s).__name__)
+        if self._server is not None:
+            await rpc.stop_server(self._server, 0.5)
+            self._server = None
+        if self._ctx is not None:
+            await self._ctx.close_channels()
+        return final
+
+    async def status(self) -> dict[str, Any]:
+        lag = self._clock.lag_stats() if isinstance(self._clock.inner, ScaledClock) else None
+        return {
+            "role": self.role,
+            "pid": os.getpid(),
+            "address": self._ctx.address if self._ctx else "",
+            # ru_maxrss is KiB on Linux: the peak resident memory of this actor process.
+            "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+            # How late this actor's loops woke, in pool seconds: a pool that cannot keep
+            # up with its time scale shows it here instead of drifting silently.
+            "lag": None if lag is None else {"wakeups": lag.count, "mean": lag.mean, "max": lag.max},
+            "services": {type(s).__name__: s.status() for s in self._services},
+        }
+
+    async def drain_events(self) -> list[dict[str, Any]]:
+        return self._ctx.events.drain() if self._ctx else []
+
+    async def drain_log(self) -> list[str]:
+        lines: list[str] = []
+        for s in self._services:
+            drain = getattr(s, "drain_log", None)
+            if drain is not None:
+                lines.extend(drain())
+        return lines
+
+    async def ping(self) -> float:
+        await asyncio.sleep(0)
+        return self._clock.now()

@@ -1,0 +1,211 @@
+"""Launch a pool on Ray from a :class:`PoolSpec`, feed it its workload, gather its output.
+
+Start order (pool time 0 is when every daemon is reachable):
+
+1. the central manager actor (collector + negotiator) serves; its address is the
+   collector's;
+2. startd and schedd actors serve, all at once;
+3. the clock starts everywhere with one epoch; startd and schedd loops start (they
+   advertise at once); the launcher waits until the collector has every machine and
+   schedd, submits the workload items due at time 0, and only then starts the
+   negotiator, so its first cycle sees the pool and the queue as the spec describes them.
+
+Events and NegotiatorLog lines stay in the actors until drained here, so a pool on a
+multi-node Ray cluster needs no shared file system.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from ..auth import Role, make_secret, make_token
+from .client import PoolClient
+from .host import DaemonHost
+from .spec import PoolSpec, SubmitItem
+
+log = logging.getLogger(__name__)
+
+STARTUP_TIMEOUT = 120.0  # real seconds for every daemon to advertise itself
+
+
+def _chunks(items: list[Any], size: int) -> list[list[Any]]:
+    return [items[i : i + size] for i in range(0, len(items), size)]
+
+
+class LivePool:
+    """An async handle on a running pool. Use from one event loop; ``await stop()``."""
+
+    def __init__(self, spec: PoolSpec, *, state_dir: str | Path | None = None) -> None:
+        self.spec = spec
+        self._tmp: tempfile.TemporaryDirectory[str] | None = None
+        if state_dir is None:
+            self._tmp = tempfile.TemporaryDirectory(prefix="mockpool-")
+            state_dir = self._tmp.name
+        self.state_dir = Path(state_dir)
+        self.secret = make_secret()
+        self.token = make_token(self.secret, Role.ADMIN)
+        self.epoch_wall = 0.0
+        self.collector_address = ""
+        self.client: PoolClient | None = None
+        self._central: Any = None
+        self._hosts: list[Any] = []  # startd and schedd actors
+        self._events: list[dict[str, Any]] = []
+        self._log_lines: list[str] = []
+        self._workload: asyncio.Task[None] | None = None
+        self.submitted: list[tuple[SubmitItem, int, int]] = []
+        self.workload_errors: list[str] = []
+        self.final_status: list[dict[str, Any]] = []
+
+    # ------------------------------------------------------------------ time
+    @property
+    def time_scale(self) -> float:
+        return self.spec.time_scale
+
+    def now(self) -> float:
+        """Pool time (seconds since pool time 0)."""
+        return (time.time() - self.epoch_wall) * self.spec.time_scale if self.epoch_wall else 0.0
+
+    async def sleep_until(self, t: float) -> None:
+        while (left := t - self.now()) > 0:
+            await asyncio.sleep(min(left / self.spec.time_scale, 1.0))
+
+    # ------------------------------------------------------------------ start/stop
+    async def start(self) -> None:
+        import ray
+
+        spec = self.spec
+        actor = ray.remote(num_cpus=0, max_restarts=0)(DaemonHost)
+        common = {"secret": self.secret, "host": spec.host, "seed": spec.seed}
+        # The NegotiatorLog's dates: the real date at pool time 0 plus pool seconds.
+        log_base = time.time()
+        self._central = actor.remote(
+            "central", config=spec.config, state_dir=str(self.state_dir / "central"),
+            log_base_wall=log_base, **common,
+        )
+        self.collector_address = await self._central.serve.remote()
+        for gi, group in enumerate(spec.startds):
+            machines = [(n, group.config) for n in group.names]
+            for ci, chunk in enumerate(_chunks(machines, group.machines_per_actor)):
+                self._hosts.append(actor.remote(
+                    "startd", config=spec.config, machines=chunk,
+                    state_dir=str(self.state_dir / f"startd{gi}_{ci}"), **common,
+                ))
+        for gi, sgroup in enumerate(spec.schedds):
+            for ci, names in enumerate(_chunks(list(sgroup.names), sgroup.per_actor)):
+                self._hosts.append(actor.remote(
+                    "schedd", config=spec.config, schedds=names,
+                    state_dir=str(self.state_dir / "schedd"), **common,
+                ))
+        await asyncio.gather(*(h.serve.remote(self.collector_address) for h in self._hosts))
+        self.epoch_wall = time.time()
+        self.log_base_wall = log_base
+        await asyncio.gather(*(h.run.remote(spec.time_scale, self.epoch_wall) for h in self._hosts))
+        await self._central.run.remote(spec.time_scale, self.epoch_wall, [0])  # collector only
+        self.client = PoolClient(self.collector_address, self.token)
+        await self._wait_advertised()
+        due_now = [s for s in spec.submits if s.at <= 0]
+        for item in due_now:
+            await self._submit(item)
+        await self._central.run.remote(spec.time_scale, self.epoch_wall, [1])  # negotiator
+        later = [s for s in spec.submits if s.at > 0]
+        if later:
+            self._workload = asyncio.create_task(self._feed(later))
+
+    async def _wait_advertised(self) -> None:
+        assert self.client is not None
+        want_machines = {n.lower() for n in self.spec.machine_names}
+        want_schedds = {n.lower() for n in self.spec.schedd_names}
+        deadline = time.monotonic() + STARTUP_TIMEOUT
+        while True:
+            slots = await self.client.query("Machine", projection=["Machine"])
+            schedds = await self.client.query("Scheduler", projection=["Name"])
+            have_m = {str(a.get_value("Machine", "")).lower() for a in slots}
+            have_s = {str(a.get_value("Name", "")).lower() for a in schedds}
+            if want_machines <= have_m and want_schedds <= have_s:
+                return
+            if time.monotonic() > deadline:
+                raise TimeoutError(
+                    f"pool did not come up in {STARTUP_TIMEOUT:.0f}s: "
+                    f"{len(want_machines - have_m)} machines and {len(want_schedds - have_s)} schedds "
+                    "have not advertised to the collector"
+                )
+            await asyncio.sleep(0.05)
+
+    async def _submit(self, item: SubmitItem) -> None:
+        assert self.client is not None
+        try:
+            cluster, n = await self.client.submit(item.description, owner=item.owner, schedd=item.schedd,
+                                                  source=item.source)
+            self.submitted.append((item, cluster, n))
+        except Exception as e:  # the pool keeps running; the summary reports it
+            self.workload_errors.append(f"submit at {item.at:g} to {item.schedd}: {e}")
+            log.warning("workload submit failed: %s", e)
+
+    async def _feed(self, items: list[SubmitItem]) -> None:
+        for item in items:
+            await self.sleep_until(item.at)
+            await self._submit(item)
+
+    async def stop(self) -> list[dict[str, Any]]:
+        import ray
+
+        if self._workload is not None:
+            self._workload.cancel()
+            await asyncio.gather(self._workload, return_exceptions=True)
+        hosts = ([self._central] if self._central is not None else []) + self._hosts
+        if hosts:
+            try:
+                await self.drain()
+            except Exception:  # an actor died: stop the rest anyway
+                log.exception("draining events at stop")
+            results = await asyncio.gather(*(h.stop.remote() for h in hosts), return_exceptions=True)
+            self.final_status = [r for r in results if isinstance(r, dict)]
+            for h in hosts:
+                ray.kill(h, no_restart=True)
+        self._central, self._hosts = None, []
+        if self.client is not None:
+            await self.client.close()
+            self.client = None
+        if self._tmp is not None:
+            self._tmp.cleanup()
+            self._tmp = None
+        return self.final_status
+
+    # ------------------------------------------------------------------ observation
+    async def drain(self) -> None:
+        """Pull events and NegotiatorLog lines from every actor into this process."""
+        hosts = [self._central, *self._hosts]
+        batches = await asyncio.gather(*(h.drain_events.remote() for h in hosts))
+        for b in batches:
+            self._events.extend(b)
+        self._log_lines.extend(await self._central.drain_log.remote())
+
+    @property
+    def events(self) -> list[dict[str, Any]]:
+        return sorted(self._events, key=lambda e: e["t"])
+
+    @property
+    def negotiator_log_lines(self) -> list[str]:
+        return list(self._log_lines)
+
+    async def status(self) -> list[dict[str, Any]]:
+        return list(await asyncio.gather(*(h.status.remote() for h in [self._central, *self._hosts])))
+
+    async def wait(self, condition: Callable[[], Any], timeout: float, poll: float = 0.05) -> bool:
+        """Await ``condition()`` (sync or async) until true or ``timeout`` real seconds pass."""
+        deadline = time.monotonic() + timeout
+        while True:
+            value = condition()
+            if asyncio.iscoroutine(value):
+                value = await value
+            if value:
+                return True
+            if time.monotonic() > deadline:
+                return False
+            await asyncio.sleep(poll)

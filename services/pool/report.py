@@ -1,0 +1,163 @@
+"""The output folder of ``mockpool run`` and its ``summary.json``.
+
+Folder layout (``--out DIR``):
+
+- ``events.jsonl``: one event per line, sorted by pool time: ``{"t": <pool s>, "daemon":
+  <name>, "kind": <kind>, ...ids}``. Claim ids appear redacted (``<addr>#<birthday>#<seq>#...``).
+- ``NegotiatorLog``: the negotiator's log in HTCondor's format.
+- ``ads/``: final ads in old ClassAd syntax, blank-line separated, as ``condor_status
+  -long`` prints them: ``slots.ads``, ``schedds.ads``, ``submitters.ads``,
+  ``negotiator.ads``, ``collector.ads``, ``jobs.ads`` (queue) and ``history.ads``.
+- ``summary.json``, with these keys:
+
+  ===================== ===========================================================
+  ``pool_seconds``      pool time when the run stopped
+  ``real_seconds``      wall-clock run time (start of pool time 0 to stop)
+  ``time_scale``        pool seconds per real second asked for
+  ``achieved_scale``    pool seconds actually covered per real second
+  ``machines``          number of machines; ``slots``: slot ads at the end
+  ``total_cpus``        sum of the machines' TotalCpus
+  ``cycles``            negotiation cycles run
+  ``matches``           matches made, over all cycles
+  ``jobs``              job counts by state name (Idle, Running, Removed, Completed,
+                        Held), queue and history together
+  ``jobs_submitted``    jobs queued by the workload; ``workload_errors``: refused items
+  ``cpu_utilisation``   busy cpu-seconds / (total cpus x pool seconds): Σ over jobs of
+                        run time x RequestCpus (run time: RemoteWallClockTime, plus the
+                        current run of a running job)
+  ``slot_states``       final slot ads by State
+  ``lag``               per actor: wakeups and mean/max lateness of its loops in pool
+                        seconds (a pool that cannot keep up shows it here)
+  ``peak_rss_mb``       per actor and in total: peak resident memory
+  ``negotiator``        the last cycle's statistics, from the negotiator ad
+  ===================== ===========================================================
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from ..classad import ClassAd, format_ad
+
+JOB_STATES = {1: "Idle", 2: "Running", 3: "Removed", 4: "Completed", 5: "Held"}
+
+
+def _num(ad: ClassAd, name: str, default: float = 0.0) -> float:
+    v = ad.get_value(name, default)
+    return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else default
+
+
+def job_counts(jobs: Sequence[ClassAd]) -> dict[str, int]:
+    counts = Counter(JOB_STATES.get(int(_num(j, "JobStatus")), "Unknown") for j in jobs)
+    return {name: counts.get(name, 0) for name in JOB_STATES.values()} | (
+        {"Unknown": counts["Unknown"]} if counts.get("Unknown") else {}
+    )
+
+
+def busy_cpu_seconds(jobs: Sequence[ClassAd], now: float) -> float:
+    total = 0.0
+    for j in jobs:
+        run = _num(j, "RemoteWallClockTime")
+        if int(_num(j, "JobStatus")) == 2:
+            run += max(0.0, now - _num(j, "JobCurrentStartDate", now))
+        total += run * _num(j, "RequestCpus", 1.0)
+    return total
+
+
+def total_cpus(slots: Sequence[ClassAd]) -> float:
+    per_machine: dict[str, float] = {}
+    for s in slots:
+        per_machine[str(s.get_value("Machine", ""))] = _num(s, "TotalCpus")
+    return sum(per_machine.values())
+
+
+def summarize(
+    *,
+    now: float,
+    real_seconds: float,
+    time_scale: float,
+    slots: Sequence[ClassAd],
+    jobs: Sequence[ClassAd],
+    negotiator: ClassAd | None,
+    negotiator_status: dict[str, Any],
+    host_status: Sequence[dict[str, Any]],
+    jobs_submitted: int,
+    workload_errors: Sequence[str],
+    machines: int,
+) -> dict[str, Any]:
+    cpus = total_cpus(slots)
+    stats: dict[str, Any] = {}
+    if negotiator is not None:
+        for name in negotiator:
+            if name.startswith("LastNegotiationCycle") and name.endswith("0"):
+                v = negotiator.get_value(name)
+                if isinstance(v, (int, float, str, bool)):
+                    stats[name] = v
+    peak = {f"{h['role']}:{h['pid']}": round(h["peak_rss_mb"], 1) for h in host_status}
+    return {
+        "pool_seconds": round(now, 3),
+        "real_seconds": round(real_seconds, 3),
+        "time_scale": time_scale,
+        "achieved_scale": round(now / real_seconds, 3) if real_seconds > 0 else None,
+        "machines": machines,
+        "slots": len(slots),
+        "total_cpus": cpus,
+        "cycles": int(negotiator_status.get("cycles", 0)),
+        "matches": int(negotiator_status.get("matches", 0)),
+        "jobs": job_counts(jobs),
+        "jobs_submitted": jobs_submitted,
+        "workload_errors": list(workload_errors),
+        "cpu_utilisation": round(busy_cpu_seconds(jobs, now) / (cpus * now), 4) if cpus and now > 0 else 0.0,
+        "slot_states": dict(Counter(str(s.get_value("State", "")) for s in slots)),
+        "lag": {f"{h['role']}:{h['pid']}": h.get("lag") for h in host_status},
+        "peak_rss_mb": {"actors": peak, "total": round(sum(peak.values()), 1)},
+        "negotiator": stats,
+    }
+
+
+def write_ads(path: Path, ads: Sequence[ClassAd]) -> None:
+    path.write_text("".join(format_ad(a, "old", sort=True) + "\n\n" for a in ads))
+
+
+def write_output(
+    out: Path,
+    *,
+    events: Sequence[dict[str, Any]],
+    negotiator_log: Sequence[str],
+    ads: dict[str, Sequence[ClassAd]],
+    summary: dict[str, Any],
+) -> None:
+    out.mkdir(parents=True, exist_ok=True)
+    with (out / "events.jsonl").open("w") as f:
+        for e in events:
+            f.write(json.dumps(e, separators=(",", ":")) + "\n")
+    (out / "NegotiatorLog").write_text("".join(line + "\n" for line in negotiator_log))
+    (out / "ads").mkdir(exist_ok=True)
+    for name, group in ads.items():
+        write_ads(out / "ads" / f"{name}.ads", group)
+    (out / "summary.json").write_text(json.dumps(summary, indent=2, sort_keys=True) + "\n")
+
+
+def format_summary(s: dict[str, Any]) -> str:
+    """The few lines ``mockpool run`` prints at the end."""
+    jobs = "  ".join(f"{k} {v}" for k, v in s["jobs"].items())
+    states = "  ".join(f"{k} {v}" for k, v in sorted(s["slot_states"].items()))
+    worst = max((lag["max"] for lag in s["lag"].values() if lag), default=0.0)
+    lines = [
+        f"Pool ran {s['pool_seconds']:.0f} pool s in {s['real_seconds']:.1f} real s "
+        f"(time scale {s['time_scale']:g}, achieved {s['achieved_scale'] or 0:g})",
+        f"Machines {s['machines']}  slots {s['slots']}  cpus {s['total_cpus']:g}",
+        f"Negotiation cycles {s['cycles']}  matches {s['matches']}",
+        f"Jobs: {jobs}  (submitted {s['jobs_submitted']})",
+        f"Slots: {states}",
+        f"CPU utilisation {100 * s['cpu_utilisation']:.1f}%",
+        f"Peak memory of all actors {s['peak_rss_mb']['total']:.0f} MiB; worst loop lag {worst:.2f} pool s",
+    ]
+    if s["workload_errors"]:
+        lines.append(f"Workload errors ({len(s['workload_errors'])}):")
+        lines.extend(f"  {e}" for e in s["workload_errors"])
+    return "\n".join(lines)

@@ -1,0 +1,380 @@
+"""The pool spec: a TOML file that says the topology, the workload and the time scale.
+
+```toml
+[pool]
+time_scale = 60          # pool seconds per real second
+duration = 3600          # pool seconds to run (``mockpool run``)
+seed = 1
+host = "127.0.0.1"       # where servers listen (loopback unless you say otherwise)
+
+[config]                 # HTCondor knobs, as in a condor_config
+file = "condor_config"   # optional: read first, then the knobs below on top
+NEGOTIATOR_INTERVAL = 60
+
+[[startds]]              # a family of identical machines
+name = "exec{:04d}"      # machine names: a str.format pattern over 1..count
+count = 500
+machines_per_actor = 250
+config = '''
+NUM_CPUS = 16
+'''                       # or config_file = "startd.conf" (relative to the spec)
+
+[[schedds]]
+count = 2                # names schedd1, schedd2 (or name = "sub{}")
+per_actor = 2
+
+[[submit]]               # submitted at pool time `at` to schedd index `schedd`
+at = 0
+schedd = 0
+owner = "alice"
+description = '''
+executable = /bin/sleep
+arguments = 60
+queue 15
+'''                       # or file = "job.sub"
+```
+
+Loading validates everything a run would trip over later: config knobs (HTCondor syntax),
+slot layouts and every submit description. An error names the file, the line and the
+problem. Config and submit text written inline keeps the spec file's line numbers.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+try:
+    import tomllib
+except ImportError:  # Python 3.10
+    import tomli as tomllib  # type: ignore[no-redef]
+
+from ..classad import parse_expr
+from ..config import ConfigDict, ConfigError, load_config, parse_config, slot_types
+from ..schedd.submit import SubmitError, parse_submit
+
+__all__ = ["MachineGroup", "PoolSpec", "ScheddGroup", "SpecError", "SubmitItem", "load_spec", "parse_spec"]
+
+
+class SpecError(ValueError):
+    """A pool spec that cannot be run: ``file:line: problem``."""
+
+
+@dataclass(frozen=True)
+class MachineGroup:
+    names: tuple[str, ...]
+    machines_per_actor: int
+    config: ConfigDict  # pool config with the group's knobs on top
+
+
+@dataclass(frozen=True)
+class ScheddGroup:
+    names: tuple[str, ...]
+    per_actor: int
+
+
+@dataclass(frozen=True)
+class SubmitItem:
+    at: float
+    schedd: str  # schedd name
+    owner: str
+    description: str
+    source: str  # for error messages: the spec (or submit file) it came from
+
+
+@dataclass
+class PoolSpec:
+    source: str
+    time_scale: float = 60.0
+    duration: float = 3600.0
+    seed: int = 0
+    host: str = "127.0.0.1"
+    config: ConfigDict = field(default_factory=ConfigDict)
+    startds: list[MachineGroup] = field(default_factory=list)
+    schedds: list[ScheddGroup] = field(default_factory=list)
+    submits: list[SubmitItem] = field(default_factory=list)
+
+    @property
+    def schedd_names(self) -> list[str]:
+        return [n for g in self.schedds for n in g.names]
+
+    @property
+    def machine_names(self) -> list[str]:
+        return [n for g in self.startds for n in g.names]
+
+
+# ------------------------------------------------------------------ line numbers
+
+
+class _Lines:
+    """Finds the line of a key in the spec text, for messages about values TOML accepted."""
+
+    _HEADER = re.compile(r"\s*(\[\[?)\s*([A-Za-z0-9_.\-]+)\s*\]\]?")
+
+    def __init__(self, text: str) -> None:
+        self.lines = text.splitlines()
+
+    def table_start(self, table: str, index: int | None) -> int:
+        """1-based line of ``[table]`` or the ``index``-th ``[[table]]`` (0 if absent)."""
+        seen = -1
+        for i, line in enumerate(self.lines, 1):
+            m = self._HEADER.match(line)
+            if m and m.group(2) == table:
+                seen += 1
+                if index is None or seen == index:
+                    return i
+        return 0
+
+    def key(self, table: str | None, index: int | None, key: str) -> int:
+        start = self.table_start(table, index) if table else 0
+        pat = re.compile(rf"\s*{re.escape(key)}\s*=")
+        for i in range(start, len(self.lines)):
+            if i >= start + 1 and self._HEADER.match(self.lines[i]) and table:
+                break
+            if pat.match(self.lines[i]):
+                return i + 1
+        return start
+
+    def value_start(self, table: str | None, index: int | None, key: str) -> int:
+        """Lines to prepend to an inline multi-line string so its lines keep file numbers."""
+        line = self.key(table, index, key)
+        if not line:
+            return 0
+        text = self.lines[line - 1]
+        # `key = """` followed by a newline: TOML drops that newline, content starts below.
+        after = text.split("=", 1)[1].strip()
+        if after in ('"""', "'''"):
+            return line
+        return line - 1
+
+
+# ------------------------------------------------------------------ parsing
+
+
+def load_spec(path: str | os.PathLike[str]) -> PoolSpec:
+    p = Path(path)
+    try:
+        text = p.read_text()
+    except (OSError, UnicodeDecodeError) as e:
+        raise SpecError(f"{path}: cannot read: {getattr(e, 'strerror', None) or e}") from None
+    return parse_spec(text, os.fspath(path), base_dir=p.parent)
+
+
+def _toml_line(exc: tomllib.TOMLDecodeError) -> str:
+    m = re.search(r"\(at line (\d+), column (\d+)\)", str(exc))
+    msg = re.sub(r"\s*\(at line \d+, column \d+\)", "", str(exc))
+    return f"{m.group(1)}: {msg} (column {m.group(2)})" if m else f"1: {msg}"
+
+
+def parse_spec(text: str, source: str = "<spec>", *, base_dir: Path | None = None) -> PoolSpec:
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as e:
+        raise SpecError(f"{source}:{_toml_line(e)}") from None
+    return _Builder(text, source, base_dir or Path.cwd()).build(data)
+
+
+_POOL_KEYS = {"time_scale", "duration", "seed", "host", "name"}
+_STARTD_KEYS = {"name", "count", "machines_per_actor", "config", "config_file"}
+_SCHEDD_KEYS = {"name", "count", "per_actor"}
+_SUBMIT_KEYS = {"at", "schedd", "owner", "description", "file"}
+_TOP_KEYS = {"pool", "config", "startds", "schedds", "submit"}
+
+
+class _Builder:
+    def __init__(self, text: str, source: str, base_dir: Path) -> None:
+        self.lines = _Lines(text)
+        self.source = source
+        self.base_dir = base_dir
+
+    def fail(self, table: str | None, index: int | None, key: str | None, problem: str) -> SpecError:
+        if key:
+            line = self.lines.key(table, index, key)
+        else:
+            line = self.lines.table_start(table, index) if table else 0
+        where = f"[[{table}]] #{index + 1}" if index is not None else (f"[{table}]" if table else "")
+        what = f"{where} {key}" if key and where else (key or where)
+        return SpecError(f"{self.source}:{line or 1}: {what}: {problem}".replace(": : ", ": "))
+
+    def _num(self, tbl: dict[str, Any], table: str, index: int | None, key: str, default: Any,
+             kind: type, minimum: float, strict: bool = False) -> Any:
+        v = tbl.get(key, default)
+        ok_types = (int,) if kind is int else (int, float)
+        if isinstance(v, bool) or not isinstance(v, ok_types):
+            raise self.fail(table, index, key, f"must be a {'whole ' if kind is int else ''}number, got {v!r}")
+        if v < minimum or (strict and v == minimum):
+            rel = ">" if strict else ">="
+            raise self.fail(table, index, key, f"must be {rel} {minimum}, got {v!r}")
+        return kind(v)
+
+    def _unknown(self, tbl: dict[str, Any], allowed: set[str], table: str, index: int | None) -> None:
+        for k in tbl:
+            if k not in allowed:
+                raise self.fail(table, index, k, f"unknown key (expected one of {', '.join(sorted(allowed))})")
+
+    def _list(self, data: dict[str, Any], name: str) -> list[dict[str, Any]]:
+        v = data.get(name, [])
+        if isinstance(v, dict):
+            v = [v]
+        if not isinstance(v, list) or not all(isinstance(x, dict) for x in v):
+            raise self.fail(None, None, name, "must be an array of tables ([[" + name + "]])")
+        return v
+
+    def build(self, data: dict[str, Any]) -> PoolSpec:
+        for k in data:
+            if k not in _TOP_KEYS:
+                raise self.fail(None, None, k, f"unknown table (expected {', '.join(sorted(_TOP_KEYS))})")
+        spec = PoolSpec(source=self.source)
+        pool = data.get("pool", {})
+        if not isinstance(pool, dict):
+            raise self.fail(None, None, "pool", "must be a table")
+        self._unknown(pool, _POOL_KEYS, "pool", None)
+        spec.time_scale = self._num(pool, "pool", None, "time_scale", 60.0, float, 0, strict=True)
+        spec.duration = self._num(pool, "pool", None, "duration", 3600.0, float, 0, strict=True)
+        spec.seed = self._num(pool, "pool", None, "seed", 0, int, 0)
+        host = pool.get("host", "127.0.0.1")
+        if not isinstance(host, str) or not host:
+            raise self.fail("pool", None, "host", f"must be a host name or address, got {host!r}")
+        spec.host = host
+        spec.config = self._config(data.get("config", {}))
+        spec.startds = [self._startds(t, i, spec.config) for i, t in enumerate(self._list(data, "startds"))]
+        names = [n for g in spec.startds for n in g.names]
+        if len(set(n.lower() for n in names)) != len(names):
+            dup = next(n for n in names if sum(m.lower() == n.lower() for m in names) > 1)
+            raise self.fail("startds", None, None, f"machine name {dup!r} is used twice")
+        groups = self._list(data, "schedds") or [{"count": 1}]
+        taken: set[str] = set()
+        for i, t in enumerate(groups):
+            spec.schedds.append(self._schedds(t, i, taken, len(groups)))
+        for i, t in enumerate(self._list(data, "submit")):
+            spec.submits.append(self._submit(t, i, spec))
+        spec.submits.sort(key=lambda s: s.at)
+        return spec
+
+    def _config(self, tbl: Any) -> ConfigDict:
+        if not isinstance(tbl, dict):
+            raise self.fail(None, None, "config", "must be a table of HTCondor knobs")
+        base = ConfigDict()
+        if "file" in tbl:
+            path = tbl["file"]
+            if not isinstance(path, str):
+                raise self.fail("config", None, "file", "must be a path")
+            try:
+                base = load_config(self.base_dir / path)
+            except ConfigError as e:
+                raise SpecError(str(e)) from None
+        lines: list[str] = []
+        for k, v in tbl.items():
+            if k == "file":
+                continue
+            if isinstance(v, bool):
+                v = "True" if v else "False"
+            elif isinstance(v, list):
+                v = ", ".join(str(x) for x in v)
+            elif not isinstance(v, (int, float, str)):
+                raise self.fail("config", None, k, f"must be a string, number or boolean, got {v!r}")
+            line = self.lines.key("config", None, k)
+            # One knob per physical line at its own line number, so ConfigError points there.
+            lines.extend([""] * max(0, line - 1 - len(lines)))
+            lines.append(f"{k} = {v}".replace("\n", " "))
+        try:
+            return parse_config("\n".join(lines), self.source, base)
+        except ConfigError as e:
+            raise SpecError(str(e)) from None
+
+    def _inline(self, table: str, index: int, key: str, text: str) -> str:
+        return "\n" * self.lines.value_start(table, index, key) + text
+
+    def _startds(self, t: dict[str, Any], i: int, pool_cfg: ConfigDict) -> MachineGroup:
+        self._unknown(t, _STARTD_KEYS, "startds", i)
+        count = self._num(t, "startds", i, "count", 1, int, 1)
+        per_actor = self._num(t, "startds", i, "machines_per_actor", min(count, 1000), int, 1)
+        pattern = t.get("name", "exec{:04d}" if i == 0 else f"exec{i}_{{:04d}}")
+        if not isinstance(pattern, str):
+            raise self.fail("startds", i, "name", "must be a string pattern such as 'exec{:04d}'")
+        try:
+            names = tuple(pattern.format(n) for n in range(1, count + 1))
+        except (IndexError, KeyError, ValueError) as e:
+            raise self.fail("startds", i, "name", f"bad name pattern {pattern!r}: {e}") from None
+        if count > 1 and len(set(names)) != count:
+            raise self.fail("startds", i, "name", f"pattern {pattern!r} gives every machine the same name; use {{}}")
+        bad = next((n for n in names if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.\-]*", n)), None)
+        if bad is not None:
+            raise self.fail("startds", i, "name", f"{bad!r} is not a valid machine name")
+        cfg = pool_cfg
+        try:
+            if "config_file" in t:
+                if not isinstance(t["config_file"], str):
+                    raise self.fail("startds", i, "config_file", "must be a path")
+                cfg = load_config(self.base_dir / t["config_file"], cfg)
+            if "config" in t:
+                if not isinstance(t["config"], str):
+                    raise self.fail("startds", i, "config", "must be a string of HTCondor config lines")
+                cfg = parse_config(self._inline("startds", i, "config", t["config"]), self.source, cfg)
+            cpus = cfg.get_int("NUM_CPUS", 1)
+            mem = cfg.get_size_mb("MEMORY", 1024)
+            disk = cfg.get_size_kb("DISK", 10 * 1024 * 1024)
+            slot_types(cfg, cpus, mem, disk)  # refuses layouts that do not fit
+            for knob in ("START", "RANK", "SLOT_WEIGHT"):
+                if cfg.is_defined(knob):
+                    cfg.get_expr(knob)
+        except ConfigError as e:
+            raise SpecError(str(e)) from None
+        return MachineGroup(names, per_actor, cfg)
+
+    def _schedds(self, t: dict[str, Any], i: int, taken: set[str], groups: int) -> ScheddGroup:
+        self._unknown(t, _SCHEDD_KEYS, "schedds", i)
+        count = self._num(t, "schedds", i, "count", 1, int, 1)
+        per_actor = self._num(t, "schedds", i, "per_actor", count, int, 1)
+        pattern = t.get("name", "schedd{}" if groups == 1 else f"schedd{i + 1}_{{}}")
+        if not isinstance(pattern, str):
+            raise self.fail("schedds", i, "name", "must be a string pattern such as 'schedd{}'")
+        try:
+            names = tuple(pattern.format(n) for n in range(1, count + 1))
+        except (IndexError, KeyError, ValueError) as e:
+            raise self.fail("schedds", i, "name", f"bad name pattern {pattern!r}: {e}") from None
+        for n in names:
+            if n.lower() in taken or not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.@\-]*", n):
+                raise self.fail("schedds", i, "name", f"schedd name {n!r} is invalid or used twice")
+            taken.add(n.lower())
+        return ScheddGroup(names, per_actor)
+
+    def _submit(self, t: dict[str, Any], i: int, spec: PoolSpec) -> SubmitItem:
+        self._unknown(t, _SUBMIT_KEYS, "submit", i)
+        at = self._num(t, "submit", i, "at", 0.0, float, 0)
+        schedds = spec.schedd_names
+        which = t.get("schedd", 0)
+        if isinstance(which, bool) or not isinstance(which, (int, str)):
+            raise self.fail("submit", i, "schedd", "must be a schedd index or name")
+        if isinstance(which, int):
+            if not 0 <= which < len(schedds):
+                raise self.fail("submit", i, "schedd", f"index {which} out of range (0..{len(schedds) - 1})")
+            schedd = schedds[which]
+        else:
+            match = [n for n in schedds if n.lower() == which.lower()]
+            if not match:
+                raise self.fail("submit", i, "schedd", f"no schedd named {which!r}")
+            schedd = match[0]
+        owner = t.get("owner", "")
+        if not isinstance(owner, str) or not owner:
+            raise self.fail("submit", i, "owner", "must name the submitting user")
+        if ("description" in t) == ("file" in t):
+            raise self.fail("submit", i, None, "needs exactly one of description or file")
+        if "file" in t:
+            path = self.base_dir / str(t["file"])
+            try:
+                text, source = path.read_text(), str(t["file"])
+            except (OSError, UnicodeDecodeError) as e:
+                raise self.fail("submit", i, "file", f"cannot read {path}: {e}") from None
+        else:
+            if not isinstance(t["description"], str):
+                raise self.fail("submit", i, "description", "must be a submit description string")
+            text, source = self._inline("submit", i, "description", t["description"]), self.source
+        try:
+            parse_submit(text, source, owner=owner, validate=parse_expr)
+        except SubmitError as e:
+            raise SpecError(str(e)) from None
+        return SubmitItem(at, schedd, owner, text, source)

@@ -1,0 +1,274 @@
+"""The schedd's persistent job queue: one SQLite file per schedd.
+
+What is stored (everything a restarted schedd needs; the rest is rebuilt):
+
+- ``jobs``: one row per job in the queue, ``(cluster, proc, ad)`` with the ad as JSON
+  ``{attribute: ClassAd expression text}`` (the submit parser's form; cheap to write,
+  and every value round-trips through ``parse_expr``).
+- ``history``: jobs that left the queue (completed, removed), in leaving order; ``seq``
+  gives condor_history's newest-first order.
+- ``claims``: claims with a job running on them, so a restarted schedd still knows which
+  startd runs what (claim ids are secrets: this file is the schedd's, like HTCondor's
+  job_queue.log which also holds them).
+- ``meta``: next cluster id, queue birth date, schema version; ``requests``: submit request
+  ids already applied, with their answer (a retried Submit is not queued twice).
+
+Durability: WAL journal with ``synchronous=FULL``. The schedd acknowledges a submit only
+after its transaction commits ("write before acknowledge"); with FULL the WAL is fsynced
+at every commit, so an acknowledged job survives a power loss or kernel crash, not only a
+crash of the process (NORMAL in WAL mode may lose the last commits on power loss, which
+would break the promise made to the submitter). The cost is one fsync per commit, and
+commits are batched: one per RPC or per round, never one per job.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+__all__ = ["SCHEMA_VERSION", "Batch", "JobQueue", "QueueError", "StoredClaim"]
+
+SCHEMA_VERSION = 1
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS jobs (
+    cluster INTEGER NOT NULL, proc INTEGER NOT NULL, ad TEXT NOT NULL,
+    PRIMARY KEY (cluster, proc));
+CREATE TABLE IF NOT EXISTS history (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+    cluster INTEGER NOT NULL, proc INTEGER NOT NULL, ad TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS claims (
+    claim_id TEXT PRIMARY KEY, cluster INTEGER NOT NULL, proc INTEGER NOT NULL,
+    startd_address TEXT NOT NULL, slot_name TEXT NOT NULL, submitter TEXT NOT NULL,
+    activated REAL NOT NULL);
+CREATE TABLE IF NOT EXISTS requests (
+    request_id TEXT PRIMARY KEY, cluster INTEGER NOT NULL, procs INTEGER NOT NULL);
+"""
+
+
+class QueueError(ValueError):
+    """The queue file cannot be opened or read (not a database, corrupt, wrong schema)."""
+
+
+@dataclass(frozen=True)
+class StoredClaim:
+    """A claim with a job running on it, as persisted."""
+
+    claim_id: str
+    cluster: int
+    proc: int
+    startd_address: str
+    slot_name: str
+    submitter: str
+    activated: float
+
+
+@dataclass
+class Batch:
+    """The changes of one RPC or round, written in one transaction by ``JobQueue.apply``.
+
+    ``jobs`` maps (cluster, proc) to the job's full attribute texts (insert or replace);
+    ``to_history`` jobs leave the queue (deleted from ``jobs``, appended to ``history``
+    in list order); ``claims_put``/``claims_del`` maintain the running claims.
+    """
+
+    jobs: dict[tuple[int, int], Mapping[str, str]] = field(default_factory=dict)
+    to_history: list[tuple[int, int, Mapping[str, str]]] = field(default_factory=list)
+    claims_put: dict[str, StoredClaim] = field(default_factory=dict)
+    claims_del: set[str] = field(default_factory=set)
+    meta: dict[str, str] = field(default_factory=dict)
+    request: tuple[str, int, int] | None = None  # (request id, cluster, procs)
+
+    def __bool__(self) -> bool:
+        return bool(
+            self.jobs
+            or self.to_history
+            or self.claims_put
+            or self.claims_del
+            or self.meta
+            or self.request
+        )
+
+
+class JobQueue:
+    """One schedd's queue file. Not thread-safe: one owner (the schedd core) uses it."""
+
+    def __init__(self, path: str | Path, *, birth: float = 0.0) -> None:
+        self.path = Path(path)
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            # isolation_level=None: we issue BEGIN/COMMIT ourselves (one per batch).
+            self._db = sqlite3.connect(str(self.path), isolation_level=None)
+        except (sqlite3.Error, OSError) as exc:
+            raise QueueError(f"cannot open job queue {self.path}: {exc}") from None
+        try:
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute("PRAGMA synchronous=FULL")
+            self._db.executescript(_SCHEMA)
+            check = self._db.execute("PRAGMA quick_check").fetchone()
+            if not check or check[0] != "ok":
+                raise QueueError(f"job queue {self.path} is corrupt: {check[0] if check else '?'}")
+            self._meta = dict(self._db.execute("SELECT key, value FROM meta").fetchall())
+            version = self._meta.get("schema_version")
+            if version is None:
+                self._db.execute("BEGIN IMMEDIATE")
+                self._set_meta(
+                    {
+                        "schema_version": str(SCHEMA_VERSION),
+                        "next_cluster_id": "1",
+                        "birth": repr(float(birth)),
+                    }
+                )
+                self._db.execute("COMMIT")
+            elif version != str(SCHEMA_VERSION):
+                raise QueueError(
+                    f"job queue {self.path} has schema version {version}, "
+                    f"this schedd reads version {SCHEMA_VERSION}"
+                )
+        except QueueError:
+            self._db.close()
+            raise
+        except sqlite3.Error as exc:
+            self._db.close()
+            raise QueueError(f"cannot read job queue {self.path}: {exc}") from None
+
+    # --- meta ---------------------------------------------------------------------------
+
+    def _set_meta(self, values: Mapping[str, str]) -> None:
+        self._db.executemany(
+            "INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", list(values.items())
+        )
+        self._meta.update(values)
+
+    @property
+    def next_cluster_id(self) -> int:
+        return int(self._meta["next_cluster_id"])
+
+    @property
+    def birth(self) -> float:
+        """Pool time the queue file was created (HTCondor's JobQueueBirthdate)."""
+        return float(self._meta.get("birth", "0"))
+
+    # --- reading ------------------------------------------------------------------------
+
+    def _read(self, sql: str, args: tuple[object, ...] = ()) -> list[tuple]:
+        try:
+            return self._db.execute(sql, args).fetchall()
+        except sqlite3.Error as exc:
+            raise QueueError(f"cannot read job queue {self.path}: {exc}") from None
+
+    def load_jobs(self) -> list[tuple[int, int, dict[str, str]]]:
+        """Every job in the queue, by (cluster, proc)."""
+        rows = self._read("SELECT cluster, proc, ad FROM jobs ORDER BY cluster, proc")
+        try:
+            return [(c, p, json.loads(ad)) for c, p, ad in rows]
+        except (ValueError, TypeError) as exc:
+            raise QueueError(f"job queue {self.path}: unreadable job ad: {exc}") from None
+
+    def load_claims(self) -> list[StoredClaim]:
+        rows = self._read(
+            "SELECT claim_id, cluster, proc, startd_address, slot_name, submitter, activated"
+            " FROM claims"
+        )
+        return [StoredClaim(*row) for row in rows]
+
+    def lookup_request(self, request_id: str) -> tuple[int, int] | None:
+        """(cluster, procs) answered to an applied submit request, or None."""
+        rows = self._read("SELECT cluster, procs FROM requests WHERE request_id = ?", (request_id,))
+        return (rows[0][0], rows[0][1]) if rows else None
+
+    def history(self, batch_size: int = 500) -> Iterator[tuple[int, int, dict[str, str]]]:
+        """Jobs that left the queue, newest first, read in pages."""
+        last = None
+        while True:
+            if last is None:
+                rows = self._read(
+                    "SELECT seq, cluster, proc, ad FROM history ORDER BY seq DESC LIMIT ?",
+                    (batch_size,),
+                )
+            else:
+                rows = self._read(
+                    "SELECT seq, cluster, proc, ad FROM history WHERE seq < ?"
+                    " ORDER BY seq DESC LIMIT ?",
+                    (last, batch_size),
+                )
+            if not rows:
+                return
+            for seq, cluster, proc, ad in rows:
+                last = seq
+                try:
+                    yield cluster, proc, json.loads(ad)
+                except ValueError as exc:
+                    raise QueueError(
+                        f"job queue {self.path}: unreadable history ad {cluster}.{proc}: {exc}"
+                    ) from None
+
+    def history_count(self) -> int:
+        return int(self._read("SELECT COUNT(*) FROM history")[0][0])
+
+    # --- writing ------------------------------------------------------------------------
+
+    def apply(self, batch: Batch) -> None:
+        """Write ``batch`` in one transaction (all or nothing); raise QueueError on failure."""
+        if not batch:
+            return
+        db = self._db
+        meta_before = dict(self._meta)
+        try:
+            db.execute("BEGIN IMMEDIATE")
+            if batch.jobs:
+                db.executemany(
+                    "INSERT OR REPLACE INTO jobs (cluster, proc, ad) VALUES (?, ?, ?)",
+                    [(c, p, json.dumps(attrs)) for (c, p), attrs in batch.jobs.items()],
+                )
+            if batch.to_history:
+                db.executemany(
+                    "DELETE FROM jobs WHERE cluster = ? AND proc = ?",
+                    [(c, p) for c, p, _ in batch.to_history],
+                )
+                db.executemany(
+                    "INSERT INTO history (cluster, proc, ad) VALUES (?, ?, ?)",
+                    [(c, p, json.dumps(attrs)) for c, p, attrs in batch.to_history],
+                )
+            if batch.claims_del:
+                db.executemany(
+                    "DELETE FROM claims WHERE claim_id = ?", [(cid,) for cid in batch.claims_del]
+                )
+            if batch.claims_put:
+                db.executemany(
+                    "INSERT OR REPLACE INTO claims (claim_id, cluster, proc, startd_address,"
+                    " slot_name, submitter, activated) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                    [
+                        (c.claim_id, c.cluster, c.proc, c.startd_address, c.slot_name,
+                         c.submitter, c.activated)
+                        for c in batch.claims_put.values()
+                    ],
+                )
+            if batch.meta:
+                self._set_meta(batch.meta)
+            if batch.request is not None:
+                db.execute(
+                    "INSERT OR REPLACE INTO requests (request_id, cluster, procs) VALUES (?, ?, ?)",
+                    batch.request,
+                )
+            db.execute("COMMIT")
+        except sqlite3.Error as exc:
+            self._meta = meta_before
+            try:
+                db.execute("ROLLBACK")
+            except sqlite3.Error:
+                pass
+            raise QueueError(f"cannot write job queue {self.path}: {exc}") from None
+
+    def close(self) -> None:
+        self._db.close()
+
+    def __enter__(self) -> JobQueue:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

@@ -1,0 +1,293 @@
+"""Slots of one machine: their policy, state, claims, time accounting and ads.
+
+A slot is Static (a fixed share of the machine), Partitionable (a pool of resources that
+dynamic slots are carved from; always Unclaimed/Idle itself) or Dynamic (carved from a
+partitionable parent for one claim, deleted when the claim is released), as in HTCondor's
+startd (condor_startd.V6/Resource.cpp, ResState.cpp, claim.cpp).
+
+Per-type policy follows HTCondor's ``SlotType::param``: a knob ``SLOT_TYPE_<N>_<KNOB>``
+overrides ``<KNOB>`` for slots of type N (START, RANK, SLOT_WEIGHT, NUM_CLAIMS and the
+MODIFY_REQUEST_EXPR_* knobs here), and a dynamic slot follows its parent's type.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..classad import UNDEFINED, ClassAd, Expr, evaluate, parse_expr
+from ..claimid import redact
+from ..config import ConfigDict, ConfigError
+
+__all__ = [
+    "ACCOUNTED",
+    "Claim",
+    "RunningJob",
+    "Slot",
+    "SlotPolicy",
+    "eval_number",
+    "private_ad",
+    "public_ad",
+]
+
+# HTCondor's startd defaults for the request edits (param_info.in). RequestDisk's default
+# there also subtracts catalog space and honours a DiskQuantum, neither of which exists here.
+MODIFY_REQUEST_DEFAULTS = {
+    "RequestCpus": "quantize(RequestCpus,{1})",
+    "RequestMemory": "quantize(RequestMemory,{128})",
+    "RequestDisk": "quantize(RequestDisk,{1024})",
+}
+
+# (state, activity) -> ad attribute, published always (HTCondor publishes only non-zero
+# totals; always having them keeps reports simple).
+ACCOUNTED: dict[tuple[str, str], str] = {
+    ("Unclaimed", "Idle"): "TotalTimeUnclaimedIdle",
+    ("Claimed", "Idle"): "TotalTimeClaimedIdle",
+    ("Claimed", "Busy"): "TotalTimeClaimedBusy",
+}
+
+
+def type_knob(cfg: ConfigDict, type_id: int, name: str) -> str | None:
+    """``SLOT_TYPE_<N>_<name>`` if set (even empty, as HTCondor's type table), else ``name``."""
+    knob = cfg.knob(f"SLOT_TYPE_{type_id}_{name}")
+    if knob is not None:
+        return cfg[knob.name].strip() or None
+    value = cfg.get_str(name)
+    return value or None
+
+
+def _expr(cfg: ConfigDict, type_id: int, name: str, default: str) -> Expr:
+    text = type_knob(cfg, type_id, name) or default
+    try:
+        return parse_expr(text)
+    except ValueError as e:
+        raise ConfigError(f"{name} for slot type {type_id} = {text!r}: {e}") from None
+
+
+@dataclass(frozen=True)
+class SlotPolicy:
+    """What the configuration says about every slot of one type."""
+
+    type_id: int
+    start: Expr
+    rank: Expr
+    slot_weight: Expr
+    num_claims: int | None  # None: ceil(Cpus) of the partitionable slot
+    modify_request: tuple[tuple[str, Expr], ...]
+
+    @classmethod
+    def from_config(cls, cfg: ConfigDict, type_id: int) -> SlotPolicy:
+        num_claims_text = type_knob(cfg, type_id, "NUM_CLAIMS")
+        num_claims = None
+        if num_claims_text is not None:
+            try:
+                num_claims = int(num_claims_text)
+            except ValueError:
+                raise ConfigError(
+                    f"NUM_CLAIMS for slot type {type_id} = {num_claims_text!r}: expected an integer"
+                ) from None
+            if num_claims < 1:
+                raise ConfigError(f"NUM_CLAIMS for slot type {type_id} must be at least 1")
+        modify = tuple(
+            (attr, _expr(cfg, type_id, f"MODIFY_REQUEST_EXPR_{attr.upper()}", default))
+            for attr, default in MODIFY_REQUEST_DEFAULTS.items()
+        )
+        return cls(
+            type_id=type_id,
+            start=_expr(cfg, type_id, "START", "True"),
+            rank=_expr(cfg, type_id, "RANK", "0"),
+            slot_weight=_expr(cfg, type_id, "SLOT_WEIGHT", "Cpus"),
+            num_claims=num_claims,
+            modify_request=modify,
+        )
+
+
+def eval_number(ad: ClassAd, name: str, target: ClassAd | None) -> int | float | None:
+    """``name`` evaluated in ``ad`` against ``target`` if it is a number (not a bool)."""
+    value = ad.eval(name, target)
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return value
+
+
+def is_true(value: Any) -> bool:
+    """A requirements result counts only when it is exactly true (UNDEFINED is false)."""
+    if isinstance(value, bool):
+        return value
+    return isinstance(value, int | float) and value != 0 and math.isfinite(value)
+
+
+@dataclass(slots=True)
+class RunningJob:
+    cluster: int
+    proc: int
+    global_job_id: str
+    start: float
+    end: float
+
+
+@dataclass(slots=True)
+class Claim:
+    """A claim held by a schedd on a static or dynamic slot."""
+
+    claim_id: str
+    schedd_name: str
+    schedd_address: str
+    owner: str  # the submitter, e.g. "group_physics.alice@mockpool"
+    user: str
+    client_machine: str
+    rank: float  # the startd's RANK of the claiming job (CurrentRank)
+    claimed_at: float
+    last_heard: float
+    lease_duration: float
+    job: RunningJob | None = None
+
+
+@dataclass(slots=True, eq=False)
+class Slot:
+    """One slot; resources are its own (for a partitionable slot: what is left)."""
+
+    name: str  # slot1@exec0001, slot1_3@exec0001
+    slot_id: int
+    sub_id: int  # 0 unless dynamic
+    kind: str  # "Static" | "Partitionable" | "Dynamic"
+    policy: SlotPolicy
+    cpus: int
+    memory: int  # MB
+    disk: int  # KB
+    total_cpus: int  # TotalSlotCpus...: the slot as configured (a p-slot's whole share)
+    total_memory: int
+    total_disk: int
+    claim_id: str  # static: offered (unclaimed) or held; dynamic: held; p-slot: Capability
+    state: str = "Unclaimed"
+    activity: str = "Idle"
+    entered_state: float = 0.0
+    entered_activity: float = 0.0
+    times: dict[tuple[str, str], float] = field(default_factory=dict)
+    claim: Claim | None = None
+    parent: Slot | None = None
+    # partitionable only
+    claim_id_list: list[str] = field(default_factory=list)
+    children: dict[int, Slot] = field(default_factory=dict)
+
+    def set_state(self, state: str, activity: str, now: float) -> None:
+        """Close the current interval into the totals and enter ``state``/``activity``."""
+        key = (self.state, self.activity)
+        self.times[key] = self.times.get(key, 0.0) + max(0.0, now - self.entered_activity)
+        if state != self.state:
+            self.entered_state = now
+        self.state, self.activity = state, activity
+        self.entered_activity = now
+
+    def total_time(self, state: str, activity: str, now: float) -> float:
+        """Time spent in ``state``/``activity``, the current interval up to ``now`` included."""
+        total = self.times.get((state, activity), 0.0)
+        if (self.state, self.activity) == (state, activity):
+            total += max(0.0, now - self.entered_activity)
+        return total
+
+    def lowest_free_sub_id(self) -> int:
+        # HTCondor's IdDispenser: the lowest id not in use, so freed ids are reused.
+        n = 1
+        while n in self.children:
+            n += 1
+        return n
+
+
+@dataclass(frozen=True)
+class MachineInfo:
+    """What every slot ad of one machine shares."""
+
+    name: str
+    address: str  # <host:port>
+    birthday: int
+    total_cpus: int
+    total_memory: int
+    total_disk: int
+    total_slots: int
+
+
+def public_ad(slot: Slot, info: MachineInfo, now: float, sequence: int) -> ClassAd:
+    """The slot's "Machine" ad, as the collector and the negotiator see it."""
+    ad = ClassAd()
+    ad["MyType"] = "Machine"
+    ad["TargetType"] = "Job"
+    ad["Name"] = slot.name
+    ad["Machine"] = info.name
+    ad["MyAddress"] = info.address
+    ad["StartdIpAddr"] = info.address
+    ad["Arch"] = "X86_64"
+    ad["OpSys"] = "LINUX"
+    ad["SlotID"] = slot.slot_id
+    ad["SlotTypeID"] = slot.policy.type_id
+    ad["SlotType"] = slot.kind
+    ad["PartitionableSlot"] = slot.kind == "Partitionable"
+    ad["DynamicSlot"] = slot.kind == "Dynamic"
+    if slot.kind == "Dynamic":
+        ad["DSlotId"] = slot.sub_id
+    ad["State"] = slot.state
+    ad["Activity"] = slot.activity
+    ad["EnteredCurrentState"] = int(slot.entered_state)
+    ad["EnteredCurrentActivity"] = int(slot.entered_activity)
+    ad["Cpus"] = slot.cpus
+    ad["Memory"] = slot.memory
+    ad["Disk"] = slot.disk
+    ad["TotalSlotCpus"] = slot.total_cpus
+    ad["TotalSlotMemory"] = slot.total_memory
+    ad["TotalSlotDisk"] = slot.total_disk
+    ad["TotalCpus"] = info.total_cpus
+    ad["TotalMemory"] = info.total_memory
+    ad["TotalDisk"] = info.total_disk
+    ad["TotalSlots"] = info.total_slots
+    ad["Start"] = slot.policy.start
+    ad["Requirements"] = slot.policy.start
+    ad["Rank"] = slot.policy.rank
+    ad["SlotWeight"] = slot.policy.slot_weight
+    if slot.kind == "Partitionable":
+        children = list(slot.children.values())
+        ad["NumDynamicSlots"] = len(children)
+        ad["NumClaims"] = len(slot.claim_id_list)
+        ad["ChildCpus"] = [c.cpus for c in children]
+        ad["ChildMemory"] = [c.memory for c in children]
+        ad["ChildState"] = [c.state for c in children]
+        ad["ChildActivity"] = [c.activity for c in children]
+        ad["ChildRemoteOwner"] = [c.claim.owner if c.claim else UNDEFINED for c in children]
+    claim = slot.claim
+    if claim is not None:
+        ad["RemoteOwner"] = claim.owner
+        ad["RemoteUser"] = claim.user
+        ad["AccountingGroup"] = claim.owner
+        ad["RemoteScheddName"] = claim.schedd_name
+        ad["ClientMachine"] = claim.client_machine
+        ad["CurrentRank"] = claim.rank
+        ad["PublicClaimId"] = redact(claim.claim_id)
+        ad["ClaimStartTime"] = int(claim.claimed_at)
+        job = claim.job
+        if job is not None:
+            ad["JobId"] = f"{job.cluster}.{job.proc}"
+            ad["GlobalJobId"] = job.global_job_id
+            ad["JobStart"] = int(job.start)
+    for (state, activity), attr in ACCOUNTED.items():
+        ad[attr] = int(slot.total_time(state, activity, now))
+    ad["DaemonStartTime"] = info.birthday
+    ad["MyCurrentTime"] = int(now)
+    ad["UpdateSequenceNumber"] = sequence
+    return ad
+
+
+def private_ad(slot: Slot, info: MachineInfo) -> ClassAd:
+    """The slot's "MachinePrivate" ad: its claim ids, for the negotiator only."""
+    ad = ClassAd()
+    ad["MyType"] = "MachinePrivate"
+    ad["Name"] = slot.name
+    ad["MyAddress"] = info.address
+    ad["Capability"] = slot.claim_id
+    if slot.kind == "Partitionable":
+        # HTCondor joins the ids with spaces in one string.
+        ad["ClaimIdList"] = " ".join(slot.claim_id_list)
+        ad["NumClaims"] = len(slot.claim_id_list)
+    return ad
+
