@@ -42,7 +42,13 @@ __all__ = [
 # ``lambda server: classad_pb2_grpc.add_FooServicer_to_server(servicer, server)``.
 ServicerAdder = Callable[[grpc.aio.Server], None]
 
-SERVER_OPTIONS: tuple[tuple[str, Any], ...] = (("grpc.so_reuseport", 0),)
+# A 10,000-slot snapshot or ad batch is ~8 MB: lift gRPC's 4 MiB default on both ends.
+MAX_MESSAGE_BYTES = 256 * 2**20
+_SIZE_OPTIONS: tuple[tuple[str, Any], ...] = (
+    ("grpc.max_receive_message_length", MAX_MESSAGE_BYTES),
+    ("grpc.max_send_message_length", MAX_MESSAGE_BYTES),
+)
+SERVER_OPTIONS: tuple[tuple[str, Any], ...] = (("grpc.so_reuseport", 0), *_SIZE_OPTIONS)
 
 
 def _join_host_port(host: str, port: int) -> str:
@@ -95,7 +101,7 @@ def make_channel(
     or ``async with``.
     """
     return grpc.aio.insecure_channel(
-        address, options=list(options), interceptors=bearer_interceptors(token)
+        address, options=[*_SIZE_OPTIONS, *options], interceptors=bearer_interceptors(token)
     )
 
 

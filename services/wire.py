@@ -8,6 +8,7 @@ raises :class:`WireError` naming the attribute, so a servicer can refuse the mes
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable, Mapping
 
 from .classad import ERROR, UNDEFINED, ClassAd, ClassAdSyntaxError, parse_expr, unparse
@@ -63,19 +64,37 @@ def _literal_from_pb(v: pb.Value) -> object:
     return getattr(v, kind)
 
 
+_SCALARS = frozenset(("boolean", "integer", "real", "str"))
+
+
+@functools.lru_cache(maxsize=65536)
+def _parse_cached(text: str) -> Expr:
+    # Ads repeat the same expression texts (START, Requirements, ...) thousands of times;
+    # trees are immutable, so one parse serves every ad.
+    return parse_expr(text)
+
+
 def ad_from_pb(msg: pb.ClassAd) -> ClassAd:
     """The ClassAd in ``msg``; WireError names the attribute whose expression is bad."""
     ad = ClassAd()
     for attr in msg.attributes:
-        if not attr.name:
+        name = attr.name
+        if not name:
             raise WireError("attribute with an empty name")
         if attr.WhichOneof("expr") == "expression":
+            text = attr.expression
             try:
-                ad[attr.name] = parse_expr(attr.expression)
+                # Nested ads get a parent pointer when stored: never share those trees.
+                ad[name] = parse_expr(text) if "[" in text else _parse_cached(text)
             except ClassAdSyntaxError as exc:
-                raise WireError(f"attribute {attr.name}: {exc}") from None
+                raise WireError(f"attribute {name}: {exc}") from None
+            continue
+        lit = attr.literal
+        kind = lit.WhichOneof("kind")
+        if kind in _SCALARS:
+            ad[name] = Literal(getattr(lit, kind))
         else:
-            ad[attr.name] = _literal_from_pb(attr.literal)
+            ad[name] = _literal_from_pb(lit)
     return ad
 
 

@@ -199,7 +199,7 @@ def cmd_q(ns: argparse.Namespace) -> int:
 
     async def body(c: PoolClient, info: dict[str, Any]) -> str:
         name, address = await c.schedd_address(ns.name or "")
-        jobs, schedd = await c.jobs(query, schedd=name)
+        jobs, _ = await c.jobs(query, schedd=name)
         if ns.long:
             return layouts.format_long_jobs(jobs)
         all_jobs = jobs if not query else (await c.jobs("", schedd=name))[0]

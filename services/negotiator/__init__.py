@@ -1,1 +1,50 @@
-"""The negotiator: accountant, group quotas, pie spin and the match cycle."""
+"""The negotiator: accountant, cadence, the match cycle, its stats and NegotiatorLog.
+
+Public API:
+
+- ``negotiate(snapshot, requests, accountant, config, now, *, timer=, cpu_timer=, finish=)``
+  -> ``CycleResult(matches, accountant, stats, log)``: one cycle, pure.
+- ``Snapshot``, ``ResourceRequest`` (``.from_ad``), ``Match``, ``CycleConfig``,
+  ``NegotiatorInputError``.
+- ``Accountant`` (RUP, EUP, usage), ``Cadence`` (when cycles run), ``StatsHistory`` /
+  ``CycleStats`` (negotiator-ad attributes), ``LogLine``, ``format_line``,
+  ``parse_negotiator_log``.
+- ``NegotiatorService`` lives in :mod:`mockpool.negotiator.service` (imports gRPC).
+"""
+
+from .accountant import Accountant, AccountantError
+from .cadence import Cadence, CadenceError
+from .cycle import (
+    CycleConfig,
+    CycleResult,
+    Match,
+    NegotiatorInputError,
+    ResourceRequest,
+    Snapshot,
+    negotiate,
+    requests_from_ads,
+)
+from .log import Cycle, LogLine, format_line, format_lines, parse_negotiator_log
+from .stats import CycleStats, StatsHistory
+
+__all__ = [
+    "Accountant",
+    "AccountantError",
+    "Cadence",
+    "CadenceError",
+    "Cycle",
+    "CycleConfig",
+    "CycleResult",
+    "CycleStats",
+    "LogLine",
+    "Match",
+    "NegotiatorInputError",
+    "ResourceRequest",
+    "Snapshot",
+    "StatsHistory",
+    "format_line",
+    "format_lines",
+    "negotiate",
+    "parse_negotiator_log",
+    "requests_from_ads",
+]

@@ -87,6 +87,16 @@ class Cadence:
         self.next_due = end + max(self.cycle_delay, self.interval - (end - start))
         return self.next_due
 
+    def when_due(self) -> float:
+        """When the next cycle will actually start: ``next_due`` pushed back by the two
+        minimums that ``try_start`` applies."""
+        t = self.next_due
+        if self.last_end is not None:
+            t = max(t, self.last_end + self.cycle_delay)
+        if self.last_start is not None:
+            t = max(t, self.last_start + self.min_interval)
+        return t
+
     def reschedule(self, now: float) -> float:
         """A reschedule request: the next cycle is due now (once). Returns ``next_due``."""
         if not self.reschedule_pending:

@@ -17,8 +17,11 @@ import asyncio
 import logging
 import os
 import resource
+from collections import Counter
 from pathlib import Path
 from typing import Any
+
+import grpc.aio
 
 from .. import rpc
 from ..auth import Role, TokenAuthInterceptor
@@ -71,6 +74,17 @@ class _RetargetClock:
         return self.inner.lag_stats()
 
 
+class _CallCounter(grpc.aio.ServerInterceptor):
+    """Counts the RPCs this actor's server receives, by method (for load reports)."""
+
+    def __init__(self) -> None:
+        self.counts: Counter[str] = Counter()
+
+    async def intercept_service(self, continuation, handler_call_details):  # type: ignore[no-untyped-def]
+        self.counts[handler_call_details.method.rsplit("/", 1)[-1]] += 1
+        return await continuation(handler_call_details)
+
+
 class DaemonHost:
     """Hosts the services of one role. Wrapped with ``ray.remote`` by the launcher."""
 
@@ -104,6 +118,7 @@ class DaemonHost:
         self._server: Any = None
         self._ctx: DaemonContext | None = None
         self._started = False
+        self._calls = _CallCounter()
 
     async def serve(self, collector_address: str = "") -> str:
         self._state_dir.mkdir(parents=True, exist_ok=True)
@@ -126,7 +141,7 @@ class DaemonHost:
             [s.add_to_server for s in self._services],
             self._host,
             0,
-            interceptors=[TokenAuthInterceptor(self._secret, method_roles=roles)],
+            interceptors=[self._calls, TokenAuthInterceptor(self._secret, method_roles=roles)],
         )
         if self.role == "central":
             ctx.collector_address = ctx.address
@@ -181,6 +196,7 @@ class DaemonHost:
             # How late this actor's loops woke, in pool seconds: a pool that cannot keep
             # up with its time scale shows it here instead of drifting silently.
             "lag": None if lag is None else {"wakeups": lag.count, "mean": lag.mean, "max": lag.max},
+            "rpcs_received": dict(self._calls.counts),
             "services": {type(s).__name__: s.status() for s in self._services},
         }
 

@@ -96,8 +96,8 @@ class LivePool:
                     "startd", config=spec.config, machines=chunk,
                     state_dir=str(self.state_dir / f"startd{gi}_{ci}"), **common,
                 ))
-        for gi, sgroup in enumerate(spec.schedds):
-            for ci, names in enumerate(_chunks(list(sgroup.names), sgroup.per_actor)):
+        for sgroup in spec.schedds:
+            for names in _chunks(list(sgroup.names), sgroup.per_actor):
                 self._hosts.append(actor.remote(
                     "schedd", config=spec.config, schedds=names,
                     state_dir=str(self.state_dir / "schedd"), **common,
@@ -112,6 +112,7 @@ class LivePool:
         due_now = [s for s in spec.submits if s.at <= 0]
         for item in due_now:
             await self._submit(item)
+        await self._wait_submitters(sum(n for _, _, n in self.submitted))
         await self._central.run.remote(spec.time_scale, self.epoch_wall, [1])  # negotiator
         later = [s for s in spec.submits if s.at > 0]
         if later:
@@ -135,6 +136,17 @@ class LivePool:
                     f"{len(want_machines - have_m)} machines and {len(want_schedds - have_s)} schedds "
                     "have not advertised to the collector"
                 )
+            await asyncio.sleep(0.05)
+
+    async def _wait_submitters(self, idle: int) -> None:
+        """Wait until the collector's submitter ads show ``idle`` idle jobs, so that the
+        first cycle sees the time-0 workload (schedds advertise on change, not at once)."""
+        assert self.client is not None
+        deadline = time.monotonic() + STARTUP_TIMEOUT
+        while idle and time.monotonic() < deadline:
+            ads = await self.client.query("Submitter", projection=["IdleJobs"])
+            if sum(int(a.get_value("IdleJobs", 0) or 0) for a in ads) >= idle:
+                return
             await asyncio.sleep(0.05)
 
     async def _submit(self, item: SubmitItem) -> None:

@@ -107,8 +107,12 @@ class Autoclusters:
         # Jobs of one submit share expression objects (the ad of "queue 10000" is copied),
         # so signatures are memoised by the identity of the expressions they read. The
         # memo holds the expressions themselves, so an id can never be reused by another.
-        self._refs_memo: dict[tuple[int, ...], tuple[tuple[Expr | None, ...], tuple[str, ...]]] = {}
-        self._id_memo: dict[tuple[int, ...], tuple[tuple[Expr | None, ...], int, tuple[str, ...]]] = {}
+        self._refs_memo: dict[
+            tuple[int, ...], tuple[tuple[Expr | None, ...], tuple[str, ...], frozenset[str]]
+        ] = {}
+        self._id_memo: dict[
+            tuple[int, ...], tuple[tuple[Expr | None, ...], int, tuple[str, ...]]
+        ] = {}
 
     @classmethod
     def from_config(cls, config: ConfigDict) -> Autoclusters:
@@ -117,12 +121,17 @@ class Autoclusters:
     def __len__(self) -> int:
         return len(self._ids)
 
-    def _expanded(self, ad: ClassAd, sig_exprs: Sequence[Expr | None]) -> tuple[str, ...]:
-        """The ad's own attributes the significant expressions reference, transitively."""
+    def _expanded(
+        self, ad: ClassAd, sig_exprs: Sequence[Expr | None]
+    ) -> tuple[tuple[str, ...], frozenset[str]]:
+        """The ad's own attributes the significant expressions reference, transitively
+        (sorted), and every name they may read from the ad, defined there or not."""
         found: set[str] = set()
+        touched: set[str] = set(self._sig_lower)
         todo = [e for e in sig_exprs if e is not None]
         while todo:
             for name in _own_references(todo.pop()):
+                touched.add(name)
                 if name in found or name in self._sig_lower or name in _NEVER:
                     continue
                 expr = ad.lookup(name)
@@ -130,25 +139,27 @@ class Autoclusters:
                     continue
                 found.add(name)
                 todo.append(expr)
-        return tuple(sorted(found))
+        return tuple(sorted(found)), frozenset(touched)
 
-    def assign(self, ad: ClassAd) -> tuple[int, tuple[str, ...]]:
-        """(AutoClusterId, attributes in the signature) of a job ad."""
+    def assign(self, ad: ClassAd) -> tuple[int, tuple[str, ...], frozenset[str]]:
+        """(AutoClusterId, attributes in the signature, lower-case names the signature
+        may read) of a job ad. A job differing from another of the same id only in
+        attributes outside the third item has the same id."""
         sig_exprs = tuple(ad.lookup(n) for n in self.significant)
         key = tuple(map(id, sig_exprs))
         hit = self._refs_memo.get(key)
         if hit is not None and all(a is b for a, b in zip(hit[0], sig_exprs)):
-            refs = hit[1]
+            refs, touched = hit[1], hit[2]
         else:
-            refs = self._expanded(ad, sig_exprs)
-            self._remember(self._refs_memo, key, (sig_exprs, refs))
+            refs, touched = self._expanded(ad, sig_exprs)
+            self._remember(self._refs_memo, key, (sig_exprs, refs, touched))
         ref_exprs = tuple(ad.lookup(n) for n in refs)
         all_exprs = sig_exprs + ref_exprs
+        names = (*self.significant, *refs)
         full_key = key + tuple(map(id, ref_exprs))
         hit2 = self._id_memo.get(full_key)
         if hit2 is not None and hit2[2] == refs and all(a is b for a, b in zip(hit2[0], all_exprs)):
-            return hit2[1], (*self.significant, *refs)
-        names = (*self.significant, *refs)
+            return hit2[1], names, touched
         signature = "\n".join(
             f"{n.lower()} = {unparse(e) if e is not None else ''}" for n, e in zip(names, all_exprs)
         )
@@ -157,7 +168,7 @@ class Autoclusters:
             acid = self._ids[signature] = self._next_id
             self._next_id += 1
         self._remember(self._id_memo, full_key, (all_exprs, acid, refs))
-        return acid, names
+        return acid, names, touched
 
     @staticmethod
     def _remember(memo: dict, key: tuple, value: tuple) -> None:  # type: ignore[type-arg]

@@ -14,21 +14,26 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
-from ..classad import UNDEFINED, ClassAd, Expr, evaluate, parse_expr
 from ..claimid import redact
+from ..classad import ClassAd, Expr, parse_expr
+from ..classad.tree import ListExpr, Literal
 from ..config import ConfigDict, ConfigError
 
 __all__ = [
     "ACCOUNTED",
+    "VOLATILE",
     "Claim",
+    "MachineInfo",
     "RunningJob",
     "Slot",
     "SlotPolicy",
     "eval_number",
     "private_ad",
     "public_ad",
+    "volatile_values",
 ]
 
 # HTCondor's startd defaults for the request edits (param_info.in). RequestDisk's default
@@ -172,9 +177,14 @@ class Slot:
     # partitionable only
     claim_id_list: list[str] = field(default_factory=list)
     children: dict[int, Slot] = field(default_factory=dict)
+    version: int = 0  # bumped on every change of the slot's ads
+
+    def touch(self) -> None:
+        self.version += 1
 
     def set_state(self, state: str, activity: str, now: float) -> None:
         """Close the current interval into the totals and enter ``state``/``activity``."""
+        self.version += 1
         key = (self.state, self.activity)
         self.times[key] = self.times.get(key, 0.0) + max(0.0, now - self.entered_activity)
         if state != self.state:
@@ -209,73 +219,108 @@ class MachineInfo:
     total_disk: int
     total_slots: int
 
+    @cached_property
+    def constants(self) -> tuple[tuple[str, Expr], ...]:
+        """The attributes every slot ad of this machine shares, as literals."""
+        return tuple(
+            (name, Literal(value))
+            for name, value in (
+                ("MyType", "Machine"),
+                ("TargetType", "Job"),
+                ("Machine", self.name),
+                ("MyAddress", self.address),
+                ("StartdIpAddr", self.address),
+                ("Arch", "X86_64"),
+                ("OpSys", "LINUX"),
+                ("TotalCpus", self.total_cpus),
+                ("TotalMemory", self.total_memory),
+                ("TotalDisk", self.total_disk),
+                ("TotalSlots", self.total_slots),
+                ("DaemonStartTime", self.birthday),
+            )
+        )
+
+
+# Attributes that change with time alone; public_ad puts them last, in this order, so a
+# shell that caches an ad's wire form can refresh just these.
+VOLATILE = (*ACCOUNTED.values(), "MyCurrentTime", "UpdateSequenceNumber")
+
+
+def _lit(value: Any) -> Expr:
+    if isinstance(value, list):
+        return ListExpr(tuple(Literal(v) for v in value))
+    return Literal(value)
+
 
 def public_ad(slot: Slot, info: MachineInfo, now: float, sequence: int) -> ClassAd:
     """The slot's "Machine" ad, as the collector and the negotiator see it."""
     ad = ClassAd()
-    ad["MyType"] = "Machine"
-    ad["TargetType"] = "Job"
-    ad["Name"] = slot.name
-    ad["Machine"] = info.name
-    ad["MyAddress"] = info.address
-    ad["StartdIpAddr"] = info.address
-    ad["Arch"] = "X86_64"
-    ad["OpSys"] = "LINUX"
-    ad["SlotID"] = slot.slot_id
-    ad["SlotTypeID"] = slot.policy.type_id
-    ad["SlotType"] = slot.kind
-    ad["PartitionableSlot"] = slot.kind == "Partitionable"
-    ad["DynamicSlot"] = slot.kind == "Dynamic"
+    for name, value in info.constants:
+        ad[name] = value
+    pairs: list[tuple[str, Any]] = [
+        ("Name", slot.name),
+        ("SlotID", slot.slot_id),
+        ("SlotTypeID", slot.policy.type_id),
+        ("SlotType", slot.kind),
+        ("PartitionableSlot", slot.kind == "Partitionable"),
+        ("DynamicSlot", slot.kind == "Dynamic"),
+        ("State", slot.state),
+        ("Activity", slot.activity),
+        ("EnteredCurrentState", int(slot.entered_state)),
+        ("EnteredCurrentActivity", int(slot.entered_activity)),
+        ("Cpus", slot.cpus),
+        ("Memory", slot.memory),
+        ("Disk", slot.disk),
+        ("TotalSlotCpus", slot.total_cpus),
+        ("TotalSlotMemory", slot.total_memory),
+        ("TotalSlotDisk", slot.total_disk),
+    ]
     if slot.kind == "Dynamic":
-        ad["DSlotId"] = slot.sub_id
-    ad["State"] = slot.state
-    ad["Activity"] = slot.activity
-    ad["EnteredCurrentState"] = int(slot.entered_state)
-    ad["EnteredCurrentActivity"] = int(slot.entered_activity)
-    ad["Cpus"] = slot.cpus
-    ad["Memory"] = slot.memory
-    ad["Disk"] = slot.disk
-    ad["TotalSlotCpus"] = slot.total_cpus
-    ad["TotalSlotMemory"] = slot.total_memory
-    ad["TotalSlotDisk"] = slot.total_disk
-    ad["TotalCpus"] = info.total_cpus
-    ad["TotalMemory"] = info.total_memory
-    ad["TotalDisk"] = info.total_disk
-    ad["TotalSlots"] = info.total_slots
-    ad["Start"] = slot.policy.start
-    ad["Requirements"] = slot.policy.start
-    ad["Rank"] = slot.policy.rank
-    ad["SlotWeight"] = slot.policy.slot_weight
-    if slot.kind == "Partitionable":
-        children = list(slot.children.values())
-        ad["NumDynamicSlots"] = len(children)
-        ad["NumClaims"] = len(slot.claim_id_list)
-        ad["ChildCpus"] = [c.cpus for c in children]
-        ad["ChildMemory"] = [c.memory for c in children]
-        ad["ChildState"] = [c.state for c in children]
-        ad["ChildActivity"] = [c.activity for c in children]
-        ad["ChildRemoteOwner"] = [c.claim.owner if c.claim else UNDEFINED for c in children]
+        pairs.append(("DSlotId", slot.sub_id))
+    elif slot.kind == "Partitionable":
+        children = slot.children.values()
+        pairs += [
+            ("NumDynamicSlots", len(slot.children)),
+            ("NumClaims", len(slot.claim_id_list)),
+            ("ChildCpus", [c.cpus for c in children]),
+            ("ChildMemory", [c.memory for c in children]),
+        ]
     claim = slot.claim
     if claim is not None:
-        ad["RemoteOwner"] = claim.owner
-        ad["RemoteUser"] = claim.user
-        ad["AccountingGroup"] = claim.owner
-        ad["RemoteScheddName"] = claim.schedd_name
-        ad["ClientMachine"] = claim.client_machine
-        ad["CurrentRank"] = claim.rank
-        ad["PublicClaimId"] = redact(claim.claim_id)
-        ad["ClaimStartTime"] = int(claim.claimed_at)
+        pairs += [
+            ("RemoteOwner", claim.owner),
+            ("RemoteUser", claim.user),
+            ("AccountingGroup", claim.owner),
+            ("RemoteScheddName", claim.schedd_name),
+            ("ClientMachine", claim.client_machine),
+            ("CurrentRank", claim.rank),
+            ("PublicClaimId", redact(claim.claim_id)),
+            ("ClaimStartTime", int(claim.claimed_at)),
+        ]
         job = claim.job
         if job is not None:
-            ad["JobId"] = f"{job.cluster}.{job.proc}"
-            ad["GlobalJobId"] = job.global_job_id
-            ad["JobStart"] = int(job.start)
-    for (state, activity), attr in ACCOUNTED.items():
-        ad[attr] = int(slot.total_time(state, activity, now))
-    ad["DaemonStartTime"] = info.birthday
-    ad["MyCurrentTime"] = int(now)
-    ad["UpdateSequenceNumber"] = sequence
+            pairs += [
+                ("JobId", f"{job.cluster}.{job.proc}"),
+                ("GlobalJobId", job.global_job_id),
+                ("JobStart", int(job.start)),
+            ]
+    for name, value in pairs:
+        ad[name] = _lit(value)
+    policy = slot.policy
+    ad["Start"] = policy.start
+    ad["Requirements"] = policy.start
+    ad["Rank"] = policy.rank
+    ad["SlotWeight"] = policy.slot_weight
+    for name, value in zip(VOLATILE, volatile_values(slot, now, sequence)):
+        ad[name] = Literal(value)
     return ad
+
+
+def volatile_values(slot: Slot, now: float, sequence: int) -> list[int]:
+    """The values of :data:`VOLATILE` for this slot at ``now``."""
+    out = [int(slot.total_time(state, act, now)) for state, act in ACCOUNTED]
+    out += [int(now), sequence]
+    return out
 
 
 def private_ad(slot: Slot, info: MachineInfo) -> ClassAd:
@@ -290,4 +335,3 @@ def private_ad(slot: Slot, info: MachineInfo) -> ClassAd:
         ad["ClaimIdList"] = " ".join(slot.claim_id_list)
         ad["NumClaims"] = len(slot.claim_id_list)
     return ad
-

@@ -1,0 +1,150 @@
+"""Load benchmark: a live pool of 10,000 slots on 4 startd actors and 3 schedds.
+
+    python bench/pool_load.py [--slots 10000] [--startd-actors 4] [--schedds 3]
+                              [--jobs-per-schedd 6000] [--job-length 600]
+                              [--duration 1800] [--time-scale 60]
+
+Machines have 16 static one-cpu slots each, so the pool has ``--slots`` slots from the
+start. Each schedd queues ``--jobs-per-schedd`` jobs of ``--job-length`` pool seconds at
+time 0. Prints (figures, not pass/fail):
+
+- sustained job starts per real second (activations over the run, and in the busiest
+  10 real seconds),
+- RPCs per real second received by all actors (and by method),
+- negotiation cycle durations (pool seconds as the negotiator reports them, and real
+  seconds), matches per cycle,
+- the peak resident memory of every actor and their sum,
+- loop lag: how late the actors' loops woke (a pool that cannot keep its time scale).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import time
+from collections import Counter
+
+from mockpool.pool.api import Pool
+from mockpool.pool.spec import parse_spec
+
+
+def build_spec(ns: argparse.Namespace) -> str:
+    machines = math.ceil(ns.slots / 16)
+    per_actor = math.ceil(machines / ns.startd_actors)
+    return f"""
+[pool]
+time_scale = {ns.time_scale}
+duration = {ns.duration}
+
+[config]
+NEGOTIATOR_INTERVAL = 60
+UPDATE_INTERVAL = 300
+SCHEDD_INTERVAL = 300
+
+[[startds]]
+name = "node{{:05d}}"
+count = {machines}
+machines_per_actor = {per_actor}
+config = '''
+NUM_CPUS = 16
+MEMORY = 65536
+NUM_SLOTS_TYPE_1 = 16
+SLOT_TYPE_1 = 1/16
+'''
+
+[[schedds]]
+count = {ns.schedds}
+""" + "".join(
+        f"""
+[[submit]]
+at = 0
+schedd = {i}
+owner = "user{i}"
+description = '''
+executable = /bin/sleep
+arguments = {ns.job_length}
+request_memory = 1024
+queue {ns.jobs_per_schedd}
+'''
+"""
+        for i in range(ns.schedds)
+    )
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--slots", type=int, default=10_000)
+    ap.add_argument("--startd-actors", type=int, default=4)
+    ap.add_argument("--schedds", type=int, default=3)
+    ap.add_argument("--jobs-per-schedd", type=int, default=6000)
+    ap.add_argument("--job-length", type=float, default=600)
+    ap.add_argument("--duration", type=float, default=1800)
+    ap.add_argument("--time-scale", type=float, default=60)
+    ap.add_argument("--json", help="also write the figures to this file")
+    ns = ap.parse_args()
+    spec = parse_spec(build_spec(ns), "<bench>")
+    t_start = time.monotonic()
+    pool = Pool(spec)
+    pool.start()
+    startup = time.monotonic() - t_start
+    try:
+        t0 = time.monotonic()
+        events: list[dict] = []
+        while pool.now < spec.duration:
+            pool.sleep_until(min(spec.duration, pool.now + 60))
+            pool.drain()
+        real = time.monotonic() - t0
+        events = pool.events
+        status = pool.status()
+        negotiator = pool.ads("Negotiator")
+    finally:
+        pool.stop()
+
+    starts = [e for e in events if e["kind"] == "activate" and e["daemon"].startswith("exec") is False]
+    starts = [e for e in events if e["kind"] == "activate"]
+    # Activations may be logged by both schedd and startd; count the startd's.
+    by_daemon = Counter(e["daemon"].split("@")[0] for e in starts)
+    startd_starts = [e for e in starts if "@" not in e["daemon"] and e["daemon"].startswith("node")] or starts
+    per_second: Counter[int] = Counter(int(e["t"] / spec.time_scale) for e in startd_starts)
+    busiest = max((sum(per_second.get(s + k, 0) for k in range(10)) / 10 for s in per_second), default=0.0)
+    rpcs: Counter[str] = Counter()
+    for h in status:
+        rpcs.update(h.get("rpcs_received", {}))
+    cycles = [e for e in events if e["kind"] == "cycle"]
+    peak = {f"{h['role']}:{h['pid']}": round(h["peak_rss_mb"], 1) for h in status}
+    figures = {
+        "machine": f"{os.cpu_count()} cores",
+        "slots": ns.slots,
+        "startd_actors": ns.startd_actors,
+        "schedds": ns.schedds,
+        "time_scale": ns.time_scale,
+        "startup_real_s": round(startup, 2),
+        "run_real_s": round(real, 2),
+        "job_starts": len(startd_starts),
+        "job_starts_per_real_s": round(len(startd_starts) / real, 1) if real else 0,
+        "job_starts_per_real_s_busiest_10s": round(busiest, 1),
+        "rpcs_total": sum(rpcs.values()),
+        "rpcs_per_real_s": round(sum(rpcs.values()) / real, 1) if real else 0,
+        "rpcs_by_method": dict(rpcs.most_common()),
+        "cycles": len(cycles),
+        "cycle_durations": [c.get("duration") for c in cycles],
+        "cycle_real_durations": [c.get("real_duration") for c in cycles],
+        "matches_per_cycle": [c.get("matches") for c in cycles],
+        "peak_rss_mb": peak,
+        "peak_rss_mb_total": round(sum(peak.values()), 1),
+        "lag": {f"{h['role']}:{h['pid']}": h.get("lag") for h in status},
+        "activate_events_by_daemon_kind": dict(by_daemon.most_common(5)),
+        "negotiator_last_cycle": {
+            k: negotiator[0].get_value(k) for k in negotiator[0] if k.startswith("LastNegotiationCycle") and k.endswith("0")
+        } if negotiator else {},
+    }
+    print(json.dumps(figures, indent=2, default=str))
+    if ns.json:
+        with open(ns.json, "w") as f:
+            json.dump(figures, f, indent=2, default=str)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,471 @@
+"""The collector's ad store: ads by (type, Name), refreshed by updates, dropped when stale.
+
+Pure core: no gRPC, no clock. Every method takes ``now`` (pool seconds) and returns what
+happened. Rules, from HTCondor's collector (``collector_engine.cpp``, ``collector.cpp``):
+
+- An ad is keyed by its type and ``Name``; both compare without regard to case. Any MyType
+  is accepted (HTCondor keeps unknown types in "generic" tables). An update replaces the
+  whole stored ad and stamps ``LastHeardFrom = int(now)``; ``UpdateSequenceNumber`` is
+  kept as the daemon sent it. An ad without ``MyType`` gets the update's type; one whose
+  MyType names another type is refused (so a private ad says "MachinePrivate", the pool's
+  convention, where HTCondor's collector relabels private ads "Machine").
+- Expiry (the housekeeper): an ad goes when ``int(now) - LastHeardFrom > lifetime``
+  (strictly greater, as HTCondor's ``cleanHashTable``), lifetime being the ad's
+  ``ClassAdLifetime`` when it evaluates to an integer, else ``CLASSAD_LIFETIME`` (900). Between housekeeping rounds a
+  stale ad is still stored and still answers queries, as in HTCondor.
+- A startd's private ad ("MachinePrivate", its claim ids) lives beside its public slot ad
+  under the same Name. Invalidating the public ad drops the private one too (HTCondor's
+  INVALIDATE_STARTD_ADS clears both tables). HTCondor expires the two tables separately,
+  but they always arrive in one message and so expire together; here the startd sends
+  them as two updates, so removing a public ad (expiry or invalidation) also removes its
+  private ad, and a private ad with no fresh updates still expires on its own clock.
+- Queries evaluate the constraint with the ad as MY and no TARGET; an ad is selected
+  when the value is ``true`` or a non-zero number (old ClassAd semantics, which
+  HTCondor's daemons use: ``IsBooleanValueEquiv``). UNDEFINED, ERROR, strings, lists,
+  ``false`` and 0 do not select. Private ads are never returned by :meth:`AdStore.query`.
+- Projection keeps the listed attributes (names ignore case) plus ``MyType``: HTCondor's
+  wire protocol sends an ad's type beside its attributes even when the query projects,
+  so a projected result still says what it is. Snapshots also keep ``Name``, the key that
+  joins a slot to its private ad. Listing an attribute an ad lacks adds nothing.
+
+Each stored ad keeps its protobuf wire form (bytes of a ``mockpool.v1.ClassAd``) next to
+it, so a query without projection never re-encodes ads: a negotiation cycle's snapshot of
+10,000 slots is a concatenation of stored bytes.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..classad import ClassAd, ClassAdSyntaxError, evaluate, parse_expr
+from ..classad.kernel import CompiledExpr, SlotTable
+from ..classad.tree import Expr
+from ..v1 import classad_pb2 as pb
+from ..wire import ad_to_pb
+
+log = logging.getLogger(__name__)
+
+__all__ = [
+    "DEFAULT_CLASSAD_LIFETIME",
+    "MACHINE",
+    "MACHINE_PRIVATE",
+    "STANDARD_TYPES",
+    "AdRecord",
+    "AdStore",
+    "BadConstraint",
+    "BadUpdate",
+    "CollectorError",
+    "PrivateAdsRefused",
+    "Snapshot",
+    "frame_field",
+    "parse_constraint",
+    "projection_keys",
+]
+
+DEFAULT_CLASSAD_LIFETIME = 900  # HTCondor's CLASSAD_LIFETIME default
+MACHINE = "Machine"
+MACHINE_PRIVATE = "MachinePrivate"
+STANDARD_TYPES = (MACHINE, MACHINE_PRIVATE, "Scheduler", "Submitter", "Negotiator", "Collector")
+_CANONICAL = {t.lower(): t for t in STANDARD_TYPES}
+_PRIVATE_KEY = MACHINE_PRIVATE.lower()
+_MACHINE_KEY = MACHINE.lower()
+_ALWAYS_PROJECTED = frozenset({"mytype"})
+_SNAPSHOT_PROJECTED = frozenset({"mytype", "name"})
+
+
+class CollectorError(ValueError):
+    """A request the collector refuses; the message names the problem."""
+
+
+class BadUpdate(CollectorError):
+    """An ad update that cannot be stored (no Name, wrong MyType, ...)."""
+
+
+class BadConstraint(CollectorError):
+    """A query constraint that is not a ClassAd expression."""
+
+
+class PrivateAdsRefused(CollectorError):
+    """A public query asked for private ads."""
+
+
+# ----------------------------------------------------------------------------- wire bytes
+
+
+def _varint(n: int) -> bytes:
+    out = bytearray()
+    while True:
+        low, n = n & 0x7F, n >> 7
+        if n:
+            out.append(low | 0x80)
+        else:
+            out.append(low)
+            return bytes(out)
+
+
+def frame_field(field_number: int, payload: bytes) -> bytes:
+    """``payload`` as one length-delimited field of a protobuf message.
+
+    Concatenating framed fields builds a message's bytes without parsing anything: a
+    ``repeated ClassAd ads = 1`` reply is ``b"".join(frame_field(1, w) for w in wires)``.
+    """
+    return _varint((field_number << 3) | 2) + _varint(len(payload)) + payload
+
+
+def _scan_entries(buf: bytes) -> dict[str, bytes]:
+    """Framed ``attributes`` entries of a serialised ClassAd by lower-case name.
+
+    Walks the bytes directly (three times faster than parsing and re-serialising each
+    attribute); raises ValueError on anything but the plain shape a protobuf encoder
+    writes (field 1 entries, each starting with its name), so the caller can parse.
+    """
+    out: dict[str, bytes] = {}
+    i, n = 0, len(buf)
+    while i < n:
+        start = i
+        if buf[i] != 0x0A:  # not field 1, length-delimited
+            raise ValueError("unexpected field")
+        i += 1
+        length = shift = 0
+        while True:
+            b = buf[i]
+            i += 1
+            length |= (b & 0x7F) << shift
+            shift += 7
+            if b < 0x80:
+                break
+        end = i + length
+        if length < 2 or end > n or buf[i] != 0x0A or buf[i + 1] >= 0x80:  # name first, < 128
+            raise ValueError("unexpected attribute layout")
+        name_len = buf[i + 1]
+        out[buf[i + 2 : i + 2 + name_len].decode().lower()] = buf[start:end]
+        i = end
+    return out
+
+
+def _split_attributes(buf: bytes) -> dict[str, bytes]:
+    try:
+        return _scan_entries(buf)
+    except (ValueError, IndexError):
+        msg = pb.ClassAd.FromString(buf)
+        return {a.name.lower(): frame_field(1, a.SerializeToString()) for a in msg.attributes}
+
+
+@functools.lru_cache(maxsize=64)  # the same few stamps (this second's time, the types)
+def _attribute_entry(name: str, value: int | str) -> bytes:
+    """One ``ClassAd.attributes`` entry holding a literal, framed for appending."""
+    attr = pb.Attribute(name=name)
+    if isinstance(value, int):
+        attr.literal.integer = value
+    else:
+        attr.literal.str = value
+    return frame_field(1, attr.SerializeToString())
+
+
+# ----------------------------------------------------------------------------- records
+
+
+@dataclass(eq=False, slots=True)
+class AdRecord:
+    """One stored ad and what the store knows about it."""
+
+    ad_type: str  # canonical spelling (first seen, or HTCondor's for standard types)
+    name: str  # the ad's Name as the daemon spelled it
+    ad: ClassAd  # owned by the store: never mutate
+    last_heard: int  # LastHeardFrom, pool seconds
+    lifetime: int  # seconds after last_heard that the ad stays (ClassAdLifetime or default)
+    _wire: bytes | None = None
+    _attr_wire: dict[str, bytes] | None = field(default=None, repr=False)
+
+    def expired(self, now: float) -> bool:
+        return int(now) - self.last_heard > self.lifetime
+
+    def wire(self) -> bytes:
+        """The whole ad as the bytes of a ``mockpool.v1.ClassAd`` (cached)."""
+        if self._wire is None:
+            self._wire = ad_to_pb(self.ad).SerializeToString()
+        return self._wire
+
+    def projected_wire(self, keep: frozenset[str] | None) -> bytes:
+        """The ad's bytes with only the attributes in ``keep`` (lower-case); None = all."""
+        if keep is None:
+            return self.wire()
+        attrs = self._attr_wire
+        if attrs is None:
+            # Split the stored bytes into framed attribute entries once per ad version;
+            # every later projection of this version is a join of byte strings.
+            attrs = self._attr_wire = _split_attributes(self.wire())
+        return b"".join(attrs[k] for k in keep if k in attrs)
+
+    def projected(self, keep: frozenset[str] | None) -> ClassAd:
+        """A copy of the ad with only the attributes in ``keep`` (lower-case); None = all."""
+        if keep is None:
+            return self.ad.copy()
+        out = ClassAd()
+        for name in self.ad:
+            if name.lower() in keep:
+                out[name] = self.ad[name]
+        return out
+
+
+@dataclass(slots=True)
+class Snapshot:
+    """The negotiator's view: slot ads matching a constraint and their private ads."""
+
+    slots: list[AdRecord]
+    private: list[AdRecord]  # private ads of those slots that have one, in slot order
+    keep: frozenset[str] | None  # projection applied to slots (None = whole ads)
+    now: float
+
+    def slot_ads(self) -> list[ClassAd]:
+        return [r.projected(self.keep) for r in self.slots]
+
+    def private_ads(self) -> list[ClassAd]:
+        return [r.ad.copy() for r in self.private]
+
+
+# ----------------------------------------------------------------------------- the store
+
+
+class AdStore:
+    """Ads by (type, Name), with HTCondor's lifetimes. Not thread-safe (one event loop)."""
+
+    def __init__(self, classad_lifetime: int = DEFAULT_CLASSAD_LIFETIME) -> None:
+        self.classad_lifetime = int(classad_lifetime)
+        # type key (lower) -> name key (lower) -> record
+        self._tables: dict[str, dict[str, AdRecord]] = {}
+        self._type_names: dict[str, str] = dict(_CANONICAL)
+        self.updates = 0
+        self.refused = 0
+
+    # -- updates ---------------------------------------------------------------
+    def update(
+        self,
+        ad_type: str,
+        ad: ClassAd,
+        now: float,
+        wire: bytes | None = None,
+        *,
+        owned: bool = False,
+    ) -> AdRecord:
+        """Store ``ad`` as the current ad of its type and Name; return its record.
+
+        ``wire``: the ad's serialised ``mockpool.v1.ClassAd`` as received, kept so that
+        queries need not re-encode. The store keeps a copy of ``ad``, or ``ad`` itself
+        when ``owned`` (the caller hands it over, e.g. freshly decoded, and never touches
+        it again). Raises :class:`BadUpdate` and changes nothing (``ad`` included) when
+        the type is empty, Name is missing or not a string, or MyType names another type.
+        """
+        try:
+            record = self._make_record(ad_type, ad, now, wire, owned)
+        except BadUpdate:
+            self.refused += 1
+            raise
+        type_key = record.ad_type.lower()
+        self._type_names.setdefault(type_key, record.ad_type)
+        self._tables.setdefault(type_key, {})[record.name.lower()] = record
+        self.updates += 1
+        return record
+
+    def canonical_type(self, ad_type: str) -> str:
+        """The spelling the store uses for ``ad_type``; BadUpdate when it is empty."""
+        if not isinstance(ad_type, str) or not ad_type.strip():
+            raise BadUpdate("ad update has no ad type (MyType)")
+        ad_type = ad_type.strip()
+        return self._type_names.get(ad_type.lower(), ad_type)
+
+    def ad_name(self, ad_type: str, ad: ClassAd) -> str:
+        """The ad's Name, the key it is stored under; BadUpdate when it has none."""
+        canonical = self.canonical_type(ad_type)
+        name = ad.eval("Name") if ad.lookup("Name") is not None else None
+        if not isinstance(name, str):
+            what = (
+                "has no Name"
+                if name is None
+                else f"has a Name that is not a string ({_show(name)})"
+            )
+            raise BadUpdate(f"{canonical} ad {what}")
+        if not name:
+            raise BadUpdate(f"{canonical} ad has an empty Name")
+        return name
+
+    def _make_record(
+        self, ad_type: str, ad: ClassAd, now: float, wire: bytes | None, owned: bool
+    ) -> AdRecord:
+        canonical = self.canonical_type(ad_type)
+        name = self.ad_name(canonical, ad)
+        add_type = ad.lookup("MyType") is None
+        if not add_type:
+            my_type = ad.eval("MyType")
+            if not isinstance(my_type, str) or my_type.lower() != canonical.lower():
+                raise BadUpdate(
+                    f"{canonical} ad {name!r} has MyType {_show(my_type)}, not {canonical!r}"
+                )
+        # Validated: from here on nothing can fail, so the ad may be changed.
+        stored = ad if owned else ad.copy()
+        stamps: list[bytes] = []
+        if add_type:
+            stored["MyType"] = canonical
+            stamps.append(_attribute_entry("MyType", canonical))
+        last_heard = int(now)
+        had_stamp = stored.lookup("LastHeardFrom") is not None
+        stored["LastHeardFrom"] = last_heard
+        if had_stamp:
+            wire = None  # the daemon's own LastHeardFrom is in the bytes: re-encode lazily
+        elif wire is not None:
+            stamps.append(_attribute_entry("LastHeardFrom", last_heard))
+            wire = wire + b"".join(stamps)
+        lifetime = stored.eval("ClassAdLifetime")
+        if type(lifetime) is not int:  # absent, UNDEFINED, real, bool, ...: the default
+            lifetime = self.classad_lifetime
+        return AdRecord(canonical, name, stored, last_heard, lifetime, wire)
+
+    def invalidate(self, ad_type: str, name: str) -> list[tuple[str, str]]:
+        """Remove the ad of ``ad_type`` and ``name``; a slot ad takes its private ad along.
+
+        Returns the (type, Name) pairs removed (empty when there was nothing to remove:
+        invalidation is idempotent, as in HTCondor).
+        """
+        type_key = self.canonical_type(ad_type).lower()
+        removed: list[tuple[str, str]] = []
+        table = self._tables.get(type_key)
+        rec = table.pop(name.lower(), None) if table else None
+        if rec is not None:
+            removed.append((rec.ad_type, rec.name))
+        if type_key == _MACHINE_KEY:
+            removed.extend(self._drop_private(name))
+        return removed
+
+    def _drop_private(self, name: str) -> list[tuple[str, str]]:
+        private = self._tables.get(_PRIVATE_KEY)
+        rec = private.pop(name.lower(), None) if private else None
+        return [(rec.ad_type, rec.name)] if rec is not None else []
+
+    def expire(self, now: float) -> list[tuple[str, str]]:
+        """Drop every ad not refreshed within its lifetime; return the (type, Name) dropped."""
+        removed: list[tuple[str, str]] = []
+        for table in self._tables.values():
+            stale = [key for key, rec in table.items() if rec.expired(now)]
+            for key in stale:
+                rec = table.pop(key)
+                removed.append((rec.ad_type, rec.name))
+        # A slot that went away takes its claim ids with it, fresh or not.
+        gone = [name for ad_type, name in removed if ad_type.lower() == _MACHINE_KEY]
+        for name in gone:
+            removed.extend(self._drop_private(name))
+        return removed
+
+    # -- reading -----------------------------------------------------------------
+    def get(self, ad_type: str, name: str) -> AdRecord | None:
+        table = self._tables.get(ad_type.lower())
+        return table.get(name.lower()) if table else None
+
+    def records(self, ad_type: str) -> Iterator[AdRecord]:
+        table = self._tables.get(ad_type.lower())
+        return iter(list(table.values())) if table else iter(())
+
+    def counts(self) -> dict[str, int]:
+        """Ads stored per type (canonical spelling), types with no ads left out."""
+        return {self._type_names[k]: len(t) for k, t in self._tables.items() if t}
+
+    def __len__(self) -> int:
+        return sum(len(t) for t in self._tables.values())
+
+    def select(
+        self,
+        ad_type: str,
+        constraint: str | Expr | None,
+        now: float,
+        *,
+        allow_private: bool = False,
+    ) -> list[AdRecord]:
+        """Stored records of ``ad_type`` whose constraint is true (unprojected).
+
+        Raises :class:`BadConstraint` for a malformed constraint and
+        :class:`PrivateAdsRefused` for private ads unless ``allow_private``.
+        """
+        if ad_type.lower() == _PRIVATE_KEY and not allow_private:
+            raise PrivateAdsRefused(
+                f"{MACHINE_PRIVATE} ads are private (claim ids): only the negotiator may read them"
+            )
+        expr = parse_constraint(constraint)
+        table = self._tables.get(ad_type.lower())
+        if not table:
+            return []
+        records = list(table.values())
+        if expr is None:
+            return records
+        return [records[i] for i in _selected_rows(expr, [r.ad for r in records], now)]
+
+    def query(
+        self,
+        ad_type: str,
+        constraint: str | Expr | None = "",
+        projection: Sequence[str] = (),
+        now: float = 0.0,
+    ) -> list[ClassAd]:
+        """Public ads of ``ad_type`` where ``constraint`` is true, projected (copies)."""
+        keep = projection_keys(projection)
+        return [r.projected(keep) for r in self.select(ad_type, constraint, now)]
+
+    def snapshot(
+        self,
+        constraint: str | Expr | None = "",
+        projection: Sequence[str] = (),
+        now: float = 0.0,
+    ) -> Snapshot:
+        """Slot ads where ``constraint`` is true and the private ads of those slots."""
+        slots = self.select(MACHINE, constraint, now)
+        private_table = self._tables.get(_PRIVATE_KEY, {})
+        private = [p for r in slots if (p := private_table.get(r.name.lower())) is not None]
+        return Snapshot(slots, private, projection_keys(projection, _SNAPSHOT_PROJECTED), now)
+
+
+# ----------------------------------------------------------------------------- helpers
+
+
+def parse_constraint(constraint: str | Expr | None) -> Expr | None:
+    """The constraint as an expression; None for "no constraint" (empty or blank text)."""
+    if constraint is None or isinstance(constraint, Expr):
+        return constraint
+    if not constraint.strip():
+        return None
+    try:
+        return parse_expr(constraint)
+    except ClassAdSyntaxError as exc:
+        raise BadConstraint(f"bad constraint {constraint!r}: {exc}") from None
+
+
+def projection_keys(
+    projection: Iterable[str], always: frozenset[str] = _ALWAYS_PROJECTED
+) -> frozenset[str] | None:
+    """Lower-case attribute names a projection keeps; None when it keeps everything."""
+    names = {p.strip().lower() for p in projection if p and p.strip()}
+    return frozenset(names | always) if names else None
+
+
+def _show(value: Any) -> str:
+    """A ClassAd value as the messages print it (strings quoted, UNDEFINED as undefined)."""
+    return repr(value) if isinstance(value, str) else str(value)
+
+
+def _is_selected(value: Any) -> bool:
+    # Old ClassAd semantics (HTCondor's daemons): true, or a non-zero number.
+    if value is True:
+        return True
+    return type(value) in (int, float) and value != 0
+
+
+def _selected_rows(expr: Expr, ads: list[ClassAd], now: float) -> list[int]:
+    """Indices of the ads (as MY, no TARGET) for which ``expr`` selects."""
+    try:
+        table = SlotTable.from_ads(ads)
+        mask = CompiledExpr(expr).requirements_mask(table, None, "target", now=now)
+        return mask.nonzero()[0].tolist()
+    except Exception:  # the kernel must agree with the scalar evaluator; never fail a query
+        log.exception("constraint %s: match kernel failed; evaluating ad by ad", expr)
+        return [i for i, ad in enumerate(ads) if _is_selected(evaluate(expr, ad, None, now=now))]

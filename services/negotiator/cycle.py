@@ -1,0 +1,826 @@
+"""One negotiation cycle as a pure function: ``negotiate(snapshot, requests, ...)``.
+
+Structured in HTCondor's phases (matchmaker.cpp ``negotiationTime``/``negotiateWithGroup``/
+``negotiate``/``matchmakingAlgorithm``) so that fair share and group quotas slot in:
+
+1. *Obtain ads*: the caller fetched them (collector snapshot, schedds' resource requests)
+   and hands them in; phase 1 ends when ``negotiate`` is called.
+2. *Accounting and trimming*: the accountant ages priorities and recounts usage from the
+   Claimed slot ads; slots that are not Unclaimed are trimmed (no preemption yet:
+   Claimed slots are skipped and counted), as are slots the private ads give no claim id.
+3. *Sort submitters* by EUP ascending (then name, schedd).
+4. *Match*, one submitter turn per (submitter, schedd), each up to its ``limit`` -- the
+   hook for the pie and group quotas; unlimited for now (``_submitter_limits``).
+
+Matching one request (an autocluster ad with ``ResourceRequestCount`` idle jobs) uses the
+numpy kernel over ONE :class:`SlotTable` per cycle: both Requirements and the job's Rank
+by ``match_vector``; NEGOTIATOR_PRE_JOB_RANK / POST_JOB_RANK vectorised with the slot as
+MY. Candidates are ordered, larger first, by (pre-job rank, job Rank, post-job rank),
+ties by snapshot order. Rank values that are not numbers are -DBL_MAX, and numbers are
+rounded to single precision, as HTCondor's ``EvalNegotiatorMatchRank`` does.
+
+Slots: a static slot leaves the candidates once matched (its ``Capability``). A
+partitionable slot stays, its Cpus/Memory/Disk reduced by the job's consumption
+(the slot's ConsumptionCpus/Memory/Disk, else CONSUMPTION_CPUS/_MEMORY/_DISK, evaluated
+with the job as TARGET); each match takes one unused claim id from its ``ClaimIdList``.
+It is a candidate only while every consumption is >= 0 and <= what is left, and at least
+one is > 0; while matching it, the job's RequestCpus/Memory/Disk read as the consumption
+values (HTCondor's ``cp_override_requested``). Known difference: HTCondor uses this
+consumption-policy path only for slots that advertise a policy (MachineResources and
+Consumption<Res>); mockpool uses it for every partitionable slot, with the config
+defaults, which is what a p-slot with ``CONSUMPTION_POLICY = True`` does.
+
+A request that finds no slot is rejected, and its autocluster with it for the rest of
+that submitter's turn.
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+import sys
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..claimid import from_sinful, sinful
+from ..classad import UNDEFINED, ClassAd, ClassAdSyntaxError, evaluate, matches, parse_expr
+from ..classad import vector as V
+from ..classad.kernel import Column, CompiledExpr, KernelStats, SlotTable, match_vector
+from ..classad.tree import AttrRef, Expr, Select
+from ..config import ConfigDict, ConfigError
+from .accountant import Accountant
+from .log import CYCLE_FINISHED, CYCLE_STARTED, LogLine
+from .stats import CycleStats
+
+__all__ = [
+    "POOL_DOMAIN",
+    "CycleConfig",
+    "CycleResult",
+    "Match",
+    "NegotiatorInputError",
+    "ResourceRequest",
+    "Snapshot",
+    "negotiate",
+    "requests_from_ads",
+    "slot_usage",
+]
+
+POOL_DOMAIN = "mockpool"  # accounting names are "<owner or group>@mockpool"
+NO_RANK = -sys.float_info.max  # HTCondor: a rank that is not a number is -DBL_MAX
+RESOURCES = ("Cpus", "Memory", "Disk")
+DEFAULT_LOG_MATCH_LIMIT = 1000
+
+
+class NegotiatorInputError(ValueError):
+    """A resource request, slot ad or knob the negotiator cannot use."""
+
+
+# ------------------------------------------------------------------------------ inputs
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """Phase 1's ads: slot ads, their private ads (claim ids), and, for counts, the
+    Submitter and Scheduler ads."""
+
+    slots: Sequence[ClassAd]
+    private_ads: Sequence[ClassAd] = ()
+    submitters: Sequence[ClassAd] = ()
+    schedulers: Sequence[ClassAd] = ()
+
+
+def _int_attr(ad: ClassAd, name: str, what: str, *, default: int | None = None) -> int:
+    v = ad.eval(name)
+    if v is UNDEFINED and default is not None:
+        return default
+    if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
+        raise NegotiatorInputError(f"{what}: {name} must be an integer, got {v!r}")
+    return int(v)
+
+
+@dataclass(frozen=True)
+class ResourceRequest:
+    """One autocluster of idle jobs from one schedd."""
+
+    ad: ClassAd  # the representative job ad
+    schedd: str  # schedd name
+    schedd_address: str  # its gRPC address, host:port
+    submitter: str
+    autocluster_id: int
+    count: int  # ResourceRequestCount: idle jobs in the autocluster
+    cluster_id: int = 0
+    proc_id: int = 0
+
+    @property
+    def job_id(self) -> str:
+        return f"{self.cluster_id}.{self.proc_id}"
+
+    @classmethod
+    def from_ad(cls, ad: ClassAd, schedd: str, schedd_address: str) -> ResourceRequest:
+        """Validates the attributes the negotiator needs (NegotiatorInputError names it)."""
+        what = f"resource request from {schedd}"
+        ac = _int_attr(ad, "AutoClusterId", what)
+        what = f"resource request (autocluster {ac}) from {schedd}"
+        submitter = ad.eval("Submitter")
+        if not isinstance(submitter, str) or not submitter:
+            raise NegotiatorInputError(f"{what}: Submitter must be a non-empty string")
+        count = _int_attr(ad, "ResourceRequestCount", what)
+        if count < 0:
+            raise NegotiatorInputError(f"{what}: ResourceRequestCount must be >= 0, got {count}")
+        return cls(
+            ad=ad,
+            schedd=schedd,
+            schedd_address=schedd_address,
+            submitter=submitter,
+            autocluster_id=ac,
+            count=count,
+            cluster_id=_int_attr(ad, "ClusterId", what, default=0),
+            proc_id=_int_attr(ad, "ProcId", what, default=0),
+        )
+
+
+@dataclass(frozen=True)
+class CycleConfig:
+    """The knobs a cycle reads, parsed once (NegotiatorInputError names a bad one)."""
+
+    pre_job_rank: Expr | None
+    post_job_rank: Expr | None
+    use_slot_weights: bool
+    slot_weight: Expr
+    consumption: tuple[Expr, Expr, Expr]  # CONSUMPTION_CPUS, _MEMORY, _DISK
+    log_match_limit: int = DEFAULT_LOG_MATCH_LIMIT
+
+    @classmethod
+    def from_config(cls, config: ConfigDict, *, log_match_limit: int = DEFAULT_LOG_MATCH_LIMIT) -> CycleConfig:
+        def expr(name: str, required: bool) -> Expr | None:
+            try:
+                text = (config.lookup(name) or "").strip()
+            except ConfigError as exc:
+                raise NegotiatorInputError(str(exc)) from None
+            if not text:
+                if required:
+                    raise NegotiatorInputError(f"{name} must be set")
+                return None
+            try:
+                return parse_expr(text)
+            except ClassAdSyntaxError as exc:
+                raise NegotiatorInputError(f"{name} = {text}: {exc}") from None
+
+        try:
+            use_weights = config.get_bool("NEGOTIATOR_USE_SLOT_WEIGHTS", True)
+        except ConfigError as exc:
+            raise NegotiatorInputError(str(exc)) from None
+        cons = tuple(expr(f"CONSUMPTION_{r.upper()}", True) for r in RESOURCES)
+        return cls(
+            pre_job_rank=expr("NEGOTIATOR_PRE_JOB_RANK", False),
+            post_job_rank=expr("NEGOTIATOR_POST_JOB_RANK", False),
+            use_slot_weights=use_weights,
+            slot_weight=expr("SLOT_WEIGHT", True),  # type: ignore[arg-type]
+            consumption=cons,  # type: ignore[arg-type]
+            log_match_limit=log_match_limit,
+        )
+
+
+# ----------------------------------------------------------------------------- outputs
+
+
+@dataclass(frozen=True)
+class Match:
+    submitter: str
+    schedd: str
+    schedd_address: str
+    autocluster_id: int
+    job_id: str  # the autocluster's representative job (the schedd picks the real one)
+    slot_name: str
+    claim_id: str  # a secret: never log it (claimid.redact)
+    slot_ad: ClassAd  # the slot's public ad as offered (a p-slot: before this match)
+    startd_address: str  # host:port of the startd server holding the slot
+    cost: float  # SlotWeight charged (a p-slot: W(S) - W(S'))
+
+
+@dataclass
+class CycleResult:
+    matches: list[Match]
+    accountant: Accountant
+    stats: CycleStats
+    log: list[LogLine]
+    finished: bool = False
+    _matching_end: float = 0.0
+
+    def matches_by_schedd(self) -> dict[str, list[Match]]:
+        out: dict[str, list[Match]] = {}
+        for m in self.matches:
+            out.setdefault(m.schedd, []).append(m)
+        return out
+
+    def finish(self, end: float, cpu_time: float | None = None) -> None:
+        """Close the cycle at pool time ``end`` (after the matches were sent: HTCondor
+        sends them during phase 4, so the sending counts in phase 4)."""
+        if self.finished:
+            return
+        s = self.stats
+        end = max(end, self._matching_end)
+        s.duration_phase4 += end - self._matching_end
+        s.end_time = end
+        s.duration = end - s.start_time
+        if cpu_time is not None:
+            s.cpu_time = cpu_time
+        self.log.append(LogLine(end, CYCLE_FINISHED))
+        self.finished = True
+
+
+# ------------------------------------------------------------------- slot table state
+
+
+def _numbers(v: V.Vec, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """(float values, is-a-number mask) of a Vec; booleans count as 1/0 as in the kernel."""
+    tags = v.tags()
+    out = np.zeros(n, dtype=np.float64)
+    ok = np.zeros(n, dtype=bool)
+    if v.i is not None:
+        m = (tags == V.I) | (tags == V.B)
+        out[m] = np.broadcast_to(v.i, (n,))[m]
+        ok |= m
+    if v.f is not None:
+        m = tags == V.R
+        out[m] = np.broadcast_to(v.f, (n,))[m]
+        ok |= m
+    ok &= np.isfinite(out)
+    return out, ok
+
+
+def _scalar_number(value: object) -> float | None:
+    if isinstance(value, bool):
+        return float(value)
+    if isinstance(value, (int, float)) and math.isfinite(value):
+        return float(value)
+    return None
+
+
+def _preserve_int(x: float) -> int | float:
+    return int(x) if float(x).is_integer() else float(x)
+
+
+class _LiveTable(SlotTable):
+    """A SlotTable whose resource columns follow the cycle's deductions from p-slots."""
+
+    def __init__(self, ads: Sequence[ClassAd]) -> None:
+        super().__init__(ads)
+        self._live: dict[str, Column] = {}
+
+    def column(self, name: str) -> Column:
+        col = self._live.get(name.lower())
+        return col if col is not None else super().column(name)
+
+    def set_numbers(self, name: str, rows: np.ndarray, values: np.ndarray) -> None:
+        """Rows ``rows`` of attribute ``name`` now hold the literal numbers ``values``."""
+        key = name.lower()
+        base = self.column(key)
+        n, lit = self.n, base.lit
+        tags = lit.tags().copy()
+        i = np.array(np.broadcast_to(lit.i if lit.i is not None else 0, (n,)), dtype=np.int64)
+        f = np.array(np.broadcast_to(lit.f if lit.f is not None else 0.0, (n,)), dtype=np.float64)
+        s = np.array(np.broadcast_to(lit.s if lit.s is not None else 0, (n,)), dtype=np.int64)
+        o = None
+        if lit.o is not None:
+            o = np.empty(n, dtype=object)
+            if isinstance(lit.o, np.ndarray) and lit.o.ndim == 1:
+                o[:] = lit.o
+            else:
+                o.fill(lit.o)
+        integral = values == np.floor(values)
+        ri, rf = rows[integral], rows[~integral]
+        tags[ri], i[ri] = V.I, values[integral].astype(np.int64)
+        tags[rf], f[rf] = V.R, values[~integral]
+        present = base.present.copy()
+        present[rows] = True
+        exprs = []
+        for grows, e in base.exprs:
+            keep = grows[~np.isin(grows, rows)]
+            if len(keep):
+                exprs.append((keep, e))
+        vec = V.Vec(n, tags, i, f, s, o).simplify()
+        vec.src = key
+        self._live[key] = Column(key, present, vec, exprs)
+
+
+_MY = AttrRef("MY")
+
+
+def _my(name: str) -> Expr:
+    return Select(_MY, name)
+
+
+class _Slots:
+    """The cycle's slots: one table, what is still on offer, what p-slots have left."""
+
+    def __init__(self, snapshot: Snapshot, cfg: CycleConfig, stats: KernelStats) -> None:
+        self.ads = list(snapshot.slots)
+        self.table = _LiveTable(self.ads)
+        self.cfg = cfg
+        self.kstats = stats
+        n = self.n = len(self.ads)
+        t = self.table
+        empty = ClassAd()
+
+        def mask(text: str) -> np.ndarray:
+            return CompiledExpr(text).requirements_mask(t, empty, "target", stats=stats)
+
+        self.is_p = mask("PartitionableSlot =?= true")
+        self.unclaimed = mask('State == "Unclaimed"')
+        self.claimed = mask('State == "Claimed"')
+        self.names = [x if isinstance(x, str) else f"<slot {r}>" for r, x in
+                      enumerate(CompiledExpr(_my("Name")).eval(t, empty, "target").to_values(t.pool))]
+        # Claim ids from the private ads, joined by Name.
+        private: dict[str, ClassAd] = {}
+        for p in snapshot.private_ads:
+            pname = p.eval("Name")
+            if isinstance(pname, str):
+                private[pname] = p
+        self.claims: list[list[str]] = [[] for _ in range(n)]
+        for r in np.flatnonzero(self.unclaimed):
+            p = private.get(self.names[r])
+            if p is not None:
+                self.claims[r] = _claim_ids(p, bool(self.is_p[r]))
+        has_claim = np.array([bool(c) for c in self.claims], dtype=bool) if n else np.zeros(0, bool)
+        self.alive = self.unclaimed & has_claim
+        self.no_claim_id = int((self.unclaimed & ~has_claim).sum())
+        # Resources left (p-slots change during the cycle) and slot weights.
+        self.avail = np.zeros((3, n))
+        for k, res in enumerate(RESOURCES):
+            self.avail[k], _ = _numbers(CompiledExpr(_my(res)).eval(t, empty, "target", stats=stats), n)
+        self.weight = self._weights(empty)
+        self.current: dict[int, ClassAd] = {}  # p-slots changed this cycle: their ads now
+        self._dirty: set[int] = set()
+        # Expressions compiled once a cycle.
+        self.pre = CompiledExpr(cfg.pre_job_rank) if cfg.pre_job_rank is not None else None
+        self.post = CompiledExpr(cfg.post_job_rank) if cfg.post_job_rank is not None else None
+        self.cons_exprs = []
+        for k, res in enumerate(RESOURCES):
+            attr = f"Consumption{res}"
+            self.cons_exprs.append((attr, CompiledExpr(_my(attr)), CompiledExpr(cfg.consumption[k])))
+
+    def _weights(self, empty: ClassAd) -> np.ndarray:
+        if not self.cfg.use_slot_weights:
+            return np.ones(self.n)
+        t = self.table
+        own, ok_own = _numbers(CompiledExpr(_my("SlotWeight")).eval(t, empty, "target", stats=self.kstats), self.n)
+        dflt, ok_dflt = _numbers(CompiledExpr(self.cfg.slot_weight).eval(t, empty, "target", stats=self.kstats), self.n)
+        present = t.column("SlotWeight").present
+        w = np.where(present, own, dflt)
+        ok = np.where(present, ok_own, ok_dflt)
+        return np.where(ok, w, 1.0)
+
+    # -- the current state of one slot --------------------------------------------------
+    def ad(self, row: int) -> ClassAd:
+        return self.current.get(row) or self.ads[row]
+
+    def slot_weight(self, ad: ClassAd) -> float:
+        if not self.cfg.use_slot_weights:
+            return 1.0
+        e = ad.lookup("SlotWeight") or self.cfg.slot_weight
+        w = _scalar_number(evaluate(e, ad, None))
+        return w if w is not None else 1.0
+
+    def deduct(self, row: int, cons: np.ndarray) -> float:
+        """Take ``cons`` from p-slot ``row``; returns the cost W(S) - W(S')."""
+        before = self.ad(row)
+        w0 = self.slot_weight(before)
+        self.avail[:, row] -= cons
+        # A fresh copy each time: the ad offered with an earlier match must not change.
+        ad = self.current[row] = before.copy()
+        for k, res in enumerate(RESOURCES):
+            ad[res] = _preserve_int(self.avail[k, row])
+        self._dirty.add(row)
+        if not self.cfg.use_slot_weights:
+            return 1.0
+        return w0 - self.slot_weight(ad)
+
+    def flush(self) -> None:
+        """Bring the table's resource columns up to date (once per request, not per match)."""
+        if not self._dirty:
+            return
+        rows = np.fromiter(sorted(self._dirty), dtype=np.int64)
+        for k, res in enumerate(RESOURCES):
+            self.table.set_numbers(res, rows, self.avail[k, rows])
+        self._dirty.clear()
+
+    # -- per request ------------------------------------------------------------------
+    def consumption(self, job: ClassAd, rows: np.ndarray) -> np.ndarray:
+        """(len(rows), 3) consumption of ``job`` on p-slots ``rows``; NaN where invalid."""
+        t, n = self.table, self.n
+        out = np.full((len(rows), 3), np.nan)
+        for k, (attr, own, dflt) in enumerate(self.cons_exprs):
+            present = t.column(attr).present
+            vals = np.zeros(n)
+            ok = np.zeros(n, dtype=bool)
+            if present[rows].any():
+                vals, ok = _numbers(own.eval(t, job, "target", stats=self.kstats), n)
+            if (~present[rows]).any():
+                dv, dok = _numbers(dflt.eval(t, job, "target", stats=self.kstats), n)
+                vals = np.where(present, vals, dv)
+                ok = np.where(present, ok, dok)
+            out[:, k] = np.where(ok[rows], vals[rows], np.nan)
+        return out
+
+    def scalar_consumption(self, job: ClassAd, row: int) -> np.ndarray:
+        ad = self.ad(row)
+        out = np.full(3, np.nan)
+        for k, (attr, _own, dflt) in enumerate(self.cons_exprs):
+            e = ad.lookup(attr) or dflt.expr
+            v = _scalar_number(evaluate(e, ad, job))
+            if v is not None:
+                out[k] = v
+        return out
+
+    def ranks(self, job: ClassAd, rows: np.ndarray, job_rank: np.ndarray) -> np.ndarray:
+        """(len(rows), 3) of (pre-job rank, job Rank, post-job rank)."""
+        out = np.empty((len(rows), 3))
+        for k, ce in ((0, self.pre), (2, self.post)):
+            if ce is None:
+                out[:, k] = NO_RANK
+                continue
+            vals, ok = _numbers(ce.eval(self.table, job, "target", stats=self.kstats), self.n)
+            single = vals[rows].astype(np.float32).astype(np.float64)
+            out[:, k] = np.where(ok[rows] & np.isfinite(single), single, NO_RANK)
+        out[:, 1] = job_rank[rows]
+        return out
+
+    def scalar_ranks(self, job: ClassAd, row: int) -> tuple[float, float, float]:
+        ad = self.ad(row)
+
+        def neg_rank(e: Expr | None) -> float:
+            if e is None:
+                return NO_RANK
+            v = _scalar_number(evaluate(e, ad, job))
+            if v is None:
+                return NO_RANK
+            v32 = float(np.float32(v))
+            return v32 if math.isfinite(v32) else NO_RANK
+
+        rank_e = job.lookup("Rank")
+        rank = _scalar_number(evaluate(rank_e, job, ad)) if rank_e is not None else None
+        return neg_rank(self.cfg.pre_job_rank), rank or 0.0, neg_rank(self.cfg.post_job_rank)
+
+
+def _claim_ids(private: ClassAd, partitionable: bool) -> list[str]:
+    """Unused claim ids of a slot: a p-slot's ClaimIdList, else its Capability."""
+    if partitionable:
+        lst = private.eval("ClaimIdList")
+        if isinstance(lst, list):
+            ids = [x for x in lst if isinstance(x, str) and x]
+            if ids:
+                return ids
+        elif isinstance(lst, str) and lst.strip():
+            return [x for x in lst.replace(",", " ").split() if x]
+    cap = private.eval("Capability")
+    return [cap] if isinstance(cap, str) and cap else []
+
+
+def _sufficient(cons: np.ndarray, avail: np.ndarray) -> np.ndarray:
+    """cp_sufficient_assets for rows of (k, 3) consumption against (k, 3) available."""
+    valid = ~np.isnan(cons).any(axis=1)
+    c = np.where(np.isnan(cons), -1.0, cons)
+    return valid & (c <= avail).all(axis=1) & (c >= 0).all(axis=1) & (c > 0).any(axis=1)
+
+
+def _override_requests(job: ClassAd, cons: Sequence[float]) -> ClassAd:
+    """The job with RequestCpus/Memory/Disk read as the consumption (where it has them)."""
+    out = job
+    for k, res in enumerate(RESOURCES):
+        name = f"Request{res}"
+        if job.lookup(name) is not None:
+            if out is job:
+                out = job.copy()
+            out[name] = _preserve_int(cons[k])
+    return out
+
+
+def _with_zero_requests(job: ClassAd) -> ClassAd:
+    """HTCondor evaluates consumption with a missing Request<Res> read as 0."""
+    missing = [f"Request{r}" for r in RESOURCES if job.lookup(f"Request{r}") is None]
+    if not missing:
+        return job
+    out = job.copy()
+    for name in missing:
+        out[name] = 0
+    return out
+
+
+# ----------------------------------------------------------------------- accounting
+
+
+def _accounting_name(ad: ClassAd) -> str | None:
+    for attr in ("AccountingGroup", "RemoteUser", "RemoteOwner"):
+        v = ad.eval(attr)
+        if isinstance(v, str) and v:
+            return v if "@" in v else f"{v}@{POOL_DOMAIN}"
+    return None
+
+
+def slot_usage(slots: Sequence[ClassAd], weights: np.ndarray, claimed: np.ndarray) -> dict[str, float]:
+    """Weighted resources in use per submitter, from the Claimed slot ads."""
+    usage: dict[str, float] = {}
+    for r in np.flatnonzero(claimed):
+        name = _accounting_name(slots[r])
+        if name is not None:
+            usage[name] = usage.get(name, 0.0) + float(weights[r])
+    return usage
+
+
+# ------------------------------------------------------------------------- the cycle
+
+
+@dataclass
+class _Turn:
+    """One submitter at one schedd (HTCondor: one Submitter ad)."""
+
+    submitter: str
+    schedd: str
+    schedd_address: str
+    requests: list[ResourceRequest] = field(default_factory=list)
+
+
+class _Cycle:
+    def __init__(self, snapshot: Snapshot, requests: Iterable[ResourceRequest], accountant: Accountant,
+                 cfg: CycleConfig, now: float, timer: Callable[[], float],
+                 cpu_timer: Callable[[], float] | None, notes: Sequence[LogLine] = ()) -> None:
+        self.snapshot = snapshot
+        self.notes = list(notes)
+        self.requests = list(requests)
+        self.acct = accountant.copy()
+        self.cfg = cfg
+        self.now = now
+        self.timer = timer
+        self.cpu = cpu_timer
+        self.log: list[LogLine] = []
+        self.stats = CycleStats(start_time=now)
+        self.matches: list[Match] = []
+        self.kstats = KernelStats()
+        self.logged_matches = 0
+
+    def say(self, text: str, t: float | None = None) -> None:
+        self.log.append(LogLine(self.timer() if t is None else t, text))
+
+    def cpu_now(self) -> float:
+        return self.cpu() if self.cpu is not None else 0.0
+
+    def run(self) -> CycleResult:
+        s, snap = self.stats, self.snapshot
+        cpu0 = self.cpu_now()
+        # Phase 1: the caller obtained the ads between `now` and this call.
+        self.say(CYCLE_STARTED, self.now)
+        self.say("Phase 1:  Obtaining ads from collector ...", self.now)
+        t1 = self.timer()
+        public = len(snap.slots) + len(snap.submitters) + len(snap.schedulers)
+        self.say(f"Got ads: {public} public and {len(snap.private_ads)} private", t1)
+        self.say(f"Public ads include {len(snap.submitters)} submitter, {len(snap.slots)} startd", t1)
+        self.log.extend(self.notes)
+        s.duration_phase1 = t1 - self.now
+        s.total_slots = len(snap.slots)
+
+        # Phase 2: accounting and trimming.
+        self.say("Phase 2:  Performing accounting ...", t1)
+        slots = _Slots(snap, self.cfg, self.kstats)
+        self.acct.update_priorities(self.now)
+        self.acct.check_matches(slot_usage(slots.ads, slots.weight, slots.claimed), self.now)
+        s.claimed_slots_skipped = int(slots.claimed.sum())
+        s.slots_without_claim_id = slots.no_claim_id
+        s.trimmed_slots = s.candidate_slots = int(slots.alive.sum())
+        turns = self._turns()
+        limits = self._submitter_limits(turns, slots)
+        t2 = self.timer()
+        s.duration_phase2 = t2 - t1
+
+        # Phase 3: sort submitters by priority.
+        if turns:
+            self.say("Phase 3:  Sorting submitter ads by priority ...", t2)
+        turns.sort(key=lambda tn: (self.acct.eup(tn.submitter), tn.submitter, tn.schedd))
+        t3 = self.timer()
+        s.duration_phase3 = t3 - t2
+
+        # Phase 4: match, one spin of the pie (the pie's later spins hook in here).
+        if turns:
+            s.pies, s.pie_spins = 1, 1
+            self.say("Phase 4.1:  Negotiating with schedds ...", t3)
+            schedd_time: dict[str, float] = {}
+            for turn in turns:
+                begin = self.timer()
+                self.say(f"  Negotiating with {turn.submitter} at {sinful(turn.schedd_address)}", begin)
+                self.say("0 seconds so far for this submitter", begin)
+                self.say(f"{int(schedd_time.get(turn.schedd_address, 0.0))} seconds so far for this schedd", begin)
+                s.active_submitters.add(turn.submitter)
+                s.active_schedds.add(turn.schedd_address)
+                s.num_idle_jobs += sum(r.count for r in turn.requests)
+                self._negotiate_turn(turn, slots, limits[turn.submitter])
+                schedd_time[turn.schedd_address] = schedd_time.get(turn.schedd_address, 0.0) + self.timer() - begin
+            self.say(" negotiateWithGroup resources used submitterAds length 0 ")
+        t4 = self.timer()
+        s.duration_phase4 = t4 - t3
+        s.end_time, s.duration = t4, t4 - self.now
+        s.matches = len(self.matches)
+        s.kernel_fallbacks = self.kstats.fallbacks
+        s.cpu_time = self.cpu_now() - cpu0
+        return CycleResult(self.matches, self.acct, s, self.log, False, t4)
+
+    def _turns(self) -> list[_Turn]:
+        by_key: dict[tuple[str, str], _Turn] = {}
+        for r in self.requests:
+            key = (r.submitter, r.schedd)
+            turn = by_key.get(key)
+            if turn is None:
+                turn = by_key[key] = _Turn(r.submitter, r.schedd, r.schedd_address)
+            if r.count > 0:
+                turn.requests.append(r)
+        return [tn for tn in by_key.values() if tn.requests]
+
+    def _submitter_limits(self, turns: list[_Turn], slots: _Slots) -> dict[str, float]:
+        """Each submitter's limit for this spin. Fair share (the pie) and group quotas
+        replace this: limit_i = max(0, share_i * total - usage_i). Unlimited for now."""
+        return {tn.submitter: math.inf for tn in turns}
+
+    # -- phase 4: one submitter's turn ---------------------------------------------------
+    def _negotiate_turn(self, turn: _Turn, slots: _Slots, limit: float) -> None:
+        used = 0.0
+        rejected: set[int] = set()
+        unlogged_before = self._unlogged
+        for req in turn.requests:
+            if req.autocluster_id in rejected:
+                continue
+            if used >= limit:
+                self.say(f"    Reached submitter resource limit: {used:f} ... stopping")
+                self.stats.submitters_share_limit.add(turn.submitter)
+                break
+            used, ok = self._match_request(req, slots, used, limit)
+            if not ok:
+                rejected.add(req.autocluster_id)
+        else:
+            self.say("    Got NO_MORE_JOBS;  schedd has no more requests")
+        skipped = self._unlogged - unlogged_before
+        if skipped:
+            self.say(f"    ... {skipped} more match{'es' if skipped != 1 else ''} not logged "
+                     f"(NegotiatorLog shows at most {self.cfg.log_match_limit} matches a cycle)")
+
+    @property
+    def _unlogged(self) -> int:
+        return max(0, len(self.matches) - self.cfg.log_match_limit)
+
+    def _candidates(self, req: ResourceRequest, slots: _Slots) -> tuple[np.ndarray, np.ndarray, dict[int, np.ndarray]]:
+        """Rows that match ``req`` now, best first, their rank keys, and p-slot consumption."""
+        slots.flush()
+        job = req.ad
+        mr = match_vector(job, slots.table, now=self.now)
+        self.kstats.fallbacks += mr.fallbacks
+        mask = slots.alive & ~slots.is_p & mr.matches
+        cons_of: dict[int, np.ndarray] = {}
+        prow = np.flatnonzero(slots.alive & slots.is_p)
+        if len(prow):
+            job_cp = _with_zero_requests(job)
+            cons = slots.consumption(job_cp, prow)
+            fits = _sufficient(cons, slots.avail[:, prow].T)
+            prow, cons = prow[fits], cons[fits]
+            if len(prow):
+                if (cons == cons[0]).all():  # the usual case: one policy, one job shape
+                    uniq, inverse = cons[:1], np.zeros(len(prow), dtype=np.int64)
+                else:
+                    uniq, inverse = np.unique(cons, axis=0, return_inverse=True)
+                    inverse = inverse.reshape(-1)
+                for k, tup in enumerate(uniq):
+                    jo = _override_requests(job, tup)
+                    m = mr.matches if jo is job else match_vector(jo, slots.table, now=self.now).matches
+                    sel = prow[inverse == k]
+                    mask[sel] = m[sel]
+                keep = mask[prow]
+                cons_of = {int(r): c for r, c in zip(prow[keep], cons[keep], strict=True)}
+        rows = np.flatnonzero(mask)
+        keys = slots.ranks(job, rows, mr.rank)
+        order = np.lexsort((rows, -keys[:, 2], -keys[:, 1], -keys[:, 0]))
+        return rows[order], keys[order], cons_of
+
+    def _match_request(self, req: ResourceRequest, slots: _Slots, used: float, limit: float) -> tuple[float, bool]:
+        """Offer the request's jobs one by one; False when one found no slot."""
+        rows, keys, cons_of = self._candidates(req, slots)
+        heap: list[tuple[float, float, float, int]] = []  # re-offered p-slots
+        ptr = 0
+        s = self.stats
+        for k in range(req.count):
+            if used >= limit:
+                break
+            s.num_jobs_considered += 1
+            log_this = len(self.matches) < self.cfg.log_match_limit
+            if log_this:
+                self.say(f"    Request {req.cluster_id:05d}.{req.proc_id:05d}: autocluster "
+                         f"{req.autocluster_id} (request count {k + 1} of {req.count})")
+            while True:
+                row = -1
+                use_heap = False
+                if ptr < len(rows):
+                    a = (-keys[ptr, 0], -keys[ptr, 1], -keys[ptr, 2], int(rows[ptr]))
+                    use_heap = bool(heap) and heap[0] < a
+                    row = a[3] if not use_heap else heap[0][3]
+                elif heap:
+                    use_heap, row = True, heap[0][3]
+                if row < 0:
+                    s.rejections += 1
+                    self.say(f"      Rejected {req.job_id} {req.submitter} {sinful(req.schedd_address)}: no match found")
+                    return used, False
+                if use_heap:
+                    heapq.heappop(heap)
+                else:
+                    ptr += 1
+                if not slots.alive[row]:
+                    continue
+                claims = slots.claims[row]
+                if not claims:  # cannot happen for alive rows; kept as HTCondor's guard
+                    self.say(f"      {slots.names[row]} has no claim id")
+                    slots.alive[row] = False
+                    continue
+                break
+            used += self._make_match(req, slots, row, cons_of, heap, log_this)
+        return used, True
+
+    def _make_match(self, req: ResourceRequest, slots: _Slots, row: int, cons_of: dict[int, np.ndarray],
+                    heap: list[tuple[float, float, float, int]], log_this: bool) -> float:
+        offer = slots.ad(row)
+        claim = slots.claims[row].pop(0)
+        name = slots.names[row]
+        addr = offer.eval("MyAddress")
+        startd_address = from_sinful(addr) if isinstance(addr, str) else ""
+        ip = offer.eval("StartdIpAddr")
+        startd_ip = ip if isinstance(ip, str) else (sinful(startd_address) if startd_address else "<0.0.0.0:0>")
+        remote = offer.eval("RemoteUser")
+        remote = remote if isinstance(remote, str) else "none"
+        if slots.is_p[row]:
+            cost = slots.deduct(row, cons_of[row])
+            if not slots.claims[row]:
+                slots.alive[row] = False
+            else:
+                self._reoffer(req, slots, row, cons_of, heap)
+        else:
+            cost = float(slots.weight[row])
+            slots.alive[row] = False
+        self.matches.append(Match(req.submitter, req.schedd, req.schedd_address, req.autocluster_id,
+                                  req.job_id, name, claim, offer, startd_address, cost))
+        self.acct.add_match(req.submitter, cost, self.now)
+        if log_this:
+            self.say(f"      Matched {req.job_id} {req.submitter} {sinful(req.schedd_address)} "
+                     f"preempting {remote} {startd_ip} {name}")
+            self.say(f"      Successfully matched with {name}")
+        return cost
+
+    def _reoffer(self, req: ResourceRequest, slots: _Slots, row: int, cons_of: dict[int, np.ndarray],
+                 heap: list[tuple[float, float, float, int]]) -> None:
+        """Put a p-slot back among this request's candidates if the next job still fits
+        (HTCondor's returnPslotToMatchList), ranked on what it has left."""
+        job = req.ad
+        cons = slots.scalar_consumption(_with_zero_requests(job), row)
+        if not _sufficient(cons[None, :], slots.avail[:, row][None, :])[0]:
+            return
+        if not matches(_override_requests(job, cons), slots.ad(row), now=self.now):
+            return
+        cons_of[row] = cons
+        pre, rank, post = slots.scalar_ranks(job, row)
+        heapq.heappush(heap, (-pre, -rank, -post, row))
+
+
+def negotiate(
+    snapshot: Snapshot,
+    requests: Iterable[ResourceRequest],
+    accountant: Accountant,
+    config: ConfigDict | CycleConfig,
+    now: float,
+    *,
+    timer: Callable[[], float] | None = None,
+    cpu_timer: Callable[[], float] | None = None,
+    finish: bool = True,
+    phase1_notes: Sequence[LogLine] = (),
+) -> CycleResult:
+    """Run one negotiation cycle that started (phase 1) at pool time ``now``.
+
+    ``timer`` returns the current pool time and times the phases and log lines (default:
+    ``now`` throughout, so a test's log and stats are exact); ``cpu_timer`` returns CPU
+    seconds (default: none measured). The input accountant is not changed: the result
+    holds the updated copy. With ``finish=False`` the caller sends the matches first and
+    then calls ``result.finish(end)`` so the sending counts in phase 4. ``phase1_notes``
+    are the caller's own phase-1 lines (a schedd that failed), logged after "Got ads".
+    """
+    cfg = config if isinstance(config, CycleConfig) else CycleConfig.from_config(config)
+    clock = timer if timer is not None else (lambda: now)
+    result = _Cycle(snapshot, requests, accountant, cfg, now, clock, cpu_timer, phase1_notes).run()
+    if finish:
+        result.finish(clock())
+    return result
+
+
+def requests_from_ads(ads: Iterable[ClassAd], schedd: str, schedd_address: str) -> tuple[list[ResourceRequest], list[str]]:
+    """Resource requests from one schedd's reply, and an error line for each bad one."""
+    out: list[ResourceRequest] = []
+    errors: list[str] = []
+    for ad in ads:
+        try:
+            out.append(ResourceRequest.from_ad(ad, schedd, schedd_address))
+        except NegotiatorInputError as exc:
+            errors.append(str(exc))
+    return out, errors

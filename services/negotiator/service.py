@@ -1,0 +1,355 @@
+"""The negotiator's gRPC shell: the cycle loop, Reschedule, the Negotiator ad.
+
+One loop waits until the :class:`Cadence` says a cycle is due (or a Reschedule wakes it),
+then runs a cycle:
+
+1. Phase 1 over the network: ``Collector.Snapshot`` (slot ads + claim ids, NEGOTIATOR
+   role), ``Collector.Query`` for Scheduler and Submitter ads, then
+   ``Schedd.GetResourceRequests`` from every schedd whose submitters have idle jobs, all
+   schedds at once. A schedd that fails is logged ("Failed to connect to") and left out
+   of this cycle.
+2. Phases 2-4: :func:`negotiate`, in a worker thread (``asyncio.to_thread``) so the
+   actor's other daemons keep serving while it computes.
+3. One ``Schedd.Matches`` message per schedd, all at once (still phase 4, as in
+   HTCondor); then the cycle is finished, its stats pushed into the history and the
+   Negotiator ad advertised (also every NEGOTIATOR_UPDATE_INTERVAL, so it never expires).
+
+Cycle durations are pool seconds: real time x the clock's time scale, what a pool user
+sees. NegotiatorLog lines are kept until the host calls :meth:`drain_log`, stamped with
+``log_base_wall`` + pool time (the launcher passes the pool epoch's wall time).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from typing import Any
+
+import grpc
+import grpc.aio
+
+from .. import rpc
+from ..auth import Role
+from ..claimid import from_sinful, redact, sinful
+from ..classad import ClassAd
+from ..daemon import RPC_TIMEOUT, DaemonContext, periodic
+from ..v1 import collector_pb2 as cpb
+from ..v1 import collector_pb2_grpc as cgrpc
+from ..v1 import negotiator_pb2 as npb
+from ..v1 import negotiator_pb2_grpc as ngrpc
+from ..v1 import schedd_pb2 as spb
+from ..v1 import schedd_pb2_grpc as sgrpc
+from ..wire import WireError, ad_to_pb, ads_from_pb
+from .accountant import Accountant
+from .cadence import Cadence
+from .cycle import (
+    CycleConfig,
+    CycleResult,
+    Match,
+    ResourceRequest,
+    Snapshot,
+    negotiate,
+    requests_from_ads,
+)
+from .log import LogLine, format_line
+from .stats import StatsHistory
+
+__all__ = ["SERVICE_NAME", "NegotiatorService"]
+
+log = logging.getLogger(__name__)
+
+SERVICE_NAME = "mockpool.v1.Negotiator"
+LOG_BUFFER_LINES = 1_000_000  # lines kept for drain_log; older ones are dropped (counted)
+
+
+def _method(name: str) -> str:
+    return f"/{SERVICE_NAME}/{name}"
+
+
+class NegotiatorService(ngrpc.NegotiatorServicer):
+    """The negotiator daemon: cadence loop, cycle, Reschedule servicer."""
+
+    METHOD_ROLES = {
+        _method("Reschedule"): frozenset({Role.DAEMON, Role.SUBMIT, Role.ADMIN}),
+    }
+
+    def __init__(self, ctx: DaemonContext, name: str = "negotiator", log_base_wall: float = 0.0,
+                 *, accountant: Accountant | None = None) -> None:
+        self.ctx = ctx
+        self.name = name
+        self.log_base_wall = float(log_base_wall)
+        self.config = ctx.config.for_subsystem("NEGOTIATOR")
+        self.cycle_config = CycleConfig.from_config(self.config)
+        self.accountant = accountant or Accountant.from_config(self.config)
+        self.cadence = Cadence.from_config(self.config)
+        self.history = StatsHistory(self.config.get_int("NEGOTIATION_CYCLE_STATS_LENGTH", 3))
+        self.update_interval = self.config.get_float("NEGOTIATOR_UPDATE_INTERVAL", 300.0)
+        self.cycles = 0
+        self.total_matches = 0
+        self.peer_failures = 0
+        self.log_dropped = 0
+        self._log: list[str] = []
+        self._tasks: list[asyncio.Task[None]] = []
+        self._wake: asyncio.Event | None = None
+        self._start_time = 0
+
+    # -- Service protocol ----------------------------------------------------------------
+    def add_to_server(self, server: grpc.aio.Server) -> None:
+        ngrpc.add_NegotiatorServicer_to_server(self, server)
+
+    async def start(self) -> None:
+        now = self.ctx.clock.now()
+        self._start_time = int(now)
+        self.cadence.next_due = now  # first cycle at start
+        self._wake = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        self._tasks.append(loop.create_task(self._cycle_loop()))
+        if self.update_interval > 0:
+            self._tasks.append(loop.create_task(periodic(
+                self.ctx.clock, self.update_interval, self.advertise,
+                name=f"{self.name} ad", first_delay=self.update_interval)))
+
+    async def stop(self) -> None:
+        tasks, self._tasks = self._tasks, []
+        for t in tasks:
+            t.cancel()
+        for t in tasks:
+            with contextlib.suppress(asyncio.CancelledError):
+                await t
+
+    def status(self) -> dict[str, Any]:
+        latest = self.history.latest
+        return {
+            "name": self.name,
+            "address": self.ctx.address,
+            "cycles": self.cycles,
+            "matches": self.total_matches,
+            "next_cycle": self.cadence.next_due,
+            "peer_failures": self.peer_failures,
+            "log_lines_dropped": self.log_dropped,
+            "last": latest.summary() if latest else None,
+        }
+
+    def drain_log(self) -> list[str]:
+        """NegotiatorLog lines written since the last drain."""
+        out, self._log = self._log, []
+        return out
+
+    # -- Reschedule ------------------------------------------------------------------------
+    def reschedule(self, schedd_name: str = "") -> float:
+        """Make the next cycle due now (once; the cadence's minimums still apply).
+        Returns the pool time the next cycle will start."""
+        self.cadence.reschedule(self.ctx.clock.now())
+        if self._wake is not None:
+            self._wake.set()
+        return self.cadence.when_due()
+
+    async def Reschedule(self, request: npb.RescheduleRequest,
+                         context: grpc.aio.ServicerContext) -> npb.RescheduleReply:
+        return npb.RescheduleReply(next_cycle=self.reschedule(request.schedd_name))
+
+    # -- the loop -------------------------------------------------------------------------
+    async def _wait_due(self) -> None:
+        """Sleep until the next cycle is due or a reschedule wakes us."""
+        clock = self.ctx.clock
+        assert self._wake is not None
+        while True:
+            self._wake.clear()
+            due = self.cadence.next_due
+            if clock.now() >= due:
+                return
+            sleeper = asyncio.ensure_future(clock.sleep_until(due))
+            waker = asyncio.ensure_future(self._wake.wait())
+            try:
+                await asyncio.wait({sleeper, waker}, return_when=asyncio.FIRST_COMPLETED)
+            finally:
+                for t in (sleeper, waker):
+                    if not t.done():
+                        t.cancel()
+                        with contextlib.suppress(asyncio.CancelledError):
+                            await t
+
+    async def _cycle_loop(self) -> None:
+        clock = self.ctx.clock
+        while True:
+            await self._wait_due()
+            start = clock.now()
+            if not self.cadence.try_start(start):
+                continue
+            try:
+                await self.run_cycle(start)
+            except asyncio.CancelledError:
+                raise
+            except Exception:
+                log.exception("%s: negotiation cycle failed", self.name)
+            self.cadence.finished(start, max(start, clock.now()))
+
+    # -- one cycle -------------------------------------------------------------------------
+    def _collector(self, role: Role = Role.NEGOTIATOR) -> cgrpc.CollectorStub:
+        return cgrpc.CollectorStub(self.ctx.channel(self.ctx.collector_address, role))
+
+    def _schedd(self, address: str) -> sgrpc.ScheddStub:
+        return sgrpc.ScheddStub(self.ctx.channel(from_sinful(address), Role.NEGOTIATOR))
+
+    async def run_cycle(self, start: float) -> CycleResult | None:
+        """Run one cycle that starts now; returns its result (None if phase 1 failed)."""
+        clock = self.ctx.clock
+        cpu0 = time.process_time()
+        notes: list[LogLine] = []
+        try:
+            snapshot = await self._obtain_ads()
+        except (grpc.aio.AioRpcError, WireError) as exc:
+            # HTCondor: "Couldn't fetch ads" then "Aborting negotiation cycle"; no stats.
+            self.peer_failures += 1
+            self._keep([LogLine(start, "---------- Started Negotiation Cycle ----------"),
+                        LogLine(start, "Phase 1:  Obtaining ads from collector ..."),
+                        LogLine(clock.now(), f"Couldn't fetch ads: {_why(exc)}"),
+                        LogLine(clock.now(), "Aborting negotiation cycle")])
+            log.warning("%s: cannot fetch ads from the collector: %s", self.name, _why(exc))
+            return None
+        requests, failed = await self._fetch_requests(snapshot, notes)
+        result = await asyncio.to_thread(
+            negotiate, snapshot, requests, self.accountant, self.cycle_config, start,
+            timer=clock.now, finish=False, phase1_notes=notes)
+        self.accountant = result.accountant
+        await self._send_matches(result)
+        result.stats.submitters_failed |= failed
+        result.finish(clock.now(), cpu_time=time.process_time() - cpu0)
+        self.cycles += 1
+        self.total_matches += len(result.matches)
+        self.history.push(result.stats)
+        self._keep(result.log)
+        self.ctx.events.emit(self.name, "cycle", cycle=self.cycles, duration=round(result.stats.duration, 3),
+                             matches=len(result.matches))
+        await self.advertise()
+        return result
+
+    async def _obtain_ads(self) -> Snapshot:
+        coll = self._collector()
+        snap_reply, schedd_reply, submitter_reply = await asyncio.gather(
+            rpc.call(coll.Snapshot, cpb.SnapshotRequest(), timeout=RPC_TIMEOUT),
+            rpc.call(coll.Query, cpb.QueryRequest(ad_type="Scheduler"), timeout=RPC_TIMEOUT),
+            rpc.call(coll.Query, cpb.QueryRequest(ad_type="Submitter"), timeout=RPC_TIMEOUT),
+        )
+        return Snapshot(
+            slots=ads_from_pb(snap_reply.slots),
+            private_ads=ads_from_pb(snap_reply.private_ads),
+            submitters=ads_from_pb(submitter_reply.ads),
+            schedulers=ads_from_pb(schedd_reply.ads),
+        )
+
+    async def _fetch_requests(self, snapshot: Snapshot, notes: list[LogLine]
+                              ) -> tuple[list[ResourceRequest], set[str]]:
+        """Every schedd's resource requests; the submitters of schedds that failed."""
+        schedds: dict[str, str] = {}  # schedd name -> address
+        submitters_at: dict[str, set[str]] = {}
+        for ad in snapshot.submitters:
+            idle, sname, addr, who = (ad.eval(a) for a in ("IdleJobs", "ScheddName", "ScheddIpAddr", "Name"))
+            if not (isinstance(sname, str) and isinstance(addr, str)):
+                notes.append(LogLine(self.ctx.clock.now(),
+                                     "WARNING: ignoring submitter ad with no name and/or address"))
+                continue
+            submitters_at.setdefault(sname, set()).add(who if isinstance(who, str) else "")
+            if isinstance(idle, int) and not isinstance(idle, bool) and idle > 0:
+                schedds[sname] = addr
+
+        async def one(sname: str, addr: str) -> list[ClassAd]:
+            reply = await rpc.call(self._schedd(addr).GetResourceRequests,
+                                   spb.ResourceRequestsRequest(schedd_name=sname), timeout=RPC_TIMEOUT)
+            return ads_from_pb(reply.requests)
+
+        names = sorted(schedds)
+        replies = await asyncio.gather(*(one(n, schedds[n]) for n in names), return_exceptions=True)
+        requests: list[ResourceRequest] = []
+        failed: set[str] = set()
+        for sname, reply in zip(names, replies, strict=True):
+            addr = schedds[sname]
+            if isinstance(reply, BaseException):
+                if isinstance(reply, asyncio.CancelledError):
+                    raise reply
+                self.peer_failures += 1
+                failed |= submitters_at.get(sname, set())
+                notes.append(LogLine(self.ctx.clock.now(), f"    Failed to connect to {sname} {sinful(addr)}"))
+                log.warning("%s: schedd %s at %s failed: %s", self.name, sname, addr, _why(reply))
+                continue
+            reqs, errors = requests_from_ads(reply, sname, from_sinful(addr))
+            requests += reqs
+            for e in errors:
+                notes.append(LogLine(self.ctx.clock.now(), f"    Ignoring request: {e}"))
+        return requests, failed
+
+    async def _send_matches(self, result: CycleResult) -> None:
+        """One Matches message per schedd, all schedds at once."""
+        by_schedd = result.matches_by_schedd()
+        cycle_no = self.cycles + 1
+
+        async def one(sname: str, matches: list[Match]) -> None:
+            msg = spb.MatchesRequest(schedd_name=sname, request_id=rpc.request_id(), cycle=cycle_no)
+            for m in matches:
+                pm = msg.matches.add(submitter=m.submitter, autocluster_id=m.autocluster_id,
+                                     slot_name=m.slot_name, claim_id=m.claim_id,
+                                     startd_address=m.startd_address)
+                ad_to_pb(m.slot_ad, pm.slot)
+            await rpc.call(self._schedd(matches[0].schedd_address).Matches, msg, timeout=RPC_TIMEOUT)
+
+        names = sorted(by_schedd)
+        outcomes = await asyncio.gather(*(one(n, by_schedd[n]) for n in names), return_exceptions=True)
+        for sname, out in zip(names, outcomes, strict=True):
+            matches = by_schedd[sname]
+            if isinstance(out, BaseException):
+                if isinstance(out, asyncio.CancelledError):
+                    raise out
+                self.peer_failures += 1
+                result.stats.submitters_failed |= {m.submitter for m in matches}
+                result.log.append(LogLine(self.ctx.clock.now(),
+                                          f"    Failed to send {len(matches)} matches to {sname} "
+                                          f"{sinful(matches[0].schedd_address)}"))
+                log.warning("%s: sending matches to %s failed: %s", self.name, sname, _why(out))
+                continue
+            for m in matches:
+                self.ctx.events.emit(self.name, "match", job=m.job_id, autocluster=m.autocluster_id,
+                                     slot=m.slot_name, submitter=m.submitter, schedd=m.schedd,
+                                     claim=redact(m.claim_id))
+
+    # -- the Negotiator ad ---------------------------------------------------------------
+    def negotiator_ad(self) -> ClassAd:
+        now = self.ctx.clock.now()
+        ad = ClassAd()
+        ad["MyType"] = "Negotiator"
+        ad["Name"] = self.name
+        ad["NegotiatorName"] = self.name
+        ad["MyAddress"] = sinful(self.ctx.address) if self.ctx.address else ""
+        ad["NegotiatorIpAddr"] = ad.eval("MyAddress")
+        ad["DaemonStartTime"] = self._start_time
+        ad["MyCurrentTime"] = int(now)
+        ad["UpdateInterval"] = int(self.update_interval)
+        return self.history.publish(ad)
+
+    async def advertise(self) -> None:
+        """Send the Negotiator ad to the collector (a failure is logged, not raised)."""
+        msg = cpb.AdvertiseRequest()
+        msg.updates.add(ad_type="Negotiator", ad=ad_to_pb(self.negotiator_ad()))
+        try:
+            reply = await rpc.call(self._collector(Role.DAEMON).Advertise, msg, timeout=RPC_TIMEOUT)
+        except grpc.aio.AioRpcError as exc:
+            self.peer_failures += 1
+            log.warning("%s: advertising to the collector failed: %s", self.name, _why(exc))
+            return
+        for err in reply.errors:
+            log.warning("%s: collector refused the Negotiator ad: %s", self.name, err)
+
+    # -- log buffer --------------------------------------------------------------------------
+    def _keep(self, lines: list[LogLine]) -> None:
+        self._log.extend(format_line(x, self.log_base_wall) for x in lines)
+        over = len(self._log) - LOG_BUFFER_LINES
+        if over > 0:
+            del self._log[:over]
+            self.log_dropped += over
+
+
+def _why(exc: BaseException) -> str:
+    if isinstance(exc, grpc.aio.AioRpcError):
+        return f"{exc.code().name}: {exc.details()}"
+    return f"{type(exc).__name__}: {exc}"

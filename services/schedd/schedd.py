@@ -1,0 +1,1173 @@
+"""The schedd's core: jobs, their states, claims, and the ads a schedd publishes.
+
+Pure apart from the queue object it is given: no clock (every method takes ``now``, pool
+seconds), no network. Methods that must send something return an :class:`Outbox` (claim
+requests, activations, releases, grouped by startd address) for the shell to send, and
+what happened is queued as events (``drain_events``). Every mutating method ends with one
+queue transaction, so a submit is on disk before it is acknowledged and a round of 10,000
+state changes costs one commit.
+
+Job states (JobStatus): 1 Idle, 2 Running, 3 Removed, 4 Completed, 5 Held. Transitions,
+as HTCondor's schedd makes them::
+
+    Idle --activate--> Running --exit--> Completed (leaves the queue: history)
+    Idle|Running --hold--> Held --release--> Idle
+    Idle|Held --rm--> Removed (leaves the queue at once)
+    Running --rm--> Removed (leaves once its claim is released)
+    Running --evicted (exit with a reason, claim lost)--> Idle
+
+Every change sets LastJobStatus, JobStatus and EnteredCurrentStatus. A job that stops
+running adds its run to RemoteWallClockTime, whatever stopped it. A matched job stays
+Idle (reserved: not offered again) until its activation succeeds.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter, defaultdict
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..classad import ClassAd, ClassAdSyntaxError, evaluate, parse_expr, unparse
+from ..classad.ad import to_expr
+from ..classad.tree import Expr
+from ..config import ConfigDict
+from .autocluster import Autoclusters, IdleIndex
+from .queue import Batch, JobQueue, StoredClaim
+from .submit import UID_DOMAIN, parse_submit
+
+__all__ = [
+    "COMPLETED",
+    "HELD",
+    "IDLE",
+    "REMOVED",
+    "RUNNING",
+    "STATUS_NAMES",
+    "ActResult",
+    "Activation",
+    "ActivationOutcome",
+    "Claim",
+    "ClaimOutcome",
+    "ClaimRequest",
+    "ConstraintError",
+    "Job",
+    "JobExit",
+    "Match",
+    "Outbox",
+    "Schedd",
+    "ScheddError",
+    "submitter_of",
+]
+
+IDLE, RUNNING, REMOVED, COMPLETED, HELD = 1, 2, 3, 4, 5
+STATUS_NAMES = {
+    IDLE: "Idle",
+    RUNNING: "Running",
+    REMOVED: "Removed",
+    COMPLETED: "Completed",
+    HELD: "Held",
+}
+HOLD_CODE_USER = 1  # HoldReasonCode "UserRequest"
+
+_JOB_ID = re.compile(r"(\d+)(?:\.(\d+))?\Z")
+_VERBS = {"remove": "remove", "hold": "hold", "release": "release"}
+_TOOLS = {"remove": "condor_rm", "hold": "condor_hold", "release": "condor_release"}
+_PARSE_CACHE_LIMIT = 100_000
+_ID_ATTRS = frozenset({"ProcId", "GlobalJobId"})
+# attributes the job record caches (submitter, priority, weight, state)
+_DERIVED = frozenset({"jobprio", "requestcpus", "accountinggroup", "owner", "jobstatus"})
+_PLAIN_STRING = re.compile(r'"[^"\\]*"\Z')
+
+
+class ScheddError(ValueError):
+    """A request the schedd refuses (the message names the problem); nothing changed."""
+
+
+class ConstraintError(ScheddError):
+    """A constraint or projection that is not a valid ClassAd expression."""
+
+
+def submitter_of(ad: ClassAd) -> str:
+    """The accounting name: AccountingGroup if set, else Owner, then ``@mockpool``."""
+    group = ad.get_value("AccountingGroup")
+    name = group if isinstance(group, str) and group else ad.get_value("Owner", "")
+    return f"{name}@{UID_DOMAIN}"
+
+
+# --------------------------------------------------------------------------- records
+
+
+@dataclass(eq=False)
+class ClusterBase:
+    """A submit's shared attributes (HTCondor's cluster ad); never changed after submit."""
+
+    cluster: int
+    texts: dict[str, str]
+    ad: ClassAd
+    parse: Callable[[str], Expr]
+
+
+@dataclass(eq=False)
+class Job:
+    """A job in the queue.
+
+    ``texts`` holds the job's own attributes over its cluster's (what the queue stores
+    for it; None: a cluster attribute the job deleted). The ad is built from both on
+    first use, so queueing 10,000 alike jobs builds no ad per job.
+    """
+
+    cluster: int
+    proc: int
+    base: ClusterBase
+    texts: dict[str, str | None]
+    submitter: str = ""
+    autocluster: int = 0
+    autocluster_attrs: str = ""
+    touched: frozenset[str] = frozenset()  # names the autocluster signature may read
+    prio: int = 0
+    weight: float = 1.0  # RequestCpus: the job's slot weight for Weighted*Jobs
+    status: int = IDLE
+    claim: Claim | None = None
+    _ad: ClassAd | None = None
+
+    @property
+    def key(self) -> tuple[int, int]:
+        return self.cluster, self.proc
+
+    @property
+    def job_id(self) -> str:
+        return f"{self.cluster}.{self.proc}"
+
+    @property
+    def ad(self) -> ClassAd:
+        ad = self._ad
+        if ad is None:
+            ad = self.base.ad.copy()
+            for name, text in self.texts.items():
+                if text is None:
+                    if name in ad:
+                        del ad[name]
+                else:
+                    ad[name] = self.base.parse(text)
+            if self.autocluster:
+                ad["AutoClusterId"] = self.autocluster
+                ad["AutoClusterAttrs"] = self.autocluster_attrs
+            self._ad = ad
+        return ad
+
+    def full_texts(self) -> dict[str, str]:
+        """The whole ad as attribute texts (what history stores)."""
+        out = dict(self.base.texts)
+        for name, text in self.texts.items():
+            if text is None:
+                out.pop(name, None)
+            else:
+                out[name] = text
+        return out
+
+    def set(self, name: str, value: Any) -> None:
+        expr = to_expr(value)
+        self.ad[name] = expr
+        self.texts[name] = unparse(expr)
+
+    def delete(self, name: str) -> None:
+        ad = self.ad
+        if name in ad:
+            del ad[name]
+        if name in self.base.texts:
+            self.texts[name] = None
+        else:
+            self.texts.pop(name, None)
+
+    def number(self, name: str, default: float = 0.0) -> float:
+        v = self.ad.get_value(name, default)
+        return v if isinstance(v, (int, float)) and not isinstance(v, bool) else default
+
+
+@dataclass(eq=False)
+class Claim:
+    """A claim this schedd holds (or is acquiring) on one slot.
+
+    States: ``requesting`` (RequestClaims in flight), ``activating`` (ActivateClaims in
+    flight), ``active`` (a job runs on it), ``idle`` (claimed, no job: the point where claim
+    reuse will pick the next job; see ``Schedd._claim_finished``). ``job`` is None when the
+    job was held or removed while a request was in flight: the answer then releases it.
+    """
+
+    claim_id: str
+    startd_address: str
+    slot_name: str
+    submitter: str
+    job: Job | None
+    state: str
+    since: float
+    slot_ad: ClassAd | None = None
+    activated: float = 0.0
+    jobs_run: int = 0  # for CLAIM_WORKLIFE-style reuse decisions later
+
+
+@dataclass(frozen=True)
+class Match:
+    """One match from the negotiator (schedd.proto Match)."""
+
+    submitter: str
+    autocluster_id: int
+    slot_name: str
+    claim_id: str
+    startd_address: str
+    slot_ad: ClassAd | None = None
+
+
+@dataclass(frozen=True)
+class ClaimRequest:
+    """A claim to request from a startd (startd.proto ClaimRequest, less the schedd's ids)."""
+
+    claim_id: str
+    slot_name: str
+    job_ad: ClassAd
+    owner: str  # RemoteOwner: the submitter name
+    job_id: str
+
+
+@dataclass(frozen=True)
+class ClaimOutcome:
+    """A startd's answer to one ClaimRequest, paired with the id that was requested."""
+
+    requested_claim_id: str
+    ok: bool
+    error: str = ""
+    claim_id: str = ""  # the claim now held (a new id for a carved dynamic slot)
+    slot_name: str = ""
+    slot_ad: ClassAd | None = None
+
+
+@dataclass(frozen=True)
+class Activation:
+    claim_id: str
+    job_ad: ClassAd
+    job_id: str
+
+
+@dataclass(frozen=True)
+class ActivationOutcome:
+    claim_id: str
+    ok: bool
+    error: str = ""
+    start_time: float = 0.0
+
+
+@dataclass(frozen=True)
+class JobExit:
+    """A startd's report that a job ended; ``reason`` empty for a normal exit."""
+
+    claim_id: str
+    cluster: int
+    proc: int
+    start_time: float
+    end_time: float
+    exit_code: int = 0
+    slot_name: str = ""
+    reason: str = ""
+
+
+@dataclass(frozen=True)
+class ActResult:
+    job_id: str
+    ok: bool
+    error: str = ""
+
+
+@dataclass
+class Outbox:
+    """Messages for the shell to send, grouped by startd address (one RPC per address)."""
+
+    claims: dict[str, list[ClaimRequest]] = field(default_factory=lambda: defaultdict(list))
+    activations: dict[str, list[Activation]] = field(default_factory=lambda: defaultdict(list))
+    releases: dict[str, list[str]] = field(default_factory=lambda: defaultdict(list))
+    accepted: int = 0  # matches turned into claim requests
+    dropped: int = 0  # matches not used (no idle job left, duplicate, limit)
+
+    def __bool__(self) -> bool:
+        return bool(self.claims or self.activations or self.releases)
+
+
+# --------------------------------------------------------------------------- the core
+
+
+class Schedd:
+    """One schedd: its queue, autoclusters, claims and ads."""
+
+    def __init__(
+        self, name: str, queue: JobQueue, config: ConfigDict, now: float, *, address: str = ""
+    ) -> None:
+        self.name = name
+        self.queue = queue
+        self.config = config
+        self.address = address  # MyAddress, "<host:port>"; set by the shell
+        self.started = float(now)
+        self.max_jobs_running = config.get_int("MAX_JOBS_RUNNING", 10000)
+        self.autoclusters = Autoclusters.from_config(config)
+        self.jobs: dict[tuple[int, int], Job] = {}
+        self.claims: dict[str, Claim] = {}
+        self._releasing: dict[str, Job] = {}  # claim id -> removed job leaving on release
+        self._idle = IdleIndex()
+        self._counts: Counter[tuple[str, int]] = Counter()  # (submitter, status) -> jobs
+        self._weights: Counter[tuple[str, int]] = Counter()  # (submitter, status) -> cpus
+        self._reserved = 0  # idle jobs with a claim being acquired
+        self._batch = Batch()
+        self._events: list[tuple[str, dict[str, Any]]] = []
+        self._parse_cache: dict[str, Expr] = {}
+        self._startup = Outbox()
+        self._load(now)
+
+    # --- small helpers ------------------------------------------------------------------
+
+    def _expr(self, text: str) -> Expr:
+        if text.isdigit() and text.isascii():  # ProcId and counters: no parser, no cache
+            return to_expr(int(text))
+        if _PLAIN_STRING.match(text):  # GlobalJobId and the like
+            return to_expr(text[1:-1])
+        expr = self._parse_cache.get(text)
+        if expr is None:
+            if len(self._parse_cache) >= _PARSE_CACHE_LIMIT:
+                self._parse_cache.clear()
+            expr = self._parse_cache[text] = parse_expr(text)
+        return expr
+
+    def _ad_from_texts(self, texts: Mapping[str, str]) -> ClassAd:
+        ad = ClassAd()
+        for name, text in texts.items():
+            ad[name] = self._expr(text)
+        return ad
+
+    def _emit(self, kind: str, **fields: Any) -> None:
+        self._events.append((kind, fields))
+
+    def drain_events(self) -> list[tuple[str, dict[str, Any]]]:
+        """Events since the last call: (kind, ids) pairs for the shell's event log."""
+        out, self._events = self._events, []
+        return out
+
+    def _touch(self, job: Job) -> None:
+        self._batch.jobs[job.key] = job.texts
+
+    def _commit(self) -> None:
+        batch, self._batch = self._batch, Batch()
+        self.queue.apply(batch)
+
+    def _count(self, job: Job, sign: int) -> None:
+        key = (job.submitter, job.status)
+        self._counts[key] += sign
+        self._weights[key] += sign * job.weight
+
+    def _base(self, cluster: int, texts: dict[str, str]) -> ClusterBase:
+        return ClusterBase(cluster, texts, self._ad_from_texts(texts), self._expr)
+
+    def _new_job(
+        self,
+        cluster: int,
+        proc: int,
+        base: ClusterBase,
+        texts: dict[str, str | None],
+        like: Job | None = None,
+    ) -> Job:
+        """A job record; ``like`` is a job of the same cluster whose own attributes are only
+        its ids: a job of which that is true too shares everything ids do not change."""
+        job = Job(cluster, proc, base, texts)
+        if like is not None and like.base is base:
+            differs = {k.lower() for k in texts} | {k.lower() for k in like.texts}
+            if not differs & (like.touched | _DERIVED):
+                job.submitter, job.autocluster = like.submitter, like.autocluster
+                job.autocluster_attrs, job.touched = like.autocluster_attrs, like.touched
+                job.prio, job.weight, job.status = like.prio, like.weight, like.status
+                return job
+        ad = job.ad
+        acid, names, job.touched = self.autoclusters.assign(ad)
+        job.autocluster, job.autocluster_attrs = acid, ",".join(names)
+        ad["AutoClusterId"] = acid  # in memory only: recomputed when the queue is loaded
+        ad["AutoClusterAttrs"] = job.autocluster_attrs
+        prio = ad.get_value("JobPrio", 0)
+        cpus = ad.get_value("RequestCpus", 1)
+        status = ad.get_value("JobStatus", IDLE)
+        job.submitter = submitter_of(ad)
+        job.prio = int(prio) if _is_num(prio) else 0
+        job.weight = float(cpus) if _is_num(cpus) else 1.0
+        job.status = (
+            int(status) if isinstance(status, int) and not isinstance(status, bool) else IDLE
+        )
+        return job
+
+    def _register(self, job: Job) -> None:
+        self.jobs[job.key] = job
+        self._count(job, +1)
+        if job.status == IDLE and job.claim is None:
+            self._idle.add((job.submitter, job.autocluster), job.prio, job.cluster, job.proc)
+
+    def _transition(self, job: Job, new: int, now: float) -> None:
+        old = job.status
+        self._count(job, -1)
+        if old == IDLE:
+            self._idle.discard((job.submitter, job.autocluster), job.cluster, job.proc)
+        job.status = new
+        self._count(job, +1)
+        job.set("LastJobStatus", old)
+        job.set("JobStatus", new)
+        job.set("EnteredCurrentStatus", int(now))
+        if new == IDLE and job.claim is None:
+            self._idle.add((job.submitter, job.autocluster), job.prio, job.cluster, job.proc)
+        self._touch(job)
+
+    def _to_history(self, job: Job) -> None:
+        """The job leaves the queue (completed, or removed and off its claim)."""
+        self._count(job, -1)
+        if job.status == IDLE:
+            self._idle.discard((job.submitter, job.autocluster), job.cluster, job.proc)
+        del self.jobs[job.key]
+        self._batch.jobs.pop(job.key, None)
+        self._batch.to_history.append((job.cluster, job.proc, job.full_texts()))
+
+    # --- loading ------------------------------------------------------------------------
+
+    def _load(self, now: float) -> None:
+        from .queue import QueueError
+
+        clusters = self.queue.load_clusters()
+        bases: dict[int, ClusterBase] = {}
+        like: Job | None = None
+        for cluster, proc, texts in self.queue.load_jobs():
+            try:
+                base = bases.get(cluster)
+                if base is None:
+                    if cluster not in clusters:
+                        raise QueueError(
+                            f"job queue {self.queue.path}: job {cluster}.{proc} has no cluster ad"
+                        )
+                    base = bases[cluster] = self._base(cluster, clusters[cluster])
+                job = self._new_job(cluster, proc, base, texts, like)
+            except ClassAdSyntaxError as exc:
+                raise QueueError(
+                    f"job queue {self.queue.path}: job {cluster}.{proc}: {exc}"
+                ) from None
+            if like is None or like.base is not base or texts.keys() <= _ID_ATTRS:
+                like = job
+            self._register(job)
+        running = {}
+        for stored in self.queue.load_claims():
+            job = self.jobs.get((stored.cluster, stored.proc))
+            if job is None or job.status not in (RUNNING, REMOVED):
+                # the job left or never started: the claim is of no use any more
+                self._startup.releases[stored.startd_address].append(stored.claim_id)
+                self._batch.claims_del.add(stored.claim_id)
+                continue
+            claim = Claim(
+                stored.claim_id,
+                stored.startd_address,
+                stored.slot_name,
+                stored.submitter,
+                job,
+                "active",
+                stored.activated,
+                activated=stored.activated,
+                jobs_run=1,
+            )
+            running[job.key] = claim
+        for job in list(self.jobs.values()):
+            claim = running.get(job.key)
+            if job.status == RUNNING and claim is not None:
+                job.claim = claim
+                self.claims[claim.claim_id] = claim
+            elif job.status == RUNNING:
+                # running with no claim on record: HTCondor's mark_jobs_idle
+                self._transition(job, IDLE, now)
+                job.delete("RemoteHost")
+            elif job.status == REMOVED:
+                # removed while running; finish what the crash interrupted
+                if claim is not None:
+                    self._startup.releases[claim.startd_address].append(claim.claim_id)
+                    self._batch.claims_del.add(claim.claim_id)
+                self._to_history(job)
+            elif job.status == COMPLETED:
+                self._to_history(job)
+        self._commit()
+
+    def startup_outbox(self) -> Outbox:
+        """Releases left over from before a restart (claims of jobs that are gone)."""
+        out, self._startup = self._startup, Outbox()
+        return out
+
+    # --- submit -------------------------------------------------------------------------
+
+    def submit(
+        self,
+        description: str,
+        source: str,
+        owner: str,
+        now: float,
+        request_id: str | None = None,
+    ) -> tuple[int, int]:
+        """Queue a submit description; (cluster id, number of jobs).
+
+        SubmitError (``source:line: problem``) propagates and nothing is stored. A
+        ``request_id`` already applied returns its first answer without queueing again.
+        The jobs are committed to the queue file before this returns.
+        """
+        if request_id:
+            prior = self.queue.lookup_request(request_id)
+            if prior is not None:
+                return prior
+        cluster = self.queue.next_cluster_id
+        qdate = int(now)
+        result = parse_submit(
+            description, source, owner=owner, cluster_id=cluster, qdate=qdate, validate=parse_expr
+        )
+        jobs: list[Job] = []
+        if result.procs:
+            first = result.procs[0]
+            extras = {
+                "EnteredCurrentStatus": str(qdate),
+                "NumJobStarts": "0",
+                "RemoteWallClockTime": "0.0",
+            }
+            shared = {k: v for k, v in first.items() if k != "ProcId"} | extras
+            base = self._base(cluster, shared)
+            like: Job | None = None
+            for proc_texts in result.procs:
+                proc = int(proc_texts["ProcId"])
+                own: dict[str, str | None] = {
+                    "ProcId": proc_texts["ProcId"],
+                    "GlobalJobId": f'"{self.name}#{cluster}.{proc}#{qdate}"',
+                }
+                if proc_texts is not first:
+                    _own_attributes(proc_texts, shared, extras, own)
+                job = self._new_job(cluster, proc, base, own, like)
+                if like is None:
+                    like = job
+                jobs.append(job)
+            self._batch.clusters[cluster] = shared
+        batch = self._batch
+        for job in jobs:
+            batch.jobs[job.key] = job.texts
+        if jobs:
+            batch.meta["next_cluster_id"] = str(cluster + 1)
+        if request_id:
+            batch.request = (request_id, cluster, len(jobs))
+        try:
+            self._commit()  # write before acknowledge
+        except Exception:
+            self._batch = Batch()
+            raise
+        for job in jobs:
+            self._register(job)
+        if jobs:
+            self._emit(
+                "submit", cluster=cluster, procs=len(jobs), owner=owner, submitter=jobs[0].submitter
+            )
+        return cluster, len(jobs)
+
+    # --- user actions -------------------------------------------------------------------
+
+    def _constraint(self, text: str) -> Expr | None:
+        text = text.strip()
+        if not text:
+            return None
+        try:
+            return parse_expr(text)
+        except ClassAdSyntaxError as exc:
+            raise ConstraintError(f"bad constraint {text!r}: {exc}") from None
+
+    @staticmethod
+    def _true(expr: Expr | None, ad: ClassAd, now: float) -> bool:
+        if expr is None:
+            return True
+        v = evaluate(expr, ad, None, now=now)
+        if isinstance(v, bool):
+            return v
+        return isinstance(v, (int, float)) and v != 0
+
+    def act(
+        self,
+        action: str,
+        job_ids: Sequence[str],
+        constraint: str,
+        reason: str,
+        owner: str,
+        now: float,
+    ) -> tuple[list[ActResult], Outbox]:
+        """condor_rm / condor_hold / condor_release on ids ("12.0", or "12" for a cluster)
+        and/or a constraint. Per-job errors read as HTCondor's tools print them."""
+        if action not in _VERBS:
+            raise ScheddError(f"unknown action {action!r}: expected remove, hold or release")
+        expr = self._constraint(constraint)
+        if not job_ids and expr is None:
+            raise ScheddError(f"{action}: no job ids and no constraint")
+        verb = _VERBS[action]
+        results: list[ActResult] = []
+        targets: list[Job] = []
+        seen: set[tuple[int, int]] = set()
+
+        def take(job: Job) -> None:
+            if job.key not in seen:
+                seen.add(job.key)
+                targets.append(job)
+
+        for text in job_ids:
+            m = _JOB_ID.match(text.strip())
+            if not m:
+                results.append(
+                    ActResult(
+                        text, False, f"Invalid job id {text!r}: expected cluster or cluster.proc"
+                    )
+                )
+                continue
+            cluster = int(m.group(1))
+            if m.group(2) is None:
+                members = [
+                    j
+                    for j in self.jobs.values()
+                    if j.cluster == cluster and _applies(action, j.status)
+                ]
+                if not members:
+                    results.append(
+                        ActResult(
+                            text, False, f"Couldn't find/{verb} all jobs in cluster {cluster}"
+                        )
+                    )
+                for job in members:
+                    take(job)
+                continue
+            job = self.jobs.get((cluster, int(m.group(2))))
+            if job is None:
+                results.append(ActResult(text, False, f"Job {cluster}.{int(m.group(2))} not found"))
+            else:
+                take(job)
+        if expr is not None:
+            before = len(targets)
+            for job in list(self.jobs.values()):
+                if _applies(action, job.status) and self._true(expr, job.ad, now):
+                    take(job)
+            if len(targets) == before and not job_ids:
+                results.append(
+                    ActResult(
+                        "",
+                        False,
+                        f"Couldn't find/{verb} all jobs matching constraint ({constraint.strip()})",
+                    )
+                )
+        out = Outbox()
+        why = reason.strip() or f"via {_TOOLS[action]} (by user {owner or 'unknown'})"
+        for job in targets:
+            error = _refusal(action, job)
+            if error:
+                results.append(ActResult(job.job_id, False, error))
+                continue
+            if action == "remove":
+                self._remove(job, why, now, out)
+            elif action == "hold":
+                self._hold(job, why, HOLD_CODE_USER, now, out)
+            else:
+                self._release_hold(job, why, now)
+            results.append(ActResult(job.job_id, True))
+        self._commit()
+        return results, out
+
+    def _remove(self, job: Job, reason: str, now: float, out: Outbox) -> None:
+        was_running = job.status == RUNNING
+        claim = self._stop(job, now, out, evicted=True)
+        job.set("RemoveReason", reason)
+        self._transition(job, REMOVED, now)
+        self._emit("remove", job=job.job_id, submitter=job.submitter)
+        if was_running and claim is not None:
+            self._releasing[claim.claim_id] = job  # leaves when the release is done
+        else:
+            self._to_history(job)
+
+    def _hold(self, job: Job, reason: str, code: int, now: float, out: Outbox) -> None:
+        self._stop(job, now, out, evicted=True)
+        job.set("HoldReason", reason)
+        job.set("HoldReasonCode", code)
+        job.set("HoldReasonSubCode", 0)
+        self._transition(job, HELD, now)
+        self._emit("hold", job=job.job_id, submitter=job.submitter)
+
+    def _release_hold(self, job: Job, reason: str, now: float) -> None:
+        for name in ("HoldReason", "HoldReasonCode", "HoldReasonSubCode"):
+            value = job.ad.lookup(name)
+            if value is not None:
+                job.set("Last" + name, value)
+                job.delete(name)
+        job.set("ReleaseReason", reason)
+        self._transition(job, IDLE, now)
+        self._emit("release_hold", job=job.job_id, submitter=job.submitter)
+
+    def _stop(self, job: Job, now: float, out: Outbox, *, evicted: bool) -> Claim | None:
+        """Take ``job`` off its claim: account its run, release (or disown) the claim."""
+        claim = job.claim
+        if claim is None:
+            return None
+        job.claim = None
+        claim.job = None
+        if job.status == IDLE:
+            self._reserved -= 1
+        if claim.state == "active":
+            self._account_run(job, claim.activated, now)
+            if evicted:
+                self._left_slot(job)
+            self._drop_claim(claim, out)
+        # requesting/activating: the startd's answer finds no job and releases the claim
+        return claim
+
+    def _account_run(self, job: Job, start: float, end: float) -> None:
+        wall = max(0.0, end - start)
+        job.set("RemoteWallClockTime", job.number("RemoteWallClockTime") + wall)
+
+    def _left_slot(self, job: Job) -> None:
+        host = job.ad.lookup("RemoteHost")
+        if host is not None:
+            job.set("LastRemoteHost", host)
+            job.delete("RemoteHost")
+
+    def _drop_claim(self, claim: Claim, out: Outbox) -> None:
+        """Release a claim: forget it here, tell its startd."""
+        self.claims.pop(claim.claim_id, None)
+        self._batch.claims_del.add(claim.claim_id)
+        out.releases[claim.startd_address].append(claim.claim_id)
+        self._emit("release", slot=claim.slot_name, claim=_redact(claim.claim_id))
+
+    def _unreserve(self, job: Job) -> None:
+        if job.claim is not None and job.status == IDLE:
+            self._reserved -= 1
+        job.claim = None
+        if job.status == IDLE:
+            self._idle.add((job.submitter, job.autocluster), job.prio, job.cluster, job.proc)
+
+    # --- the negotiator -----------------------------------------------------------------
+
+    def resource_requests(self, submitter: str | None = None) -> list[ClassAd]:
+        """One ad per (submitter, autocluster) with idle unreserved jobs: a representative
+        job ad plus AutoClusterId, Submitter and ResourceRequestCount."""
+        out = []
+        for group in self._idle.groups():
+            if submitter and group[0] != submitter:
+                continue
+            first = self._idle.first(group)
+            if first is None:
+                continue
+            ad = self.jobs[first].ad.copy()
+            ad["AutoClusterId"] = group[1]
+            ad["Submitter"] = group[0]
+            ad["ResourceRequestCount"] = self._idle.count(group)
+            out.append(ad)
+        return out
+
+    def on_matches(self, matches: Iterable[Match], now: float) -> Outbox:
+        """Reserve one idle job per match and return the claim requests to send."""
+        out = Outbox()
+        running = self.totals()[RUNNING]
+        for m in matches:
+            if (
+                not m.claim_id
+                or m.claim_id in self.claims
+                or running + self._reserved >= self.max_jobs_running
+            ):
+                out.dropped += 1
+                continue
+            key = self._idle.pop((m.submitter, m.autocluster_id))
+            if key is None:  # no idle job left in that request: the claim id goes unused
+                out.dropped += 1
+                continue
+            job = self.jobs[key]
+            claim = Claim(
+                m.claim_id,
+                m.startd_address,
+                m.slot_name,
+                m.submitter,
+                job,
+                "requesting",
+                now,
+                m.slot_ad,
+            )
+            self.claims[m.claim_id] = claim
+            job.claim = claim
+            self._reserved += 1
+            out.claims[m.startd_address].append(
+                ClaimRequest(m.claim_id, m.slot_name, job.ad, m.submitter, job.job_id)
+            )
+            out.accepted += 1
+            self._emit(
+                "match",
+                job=job.job_id,
+                slot=m.slot_name,
+                claim=_redact(m.claim_id),
+                submitter=m.submitter,
+            )
+        return out
+
+    def on_claim_results(self, outcomes: Iterable[ClaimOutcome], now: float) -> Outbox:
+        """Claimed: activate the job on it. Refused: the job is idle again."""
+        out = Outbox()
+        for o in outcomes:
+            claim = self.claims.get(o.requested_claim_id)
+            if claim is None or claim.state != "requesting":
+                continue
+            job = claim.job
+            if not o.ok:
+                self.claims.pop(claim.claim_id, None)
+                if job is not None:
+                    self._unreserve(job)
+                self._emit(
+                    "claim_refused",
+                    slot=claim.slot_name,
+                    claim=_redact(claim.claim_id),
+                    error=o.error,
+                )
+                continue
+            if o.claim_id and o.claim_id != claim.claim_id:  # a carved dynamic slot
+                del self.claims[claim.claim_id]
+                claim.claim_id = o.claim_id
+                self.claims[claim.claim_id] = claim
+            claim.slot_name = o.slot_name or claim.slot_name
+            claim.slot_ad = o.slot_ad if o.slot_ad is not None else claim.slot_ad
+            claim.since = now
+            self._emit(
+                "claim",
+                slot=claim.slot_name,
+                claim=_redact(claim.claim_id),
+                job=job.job_id if job else "",
+                submitter=claim.submitter,
+            )
+            if job is None or job.status != IDLE:  # held or removed meanwhile
+                claim.state = "idle"
+                self._drop_claim(claim, out)
+                continue
+            claim.state = "activating"
+            out.activations[claim.startd_address].append(
+                Activation(claim.claim_id, job.ad, job.job_id)
+            )
+        self._commit()
+        return out
+
+    def on_activation_results(self, outcomes: Iterable[ActivationOutcome], now: float) -> Outbox:
+        """Activated: the job is Running. Refused: the job is idle, the claim released."""
+        out = Outbox()
+        for o in outcomes:
+            claim = self.claims.get(o.claim_id)
+            if claim is None or claim.state != "activating":
+                continue
+            job = claim.job
+            if not o.ok or job is None or job.status != IDLE:
+                claim.job = None
+                claim.state = "idle"
+                if job is not None:
+                    self._unreserve(job)
+                    self._emit(
+                        "activate_failed", job=job.job_id, slot=claim.slot_name, error=o.error
+                    )
+                self._drop_claim(claim, out)
+                continue
+            start = o.start_time if o.start_time > 0 else now
+            claim.state = "active"
+            claim.activated = start
+            claim.jobs_run += 1
+            self._reserved -= 1
+            if job.ad.lookup("JobStartDate") is None:
+                job.set("JobStartDate", int(start))
+            job.set("JobCurrentStartDate", int(start))
+            job.set("NumJobStarts", int(job.number("NumJobStarts")) + 1)
+            job.set("RemoteHost", claim.slot_name)
+            self._transition(job, RUNNING, now)
+            self._batch.claims_put[claim.claim_id] = StoredClaim(
+                claim.claim_id,
+                job.cluster,
+                job.proc,
+                claim.startd_address,
+                claim.slot_name,
+                claim.submitter,
+                start,
+            )
+            self._emit(
+                "activate",
+                job=job.job_id,
+                slot=claim.slot_name,
+                claim=_redact(claim.claim_id),
+                submitter=job.submitter,
+            )
+        self._commit()
+        return out
+
+    # --- startds ------------------------------------------------------------------------
+
+    def on_job_exits(self, exits: Iterable[JobExit], now: float) -> Outbox:
+        """Jobs that ended on their slots: Completed (or Idle again when evicted), their
+        run accounted, their claims finished. Stale and repeated reports are ignored."""
+        out = Outbox()
+        for e in exits:
+            job = self.jobs.get((e.cluster, e.proc))
+            claim = self.claims.get(e.claim_id)
+            if job is None or claim is None or job.claim is not claim or job.status != RUNNING:
+                continue
+            start = e.start_time if e.start_time > 0 else claim.activated
+            end = e.end_time if e.end_time > 0 else now
+            self._account_run(job, start, end)
+            job.claim = None
+            claim.job = None
+            claim.state = "idle"
+            if e.reason:  # evicted (killed, lease expired): back to the queue
+                job.set("LastVacateTime", int(end))
+                self._left_slot(job)
+                self._transition(job, IDLE, now)
+                self._emit("job_evicted", job=job.job_id, slot=claim.slot_name, reason=e.reason)
+            else:
+                job.set("ExitCode", int(e.exit_code))
+                job.set("ExitBySignal", False)
+                job.set("CompletionDate", int(end))
+                job.set("LastRemoteHost", claim.slot_name)
+                self._transition(job, COMPLETED, now)
+                self._to_history(job)
+                self._emit(
+                    "job_exit",
+                    job=job.job_id,
+                    slot=claim.slot_name,
+                    exit_code=int(e.exit_code),
+                    submitter=job.submitter,
+                )
+            self._claim_finished(claim, now, out)
+        self._commit()
+        return out
+
+    def _claim_finished(self, claim: Claim, now: float, out: Outbox) -> None:
+        """A job left ``claim``; decide what the claim does next.
+
+        Claim reuse hooks in here: pick the next idle job of ``claim.submitter`` that
+        matches ``claim.slot_ad`` (both Requirements, startd Rank >= current), reserve it
+        and return an Activation on the same claim, without a negotiation cycle; the
+        startd enforces CLAIM_WORKLIFE. This issue has no reuse: the claim is released.
+        """
+        self._drop_claim(claim, out)
+
+    def on_releases_done(self, claim_ids: Iterable[str], now: float) -> None:
+        """ReleaseClaims was sent: removed jobs that waited for their claim leave."""
+        for cid in claim_ids:
+            job = self._releasing.pop(cid, None)
+            if job is not None and job.key in self.jobs:
+                self._to_history(job)
+        self._commit()
+
+    def on_claims_lost(self, claim_ids: Iterable[str], now: float) -> None:
+        """Claims a startd no longer has (KeepAlive): their jobs are evicted."""
+        for cid in claim_ids:
+            claim = self.claims.get(cid)
+            if claim is None:
+                continue
+            self.claims.pop(cid)
+            self._batch.claims_del.add(cid)
+            job = claim.job
+            claim.job = None
+            self._emit("claim_lost", slot=claim.slot_name, claim=_redact(cid))
+            if job is None:
+                continue
+            job.claim = None
+            if claim.state == "active" and job.status == RUNNING:
+                self._account_run(job, claim.activated, now)
+                self._left_slot(job)
+                self._transition(job, IDLE, now)
+            elif job.status == IDLE:
+                self._reserved -= 1
+                self._unreserve(job)
+        for cid in list(self._releasing):
+            if cid in claim_ids:
+                self.on_releases_done([cid], now)
+        self._commit()
+
+    def claims_by_startd(self) -> dict[str, list[str]]:
+        """Claims this schedd holds, per startd address (what keepalives carry)."""
+        out: dict[str, list[str]] = defaultdict(list)
+        for claim in self.claims.values():
+            if claim.state in ("active", "idle"):
+                out[claim.startd_address].append(claim.claim_id)
+        return dict(out)
+
+    def alive_interval(self) -> float:
+        """min(ALIVE_INTERVAL, shortest JobLeaseDuration / 3), at least 10 s."""
+        interval = float(self.config.get_int("ALIVE_INTERVAL", 300))
+        for claim in self.claims.values():
+            if claim.job is not None:
+                lease = claim.job.number("JobLeaseDuration", 0.0)
+                if lease > 0:
+                    interval = min(interval, lease / 3)
+        return max(10.0, interval)
+
+    # --- queries ------------------------------------------------------------------------
+
+    def _projection(self, ad: ClassAd, projection: Sequence[str]) -> ClassAd:
+        if not projection:
+            return ad
+        out = ClassAd()
+        for name in projection:
+            expr = ad.lookup(name)
+            if expr is not None:
+                out[name] = expr
+        return out
+
+    def query(
+        self,
+        constraint: str = "",
+        projection: Sequence[str] = (),
+        limit: int = 0,
+        *,
+        now: float = 0.0,
+    ) -> list[ClassAd]:
+        """Job ads in the queue matching ``constraint``, by cluster and proc (not copies
+        when unprojected: do not change them)."""
+        expr = self._constraint(constraint)
+        out = []
+        for job in sorted(self.jobs.values(), key=lambda j: j.key):
+            if self._true(expr, job.ad, now):
+                out.append(self._projection(job.ad, projection))
+                if limit and len(out) >= limit:
+                    break
+        return out
+
+    def history(
+        self,
+        constraint: str = "",
+        projection: Sequence[str] = (),
+        limit: int = 0,
+        *,
+        now: float = 0.0,
+    ) -> list[ClassAd]:
+        """Jobs that left the queue, newest first."""
+        expr = self._constraint(constraint)
+        out = []
+        for _, _, texts in self.queue.history():
+            ad = self._ad_from_texts(texts)
+            if self._true(expr, ad, now):
+                out.append(self._projection(ad, projection))
+                if limit and len(out) >= limit:
+                    break
+        return out
+
+    # --- ads ----------------------------------------------------------------------------
+
+    def totals(self) -> dict[int, int]:
+        """Jobs in the queue per JobStatus."""
+        out = dict.fromkeys((IDLE, RUNNING, REMOVED, HELD), 0)
+        for (_, status), n in self._counts.items():
+            out[status] = out.get(status, 0) + n
+        return out
+
+    def schedd_ad(self, now: float) -> ClassAd:
+        """The Scheduler ad, with HTCondor's attribute names."""
+        t = self.totals()
+        submitters = {s for (s, st), n in self._counts.items() if n > 0 and st != REMOVED}
+        ad = ClassAd()
+        ad["MyType"] = "Scheduler"
+        ad["Name"] = self.name
+        ad["MyAddress"] = self.address
+        ad["ScheddIpAddr"] = self.address
+        ad["TotalIdleJobs"] = t[IDLE]
+        ad["TotalRunningJobs"] = t[RUNNING]
+        ad["TotalHeldJobs"] = t[HELD]
+        ad["TotalRemovedJobs"] = t[REMOVED]
+        ad["TotalJobAds"] = len(self.jobs)
+        ad["TotalFlockedJobs"] = 0
+        ad["ShadowsRunning"] = t[RUNNING]
+        ad["NumUsers"] = len(submitters)
+        ad["MaxJobsRunning"] = self.max_jobs_running
+        ad["Autoclusters"] = len(self._idle.groups())
+        ad["DaemonStartTime"] = int(self.started)
+        ad["JobQueueBirthdate"] = int(self.queue.birth)
+        ad["MyCurrentTime"] = int(now)
+        return ad
+
+    def submitter_ads(self, now: float) -> list[ClassAd]:
+        """One Submitter ad per submitter with idle, running or held jobs."""
+        names = sorted({s for (s, st), n in self._counts.items() if n > 0 and st != REMOVED})
+        out = []
+        for name in names:
+            ad = ClassAd()
+            ad["MyType"] = "Submitter"
+            ad["Name"] = name
+            ad["ScheddName"] = self.name
+            ad["MyAddress"] = self.address
+            ad["ScheddIpAddr"] = self.address
+            ad["IdleJobs"] = self._counts[(name, IDLE)]
+            ad["RunningJobs"] = self._counts[(name, RUNNING)]
+            ad["HeldJobs"] = self._counts[(name, HELD)]
+            ad["FlockedJobs"] = 0
+            ad["WeightedIdleJobs"] = _num(self._weights[(name, IDLE)])
+            ad["WeightedRunningJobs"] = _num(self._weights[(name, RUNNING)])
+            ad["MyCurrentTime"] = int(now)
+            out.append(ad)
+        return out
+
+    def status(self) -> dict[str, int]:
+        t = self.totals()
+        return {
+            "idle": t[IDLE],
+            "running": t[RUNNING],
+            "held": t[HELD],
+            "removed": t[REMOVED],
+            "jobs": len(self.jobs),
+            "claims": len(self.claims),
+            "reserved": self._reserved,
+        }
+
+
+# --------------------------------------------------------------------------- rules
+
+
+def _applies(action: str, status: int) -> bool:
+    """Whether a constraint or cluster selects a job in ``status`` for ``action``."""
+    if action == "remove":
+        return status in (IDLE, RUNNING, HELD)
+    if action == "hold":
+        return status in (IDLE, RUNNING)
+    return status == HELD
+
+
+def _refusal(action: str, job: Job) -> str:
+    """HTCondor's per-job error text when ``action`` does not apply, else ''."""
+    jid = job.job_id
+    if action == "remove":
+        return f"Job {jid} already marked for removal" if job.status == REMOVED else ""
+    if action == "hold":
+        if job.status == HELD:
+            return f"Job {jid} already held"
+        if job.status == REMOVED:
+            return f"Job {jid} already marked for removal"
+        return ""
+    return "" if job.status == HELD else f"Job {jid} not held to be released"
+
+
+def _own_attributes(
+    texts: Mapping[str, str],
+    shared: Mapping[str, str],
+    extras: Mapping[str, str],
+    own: dict[str, str | None],
+) -> None:
+    """Add to ``own`` what ``texts`` (one job of a submit) sets differently from the
+    cluster's ``shared`` attributes, and None for shared ones it lacks."""
+    get = shared.get
+    for k, v in texts.items():
+        w = get(k)
+        if w is not v and w != v and k != "ProcId":
+            own[k] = v
+    if len(texts) - 1 != len(shared) - len(extras):
+        for k in shared:
+            if k not in texts and k not in extras:
+                own[k] = None
+
+
+def _is_num(v: object) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool)
+
+
+def _num(x: float) -> int | float:
+    return int(x) if float(x).is_integer() else float(x)
+
+
+def _redact(claim_id: str) -> str:
+    from ..claimid import redact
+
+    return redact(claim_id)

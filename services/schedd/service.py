@@ -1,0 +1,549 @@
+"""The schedd's gRPC shell: one servicer for the schedds an actor hosts, and their loops.
+
+Requests route by ``schedd_name`` (empty: the only schedd on this server). The servicer
+turns messages into core calls (:mod:`.schedd`) and sends what the core asks for:
+
+- Submit: the core commits the jobs before the reply; then the negotiator is asked to
+  reschedule (its address from the collector's "Negotiator" ad, cached; a failure is
+  logged and the next cycle comes on its own).
+- Matches: answered at once; claims are then requested per startd address (one
+  RequestClaims each, all addresses concurrently), and each address's granted claims are
+  activated with one ActivateClaims.
+- JobsExited and Act: claims to give up go out as one ReleaseClaims per startd.
+- Loops: Scheduler and Submitter ads every SCHEDD_INTERVAL and, debounced by
+  SCHEDD_MIN_INTERVAL, after a change (one Advertise for all schedds of this actor;
+  submitters left without jobs are invalidated); keepalives every
+  min(ALIVE_INTERVAL, JobLeaseDuration / 3), one KeepAlive per (startd, schedd).
+
+Core calls are synchronous and run on the event loop, so each is atomic with respect to
+the others; network calls never hold a core in an intermediate state.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections import Counter, OrderedDict
+from collections.abc import Awaitable, Mapping
+from typing import Any
+
+import grpc
+import grpc.aio
+
+from .. import rpc
+from ..auth import ALL_ROLES, Role
+from ..claimid import from_sinful, sinful
+from ..classad import ClassAd
+from ..daemon import RPC_TIMEOUT, DaemonContext, abort_invalid, periodic
+from ..v1 import collector_pb2 as cpb
+from ..v1 import collector_pb2_grpc as cgrpc
+from ..v1 import negotiator_pb2 as npb
+from ..v1 import negotiator_pb2_grpc as ngrpc
+from ..v1 import schedd_pb2 as spb
+from ..v1 import schedd_pb2_grpc as sgrpc
+from ..v1 import startd_pb2 as tpb
+from ..v1 import startd_pb2_grpc as tgrpc
+from ..wire import WireError, ad_from_pb, ad_to_pb, ads_to_pb
+from .queue import JobQueue, QueueError
+from .schedd import (
+    ActivationOutcome,
+    ClaimOutcome,
+    JobExit,
+    Match,
+    Outbox,
+    Schedd,
+    ScheddError,
+)
+from .submit import SubmitError
+
+__all__ = ["SERVICE_NAME", "ScheddService"]
+
+log = logging.getLogger(__name__)
+
+SERVICE_NAME = "mockpool.v1.Schedd"
+_RECENT_REQUESTS = 1024  # request ids remembered for retried Matches / JobsExited
+
+
+def _method(name: str) -> str:
+    return f"/{SERVICE_NAME}/{name}"
+
+
+class ScheddService(sgrpc.ScheddServicer):
+    """Several schedds behind one servicer (``names``), each with its queue file
+    ``ctx.state_dir / f"{name}.sqlite"``."""
+
+    METHOD_ROLES: Mapping[str, frozenset[Role]] = {
+        _method("Submit"): frozenset({Role.SUBMIT, Role.ADMIN}),
+        _method("Act"): frozenset({Role.SUBMIT, Role.ADMIN}),
+        _method("QueryJobs"): ALL_ROLES,
+        _method("History"): ALL_ROLES,
+        _method("GetResourceRequests"): frozenset({Role.NEGOTIATOR, Role.ADMIN}),
+        _method("Matches"): frozenset({Role.NEGOTIATOR, Role.ADMIN}),
+        _method("JobsExited"): frozenset({Role.DAEMON, Role.ADMIN}),
+    }
+
+    def __init__(self, ctx: DaemonContext, names: list[str]) -> None:
+        if not names:
+            raise ValueError("a ScheddService needs at least one schedd name")
+        self.ctx = ctx
+        self.cores: dict[str, Schedd] = {}
+        now = ctx.clock.now()
+        try:
+            for name in names:
+                if name.lower() in self.cores:
+                    raise ValueError(f"schedd name {name!r} given twice")
+                queue = JobQueue(ctx.state_dir / f"{name}.sqlite", birth=now)
+                self.cores[name.lower()] = Schedd(name, queue, ctx.config, now)
+        except Exception:
+            for core in self.cores.values():
+                core.queue.close()
+            raise
+        self.stats: Counter[str] = Counter()
+        self._tasks: list[asyncio.Task[None]] = []
+        self._background: set[asyncio.Task[Any]] = set()
+        self._changed: asyncio.Event | None = None
+        self._negotiator: str | None = None
+        self._advertised: dict[str, set[str]] = {n: set() for n in self.cores}
+        self._recent: OrderedDict[str, int] = OrderedDict()
+
+    # --- the Service protocol -----------------------------------------------------------
+
+    def add_to_server(self, server: grpc.aio.Server) -> None:
+        sgrpc.add_ScheddServicer_to_server(self, server)
+
+    async def start(self) -> None:
+        address = sinful(self.ctx.address) if self.ctx.address else ""
+        for core in self.cores.values():
+            core.address = address
+            self._spawn(self._send(core, core.startup_outbox()))
+        self._changed = asyncio.Event()
+        cfg = self.ctx.config
+        clock = self.ctx.clock
+        self._tasks = [
+            asyncio.create_task(
+                periodic(
+                    clock,
+                    lambda: float(cfg.get_int("SCHEDD_INTERVAL", 300)),
+                    self._advertise,
+                    name="schedd ads",
+                )
+            ),
+            asyncio.create_task(self._advertise_on_change()),
+            asyncio.create_task(
+                periodic(
+                    clock,
+                    self._alive_interval,
+                    self._keepalive,
+                    name="schedd keepalive",
+                    first_delay=self._alive_interval(),
+                )
+            ),
+        ]
+
+    async def stop(self) -> None:
+        tasks = self._tasks + list(self._background)
+        self._tasks = []
+        for t in tasks:
+            t.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        self._background.clear()
+        for core in self.cores.values():
+            core.queue.close()
+
+    def status(self) -> dict[str, Any]:
+        return {
+            "schedds": {core.name: core.status() for core in self.cores.values()},
+            "stats": dict(self.stats),
+        }
+
+    # --- plumbing -----------------------------------------------------------------------
+
+    def _spawn(self, coro: Awaitable[Any]) -> None:
+        task = asyncio.ensure_future(coro)
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
+
+    def _after(self, core: Schedd, *, changed: bool = True) -> None:
+        """Emit the core's events; note that its ads need refreshing."""
+        for kind, fields in core.drain_events():
+            self.ctx.events.emit(core.name, kind, **fields)
+        if changed and self._changed is not None:
+            self._changed.set()
+
+    async def _core(self, name: str, context: grpc.aio.ServicerContext) -> Schedd:
+        if not name:
+            if len(self.cores) == 1:
+                return next(iter(self.cores.values()))
+            names = ", ".join(c.name for c in self.cores.values())
+            await abort_invalid(context, f"schedd_name is required: this server hosts {names}")
+        core = self.cores.get(name.lower())
+        if core is None:
+            names = ", ".join(c.name for c in self.cores.values())
+            await context.abort(
+                grpc.StatusCode.NOT_FOUND, f"no schedd named {name!r} here (hosts {names})"
+            )
+        assert core is not None
+        return core
+
+    def _remember(self, request_id: str, accepted: int) -> None:
+        if not request_id:
+            return
+        self._recent[request_id] = accepted
+        while len(self._recent) > _RECENT_REQUESTS:
+            self._recent.popitem(last=False)
+
+    # --- users --------------------------------------------------------------------------
+
+    async def Submit(
+        self, request: spb.SubmitRequest, context: grpc.aio.ServicerContext
+    ) -> spb.SubmitReply:
+        core = await self._core(request.schedd_name, context)
+        now = self.ctx.clock.now()
+        try:
+            cluster, n = core.submit(
+                request.description,
+                request.source or "<submit>",
+                request.owner,
+                now,
+                request_id=request.request_id or None,
+            )
+        except SubmitError as exc:
+            await abort_invalid(context, str(exc))
+        except QueueError as exc:
+            log.error("%s: submit not stored: %s", core.name, exc)
+            await context.abort(grpc.StatusCode.INTERNAL, f"job not queued: {exc}")
+        self.stats["submits"] += 1
+        self._after(core)
+        if n:
+            self._spawn(self._reschedule(core.name))
+        return spb.SubmitReply(cluster_id=cluster, num_procs=n)
+
+    async def QueryJobs(
+        self, request: spb.JobQueryRequest, context: grpc.aio.ServicerContext
+    ) -> spb.JobQueryReply:
+        core = await self._core(request.schedd_name, context)
+        now = self.ctx.clock.now()
+        try:
+            ads = core.query(request.constraint, list(request.projection), request.limit, now=now)
+        except ScheddError as exc:
+            await abort_invalid(context, str(exc))
+        reply = spb.JobQueryReply()
+        ads_to_pb(ads, reply.jobs)
+        ad_to_pb(core.schedd_ad(now), reply.schedd)
+        return reply
+
+    async def History(
+        self, request: spb.JobQueryRequest, context: grpc.aio.ServicerContext
+    ) -> spb.JobQueryReply:
+        core = await self._core(request.schedd_name, context)
+        now = self.ctx.clock.now()
+        try:
+            ads = core.history(request.constraint, list(request.projection), request.limit, now=now)
+        except (ScheddError, QueueError) as exc:
+            await abort_invalid(context, str(exc))
+        reply = spb.JobQueryReply()
+        ads_to_pb(ads, reply.jobs)
+        ad_to_pb(core.schedd_ad(now), reply.schedd)
+        return reply
+
+    async def Act(self, request: spb.ActRequest, context: grpc.aio.ServicerContext) -> spb.ActReply:
+        core = await self._core(request.schedd_name, context)
+        now = self.ctx.clock.now()
+        try:
+            results, out = core.act(
+                request.action,
+                list(request.job_ids),
+                request.constraint,
+                request.reason,
+                request.owner,
+                now,
+            )
+        except ScheddError as exc:
+            await abort_invalid(context, str(exc))
+        self._after(core)
+        self._spawn(self._send(core, out))
+        reply = spb.ActReply()
+        for r in results:
+            reply.results.add(job_id=r.job_id, ok=r.ok, error=r.error)
+        return reply
+
+    # --- the negotiator -----------------------------------------------------------------
+
+    async def GetResourceRequests(
+        self, request: spb.ResourceRequestsRequest, context: grpc.aio.ServicerContext
+    ) -> spb.ResourceRequestsReply:
+        core = await self._core(request.schedd_name, context)
+        reply = spb.ResourceRequestsReply()
+        ads_to_pb(core.resource_requests(request.submitter or None), reply.requests)
+        return reply
+
+    async def Matches(
+        self, request: spb.MatchesRequest, context: grpc.aio.ServicerContext
+    ) -> spb.MatchesReply:
+        core = await self._core(request.schedd_name, context)
+        if request.request_id and request.request_id in self._recent:
+            return spb.MatchesReply(accepted=self._recent[request.request_id])
+        try:
+            matches = [
+                Match(
+                    m.submitter,
+                    int(m.autocluster_id),
+                    m.slot_name,
+                    m.claim_id,
+                    m.startd_address,
+                    ad_from_pb(m.slot) if m.HasField("slot") else None,
+                )
+                for m in request.matches
+            ]
+        except WireError as exc:
+            await abort_invalid(context, f"bad match: {exc}")
+        out = core.on_matches(matches, self.ctx.clock.now())
+        self.stats["matches"] += len(matches)
+        self.stats["matches_dropped"] += out.dropped
+        self._remember(request.request_id, out.accepted)
+        self._after(core)
+        self._spawn(self._send(core, out))
+        return spb.MatchesReply(accepted=out.accepted)
+
+    # --- startds ------------------------------------------------------------------------
+
+    async def JobsExited(
+        self, request: spb.JobsExitedRequest, context: grpc.aio.ServicerContext
+    ) -> spb.JobsExitedReply:
+        if request.request_id and request.request_id in self._recent:
+            return spb.JobsExitedReply(accepted=self._recent[request.request_id])
+        by_core: dict[str, list[JobExit]] = {}
+        for e in request.exits:
+            key = e.schedd_name.lower() if e.schedd_name else ""
+            if not key and len(self.cores) == 1:
+                key = next(iter(self.cores))
+            if key not in self.cores:
+                log.warning(
+                    "JobsExited for unknown schedd %r (job %d.%d)",
+                    e.schedd_name,
+                    e.cluster_id,
+                    e.proc_id,
+                )
+                continue
+            by_core.setdefault(key, []).append(
+                JobExit(
+                    e.claim_id,
+                    int(e.cluster_id),
+                    int(e.proc_id),
+                    e.start_time,
+                    e.end_time,
+                    int(e.exit_code),
+                    e.slot_name,
+                    e.reason,
+                )
+            )
+        now = self.ctx.clock.now()
+        accepted = 0
+        for key, exits in by_core.items():
+            core = self.cores[key]
+            out = core.on_job_exits(exits, now)
+            accepted += len(exits)
+            self._after(core)
+            self._spawn(self._send(core, out))
+        self.stats["job_exits"] += accepted
+        self._remember(request.request_id, accepted)
+        return spb.JobsExitedReply(accepted=accepted)
+
+    # --- sending what a core asked for --------------------------------------------------
+
+    async def _send(self, core: Schedd, out: Outbox) -> None:
+        """Send an outbox: every address concurrently; results feed back into the core."""
+        jobs: list[Awaitable[None]] = []
+        jobs += [self._request_claims(core, a, reqs) for a, reqs in out.claims.items() if reqs]
+        jobs += [self._activate(core, a, acts) for a, acts in out.activations.items() if acts]
+        jobs += [self._release(core, a, ids) for a, ids in out.releases.items() if ids]
+        if jobs:
+            await asyncio.gather(*jobs)
+
+    def _stub(self, address: str) -> tgrpc.StartdStub:
+        return tgrpc.StartdStub(self.ctx.channel(address, Role.DAEMON))
+
+    async def _request_claims(self, core: Schedd, address: str, reqs: list) -> None:
+        request = tpb.RequestClaimsRequest(request_id=rpc.request_id())
+        for r in reqs:
+            msg = request.claims.add(
+                claim_id=r.claim_id,
+                slot_name=r.slot_name,
+                schedd_name=core.name,
+                schedd_address=self.ctx.address,
+                owner=r.owner,
+            )
+            ad_to_pb(r.job_ad, msg.job)
+        outcomes: list[ClaimOutcome] = []
+        try:
+            reply = await rpc.call(self._stub(address).RequestClaims, request, timeout=RPC_TIMEOUT)
+        except grpc.aio.AioRpcError as exc:
+            log.warning("%s: RequestClaims to %s failed: %s", core.name, address, exc.details())
+            self.stats["rpc_failures"] += 1
+            outcomes = [
+                ClaimOutcome(r.claim_id, False, f"RequestClaims failed: {exc.code().name}")
+                for r in reqs
+            ]
+        else:
+            results = list(reply.results)
+            for i, r in enumerate(reqs):
+                if i >= len(results):
+                    outcomes.append(ClaimOutcome(r.claim_id, False, "no answer from the startd"))
+                    continue
+                res = results[i]
+                slot_ad: ClassAd | None = None
+                if res.HasField("slot"):
+                    try:
+                        slot_ad = ad_from_pb(res.slot)
+                    except WireError as exc:
+                        log.warning("%s: bad slot ad from %s: %s", core.name, address, exc)
+                outcomes.append(
+                    ClaimOutcome(
+                        r.claim_id, res.ok, res.error, res.claim_id, res.slot_name, slot_ad
+                    )
+                )
+        out = core.on_claim_results(outcomes, self.ctx.clock.now())
+        self._after(core)
+        await self._send(core, out)
+
+    async def _activate(self, core: Schedd, address: str, acts: list) -> None:
+        request = tpb.ActivateClaimsRequest(request_id=rpc.request_id())
+        for a in acts:
+            msg = request.activations.add(claim_id=a.claim_id)
+            ad_to_pb(a.job_ad, msg.job)
+        outcomes: list[ActivationOutcome] = []
+        try:
+            reply = await rpc.call(self._stub(address).ActivateClaims, request, timeout=RPC_TIMEOUT)
+        except grpc.aio.AioRpcError as exc:
+            log.warning("%s: ActivateClaims to %s failed: %s", core.name, address, exc.details())
+            self.stats["rpc_failures"] += 1
+            outcomes = [
+                ActivationOutcome(a.claim_id, False, f"ActivateClaims failed: {exc.code().name}")
+                for a in acts
+            ]
+        else:
+            answered = {r.claim_id: r for r in reply.results}
+            for a in acts:
+                r = answered.get(a.claim_id)
+                if r is None:
+                    outcomes.append(
+                        ActivationOutcome(a.claim_id, False, "no answer from the startd")
+                    )
+                else:
+                    outcomes.append(ActivationOutcome(a.claim_id, r.ok, r.error, r.start_time))
+        out = core.on_activation_results(outcomes, self.ctx.clock.now())
+        self._after(core)
+        await self._send(core, out)
+
+    async def _release(self, core: Schedd, address: str, claim_ids: list[str]) -> None:
+        request = tpb.ReleaseClaimsRequest(request_id=rpc.request_id(), claim_ids=claim_ids)
+        try:
+            await rpc.call(self._stub(address).ReleaseClaims, request, timeout=RPC_TIMEOUT)
+        except grpc.aio.AioRpcError as exc:
+            # The startd drops the claim anyway when its lease runs out.
+            log.warning("%s: ReleaseClaims to %s failed: %s", core.name, address, exc.details())
+            self.stats["rpc_failures"] += 1
+        core.on_releases_done(claim_ids, self.ctx.clock.now())
+        self._after(core)
+
+    async def _reschedule(self, schedd_name: str) -> None:
+        """Ask the negotiator for a cycle; a failure is logged, never raised."""
+        try:
+            address = self._negotiator or await self._find_negotiator()
+            if not address:
+                log.info("%s: no negotiator ad yet; not asking for a reschedule", schedd_name)
+                return
+            stub = ngrpc.NegotiatorStub(self.ctx.channel(address, Role.DAEMON))
+            await rpc.call(
+                stub.Reschedule, npb.RescheduleRequest(schedd_name=schedd_name), timeout=RPC_TIMEOUT
+            )
+            self.stats["reschedules"] += 1
+        except Exception as exc:
+            self._negotiator = None  # look it up again next time
+            log.warning("%s: reschedule failed: %s", schedd_name, exc)
+
+    async def _find_negotiator(self) -> str | None:
+        if not self.ctx.collector_address:
+            return None
+        stub = cgrpc.CollectorStub(self.ctx.channel(self.ctx.collector_address, Role.DAEMON))
+        reply = await rpc.call(
+            stub.Query,
+            cpb.QueryRequest(ad_type="Negotiator", projection=["MyAddress"]),
+            timeout=RPC_TIMEOUT,
+        )
+        for msg in reply.ads:
+            value = ad_from_pb(msg).get_value("MyAddress")
+            if isinstance(value, str) and value:
+                self._negotiator = from_sinful(value)
+                return self._negotiator
+        return None
+
+    # --- loops --------------------------------------------------------------------------
+
+    async def _advertise(self) -> None:
+        """One Advertise with every schedd's Scheduler and Submitter ads, and
+        invalidations for submitters that have no jobs left."""
+        if not self.ctx.collector_address:
+            return
+        now = self.ctx.clock.now()
+        request = cpb.AdvertiseRequest()
+        current: dict[str, set[str]] = {}
+        for key, core in self.cores.items():
+            ad_to_pb(core.schedd_ad(now), request.updates.add(ad_type="Scheduler").ad)
+            names = set()
+            for ad in core.submitter_ads(now):
+                names.add(str(ad.get_value("Name")))
+                ad_to_pb(ad, request.updates.add(ad_type="Submitter").ad)
+            for gone in sorted(self._advertised[key] - names):
+                gone_ad = ClassAd({"MyType": "Submitter", "Name": gone, "ScheddName": core.name})
+                ad_to_pb(gone_ad, request.updates.add(ad_type="Submitter", invalidate=True).ad)
+            current[key] = names
+        stub = cgrpc.CollectorStub(self.ctx.channel(self.ctx.collector_address, Role.DAEMON))
+        try:
+            reply = await rpc.call(stub.Advertise, request, timeout=RPC_TIMEOUT)
+        except grpc.aio.AioRpcError as exc:
+            log.warning("schedd ads not advertised: %s", exc.details())
+            self.stats["rpc_failures"] += 1
+            return
+        for err in reply.errors:
+            log.warning("collector refused a schedd ad: %s", err)
+        self._advertised.update(current)
+        self.stats["advertise"] += 1
+
+    async def _advertise_on_change(self) -> None:
+        assert self._changed is not None
+        while True:
+            await self._changed.wait()
+            # Debounce: a burst of changes costs one update (HTCondor's SCHEDD_MIN_INTERVAL).
+            await self.ctx.clock.sleep(float(self.ctx.config.get_int("SCHEDD_MIN_INTERVAL", 5)))
+            self._changed.clear()
+            try:
+                await self._advertise()
+            except asyncio.CancelledError:
+                raise
+            except Exception:
+                log.exception("schedd ads on change failed")
+
+    def _alive_interval(self) -> float:
+        return min(core.alive_interval() for core in self.cores.values())
+
+    async def _keepalive(self) -> None:
+        calls: list[Awaitable[None]] = []
+        for core in self.cores.values():
+            for address, claim_ids in core.claims_by_startd().items():
+                calls.append(self._keepalive_one(core, address, claim_ids))
+        if calls:
+            await asyncio.gather(*calls)
+
+    async def _keepalive_one(self, core: Schedd, address: str, claim_ids: list[str]) -> None:
+        request = tpb.KeepAliveRequest(schedd_name=core.name, claim_ids=claim_ids)
+        try:
+            reply = await rpc.call(self._stub(address).KeepAlive, request, timeout=RPC_TIMEOUT)
+        except grpc.aio.AioRpcError as exc:
+            log.warning("%s: KeepAlive to %s failed: %s", core.name, address, exc.details())
+            self.stats["rpc_failures"] += 1
+            return
+        self.stats["keepalives"] += 1
+        if reply.unknown_claim_ids:
+            core.on_claims_lost(list(reply.unknown_claim_ids), self.ctx.clock.now())
+            self._after(core)

@@ -1,0 +1,609 @@
+"""One execute machine: its slots, the claims on them, the jobs "running" there.
+
+Pure: no clock, no network. Every method takes ``now`` (pool seconds) and returns what
+happened; the shell (``service.py``) sends ads, exits and events. The rules are HTCondor's
+startd (condor_startd.V6: Resource.cpp, command.cpp, claim.cpp, ResState.cpp):
+
+- A machine has NUM_CPUS, MEMORY (MB) and DISK (KB), divided into slots by
+  :func:`mockpool.config.slot_types`. A mock machine detects 1 cpu, 2048 MB of memory per
+  cpu and 16 GiB of disk per cpu: set NUM_CPUS, MEMORY and DISK to describe real ones.
+  Static and partitionable slots are numbered slot1..slotN in type order; dynamic slots
+  are ``slot<parent>_<k>`` with k the lowest free index (HTCondor's IdDispenser).
+- Claim ids: an unclaimed static slot offers one (its Capability); a partitionable slot
+  offers NUM_CLAIMS ids in ClaimIdList (default ceil(Cpus); SLOT_TYPE_<N>_NUM_CLAIMS) plus
+  its Capability. A claim request must bring an id this machine offers right now: an id
+  it never issued, one already used, or one held by a claim is refused.
+- A claim request is granted when the slot's START is true with the job as TARGET and the
+  job's Requirements are true with the slot as TARGET (UNDEFINED counts as false). A
+  partitionable slot first edits the request with MODIFY_REQUEST_EXPR_REQUESTCPUS /
+  _REQUESTMEMORY / _REQUESTDISK (defaults quantize to 1 cpu, 128 MB, 1024 KB; an edit that
+  makes START false is dropped, as with HTCondor's MUST_MODIFY_REQUEST_EXPRS = False), then
+  carves a dynamic slot of exactly the edited request: RequestCpus (default 1),
+  RequestMemory and RequestDisk (required). The used id is replaced by a fresh one and the
+  dynamic slot's claim gets a new id of its own.
+- Activation runs the job for its MockDuration (pool seconds, evaluated against the slot).
+  A job without a usable MockDuration (missing, not a number, negative) is refused: a
+  mock startd cannot know how long it would run. The job exits at exactly start +
+  MockDuration with exit code 0 and the slot goes back to Claimed/Idle.
+- Release: a static slot becomes Unclaimed/Idle with a fresh id; a dynamic slot is deleted
+  and its resources go back to its parent. A running job is killed without an exit record
+  (the schedd that released the claim knows).
+
+Known differences: no Matched state (the startd hears of a match only with the claim
+request); no Owner state, preemption, retirement or suspension yet; CLAIM_WORKLIFE and
+lease expiry are enforced in a later issue (each claim keeps its lease duration and the
+time the schedd was last heard from); the startd checks the job's Requirements as well
+as its own (HTCondor's startd re-checks only its own side).
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+from dataclasses import dataclass
+
+from ..claimid import from_sinful, make_claim_id, redact, sinful
+from ..classad import ClassAd, evaluate
+from ..config import ConfigDict, ConfigError, slot_types
+from .slots import (
+    Claim,
+    MachineInfo,
+    RunningJob,
+    Slot,
+    SlotPolicy,
+    eval_number,
+    is_true,
+    private_ad,
+    public_ad,
+)
+
+__all__ = [
+    "DETECTED_CPUS",
+    "DISK_KB_PER_CPU",
+    "MEMORY_MB_PER_CPU",
+    "Activation",
+    "ClaimGrant",
+    "ClaimRefusedError",
+    "InvalidJobError",
+    "JobExitRecord",
+    "Machine",
+    "Release",
+    "StartdError",
+    "UnknownClaimError",
+]
+
+# What a mock machine "detects" when NUM_CPUS, MEMORY and DISK are not set.
+DETECTED_CPUS = 1
+MEMORY_MB_PER_CPU = 2048
+DISK_KB_PER_CPU = 16 * 1024 * 1024
+
+
+class StartdError(ValueError):
+    """A request the startd refuses; the message names the problem. Nothing changed."""
+
+
+class UnknownClaimError(StartdError):
+    """A claim id this machine does not hold or offer."""
+
+
+class ClaimRefusedError(StartdError):
+    """A valid id, but the slot will not take this claim or job now."""
+
+
+class InvalidJobError(StartdError):
+    """The job ad lacks what the startd needs (ClusterId, MockDuration, requests)."""
+
+
+@dataclass(frozen=True)
+class ClaimGrant:
+    claim_id: str  # the claim now held (a new id for a carved dynamic slot)
+    slot_name: str
+    slot_ad: ClassAd
+
+
+@dataclass(frozen=True)
+class Activation:
+    claim_id: str
+    slot_name: str
+    job_id: str
+    start: float
+    end: float
+
+
+@dataclass(frozen=True)
+class Release:
+    claim_id: str
+    slot_name: str
+    killed_job: str | None  # "12.0" when a running job was killed
+    slot_ad: ClassAd  # the static slot, or the partitionable parent that got resources back
+
+
+@dataclass(frozen=True)
+class JobExitRecord:
+    claim_id: str
+    cluster: int
+    proc: int
+    start: float
+    end: float
+    exit_code: int
+    slot_name: str
+    schedd_name: str
+    schedd_address: str
+    reason: str = ""
+
+    @property
+    def job_id(self) -> str:
+        return f"{self.cluster}.{self.proc}"
+
+
+def _machine_totals(cfg: ConfigDict) -> tuple[int, int, int, int, int]:
+    """NUM_CPUS, MEMORY (MB), DISK (KB) and the detected memory and disk of a mock machine.
+
+    Read as :func:`slot_types` reads them, with the same detected values (see the module
+    docstring), so the machine totals agree with its slots.
+    """
+    detected = {
+        "DETECTED_CPUS": DETECTED_CPUS,
+        "DETECTED_CPUS_LIMIT": DETECTED_CPUS,
+        "DETECTED_CORES": DETECTED_CPUS,
+        "DETECTED_PHYSICAL_CPUS": DETECTED_CPUS,
+    }
+    cpus = cfg.with_predefined(detected).get_int("NUM_CPUS")
+    if cpus < 1:
+        raise ConfigError(f"NUM_CPUS = {cpus}: a machine needs at least 1 cpu")
+    detected_memory, detected_disk = MEMORY_MB_PER_CPU * cpus, DISK_KB_PER_CPU * cpus
+    full = cfg.with_predefined({**detected, "DETECTED_MEMORY": detected_memory})
+    memory = full.get_size_mb("MEMORY", detected_memory) - full.get_size_mb("RESERVED_MEMORY")
+    disk = full.get_size_kb("DISK", detected_disk)
+    return cpus, memory, disk, detected_memory, detected_disk
+
+
+def _job_id(job: ClassAd) -> str:
+    cluster, proc = job.eval("ClusterId"), job.eval("ProcId")
+    if isinstance(cluster, int) and isinstance(proc, int):
+        return f"{cluster}.{proc}"
+    return "<job without ClusterId/ProcId>"
+
+
+class Machine:
+    """A simulated execute machine: slots, claims and running jobs."""
+
+    def __init__(
+        self, name: str, config: ConfigDict, address: str, birthday: int, now: float
+    ) -> None:
+        if not name or "@" in name:
+            raise ConfigError(f"machine name {name!r} must be non-empty and have no '@'")
+        cfg = config.for_subsystem("STARTD")
+        self.name = name
+        self.address = sinful(address)
+        self.birthday = int(birthday)
+        self._seq = 0
+        cpus, memory, disk, detected_memory, detected_disk = _machine_totals(cfg)
+        specs = slot_types(cfg, DETECTED_CPUS, detected_memory, detected_disk)
+        maxc = cfg.get_int("MAX_CLAIM_ALIVES_MISSED") * cfg.get_int("ALIVE_INTERVAL")
+        self._default_lease = float(maxc)
+        self._slots: dict[str, Slot] = {}  # every slot by Name, dynamic ones included
+        self._top: list[Slot] = []  # static and partitionable, in SlotID order
+        self._offers: dict[str, Slot] = {}  # claim ids a claim request may bring
+        self._held: dict[str, Slot] = {}  # claim ids of claims held by schedds
+        self._ends: list[tuple[float, int, str]] = []  # (job end, tiebreak, claim id), lazy
+        self._tiebreak = 0
+        self._removed: list[str] = []  # dynamic slots deleted since the last take_removed
+        self._version = 0
+        self._advertised_version = -1
+        self._sequence = 0
+        n = 0
+        for spec in specs:
+            policy = SlotPolicy.from_config(cfg, spec.type_id)
+            for _ in range(spec.count):
+                n += 1
+                kind = "Partitionable" if spec.partitionable else "Static"
+                slot = Slot(
+                    name=f"slot{n}@{name}",
+                    slot_id=n,
+                    sub_id=0,
+                    kind=kind,
+                    policy=policy,
+                    cpus=spec.cpus,
+                    memory=spec.memory_mb,
+                    disk=spec.disk_kb,
+                    total_cpus=spec.cpus,
+                    total_memory=spec.memory_mb,
+                    total_disk=spec.disk_kb,
+                    claim_id=self._new_id(),
+                    entered_state=now,
+                    entered_activity=now,
+                )
+                self._offers[slot.claim_id] = slot
+                if spec.partitionable:
+                    count = policy.num_claims or max(1, math.ceil(spec.cpus))
+                    slot.claim_id_list = [self._new_id() for _ in range(count)]
+                    for cid in slot.claim_id_list:
+                        self._offers[cid] = slot
+                self._slots[slot.name] = slot
+                self._top.append(slot)
+        self.info = MachineInfo(name, self.address, self.birthday, cpus, memory, disk, n)
+
+    # --- bookkeeping ------------------------------------------------------------------
+
+    def _new_id(self) -> str:
+        self._seq += 1
+        return make_claim_id(self.address, self.birthday, self._seq)
+
+    def _changed(self) -> None:
+        self._version += 1
+
+    @property
+    def dirty(self) -> bool:
+        """Whether the ads changed since :meth:`mark_clean` (the shell advertises then)."""
+        return self._version != self._advertised_version
+
+    @property
+    def version(self) -> int:
+        return self._version
+
+    def mark_clean(self, version: int | None = None) -> None:
+        """The ads as of ``version`` (default: now) reached the collector."""
+        self._advertised_version = self._version if version is None else version
+
+    def take_removed(self) -> list[str]:
+        """Names of dynamic slots deleted since the last call (to invalidate their ads)."""
+        out, self._removed = self._removed, []
+        return out
+
+    # --- queries ----------------------------------------------------------------------
+
+    @property
+    def slots(self) -> dict[str, Slot]:
+        """Every slot by Name (read-only use: change slots through the methods)."""
+        return self._slots
+
+    def slot(self, name: str) -> Slot:
+        try:
+            return self._slots[name]
+        except KeyError:
+            raise UnknownClaimError(f"{self.name} has no slot {name!r}") from None
+
+    def holds(self, claim_id: str) -> bool:
+        return claim_id in self._held
+
+    def held_claim_ids(self) -> list[str]:
+        return list(self._held)
+
+    def offered_claim_ids(self) -> list[str]:
+        return list(self._offers)
+
+    def claim(self, claim_id: str) -> Claim:
+        slot = self._held.get(claim_id)
+        if slot is None or slot.claim is None:
+            raise self._unknown(claim_id)
+        return slot.claim
+
+    def next_sequence(self) -> int:
+        """The UpdateSequenceNumber of the next advertisement of this machine's ads."""
+        self._sequence += 1
+        return self._sequence
+
+    def ordered_slots(self) -> list[Slot]:
+        """Every slot in ad order: by SlotID, each dynamic slot after its parent."""
+        out: list[Slot] = []
+        for slot in self._top:
+            out.append(slot)
+            if slot.children:
+                out.extend(slot.children[k] for k in sorted(slot.children))
+        return out
+
+    def public_ads(self, now: float) -> list[ClassAd]:
+        """Every slot's "Machine" ad, time accounting counted up to ``now``."""
+        seq = self.next_sequence()
+        return [public_ad(s, self.info, now, seq) for s in self.ordered_slots()]
+
+    def private_ads(self) -> list[ClassAd]:
+        """Every slot's "MachinePrivate" ad (Capability, ClaimIdList)."""
+        return [private_ad(s, self.info) for s in self.ordered_slots()]
+
+    def slot_ad(self, name: str, now: float) -> ClassAd:
+        return public_ad(self.slot(name), self.info, now, self._sequence)
+
+    def _unknown(self, claim_id: str) -> UnknownClaimError:
+        head = f"{self.address}#{self.birthday}#"
+        shown = redact(claim_id)
+        if claim_id.startswith(head):
+            seq = claim_id[len(head) :].partition("#")[0]
+            if seq.isdigit() and 0 < int(seq) <= self._seq:
+                return UnknownClaimError(
+                    f"claim id {shown} is no longer valid at {self.name} (already used or released)"
+                )
+        return UnknownClaimError(f"claim id {shown} was not issued by {self.name}")
+
+    # --- claims -----------------------------------------------------------------------
+
+    def request_claim(
+        self,
+        claim_id: str,
+        slot_name: str,
+        job_ad: ClassAd,
+        schedd_name: str,
+        schedd_address: str,
+        owner: str,
+        now: float,
+    ) -> ClaimGrant:
+        """Claim a slot for a schedd with an offered id; a partitionable slot is carved."""
+        held = self._held.get(claim_id)
+        if held is not None:
+            holder = held.claim.schedd_name if held.claim else "?"
+            raise ClaimRefusedError(
+                f"claim id {redact(claim_id)} is already claimed ({held.name}, by {holder})"
+            )
+        slot = self._offers.get(claim_id)
+        if slot is None:
+            raise self._unknown(claim_id)
+        if slot_name and slot_name != slot.name:
+            raise ClaimRefusedError(
+                f"claim id {redact(claim_id)} is for {slot.name}, not {slot_name}"
+            )
+        if not schedd_address:
+            raise ClaimRefusedError("a claim request must give the schedd's address")
+        if not owner:
+            raise ClaimRefusedError("a claim request must give the owner (submitter)")
+        if slot.kind == "Partitionable":
+            return self._carve(slot, claim_id, job_ad, schedd_name, schedd_address, owner, now)
+        ad = public_ad(slot, self.info, now, self._sequence)
+        self._check_match(slot, ad, job_ad)
+        slot.claim = self._new_claim(claim_id, ad, job_ad, schedd_name, schedd_address, owner, now)
+        slot.set_state("Claimed", "Idle", now)
+        del self._offers[claim_id]
+        self._held[claim_id] = slot
+        self._changed()
+        return ClaimGrant(claim_id, slot.name, public_ad(slot, self.info, now, self._sequence))
+
+    def _check_match(self, slot: Slot, slot_ad: ClassAd, job_ad: ClassAd) -> None:
+        if not is_true(slot_ad.eval("Start", job_ad)):
+            raise ClaimRefusedError(f"{slot.name}: START is not true for job {_job_id(job_ad)}")
+        if not is_true(job_ad.eval("Requirements", slot_ad)):
+            raise ClaimRefusedError(
+                f"job {_job_id(job_ad)}: its Requirements are not true on {slot.name}"
+            )
+
+    def _new_claim(
+        self,
+        claim_id: str,
+        slot_ad: ClassAd,
+        job_ad: ClassAd,
+        schedd_name: str,
+        schedd_address: str,
+        owner: str,
+        now: float,
+    ) -> Claim:
+        rank = eval_number(slot_ad, "Rank", job_ad)
+        user = job_ad.eval("User")
+        lease = eval_number(job_ad, "JobLeaseDuration", slot_ad)
+        host = from_sinful(schedd_address)
+        return Claim(
+            claim_id=claim_id,
+            schedd_name=schedd_name,
+            schedd_address=schedd_address,
+            owner=owner,
+            user=user if isinstance(user, str) and user else owner,
+            client_machine=host.rpartition(":")[0] or host,
+            rank=float(rank) if rank is not None else 0.0,
+            claimed_at=now,
+            last_heard=now,
+            lease_duration=float(lease) if lease and lease > 0 else self._default_lease,
+        )
+
+    def _edited_request(self, slot: Slot, slot_ad: ClassAd, job_ad: ClassAd) -> ClassAd:
+        """The job with MODIFY_REQUEST_EXPR_* applied (evaluated with the job as MY)."""
+        edits: dict[str, int] = {}
+        for attr, expr in slot.policy.modify_request:
+            value = evaluate(expr, job_ad, slot_ad)
+            if (
+                isinstance(value, int | float)
+                and not isinstance(value, bool)
+                and math.isfinite(value)
+                and value != job_ad.eval(attr, slot_ad)
+            ):
+                edits[attr] = int(value)  # HTCondor keeps the integer (long long) value
+        if not edits:
+            return job_ad
+        edited = job_ad.copy()
+        for attr, value in edits.items():
+            edited[attr] = value
+        return edited
+
+    def _carve(
+        self,
+        pslot: Slot,
+        claim_id: str,
+        job_ad: ClassAd,
+        schedd_name: str,
+        schedd_address: str,
+        owner: str,
+        now: float,
+    ) -> ClaimGrant:
+        pad = public_ad(pslot, self.info, now, self._sequence)
+        request = self._edited_request(pslot, pad, job_ad)
+        if not is_true(pad.eval("Start", request)):
+            request = job_ad  # the edit made START false: retry with the request as sent
+        self._check_match(pslot, pad, request)
+        amounts: dict[str, int] = {}
+        for attr, unit in (("RequestCpus", "cpus"), ("RequestMemory", "MB"), ("RequestDisk", "KB")):
+            value = eval_number(request, attr, pad)
+            if value is None:
+                if attr != "RequestCpus":
+                    raise InvalidJobError(
+                        f"job {_job_id(job_ad)} has no numeric {attr}: a partitionable slot "
+                        "cannot size a dynamic slot without it"
+                    )
+                value = 1  # HTCondor's default cpu request
+            if value < 0:
+                raise InvalidJobError(f"job {_job_id(job_ad)}: {attr} is negative ({value})")
+            amounts[unit] = int(value)
+        have = {"cpus": pslot.cpus, "MB": pslot.memory, "KB": pslot.disk}
+        short = [f"{amounts[u]} {u} (has {have[u]})" for u in have if amounts[u] > have[u]]
+        if short:
+            raise ClaimRefusedError(
+                f"{pslot.name} cannot be split for job {_job_id(job_ad)}: it asks for "
+                + ", ".join(short)
+            )
+        sub = pslot.lowest_free_sub_id()
+        dslot = Slot(
+            name=f"slot{pslot.slot_id}_{sub}@{self.name}",
+            slot_id=pslot.slot_id,
+            sub_id=sub,
+            kind="Dynamic",
+            policy=pslot.policy,
+            cpus=amounts["cpus"],
+            memory=amounts["MB"],
+            disk=amounts["KB"],
+            total_cpus=amounts["cpus"],
+            total_memory=amounts["MB"],
+            total_disk=amounts["KB"],
+            claim_id=self._new_id(),
+            state="Claimed",
+            activity="Idle",
+            entered_state=now,
+            entered_activity=now,
+            parent=pslot,
+        )
+        dad = public_ad(dslot, self.info, now, self._sequence)
+        dslot.claim = self._new_claim(
+            dslot.claim_id, dad, job_ad, schedd_name, schedd_address, owner, now
+        )
+        pslot.touch()
+        pslot.cpus -= dslot.cpus
+        pslot.memory -= dslot.memory
+        pslot.disk -= dslot.disk
+        pslot.children[sub] = dslot
+        # the used id is spent: a fresh one takes its place in the offer
+        fresh = self._new_id()
+        del self._offers[claim_id]
+        if claim_id == pslot.claim_id:
+            pslot.claim_id = fresh
+        else:
+            pslot.claim_id_list[pslot.claim_id_list.index(claim_id)] = fresh
+        self._offers[fresh] = pslot
+        self._slots[dslot.name] = dslot
+        self._held[dslot.claim_id] = dslot
+        self._changed()
+        return ClaimGrant(
+            dslot.claim_id, dslot.name, public_ad(dslot, self.info, now, self._sequence)
+        )
+
+    # --- jobs -------------------------------------------------------------------------
+
+    def activate(self, claim_id: str, job_ad: ClassAd, now: float) -> Activation:
+        """Start a job on an idle claim; it runs for its MockDuration."""
+        slot = self._held.get(claim_id)
+        if slot is None or slot.claim is None:
+            raise self._unknown(claim_id)
+        claim = slot.claim
+        if claim.job is not None:
+            raise ClaimRefusedError(
+                f"claim {redact(claim_id)} on {slot.name} is already running job "
+                f"{claim.job.cluster}.{claim.job.proc}"
+            )
+        cluster, proc = job_ad.eval("ClusterId"), job_ad.eval("ProcId")
+        for attr, value in (("ClusterId", cluster), ("ProcId", proc)):
+            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+                raise InvalidJobError(f"job ad has no valid {attr} (got {value!r})")
+        ad = public_ad(slot, self.info, now, self._sequence)
+        duration = eval_number(job_ad, "MockDuration", ad)
+        if duration is None or duration < 0:
+            shown = job_ad.eval("MockDuration")
+            raise InvalidJobError(
+                f"job {cluster}.{proc} has no usable MockDuration (got {shown}): give "
+                "+MockDuration = <pool seconds> or run /bin/sleep N"
+            )
+        self._check_match(slot, ad, job_ad)
+        gjid = job_ad.eval("GlobalJobId")
+        if not isinstance(gjid, str) or not gjid:
+            qdate = eval_number(job_ad, "QDate", None) or 0
+            gjid = f"{claim.schedd_name}#{cluster}.{proc}#{int(qdate)}"
+        job = RunningJob(cluster, proc, gjid, start=now, end=now + float(duration))
+        claim.job = job
+        claim.last_heard = now
+        slot.set_state("Claimed", "Busy", now)
+        self._tiebreak += 1
+        heapq.heappush(self._ends, (job.end, self._tiebreak, claim_id))
+        self._changed()
+        return Activation(claim_id, slot.name, f"{cluster}.{proc}", job.start, job.end)
+
+    def _live_end(self, end: float, claim_id: str) -> bool:
+        slot = self._held.get(claim_id)
+        job = slot.claim.job if slot is not None and slot.claim is not None else None
+        return job is not None and job.end == end
+
+    def next_event_time(self) -> float | None:
+        """Pool time of the earliest job exit, or None when no job runs."""
+        while self._ends and not self._live_end(self._ends[0][0], self._ends[0][2]):
+            heapq.heappop(self._ends)
+        return self._ends[0][0] if self._ends else None
+
+    def advance(self, now: float) -> list[JobExitRecord]:
+        """Finish every job whose end time is <= ``now``; their slots go Claimed/Idle."""
+        exits: list[JobExitRecord] = []
+        while self._ends and self._ends[0][0] <= now:
+            end, _, claim_id = heapq.heappop(self._ends)
+            if not self._live_end(end, claim_id):
+                continue
+            slot = self._held[claim_id]
+            claim = slot.claim
+            assert claim is not None and claim.job is not None
+            job, claim.job = claim.job, None
+            slot.set_state("Claimed", "Idle", job.end)  # accounted to the exact exit time
+            exits.append(
+                JobExitRecord(
+                    claim_id=claim_id,
+                    cluster=job.cluster,
+                    proc=job.proc,
+                    start=job.start,
+                    end=job.end,
+                    exit_code=0,
+                    slot_name=slot.name,
+                    schedd_name=claim.schedd_name,
+                    schedd_address=claim.schedd_address,
+                )
+            )
+        if exits:
+            self._changed()
+        return exits
+
+    def release(self, claim_id: str, now: float) -> Release:
+        """End a claim; a running job is killed. A dynamic slot is deleted."""
+        slot = self._held.get(claim_id)
+        if slot is None or slot.claim is None:
+            raise self._unknown(claim_id)
+        job = slot.claim.job
+        killed = f"{job.cluster}.{job.proc}" if job is not None else None
+        del self._held[claim_id]
+        slot.claim = None
+        self._changed()
+        if slot.kind == "Dynamic":
+            parent = slot.parent
+            assert parent is not None
+            parent.touch()
+            parent.cpus += slot.cpus
+            parent.memory += slot.memory
+            parent.disk += slot.disk
+            del parent.children[slot.sub_id]
+            del self._slots[slot.name]
+            self._removed.append(slot.name)
+            return Release(
+                claim_id, slot.name, killed, public_ad(parent, self.info, now, self._sequence)
+            )
+        slot.claim_id = self._new_id()
+        self._offers[slot.claim_id] = slot
+        slot.set_state("Unclaimed", "Idle", now)
+        return Release(claim_id, slot.name, killed, public_ad(slot, self.info, now, self._sequence))
+
+    def keepalive(self, claim_ids: list[str], now: float) -> list[str]:
+        """Record that the schedd was heard from; returns the ids this machine lacks."""
+        unknown = []
+        for cid in claim_ids:
+            slot = self._held.get(cid)
+            if slot is None or slot.claim is None:
+                unknown.append(cid)
+            else:
+                slot.claim.last_heard = now
+        return unknown

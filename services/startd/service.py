@@ -1,0 +1,570 @@
+"""The startd's shell: one gRPC servicer for every machine of this actor, and its loops.
+
+Requests route by slot Name (``slot1@exec0001``: the part after '@' is the machine) or by
+claim id (a table of the claims held here). Every batched RPC answers item by item: one
+bad item does not fail the others. Loops:
+
+- advertise: all machines' public and private slot ads to the collector every
+  UPDATE_INTERVAL (default 300), and the ads of machines that changed one event-loop
+  turn (plus ``debounce`` real seconds) after a change, so a batch of claims is one
+  update. Ads of deleted dynamic slots are invalidated. Updates go in one Advertise call,
+  split only where a message would pass ``MAX_ADVERTISE_BYTES`` (gRPC's default limit on
+  a received message is 4 MiB). A failed update is retried after ``RETRY_INTERVAL``.
+- job exits: sleeps until the earliest job end of any machine (re-armed when an
+  activation ends earlier), finishes the jobs, and reports them with ``JobsExited``,
+  batched per schedd address; a schedd that cannot be reached gets the same request
+  (same request id) again every ``RETRY_INTERVAL`` pool seconds until it answers.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import heapq
+import logging
+from collections import OrderedDict
+from collections.abc import Callable
+from typing import Any
+
+import grpc
+import grpc.aio
+
+from .. import rpc
+from ..auth import Role
+from ..claimid import redact
+from ..classad import ClassAd
+from ..config import ConfigDict, ConfigError
+from ..daemon import RPC_TIMEOUT, DaemonContext
+from ..v1 import collector_pb2, collector_pb2_grpc, schedd_pb2, schedd_pb2_grpc, startd_pb2_grpc
+from ..v1 import startd_pb2 as pb
+from ..wire import WireError, ad_from_pb, ad_to_pb
+from .machine import JobExitRecord, Machine, StartdError
+from .slots import VOLATILE, Slot, private_ad, public_ad, volatile_values
+
+log = logging.getLogger(__name__)
+
+__all__ = ["MAX_ADVERTISE_BYTES", "RETRY_INTERVAL", "StartdService"]
+
+_SERVICE = "/mockpool.v1.Startd/"
+MAX_ADVERTISE_BYTES = 3 * 1024 * 1024
+RETRY_INTERVAL = 10.0  # pool seconds between retries to an unreachable peer
+_REPLAY_CACHE = 4096  # replies kept by request id, so a retried batch is not applied twice
+
+
+class _Replies:
+    """The last replies by request id: a retried request gets the first answer again."""
+
+    def __init__(self, size: int = _REPLAY_CACHE) -> None:
+        self._size = size
+        self._replies: OrderedDict[str, Any] = OrderedDict()
+
+    def get(self, request_id: str) -> Any:
+        return self._replies.get(request_id) if request_id else None
+
+    def put(self, request_id: str, reply: Any) -> None:
+        if not request_id:
+            return
+        self._replies[request_id] = reply
+        while len(self._replies) > self._size:
+            self._replies.popitem(last=False)
+
+
+class _Servicer(startd_pb2_grpc.StartdServicer):
+    """Protobuf in, core calls, protobuf out; no logic of its own."""
+
+    def __init__(self, svc: StartdService) -> None:
+        self._svc = svc
+
+    async def RequestClaims(
+        self, request: pb.RequestClaimsRequest, context: grpc.aio.ServicerContext
+    ) -> pb.RequestClaimsReply:
+        return self._svc.replayed(request.request_id, lambda: self._svc.request_claims(request))
+
+    async def ActivateClaims(
+        self, request: pb.ActivateClaimsRequest, context: grpc.aio.ServicerContext
+    ) -> pb.ActivateClaimsReply:
+        return self._svc.replayed(request.request_id, lambda: self._svc.activate_claims(request))
+
+    async def ReleaseClaims(
+        self, request: pb.ReleaseClaimsRequest, context: grpc.aio.ServicerContext
+    ) -> pb.ReleaseClaimsReply:
+        return self._svc.replayed(request.request_id, lambda: self._svc.release_claims(request))
+
+    async def KeepAlive(
+        self, request: pb.KeepAliveRequest, context: grpc.aio.ServicerContext
+    ) -> pb.KeepAliveReply:
+        return self._svc.keep_alive(request)
+
+
+class StartdService:
+    """Every simulated machine of one startd actor behind one servicer."""
+
+    METHOD_ROLES = {
+        _SERVICE + m: frozenset({Role.DAEMON, Role.ADMIN})
+        for m in ("RequestClaims", "ActivateClaims", "ReleaseClaims", "KeepAlive")
+    }
+
+    def __init__(
+        self,
+        ctx: DaemonContext,
+        machines: list[tuple[str, ConfigDict]],
+        *,
+        debounce: float = 0.01,
+    ) -> None:
+        names = [n for n, _ in machines]
+        if len(set(names)) != len(names):
+            dup = next(n for n in names if names.count(n) > 1)
+            raise ConfigError(f"machine name {dup!r} is used twice in one startd")
+        # Fail now on a bad configuration (once per distinct config: families share one).
+        checked: set[int] = set()
+        for name, cfg in machines:
+            if id(cfg) not in checked:
+                checked.add(id(cfg))
+                Machine(name, cfg, "127.0.0.1:0", 0, 0.0)
+        self.ctx = ctx
+        self._specs = list(machines)
+        self._debounce = debounce
+        self._update_interval = ctx.config.for_subsystem("STARTD").get_float("UPDATE_INTERVAL")
+        self._machines: dict[str, Machine] = {}
+        self._held: dict[str, Machine] = {}  # claim id -> machine holding the claim
+        self._exit_heap: list[tuple[float, str]] = []  # (job end, machine name), lazy
+        self._armed: float | None = None  # when the exit loop means to wake
+        self._exit_wake = asyncio.Event()
+        self._changed: set[str] = set()
+        self._change_event = asyncio.Event()
+        self._invalidate: list[tuple[str, str]] = []  # (machine, slot name) to invalidate
+        # slot name -> (slot, its version, public and private ads on the wire)
+        self._ad_cache: dict[
+            str, tuple[Slot, int, collector_pb2.AdUpdate, collector_pb2.AdUpdate]
+        ] = {}
+        self._pending_exits: dict[str, list[schedd_pb2.JobExit]] = {}
+        self._senders: dict[str, asyncio.Task[None]] = {}
+        self._tasks: list[asyncio.Task[None]] = []
+        self._replies = _Replies()
+        self.stats: dict[str, int] = dict.fromkeys(
+            (
+                "claims",
+                "claims_refused",
+                "activations",
+                "activations_refused",
+                "releases",
+                "jobs_killed",
+                "job_exits",
+                "exits_reported",
+                "exit_report_failures",
+                "advertise_rounds",
+                "ads_sent",
+                "advertise_failures",
+            ),
+            0,
+        )
+
+    # --- Service protocol -------------------------------------------------------------
+
+    def add_to_server(self, server: grpc.aio.Server) -> None:
+        startd_pb2_grpc.add_StartdServicer_to_server(_Servicer(self), server)
+
+    async def start(self) -> None:
+        self._build_machines()
+        loop = asyncio.get_running_loop()
+        self._exit_wake = asyncio.Event()
+        self._change_event = asyncio.Event()
+        self._tasks = [
+            loop.create_task(self._advertise_loop(), name="startd-advertise"),
+            loop.create_task(self._exit_loop(), name="startd-exits"),
+        ]
+
+    async def stop(self) -> None:
+        tasks = self._tasks + list(self._senders.values())
+        self._tasks, self._senders = [], {}
+        for t in tasks:
+            t.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+
+    def status(self) -> dict[str, Any]:
+        slots = sum(len(m.slots) for m in self._machines.values())
+        return {
+            "machines": len(self._machines) or len(self._specs),
+            "slots": slots,
+            "claims_held": len(self._held),
+            "exits_pending": sum(len(v) for v in self._pending_exits.values()),
+            **self.stats,
+        }
+
+    # --- machines ---------------------------------------------------------------------
+
+    def _build_machines(self) -> None:
+        """Machines are made once the server's address (in their claim ids) is known."""
+        if self._machines:
+            return
+        if not self.ctx.address:
+            raise RuntimeError("StartdService.start: ctx.address is not set")
+        birthday = int(self.ctx.clock.now())
+        now = self.ctx.clock.now()
+        for name, cfg in self._specs:
+            self._machines[name] = Machine(name, cfg, self.ctx.address, birthday, now)
+        self._changed.update(self._machines)
+
+    @property
+    def machines(self) -> dict[str, Machine]:
+        return self._machines
+
+    def _machine_for_slot(self, slot_name: str) -> Machine:
+        _, at, machine = slot_name.partition("@")
+        m = self._machines.get(machine) if at else None
+        if m is None:
+            if not self._machines:
+                raise StartdError("this startd has not started yet")
+            raise StartdError(f"no slot {slot_name!r} at this startd")
+        return m
+
+    def _machine_for_claim(self, claim_id: str) -> Machine:
+        m = self._held.get(claim_id)
+        if m is None:
+            raise StartdError(f"claim id {redact(claim_id)} is not held at this startd")
+        return m
+
+    def _touch(self, machine: Machine) -> None:
+        self._changed.add(machine.name)
+        self._change_event.set()
+
+    # --- RPC bodies (synchronous: one batch is applied without interleaving) ----------
+
+    def replayed(self, request_id: str, apply: Callable[[], Any]) -> Any:
+        reply = self._replies.get(request_id)
+        if reply is None:
+            reply = apply()
+            self._replies.put(request_id, reply)
+        return reply
+
+    def request_claims(self, request: pb.RequestClaimsRequest) -> pb.RequestClaimsReply:
+        now = self.ctx.clock.now()
+        reply = pb.RequestClaimsReply()
+        for item in request.claims:
+            result = reply.results.add(claim_id=item.claim_id, slot_name=item.slot_name)
+            try:
+                machine = self._machine_for_slot(item.slot_name)
+                job = ad_from_pb(item.job)
+                grant = machine.request_claim(
+                    item.claim_id,
+                    item.slot_name,
+                    job,
+                    item.schedd_name,
+                    item.schedd_address,
+                    item.owner,
+                    now,
+                )
+            except (StartdError, WireError) as e:
+                result.ok, result.error = False, str(e)
+                self.stats["claims_refused"] += 1
+                continue
+            self._held[grant.claim_id] = machine
+            result.ok, result.claim_id, result.slot_name = True, grant.claim_id, grant.slot_name
+            ad_to_pb(grant.slot_ad, result.slot)
+            self.stats["claims"] += 1
+            self._touch(machine)
+            self.ctx.events.emit(
+                machine.name,
+                "claim",
+                slot=grant.slot_name,
+                job=_job_id(job),
+                claim=redact(grant.claim_id),
+                schedd=item.schedd_name,
+                submitter=item.owner,
+            )
+        return reply
+
+    def activate_claims(self, request: pb.ActivateClaimsRequest) -> pb.ActivateClaimsReply:
+        now = self.ctx.clock.now()
+        reply = pb.ActivateClaimsReply()
+        for item in request.activations:
+            result = reply.results.add(claim_id=item.claim_id)
+            try:
+                machine = self._machine_for_claim(item.claim_id)
+                job = ad_from_pb(item.job)
+                act = machine.activate(item.claim_id, job, now)
+            except (StartdError, WireError) as e:
+                result.ok, result.error = False, str(e)
+                self.stats["activations_refused"] += 1
+                continue
+            result.ok, result.start_time = True, act.start
+            self.stats["activations"] += 1
+            self._touch(machine)
+            heapq.heappush(self._exit_heap, (act.end, machine.name))
+            if self._armed is None or act.end < self._armed:
+                self._exit_wake.set()
+            self.ctx.events.emit(
+                machine.name,
+                "activate",
+                slot=act.slot_name,
+                job=act.job_id,
+                claim=redact(item.claim_id),
+                end=round(act.end, 3),
+            )
+        return reply
+
+    def release_claims(self, request: pb.ReleaseClaimsRequest) -> pb.ReleaseClaimsReply:
+        now = self.ctx.clock.now()
+        reply = pb.ReleaseClaimsReply()
+        for claim_id in request.claim_ids:
+            result = reply.results.add(claim_id=claim_id)
+            try:
+                machine = self._machine_for_claim(claim_id)
+                rel = machine.release(claim_id, now)
+            except StartdError as e:
+                result.ok, result.error = False, str(e)
+                self._drop_stale(claim_id)
+                continue
+            del self._held[claim_id]
+            result.ok, result.slot_name = True, rel.slot_name
+            ad_to_pb(rel.slot_ad, result.slot)
+            self.stats["releases"] += 1
+            self._touch(machine)
+            fields: dict[str, Any] = {"slot": rel.slot_name, "claim": redact(claim_id)}
+            if rel.killed_job:
+                self.stats["jobs_killed"] += 1
+                fields["job"] = rel.killed_job
+                fields["killed"] = True
+            self.ctx.events.emit(machine.name, "release", **fields)
+        return reply
+
+    def keep_alive(self, request: pb.KeepAliveRequest) -> pb.KeepAliveReply:
+        now = self.ctx.clock.now()
+        reply = pb.KeepAliveReply()
+        for claim_id in request.claim_ids:
+            machine = self._held.get(claim_id)
+            if machine is None or machine.keepalive([claim_id], now):
+                self._drop_stale(claim_id)
+                reply.unknown_claim_ids.append(claim_id)
+        return reply
+
+    def _drop_stale(self, claim_id: str) -> None:
+        m = self._held.get(claim_id)
+        if m is not None and not m.holds(claim_id):
+            del self._held[claim_id]
+
+    # --- advertising ------------------------------------------------------------------
+
+    async def _sleep_or(self, t: float, event: asyncio.Event) -> None:
+        """Sleep until pool time ``t`` or until ``event`` is set, whichever comes first."""
+        if event.is_set():
+            return
+        sleeper = asyncio.ensure_future(self.ctx.clock.sleep_until(t))
+        waiter = asyncio.ensure_future(event.wait())
+        try:
+            await asyncio.wait({sleeper, waiter}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            for f in (sleeper, waiter):
+                f.cancel()
+            await asyncio.gather(sleeper, waiter, return_exceptions=True)
+
+    async def _advertise_loop(self) -> None:
+        clock = self.ctx.clock
+        next_full = clock.now()  # advertise everything at start
+        while True:
+            try:
+                if clock.now() < next_full and not self._changed:
+                    self._change_event.clear()
+                    await self._sleep_or(next_full, self._change_event)
+                full = clock.now() >= next_full
+                if not full:
+                    # let the rest of this batch of RPCs (and any queued ones) land first
+                    await asyncio.sleep(self._debounce)
+                now = clock.now()
+                full = full or now >= next_full
+                names = list(self._machines) if full else sorted(self._changed)
+                self._changed.clear()
+                self._change_event.clear()
+                if full:
+                    next_full = now + self._update_interval
+                if not await self.advertise([self._machines[n] for n in names], now):
+                    self._changed.update(names)
+                    next_full = min(next_full, now + RETRY_INTERVAL)
+                    await clock.sleep_until(now + RETRY_INTERVAL)
+            except asyncio.CancelledError:
+                raise
+            except Exception:
+                log.exception("startd: advertise round failed")
+                await clock.sleep_until(clock.now() + RETRY_INTERVAL)
+
+    def build_updates(
+        self, machines: list[Machine], now: float
+    ) -> tuple[list[collector_pb2.AdUpdate], dict[str, int]]:
+        """Invalidations first (a slot name may come back in the same update), then ads.
+
+        The wire form of each slot's ads is cached and rebuilt only when the slot changed;
+        otherwise only its time-dependent attributes (the last ones) are refreshed.
+        """
+        versions = {m.name: m.version for m in machines}
+        for m in machines:
+            for slot_name in m.take_removed():
+                self._invalidate.append((m.name, slot_name))
+                self._ad_cache.pop(slot_name, None)
+        updates: list[collector_pb2.AdUpdate] = []
+        for machine_name, slot_name in self._invalidate:
+            m = self._machines.get(machine_name)
+            if m is not None and slot_name in m.slots:
+                continue  # the name is in use again: its new ad replaces the old one
+            key = ClassAd({"Name": slot_name})
+            for ad_type in ("Machine", "MachinePrivate"):
+                updates.append(
+                    collector_pb2.AdUpdate(ad_type=ad_type, ad=ad_to_pb(key), invalidate=True)
+                )
+        n_volatile = len(VOLATILE)
+        for m in machines:
+            seq = m.next_sequence()
+            for slot in m.ordered_slots():
+                cached = self._ad_cache.get(slot.name)
+                if cached is None or cached[0] is not slot or cached[1] != slot.version:
+                    pub_ad = ad_to_pb(public_ad(slot, m.info, now, seq))
+                    pub_up = collector_pb2.AdUpdate(ad_type="Machine", ad=pub_ad)
+                    priv_up = collector_pb2.AdUpdate(
+                        ad_type="MachinePrivate", ad=ad_to_pb(private_ad(slot, m.info))
+                    )
+                    cached = (slot, slot.version, pub_up, priv_up)
+                    self._ad_cache[slot.name] = cached
+                else:
+                    attrs = cached[2].ad.attributes
+                    base = len(attrs) - n_volatile
+                    for i, value in enumerate(volatile_values(slot, now, seq)):
+                        attrs[base + i].literal.integer = value
+                updates.append(cached[2])
+                updates.append(cached[3])
+        return updates, versions
+
+    async def advertise(self, machines: list[Machine], now: float) -> bool:
+        """Send these machines' ads (and pending invalidations); True when all arrived."""
+        updates, versions = self.build_updates(machines, now)
+        if not updates:
+            return True
+        if not self.ctx.collector_address:
+            return False
+        stub = collector_pb2_grpc.CollectorStub(self.ctx.channel(self.ctx.collector_address))
+        self.stats["advertise_rounds"] += 1
+        try:
+            for chunk in _chunks(updates, MAX_ADVERTISE_BYTES):
+                reply = await rpc.call(
+                    stub.Advertise,
+                    collector_pb2.AdvertiseRequest(updates=chunk),
+                    timeout=RPC_TIMEOUT,
+                )
+                for line in reply.errors:
+                    log.warning("collector refused an update: %s", line)
+                self.stats["ads_sent"] += len(chunk)
+        except grpc.aio.AioRpcError as e:
+            self.stats["advertise_failures"] += 1
+            log.warning("startd: cannot advertise to the collector: %s", e.details())
+            return False
+        self._invalidate.clear()
+        for m in machines:
+            m.mark_clean(versions[m.name])
+        return True
+
+    # --- job exits --------------------------------------------------------------------
+
+    async def _exit_loop(self) -> None:
+        clock = self.ctx.clock
+        while True:
+            try:
+                self._exit_wake.clear()
+                self._armed = self._exit_heap[0][0] if self._exit_heap else None
+                if self._armed is None:
+                    await self._exit_wake.wait()
+                    continue
+                if self._armed > clock.now():
+                    await self._sleep_or(self._armed, self._exit_wake)
+                    continue
+                self.finish_jobs(clock.now())
+            except asyncio.CancelledError:
+                raise
+            except Exception:
+                log.exception("startd: job exit round failed")
+                await clock.sleep_until(clock.now() + RETRY_INTERVAL)
+
+    def finish_jobs(self, now: float) -> list[JobExitRecord]:
+        """Finish every job due by ``now`` and queue its exit for its schedd."""
+        due: set[str] = set()
+        while self._exit_heap and self._exit_heap[0][0] <= now:
+            due.add(heapq.heappop(self._exit_heap)[1])
+        exits: list[JobExitRecord] = []
+        for name in sorted(due):
+            machine = self._machines[name]
+            done = machine.advance(now)
+            if done:
+                self._touch(machine)
+            exits.extend(done)
+        for e in sorted(exits, key=lambda e: (e.end, e.slot_name)):
+            self.stats["job_exits"] += 1
+            self.ctx.events.emit(
+                e.slot_name.partition("@")[2],
+                "job_exit",
+                slot=e.slot_name,
+                job=e.job_id,
+                claim=redact(e.claim_id),
+                start=round(e.start, 3),
+                end=round(e.end, 3),
+            )
+            self._pending_exits.setdefault(e.schedd_address, []).append(
+                schedd_pb2.JobExit(
+                    schedd_name=e.schedd_name,
+                    claim_id=e.claim_id,
+                    cluster_id=e.cluster,
+                    proc_id=e.proc,
+                    start_time=e.start,
+                    end_time=e.end,
+                    exit_code=e.exit_code,
+                    slot_name=e.slot_name,
+                    reason=e.reason,
+                )
+            )
+        for address in list(self._pending_exits):
+            if address not in self._senders:
+                task = asyncio.get_running_loop().create_task(
+                    self._deliver(address), name=f"startd-exits-{address}"
+                )
+                self._senders[address] = task
+        return exits
+
+    async def _deliver(self, address: str) -> None:
+        """Send the exits queued for one schedd; an unreachable one gets the same request
+        (same request id) again until it answers."""
+        clock = self.ctx.clock
+        try:
+            while exits := self._pending_exits.pop(address, None):
+                request = schedd_pb2.JobsExitedRequest(request_id=rpc.request_id(), exits=exits)
+                while True:
+                    try:
+                        stub = schedd_pb2_grpc.ScheddStub(self.ctx.channel(address))
+                        await rpc.call(stub.JobsExited, request, timeout=RPC_TIMEOUT)
+                        self.stats["exits_reported"] += len(exits)
+                        break
+                    except asyncio.CancelledError:
+                        self._pending_exits.setdefault(address, [])[:0] = exits
+                        raise
+                    except Exception as e:  # a failing peer never stops the startd
+                        self.stats["exit_report_failures"] += 1
+                        log.warning(
+                            "startd: cannot report %d job exits to %s: %s", len(exits), address, e
+                        )
+                        await clock.sleep_until(clock.now() + RETRY_INTERVAL)
+        finally:
+            self._senders.pop(address, None)
+
+
+def _chunks(
+    updates: list[collector_pb2.AdUpdate], limit: int
+) -> list[list[collector_pb2.AdUpdate]]:
+    out: list[list[collector_pb2.AdUpdate]] = [[]]
+    size = 0
+    for u in updates:
+        n = u.ByteSize() + 8  # field tag and length prefix
+        if out[-1] and size + n > limit:
+            out.append([])
+            size = 0
+        out[-1].append(u)
+        size += n
+    return out
+
+
+def _job_id(job: ClassAd) -> str:
+    cluster, proc = job.eval("ClusterId"), job.eval("ProcId")
+    return f"{cluster}.{proc}" if isinstance(cluster, int) and isinstance(proc, int) else ""

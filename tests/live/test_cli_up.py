@@ -1,0 +1,90 @@
+"""The CLI against a pool started with `mockpool up`: submit, q, status, hold, release,
+rm, history, down — each a separate process talking gRPC with the pool's token."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+pytestmark = [pytest.mark.live, pytest.mark.slow]
+
+SPEC = Path(__file__).resolve().parents[2] / "examples" / "pslot.toml"
+
+
+def mockpool(*args: str, pool: Path, check: bool = True) -> subprocess.CompletedProcess[str]:
+    env = dict(os.environ, MOCKPOOL_HOME=str(pool))
+    proc = subprocess.run([sys.executable, "-m", "mockpool.cli.main", *args], capture_output=True,
+                          text=True, env=env, timeout=240)
+    if check and proc.returncode != 0:
+        raise AssertionError(f"mockpool {' '.join(args)} failed ({proc.returncode}):\n{proc.stdout}\n{proc.stderr}")
+    return proc
+
+
+@pytest.fixture(scope="module")
+def up_pool(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    home = tmp_path_factory.mktemp("pool")
+    out = mockpool("up", str(SPEC), pool=home)
+    assert "Pool up" in out.stdout
+    try:
+        yield home
+    finally:
+        down = mockpool("down", pool=home, check=False)
+        assert down.returncode == 0, down.stderr
+        assert not (home / "pool.json").exists()
+
+
+def test_token_file_is_owner_only(up_pool: Path) -> None:
+    assert (up_pool / "token").stat().st_mode & 0o077 == 0
+
+
+def test_submit_q_status_hold_release_rm_history(up_pool: Path, tmp_path: Path) -> None:
+    sub = tmp_path / "long.sub"
+    sub.write_text("executable = /bin/sleep\narguments = 100000\nrequest_cpus = 1\nqueue 2\n")
+    out = mockpool("submit", str(sub), "--owner", "carol", pool=up_pool).stdout
+    assert "2 job(s) submitted to cluster" in out
+    cluster = out.strip().split()[-1].rstrip(".")
+
+    q = mockpool("q", pool=up_pool).stdout
+    assert "-- Schedd: schedd1" in q and "carol" in q and "Total for query" in q
+    nobatch = mockpool("q", "-nobatch", cluster, pool=up_pool).stdout
+    assert f"{cluster}.0" in nobatch and f"{cluster}.1" in nobatch and "sleep 100000" in nobatch
+
+    status = mockpool("status", pool=up_pool).stdout
+    assert "slot1@exec0001" in status and "Total" in status
+    long = mockpool("status", "-long", pool=up_pool).stdout
+    assert 'Name = "slot1@exec0001"' in long
+    assert "schedd1" in mockpool("status", "-schedd", pool=up_pool).stdout
+    assert "carol@mockpool" in mockpool("status", "-submitters", pool=up_pool).stdout
+    assert "negotiator" in mockpool("status", "-negotiator", pool=up_pool).stdout.lower()
+
+    assert f"Job {cluster}.0 held" in mockpool("hold", f"{cluster}.0", pool=up_pool).stdout
+    held = mockpool("q", "-long", f"{cluster}.0", pool=up_pool).stdout
+    assert "JobStatus = 5" in held and "HoldReason" in held
+    assert f"Job {cluster}.0 released" in mockpool("release", f"{cluster}.0", pool=up_pool).stdout
+    out = mockpool("rm", cluster, pool=up_pool).stdout
+    assert f"Job {cluster}.0 marked for removal" in out and f"Job {cluster}.1 marked for removal" in out
+
+    unknown = mockpool("rm", "999.0", pool=up_pool, check=False)
+    assert unknown.returncode == 1 and "999.0" in unknown.stderr
+
+
+def test_bad_submit_file_names_line(up_pool: Path, tmp_path: Path) -> None:
+    bad = tmp_path / "bad.sub"
+    bad.write_text("executable = /bin/sleep\nrequest_cpus = many\nqueue\n")
+    proc = mockpool("submit", str(bad), pool=up_pool, check=False)
+    assert proc.returncode != 0 and f"{bad}:2" in proc.stderr
+
+
+def test_history_shows_removed_jobs(up_pool: Path) -> None:
+    hist = mockpool("history", pool=up_pool).stdout
+    assert "carol" in hist and " X " in hist
+
+
+def test_tools_without_a_pool_say_so(tmp_path: Path) -> None:
+    proc = mockpool("q", pool=tmp_path, check=False)
+    assert proc.returncode != 0 and "no pool is up" in proc.stderr

@@ -1,0 +1,400 @@
+"""The pure negotiation cycle: hand-worked pools, HTCondor's seed checks and rules."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from mockpool.classad import ClassAd, parse_expr
+from mockpool.config import parse_config
+from mockpool.negotiator import (
+    Accountant,
+    NegotiatorInputError,
+    ResourceRequest,
+    Snapshot,
+    negotiate,
+)
+from mockpool.negotiator.cycle import requests_from_ads
+
+STARTD = "10.0.0.1:9618"
+SCHEDD = "10.0.0.2:9618"
+
+
+def slot(name: str, *, cpus: int = 1, memory: int = 1024, disk: int = 10_000_000, state: str = "Unclaimed",
+         start: str = "True", rank: str = "0.0", partitionable: bool = False, **extra: object) -> ClassAd:
+    ad = ClassAd()
+    ad["MyType"] = "Machine"
+    ad["Name"] = name
+    ad["Machine"] = name.split("@", 1)[1]
+    ad["SlotID"] = int(name.split("@")[0].removeprefix("slot").split("_")[0])
+    ad["SlotType"] = "Partitionable" if partitionable else "Static"
+    ad["PartitionableSlot"] = partitionable
+    ad["State"] = state
+    ad["Activity"] = "Idle"
+    ad["Cpus"] = cpus
+    ad["Memory"] = memory
+    ad["Disk"] = disk
+    ad["Start"] = parse_expr(start)
+    ad["Requirements"] = parse_expr("START")
+    ad["Rank"] = parse_expr(rank)
+    ad["SlotWeight"] = parse_expr("Cpus")
+    ad["Arch"] = "X86_64"
+    ad["OpSys"] = "LINUX"
+    ad["MyAddress"] = f"<{STARTD}>"
+    ad["StartdIpAddr"] = f"<{STARTD}>"
+    for k, v in extra.items():
+        ad[k] = parse_expr(v) if isinstance(v, str) and k in ("ConsumptionMemory", "ConsumptionCpus",
+                                                                "ConsumptionDisk") else v
+    return ad
+
+
+def private(name: str, claims: list[str] | None = None) -> ClassAd:
+    ad = ClassAd()
+    ad["MyType"] = "MachinePrivate"
+    ad["Name"] = name
+    if claims is None:
+        ad["Capability"] = f"<{STARTD}>#100#{abs(hash(name)) % 1000}#secret{name}"
+    else:
+        ad["Capability"] = claims[0]
+        ad["ClaimIdList"] = list(claims)
+    return ad
+
+
+def pool(*slots: ClassAd, claims: dict[str, list[str]] | None = None) -> Snapshot:
+    claims = claims or {}
+    return Snapshot(list(slots), [private(s.eval("Name"), claims.get(s.eval("Name"))) for s in slots])
+
+
+def request(ac: int, count: int, *, submitter: str = "alice@mockpool", cpus: int = 1, memory: int = 1024,
+            disk: int = 1000, requirements: str | None = None, rank: str | None = None,
+            schedd: str = "schedd1", address: str = SCHEDD, cluster: int | None = None) -> ResourceRequest:
+    ad = ClassAd()
+    ad["ClusterId"] = cluster if cluster is not None else ac
+    ad["ProcId"] = 0
+    ad["Owner"] = submitter.split("@")[0]
+    ad["RequestCpus"] = cpus
+    ad["RequestMemory"] = memory
+    ad["RequestDisk"] = disk
+    ad["Requirements"] = parse_expr(requirements or (
+        "(TARGET.Arch == \"X86_64\") && (TARGET.OpSys == \"LINUX\") && (TARGET.Disk >= RequestDisk)"
+        " && (TARGET.Memory >= RequestMemory) && (TARGET.Cpus >= RequestCpus)"))
+    if rank is not None:
+        ad["Rank"] = parse_expr(rank)
+    ad["AutoClusterId"] = ac
+    ad["Submitter"] = submitter
+    ad["ResourceRequestCount"] = count
+    return ResourceRequest.from_ad(ad, schedd, address)
+
+
+def cfg(text: str = ""):
+    return parse_config(text, "test")
+
+
+def run(snapshot: Snapshot, requests: list[ResourceRequest], config_text: str = "", now: float = 100.0,
+        accountant: Accountant | None = None):
+    return negotiate(snapshot, requests, accountant or Accountant(), cfg(config_text), now)
+
+
+# ----------------------------------------------------------------- static slots
+
+
+def test_static_pool_three_slots_five_jobs():
+    snap = pool(*(slot(f"slot{i}@exec0001") for i in (1, 2, 3)))
+    res = run(snap, [request(1, 5)])
+    assert len(res.matches) == 3
+    assert {m.slot_name for m in res.matches} == {"slot1@exec0001", "slot2@exec0001", "slot3@exec0001"}
+    # the 4th job found nothing: one rejection, the autocluster's 5th job never offered
+    assert res.stats.rejections == 1
+    assert res.stats.num_jobs_considered == 4
+    assert res.stats.matches == 3
+    m = res.matches[0]
+    assert (m.submitter, m.schedd, m.autocluster_id, m.job_id) == ("alice@mockpool", "schedd1", 1, "1.0")
+    assert m.startd_address == STARTD
+    assert m.claim_id.startswith(f"<{STARTD}>#") and m.cost == 1.0
+    # each static slot's own claim id, each used once
+    assert len({m.claim_id for m in res.matches}) == 3
+
+
+def test_claim_id_never_logged():
+    snap = pool(slot("slot1@exec0001"))
+    res = run(snap, [request(1, 1)])
+    assert res.matches
+    assert not any("secret" in line.text for line in res.log)
+
+
+def test_rejected_autocluster_skipped_for_rest_of_turn():
+    snap = pool(slot("slot1@exec0001", memory=1024))
+    big = request(7, 2, memory=4096)
+    also_big = request(7, 1, memory=4096, cluster=8)  # same autocluster, listed again
+    res = run(snap, [big, also_big])
+    assert res.matches == []
+    assert res.stats.rejections == 1
+    assert res.stats.num_jobs_considered == 1
+
+
+def test_job_rank_memory_picks_biggest_slot_first():
+    snap = pool(slot("slot1@exec0001", memory=1024), slot("slot2@exec0001", memory=8192),
+                slot("slot3@exec0001", memory=4096))
+    # PRE_JOB_RANK comes first; with it unset, the job's Rank decides
+    res = run(snap, [request(1, 2, rank="Memory")], "NEGOTIATOR_PRE_JOB_RANK =")
+    assert [m.slot_name for m in res.matches] == ["slot2@exec0001", "slot3@exec0001"]
+    # with HTCondor's default (... - Memory) the smallest slot wins over the job's Rank
+    res = run(snap, [request(1, 2, rank="Memory")])
+    assert [m.slot_name for m in res.matches] == ["slot1@exec0001", "slot3@exec0001"]
+
+
+def test_pre_job_rank_default_prefers_fewer_cpus_then_less_memory():
+    # default PRE_JOB_RANK: ... - 100000 * Cpus - Memory: fewest cpus, then least memory
+    snap = pool(slot("slot1@exec0001", cpus=4, memory=1024), slot("slot2@exec0001", cpus=1, memory=4096),
+                slot("slot3@exec0001", cpus=1, memory=2048))
+    res = run(snap, [request(1, 3)])
+    assert [m.slot_name for m in res.matches] == ["slot3@exec0001", "slot2@exec0001", "slot1@exec0001"]
+
+
+def test_pre_job_rank_beats_job_rank_and_startd_rank_counts():
+    # My.Rank (the startd's Rank of the job) dominates: x 10,000,000
+    snap = pool(slot("slot1@exec0001", memory=8192), slot("slot2@exec0001", memory=1024, rank="1"))
+    res = run(snap, [request(1, 1, rank="Memory")])
+    assert [m.slot_name for m in res.matches] == ["slot2@exec0001"]
+
+
+def test_pre_job_rank_config_and_post_job_rank_tiebreak():
+    snap = pool(slot("slot1@exec0001"), slot("slot2@exec0001"), slot("slot3@exec0001"))
+    # no pre-job rank, equal job Rank: default POST_JOB_RANK (- SlotID) prefers slot1
+    res = run(snap, [request(1, 1)], "NEGOTIATOR_PRE_JOB_RANK =")
+    assert [m.slot_name for m in res.matches] == ["slot1@exec0001"]
+    res = run(snap, [request(1, 1)], "NEGOTIATOR_PRE_JOB_RANK = SlotID")
+    assert [m.slot_name for m in res.matches] == ["slot3@exec0001"]
+
+
+def test_start_false_never_matched():
+    snap = pool(slot("slot1@exec0001", start="False"), slot("slot2@exec0001", start="TARGET.Owner == \"bob\""))
+    res = run(snap, [request(1, 2)])
+    assert res.matches == []
+    res = run(snap, [request(1, 2, submitter="bob@mockpool")])
+    assert [m.slot_name for m in res.matches] == ["slot2@exec0001"]
+
+
+def test_job_requirements_against_slot_attributes():
+    snap = pool(slot("slot1@exec0001", memory=1024), slot("slot2@exec0001", memory=2048),
+                slot("slot1@exec0002", memory=4096, HasGPU=True))
+    res = run(snap, [request(1, 5, requirements="TARGET.Memory >= 2000")])
+    assert sorted(m.slot_name for m in res.matches) == ["slot1@exec0002", "slot2@exec0001"]
+    res = run(snap, [request(1, 5, requirements="HasGPU =?= true")])
+    assert [m.slot_name for m in res.matches] == ["slot1@exec0002"]
+
+
+def test_claimed_and_owner_slots_skipped_and_counted():
+    claimed = slot("slot1@exec0001", state="Claimed", RemoteOwner="bob@mockpool", RemoteUser="bob@mockpool")
+    owner = slot("slot2@exec0001", state="Owner")
+    free = slot("slot3@exec0001")
+    res = run(pool(claimed, owner, free), [request(1, 3)])
+    assert [m.slot_name for m in res.matches] == ["slot3@exec0001"]
+    assert res.stats.claimed_slots_skipped == 1
+    assert res.stats.total_slots == 3
+    assert res.stats.trimmed_slots == res.stats.candidate_slots == 1
+
+
+def test_slot_without_claim_id_is_not_offered():
+    s1, s2 = slot("slot1@exec0001"), slot("slot2@exec0001")
+    snap = Snapshot([s1, s2], [private("slot2@exec0001")])
+    res = run(snap, [request(1, 2)])
+    assert [m.slot_name for m in res.matches] == ["slot2@exec0001"]
+    assert res.stats.slots_without_claim_id == 1
+
+
+# ----------------------------------------------------------- partitionable slots
+
+
+def pslot(name: str = "slot1@exec0001", *, cpus: int = 10, memory: int = 10240, claims: int = 20, **extra):
+    ad = slot(name, cpus=cpus, memory=memory, partitionable=True, **extra)
+    ids = [f"<{STARTD}>#100#{k}#s{k}" for k in range(claims)]
+    return ad, ids
+
+
+def test_seed_pslot_ten_cpus_twenty_claims_fifteen_jobs():
+    ad, ids = pslot(cpus=10, memory=20480, claims=20)
+    res = run(pool(ad, claims={"slot1@exec0001": ids}), [request(1, 15, cpus=1, memory=1024)])
+    assert len(res.matches) == 10
+    assert [m.claim_id for m in res.matches] == ids[:10]  # each claim id at most once
+    assert all(m.slot_name == "slot1@exec0001" for m in res.matches)
+    assert all(m.cost == 1.0 for m in res.matches)  # W(S) - W(S') with SlotWeight = Cpus
+    assert res.stats.rejections == 1
+    # the slot ad offered with each match is the slot as it was before that match
+    assert [m.slot_ad.eval("Cpus") for m in res.matches] == list(range(10, 0, -1))
+
+
+def test_seed_consumption_memory_quantize_512():
+    # ~1.9 GB p-slot, ConsumptionMemory = quantize(target.RequestMemory,{512}): 3 matches
+    ad, ids = pslot(cpus=10, memory=1900, claims=20,
+                    ConsumptionMemory="quantize(target.RequestMemory,{512})")
+    res = run(pool(ad, claims={"slot1@exec0001": ids}), [request(1, 15, cpus=1, memory=100)])
+    assert len(res.matches) == 3
+    # cost: SlotWeight = Cpus went 10 -> 7
+    assert sum(m.cost for m in res.matches) == 3.0
+
+
+def test_pslot_num_claims_caps_matches():
+    ad, ids = pslot(cpus=10, memory=20480, claims=4)
+    res = run(pool(ad, claims={"slot1@exec0001": ids}), [request(1, 15)])
+    assert len(res.matches) == 4
+
+
+def test_pslot_default_consumption_rounds_memory_to_128():
+    # CONSUMPTION_MEMORY default quantize(RequestMemory,{128}): 1000 -> 1024; 3000 MB holds 2
+    ad, ids = pslot(cpus=10, memory=3000, claims=10)
+    res = run(pool(ad, claims={"slot1@exec0001": ids}), [request(1, 5, memory=1000)])
+    assert len(res.matches) == 2
+
+
+def test_pslot_requirements_see_resources_left_across_requests():
+    ad, ids = pslot(cpus=4, memory=8192, claims=10)
+    snap = pool(ad, claims={"slot1@exec0001": ids})
+    # first autocluster takes 3 cpus; the second needs 2 and must see only 1 left
+    res = run(snap, [request(1, 1, cpus=3), request(2, 1, cpus=2, cluster=20)])
+    assert [m.autocluster_id for m in res.matches] == [1]
+    assert res.stats.rejections == 1
+
+
+def test_pslot_and_static_mixed_pre_job_rank_packs_pslot():
+    ad, ids = pslot(cpus=4, memory=8192, claims=10)
+    st = slot("slot1@exec0002", cpus=1, memory=1024)
+    res = run(pool(ad, st, claims={"slot1@exec0001": ids}), [request(1, 6, memory=512)])
+    # static 1-cpu slot first (-100000*1 beats -100000*4), then the p-slot 4 times
+    assert [m.slot_name for m in res.matches] == ["slot1@exec0002"] + ["slot1@exec0001"] * 4
+
+
+def test_zero_consumption_is_not_a_match():
+    # quantize(0,{1}) is 1, so the defaults never consume nothing; a policy can
+    ad, ids = pslot(cpus=4, memory=8192, claims=10, ConsumptionCpus="0", ConsumptionMemory="0",
+                    ConsumptionDisk="0")
+    res = run(pool(ad, claims={"slot1@exec0001": ids}), [request(1, 1)])
+    assert res.matches == []
+    assert res.stats.rejections == 1
+
+
+def test_negative_or_undefined_consumption_is_not_a_match():
+    ad, ids = pslot(cpus=4, memory=8192, claims=10, ConsumptionCpus="-1")
+    res = run(pool(ad, claims={"slot1@exec0001": ids}), [request(1, 1)])
+    assert res.matches == []
+    ad, ids = pslot(cpus=4, memory=8192, claims=10, ConsumptionMemory="TARGET.NoSuchAttr")
+    res = run(pool(ad, claims={"slot1@exec0001": ids}), [request(1, 1)])
+    assert res.matches == []
+
+
+def test_consumption_overrides_job_requests_while_matching():
+    # RequestMemory 100 consumes 512; a job asking Memory >= 3 * RequestMemory sees 1536,
+    # more than the 1000 MB p-slot has (HTCondor's cp_override_requested) -> no match
+    ad, ids = pslot(cpus=4, memory=1000, claims=10, ConsumptionMemory="quantize(target.RequestMemory,{512})")
+    snap = pool(ad, claims={"slot1@exec0001": ids})
+    res = run(snap, [request(1, 1, memory=100, requirements="TARGET.Memory >= 3 * RequestMemory")])
+    assert res.matches == []
+    res = run(snap, [request(1, 1, memory=100, requirements="TARGET.Memory >= 1 * RequestMemory")])
+    assert len(res.matches) == 1
+
+
+# ------------------------------------------------------------- submitters, accountant
+
+
+def test_submitters_negotiate_in_eup_order():
+    snap = pool(slot("slot1@exec0001"), slot("slot2@exec0001"))
+    acct = Accountant()
+    acct.set_factor("alice@mockpool", 100.0)  # alice EUP 50 < bob 500 (0.5 x 1000)
+    reqs = [request(1, 2, submitter="bob@mockpool"), request(2, 2, submitter="alice@mockpool")]
+    res = negotiate(snap, reqs, acct, cfg(), 0.0)
+    assert [m.submitter for m in res.matches] == ["alice@mockpool", "alice@mockpool"]
+    names = [ln.text for ln in res.log if ln.text.startswith("  Negotiating with")]
+    assert names == [f"  Negotiating with alice@mockpool at <{SCHEDD}>",
+                     f"  Negotiating with bob@mockpool at <{SCHEDD}>"]
+
+
+def test_usage_from_claimed_slots_orders_submitters():
+    # bob holds 4 cpus; after one half-life his RUP is 0.5*0.5 + 0.5*4 = 2.25 > alice 0.5
+    claimed = slot("slot9@exec0009", cpus=4, state="Claimed", RemoteOwner="bob@mockpool",
+                   RemoteUser="bob@mockpool")
+    free = slot("slot1@exec0001")
+    snap = pool(claimed, free)
+    reqs = [request(1, 1, submitter="bob@mockpool"), request(2, 1, submitter="alice@mockpool")]
+    first = negotiate(snap, reqs, Accountant(), cfg(), 0.0)
+    assert first.accountant.rup("bob@mockpool") == 0.5  # first update only starts the clock
+    assert first.accountant.resources_used("bob@mockpool") == 4 + first_cost(first, "bob@mockpool")
+    acct = Accountant(halflife=100.0)
+    acct.check_matches({"bob@mockpool": 4.0}, 0.0)
+    acct.update_priorities(0.0)
+    res = negotiate(snap, reqs, acct, cfg(), 100.0)
+    assert res.accountant.rup("bob@mockpool") == pytest.approx(2.25)
+    assert [m.submitter for m in res.matches] == ["alice@mockpool"]
+    assert acct.rup("bob@mockpool") == 0.5  # the input accountant is untouched
+
+
+def first_cost(res, who):
+    return sum(m.cost for m in res.matches if m.submitter == who)
+
+
+def test_accounting_group_names_usage():
+    claimed = slot("slot9@exec0009", cpus=2, state="Claimed", RemoteOwner="alice@mockpool",
+                   RemoteUser="alice@mockpool", AccountingGroup="group_physics.alice@mockpool")
+    res = run(pool(claimed), [])
+    assert res.accountant.resources_used("group_physics.alice@mockpool") == 2.0
+    assert res.accountant.resources_used("alice@mockpool") == 0.0
+
+
+def test_unweighted_slots_cost_one():
+    snap = pool(slot("slot1@exec0001", cpus=8))
+    res = run(snap, [request(1, 1)], "NEGOTIATOR_USE_SLOT_WEIGHTS = False")
+    assert res.matches[0].cost == 1.0
+    res = run(snap, [request(1, 1)])
+    assert res.matches[0].cost == 8.0
+
+
+def test_two_schedds_one_submitter_each_get_a_turn():
+    snap = pool(slot("slot1@exec0001"), slot("slot2@exec0001"))
+    reqs = [request(1, 1, schedd="s1", address="10.0.0.2:1"), request(1, 1, schedd="s2", address="10.0.0.3:1")]
+    res = run(snap, reqs)
+    assert sorted(m.schedd for m in res.matches) == ["s1", "s2"]
+    assert set(res.matches_by_schedd()) == {"s1", "s2"}
+    assert res.stats.num_idle_jobs == 2 and len(res.stats.active_schedds) == 2
+
+
+# ------------------------------------------------------------------ bad input
+
+
+def test_bad_request_names_problem():
+    ad = ClassAd()
+    ad["AutoClusterId"] = 3
+    ad["Submitter"] = "alice@mockpool"
+    with pytest.raises(NegotiatorInputError, match=r"autocluster 3.*ResourceRequestCount"):
+        ResourceRequest.from_ad(ad, "schedd1", SCHEDD)
+    ad["ResourceRequestCount"] = -1
+    with pytest.raises(NegotiatorInputError, match=">= 0"):
+        ResourceRequest.from_ad(ad, "schedd1", SCHEDD)
+    ok, errors = requests_from_ads([ad, request(1, 1).ad], "schedd1", SCHEDD)
+    assert len(ok) == 1 and len(errors) == 1 and "ResourceRequestCount" in errors[0]
+
+
+def test_bad_knob_names_it():
+    with pytest.raises(NegotiatorInputError, match="NEGOTIATOR_PRE_JOB_RANK"):
+        run(pool(slot("slot1@exec0001")), [request(1, 1)], "NEGOTIATOR_PRE_JOB_RANK = (1 +")
+
+
+# ------------------------------------------------------------------ speed
+
+
+def test_ten_thousand_slots_hundreds_of_requests_is_fast():
+    slots, claims = [], {}
+    for m in range(2500):
+        for s in range(1, 4):
+            slots.append(slot(f"slot{s}@exec{m:04d}", cpus=1, memory=4096))
+        ad, ids = pslot(f"slot4@exec{m:04d}", cpus=8, memory=32768, claims=8)
+        slots.append(ad)
+        claims[f"slot4@exec{m:04d}"] = ids
+    snap = pool(*slots, claims=claims)
+    reqs = [request(k, 30, memory=512 + (k % 7) * 256, submitter=f"u{k % 10}@mockpool", cluster=k)
+            for k in range(1, 301)]
+    t0 = time.perf_counter()
+    res = run(snap, reqs)
+    elapsed = time.perf_counter() - t0
+    assert len(res.matches) == 9000
+    assert len({(m.slot_name, m.claim_id) for m in res.matches}) == 9000
+    assert elapsed < 30, elapsed

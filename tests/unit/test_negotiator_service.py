@@ -1,0 +1,214 @@
+"""The negotiator service over in-process gRPC with a fake collector and fake schedds."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import grpc
+import grpc.aio
+import pytest
+from test_negotiator_cycle import private, request, slot
+
+from mockpool import auth, rpc
+from mockpool.auth import Role
+from mockpool.classad import ClassAd
+from mockpool.clock import ManualClock
+from mockpool.config import parse_config
+from mockpool.daemon import DaemonContext, EventLog
+from mockpool.negotiator import parse_negotiator_log
+from mockpool.negotiator.service import NegotiatorService
+from mockpool.v1 import (
+    collector_pb2,
+    collector_pb2_grpc,
+    negotiator_pb2,
+    negotiator_pb2_grpc,
+    schedd_pb2,
+    schedd_pb2_grpc,
+)
+from mockpool.wire import ad_from_pb, ad_to_pb, ads_to_pb
+
+BASE = 1_700_000_000.0
+DEAD = "127.0.0.1:1"  # nothing listens there: UNAVAILABLE
+
+
+class FakeCollector(collector_pb2_grpc.CollectorServicer):
+    def __init__(self) -> None:
+        self.slots: list[ClassAd] = []
+        self.private: list[ClassAd] = []
+        self.ads: dict[tuple[str, str], ClassAd] = {}
+
+    async def Snapshot(self, request, context):  # type: ignore[no-untyped-def]
+        reply = collector_pb2.SnapshotReply()
+        ads_to_pb(self.slots, reply.slots)
+        ads_to_pb(self.private, reply.private_ads)
+        return reply
+
+    async def Query(self, request, context):  # type: ignore[no-untyped-def]
+        reply = collector_pb2.QueryReply()
+        ads_to_pb([ad for (t, _), ad in self.ads.items() if t == request.ad_type], reply.ads)
+        return reply
+
+    async def Advertise(self, request, context):  # type: ignore[no-untyped-def]
+        for u in request.updates:
+            ad = ad_from_pb(u.ad)
+            self.ads[(u.ad_type, ad.eval("Name"))] = ad
+        return collector_pb2.AdvertiseReply(accepted=len(request.updates))
+
+
+class FakeSchedd(schedd_pb2_grpc.ScheddServicer):
+    def __init__(self) -> None:
+        self.requests: dict[str, list[ClassAd]] = {}
+        self.matches: list[schedd_pb2.MatchesRequest] = []
+
+    async def GetResourceRequests(self, request, context):  # type: ignore[no-untyped-def]
+        reply = schedd_pb2.ResourceRequestsReply()
+        ads_to_pb(self.requests.get(request.schedd_name, []), reply.requests)
+        return reply
+
+    async def Matches(self, request, context):  # type: ignore[no-untyped-def]
+        self.matches.append(request)
+        return schedd_pb2.MatchesReply(accepted=len(request.matches))
+
+
+def submitter_ad(name: str, schedd: str, address: str, idle: int) -> ClassAd:
+    return ClassAd(MyType="Submitter", Name=name, ScheddName=schedd, ScheddIpAddr=f"<{address}>",
+                   MyAddress=f"<{address}>", IdleJobs=idle)
+
+
+@dataclass
+class Pool:
+    clock: ManualClock
+    svc: NegotiatorService
+    collector: FakeCollector
+    schedd: FakeSchedd
+    peer: str
+    address: str
+    secret: str
+    events: EventLog
+    channels: list[grpc.aio.Channel] = field(default_factory=list)
+
+    def stub(self, role: Role) -> negotiator_pb2_grpc.NegotiatorStub:
+        ch = rpc.make_channel(self.address, auth.make_token(self.secret, role))
+        self.channels.append(ch)
+        return negotiator_pb2_grpc.NegotiatorStub(ch)
+
+
+async def until(cond: Callable[[], object], timeout: float = 10.0) -> None:
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    while not cond():
+        if loop.time() > deadline:
+            raise AssertionError("condition not reached in time")
+        await asyncio.sleep(0.005)
+
+
+@pytest.fixture
+async def pool(tmp_path: Path) -> AsyncIterator[Pool]:
+    secret = auth.make_secret()
+    clock = ManualClock(0.0)
+    collector, schedd = FakeCollector(), FakeSchedd()
+
+    def add_peers(server: grpc.aio.Server) -> None:
+        collector_pb2_grpc.add_CollectorServicer_to_server(collector, server)
+        schedd_pb2_grpc.add_ScheddServicer_to_server(schedd, server)
+
+    peer_server, peer = await rpc.start_server([add_peers], interceptors=[auth.TokenAuthInterceptor(secret)])
+    collector.slots = [slot(f"slot{i}@exec0001") for i in (1, 2, 3)]
+    collector.private = [private(s.eval("Name")) for s in collector.slots]
+    events = EventLog(clock)
+    ctx = DaemonContext(clock=clock, config=parse_config("", "pool.conf"), secret=secret,
+                        collector_address=peer, events=events, state_dir=tmp_path)
+    svc = NegotiatorService(ctx, log_base_wall=BASE)
+    server, addr = await rpc.start_server(
+        [svc.add_to_server],
+        interceptors=[auth.TokenAuthInterceptor(secret, method_roles=svc.METHOD_ROLES)])
+    ctx.address = addr
+    p = Pool(clock, svc, collector, schedd, peer, addr, secret, events)
+    try:
+        yield p
+    finally:
+        await svc.stop()
+        await ctx.close_channels()
+        for c in p.channels:
+            await c.close()
+        await rpc.stop_server(server, 0)
+        await rpc.stop_server(peer_server, 0)
+
+
+async def test_cycle_at_start_matches_and_advertises(pool: Pool):
+    p = pool
+    p.collector.ads[("Submitter", "alice@mockpool")] = submitter_ad("alice@mockpool", "schedd1", p.peer, 5)
+    p.schedd.requests["schedd1"] = [request(1, 5).ad]
+    await p.svc.start()
+    await until(lambda: p.svc.cycles == 1)
+    # one Matches message for the schedd, with the three slots and their claim ids
+    (msg,) = p.schedd.matches
+    assert msg.schedd_name == "schedd1" and msg.cycle == 1
+    assert sorted(m.slot_name for m in msg.matches) == ["slot1@exec0001", "slot2@exec0001", "slot3@exec0001"]
+    assert all(m.claim_id.endswith(m.slot_name) for m in msg.matches)  # fake ids end in the name
+    assert msg.matches[0].startd_address == "10.0.0.1:9618"
+    assert ad_from_pb(msg.matches[0].slot).eval("Name") == msg.matches[0].slot_name
+    # the Negotiator ad carries the cycle's stats
+    await until(lambda: ("Negotiator", "negotiator") in p.collector.ads)
+    ad = p.collector.ads[("Negotiator", "negotiator")]
+    assert ad.eval("MyAddress") == f"<{p.address}>"
+    assert ad.eval("LastNegotiationCycleMatches0") == 3
+    assert ad.eval("LastNegotiationCycleRejections0") == 1
+    assert ad.eval("LastNegotiationCycleNumSchedulers0") == 1
+    # NegotiatorLog and events
+    lines = p.svc.drain_log()
+    (cycle,) = parse_negotiator_log("\n".join(lines))
+    assert cycle.start == BASE and len(cycle.matches) == 3
+    assert p.svc.drain_log() == []
+    kinds = [e["kind"] for e in p.events.drain()]
+    assert kinds.count("match") == 3 and kinds.count("cycle") == 1
+    st = p.svc.status()
+    assert st["cycles"] == 1 and st["matches"] == 3 and st["next_cycle"] == 60.0
+
+
+async def test_reschedule_roles_and_cadence(pool: Pool):
+    p = pool
+    await p.svc.start()
+    # the loop is asleep until the next cycle (t = 0 + max(20, 60 - 0)) once it finished
+    await until(lambda: p.clock.next_wakeup() == 60.0)
+    with pytest.raises(grpc.aio.AioRpcError) as info:
+        await p.stub(Role.READ).Reschedule(negotiator_pb2.RescheduleRequest(schedd_name="schedd1"))
+    assert info.value.code() == grpc.StatusCode.PERMISSION_DENIED
+    await p.clock.advance(1.0)
+    reply = await p.stub(Role.SUBMIT).Reschedule(negotiator_pb2.RescheduleRequest(schedd_name="schedd1"))
+    assert reply.next_cycle == 20.0  # due now, but CYCLE_DELAY after the last end (t=0)
+    await p.clock.advance(18.0)
+    await asyncio.sleep(0.05)
+    assert p.svc.cycles == 1
+    await p.clock.advance(1.0)  # t = 20
+    await until(lambda: p.clock.next_wakeup() == 80.0)
+    assert p.svc.cycles == 2 and p.svc.status()["next_cycle"] == 80.0
+    await p.clock.advance(60.0)
+    await until(lambda: p.svc.cycles == 3)
+
+
+async def test_failing_schedd_is_skipped_for_the_cycle(pool: Pool):
+    p = pool
+    p.collector.ads[("Submitter", "alice@mockpool")] = submitter_ad("alice@mockpool", "schedd1", p.peer, 1)
+    p.collector.ads[("Submitter", "bob@mockpool")] = submitter_ad("bob@mockpool", "schedd2", DEAD, 4)
+    p.schedd.requests["schedd1"] = [request(1, 1).ad]
+    await p.svc.start()
+    await until(lambda: p.svc.cycles == 1, timeout=20)
+    assert [m.slot_name for msg in p.schedd.matches for m in msg.matches] == ["slot3@exec0001"]
+    text = "\n".join(p.svc.drain_log())
+    assert f"    Failed to connect to schedd2 <{DEAD}>" in text
+    stats = p.svc.history.latest
+    assert stats is not None and stats.submitters_failed == {"bob@mockpool"}
+    assert p.svc.status()["peer_failures"] >= 1
+
+
+async def test_collector_down_aborts_the_cycle_and_keeps_running(pool: Pool, tmp_path: Path):
+    p = pool
+    p.svc.ctx.collector_address = DEAD
+    await p.svc.start()
+    await until(lambda: any("Aborting negotiation cycle" in x for x in p.svc._log), timeout=20)
+    assert p.svc.cycles == 0
+    assert p.svc.status()["next_cycle"] == 20.0  # the cadence still moves on

@@ -1,0 +1,443 @@
+"""The schedd core: job states with HTCondor's attributes, user actions, claims, ads.
+
+Every number below is worked out by hand from the times passed in.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from mockpool.classad import ClassAd
+from mockpool.config import parse_config
+from mockpool.schedd.queue import JobQueue
+from mockpool.schedd.schedd import (
+    COMPLETED,
+    HELD,
+    IDLE,
+    REMOVED,
+    RUNNING,
+    ActivationOutcome,
+    ClaimOutcome,
+    ConstraintError,
+    JobExit,
+    Match,
+    Schedd,
+    ScheddError,
+)
+from mockpool.schedd.submit import SubmitError
+
+SLEEP = "executable = /bin/sleep\narguments = 60\n"
+ALICE = "alice@mockpool"
+
+
+@pytest.fixture
+def path(tmp_path: Path) -> Path:
+    return tmp_path / "schedd1.sqlite"
+
+
+def make(path: Path, now: float = 0.0, config: str = "") -> Schedd:
+    s = Schedd("schedd1", JobQueue(path), parse_config(config, "<test>"), now)
+    s.address = "<127.0.0.1:9618>"
+    return s
+
+
+def cid(n: int, host: str = "exec1:1") -> str:
+    return f"<{host}>#100#{n}#secret{n}"
+
+
+def start(s: Schedd, job: str, n: int, now: float, *, submitter: str = ALICE, acid: int = 1,
+          host: str = "exec1:1", slot: str = "") -> str:
+    """Match, claim and activate one job of (submitter, acid) at ``now``; the claim id."""
+    claim = cid(n, host)
+    slot = slot or f"slot{n}@exec1"
+    out = s.on_matches([Match(submitter, acid, slot, claim, host)], now)
+    assert out.accepted == 1
+    (req,) = out.claims[host]
+    assert f"{req.job_ad.get_value('ClusterId')}.{req.job_ad.get_value('ProcId')}" == job
+    out = s.on_claim_results([ClaimOutcome(claim, True, claim_id=claim, slot_name=slot)], now)
+    assert [a.claim_id for a in out.activations[host]] == [claim]
+    s.on_activation_results([ActivationOutcome(claim, True, start_time=now)], now)
+    return claim
+
+
+def job_ad(s: Schedd, job: str) -> ClassAd:
+    cluster, proc = job.split(".")
+    return s.jobs[(int(cluster), int(proc))].ad
+
+
+def v(ad: ClassAd, name: str) -> object:
+    return ad.get_value(name)
+
+
+# --------------------------------------------------------------------------- submit
+
+
+def test_submit_sets_htcondor_attributes(path: Path) -> None:
+    s = make(path)
+    assert s.submit(SLEEP + "queue 2\n", "job.sub", "alice", 10.0) == (1, 2)
+    ad = job_ad(s, "1.1")
+    assert v(ad, "ClusterId") == 1 and v(ad, "ProcId") == 1
+    assert v(ad, "QDate") == 10 and v(ad, "EnteredCurrentStatus") == 10
+    assert v(ad, "JobStatus") == IDLE and v(ad, "NumJobStarts") == 0
+    assert v(ad, "RemoteWallClockTime") == 0.0
+    assert v(ad, "GlobalJobId") == "schedd1#1.1#10"
+    assert v(ad, "Owner") == "alice" and v(ad, "MockDuration") == 60
+    assert s.drain_events() == [
+        ("submit", {"cluster": 1, "procs": 2, "owner": "alice", "submitter": ALICE})
+    ]
+
+
+def test_malformed_submit_raises_and_stores_nothing(path: Path) -> None:
+    s = make(path)
+    with pytest.raises(SubmitError, match=r"bad\.sub:2: "):
+        s.submit("executable = /bin/sleep\nrequest_cpus = lots\nqueue\n", "bad.sub", "alice", 1.0)
+    assert s.jobs == {} and s.queue.next_cluster_id == 1 and s.queue.load_jobs() == []
+    assert s.submit(SLEEP + "queue\n", "ok.sub", "alice", 2.0) == (1, 1)
+
+
+def test_request_id_is_idempotent(path: Path) -> None:
+    s = make(path)
+    assert s.submit(SLEEP + "queue 3\n", "a.sub", "alice", 1.0, request_id="r-1") == (1, 3)
+    assert s.submit(SLEEP + "queue 3\n", "a.sub", "alice", 2.0, request_id="r-1") == (1, 3)
+    assert len(s.jobs) == 3
+    assert s.submit(SLEEP + "queue 3\n", "a.sub", "alice", 3.0, request_id="r-2") == (2, 3)
+    s.queue.close()
+    s2 = make(path)  # remembered across a restart
+    assert s2.submit(SLEEP + "queue 3\n", "a.sub", "alice", 4.0, request_id="r-1") == (1, 3)
+    assert len(s2.jobs) == 6
+
+
+# --------------------------------------------------------------------------- the job's life
+
+
+def test_job_life_times(path: Path) -> None:
+    """Submit at 10, match/claim/activate at 40, exit at 100."""
+    s = make(path)
+    s.submit(SLEEP + "queue\n", "a.sub", "alice", 10.0)
+    claim = start(s, "1.0", 1, 40.0)
+    ad = job_ad(s, "1.0")
+    assert v(ad, "JobStatus") == RUNNING and v(ad, "LastJobStatus") == IDLE
+    assert v(ad, "EnteredCurrentStatus") == 40
+    assert v(ad, "JobStartDate") == 40 and v(ad, "JobCurrentStartDate") == 40
+    assert v(ad, "NumJobStarts") == 1 and v(ad, "RemoteHost") == "slot1@exec1"
+    assert s.claims_by_startd() == {"exec1:1": [claim]}
+
+    out = s.on_job_exits([JobExit(claim, 1, 0, 40.0, 100.0, exit_code=0, slot_name="slot1@exec1")], 100.0)
+    assert dict(out.releases) == {"exec1:1": [claim]}
+    assert s.jobs == {} and s.claims_by_startd() == {}
+    (h,) = s.history()
+    assert v(h, "JobStatus") == COMPLETED and v(h, "LastJobStatus") == RUNNING
+    assert v(h, "JobStartDate") == 40 and v(h, "CompletionDate") == 100
+    assert v(h, "RemoteWallClockTime") == 60.0 and v(h, "ExitCode") == 0
+    assert v(h, "EnteredCurrentStatus") == 100 and v(h, "QDate") == 10
+    kinds = [k for k, _ in s.drain_events()]
+    assert kinds == ["submit", "match", "claim", "activate", "job_exit", "release"]
+
+
+def test_run_time_accumulates_over_hold_and_rerun(path: Path) -> None:
+    s = make(path)
+    s.submit(SLEEP + "queue\n", "a.sub", "alice", 0.0)
+    claim = start(s, "1.0", 1, 40.0)
+    results, out = s.act("hold", ["1.0"], "", "", "alice", 70.0)
+    assert [r.ok for r in results] == [True]
+    assert dict(out.releases) == {"exec1:1": [claim]}
+    ad = job_ad(s, "1.0")
+    assert v(ad, "JobStatus") == HELD and v(ad, "LastJobStatus") == RUNNING
+    assert v(ad, "RemoteWallClockTime") == 30.0  # 70 - 40
+    assert v(ad, "HoldReason") == "via condor_hold (by user alice)"
+    assert v(ad, "HoldReasonCode") == 1 and v(ad, "HoldReasonSubCode") == 0
+    assert v(ad, "RemoteHost") is None and v(ad, "LastRemoteHost") == "slot1@exec1"
+    assert s.claims_by_startd() == {}
+
+    results, _ = s.act("release", ["1.0"], "", "", "alice", 80.0)
+    assert results[0].ok
+    ad = job_ad(s, "1.0")
+    assert v(ad, "JobStatus") == IDLE and v(ad, "LastJobStatus") == HELD
+    assert v(ad, "HoldReason") is None and v(ad, "LastHoldReason") == "via condor_hold (by user alice)"
+    assert v(ad, "ReleaseReason") == "via condor_release (by user alice)"
+
+    claim2 = start(s, "1.0", 2, 100.0)
+    s.on_job_exits([JobExit(claim2, 1, 0, 100.0, 150.0)], 150.0)
+    (h,) = s.history()
+    assert v(h, "RemoteWallClockTime") == 80.0  # 30 + 50
+    assert v(h, "NumJobStarts") == 2
+    assert v(h, "JobStartDate") == 40 and v(h, "JobCurrentStartDate") == 100
+    assert v(h, "CompletionDate") == 150
+
+
+def test_removed_running_job_leaves_once_its_claim_is_released(path: Path) -> None:
+    s = make(path)
+    s.submit(SLEEP + "queue\n", "a.sub", "alice", 0.0)
+    claim = start(s, "1.0", 1, 10.0)
+    results, out = s.act("remove", ["1.0"], "", "", "alice", 25.0)
+    assert results[0].ok and dict(out.releases) == {"exec1:1": [claim]}
+    ad = job_ad(s, "1.0")
+    assert v(ad, "JobStatus") == REMOVED and v(ad, "RemoteWallClockTime") == 15.0
+    assert v(ad, "RemoveReason") == "via condor_rm (by user alice)"
+    assert s.schedd_ad(25.0).get_value("TotalRemovedJobs") == 1
+    # the startd reports the killed job: ignored, the job was already accounted
+    s.on_job_exits([JobExit(claim, 1, 0, 10.0, 26.0)], 26.0)
+    assert v(job_ad(s, "1.0"), "RemoteWallClockTime") == 15.0
+    s.on_releases_done([claim], 27.0)
+    assert s.jobs == {}
+    (h,) = s.history()
+    assert v(h, "JobStatus") == REMOVED
+
+
+def test_evicted_job_goes_back_to_idle(path: Path) -> None:
+    s = make(path)
+    s.submit(SLEEP + "queue\n", "a.sub", "alice", 0.0)
+    claim = start(s, "1.0", 1, 10.0)
+    s.on_job_exits([JobExit(claim, 1, 0, 10.0, 50.0, reason="claim lease expired")], 51.0)
+    ad = job_ad(s, "1.0")
+    assert v(ad, "JobStatus") == IDLE and v(ad, "LastJobStatus") == RUNNING
+    assert v(ad, "RemoteWallClockTime") == 40.0 and v(ad, "RemoteHost") is None
+    (req,) = s.resource_requests()
+    assert v(req, "ResourceRequestCount") == 1
+
+
+def test_lost_claim_evicts_its_job(path: Path) -> None:
+    s = make(path)
+    s.submit(SLEEP + "queue\n", "a.sub", "alice", 0.0)
+    claim = start(s, "1.0", 1, 10.0)
+    s.on_claims_lost([claim], 30.0)
+    ad = job_ad(s, "1.0")
+    assert v(ad, "JobStatus") == IDLE and v(ad, "RemoteWallClockTime") == 20.0
+    assert s.claims_by_startd() == {}
+
+
+def test_restart_keeps_running_jobs_on_their_claims(path: Path) -> None:
+    s = make(path)
+    s.submit(SLEEP + "queue 2\n", "a.sub", "alice", 0.0)
+    claim = start(s, "1.0", 1, 10.0)
+    s.queue.close()
+    s2 = make(path, 20.0)
+    assert s2.claims_by_startd() == {"exec1:1": [claim]}
+    assert s2.status()["running"] == 1 and s2.status()["idle"] == 1
+    s2.on_job_exits([JobExit(claim, 1, 0, 10.0, 70.0)], 70.0)
+    (h,) = s2.history()
+    assert v(h, "RemoteWallClockTime") == 60.0 and v(h, "CompletionDate") == 70
+
+
+# --------------------------------------------------------------------------- claims
+
+
+def test_matches_take_jobs_by_priority_then_id_and_group_by_startd(path: Path) -> None:
+    s = make(path)
+    s.submit(SLEEP + "queue 2\n", "a.sub", "alice", 0.0)  # 1.0, 1.1 prio 0
+    s.submit(SLEEP + "priority = 5\nqueue\n", "b.sub", "alice", 0.0)  # 2.0 prio 5
+    out = s.on_matches(
+        [
+            Match(ALICE, 1, "slot1@a", cid(1, "a:1"), "a:1"),
+            Match(ALICE, 1, "slot1@b", cid(2, "b:1"), "b:1"),
+            Match(ALICE, 1, "slot2@a", cid(3, "a:1"), "a:1"),
+            Match(ALICE, 1, "slot3@a", cid(4, "a:1"), "a:1"),  # no idle job left
+            Match(ALICE, 1, "slot1@b", cid(2, "b:1"), "b:1"),  # claim id already used
+        ],
+        1.0,
+    )
+    assert out.accepted == 3 and out.dropped == 2
+    assert [r.job_id for r in out.claims["a:1"]] == ["2.0", "1.1"]
+    assert [r.job_id for r in out.claims["b:1"]] == ["1.0"]
+    assert all(r.owner == ALICE for rs in out.claims.values() for r in rs)
+    # reserved jobs stay Idle but are not requested again
+    assert s.status()["idle"] == 3 and s.resource_requests() == []
+
+
+def test_refused_claim_returns_the_job(path: Path) -> None:
+    s = make(path)
+    s.submit(SLEEP + "queue\n", "a.sub", "alice", 0.0)
+    s.on_matches([Match(ALICE, 1, "slot1@a", cid(1), "exec1:1")], 1.0)
+    out = s.on_claim_results([ClaimOutcome(cid(1), False, "claim id not valid")], 2.0)
+    assert not out
+    (req,) = s.resource_requests()
+    assert v(req, "ResourceRequestCount") == 1
+    assert s.claims == {}
+
+
+def test_carved_dynamic_slot_claim_id_is_used_from_then_on(path: Path) -> None:
+    s = make(path)
+    s.submit(SLEEP + "queue\n", "a.sub", "alice", 0.0)
+    s.on_matches([Match(ALICE, 1, "slot1@exec1", cid(1), "exec1:1")], 1.0)
+    out = s.on_claim_results(
+        [ClaimOutcome(cid(1), True, claim_id=cid(9), slot_name="slot1_1@exec1")], 1.0
+    )
+    (act,) = out.activations["exec1:1"]
+    assert act.claim_id == cid(9) and v(act.job_ad, "MockDuration") == 60
+    s.on_activation_results([ActivationOutcome(cid(9), True, start_time=1.5)], 2.0)
+    assert v(job_ad(s, "1.0"), "RemoteHost") == "slot1_1@exec1"
+    assert v(job_ad(s, "1.0"), "JobCurrentStartDate") == 1
+    assert s.claims_by_startd() == {"exec1:1": [cid(9)]}
+
+
+def test_job_held_while_claiming_releases_the_claim_on_answer(path: Path) -> None:
+    s = make(path)
+    s.submit(SLEEP + "queue\n", "a.sub", "alice", 0.0)
+    s.on_matches([Match(ALICE, 1, "slot1@a", cid(1), "exec1:1")], 1.0)
+    results, out = s.act("hold", ["1.0"], "", "", "alice", 2.0)
+    assert results[0].ok and not out
+    out = s.on_claim_results([ClaimOutcome(cid(1), True, claim_id=cid(1))], 3.0)
+    assert dict(out.releases) == {"exec1:1": [cid(1)]} and not out.activations
+    assert s.status()["reserved"] == 0
+
+
+def test_failed_activation_returns_the_job_and_releases(path: Path) -> None:
+    s = make(path)
+    s.submit(SLEEP + "queue\n", "a.sub", "alice", 0.0)
+    s.on_matches([Match(ALICE, 1, "slot1@a", cid(1), "exec1:1")], 1.0)
+    s.on_claim_results([ClaimOutcome(cid(1), True, claim_id=cid(1))], 1.0)
+    out = s.on_activation_results([ActivationOutcome(cid(1), False, "slot went away")], 2.0)
+    assert dict(out.releases) == {"exec1:1": [cid(1)]}
+    assert v(job_ad(s, "1.0"), "JobStatus") == IDLE
+    assert len(s.resource_requests()) == 1
+
+
+def test_max_jobs_running_caps_matches(path: Path) -> None:
+    s = make(path, config="MAX_JOBS_RUNNING = 1")
+    s.submit(SLEEP + "queue 2\n", "a.sub", "alice", 0.0)
+    out = s.on_matches(
+        [Match(ALICE, 1, "s1@a", cid(1), "exec1:1"), Match(ALICE, 1, "s2@a", cid(2), "exec1:1")], 1.0
+    )
+    assert out.accepted == 1 and out.dropped == 1
+
+
+# --------------------------------------------------------------------------- rm / hold / release
+
+
+def test_action_rules_and_error_texts(path: Path) -> None:
+    s = make(path)
+    s.submit(SLEEP + "queue 3\n", "a.sub", "alice", 0.0)  # 1.0 1.1 1.2
+    start(s, "1.0", 1, 5.0)
+
+    def act(action: str, *ids: str, constraint: str = "") -> list[tuple[str, bool, str]]:
+        results, _ = s.act(action, list(ids), constraint, "", "alice", 10.0)
+        return [(r.job_id, r.ok, r.error) for r in results]
+
+    assert act("release", "1.1") == [("1.1", False, "Job 1.1 not held to be released")]
+    assert act("release", "1.0") == [("1.0", False, "Job 1.0 not held to be released")]
+    assert act("hold", "1.1") == [("1.1", True, "")]
+    assert act("hold", "1.1") == [("1.1", False, "Job 1.1 already held")]
+    assert act("remove", "99.0") == [("99.0", False, "Job 99.0 not found")]
+    assert act("hold", "1.7") == [("1.7", False, "Job 1.7 not found")]
+    assert act("remove", "x.y") == [("x.y", False, "Invalid job id 'x.y': expected cluster or cluster.proc")]
+    assert act("remove", "7") == [("7", False, "Couldn't find/remove all jobs in cluster 7")]
+    assert act("release", "1") == [("1.1", True, "")]  # the whole cluster: only 1.1 was held
+    assert act("remove", "1.0") == [("1.0", True, "")]  # running: waits for its release
+    assert act("remove", "1.0") == [("1.0", False, "Job 1.0 already marked for removal")]
+    assert act("hold", "1.0") == [("1.0", False, "Job 1.0 already marked for removal")]
+    assert act("hold", constraint="ProcId >= 1") == [("1.1", True, ""), ("1.2", True, "")]
+    assert act("hold", constraint="ProcId >= 1") == [
+        ("", False, "Couldn't find/hold all jobs matching constraint (ProcId >= 1)")
+    ]
+    assert act("remove", "1") == [("1.1", True, ""), ("1.2", True, "")]
+    assert s.status() == {
+        "idle": 0, "running": 0, "held": 0, "removed": 1, "jobs": 1, "claims": 0, "reserved": 0
+    }
+    assert [v(h, "ProcId") for h in s.history()] == [2, 1]
+
+
+def test_bad_action_or_constraint_changes_nothing(path: Path) -> None:
+    s = make(path)
+    s.submit(SLEEP + "queue\n", "a.sub", "alice", 0.0)
+    with pytest.raises(ConstraintError, match="bad constraint"):
+        s.act("remove", ["1.0"], "ProcId ==", "", "alice", 1.0)
+    with pytest.raises(ScheddError, match="unknown action 'vacate'"):
+        s.act("vacate", ["1.0"], "", "", "alice", 1.0)
+    with pytest.raises(ScheddError, match="no job ids and no constraint"):
+        s.act("remove", [], "", "", "alice", 1.0)
+    assert v(job_ad(s, "1.0"), "JobStatus") == IDLE
+
+
+def test_reason_given_is_kept(path: Path) -> None:
+    s = make(path)
+    s.submit(SLEEP + "queue\n", "a.sub", "alice", 0.0)
+    s.act("hold", ["1.0"], "", "disk full", "admin", 1.0)
+    assert v(job_ad(s, "1.0"), "HoldReason") == "disk full"
+
+
+# --------------------------------------------------------------------------- autoclusters
+
+
+def test_autoclusters(path: Path) -> None:
+    s = make(path)
+    s.submit("executable = /bin/sleep\narguments = $(Process)\nqueue 3\n", "a.sub", "alice", 0.0)
+    s.submit(SLEEP + "request_memory = 4GB\nqueue 2\n", "b.sub", "alice", 0.0)
+    s.submit("executable = /bin/sleep\narguments = 7\nqueue 4\n", "c.sub", "bob", 0.0)
+    ids = {k: j.autocluster for k, j in s.jobs.items()}
+    # differing only in Args: one autocluster; RequestMemory differs: another
+    assert ids[(1, 0)] == ids[(1, 1)] == ids[(1, 2)] == 1
+    assert ids[(2, 0)] == ids[(2, 1)] == 2
+    assert ids[(3, 0)] == 1  # bob's jobs have alice's signature ...
+    reqs = {(v(r, "Submitter"), v(r, "AutoClusterId")): v(r, "ResourceRequestCount")
+            for r in s.resource_requests()}
+    # ... but different submitters never share a request
+    assert reqs == {(ALICE, 1): 3, (ALICE, 2): 2, ("bob@mockpool", 1): 4}
+    assert [v(r, "Submitter") for r in s.resource_requests("bob@mockpool")] == ["bob@mockpool"]
+    (r,) = [r for r in s.resource_requests() if v(r, "AutoClusterId") == 2]
+    assert v(r, "RequestMemory") == 4096
+    assert "RequestMemory" in str(v(r, "AutoClusterAttrs")).split(",")
+
+
+def test_attributes_referenced_by_requirements_are_significant(path: Path) -> None:
+    s = make(path)
+    base = "executable = /bin/sleep\nrequirements = TARGET.Site == MY.Site\n"
+    s.submit(base + "+Site = \"a\"\nqueue\n", "a.sub", "alice", 0.0)
+    s.submit(base + "+Site = \"b\"\nqueue\n", "b.sub", "alice", 0.0)
+    s.submit(SLEEP + "+Color = \"red\"\nqueue\n", "c.sub", "alice", 0.0)
+    s.submit(SLEEP + "+Color = \"blue\"\nqueue\n", "d.sub", "alice", 0.0)
+    ids = {k[0]: j.autocluster for k, j in s.jobs.items()}
+    assert ids[1] != ids[2]  # Site is read by Requirements
+    assert ids[3] == ids[4]  # Color is not
+    assert "site" in job_ad(s, "1.0").get_value("AutoClusterAttrs").lower().split(",")
+
+
+def test_significant_attributes_from_config(path: Path) -> None:
+    s = make(path, config="SIGNIFICANT_ATTRIBUTES = RequestCpus")
+    s.submit(SLEEP + "request_memory = 1GB\nqueue\n", "a.sub", "alice", 0.0)
+    s.submit(SLEEP + "request_memory = 2GB\nqueue\n", "b.sub", "alice", 0.0)
+    assert s.jobs[(1, 0)].autocluster == s.jobs[(2, 0)].autocluster
+
+
+# --------------------------------------------------------------------------- ads and queries
+
+
+def test_schedd_and_submitter_ads(path: Path) -> None:
+    s = make(path, 5.0)
+    s.submit(SLEEP + "queue 3\n", "a.sub", "alice", 10.0)  # 1.0 runs, 1.1 held, 1.2 idle
+    s.submit(SLEEP + "request_cpus = 2\naccounting_group = group_physics\nqueue 2\n", "b.sub", "bob", 10.0)
+    start(s, "1.0", 1, 20.0)
+    s.act("hold", ["1.1"], "", "", "alice", 21.0)
+    ad = s.schedd_ad(30.0)
+    assert v(ad, "MyType") == "Scheduler" and v(ad, "Name") == "schedd1"
+    assert v(ad, "MyAddress") == "<127.0.0.1:9618>"
+    assert (v(ad, "TotalIdleJobs"), v(ad, "TotalRunningJobs"), v(ad, "TotalHeldJobs")) == (3, 1, 1)
+    assert v(ad, "TotalRemovedJobs") == 0 and v(ad, "TotalJobAds") == 5
+    assert v(ad, "NumUsers") == 2 and v(ad, "DaemonStartTime") == 5
+    subs = {v(a, "Name"): a for a in s.submitter_ads(30.0)}
+    assert sorted(subs) == [ALICE, "group_physics.bob@mockpool"]
+    a = subs[ALICE]
+    assert v(a, "MyType") == "Submitter" and v(a, "ScheddName") == "schedd1"
+    assert (v(a, "IdleJobs"), v(a, "RunningJobs"), v(a, "HeldJobs")) == (1, 1, 1)
+    assert v(a, "MyAddress") == "<127.0.0.1:9618>"
+    b = subs["group_physics.bob@mockpool"]
+    assert (v(b, "IdleJobs"), v(b, "WeightedIdleJobs"), v(b, "RunningJobs")) == (2, 4, 0)
+    # a submitter with no jobs left has no ad
+    s.act("remove", ["2"], "", "", "bob", 31.0)
+    assert [v(a, "Name") for a in s.submitter_ads(31.0)] == [ALICE]
+
+
+def test_query_constraint_projection_limit(path: Path) -> None:
+    s = make(path)
+    s.submit(SLEEP + "queue 4\n", "a.sub", "alice", 0.0)
+    ads = s.query("ProcId >= 1", ["ProcId", "Owner", "NoSuchAttr"], limit=2)
+    assert [dict((k, v(a, k)) for k in a) for a in ads] == [
+        {"ProcId": 1, "Owner": "alice"},
+        {"ProcId": 2, "Owner": "alice"},
+    ]
+    with pytest.raises(ConstraintError):
+        s.query("ProcId >=")
+    s.act("remove", ["1.0", "1.1", "1.2"], "", "", "alice", 1.0)
+    assert [v(h, "ProcId") for h in s.history(limit=2)] == [2, 1]
+    assert [v(h, "ProcId") for h in s.history("ProcId == 0", ["ProcId"])] == [0]

@@ -1,0 +1,158 @@
+"""The schedd's SQLite queue: durable, write-before-acknowledge, restartable."""
+
+from __future__ import annotations
+
+import sqlite3
+import time
+from pathlib import Path
+
+import pytest
+
+from mockpool.config import parse_config
+from mockpool.schedd.queue import Batch, JobQueue, QueueError
+from mockpool.schedd.schedd import COMPLETED, Schedd
+
+SUB = "executable = /bin/sleep\narguments = 60\nqueue 3\n"
+
+
+def make(path: Path, now: float = 0.0) -> Schedd:
+    return Schedd("schedd1", JobQueue(path), parse_config("", "<test>"), now)
+
+
+def test_fresh_queue_starts_at_cluster_1(tmp_path: Path) -> None:
+    q = JobQueue(tmp_path / "q.sqlite", birth=5.0)
+    assert q.next_cluster_id == 1
+    assert q.birth == 5.0
+    assert q.load_jobs() == []
+    q.close()
+
+
+def test_wal_and_full_sync(tmp_path: Path) -> None:
+    q = JobQueue(tmp_path / "q.sqlite")
+    assert q._db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    assert q._db.execute("PRAGMA synchronous").fetchone()[0] == 2  # FULL
+    q.close()
+
+
+def test_reopen_restores_jobs_next_cluster_and_history(tmp_path: Path) -> None:
+    path = tmp_path / "s.sqlite"
+    s = make(path, 10.0)
+    assert s.submit(SUB, "a.sub", "alice", 10.0) == (1, 3)
+    # job 1.0 leaves the queue (removed while idle: straight to history)
+    results, _ = s.act("remove", ["1.0"], "", "", "alice", 20.0)
+    assert results[0].ok
+    before = {ad.get_value("ProcId"): str(ad) for ad in s.query()}
+    s.queue.close()
+
+    s2 = make(path, 30.0)
+    after = {ad.get_value("ProcId"): str(ad) for ad in s2.query()}
+    assert after == before
+    assert sorted(after) == [1, 2]
+    # the next cluster id continues after a restart
+    assert s2.submit(SUB, "b.sub", "bob", 31.0) == (2, 3)
+    hist = s2.history()
+    assert [(h.get_value("ClusterId"), h.get_value("ProcId")) for h in hist] == [(1, 0)]
+    assert hist[0].get_value("JobStatus") == 3
+    assert hist[0].get_value("RemoveReason") == "via condor_rm (by user alice)"
+    s2.queue.close()
+
+
+def test_write_before_acknowledge(tmp_path: Path) -> None:
+    path = tmp_path / "s.sqlite"
+    s = make(path)
+    s.submit(SUB, "a.sub", "alice", 10.0)
+    # a second, independent connection sees the rows as soon as submit returned
+    other = sqlite3.connect(str(path))
+    rows = other.execute("SELECT cluster, proc FROM jobs ORDER BY proc").fetchall()
+    assert rows == [(1, 0), (1, 1), (1, 2)]
+    (meta,) = other.execute("SELECT value FROM meta WHERE key = 'next_cluster_id'").fetchone()
+    assert meta == "2"
+    other.close()
+    s.queue.close()
+
+
+def test_job_rows_hold_only_their_own_attributes(tmp_path: Path) -> None:
+    path = tmp_path / "s.sqlite"
+    s = make(path)
+    s.submit(SUB, "a.sub", "alice", 10.0)
+    q = s.queue
+    jobs = q.load_jobs()
+    assert jobs[1] == (1, 1, {"ProcId": "1", "GlobalJobId": '"schedd1#1.1#10"'})
+    cluster = q.load_clusters()[1]
+    assert cluster["Cmd"] == '"/bin/sleep"' and "ProcId" not in cluster
+    q.close()
+
+
+def test_completed_job_reaches_history_and_cluster_row_goes(tmp_path: Path) -> None:
+    from mockpool.schedd.schedd import ActivationOutcome, ClaimOutcome, JobExit, Match
+
+    path = tmp_path / "s.sqlite"
+    s = make(path)
+    s.submit("executable = /bin/sleep\narguments = 5\nqueue\n", "a.sub", "alice", 0.0)
+    s.on_matches([Match("alice@mockpool", 1, "slot1@m", "<m:1>#1#1#x", "m:1")], 1.0)
+    s.on_claim_results([ClaimOutcome("<m:1>#1#1#x", True, claim_id="<m:1>#1#1#x")], 1.0)
+    s.on_activation_results([ActivationOutcome("<m:1>#1#1#x", True, start_time=1.0)], 1.0)
+    s.on_job_exits([JobExit("<m:1>#1#1#x", 1, 0, 1.0, 6.0)], 6.0)
+    assert s.query() == []
+    q = s.queue
+    assert q.load_jobs() == [] and q.load_clusters() == {} and q.load_claims() == []
+    (h,) = s.history()
+    assert h.get_value("JobStatus") == COMPLETED
+    q.close()
+
+
+def test_not_a_database_is_a_clear_error(tmp_path: Path) -> None:
+    path = tmp_path / "junk.sqlite"
+    path.write_bytes(b"this is not a database, just some text" * 100)
+    with pytest.raises(QueueError, match=r"junk\.sqlite"):
+        JobQueue(path)
+
+
+def test_other_schema_version_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "s.sqlite"
+    JobQueue(path).close()
+    db = sqlite3.connect(str(path))
+    db.execute("UPDATE meta SET value = '99' WHERE key = 'schema_version'")
+    db.commit()
+    db.close()
+    with pytest.raises(QueueError, match="schema version 99"):
+        JobQueue(path)
+
+
+def test_unreadable_job_row_is_a_clear_error(tmp_path: Path) -> None:
+    path = tmp_path / "s.sqlite"
+    make(path).queue.close()
+    db = sqlite3.connect(str(path))
+    db.execute("INSERT INTO jobs (cluster, proc, ad) VALUES (7, 0, '{broken')")
+    db.commit()
+    db.close()
+    with pytest.raises(QueueError, match="unreadable job ad"):
+        make(path)
+
+
+def test_failed_batch_changes_nothing(tmp_path: Path) -> None:
+    q = JobQueue(tmp_path / "q.sqlite")
+    q.apply(Batch(clusters={1: {"A": "1"}}, jobs={(1, 0): {"ProcId": "0"}}, meta={"next_cluster_id": "2"}))
+    bad = Batch(jobs={(2, 0): {"ProcId": "0"}}, meta={"next_cluster_id": "3"})
+    bad.request = ("r1", 2, 1)
+    q._db.execute("CREATE TRIGGER boom BEFORE INSERT ON requests BEGIN SELECT RAISE(ABORT, 'boom'); END")
+    with pytest.raises(QueueError, match="boom"):
+        q.apply(bad)
+    assert q.next_cluster_id == 2
+    assert [(c, p) for c, p, _ in q.load_jobs()] == [(1, 0)]
+    q.close()
+
+
+def test_ten_thousand_jobs_submit_well_under_a_second(tmp_path: Path) -> None:
+    s = make(tmp_path / "s.sqlite")
+    t = time.perf_counter()
+    assert s.submit("executable = /bin/sleep\narguments = 60\nqueue 10000\n", "a.sub", "alice", 0.0) == (1, 10000)
+    elapsed = time.perf_counter() - t
+    assert elapsed < 0.8, f"10,000 jobs took {elapsed:.2f}s"
+    assert s.status()["idle"] == 10000
+    s.queue.close()
+    s2 = make(tmp_path / "s.sqlite")
+    assert s2.status()["idle"] == 10000
+    (req,) = s2.resource_requests()
+    assert req.get_value("ResourceRequestCount") == 10000
+    s2.queue.close()

@@ -1,0 +1,402 @@
+"""The startd service over an in-process gRPC server, a fake collector and a fake schedd."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import grpc
+import grpc.aio
+import pytest
+
+from mockpool import auth, rpc
+from mockpool.auth import Role
+from mockpool.classad import ClassAd, parse_expr
+from mockpool.clock import ManualClock
+from mockpool.config import parse_config
+from mockpool.daemon import DaemonContext, EventLog
+from mockpool.startd.service import RETRY_INTERVAL, StartdService
+from mockpool.v1 import (
+    collector_pb2,
+    collector_pb2_grpc,
+    schedd_pb2,
+    schedd_pb2_grpc,
+    startd_pb2_grpc,
+)
+from mockpool.v1 import startd_pb2 as pb
+from mockpool.wire import ad_from_pb, ad_to_pb
+
+
+class FakeCollector(collector_pb2_grpc.CollectorServicer):
+    def __init__(self) -> None:
+        self.calls: list[list[collector_pb2.AdUpdate]] = []
+        self.ads: dict[tuple[str, str], ClassAd] = {}
+
+    async def Advertise(self, request, context):  # type: ignore[no-untyped-def]
+        self.calls.append(list(request.updates))
+        for u in request.updates:
+            ad = ad_from_pb(u.ad)
+            key = (u.ad_type, ad.eval("Name"))
+            if u.invalidate:
+                self.ads.pop(key, None)
+            else:
+                self.ads[key] = ad
+        return collector_pb2.AdvertiseReply(accepted=len(request.updates))
+
+
+class FakeSchedd(schedd_pb2_grpc.ScheddServicer):
+    def __init__(self) -> None:
+        self.requests: list[schedd_pb2.JobsExitedRequest] = []
+        self.fail_next = 0
+
+    async def JobsExited(self, request, context):  # type: ignore[no-untyped-def]
+        self.requests.append(request)
+        if self.fail_next:
+            self.fail_next -= 1
+            await context.abort(grpc.StatusCode.INTERNAL, "schedd is busy")
+        return schedd_pb2.JobsExitedReply(accepted=len(request.exits))
+
+
+@dataclass
+class Pool:
+    clock: ManualClock
+    svc: StartdService
+    collector: FakeCollector
+    schedd: FakeSchedd
+    peer_address: str
+    address: str
+    secret: str
+    stub: startd_pb2_grpc.StartdStub
+    channels: list[grpc.aio.Channel] = field(default_factory=list)
+
+    def ad(self, name: str, ad_type: str = "Machine") -> ClassAd | None:
+        return self.collector.ads.get((ad_type, name))
+
+    def channel(self, role: Role | None) -> grpc.aio.Channel:
+        if role is None:
+            ch = grpc.aio.insecure_channel(self.address)
+        else:
+            ch = rpc.make_channel(self.address, auth.make_token(self.secret, role))
+        self.channels.append(ch)
+        return ch
+
+
+async def until(cond: Callable[[], object], timeout: float = 5.0) -> None:
+    """Wait (real time) for a loop of the service to do something."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    while not cond():
+        if loop.time() > deadline:
+            raise AssertionError("condition not reached in time")
+        await asyncio.sleep(0.005)
+
+
+MACHINE_CONFIG = "NUM_CPUS = 4\nMEMORY = 8192\n"
+
+
+@pytest.fixture
+async def pool(tmp_path: Path) -> AsyncIterator[Pool]:
+    secret = auth.make_secret()
+    clock = ManualClock(0.0)
+    collector, schedd = FakeCollector(), FakeSchedd()
+
+    def add_peers(server: grpc.aio.Server) -> None:
+        collector_pb2_grpc.add_CollectorServicer_to_server(collector, server)
+        schedd_pb2_grpc.add_ScheddServicer_to_server(schedd, server)
+
+    interceptor = auth.TokenAuthInterceptor(secret)
+    peer_server, peer_addr = await rpc.start_server([add_peers], interceptors=[interceptor])
+    cfg = parse_config("UPDATE_INTERVAL = 300\n", "pool.conf")
+    mcfg = parse_config(MACHINE_CONFIG, "machine.conf", cfg)
+    ctx = DaemonContext(
+        clock=clock,
+        config=cfg,
+        secret=secret,
+        collector_address=peer_addr,
+        events=EventLog(clock),
+        state_dir=tmp_path,
+    )
+    svc = StartdService(ctx, [("exec0001", mcfg), ("exec0002", mcfg)])
+    server, addr = await rpc.start_server(
+        [svc.add_to_server],
+        interceptors=[auth.TokenAuthInterceptor(secret, method_roles=svc.METHOD_ROLES)],
+    )
+    ctx.address = addr
+    await svc.start()
+    ch = rpc.make_channel(addr, auth.make_token(secret, Role.DAEMON))
+    p = Pool(
+        clock, svc, collector, schedd, peer_addr, addr, secret, startd_pb2_grpc.StartdStub(ch), [ch]
+    )
+    try:
+        yield p
+    finally:
+        await svc.stop()
+        await ctx.close_channels()
+        for c in p.channels:
+            await c.close()
+        await rpc.stop_server(server, 0)
+        await rpc.stop_server(peer_server, 0)
+
+
+def job_pb(cluster: int, proc: int = 0, duration: float = 60, memory: int = 1000) -> ClassAd:
+    ad = ClassAd(
+        ClusterId=cluster,
+        ProcId=proc,
+        Owner="alice",
+        User="alice@mockpool",
+        RequestCpus=1,
+        RequestMemory=memory,
+        RequestDisk=1024,
+        MockDuration=duration,
+    )
+    ad["Requirements"] = parse_expr("TARGET.Memory >= RequestMemory")
+    return ad_to_pb(ad)
+
+
+def claim_request(p: Pool, claim_id: str, slot: str, cluster: int) -> pb.ClaimRequest:
+    return pb.ClaimRequest(
+        claim_id=claim_id,
+        slot_name=slot,
+        job=job_pb(cluster),
+        schedd_name="schedd0",
+        schedd_address=p.peer_address,
+        owner="alice@mockpool",
+    )
+
+
+def offered(p: Pool, slot: str = "slot1@exec0001") -> list[str]:
+    ad = p.ad(slot, "MachinePrivate")
+    assert ad is not None
+    return ad.eval("ClaimIdList").split()
+
+
+async def test_claim_activate_exit_reported_and_ads_updated(pool: Pool) -> None:
+    p = pool
+    # both machines advertised in one Advertise call at start
+    await until(lambda: p.ad("slot1@exec0002") is not None)
+    assert len(p.collector.calls) == 1
+    assert {k for k in p.collector.ads} == {
+        (t, f"slot1@{m}") for t in ("Machine", "MachinePrivate") for m in ("exec0001", "exec0002")
+    }
+    cid = offered(p)[0]
+    reply = await p.stub.RequestClaims(
+        pb.RequestClaimsRequest(
+            request_id="r1", claims=[claim_request(p, cid, "slot1@exec0001", 12)]
+        )
+    )
+    (res,) = reply.results
+    assert res.ok, res.error
+    assert res.slot_name == "slot1_1@exec0001"
+    assert ad_from_pb(res.slot).eval("Memory") == 1024
+    held = res.claim_id
+    assert held != cid
+    # the change is advertised without waiting for UPDATE_INTERVAL
+    await until(lambda: p.ad("slot1_1@exec0001") is not None)
+    assert p.ad("slot1@exec0001").eval("Cpus") == 3
+    assert cid not in offered(p)
+
+    act = await p.stub.ActivateClaims(
+        pb.ActivateClaimsRequest(
+            request_id="a1", activations=[pb.Activation(claim_id=held, job=job_pb(12))]
+        )
+    )
+    assert act.results[0].ok, act.results[0].error
+    assert act.results[0].start_time == 0
+    await until(lambda: p.ad("slot1_1@exec0001").eval("Activity") == "Busy")
+    assert p.ad("slot1_1@exec0001").eval("JobId") == "12.0"
+
+    await p.clock.advance(59)
+    await asyncio.sleep(0.05)
+    assert p.schedd.requests == []
+    await p.clock.advance(1)
+    await until(lambda: p.schedd.requests)
+    (exit_,) = p.schedd.requests[0].exits
+    assert (exit_.cluster_id, exit_.proc_id, exit_.start_time, exit_.end_time) == (12, 0, 0, 60)
+    assert (exit_.claim_id, exit_.slot_name, exit_.schedd_name) == (
+        held,
+        "slot1_1@exec0001",
+        "schedd0",
+    )
+    assert exit_.exit_code == 0
+    await until(lambda: p.ad("slot1_1@exec0001").eval("Activity") == "Idle")
+    assert p.ad("slot1_1@exec0001").eval("TotalTimeClaimedBusy") == 60
+
+    rel = await p.stub.ReleaseClaims(pb.ReleaseClaimsRequest(request_id="x1", claim_ids=[held]))
+    assert rel.results[0].ok and rel.results[0].slot_name == "slot1_1@exec0001"
+    await until(lambda: p.ad("slot1_1@exec0001") is None)
+    assert p.ad("slot1_1@exec0001", "MachinePrivate") is None
+    assert p.ad("slot1@exec0001").eval("Cpus") == 4
+
+    kinds = [(e["kind"], e.get("slot")) for e in p.svc.ctx.events.drain()]
+    assert kinds == [
+        ("claim", "slot1_1@exec0001"),
+        ("activate", "slot1_1@exec0001"),
+        ("job_exit", "slot1_1@exec0001"),
+        ("release", "slot1_1@exec0001"),
+    ]
+    status = p.svc.status()
+    assert status["machines"] == 2 and status["claims_held"] == 0 and status["job_exits"] == 1
+
+
+async def test_batches_answer_item_by_item(pool: Pool) -> None:
+    p = pool
+    await until(lambda: p.ad("slot1@exec0002") is not None)
+    good = offered(p, "slot1@exec0002")[0]
+    reply = await p.stub.RequestClaims(
+        pb.RequestClaimsRequest(
+            request_id="r2",
+            claims=[
+                claim_request(p, "<1.2.3.4:5>#1#1#deadbeef", "slot1@exec0001", 1),
+                claim_request(p, good, "slot1@exec0099", 2),
+                claim_request(p, good, "slot1@exec0002", 3),
+            ],
+        )
+    )
+    ok = [(r.ok, r.error) for r in reply.results]
+    assert ok[0][0] is False and "was not issued by exec0001" in ok[0][1]
+    assert "#deadbeef" not in ok[0][1]  # claim ids are never echoed in full in messages
+    assert ok[1][0] is False and "no slot 'slot1@exec0099'" in ok[1][1]
+    assert ok[2] == (True, "")
+    # a retried request (same id) gets the same answer and claims nothing more
+    again = await p.stub.RequestClaims(
+        pb.RequestClaimsRequest(
+            request_id="r2", claims=[claim_request(p, good, "slot1@exec0002", 3)]
+        )
+    )
+    assert again == reply
+    assert p.svc.status()["claims_held"] == 1
+
+    held = reply.results[2].claim_id
+    act = await p.stub.ActivateClaims(
+        pb.ActivateClaimsRequest(
+            activations=[
+                pb.Activation(claim_id="nope", job=job_pb(3)),
+                pb.Activation(claim_id=held, job=job_pb(3)),
+            ]
+        )
+    )
+    assert [r.ok for r in act.results] == [False, True]
+    assert "not held at this startd" in act.results[0].error
+    ka = await p.stub.KeepAlive(
+        pb.KeepAliveRequest(schedd_name="schedd0", claim_ids=[held, "gone"])
+    )
+    assert list(ka.unknown_claim_ids) == ["gone"]
+    rel = await p.stub.ReleaseClaims(pb.ReleaseClaimsRequest(claim_ids=["gone", held]))
+    assert [r.ok for r in rel.results] == [False, True]
+    # the killed job never exits
+    await p.clock.advance(100)
+    await asyncio.sleep(0.05)
+    assert p.schedd.requests == []
+
+
+async def test_exits_are_retried_with_the_same_request_id(pool: Pool) -> None:
+    p = pool
+    await until(lambda: p.ad("slot1@exec0001") is not None)
+    p.schedd.fail_next = 1
+    ids = offered(p)[:2]
+    reply = await p.stub.RequestClaims(
+        pb.RequestClaimsRequest(
+            claims=[
+                claim_request(p, ids[0], "slot1@exec0001", 1),
+                claim_request(p, ids[1], "slot1@exec0001", 2),
+            ]
+        )
+    )
+    held = [r.claim_id for r in reply.results]
+    await p.stub.ActivateClaims(
+        pb.ActivateClaimsRequest(
+            activations=[
+                pb.Activation(claim_id=c, job=job_pb(i + 1, duration=30))
+                for i, c in enumerate(held)
+            ]
+        )
+    )
+    await p.clock.advance(30)
+    await until(lambda: len(p.schedd.requests) == 1)
+    assert p.svc.status()["exit_report_failures"] == 1
+    await p.clock.advance(RETRY_INTERVAL)
+    await until(lambda: len(p.schedd.requests) == 2)
+    first, second = p.schedd.requests
+    assert first.request_id == second.request_id
+    assert sorted(e.cluster_id for e in second.exits) == [1, 2]  # one batch per schedd
+    await until(lambda: p.svc.status()["exits_reported"] == 2)
+
+
+async def test_earlier_activation_rearms_the_exit_timer(pool: Pool) -> None:
+    p = pool
+    await until(lambda: p.ad("slot1@exec0001") is not None)
+    ids = offered(p)
+    long_ = (
+        (
+            await p.stub.RequestClaims(
+                pb.RequestClaimsRequest(claims=[claim_request(p, ids[0], "slot1@exec0001", 1)])
+            )
+        )
+        .results[0]
+        .claim_id
+    )
+    await p.stub.ActivateClaims(
+        pb.ActivateClaimsRequest(
+            activations=[pb.Activation(claim_id=long_, job=job_pb(1, duration=500))]
+        )
+    )
+    await asyncio.sleep(0.02)  # the exit loop now sleeps until 500
+    short = (
+        (
+            await p.stub.RequestClaims(
+                pb.RequestClaimsRequest(claims=[claim_request(p, ids[1], "slot1@exec0001", 2)])
+            )
+        )
+        .results[0]
+        .claim_id
+    )
+    await p.stub.ActivateClaims(
+        pb.ActivateClaimsRequest(
+            activations=[pb.Activation(claim_id=short, job=job_pb(2, duration=20))]
+        )
+    )
+    await asyncio.sleep(0.02)
+    await p.clock.advance(20)
+    await until(lambda: p.schedd.requests)
+    assert [e.cluster_id for e in p.schedd.requests[0].exits] == [2]
+
+
+async def test_periodic_advertise_every_update_interval(pool: Pool) -> None:
+    p = pool
+    await until(lambda: len(p.collector.calls) == 1)
+    await p.clock.advance(299)
+    await asyncio.sleep(0.05)
+    assert len(p.collector.calls) == 1
+    await p.clock.advance(1)
+    await until(lambda: len(p.collector.calls) == 2)
+    assert p.ad("slot1@exec0001").eval("TotalTimeUnclaimedIdle") == 300
+
+
+@pytest.mark.parametrize("role", [None, Role.READ, Role.SUBMIT])
+async def test_callers_without_a_daemon_or_admin_token_are_refused(
+    pool: Pool, role: Role | None
+) -> None:
+    stub = startd_pb2_grpc.StartdStub(pool.channel(role))
+    with pytest.raises(grpc.aio.AioRpcError) as err:
+        await stub.KeepAlive(pb.KeepAliveRequest(claim_ids=["x"]))
+    want = grpc.StatusCode.UNAUTHENTICATED if role is None else grpc.StatusCode.PERMISSION_DENIED
+    assert err.value.code() == want
+
+
+async def test_admin_token_is_accepted(pool: Pool) -> None:
+    stub = startd_pb2_grpc.StartdStub(pool.channel(Role.ADMIN))
+    reply = await stub.KeepAlive(pb.KeepAliveRequest(claim_ids=["x"]))
+    assert list(reply.unknown_claim_ids) == ["x"]
+
+
+def test_duplicate_machine_names_and_bad_config_fail_at_construction(tmp_path: Path) -> None:
+    clock = ManualClock()
+    ctx = DaemonContext(clock, parse_config(""), auth.make_secret(), "", EventLog(clock), tmp_path)
+    from mockpool.config import ConfigError
+
+    with pytest.raises(ConfigError, match="used twice"):
+        StartdService(ctx, [("a", parse_config("")), ("a", parse_config(""))])
+    with pytest.raises(ConfigError, match="NUM_CPUS"):
+        StartdService(ctx, [("a", parse_config("NUM_CPUS = 0\n"))])
