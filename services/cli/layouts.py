@@ -58,8 +58,8 @@ Known differences from real HTCondor output (the mock's ads are simpler than a s
 
 from __future__ import annotations
 
-import functools
 import math
+import re
 import struct
 import time
 from collections.abc import Iterable, Sequence
@@ -81,6 +81,7 @@ __all__ = [
     "format_status_schedd",
     "format_status_submitters",
     "natural_cmp",
+    "natural_key",
 ]
 
 
@@ -267,6 +268,34 @@ def natural_cmp(a: str, b: str) -> int:
     return ord(c1) - ord(c2)
 
 
+_TOKEN = re.compile(r"[0-9]+|[^0-9]")
+
+
+def natural_key(s: str) -> tuple:
+    """A sort key that orders strings exactly as natural_cmp does (fast for big pools).
+
+    Digit runs sort among other characters as a digit would; two runs at the same place
+    compare as natural_cmp does: more leading zeros first; without leading zeros, shorter
+    (smaller) numbers first; with equally many, character by character including the
+    character after the run.
+    """
+    out = []
+    for m in _TOKEN.finditer(s):
+        tok = m.group()
+        if not _isdig(tok[0]):
+            out.append((ord(tok),))
+            continue
+        zeros = len(tok) - len(tok.lstrip("0"))
+        if zeros == len(tok):
+            zeros -= 1  # the last zero of an all-zero run is the number itself
+        if zeros:
+            after = s[m.end()] if m.end() < len(s) else "\0"
+            out.append((48, -zeros, tok + after))
+        else:
+            out.append((48, 0, len(tok), tok))
+    return tuple(out)
+
+
 def _key_field(ad: ClassAd, name: str) -> str:
     v = ad.get_value(name, UNDEFINED)
     if v is UNDEFINED:
@@ -283,11 +312,10 @@ def _key_field(ad: ClassAd, name: str) -> str:
 def _status_sorted(ads: list[ClassAd]) -> list[ClassAd]:
     """condor_status' default order: Machine, then Name, natural compare, then arrival."""
     keys = [
-        f"{_key_field(ad, 'Machine')}\n{_key_field(ad, 'Name')}\n{k:08X}"
+        natural_key(f"{_key_field(ad, 'Machine')}\n{_key_field(ad, 'Name')}\n{k:08X}")
         for k, ad in enumerate(ads)
     ]
-    order = sorted(range(len(ads)), key=functools.cmp_to_key(lambda i, j: natural_cmp(keys[i], keys[j])))
-    return [ads[i] for i in order]
+    return [ads[i] for i in sorted(range(len(ads)), key=keys.__getitem__)]
 
 
 # -- -long ------------------------------------------------------------------------------

@@ -8,7 +8,7 @@ Public API:
   ``NegotiatorInputError``.
 - ``Accountant`` (RUP, EUP, usage), ``Cadence`` (when cycles run), ``StatsHistory`` /
   ``CycleStats`` (negotiator-ad attributes), ``LogLine``, ``format_line``,
-  ``parse_negotiator_log``.
+  ``parse_negotiator_log``, ``NegotiatorLog`` (lines -> ``.cycles``).
 - ``NegotiatorService`` lives in :mod:`mockpool.negotiator.service` (imports gRPC).
 """
 
@@ -24,7 +24,7 @@ from .cycle import (
     negotiate,
     requests_from_ads,
 )
-from .log import Cycle, LogLine, format_line, format_lines, parse_negotiator_log
+from .log import Cycle, LogLine, NegotiatorLog, format_line, format_lines, parse_negotiator_log
 from .stats import CycleStats, StatsHistory
 
 __all__ = [
@@ -39,6 +39,7 @@ __all__ = [
     "LogLine",
     "Match",
     "NegotiatorInputError",
+    "NegotiatorLog",
     "ResourceRequest",
     "Snapshot",
     "StatsHistory",

@@ -375,7 +375,8 @@ class _Slots:
 
     # -- the current state of one slot --------------------------------------------------
     def ad(self, row: int) -> ClassAd:
-        return self.current.get(row) or self.ads[row]
+        ad = self.current.get(row)
+        return ad if ad is not None else self.ads[row]
 
     def slot_weight(self, ad: ClassAd) -> float:
         if not self.cfg.use_slot_weights:
@@ -595,28 +596,28 @@ class _Cycle:
         s.duration_phase2 = t2 - t1
 
         # Phase 3: sort submitters by priority.
-        if turns:
-            self.say("Phase 3:  Sorting submitter ads by priority ...", t2)
+        self.say("Phase 3:  Sorting submitter ads by priority ...", t2)
         turns.sort(key=lambda tn: (self.acct.eup(tn.submitter), tn.submitter, tn.schedd))
         t3 = self.timer()
         s.duration_phase3 = t3 - t2
 
         # Phase 4: match, one spin of the pie (the pie's later spins hook in here).
-        if turns:
-            s.pies, s.pie_spins = 1, 1
-            self.say("Phase 4.1:  Negotiating with schedds ...", t3)
-            schedd_time: dict[str, float] = {}
-            for turn in turns:
-                begin = self.timer()
-                self.say(f"  Negotiating with {turn.submitter} at {sinful(turn.schedd_address)}", begin)
-                self.say("0 seconds so far for this submitter", begin)
-                self.say(f"{int(schedd_time.get(turn.schedd_address, 0.0))} seconds so far for this schedd", begin)
-                s.active_submitters.add(turn.submitter)
-                s.active_schedds.add(turn.schedd_address)
-                s.num_idle_jobs += sum(r.count for r in turn.requests)
-                self._negotiate_turn(turn, slots, limits[turn.submitter])
-                schedd_time[turn.schedd_address] = schedd_time.get(turn.schedd_address, 0.0) + self.timer() - begin
-            self.say(" negotiateWithGroup resources used submitterAds length 0 ")
+        # HTCondor logs phases 3 and 4 even when no submitter has idle jobs.
+        s.pies, s.pie_spins = 1, 1
+        self.say("Phase 4.1:  Negotiating with schedds ...", t3)
+        schedd_time: dict[str, float] = {}
+        for turn in turns:
+            begin = self.timer()
+            self.say(f"  Negotiating with {turn.submitter} at {sinful(turn.schedd_address)}", begin)
+            self.say("0 seconds so far for this submitter", begin)
+            self.say(f"{int(schedd_time.get(turn.schedd_address, 0.0))} seconds so far for this schedd", begin)
+            s.active_submitters.add(turn.submitter)
+            s.active_schedds.add(turn.schedd_address)
+            s.num_idle_jobs += sum(r.count for r in turn.requests)
+            self._negotiate_turn(turn, slots, limits[turn.submitter])
+            schedd_time[turn.schedd_address] = schedd_time.get(turn.schedd_address, 0.0) + self.timer() - begin
+        # Every turn ends with the submitter done (no limits yet), so none is left over.
+        self.say(" negotiateWithGroup resources used submitterAds length 0 ")
         t4 = self.timer()
         s.duration_phase4 = t4 - t3
         s.end_time, s.duration = t4, t4 - self.now

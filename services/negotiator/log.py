@@ -17,6 +17,7 @@ import re
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from pathlib import Path
 
 __all__ = [
     "CYCLE_FINISHED",
@@ -25,6 +26,7 @@ __all__ = [
     "LogLine",
     "LoggedMatch",
     "LoggedRejection",
+    "NegotiatorLog",
     "format_line",
     "format_lines",
     "parse_negotiator_log",
@@ -65,13 +67,31 @@ def parse_timestamp(text: str) -> float:
     return float(calendar.timegm(time.strptime(text, _TS_FORMAT)))
 
 
-@dataclass(frozen=True)
-class LoggedMatch:
-    job: str  # "12.0": the autocluster's representative job, as HTCondor logs it
+class LoggedMatch(tuple):
+    """A match read from the log: unpacks as the pair ``(job, slot)``; also has
+    ``autocluster``, ``submitter`` and ``schedd`` (the schedd's address as logged).
+    ``job`` is the autocluster's representative job ("12.0"), as HTCondor logs it."""
+
     autocluster: int
     submitter: str
-    schedd: str  # the schedd's address as logged ("<host:port>")
-    slot: str
+    schedd: str
+
+    def __new__(cls, job: str, autocluster: int, submitter: str, schedd: str, slot: str) -> LoggedMatch:
+        self = super().__new__(cls, (job, slot))
+        self.autocluster, self.submitter, self.schedd = autocluster, submitter, schedd
+        return self
+
+    @property
+    def job(self) -> str:
+        return self[0]
+
+    @property
+    def slot(self) -> str:
+        return self[1]
+
+    def __repr__(self) -> str:
+        return (f"LoggedMatch(job={self.job!r}, autocluster={self.autocluster}, "
+                f"submitter={self.submitter!r}, schedd={self.schedd!r}, slot={self.slot!r})")
 
 
 @dataclass(frozen=True)
@@ -149,3 +169,24 @@ def parse_negotiator_log(text: str) -> list[Cycle]:
         elif m := _UNLOGGED.match(body):
             cur.unlogged_matches += int(m[1])
     return cycles
+
+
+class NegotiatorLog:
+    """A NegotiatorLog's lines and, parsed from them, its cycles (the pool API's view)."""
+
+    def __init__(self, lines: Iterable[str]) -> None:
+        self.lines = list(lines)
+        self._cycles: list[Cycle] | None = None
+
+    @classmethod
+    def read(cls, path: str | Path) -> NegotiatorLog:
+        return cls(Path(path).read_text().splitlines())
+
+    @property
+    def cycles(self) -> list[Cycle]:
+        if self._cycles is None:
+            self._cycles = parse_negotiator_log("\n".join(self.lines))
+        return self._cycles
+
+    def __len__(self) -> int:
+        return len(self.lines)

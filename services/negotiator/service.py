@@ -179,12 +179,16 @@ class NegotiatorService(ngrpc.NegotiatorServicer):
             if not self.cadence.try_start(start):
                 continue
             try:
-                await self.run_cycle(start)
+                result = await self.run_cycle(start)
             except asyncio.CancelledError:
                 raise
             except Exception:
                 log.exception("%s: negotiation cycle failed", self.name)
-            self.cadence.finished(start, max(start, clock.now()))
+                result = None
+            if result is not None:
+                self.cadence.finished(start, max(start, clock.now()))
+            # else: an aborted cycle leaves the timer on its period (start + INTERVAL),
+            # and the last start/end unchanged, as HTCondor's early return does.
 
     # -- one cycle -------------------------------------------------------------------------
     def _collector(self, role: Role = Role.NEGOTIATOR) -> cgrpc.CollectorStub:

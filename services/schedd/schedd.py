@@ -29,12 +29,13 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..claimid import redact
 from ..classad import ClassAd, ClassAdSyntaxError, evaluate, parse_expr, unparse
 from ..classad.ad import to_expr
 from ..classad.tree import Expr
 from ..config import ConfigDict
 from .autocluster import Autoclusters, IdleIndex
-from .queue import Batch, JobQueue, StoredClaim
+from .queue import Batch, JobQueue, QueueError, StoredClaim
 from .submit import UID_DOMAIN, parse_submit
 
 __all__ = [
@@ -372,8 +373,9 @@ class Schedd:
         texts: dict[str, str | None],
         like: Job | None = None,
     ) -> Job:
-        """A job record; ``like`` is a job of the same cluster whose own attributes are only
-        its ids: a job of which that is true too shares everything ids do not change."""
+        """A job record. ``like`` is an earlier job of the same cluster: when neither job's
+        own attributes touch what the autocluster signature reads nor what the record
+        caches, the new job shares like's autocluster and fields and its ad is not built."""
         job = Job(cluster, proc, base, texts)
         if like is not None and like.base is base:
             differs = {k.lower() for k in texts} | {k.lower() for k in like.texts}
@@ -430,8 +432,6 @@ class Schedd:
     # --- loading ------------------------------------------------------------------------
 
     def _load(self, now: float) -> None:
-        from .queue import QueueError
-
         clusters = self.queue.load_clusters()
         bases: dict[int, ClusterBase] = {}
         like: Job | None = None
@@ -767,6 +767,7 @@ class Schedd:
         for m in matches:
             if (
                 not m.claim_id
+                or not m.startd_address
                 or m.claim_id in self.claims
                 or running + self._reserved >= self.max_jobs_running
             ):
@@ -865,35 +866,37 @@ class Schedd:
                     )
                 self._drop_claim(claim, out)
                 continue
-            start = o.start_time if o.start_time > 0 else now
-            claim.state = "active"
-            claim.activated = start
-            claim.jobs_run += 1
-            self._reserved -= 1
-            if job.ad.lookup("JobStartDate") is None:
-                job.set("JobStartDate", int(start))
-            job.set("JobCurrentStartDate", int(start))
-            job.set("NumJobStarts", int(job.number("NumJobStarts")) + 1)
-            job.set("RemoteHost", claim.slot_name)
-            self._transition(job, RUNNING, now)
-            self._batch.claims_put[claim.claim_id] = StoredClaim(
-                claim.claim_id,
-                job.cluster,
-                job.proc,
-                claim.startd_address,
-                claim.slot_name,
-                claim.submitter,
-                start,
-            )
-            self._emit(
-                "activate",
-                job=job.job_id,
-                slot=claim.slot_name,
-                claim=_redact(claim.claim_id),
-                submitter=job.submitter,
-            )
+            self._start_running(claim, job, o.start_time if o.start_time > 0 else now, now)
         self._commit()
         return out
+
+    def _start_running(self, claim: Claim, job: Job, start: float, now: float) -> None:
+        claim.state = "active"
+        claim.activated = start
+        claim.jobs_run += 1
+        self._reserved -= 1
+        if job.ad.lookup("JobStartDate") is None:
+            job.set("JobStartDate", int(start))
+        job.set("JobCurrentStartDate", int(start))
+        job.set("NumJobStarts", int(job.number("NumJobStarts")) + 1)
+        job.set("RemoteHost", claim.slot_name)
+        self._transition(job, RUNNING, now)
+        self._batch.claims_put[claim.claim_id] = StoredClaim(
+            claim.claim_id,
+            job.cluster,
+            job.proc,
+            claim.startd_address,
+            claim.slot_name,
+            claim.submitter,
+            start,
+        )
+        self._emit(
+            "activate",
+            job=job.job_id,
+            slot=claim.slot_name,
+            claim=_redact(claim.claim_id),
+            submitter=job.submitter,
+        )
 
     # --- startds ------------------------------------------------------------------------
 
@@ -904,6 +907,15 @@ class Schedd:
         for e in exits:
             job = self.jobs.get((e.cluster, e.proc))
             claim = self.claims.get(e.claim_id)
+            if (
+                job is not None
+                and claim is not None
+                and claim.state == "activating"
+                and claim.job is job
+                and job.status == IDLE
+            ):
+                # a short job's exit overtook the answer to its activation: it did start
+                self._start_running(claim, job, e.start_time if e.start_time > 0 else now, now)
             if job is None or claim is None or job.claim is not claim or job.status != RUNNING:
                 continue
             start = e.start_time if e.start_time > 0 else claim.activated
@@ -1168,6 +1180,4 @@ def _num(x: float) -> int | float:
 
 
 def _redact(claim_id: str) -> str:
-    from ..claimid import redact
-
     return redact(claim_id)

@@ -159,9 +159,17 @@ class ScheddService(sgrpc.ScheddServicer):
     # --- plumbing -----------------------------------------------------------------------
 
     def _spawn(self, coro: Awaitable[Any]) -> None:
+        """Run follow-up work (claims, releases, reschedule) after a reply; its failure is
+        logged, never lost silently and never fatal."""
         task = asyncio.ensure_future(coro)
         self._background.add(task)
-        task.add_done_callback(self._background.discard)
+        task.add_done_callback(self._finished)
+
+    def _finished(self, task: asyncio.Task[Any]) -> None:
+        self._background.discard(task)
+        if not task.cancelled() and task.exception() is not None:
+            self.stats["background_failures"] += 1
+            log.error("schedd background work failed", exc_info=task.exception())
 
     def _after(self, core: Schedd, *, changed: bool = True) -> None:
         """Emit the core's events; note that its ads need refreshing."""
@@ -239,8 +247,11 @@ class ScheddService(sgrpc.ScheddServicer):
         now = self.ctx.clock.now()
         try:
             ads = core.history(request.constraint, list(request.projection), request.limit, now=now)
-        except (ScheddError, QueueError) as exc:
+        except ScheddError as exc:
             await abort_invalid(context, str(exc))
+        except QueueError as exc:
+            log.error("%s: history unreadable: %s", core.name, exc)
+            await context.abort(grpc.StatusCode.INTERNAL, str(exc))
         reply = spb.JobQueryReply()
         ads_to_pb(ads, reply.jobs)
         ad_to_pb(core.schedd_ad(now), reply.schedd)

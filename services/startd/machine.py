@@ -51,6 +51,7 @@ from .slots import (
     RunningJob,
     Slot,
     SlotPolicy,
+    current_ad,
     eval_number,
     is_true,
     private_ad,
@@ -305,6 +306,10 @@ class Machine:
     def slot_ad(self, name: str, now: float) -> ClassAd:
         return public_ad(self.slot(name), self.info, now, self._sequence)
 
+    def _ad_copy(self, slot: Slot, now: float) -> ClassAd:
+        # through the cache: the next policy check of this slot reuses the build
+        return current_ad(slot, self.info, now, self._sequence).copy()
+
     def _unknown(self, claim_id: str) -> UnknownClaimError:
         head = f"{self.address}#{self.birthday}#"
         shown = redact(claim_id)
@@ -348,14 +353,14 @@ class Machine:
             raise ClaimRefusedError("a claim request must give the owner (submitter)")
         if slot.kind == "Partitionable":
             return self._carve(slot, claim_id, job_ad, schedd_name, schedd_address, owner, now)
-        ad = public_ad(slot, self.info, now, self._sequence)
+        ad = current_ad(slot, self.info, now, self._sequence)
         self._check_match(slot, ad, job_ad)
         slot.claim = self._new_claim(claim_id, ad, job_ad, schedd_name, schedd_address, owner, now)
         slot.set_state("Claimed", "Idle", now)
         del self._offers[claim_id]
         self._held[claim_id] = slot
         self._changed()
-        return ClaimGrant(claim_id, slot.name, public_ad(slot, self.info, now, self._sequence))
+        return ClaimGrant(claim_id, slot.name, self._ad_copy(slot, now))
 
     def _check_match(self, slot: Slot, slot_ad: ClassAd, job_ad: ClassAd) -> None:
         if not is_true(slot_ad.eval("Start", job_ad)):
@@ -421,7 +426,7 @@ class Machine:
         owner: str,
         now: float,
     ) -> ClaimGrant:
-        pad = public_ad(pslot, self.info, now, self._sequence)
+        pad = current_ad(pslot, self.info, now, self._sequence)
         request = self._edited_request(pslot, pad, job_ad)
         if not is_true(pad.eval("Start", request)):
             request = job_ad  # the edit made START false: retry with the request as sent
@@ -466,9 +471,9 @@ class Machine:
             entered_activity=now,
             parent=pslot,
         )
-        dad = public_ad(dslot, self.info, now, self._sequence)
+        # RANK and the lease are evaluated against the partitionable slot the job matched
         dslot.claim = self._new_claim(
-            dslot.claim_id, dad, job_ad, schedd_name, schedd_address, owner, now
+            dslot.claim_id, pad, job_ad, schedd_name, schedd_address, owner, now
         )
         pslot.touch()
         pslot.cpus -= dslot.cpus
@@ -486,9 +491,7 @@ class Machine:
         self._slots[dslot.name] = dslot
         self._held[dslot.claim_id] = dslot
         self._changed()
-        return ClaimGrant(
-            dslot.claim_id, dslot.name, public_ad(dslot, self.info, now, self._sequence)
-        )
+        return ClaimGrant(dslot.claim_id, dslot.name, self._ad_copy(dslot, now))
 
     # --- jobs -------------------------------------------------------------------------
 
@@ -507,7 +510,7 @@ class Machine:
         for attr, value in (("ClusterId", cluster), ("ProcId", proc)):
             if isinstance(value, bool) or not isinstance(value, int) or value < 0:
                 raise InvalidJobError(f"job ad has no valid {attr} (got {value!r})")
-        ad = public_ad(slot, self.info, now, self._sequence)
+        ad = current_ad(slot, self.info, now, self._sequence)
         duration = eval_number(job_ad, "MockDuration", ad)
         if duration is None or duration < 0:
             shown = job_ad.eval("MockDuration")
@@ -589,13 +592,11 @@ class Machine:
             del parent.children[slot.sub_id]
             del self._slots[slot.name]
             self._removed.append(slot.name)
-            return Release(
-                claim_id, slot.name, killed, public_ad(parent, self.info, now, self._sequence)
-            )
+            return Release(claim_id, slot.name, killed, self._ad_copy(parent, now))
         slot.claim_id = self._new_id()
         self._offers[slot.claim_id] = slot
         slot.set_state("Unclaimed", "Idle", now)
-        return Release(claim_id, slot.name, killed, public_ad(slot, self.info, now, self._sequence))
+        return Release(claim_id, slot.name, killed, self._ad_copy(slot, now))
 
     def keepalive(self, claim_ids: list[str], now: float) -> list[str]:
         """Record that the schedd was heard from; returns the ids this machine lacks."""

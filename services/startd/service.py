@@ -31,14 +31,21 @@ import grpc.aio
 from .. import rpc
 from ..auth import Role
 from ..claimid import redact
-from ..classad import ClassAd
+from ..classad import ClassAd, Expr, unparse
 from ..config import ConfigDict, ConfigError
 from ..daemon import RPC_TIMEOUT, DaemonContext
-from ..v1 import collector_pb2, collector_pb2_grpc, schedd_pb2, schedd_pb2_grpc, startd_pb2_grpc
+from ..v1 import (
+    classad_pb2,
+    collector_pb2,
+    collector_pb2_grpc,
+    schedd_pb2,
+    schedd_pb2_grpc,
+    startd_pb2_grpc,
+)
 from ..v1 import startd_pb2 as pb
 from ..wire import WireError, ad_from_pb, ad_to_pb
 from .machine import JobExitRecord, Machine, StartdError
-from .slots import VOLATILE, Slot, private_ad, public_ad, volatile_values
+from .slots import VOLATILE, AdValue, Slot, ad_pairs, private_ad, volatile_values
 
 log = logging.getLogger(__name__)
 
@@ -133,6 +140,7 @@ class StartdService:
         self._change_event = asyncio.Event()
         self._invalidate: list[tuple[str, str]] = []  # (machine, slot name) to invalidate
         # slot name -> (slot, its version, public and private ads on the wire)
+        self._texts: dict[int, tuple[Expr, str]] = {}
         self._ad_cache: dict[
             str, tuple[Slot, int, collector_pb2.AdUpdate, collector_pb2.AdUpdate]
         ] = {}
@@ -415,8 +423,8 @@ class StartdService:
             for slot in m.ordered_slots():
                 cached = self._ad_cache.get(slot.name)
                 if cached is None or cached[0] is not slot or cached[1] != slot.version:
-                    pub_ad = ad_to_pb(public_ad(slot, m.info, now, seq))
-                    pub_up = collector_pb2.AdUpdate(ad_type="Machine", ad=pub_ad)
+                    pub_up = collector_pb2.AdUpdate(ad_type="Machine")
+                    self._pairs_to_pb(ad_pairs(slot, m.info, now, seq), pub_up.ad)
                     priv_up = collector_pb2.AdUpdate(
                         ad_type="MachinePrivate", ad=ad_to_pb(private_ad(slot, m.info))
                     )
@@ -430,6 +438,33 @@ class StartdService:
                 updates.append(cached[2])
                 updates.append(cached[3])
         return updates, versions
+
+    def _pairs_to_pb(self, pairs: list[tuple[str, AdValue]], out: classad_pb2.ClassAd) -> None:
+        """A slot ad straight to the wire (what ``ad_to_pb(public_ad(...))`` gives, faster)."""
+        add = out.attributes.add
+        for name, value in pairs:
+            attr = add(name=name)
+            if isinstance(value, bool):
+                attr.literal.boolean = value
+            elif isinstance(value, int):
+                attr.literal.integer = value
+            elif isinstance(value, float):
+                attr.literal.real = value
+            elif isinstance(value, str):
+                attr.literal.str = value
+            elif isinstance(value, list):
+                items = attr.literal.list.items
+                for v in value:
+                    items.add(integer=v)  # the only lists in slot ads: ChildCpus, ChildMemory
+            else:
+                attr.expression = self._text(value)
+
+    def _text(self, expr: Expr) -> str:
+        # policy expressions are a few objects shared by every slot of a type
+        hit = self._texts.get(id(expr))
+        if hit is None or hit[0] is not expr:
+            hit = self._texts[id(expr)] = (expr, unparse(expr))
+        return hit[1]
 
     async def advertise(self, machines: list[Machine], now: float) -> bool:
         """Send these machines' ads (and pending invalidations); True when all arrived."""

@@ -25,11 +25,14 @@ from ..config import ConfigDict, ConfigError
 __all__ = [
     "ACCOUNTED",
     "VOLATILE",
+    "AdValue",
     "Claim",
     "MachineInfo",
     "RunningJob",
     "Slot",
     "SlotPolicy",
+    "ad_pairs",
+    "current_ad",
     "eval_number",
     "private_ad",
     "public_ad",
@@ -178,6 +181,7 @@ class Slot:
     claim_id_list: list[str] = field(default_factory=list)
     children: dict[int, Slot] = field(default_factory=dict)
     version: int = 0  # bumped on every change of the slot's ads
+    ad_cache: tuple[int, ClassAd] | None = None  # (version, ad): see current_ad
 
     def touch(self) -> None:
         self.version += 1
@@ -220,47 +224,45 @@ class MachineInfo:
     total_slots: int
 
     @cached_property
-    def constants(self) -> tuple[tuple[str, Expr], ...]:
-        """The attributes every slot ad of this machine shares, as literals."""
-        return tuple(
-            (name, Literal(value))
-            for name, value in (
-                ("MyType", "Machine"),
-                ("TargetType", "Job"),
-                ("Machine", self.name),
-                ("MyAddress", self.address),
-                ("StartdIpAddr", self.address),
-                ("Arch", "X86_64"),
-                ("OpSys", "LINUX"),
-                ("TotalCpus", self.total_cpus),
-                ("TotalMemory", self.total_memory),
-                ("TotalDisk", self.total_disk),
-                ("TotalSlots", self.total_slots),
-                ("DaemonStartTime", self.birthday),
-            )
+    def constants(self) -> tuple[tuple[str, str | int], ...]:
+        """The attributes every slot ad of this machine shares."""
+        return (
+            ("MyType", "Machine"),
+            ("TargetType", "Job"),
+            ("Machine", self.name),
+            ("MyAddress", self.address),
+            ("StartdIpAddr", self.address),
+            ("Arch", "X86_64"),
+            ("OpSys", "LINUX"),
+            ("TotalCpus", self.total_cpus),
+            ("TotalMemory", self.total_memory),
+            ("TotalDisk", self.total_disk),
+            ("TotalSlots", self.total_slots),
+            ("DaemonStartTime", self.birthday),
         )
 
 
-# Attributes that change with time alone; public_ad puts them last, in this order, so a
-# shell that caches an ad's wire form can refresh just these.
+# Attributes that change with time alone; they come last, in this order, so a shell that
+# caches an ad's wire form can refresh just these.
 VOLATILE = (*ACCOUNTED.values(), "MyCurrentTime", "UpdateSequenceNumber")
 
-
-def _lit(value: Any) -> Expr:
-    if isinstance(value, list):
-        return ListExpr(tuple(Literal(v) for v in value))
-    return Literal(value)
+# A value in an ad: a scalar, a list of scalars, or an expression (the slot's policy).
+AdValue = bool | int | float | str | list | Expr
 
 
-def public_ad(slot: Slot, info: MachineInfo, now: float, sequence: int) -> ClassAd:
-    """The slot's "Machine" ad, as the collector and the negotiator see it."""
-    ad = ClassAd()
-    for name, value in info.constants:
-        ad[name] = value
-    pairs: list[tuple[str, Any]] = [
+def ad_pairs(slot: Slot, info: MachineInfo, now: float, sequence: int) -> list[tuple[str, AdValue]]:
+    """The slot's "Machine" ad as (name, value) pairs, :data:`VOLATILE` last.
+
+    The one description of a slot ad: :func:`public_ad` makes a ClassAd of it, and the
+    shell writes it to the wire directly (building ClassAds for every advertisement of
+    thousands of slots would cost more than the rest of the startd).
+    """
+    policy = slot.policy
+    pairs: list[tuple[str, AdValue]] = [
+        *info.constants,
         ("Name", slot.name),
         ("SlotID", slot.slot_id),
-        ("SlotTypeID", slot.policy.type_id),
+        ("SlotTypeID", policy.type_id),
         ("SlotType", slot.kind),
         ("PartitionableSlot", slot.kind == "Partitionable"),
         ("DynamicSlot", slot.kind == "Dynamic"),
@@ -274,6 +276,10 @@ def public_ad(slot: Slot, info: MachineInfo, now: float, sequence: int) -> Class
         ("TotalSlotCpus", slot.total_cpus),
         ("TotalSlotMemory", slot.total_memory),
         ("TotalSlotDisk", slot.total_disk),
+        ("Start", policy.start),
+        ("Requirements", policy.start),
+        ("Rank", policy.rank),
+        ("SlotWeight", policy.slot_weight),
     ]
     if slot.kind == "Dynamic":
         pairs.append(("DSlotId", slot.sub_id))
@@ -304,16 +310,8 @@ def public_ad(slot: Slot, info: MachineInfo, now: float, sequence: int) -> Class
                 ("GlobalJobId", job.global_job_id),
                 ("JobStart", int(job.start)),
             ]
-    for name, value in pairs:
-        ad[name] = _lit(value)
-    policy = slot.policy
-    ad["Start"] = policy.start
-    ad["Requirements"] = policy.start
-    ad["Rank"] = policy.rank
-    ad["SlotWeight"] = policy.slot_weight
-    for name, value in zip(VOLATILE, volatile_values(slot, now, sequence)):
-        ad[name] = Literal(value)
-    return ad
+    pairs += zip(VOLATILE, volatile_values(slot, now, sequence))
+    return pairs
 
 
 def volatile_values(slot: Slot, now: float, sequence: int) -> list[int]:
@@ -321,6 +319,39 @@ def volatile_values(slot: Slot, now: float, sequence: int) -> list[int]:
     out = [int(slot.total_time(state, act, now)) for state, act in ACCOUNTED]
     out += [int(now), sequence]
     return out
+
+
+def _as_expr(value: AdValue) -> Expr:
+    if isinstance(value, Expr):
+        return value
+    if isinstance(value, list):
+        return ListExpr(tuple(Literal(v) for v in value))
+    return Literal(value)
+
+
+def public_ad(slot: Slot, info: MachineInfo, now: float, sequence: int) -> ClassAd:
+    """The slot's "Machine" ad, as the collector and the negotiator see it (a new ad)."""
+    ad = ClassAd()
+    for name, value in ad_pairs(slot, info, now, sequence):
+        ad[name] = _as_expr(value)
+    return ad
+
+
+def current_ad(slot: Slot, info: MachineInfo, now: float, sequence: int) -> ClassAd:
+    """The slot's ad for evaluating policy, rebuilt only when the slot changed.
+
+    Shared with later calls (only its :data:`VOLATILE` attributes are refreshed in place):
+    read it, never keep or change it; :func:`public_ad` makes an ad to keep.
+    """
+    cached = slot.ad_cache
+    if cached is not None and cached[0] == slot.version:
+        ad = cached[1]
+        for name, value in zip(VOLATILE, volatile_values(slot, now, sequence)):
+            ad[name] = Literal(value)
+        return ad
+    ad = public_ad(slot, info, now, sequence)
+    slot.ad_cache = (slot.version, ad)
+    return ad
 
 
 def private_ad(slot: Slot, info: MachineInfo) -> ClassAd:

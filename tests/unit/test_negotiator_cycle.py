@@ -257,6 +257,37 @@ def test_pslot_requirements_see_resources_left_across_requests():
     assert res.stats.rejections == 1
 
 
+def test_pslot_memory_left_is_what_later_requirements_see():
+    ad, ids = pslot(cpus=4, memory=8192, claims=10)
+    snap = pool(ad, claims={"slot1@exec0001": ids})
+    reqs = [request(1, 1, memory=4096), request(2, 1, memory=512, cluster=20,
+                                                requirements="TARGET.Memory >= 5000")]
+    res = run(snap, reqs)
+    assert [m.autocluster_id for m in res.matches] == [1]  # 4096 left < 5000
+    reqs[1] = request(2, 1, memory=512, cluster=20, requirements="TARGET.Memory >= 4000")
+    res = run(snap, reqs)
+    assert [m.autocluster_id for m in res.matches] == [1, 2]
+
+
+def test_pre_job_rank_sees_pslot_memory_left():
+    a, ids_a = pslot("slot1@exec0001", cpus=4, memory=8192, claims=10)
+    b, ids_b = pslot("slot1@exec0002", cpus=4, memory=6000, claims=10)
+    snap = pool(a, b, claims={"slot1@exec0001": ids_a, "slot1@exec0002": ids_b})
+    reqs = [request(1, 1, memory=4096), request(2, 1, memory=512, cluster=20)]
+    res = run(snap, reqs, "NEGOTIATOR_PRE_JOB_RANK = Memory")
+    # most memory first: exec0001 (8192), then exec0002 (6000 > the 4096 exec0001 has left)
+    assert [m.slot_name for m in res.matches] == ["slot1@exec0001", "slot1@exec0002"]
+
+
+def test_pslot_reoffered_within_a_request_by_its_new_rank():
+    a, ids_a = pslot("slot1@exec0001", cpus=4, memory=8192, claims=10)
+    b, ids_b = pslot("slot1@exec0002", cpus=4, memory=6000, claims=10)
+    snap = pool(a, b, claims={"slot1@exec0001": ids_a, "slot1@exec0002": ids_b})
+    res = run(snap, [request(1, 3, memory=2048)], "NEGOTIATOR_PRE_JOB_RANK = Memory")
+    # 8192 -> (6144 left) -> 6144 beats 6000 -> (4096 left) -> now exec0002's 6000 wins
+    assert [m.slot_name for m in res.matches] == ["slot1@exec0001", "slot1@exec0001", "slot1@exec0002"]
+
+
 def test_pslot_and_static_mixed_pre_job_rank_packs_pslot():
     ad, ids = pslot(cpus=4, memory=8192, claims=10)
     st = slot("slot1@exec0002", cpus=1, memory=1024)

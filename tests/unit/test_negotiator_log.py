@@ -10,6 +10,7 @@ from mockpool.config import parse_config
 from mockpool.negotiator import (
     Accountant,
     LogLine,
+    NegotiatorLog,
     format_line,
     format_lines,
     negotiate,
@@ -111,6 +112,18 @@ def test_parse_round_trip_with_several_cycles():
     assert (c0.public_ads, c0.private_ads) == (2, 2)
 
 
+def test_idle_pool_cycle_still_logs_every_phase():
+    res = negotiate(pool(slot("slot1@exec0001")), [], Accountant(), parse_config(""), 0.0)
+    assert [ln.text for ln in res.log][4:] == [
+        "Phase 2:  Performing accounting ...",
+        "Phase 3:  Sorting submitter ads by priority ...",
+        "Phase 4.1:  Negotiating with schedds ...",
+        " negotiateWithGroup resources used submitterAds length 0 ",
+        "---------- Finished Negotiation Cycle ----------",
+    ]
+    assert res.stats.pie_spins == 1 and res.matches == []
+
+
 def test_parse_unfinished_cycle():
     lines = ["11/14/23 22:13:20 ---------- Started Negotiation Cycle ----------",
              "11/14/23 22:13:20 Phase 1:  Obtaining ads from collector ..."]
@@ -129,3 +142,17 @@ def test_match_lines_are_capped_and_summarised():
     assert "    ... 5 more matches not logged (NegotiatorLog shows at most 3 matches a cycle)" in text
     (c,) = parse_negotiator_log(text)
     assert len(c.matches) == 3 and c.unlogged_matches == 5
+
+
+def test_negotiator_log_view_and_match_pairs(tmp_path):
+    snap = pool(slot("slot1@exec0001"))
+    res = negotiate(snap, [request(4, 1)], Accountant(), parse_config(""), 0.0)
+    path = tmp_path / "NegotiatorLog"
+    path.write_text("".join(x + "\n" for x in format_lines(res.log, BASE)))
+    nlog = NegotiatorLog.read(path)
+    assert len(nlog) == len(res.log)
+    (m,) = nlog.cycles[0].matches
+    job, slot_name = m  # a match unpacks as (job, slot)
+    assert (job, slot_name) == ("4.0", "slot1@exec0001")
+    assert (m.autocluster, m.submitter, m.schedd) == (4, "alice@mockpool", f"<{SCHEDD}>")
+    assert "slot1@exec0001" in repr(m)

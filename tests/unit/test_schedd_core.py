@@ -47,8 +47,17 @@ def cid(n: int, host: str = "exec1:1") -> str:
     return f"<{host}>#100#{n}#secret{n}"
 
 
-def start(s: Schedd, job: str, n: int, now: float, *, submitter: str = ALICE, acid: int = 1,
-          host: str = "exec1:1", slot: str = "") -> str:
+def start(
+    s: Schedd,
+    job: str,
+    n: int,
+    now: float,
+    *,
+    submitter: str = ALICE,
+    acid: int = 1,
+    host: str = "exec1:1",
+    slot: str = "",
+) -> str:
     """Match, claim and activate one job of (submitter, acid) at ``now``; the claim id."""
     claim = cid(n, host)
     slot = slot or f"slot{n}@exec1"
@@ -124,7 +133,9 @@ def test_job_life_times(path: Path) -> None:
     assert v(ad, "NumJobStarts") == 1 and v(ad, "RemoteHost") == "slot1@exec1"
     assert s.claims_by_startd() == {"exec1:1": [claim]}
 
-    out = s.on_job_exits([JobExit(claim, 1, 0, 40.0, 100.0, exit_code=0, slot_name="slot1@exec1")], 100.0)
+    out = s.on_job_exits(
+        [JobExit(claim, 1, 0, 40.0, 100.0, exit_code=0, slot_name="slot1@exec1")], 100.0
+    )
     assert dict(out.releases) == {"exec1:1": [claim]}
     assert s.jobs == {} and s.claims_by_startd() == {}
     (h,) = s.history()
@@ -155,7 +166,9 @@ def test_run_time_accumulates_over_hold_and_rerun(path: Path) -> None:
     assert results[0].ok
     ad = job_ad(s, "1.0")
     assert v(ad, "JobStatus") == IDLE and v(ad, "LastJobStatus") == HELD
-    assert v(ad, "HoldReason") is None and v(ad, "LastHoldReason") == "via condor_hold (by user alice)"
+    assert (
+        v(ad, "HoldReason") is None and v(ad, "LastHoldReason") == "via condor_hold (by user alice)"
+    )
     assert v(ad, "ReleaseReason") == "via condor_release (by user alice)"
 
     claim2 = start(s, "1.0", 2, 100.0)
@@ -298,7 +311,8 @@ def test_max_jobs_running_caps_matches(path: Path) -> None:
     s = make(path, config="MAX_JOBS_RUNNING = 1")
     s.submit(SLEEP + "queue 2\n", "a.sub", "alice", 0.0)
     out = s.on_matches(
-        [Match(ALICE, 1, "s1@a", cid(1), "exec1:1"), Match(ALICE, 1, "s2@a", cid(2), "exec1:1")], 1.0
+        [Match(ALICE, 1, "s1@a", cid(1), "exec1:1"), Match(ALICE, 1, "s2@a", cid(2), "exec1:1")],
+        1.0,
     )
     assert out.accepted == 1 and out.dropped == 1
 
@@ -321,7 +335,9 @@ def test_action_rules_and_error_texts(path: Path) -> None:
     assert act("hold", "1.1") == [("1.1", False, "Job 1.1 already held")]
     assert act("remove", "99.0") == [("99.0", False, "Job 99.0 not found")]
     assert act("hold", "1.7") == [("1.7", False, "Job 1.7 not found")]
-    assert act("remove", "x.y") == [("x.y", False, "Invalid job id 'x.y': expected cluster or cluster.proc")]
+    assert act("remove", "x.y") == [
+        ("x.y", False, "Invalid job id 'x.y': expected cluster or cluster.proc")
+    ]
     assert act("remove", "7") == [("7", False, "Couldn't find/remove all jobs in cluster 7")]
     assert act("release", "1") == [("1.1", True, "")]  # the whole cluster: only 1.1 was held
     assert act("remove", "1.0") == [("1.0", True, "")]  # running: waits for its release
@@ -333,7 +349,13 @@ def test_action_rules_and_error_texts(path: Path) -> None:
     ]
     assert act("remove", "1") == [("1.1", True, ""), ("1.2", True, "")]
     assert s.status() == {
-        "idle": 0, "running": 0, "held": 0, "removed": 1, "jobs": 1, "claims": 0, "reserved": 0
+        "idle": 0,
+        "running": 0,
+        "held": 0,
+        "removed": 1,
+        "jobs": 1,
+        "claims": 0,
+        "reserved": 0,
     }
     assert [v(h, "ProcId") for h in s.history()] == [2, 1]
 
@@ -370,8 +392,10 @@ def test_autoclusters(path: Path) -> None:
     assert ids[(1, 0)] == ids[(1, 1)] == ids[(1, 2)] == 1
     assert ids[(2, 0)] == ids[(2, 1)] == 2
     assert ids[(3, 0)] == 1  # bob's jobs have alice's signature ...
-    reqs = {(v(r, "Submitter"), v(r, "AutoClusterId")): v(r, "ResourceRequestCount")
-            for r in s.resource_requests()}
+    reqs = {
+        (v(r, "Submitter"), v(r, "AutoClusterId")): v(r, "ResourceRequestCount")
+        for r in s.resource_requests()
+    }
     # ... but different submitters never share a request
     assert reqs == {(ALICE, 1): 3, (ALICE, 2): 2, ("bob@mockpool", 1): 4}
     assert [v(r, "Submitter") for r in s.resource_requests("bob@mockpool")] == ["bob@mockpool"]
@@ -383,10 +407,10 @@ def test_autoclusters(path: Path) -> None:
 def test_attributes_referenced_by_requirements_are_significant(path: Path) -> None:
     s = make(path)
     base = "executable = /bin/sleep\nrequirements = TARGET.Site == MY.Site\n"
-    s.submit(base + "+Site = \"a\"\nqueue\n", "a.sub", "alice", 0.0)
-    s.submit(base + "+Site = \"b\"\nqueue\n", "b.sub", "alice", 0.0)
-    s.submit(SLEEP + "+Color = \"red\"\nqueue\n", "c.sub", "alice", 0.0)
-    s.submit(SLEEP + "+Color = \"blue\"\nqueue\n", "d.sub", "alice", 0.0)
+    s.submit(base + '+Site = "a"\nqueue\n', "a.sub", "alice", 0.0)
+    s.submit(base + '+Site = "b"\nqueue\n', "b.sub", "alice", 0.0)
+    s.submit(SLEEP + '+Color = "red"\nqueue\n', "c.sub", "alice", 0.0)
+    s.submit(SLEEP + '+Color = "blue"\nqueue\n', "d.sub", "alice", 0.0)
     ids = {k[0]: j.autocluster for k, j in s.jobs.items()}
     assert ids[1] != ids[2]  # Site is read by Requirements
     assert ids[3] == ids[4]  # Color is not
@@ -406,7 +430,12 @@ def test_significant_attributes_from_config(path: Path) -> None:
 def test_schedd_and_submitter_ads(path: Path) -> None:
     s = make(path, 5.0)
     s.submit(SLEEP + "queue 3\n", "a.sub", "alice", 10.0)  # 1.0 runs, 1.1 held, 1.2 idle
-    s.submit(SLEEP + "request_cpus = 2\naccounting_group = group_physics\nqueue 2\n", "b.sub", "bob", 10.0)
+    s.submit(
+        SLEEP + "request_cpus = 2\naccounting_group = group_physics\nqueue 2\n",
+        "b.sub",
+        "bob",
+        10.0,
+    )
     start(s, "1.0", 1, 20.0)
     s.act("hold", ["1.1"], "", "", "alice", 21.0)
     ad = s.schedd_ad(30.0)
@@ -441,3 +470,21 @@ def test_query_constraint_projection_limit(path: Path) -> None:
     s.act("remove", ["1.0", "1.1", "1.2"], "", "", "alice", 1.0)
     assert [v(h, "ProcId") for h in s.history(limit=2)] == [2, 1]
     assert [v(h, "ProcId") for h in s.history("ProcId == 0", ["ProcId"])] == [0]
+
+
+def test_exit_overtaking_its_activation_answer_still_completes(path: Path) -> None:
+    s = make(path)
+    s.submit(SLEEP + "queue\n", "a.sub", "alice", 0.0)
+    s.on_matches([Match(ALICE, 1, "slot1@a", cid(1), "exec1:1")], 1.0)
+    s.on_claim_results([ClaimOutcome(cid(1), True, claim_id=cid(1), slot_name="slot1@a")], 1.0)
+    out = s.on_job_exits([JobExit(cid(1), 1, 0, 2.0, 3.0)], 3.0)
+    assert dict(out.releases) == {"exec1:1": [cid(1)]}
+    # the late answer finds the claim gone and changes nothing
+    assert not s.on_activation_results([ActivationOutcome(cid(1), True, start_time=2.0)], 3.5)
+    (h,) = s.history()
+    assert (v(h, "JobStartDate"), v(h, "CompletionDate"), v(h, "RemoteWallClockTime")) == (
+        2,
+        3,
+        1.0,
+    )
+    assert s.status()["reserved"] == 0

@@ -1,0 +1,357 @@
+"""The schedd's gRPC shell in-process: a real grpc.aio server with token auth, and tiny
+fake collector, negotiator and startd servicers that record what they are sent."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import grpc
+import grpc.aio
+import pytest
+
+from mockpool import auth, rpc
+from mockpool.auth import Role
+from mockpool.classad import ClassAd
+from mockpool.clock import ManualClock
+from mockpool.config import parse_config
+from mockpool.daemon import DaemonContext, EventLog
+from mockpool.schedd.service import ScheddService
+from mockpool.v1 import collector_pb2 as cpb
+from mockpool.v1 import collector_pb2_grpc as cgrpc
+from mockpool.v1 import negotiator_pb2 as npb
+from mockpool.v1 import negotiator_pb2_grpc as ngrpc
+from mockpool.v1 import schedd_pb2 as spb
+from mockpool.v1 import schedd_pb2_grpc as sgrpc
+from mockpool.v1 import startd_pb2 as tpb
+from mockpool.v1 import startd_pb2_grpc as tgrpc
+from mockpool.wire import ad_from_pb, ad_to_pb
+
+SUB = "executable = /bin/sleep\narguments = 60\nqueue 2\n"
+
+
+@dataclass
+class FakeCollector(cgrpc.CollectorServicer):
+    negotiator_address: str = ""
+    updates: list[cpb.AdUpdate] = field(default_factory=list)
+
+    async def Advertise(self, request, context):  # type: ignore[no-untyped-def]
+        self.updates.extend(request.updates)
+        return cpb.AdvertiseReply(accepted=len(request.updates))
+
+    async def Query(self, request, context):  # type: ignore[no-untyped-def]
+        reply = cpb.QueryReply()
+        if request.ad_type == "Negotiator" and self.negotiator_address:
+            ad = ClassAd({"MyType": "Negotiator", "MyAddress": f"<{self.negotiator_address}>"})
+            ad_to_pb(ad, reply.ads.add())
+        return reply
+
+
+@dataclass
+class FakeNegotiator(ngrpc.NegotiatorServicer):
+    reschedules: list[str] = field(default_factory=list)
+
+    async def Reschedule(self, request, context):  # type: ignore[no-untyped-def]
+        self.reschedules.append(request.schedd_name)
+        return npb.RescheduleReply(next_cycle=0.0)
+
+
+@dataclass
+class FakeStartd(tgrpc.StartdServicer):
+    claims: list[tpb.RequestClaimsRequest] = field(default_factory=list)
+    activations: list[tpb.ActivateClaimsRequest] = field(default_factory=list)
+    releases: list[tpb.ReleaseClaimsRequest] = field(default_factory=list)
+    keepalives: list[tpb.KeepAliveRequest] = field(default_factory=list)
+    unknown: set[str] = field(default_factory=set)
+
+    async def RequestClaims(self, request, context):  # type: ignore[no-untyped-def]
+        self.claims.append(request)
+        reply = tpb.RequestClaimsReply()
+        for c in request.claims:
+            reply.results.add(claim_id=c.claim_id, ok=True, slot_name=c.slot_name)
+        return reply
+
+    async def ActivateClaims(self, request, context):  # type: ignore[no-untyped-def]
+        self.activations.append(request)
+        reply = tpb.ActivateClaimsReply()
+        for a in request.activations:
+            reply.results.add(claim_id=a.claim_id, ok=True, start_time=40.0)
+        return reply
+
+    async def ReleaseClaims(self, request, context):  # type: ignore[no-untyped-def]
+        self.releases.append(request)
+        return tpb.ReleaseClaimsReply()
+
+    async def KeepAlive(self, request, context):  # type: ignore[no-untyped-def]
+        self.keepalives.append(request)
+        return tpb.KeepAliveReply(
+            unknown_claim_ids=[c for c in request.claim_ids if c in self.unknown]
+        )
+
+
+@dataclass
+class Pool:
+    clock: ManualClock
+    ctx: DaemonContext
+    svc: ScheddService
+    address: str
+    secret: str
+    collector: FakeCollector
+    negotiator: FakeNegotiator
+    startd: FakeStartd
+    startd_address: str
+    channels: dict[Role | None, grpc.aio.Channel] = field(default_factory=dict)
+
+    def stub(self, role: Role | None) -> sgrpc.ScheddStub:
+        if role not in self.channels:
+            if role is None:
+                self.channels[role] = grpc.aio.insecure_channel(self.address)
+            else:
+                self.channels[role] = rpc.make_channel(
+                    self.address, auth.make_token(self.secret, role)
+                )
+        return sgrpc.ScheddStub(self.channels[role])
+
+
+@pytest.fixture
+async def pool(tmp_path: Path) -> AsyncIterator[Pool]:
+    collector, negotiator, startd = FakeCollector(), FakeNegotiator(), FakeStartd()
+    peers, peer_address = await rpc.start_server(
+        [
+            lambda s: cgrpc.add_CollectorServicer_to_server(collector, s),
+            lambda s: ngrpc.add_NegotiatorServicer_to_server(negotiator, s),
+            lambda s: tgrpc.add_StartdServicer_to_server(startd, s),
+        ],
+        interceptors=[],
+    )
+    collector.negotiator_address = peer_address
+    clock = ManualClock(0.0)
+    secret = auth.make_secret()
+    ctx = DaemonContext(
+        clock=clock,
+        config=parse_config("", "<test>"),
+        secret=secret,
+        collector_address=peer_address,
+        events=EventLog(clock),
+        state_dir=tmp_path,
+    )
+    svc = ScheddService(ctx, ["schedd1"])
+    server, address = await rpc.start_server(
+        [svc.add_to_server],
+        interceptors=[auth.TokenAuthInterceptor(secret, method_roles=svc.METHOD_ROLES)],
+    )
+    ctx.address = address
+    await svc.start()
+    p = Pool(clock, ctx, svc, address, secret, collector, negotiator, startd, peer_address)
+    try:
+        yield p
+    finally:
+        await svc.stop()
+        for ch in p.channels.values():
+            await ch.close()
+        await ctx.close_channels()
+        await rpc.stop_server(server, 0)
+        await rpc.stop_server(peers, 0)
+
+
+async def eventually(cond: Callable[[], bool], timeout: float = 5.0) -> None:
+    deadline = asyncio.get_running_loop().time() + timeout
+    while not cond():
+        if asyncio.get_running_loop().time() > deadline:
+            raise AssertionError("condition not met in time")
+        await asyncio.sleep(0.01)
+
+
+async def test_submit_query_and_reschedule(pool: Pool) -> None:
+    reply = await pool.stub(Role.SUBMIT).Submit(
+        spb.SubmitRequest(description=SUB, source="job.sub", owner="alice", request_id="r1")
+    )
+    assert (reply.cluster_id, reply.num_procs) == (1, 2)
+    await eventually(lambda: pool.negotiator.reschedules == ["schedd1"])
+
+    q = await pool.stub(Role.READ).QueryJobs(
+        spb.JobQueryRequest(projection=["ProcId", "JobStatus"])
+    )
+    assert [(a.get_value("ProcId"), a.get_value("JobStatus")) for a in map(ad_from_pb, q.jobs)] == [
+        (0, 1),
+        (1, 1),
+    ]
+    schedd_ad = ad_from_pb(q.schedd)
+    assert schedd_ad.get_value("Name") == "schedd1" and schedd_ad.get_value("TotalIdleJobs") == 2
+
+    # a retry with the same request id is not queued again
+    again = await pool.stub(Role.SUBMIT).Submit(
+        spb.SubmitRequest(description=SUB, source="job.sub", owner="alice", request_id="r1")
+    )
+    assert (again.cluster_id, again.num_procs) == (1, 2)
+
+    # ads go to the collector on change (debounced by SCHEDD_MIN_INTERVAL = 5)
+    await pool.clock.advance(5)
+    await eventually(
+        lambda: any(
+            u.ad_type == "Submitter" and ad_from_pb(u.ad).get_value("IdleJobs") == 2
+            for u in pool.collector.updates
+        )
+    )
+    assert any(u.ad_type == "Scheduler" for u in pool.collector.updates)
+    kinds = [e["kind"] for e in pool.ctx.events.drain()]
+    assert kinds == ["submit"]
+
+
+async def test_malformed_submit_is_refused_and_queue_unchanged(pool: Pool) -> None:
+    await pool.stub(Role.SUBMIT).Submit(spb.SubmitRequest(description=SUB, owner="alice"))
+    with pytest.raises(grpc.aio.AioRpcError) as err:
+        await pool.stub(Role.SUBMIT).Submit(
+            spb.SubmitRequest(
+                description="executable = /bin/sleep\nrequest_memory = lots\nqueue\n",
+                source="bad.sub",
+                owner="alice",
+            )
+        )
+    assert err.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+    assert err.value.details().startswith("bad.sub:2: ")
+    q = await pool.stub(Role.READ).QueryJobs(spb.JobQueryRequest())
+    assert len(q.jobs) == 2
+
+    with pytest.raises(grpc.aio.AioRpcError) as err:
+        await pool.stub(Role.READ).QueryJobs(spb.JobQueryRequest(constraint="ProcId =="))
+    assert err.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+    assert "bad constraint" in err.value.details()
+
+
+async def test_tokens_and_roles(pool: Pool) -> None:
+    with pytest.raises(grpc.aio.AioRpcError) as err:
+        await pool.stub(None).QueryJobs(spb.JobQueryRequest())
+    assert err.value.code() == grpc.StatusCode.UNAUTHENTICATED
+    with pytest.raises(grpc.aio.AioRpcError) as err:
+        await pool.stub(Role.READ).Submit(spb.SubmitRequest(description=SUB, owner="alice"))
+    assert err.value.code() == grpc.StatusCode.PERMISSION_DENIED
+    with pytest.raises(grpc.aio.AioRpcError) as err:
+        await pool.stub(Role.SUBMIT).GetResourceRequests(spb.ResourceRequestsRequest())
+    assert err.value.code() == grpc.StatusCode.PERMISSION_DENIED
+    with pytest.raises(grpc.aio.AioRpcError) as err:
+        await pool.stub(Role.NEGOTIATOR).JobsExited(spb.JobsExitedRequest())
+    assert err.value.code() == grpc.StatusCode.PERMISSION_DENIED
+
+
+async def test_unknown_schedd_is_not_found(pool: Pool) -> None:
+    with pytest.raises(grpc.aio.AioRpcError) as err:
+        await pool.stub(Role.READ).QueryJobs(spb.JobQueryRequest(schedd_name="nosuch"))
+    assert err.value.code() == grpc.StatusCode.NOT_FOUND
+    assert "'nosuch'" in err.value.details()
+
+
+async def test_matches_claim_activate_exit_release_keepalive(pool: Pool) -> None:
+    await pool.stub(Role.SUBMIT).Submit(spb.SubmitRequest(description=SUB, owner="alice"))
+    rr = await pool.stub(Role.NEGOTIATOR).GetResourceRequests(spb.ResourceRequestsRequest())
+    (req,) = map(ad_from_pb, rr.requests)
+    assert (
+        req.get_value("ResourceRequestCount") == 2
+        and req.get_value("Submitter") == "alice@mockpool"
+    )
+    acid = req.get_value("AutoClusterId")
+
+    claim_ids = [f"<{pool.startd_address}>#1#{n}#s{n}" for n in (1, 2)]
+    request = spb.MatchesRequest(request_id="m1", cycle=1)
+    for n, c in enumerate(claim_ids, 1):
+        request.matches.add(
+            submitter="alice@mockpool",
+            autocluster_id=acid,
+            slot_name=f"slot{n}@exec1",
+            claim_id=c,
+            startd_address=pool.startd_address,
+        )
+    reply = await pool.stub(Role.NEGOTIATOR).Matches(request)
+    assert reply.accepted == 2
+    await eventually(lambda: len(pool.startd.activations) == 1)
+    # one RequestClaims carrying the whole batch, then one ActivateClaims
+    (claims,) = pool.startd.claims
+    assert [c.claim_id for c in claims.claims] == claim_ids
+    assert {c.schedd_name for c in claims.claims} == {"schedd1"}
+    assert {c.schedd_address for c in claims.claims} == {pool.address}
+    assert [ad_from_pb(c.job).get_value("ProcId") for c in claims.claims] == [0, 1]
+    (acts,) = pool.startd.activations
+    assert [a.claim_id for a in acts.activations] == claim_ids
+    assert ad_from_pb(acts.activations[0].job).get_value("MockDuration") == 60
+
+    # a retried Matches is answered from memory and claims nothing more
+    assert (await pool.stub(Role.NEGOTIATOR).Matches(request)).accepted == 2
+    await asyncio.sleep(0.05)
+    assert len(pool.startd.claims) == 1
+
+    q = await pool.stub(Role.READ).QueryJobs(spb.JobQueryRequest())
+    jobs = list(map(ad_from_pb, q.jobs))
+    assert [a.get_value("JobStatus") for a in jobs] == [2, 2]
+    assert jobs[0].get_value("JobCurrentStartDate") == 40
+
+    exits = spb.JobsExitedRequest(request_id="x1")
+    exits.exits.add(
+        schedd_name="schedd1",
+        claim_id=claim_ids[0],
+        cluster_id=1,
+        proc_id=0,
+        start_time=40.0,
+        end_time=100.0,
+        exit_code=0,
+        slot_name="slot1@exec1",
+    )
+    assert (await pool.stub(Role.DAEMON).JobsExited(exits)).accepted == 1
+    await eventually(lambda: len(pool.startd.releases) == 1)
+    assert list(pool.startd.releases[0].claim_ids) == [claim_ids[0]]
+    hist = await pool.stub(Role.READ).History(spb.JobQueryRequest())
+    (h,) = map(ad_from_pb, hist.jobs)
+    assert (h.get_value("JobStatus"), h.get_value("CompletionDate")) == (4, 100)
+    assert h.get_value("RemoteWallClockTime") == 60.0
+
+    # keepalives every ALIVE_INTERVAL carry the claims still held; one the startd lost
+    pool.startd.unknown.add(claim_ids[1])
+    await pool.clock.advance(300)
+    await eventually(lambda: len(pool.startd.keepalives) == 1)
+    assert list(pool.startd.keepalives[0].claim_ids) == [claim_ids[1]]
+    await eventually(lambda: pool.svc.cores["schedd1"].status()["running"] == 0)
+    assert pool.svc.cores["schedd1"].status()["idle"] == 1
+
+    events = pool.ctx.events.drain()
+    kinds = [e["kind"] for e in events]
+    for kind in ("submit", "match", "claim", "activate", "job_exit", "release", "claim_lost"):
+        assert kind in kinds, kind
+    # claim ids appear in events only with their secret redacted
+    shown = [e["claim"] for e in events if "claim" in e]
+    assert shown and all(c.endswith("#...") for c in shown)
+
+
+async def test_act_over_grpc_releases_the_running_claim(pool: Pool) -> None:
+    await pool.stub(Role.SUBMIT).Submit(spb.SubmitRequest(description=SUB, owner="alice"))
+    claim = f"<{pool.startd_address}>#1#7#s7"
+    request = spb.MatchesRequest(request_id="m2")
+    request.matches.add(
+        submitter="alice@mockpool",
+        autocluster_id=1,
+        slot_name="slot1@exec1",
+        claim_id=claim,
+        startd_address=pool.startd_address,
+    )
+    await pool.stub(Role.NEGOTIATOR).Matches(request)
+    await eventually(lambda: len(pool.startd.activations) == 1)
+    reply = await pool.stub(Role.SUBMIT).Act(
+        spb.ActRequest(action="remove", job_ids=["1.0", "99.0"], owner="alice")
+    )
+    assert [(r.job_id, r.ok, r.error) for r in reply.results] == [
+        ("99.0", False, "Job 99.0 not found"),
+        ("1.0", True, ""),
+    ]
+    await eventually(lambda: len(pool.startd.releases) == 1)
+    assert list(pool.startd.releases[0].claim_ids) == [claim]
+    # released: the removed job has left the queue
+    await eventually(lambda: (1, 0) not in pool.svc.cores["schedd1"].jobs)
+    with pytest.raises(grpc.aio.AioRpcError) as err:
+        await pool.stub(Role.SUBMIT).Act(spb.ActRequest(action="explode", job_ids=["1.1"]))
+    assert err.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+
+
+async def test_status(pool: Pool) -> None:
+    await pool.stub(Role.SUBMIT).Submit(spb.SubmitRequest(description=SUB, owner="alice"))
+    st = pool.svc.status()
+    assert st["schedds"]["schedd1"]["idle"] == 2
