@@ -65,7 +65,8 @@ import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from ..classad import ERROR, UNDEFINED, ClassAd, format_ad
+from ..classad import ERROR, UNDEFINED, ClassAd, evaluate, format_ad
+from ..classad.tree import Literal
 
 __all__ = [
     "JobTotals",
@@ -92,8 +93,18 @@ class LayoutError(ValueError):
 # -- values out of ads ------------------------------------------------------------------
 
 
+def _value(ad: ClassAd, name: str) -> object:
+    """The attribute's value (UNDEFINED when absent); literals without an evaluator call."""
+    expr = ad.lookup(name)
+    if expr is None:
+        return UNDEFINED
+    if type(expr) is Literal:
+        return expr.value
+    return evaluate(expr, ad)
+
+
 def _num(ad: ClassAd, name: str) -> float | int | None:
-    v = ad.get_value(name)
+    v = _value(ad, name)
     if isinstance(v, bool) or not isinstance(v, (int, float)):
         return None
     if isinstance(v, float) and not math.isfinite(v):
@@ -107,12 +118,12 @@ def _int(ad: ClassAd, name: str) -> int | None:
 
 
 def _str(ad: ClassAd, name: str) -> str | None:
-    v = ad.get_value(name)
+    v = _value(ad, name)
     return v if isinstance(v, str) else None
 
 
 def _bool(ad: ClassAd, name: str) -> bool:
-    v = ad.get_value(name)
+    v = _value(ad, name)
     return v is True or (isinstance(v, (int, float)) and not isinstance(v, bool) and v != 0)
 
 
@@ -268,36 +279,36 @@ def natural_cmp(a: str, b: str) -> int:
     return ord(c1) - ord(c2)
 
 
-_TOKEN = re.compile(r"[0-9]+|[^0-9]")
+_DIGITS = re.compile(r"([0-9]+)")
 
 
 def natural_key(s: str) -> tuple:
     """A sort key that orders strings exactly as natural_cmp does (fast for big pools).
 
-    Digit runs sort among other characters as a digit would; two runs at the same place
-    compare as natural_cmp does: more leading zeros first; without leading zeros, shorter
-    (smaller) numbers first; with equally many, character by character including the
-    character after the run.
+    The key alternates non-digit text and digit runs. A text part ends in "0" when a digit
+    run follows, since a digit sorts against any other character as "0" does. Two digit
+    runs at the same place compare as natural_cmp does: more leading zeros first; without
+    leading zeros, shorter (smaller) numbers first; with equally many, character by
+    character including the character after the run.
     """
-    out = []
-    for m in _TOKEN.finditer(s):
-        tok = m.group()
-        if not _isdig(tok[0]):
-            out.append((ord(tok),))
-            continue
-        zeros = len(tok) - len(tok.lstrip("0"))
-        if zeros == len(tok):
+    parts = _DIGITS.split(s)
+    key: list[object] = []
+    for i in range(0, len(parts) - 1, 2):
+        key.append(parts[i] + "0")
+        run = parts[i + 1]
+        zeros = len(run) - len(run.lstrip("0"))
+        if zeros == len(run):
             zeros -= 1  # the last zero of an all-zero run is the number itself
         if zeros:
-            after = s[m.end()] if m.end() < len(s) else "\0"
-            out.append((48, -zeros, tok + after))
+            key.append((-zeros, run + (parts[i + 2][:1] or "\0")))
         else:
-            out.append((48, 0, len(tok), tok))
-    return tuple(out)
+            key.append((0, len(run), run))
+    key.append(parts[-1])
+    return tuple(key)
 
 
 def _key_field(ad: ClassAd, name: str) -> str:
-    v = ad.get_value(name, UNDEFINED)
+    v = _value(ad, name)
     if v is UNDEFINED:
         return "undefined"
     if v is ERROR:

@@ -100,7 +100,7 @@ def _sign(x: int) -> int:
     return (x > 0) - (x < 0)
 
 
-@settings(max_examples=1500, deadline=None)
+@settings(max_examples=30000, deadline=None)
 @example("00", "0")
 @example("012@", "0123@")
 @example("a0\n1", "a00")
