@@ -5,7 +5,8 @@ tool prints, newlines included; nothing here does I/O or reads the clock. Pool t
 are pool seconds; functions that print dates take ``base_wall`` (unix seconds of pool time
 0) and print ``base_wall + t`` in local time (``time.localtime``, as HTCondor does).
 
-The layouts follow HTCondor's source (25.x): the print-format tables in
+The layouts follow HTCondor's source (25.x, where condor_status' Arch column is 8 wide and
+Mem 6; older manual pages show 6 and 4): the print-format tables in
 ``src/condor_q.V6/queue.cpp`` (``jobDefault_PrintFormat``, ``jobProgress_PrintFormat``,
 ``reduce_results``, the ``standard_summary`` masks), ``src/condor_status.V6/prettyPrint.cpp``
 (``startdPFV_Normal``, ``scheddNormal_PrintFormat``, ``submitterNormal_PrintFormat``,
@@ -50,8 +51,7 @@ Known differences from real HTCondor output (the mock's ads are simpler than a s
 - condor_history: JobPrio, ImageSize and CompletionDate may be absent (HTCondor prints
   `` --- ???? --- `` for such a record); CompletionDate 0 means unset. Records are printed
   in the order given (condor_history prints the most recently finished first).
-- No DAGMan, grid, factory, suspension-by-time or cooldown decorations; the schedd address
-  is printed as given (no ``?...`` summarising, mockpool addresses have none).
+- No DAGMan, grid, factory, suspension-by-time or cooldown decorations.
 - Negotiator LastCycleEnd uses LastNegotiationCycleEnd0, else LastNegotiationCycleTime0 +
   LastNegotiationCycleDuration0.
 """
@@ -445,6 +445,8 @@ def _run_time(job: ClassAd, now: float) -> float:
 
 
 def _schedd_header(name: str, address: str, now_wall: float) -> str:
+    if "?" in address:  # summarize_sinful_for_display: drop the sinful's parameters
+        address = address[: address.index("?")] + "?..."
     stamp = time.strftime(" @ %m/%d/%y %H:%M:%S", time.localtime(int(now_wall)))
     return f"\n\n-- Schedd: {name} : {address}{stamp}\n"
 

@@ -9,6 +9,7 @@ import getpass
 import json
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -159,6 +160,13 @@ def _with_client(ns: argparse.Namespace, body: Callable[[PoolClient, dict[str, A
         raise SystemExit(f"mockpool: {e}") from None
 
 
+def _width(piped: int | None) -> int | None:
+    """The terminal's width on a TTY; else what HTCondor's tool assumes when piped."""
+    if sys.stdout.isatty():
+        return shutil.get_terminal_size().columns
+    return piped
+
+
 def _pool_now(info: dict[str, Any]) -> float:
     return (time.time() - float(info["epoch_wall"])) * float(info["time_scale"])
 
@@ -201,12 +209,12 @@ def cmd_q(ns: argparse.Namespace) -> int:
         name, address = await c.schedd_address(ns.name or "")
         jobs, _ = await c.jobs(query, schedd=name)
         if ns.long:
-            return layouts.format_long_jobs(jobs)
+            return layouts.format_q_long(jobs)
         all_jobs = jobs if not query else (await c.jobs("", schedd=name))[0]
         base = _base_wall(info)
         return layouts.format_q(jobs, schedd_name=name, schedd_address=address,
                                 now_wall=base + _pool_now(info), base_wall=base,
-                                batch=not ns.nobatch, total_all=all_jobs)
+                                batch=not ns.nobatch, total_all=all_jobs, width=_width(80))
 
     print(_with_client(ns, body), end="")
     return 0
@@ -217,8 +225,8 @@ def cmd_history(ns: argparse.Namespace) -> int:
         name, _ = await c.schedd_address(ns.name or "")
         jobs, _ = await c.jobs(ns.constraint or "", schedd=name, history=True, limit=ns.limit or 0)
         if ns.long:
-            return layouts.format_long_jobs(jobs)
-        return layouts.format_history(jobs, base_wall=_base_wall(info))
+            return layouts.format_q_long(jobs)
+        return layouts.format_history(jobs, base_wall=_base_wall(info), width=_width(80))
 
     print(_with_client(ns, body), end="")
     return 0
@@ -238,12 +246,12 @@ def cmd_status(ns: argparse.Namespace) -> int:
         if ns.long:
             return layouts.format_long(ads)
         if ad_type == "Negotiator":
-            return layouts.format_status_negotiator(ads)
+            return layouts.format_status_negotiator(ads, base_wall=_base_wall(info), width=_width(None))
         if ad_type == "Scheduler":
-            return layouts.format_status_schedd(ads)
+            return layouts.format_status_schedd(ads, width=_width(None))
         if ad_type == "Submitter":
-            return layouts.format_status_submitters(ads)
-        return layouts.format_status(ads, now=_pool_now(info))
+            return layouts.format_status_submitters(ads, width=_width(None))
+        return layouts.format_status(ads, now=_pool_now(info), width=_width(None))
 
     print(_with_client(ns, body), end="")
     return 0

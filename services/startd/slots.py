@@ -185,10 +185,11 @@ class Slot:
 
     def touch(self) -> None:
         self.version += 1
+        self.ad_cache = None  # a changed slot's ad is rebuilt when next needed
 
     def set_state(self, state: str, activity: str, now: float) -> None:
         """Close the current interval into the totals and enter ``state``/``activity``."""
-        self.version += 1
+        self.touch()
         key = (self.state, self.activity)
         self.times[key] = self.times.get(key, 0.0) + max(0.0, now - self.entered_activity)
         if state != self.state:

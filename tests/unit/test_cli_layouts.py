@@ -100,7 +100,7 @@ def _sign(x: int) -> int:
     return (x > 0) - (x < 0)
 
 
-@settings(max_examples=30000, deadline=None)
+@settings(max_examples=1500, deadline=None)
 @example("00", "0")
 @example("012@", "0123@")
 @example("a0\n1", "a00")
@@ -204,6 +204,12 @@ def test_q_batch_with_no_jobs_keeps_the_default_columns_and_hold():
         "Total for all users: 0 jobs; 0 completed, 0 removed, 0 idle, 0 running, 0 held, 0 suspended",
         "",
     )
+
+
+def test_q_header_summarizes_a_sinful_with_parameters():
+    out = format_q([], schedd_name="s@h", schedd_address="<10.0.0.1:9618?addrs=10.0.0.1-9618&alias=h>",
+                   now_wall=BASE, base_wall=BASE)
+    assert out.startswith("\n\n-- Schedd: s@h : <10.0.0.1:9618?... @ 11/22/24 10:00:00\n")
 
 
 def test_q_my_jobs_query_prints_three_totals_lines():
