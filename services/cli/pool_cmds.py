@@ -214,7 +214,7 @@ def cmd_q(ns: argparse.Namespace) -> int:
         base = _base_wall(info)
         return layouts.format_q(jobs, schedd_name=name, schedd_address=address,
                                 now_wall=base + _pool_now(info), base_wall=base,
-                                batch=not ns.nobatch, total_all=all_jobs, width=_width(80))
+                                batch=not ns.nobatch, total_all=layouts.JobTotals.of(all_jobs), width=_width(80))
 
     print(_with_client(ns, body), end="")
     return 0

@@ -9,7 +9,8 @@ startd (condor_startd.V6: Resource.cpp, command.cpp, claim.cpp, ResState.cpp):
   cpu and 16 GiB of disk per cpu: set NUM_CPUS, MEMORY and DISK to describe real ones.
   Static and partitionable slots are numbered slot1..slotN in type order; dynamic slots
   are ``slot<parent>_<k>`` with k the lowest free index (HTCondor's IdDispenser).
-- Claim ids: an unclaimed static slot offers one (its Capability); a partitionable slot
+- Claim ids (``<host:port?alias=machine>#birthday#seq#secret``): an unclaimed static slot
+  offers one (its Capability); a partitionable slot
   offers NUM_CLAIMS ids in ClaimIdList (default ceil(Cpus); SLOT_TYPE_<N>_NUM_CLAIMS) plus
   its Capability. A claim request must bring an id this machine offers right now: an id
   it never issued, one already used, or one held by a claim is refused.
@@ -178,6 +179,10 @@ class Machine:
         self.name = name
         self.address = sinful(address)
         self.birthday = int(birthday)
+        # Many machines share one server address, so their claim ids carry the machine as
+        # a sinful-string parameter (HTCondor's "alias"): ids of two machines never share
+        # a prefix, and a redacted id still says which machine issued it.
+        self._id_prefix = f"<{from_sinful(address)}?alias={name}>"
         self._seq = 0
         cpus, memory, disk, detected_memory, detected_disk = _machine_totals(cfg)
         specs = slot_types(cfg, DETECTED_CPUS, detected_memory, detected_disk)
@@ -229,7 +234,7 @@ class Machine:
 
     def _new_id(self) -> str:
         self._seq += 1
-        return make_claim_id(self.address, self.birthday, self._seq)
+        return make_claim_id(self._id_prefix, self.birthday, self._seq)
 
     def _changed(self) -> None:
         self._version += 1
@@ -263,7 +268,7 @@ class Machine:
         try:
             return self._slots[name]
         except KeyError:
-            raise UnknownClaimError(f"{self.name} has no slot {name!r}") from None
+            raise StartdError(f"{self.name} has no slot {name!r}") from None
 
     def holds(self, claim_id: str) -> bool:
         return claim_id in self._held
@@ -311,7 +316,7 @@ class Machine:
         return current_ad(slot, self.info, now, self._sequence).copy()
 
     def _unknown(self, claim_id: str) -> UnknownClaimError:
-        head = f"{self.address}#{self.birthday}#"
+        head = f"{self._id_prefix}#{self.birthday}#"
         shown = redact(claim_id)
         if claim_id.startswith(head):
             seq = claim_id[len(head) :].partition("#")[0]

@@ -31,7 +31,7 @@ import grpc.aio
 
 from .. import rpc
 from ..auth import Role
-from ..claimid import redact
+from ..claimid import from_sinful, redact
 from ..classad import ClassAd, Expr, unparse
 from ..config import ConfigDict, ConfigError
 from ..daemon import RPC_TIMEOUT, DaemonContext
@@ -139,11 +139,10 @@ class StartdService:
         self._changed: set[str] = set()
         self._change_event = asyncio.Event()
         self._invalidate: list[tuple[str, str]] = []  # (machine, slot name) to invalidate
-        # slot name -> (slot, its version, public and private ads on the wire)
-        self._texts: dict[int, tuple[Expr, str]] = {}
-        self._ad_cache: dict[
-            str, tuple[Slot, int, collector_pb2.AdUpdate, collector_pb2.AdUpdate]
-        ] = {}
+        self._texts: dict[int, tuple[Expr, str]] = {}  # id(expr) -> (expr, its text)
+        # slot name -> (slot, its version, its serialized public ad less the VOLATILE
+        # attributes, its serialized private ad), both as AdUpdates
+        self._ad_cache: dict[str, tuple[Slot, int, bytes, bytes]] = {}
         self._pending_exits: dict[str, list[schedd_pb2.JobExit]] = {}
         self._senders: dict[str, asyncio.Task[None]] = {}
         self._tasks: list[asyncio.Task[None]] = []
@@ -261,8 +260,8 @@ class StartdService:
                     item.owner,
                     now,
                 )
-            except (StartdError, WireError) as e:
-                result.ok, result.error = False, str(e)
+            except Exception as e:
+                result.ok, result.error = False, _refusal(e)
                 self.stats["claims_refused"] += 1
                 continue
             self._held[grant.claim_id] = machine
@@ -290,8 +289,8 @@ class StartdService:
                 machine = self._machine_for_claim(item.claim_id)
                 job = ad_from_pb(item.job)
                 act = machine.activate(item.claim_id, job, now)
-            except (StartdError, WireError) as e:
-                result.ok, result.error = False, str(e)
+            except Exception as e:
+                result.ok, result.error = False, _refusal(e)
                 self.stats["activations_refused"] += 1
                 continue
             result.ok, result.start_time = True, act.start
@@ -318,8 +317,8 @@ class StartdService:
             try:
                 machine = self._machine_for_claim(claim_id)
                 rel = machine.release(claim_id, now)
-            except StartdError as e:
-                result.ok, result.error = False, str(e)
+            except Exception as e:
+                result.ok, result.error = False, _refusal(e)
                 self._drop_stale(claim_id)
                 continue
             del self._held[claim_id]
@@ -569,7 +568,7 @@ class StartdService:
                 request = schedd_pb2.JobsExitedRequest(request_id=rpc.request_id(), exits=exits)
                 while True:
                     try:
-                        stub = schedd_pb2_grpc.ScheddStub(self.ctx.channel(address))
+                        stub = schedd_pb2_grpc.ScheddStub(self.ctx.channel(from_sinful(address)))
                         await rpc.call(stub.JobsExited, request, timeout=RPC_TIMEOUT)
                         self.stats["exits_reported"] += len(exits)
                         break
@@ -611,6 +610,14 @@ def _requests(updates: list[bytes], limit: int) -> list[tuple[int, bytes]]:
     if parts:
         out.append((len(parts), b"".join(parts)))
     return out
+
+
+def _refusal(e: Exception) -> str:
+    """The answer for one refused item; a bug fails only its own item, and is logged."""
+    if isinstance(e, StartdError | WireError):
+        return str(e)
+    log.exception("startd: internal error on one request item")
+    return f"internal error in the startd: {type(e).__name__}: {e}"
 
 
 def _job_id(job: ClassAd) -> str:

@@ -501,3 +501,11 @@ def test_update_sequence_number_increases_per_round() -> None:
     m = static()
     first = m.public_ads(0)[0].eval("UpdateSequenceNumber")
     assert m.public_ads(1)[0].eval("UpdateSequenceNumber") == first + 1
+
+
+def test_machines_sharing_an_address_never_accept_each_others_ids() -> None:
+    a, b = machine("", name="exec0001"), machine("", name="exec0002")
+    foreign = id_list(b, "slot1@exec0002")[0]
+    assert foreign.startswith("<127.0.0.1:9618?alias=exec0002>#1000#")
+    with pytest.raises(UnknownClaimError, match="was not issued by exec0001"):
+        claim(a, foreign, "slot1@exec0001")

@@ -17,7 +17,8 @@ from mockpool.classad import ClassAd, parse_expr
 from mockpool.clock import ManualClock
 from mockpool.config import parse_config
 from mockpool.daemon import DaemonContext, EventLog
-from mockpool.startd.service import RETRY_INTERVAL, StartdService
+from mockpool.startd.service import RETRY_INTERVAL, StartdService, _requests
+from mockpool.startd.slots import private_ad, public_ad
 from mockpool.v1 import (
     collector_pb2,
     collector_pb2_grpc,
@@ -33,9 +34,13 @@ class FakeCollector(collector_pb2_grpc.CollectorServicer):
     def __init__(self) -> None:
         self.calls: list[list[collector_pb2.AdUpdate]] = []
         self.ads: dict[tuple[str, str], ClassAd] = {}
+        self.fail_next = 0
 
     async def Advertise(self, request, context):  # type: ignore[no-untyped-def]
         self.calls.append(list(request.updates))
+        if self.fail_next:
+            self.fail_next -= 1
+            await context.abort(grpc.StatusCode.INTERNAL, "collector is busy")
         for u in request.updates:
             ad = ad_from_pb(u.ad)
             key = (u.ad_type, ad.eval("Name"))
@@ -161,7 +166,7 @@ def claim_request(p: Pool, claim_id: str, slot: str, cluster: int) -> pb.ClaimRe
         slot_name=slot,
         job=job_pb(cluster),
         schedd_name="schedd0",
-        schedd_address=p.peer_address,
+        schedd_address=f"<{p.peer_address}>",  # a sinful string works as well as host:port
         owner="alice@mockpool",
     )
 
@@ -400,3 +405,55 @@ def test_duplicate_machine_names_and_bad_config_fail_at_construction(tmp_path: P
         StartdService(ctx, [("a", parse_config("")), ("a", parse_config(""))])
     with pytest.raises(ConfigError, match="NUM_CPUS"):
         StartdService(ctx, [("a", parse_config("NUM_CPUS = 0\n"))])
+
+
+async def test_wire_ads_equal_the_core_ads_including_cached_rounds(pool: Pool) -> None:
+    p = pool
+    await until(lambda: p.ad("slot1@exec0001") is not None)
+    m = p.svc.machines["exec0001"]
+    ids = offered(p)
+    claimed = await p.stub.RequestClaims(
+        pb.RequestClaimsRequest(claims=[claim_request(p, ids[0], "slot1@exec0001", 5)])
+    )
+    assert claimed.results[0].ok
+    for now in (10.0, 25.0):  # the second round reuses the cached wire form
+        updates, _ = p.svc.build_updates([m], now)
+        decoded = [collector_pb2.AdUpdate.FromString(u) for u in updates]
+        seq = m.next_sequence() - 1
+        want_pub = {s.name: public_ad(s, m.info, now, seq) for s in m.ordered_slots()}
+        want_priv = {s.name: private_ad(s, m.info) for s in m.ordered_slots()}
+        got = {(u.ad_type, ad_from_pb(u.ad).eval("Name")): ad_from_pb(u.ad) for u in decoded}
+        assert {n: got["Machine", n] for n in want_pub} == want_pub
+        assert {n: got["MachinePrivate", n] for n in want_priv} == want_priv
+        assert got["Machine", "slot1_1@exec0001"].eval("TotalTimeClaimedIdle") == int(now)
+
+
+def test_advertise_requests_split_by_size() -> None:
+    updates = [
+        collector_pb2.AdUpdate(
+            ad_type="Machine", ad=ad_to_pb(ClassAd(Name=f"slot{i}@x", Pad="x" * 100))
+        )
+        for i in range(10)
+    ]
+    raw = [u.SerializeToString() for u in updates]
+    per = len(raw[0]) + 1 + 2  # tag byte, 2-byte length, the update
+    assert all(len(r) == len(raw[0]) for r in raw) and 128 <= len(raw[0]) < 16384
+    parts = _requests(raw, 3 * per + 1)
+    assert [n for n, _ in parts] == [3, 3, 3, 1]
+    got = [u for _, b in parts for u in collector_pb2.AdvertiseRequest.FromString(b).updates]
+    assert got == updates
+    assert _requests(raw, 10**6)[0][0] == 10
+
+
+async def test_failed_advertise_is_retried(pool: Pool) -> None:
+    p = pool
+    await until(lambda: len(p.collector.calls) == 1)
+    p.collector.fail_next = 1
+    cid = offered(p)[0]
+    await p.stub.RequestClaims(
+        pb.RequestClaimsRequest(claims=[claim_request(p, cid, "slot1@exec0001", 1)])
+    )
+    await until(lambda: p.svc.stats["advertise_failures"] == 1)
+    assert p.ad("slot1_1@exec0001") is None
+    await p.clock.advance(RETRY_INTERVAL)
+    await until(lambda: p.ad("slot1_1@exec0001") is not None)
