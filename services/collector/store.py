@@ -291,6 +291,12 @@ class AdStore:
             raise BadUpdate(f"{canonical} ad {what}")
         if not name:
             raise BadUpdate(f"{canonical} ad has an empty Name")
+        if canonical == "Submitter":
+            # A user submits through several schedds: HTCondor's collector keys submitter
+            # ads by Name and ScheddName, so each schedd's ad for alice@domain is kept.
+            schedd = ad.eval("ScheddName") if ad.lookup("ScheddName") is not None else None
+            if isinstance(schedd, str) and schedd:
+                return f"{name}/{schedd}"
         return name
 
     def _make_record(

@@ -303,6 +303,8 @@ class Schedd:
         self, name: str, queue: JobQueue, config: ConfigDict, now: float, *, address: str = ""
     ) -> None:
         self.name = name
+        # Machine: the host part of a "schedd@host" name, else the name (mock host names).
+        self.machine = name.rpartition("@")[2] or name
         self.queue = queue
         self.config = config
         self.address = address  # MyAddress, "<host:port>"; set by the shell
@@ -1075,6 +1077,7 @@ class Schedd:
         ad = ClassAd()
         ad["MyType"] = "Scheduler"
         ad["Name"] = self.name
+        ad["Machine"] = self.machine
         ad["MyAddress"] = self.address
         ad["ScheddIpAddr"] = self.address
         ad["TotalIdleJobs"] = t[IDLE]
@@ -1101,6 +1104,7 @@ class Schedd:
             ad["MyType"] = "Submitter"
             ad["Name"] = name
             ad["ScheddName"] = self.name
+            ad["Machine"] = self.machine
             ad["MyAddress"] = self.address
             ad["ScheddIpAddr"] = self.address
             ad["IdleJobs"] = self._counts[(name, IDLE)]

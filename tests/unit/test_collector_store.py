@@ -407,3 +407,17 @@ def test_attribute_split_agrees_with_protobuf() -> None:
     short = ad_to_pb(slot("slot1@a", Cpus=4)).SerializeToString()
     assert _scan_entries(short) == _split_attributes(short)
     assert set(_scan_entries(short)) == {"name", "cpus"}
+
+
+def test_submitter_ads_are_kept_per_schedd() -> None:
+    """alice submits through two schedds: both ads stay (HTCondor keys them by Name and
+    ScheddName); invalidating one leaves the other."""
+    store = AdStore()
+    for schedd, idle in (("schedd1", 3), ("schedd2", 5)):
+        ad = ClassAd(Name="alice@mockpool", ScheddName=schedd, IdleJobs=idle)
+        store.update("Submitter", ad, 10.0)
+    ads = store.query("Submitter", "Name == \"alice@mockpool\"")
+    assert sorted(int(a.get_value("IdleJobs")) for a in ads) == [3, 5]
+    gone = ClassAd(Name="alice@mockpool", ScheddName="schedd1")
+    store.invalidate("Submitter", store.ad_name("Submitter", gone))
+    assert [a.get_value("ScheddName") for a in store.query("Submitter")] == ["schedd2"]
