@@ -81,11 +81,14 @@ class ClassAd(MutableMapping[str, Expr]):
 
     def eval(self, name: str, target: ClassAd | None = None) -> Any:
         """Evaluate attribute `name` with this ad as MY (UNDEFINED when absent)."""
+        hit = self._attrs.get(name.lower())
+        if hit is None:
+            return UNDEFINED
+        expr = hit[1]
+        if type(expr) is Literal:  # most attributes: no evaluator needed
+            return expr.value
         from .evaluate import evaluate
 
-        expr = self.lookup(name)
-        if expr is None:
-            return UNDEFINED
         return evaluate(expr, self, target)
 
     def get_value(self, name: str, default: Any = None) -> Any:

@@ -144,7 +144,11 @@ def bitwise(op: str, a: Any, b: Any) -> Any:
     if op == "<<":
         return wrap_int(a << n)
     if op == ">>":
-        return a >> n
+        if a >= 0:
+            return a >> n
+        # HTCondor sign-extends a negative value one bit at a time, `count` times: a
+        # negative count leaves it unshifted and a count of 64 or more gives -1.
+        return a if b < 0 else (-1 if b >= 64 else a >> b)
     if a >= 0:
         return a >> n
     # HTCondor clears the sign-extended bits with a mask shifted by (64 - count), both

@@ -415,8 +415,9 @@ def bitwise(op: str, a: Vec, b: Vec) -> Vec:
         if op == "<<":
             return Vec(n, I, i=(x.astype(np.uint64) << sh).astype(np.int64))
         arith_shift = x >> sh.astype(np.int64)
-        if op == ">>":
-            return Vec(n, I, i=arith_shift)
+        if op == ">>":  # negatives as the scalar rule: unshifted for count < 0, -1 from 64
+            neg = np.where(y < 0, x, np.where(y >= 64, -1, x >> np.clip(y, 0, 63)))
+            return Vec(n, I, i=np.where(x >= 0, arith_shift, neg))
         # >>> as the scalar rule: negatives are masked with ~(-1 << ((64 - count) & 63))
         msh = ((64 - y) & 63).astype(np.uint64)
         mask = ~((np.full(np.shape(msh), -1, dtype=np.int64).astype(np.uint64) << msh).astype(np.int64))

@@ -353,6 +353,13 @@ BITWISE = [
     ("256 >> 4", 16),
     ("-8 >> 1", -4),
     ("-1 >> 10", -1),
+    # HTCondor sign-extends a negative value bit by bit: a negative count leaves it as it
+    # is and 64 or more gives -1; a non-negative value's count is taken mod 64.
+    ("-289 >> -1", -289),
+    ("-7 >> -7", -7),
+    ("-289 >> 64", -1),
+    ("-289 >> 70", -1),
+    ("289 >> -63", 144),
     ("-8 >>> 1", 9223372036854775804),  # logical shift of the 64-bit pattern
     ("-1 >>> 60", 15),
     ("8 >>> 1", 4),
