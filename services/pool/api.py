@@ -33,6 +33,13 @@ from .spec import PoolSpec, load_spec, parse_spec
 
 T = TypeVar("T")
 
+# What Pool() starts without a spec: one 4-cpu machine (one partitionable slot).
+DEFAULT_SPEC = """
+[[startds]]
+count = 1
+config = "NUM_CPUS = 4\\nMEMORY = 4096"
+"""
+
 __all__ = ["Pool", "run_pool"]
 
 
@@ -41,7 +48,7 @@ def _spec_from(spec: PoolSpec | str | os.PathLike[str] | None, config: Mapping[s
     if isinstance(spec, PoolSpec):
         out = spec
     elif spec is None:
-        out = parse_spec("[[startds]]\ncount = 1\nconfig = 'NUM_CPUS = 4\\nMEMORY = 4096'\n", "<default pool>")
+        out = parse_spec(DEFAULT_SPEC, "<default pool>")
     elif isinstance(spec, str) and ("\n" in spec or "[" in spec):
         out = parse_spec(spec, "<spec>")
     else:
