@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -31,6 +32,7 @@ __all__ = [
     "Channels",
     "DaemonContext",
     "EventLog",
+    "ReplyCache",
     "Service",
     "abort_invalid",
     "periodic",
@@ -62,6 +64,25 @@ class EventLog:
     def drain(self) -> list[dict[str, Any]]:
         out, self._events = self._events, []
         return out
+
+
+class ReplyCache:
+    """The last ``size`` replies by request id, so a retried batch is answered with the
+    first reply instead of being applied twice (see ``rpc.call``'s retries)."""
+
+    def __init__(self, size: int) -> None:
+        self._size = size
+        self._replies: OrderedDict[str, Any] = OrderedDict()
+
+    def get(self, request_id: str) -> Any:
+        return self._replies.get(request_id) if request_id else None
+
+    def put(self, request_id: str, reply: Any) -> None:
+        if not request_id:
+            return
+        self._replies[request_id] = reply
+        while len(self._replies) > self._size:
+            self._replies.popitem(last=False)
 
 
 class Channels:

@@ -25,6 +25,7 @@ DEFAULTS: dict[str, str] = {
     "NEGOTIATOR_MAX_TIME_PER_PIESPIN": "120",
     "NEGOTIATOR_RESOURCE_REQUEST_LIST_SIZE": "200",
     "NEGOTIATOR_UPDATE_INTERVAL": "300",
+    "NEGOTIATION_CYCLE_STATS_LENGTH": "3",
     # accountant and fair share
     "PRIORITY_HALFLIFE": "86400",
     "DEFAULT_PRIO_FACTOR": "1000",
@@ -68,6 +69,12 @@ DEFAULTS: dict[str, str] = {
     # (countTypes in condor_startd.V6/slot_builder.cpp); set False for NUM_CPUS static slots.
     "SLOT_TYPE_0_PARTITIONABLE": "True",
     "START": "True",
+    "RANK": "0",
+    # how a partitionable slot rounds a request before carving (param_info.in; HTCondor's
+    # RequestDisk edit also subtracts catalog space and honours a DiskQuantum, absent here)
+    "MODIFY_REQUEST_EXPR_REQUESTCPUS": "quantize(RequestCpus,{1})",
+    "MODIFY_REQUEST_EXPR_REQUESTMEMORY": "quantize(RequestMemory,{128})",
+    "MODIFY_REQUEST_EXPR_REQUESTDISK": "quantize(RequestDisk,{1024})",
     "UPDATE_INTERVAL": "300",
     # claims and leases
     "CLAIM_WORKLIFE": "1200",
@@ -99,6 +106,7 @@ FAMILIES: tuple[re.Pattern[str], ...] = tuple(
         r"SLOT_TYPE_\d+_CONSUMPTION_POLICY",
         r"SLOT_TYPE_\d+_CONSUMPTION_\w+",
         r"SLOT_TYPE_\d+_NUM_CLAIMS",
+        r"SLOT_TYPE_\d+_(START|RANK|SLOT_WEIGHT|MODIFY_REQUEST_EXPR_\w+)",
         r"GROUP_QUOTA_.+",
         r"GROUP_QUOTA_DYNAMIC_.+",
         r"GROUP_ACCEPT_SURPLUS_.+",

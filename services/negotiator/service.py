@@ -84,7 +84,7 @@ class NegotiatorService(ngrpc.NegotiatorServicer):
         self.cycle_config = CycleConfig.from_config(self.config)
         self.accountant = accountant or Accountant.from_config(self.config)
         self.cadence = Cadence.from_config(self.config)
-        self.history = StatsHistory(self.config.get_int("NEGOTIATION_CYCLE_STATS_LENGTH", 3))
+        self.history = StatsHistory(self.config.get_int("NEGOTIATION_CYCLE_STATS_LENGTH"))
         self.update_interval = self.config.get_float("NEGOTIATOR_UPDATE_INTERVAL", 300.0)
         self.cycles = 0
         self.total_matches = 0

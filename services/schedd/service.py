@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections import Counter, OrderedDict
+from collections import Counter
 from collections.abc import Awaitable, Mapping
 from typing import Any
 
@@ -34,7 +34,7 @@ from .. import rpc
 from ..auth import ALL_ROLES, Role
 from ..claimid import from_sinful, sinful
 from ..classad import ClassAd
-from ..daemon import RPC_TIMEOUT, DaemonContext, abort_invalid, periodic
+from ..daemon import RPC_TIMEOUT, DaemonContext, ReplyCache, abort_invalid, periodic
 from ..v1 import collector_pb2 as cpb
 from ..v1 import collector_pb2_grpc as cgrpc
 from ..v1 import negotiator_pb2 as npb
@@ -104,7 +104,7 @@ class ScheddService(sgrpc.ScheddServicer):
         self._changed: asyncio.Event | None = None
         self._negotiator: str | None = None
         self._advertised: dict[str, set[str]] = {n: set() for n in self.cores}
-        self._recent: OrderedDict[str, int] = OrderedDict()
+        self._recent = ReplyCache(_RECENT_REQUESTS)
 
     # --- the Service protocol -----------------------------------------------------------
 
@@ -192,13 +192,6 @@ class ScheddService(sgrpc.ScheddServicer):
             )
         assert core is not None
         return core
-
-    def _remember(self, request_id: str, accepted: int) -> None:
-        if not request_id:
-            return
-        self._recent[request_id] = accepted
-        while len(self._recent) > _RECENT_REQUESTS:
-            self._recent.popitem(last=False)
 
     # --- users --------------------------------------------------------------------------
 
@@ -292,8 +285,8 @@ class ScheddService(sgrpc.ScheddServicer):
         self, request: spb.MatchesRequest, context: grpc.aio.ServicerContext
     ) -> spb.MatchesReply:
         core = await self._core(request.schedd_name, context)
-        if request.request_id and request.request_id in self._recent:
-            return spb.MatchesReply(accepted=self._recent[request.request_id])
+        if (seen := self._recent.get(request.request_id)) is not None:
+            return seen
         try:
             matches = [
                 Match(
@@ -311,18 +304,19 @@ class ScheddService(sgrpc.ScheddServicer):
         out = core.on_matches(matches, self.ctx.clock.now())
         self.stats["matches"] += len(matches)
         self.stats["matches_dropped"] += out.dropped
-        self._remember(request.request_id, out.accepted)
+        reply = spb.MatchesReply(accepted=out.accepted)
+        self._recent.put(request.request_id, reply)
         self._after(core)
         self._spawn(self._send(core, out))
-        return spb.MatchesReply(accepted=out.accepted)
+        return reply
 
     # --- startds ------------------------------------------------------------------------
 
     async def JobsExited(
         self, request: spb.JobsExitedRequest, context: grpc.aio.ServicerContext
     ) -> spb.JobsExitedReply:
-        if request.request_id and request.request_id in self._recent:
-            return spb.JobsExitedReply(accepted=self._recent[request.request_id])
+        if (seen := self._recent.get(request.request_id)) is not None:
+            return seen
         by_core: dict[str, list[JobExit]] = {}
         for e in request.exits:
             key = e.schedd_name.lower() if e.schedd_name else ""
@@ -357,8 +351,9 @@ class ScheddService(sgrpc.ScheddServicer):
             self._after(core)
             self._spawn(self._send(core, out))
         self.stats["job_exits"] += accepted
-        self._remember(request.request_id, accepted)
-        return spb.JobsExitedReply(accepted=accepted)
+        reply = spb.JobsExitedReply(accepted=accepted)
+        self._recent.put(request.request_id, reply)
+        return reply
 
     # --- sending what a core asked for --------------------------------------------------
 

@@ -22,7 +22,6 @@ from __future__ import annotations
 import asyncio
 import heapq
 import logging
-from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any
 
@@ -34,7 +33,7 @@ from ..auth import Role
 from ..claimid import from_sinful, redact
 from ..classad import ClassAd, Expr, unparse
 from ..config import ConfigDict, ConfigError
-from ..daemon import RPC_TIMEOUT, DaemonContext
+from ..daemon import RPC_TIMEOUT, DaemonContext, ReplyCache
 from ..v1 import (
     classad_pb2,
     collector_pb2,
@@ -55,24 +54,6 @@ _SERVICE = "/mockpool.v1.Startd/"
 MAX_ADVERTISE_BYTES = 3 * 1024 * 1024
 RETRY_INTERVAL = 10.0  # pool seconds between retries to an unreachable peer
 _REPLAY_CACHE = 4096  # replies kept by request id, so a retried batch is not applied twice
-
-
-class _Replies:
-    """The last replies by request id: a retried request gets the first answer again."""
-
-    def __init__(self, size: int = _REPLAY_CACHE) -> None:
-        self._size = size
-        self._replies: OrderedDict[str, Any] = OrderedDict()
-
-    def get(self, request_id: str) -> Any:
-        return self._replies.get(request_id) if request_id else None
-
-    def put(self, request_id: str, reply: Any) -> None:
-        if not request_id:
-            return
-        self._replies[request_id] = reply
-        while len(self._replies) > self._size:
-            self._replies.popitem(last=False)
 
 
 class _Servicer(startd_pb2_grpc.StartdServicer):
@@ -146,7 +127,7 @@ class StartdService:
         self._pending_exits: dict[str, list[schedd_pb2.JobExit]] = {}
         self._senders: dict[str, asyncio.Task[None]] = {}
         self._tasks: list[asyncio.Task[None]] = []
-        self._replies = _Replies()
+        self._replies = ReplyCache(_REPLAY_CACHE)
         self.stats: dict[str, int] = dict.fromkeys(
             (
                 "claims",

@@ -39,13 +39,9 @@ __all__ = [
     "volatile_values",
 ]
 
-# HTCondor's startd defaults for the request edits (param_info.in). RequestDisk's default
-# there also subtracts catalog space and honours a DiskQuantum, neither of which exists here.
-MODIFY_REQUEST_DEFAULTS = {
-    "RequestCpus": "quantize(RequestCpus,{1})",
-    "RequestMemory": "quantize(RequestMemory,{128})",
-    "RequestDisk": "quantize(RequestDisk,{1024})",
-}
+# Job attributes a partitionable slot edits with MODIFY_REQUEST_EXPR_<ATTR> (defaults in
+# mockpool.config's table).
+MODIFY_REQUEST_ATTRS = ("RequestCpus", "RequestMemory", "RequestDisk")
 
 # (state, activity) -> ad attribute, published always (HTCondor publishes only non-zero
 # totals; always having them keeps reports simple).
@@ -98,8 +94,8 @@ class SlotPolicy:
             if num_claims < 1:
                 raise ConfigError(f"NUM_CLAIMS for slot type {type_id} must be at least 1")
         modify = tuple(
-            (attr, _expr(cfg, type_id, f"MODIFY_REQUEST_EXPR_{attr.upper()}", default))
-            for attr, default in MODIFY_REQUEST_DEFAULTS.items()
+            (attr, _expr(cfg, type_id, f"MODIFY_REQUEST_EXPR_{attr.upper()}", attr))
+            for attr in MODIFY_REQUEST_ATTRS
         )
         return cls(
             type_id=type_id,

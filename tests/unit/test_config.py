@@ -96,6 +96,7 @@ class TestSyntax:
         c = cfg(
             "NEGOTIATOR_INTERVAL = 30\nCOLLECTOR_HOST = cm.example.org\nSLOT_TYPE_3 = 1/4\n"
             "GROUP_QUOTA_group_physics = 10\nSCHEDD.MAX_JOBS_RUNNING = 5\nMY_THING = 1\n"
+            "SLOT_TYPE_1_START = Cpus > 1\nMODIFY_REQUEST_EXPR_REQUESTMEMORY = RequestMemory\n"
         )
         assert c["COLLECTOR_HOST"] == "cm.example.org"
         assert c.unknown_knobs() == ["COLLECTOR_HOST", "MY_THING"]
