@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from ..auth import read_token
+from ..clock import ScaledClock
 from ..pool.client import PoolClient, PoolError
 from ..pool.serve import POOL_FILE, default_dir
 from ..pool.spec import SpecError, load_spec
@@ -168,7 +169,7 @@ def _width(piped: int | None) -> int | None:
 
 
 def _pool_now(info: dict[str, Any]) -> float:
-    return (time.time() - float(info["epoch_wall"])) * float(info["time_scale"])
+    return ScaledClock(float(info["time_scale"]), float(info["epoch_wall"])).now()
 
 
 def cmd_submit(ns: argparse.Namespace) -> int:

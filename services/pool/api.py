@@ -6,7 +6,7 @@ from mockpool import Pool
 
 with Pool.from_spec("examples/pslot.toml") as pool:
     pool.submit("executable = /bin/sleep\\narguments = 60\\nqueue 15", owner="alice")
-    pool.wait(lambda: len(pool.jobs("JobStatus == 4")) == 15, timeout=60)
+    pool.wait(lambda: len(pool.jobs("JobStatus == 4", history=True)) == 15, timeout=60)
     print(pool.negotiator_log.cycles[0].matches)
 ```
 
@@ -22,6 +22,7 @@ import os
 import threading
 import time
 from collections.abc import Callable, Coroutine, Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -58,8 +59,8 @@ def _spec_from(spec: PoolSpec | str | os.PathLike[str] | None, config: Mapping[s
 
         text = config if isinstance(config, str) else "\n".join(f"{k} = {v}" for k, v in config.items())
         out.config = parse_config(text, "<Pool config>", out.config)
-        for g in out.startds:  # pool knobs under each group's own
-            object.__setattr__(g, "config", parse_config(text, "<Pool config>", g.config))
+        # the given knobs go on top of each machine group's own
+        out.startds = [replace(g, config=parse_config(text, "<Pool config>", g.config)) for g in out.startds]
     for k, v in overrides.items():
         setattr(out, k, v)
     return out
@@ -196,6 +197,25 @@ class Pool:
 
         self.drain()
         return NegotiatorLog(self._live.negotiator_log_lines)
+
+    def take_events(self) -> list[dict[str, Any]]:
+        """Events drained from the actors since the last take (oldest first per actor)."""
+        self.drain()
+        return self._live.take_events()
+
+    @property
+    def negotiator_log_lines(self) -> list[str]:
+        return self._live.negotiator_log_lines
+
+    @property
+    def epoch_wall(self) -> float:
+        """Wall-clock time (Unix seconds) of pool time 0."""
+        return self._live.epoch_wall
+
+    @property
+    def log_base_wall(self) -> float:
+        """The date the NegotiatorLog and tools print for pool time 0."""
+        return self._live.log_base_wall
 
     @property
     def token(self) -> str:

@@ -35,43 +35,25 @@ ROLES = ("central", "startd", "schedd")
 
 
 class _PendingClock:
-    """Stands in for the pool clock between serve() and run(): time stands still at 0."""
-
-    time_scale = 1.0
-
-    def now(self) -> float:
-        return 0.0
-
-    async def sleep_until(self, t: float) -> None:  # pragma: no cover - never used
-        raise RuntimeError("the pool clock has not started")
-
-    async def sleep(self, dt: float) -> None:  # pragma: no cover
-        raise RuntimeError("the pool clock has not started")
-
-    def lag_stats(self) -> Any:  # pragma: no cover
-        return None
-
-
-class _RetargetClock:
-    """A clock whose implementation is set once the epoch is known (services keep it)."""
+    """Stands in for the pool clock between serve() and run(): time stands still at 0.
+    Services keep ``ctx.clock``; ``run()`` swaps the ScaledClock in behind it."""
 
     def __init__(self) -> None:
-        self.inner: Any = _PendingClock()
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self.inner, name)
+        self.inner: ScaledClock | None = None
 
     def now(self) -> float:
-        return self.inner.now()
+        return self.inner.now() if self.inner else 0.0
 
     async def sleep_until(self, t: float) -> None:
+        if self.inner is None:
+            raise RuntimeError("the pool clock has not started")
         await self.inner.sleep_until(t)
 
     async def sleep(self, dt: float) -> None:
-        await self.inner.sleep(dt)
+        await self.sleep_until(self.now() + max(0.0, dt))
 
     def lag_stats(self) -> Any:
-        return self.inner.lag_stats()
+        return self.inner.lag_stats() if self.inner else None
 
 
 class _CallCounter(grpc.aio.ServerInterceptor):
@@ -113,7 +95,7 @@ class DaemonHost:
         self._machines = machines or []
         self._schedds = schedds or []
         self._log_base_wall = log_base_wall
-        self._clock = _RetargetClock()
+        self._clock = _PendingClock()
         self._services: list[Service] = []
         self._server: Any = None
         self._ctx: DaemonContext | None = None
@@ -163,7 +145,7 @@ class DaemonHost:
 
     async def run(self, time_scale: float, epoch_wall: float, only: list[int] | None = None) -> None:
         """Start the pool clock and the loops (of services ``only``, by index, if given)."""
-        if not isinstance(self._clock.inner, ScaledClock):
+        if self._clock.inner is None:
             self._clock.inner = ScaledClock(time_scale, epoch_wall)
         for i, s in enumerate(self._services):
             if only is None or i in only:
@@ -186,7 +168,7 @@ class DaemonHost:
         return final
 
     async def status(self) -> dict[str, Any]:
-        lag = self._clock.lag_stats() if isinstance(self._clock.inner, ScaledClock) else None
+        lag = self._clock.lag_stats()
         return {
             "role": self.role,
             "pid": os.getpid(),

@@ -20,11 +20,11 @@ import asyncio
 import logging
 import tempfile
 import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from ..auth import Role, make_secret, make_token
+from ..clock import ScaledClock
 from .client import PoolClient
 from .host import DaemonHost
 from .spec import PoolSpec, SubmitItem
@@ -50,7 +50,8 @@ class LivePool:
         self.state_dir = Path(state_dir)
         self.secret = make_secret()
         self.token = make_token(self.secret, Role.ADMIN)
-        self.epoch_wall = 0.0
+        self.clock: ScaledClock | None = None  # the pool clock, from the moment pool time starts
+        self.log_base_wall = 0.0
         self.collector_address = ""
         self.client: PoolClient | None = None
         self._central: Any = None
@@ -67,13 +68,17 @@ class LivePool:
     def time_scale(self) -> float:
         return self.spec.time_scale
 
+    @property
+    def epoch_wall(self) -> float:
+        return self.clock.epoch_wall if self.clock else 0.0
+
     def now(self) -> float:
         """Pool time (seconds since pool time 0)."""
-        return (time.time() - self.epoch_wall) * self.spec.time_scale if self.epoch_wall else 0.0
+        return self.clock.now() if self.clock else 0.0
 
     async def sleep_until(self, t: float) -> None:
-        while (left := t - self.now()) > 0:
-            await asyncio.sleep(min(left / self.spec.time_scale, 1.0))
+        assert self.clock is not None, "the pool has not started"
+        await self.clock.sleep_until(t)
 
     # ------------------------------------------------------------------ start/stop
     async def start(self) -> None:
@@ -103,7 +108,7 @@ class LivePool:
                     state_dir=str(self.state_dir / "schedd"), **common,
                 ))
         await asyncio.gather(*(h.serve.remote(self.collector_address) for h in self._hosts))
-        self.epoch_wall = time.time()
+        self.clock = ScaledClock.starting_now(spec.time_scale)
         self.log_base_wall = log_base
         await asyncio.gather(*(h.run.remote(spec.time_scale, self.epoch_wall) for h in self._hosts))
         await self._central.run.remote(spec.time_scale, self.epoch_wall, [0])  # collector only
@@ -202,22 +207,14 @@ class LivePool:
     def events(self) -> list[dict[str, Any]]:
         return sorted(self._events, key=lambda e: e["t"])
 
+    def take_events(self) -> list[dict[str, Any]]:
+        """The events drained so far, handed over and forgotten here (for streaming)."""
+        out, self._events = self._events, []
+        return out
+
     @property
     def negotiator_log_lines(self) -> list[str]:
         return list(self._log_lines)
 
     async def status(self) -> list[dict[str, Any]]:
         return list(await asyncio.gather(*(h.status.remote() for h in [self._central, *self._hosts])))
-
-    async def wait(self, condition: Callable[[], Any], timeout: float, poll: float = 0.05) -> bool:
-        """Await ``condition()`` (sync or async) until true or ``timeout`` real seconds pass."""
-        deadline = time.monotonic() + timeout
-        while True:
-            value = condition()
-            if asyncio.iscoroutine(value):
-                value = await value
-            if value:
-                return True
-            if time.monotonic() > deadline:
-                return False
-            await asyncio.sleep(poll)

@@ -5,8 +5,8 @@ Folder layout (``--out DIR``):
 - ``events.jsonl``: one event per line, sorted by pool time: ``{"t": <pool s>, "daemon":
   <name>, "kind": <kind>, ...ids}``. Claim ids appear redacted (``<addr>#<birthday>#<seq>#...``).
 - ``NegotiatorLog``: the negotiator's log in HTCondor's format.
-- ``ads/``: final ads in old ClassAd syntax, blank-line separated, as ``condor_status
-  -long`` prints them: ``slots.ads``, ``schedds.ads``, ``submitters.ads``,
+- ``ads/``: final ads in old ClassAd syntax, as ``condor_status -long`` and ``condor_q
+  -long`` print them (sorted attributes, private ones left out, a blank line after each): ``slots.ads``, ``schedds.ads``, ``submitters.ads``,
   ``negotiator.ads``, ``collector.ads``, ``jobs.ads`` (queue) and ``history.ads``.
 - ``summary.json``, with these keys:
 
@@ -41,7 +41,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from ..classad import ClassAd, format_ad
+from ..classad import ClassAd
+from ..cli.layouts import format_long, format_q_long
 
 JOB_STATES = {1: "Idle", 2: "Running", 3: "Removed", 4: "Completed", 5: "Held"}
 
@@ -53,9 +54,8 @@ def _num(ad: ClassAd, name: str, default: float = 0.0) -> float:
 
 def job_counts(jobs: Sequence[ClassAd]) -> dict[str, int]:
     counts = Counter(JOB_STATES.get(int(_num(j, "JobStatus")), "Unknown") for j in jobs)
-    return {name: counts.get(name, 0) for name in JOB_STATES.values()} | (
-        {"Unknown": counts["Unknown"]} if counts.get("Unknown") else {}
-    )
+    out = {name: counts.pop(name, 0) for name in JOB_STATES.values()}
+    return out | dict(counts)  # any unknown status last
 
 
 def busy_cpu_seconds(jobs: Sequence[ClassAd], now: float) -> float:
@@ -119,8 +119,6 @@ def summarize(
     }
 
 
-def write_ads(path: Path, ads: Sequence[ClassAd]) -> None:
-    path.write_text("".join(format_ad(a, "old", sort=True) + "\n\n" for a in ads))
 
 
 def write_output(
@@ -138,7 +136,9 @@ def write_output(
     (out / "NegotiatorLog").write_text("".join(line + "\n" for line in negotiator_log))
     (out / "ads").mkdir(exist_ok=True)
     for name, group in ads.items():
-        write_ads(out / "ads" / f"{name}.ads", group)
+        # condor_q -long for jobs, condor_status -long for daemon ads
+        text = format_q_long(group) if name in ("jobs", "history") else format_long(group)
+        (out / "ads" / f"{name}.ads").write_text(text)
     (out / "summary.json").write_text(json.dumps(summary, indent=2, sort_keys=True) + "\n")
 
 

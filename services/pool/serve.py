@@ -62,8 +62,8 @@ def main(argv: list[str] | None = None) -> int:
             "collector": pool.collector_address,
             "schedds": spec.schedd_names,
             "time_scale": spec.time_scale,
-            "epoch_wall": pool._live.epoch_wall,
-            "log_base_wall": pool._live.log_base_wall,
+            "epoch_wall": pool.epoch_wall,
+            "log_base_wall": pool.log_base_wall,
             "spec": os.path.abspath(ns.spec),
         }
         tmp = d / (POOL_FILE + ".tmp")
@@ -73,11 +73,10 @@ def main(argv: list[str] | None = None) -> int:
         with (d / "events.jsonl").open("a") as events, (d / "NegotiatorLog").open("a") as neglog:
             while not stop.wait(0.5):
                 pool.drain()
-                lines = pool._live.negotiator_log_lines
+                lines = pool.negotiator_log_lines
                 neglog.write("".join(line + "\n" for line in lines[written:]))
                 written = len(lines)
-                new = pool._live._events
-                pool._live._events = []
+                new = pool.take_events()
                 events.writelines(json.dumps(e, separators=(",", ":")) + "\n" for e in new)
                 neglog.flush()
                 events.flush()
