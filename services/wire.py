@@ -3,19 +3,23 @@
 Literal scalars travel typed (no re-parsing on the far side); every other expression
 travels as new-syntax text and is parsed on arrival. A malformed expression in a message
 raises :class:`WireError` naming the attribute, so a servicer can refuse the message
-(INVALID_ARGUMENT) without touching its state.
+(INVALID_ARGUMENT) without touching its state. An ad that cannot be sent (an integer
+beyond the wire's 64 bits) raises WireError too, never protobuf's ValueError, and
+``ads_to_pb`` can leave such an ad out of a reply so that the others still go.
 """
 
 from __future__ import annotations
 
 import functools
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 
 from .classad import ERROR, UNDEFINED, ClassAd, ClassAdSyntaxError, parse_expr, unparse
 from .classad.tree import Expr, Literal
 from .v1 import classad_pb2 as pb
 
 __all__ = ["WireError", "ad_from_pb", "ad_to_pb", "ads_from_pb", "ads_to_pb", "texts_to_ad"]
+
+_INT64 = range(-(2**63), 2**63)
 
 
 class WireError(ValueError):
@@ -31,6 +35,8 @@ def _literal_to_pb(value: object, out: pb.Value) -> bool:
     elif isinstance(value, bool):
         out.boolean = value
     elif isinstance(value, int):
+        if value not in _INT64:
+            raise WireError(f"integer {value} does not fit in 64 bits")
         out.integer = value
     elif isinstance(value, float):
         out.real = value
@@ -46,7 +52,11 @@ def ad_to_pb(ad: ClassAd | Mapping[str, Expr], out: pb.ClassAd | None = None) ->
     msg = out if out is not None else pb.ClassAd()
     for name, expr in ad.items():
         attr = msg.attributes.add(name=name)
-        if not (isinstance(expr, Literal) and _literal_to_pb(expr.value, attr.literal)):
+        try:
+            literal = isinstance(expr, Literal) and _literal_to_pb(expr.value, attr.literal)
+        except WireError as exc:
+            raise WireError(f"attribute {name}: {exc}") from None
+        if not literal:
             attr.expression = unparse(expr)
     return msg
 
@@ -98,10 +108,22 @@ def ad_from_pb(msg: pb.ClassAd) -> ClassAd:
     return ad
 
 
-def ads_to_pb(ads: Iterable[ClassAd], field: object) -> None:
-    """Append each ad to a repeated ClassAd ``field`` of a message."""
+def ads_to_pb(
+    ads: Iterable[ClassAd],
+    field: object,
+    skip: Callable[[ClassAd, WireError], None] | None = None,
+) -> None:
+    """Append each ad to a repeated ClassAd ``field`` of a message. An ad that cannot be
+    sent raises WireError, or, with ``skip``, is left out and handed to ``skip``."""
     for ad in ads:
-        ad_to_pb(ad, field.add())  # type: ignore[attr-defined]
+        msg = field.add()  # type: ignore[attr-defined]
+        try:
+            ad_to_pb(ad, msg)
+        except WireError as exc:
+            del field[-1]  # type: ignore[index]
+            if skip is None:
+                raise
+            skip(ad, exc)
 
 
 def ads_from_pb(msgs: Iterable[pb.ClassAd]) -> list[ClassAd]:

@@ -14,7 +14,7 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -23,6 +23,8 @@ from ..clock import ScaledClock
 from ..pool.client import PoolClient, PoolError
 from ..pool.serve import POOL_FILE, default_dir
 from ..pool.spec import SpecError, load_spec
+from ..pool.submit_files import SubmitFileError, read_submit_inputs, read_user_file
+from ..schedd.submit import SubmitError, quote
 from . import layouts
 
 T = TypeVar("T")
@@ -173,14 +175,15 @@ def _pool_now(info: dict[str, Any]) -> float:
 
 
 def cmd_submit(ns: argparse.Namespace) -> int:
-    try:
-        text = Path(ns.file).read_text()
-    except OSError as e:
-        return _fail(f"cannot read {ns.file}: {e.strerror}")
+    try:  # the description and its item files are read here, never by the schedd
+        text = read_user_file(ns.file)
+        inputs = read_submit_inputs(text, ns.file)
+    except (SubmitFileError, SubmitError) as e:
+        return _fail(str(e))
     owner = ns.owner or getpass.getuser()
 
     async def body(c: PoolClient, info: dict[str, Any]) -> tuple[int, int]:
-        return await c.submit(text, owner=owner, schedd=ns.name or "", source=ns.file)
+        return await c.submit(text, owner=owner, schedd=ns.name or "", source=ns.file, inputs=inputs)
 
     cluster, n = _with_client(ns, body)
     print("Submitting job(s)" + "." * n)
@@ -193,18 +196,37 @@ def _base_wall(info: dict[str, Any]) -> float:
     return float(info.get("log_base_wall") or info["epoch_wall"])
 
 
-def cmd_q(ns: argparse.Namespace) -> int:
-    constraint = ns.constraint or ""
-    owners = [a for a in ns.ids if not re.fullmatch(r"\d+(\.\d+)?", a)]
-    ids = [a for a in ns.ids if re.fullmatch(r"\d+(\.\d+)?", a)]
+_JOB_ID = re.compile(r"([0-9]{1,18})(?:\.([0-9]{1,18}))?\Z")  # N or N.M, within 64 bits
+_OWNER = re.compile(r"[^\s\"'\\,]+\Z")  # what a submit accepts as an owner name
+
+
+def selection_constraint(constraint: str, args: Sequence[str]) -> str:
+    """condor_q's selection: ``constraint`` and any of the clusters, jobs (``N``, ``N.M``)
+    and owners given. Ids become integers and owners string literals, so an argument can
+    select but never add to the expression; an argument that is neither is refused."""
+    ids: list[str] = []
+    owners: list[str] = []
+    for arg in args:
+        if m := _JOB_ID.match(arg):
+            cluster, proc = int(m.group(1)), m.group(2)
+            ids.append(f"(ClusterId == {cluster}" + (f" && ProcId == {int(proc)})" if proc else ")"))
+        elif _OWNER.match(arg):
+            owners.append(f"Owner == {quote(arg)}")
+        else:
+            raise ValueError(f"{arg!r} is not a cluster, a job id (cluster.proc) or an owner name")
     parts = [f"({constraint})"] if constraint else []
     if owners:
-        parts.append("(" + " || ".join(f'Owner == "{o}"' for o in owners) + ")")
+        parts.append("(" + " || ".join(owners) + ")")
     if ids:
-        parts.append("(" + " || ".join(
-            f"(ClusterId == {i.split('.')[0]}" + (f" && ProcId == {i.split('.')[1]})" if "." in i else ")")
-            for i in ids) + ")")
-    query = " && ".join(parts)
+        parts.append("(" + " || ".join(ids) + ")")
+    return " && ".join(parts)
+
+
+def cmd_q(ns: argparse.Namespace) -> int:
+    try:
+        query = selection_constraint(ns.constraint or "", ns.ids)
+    except ValueError as e:
+        return _fail(f"q: {e}", 2)
 
     async def body(c: PoolClient, info: dict[str, Any]) -> str:
         name, address = await c.schedd_address(ns.name or "")
@@ -222,9 +244,14 @@ def cmd_q(ns: argparse.Namespace) -> int:
 
 
 def cmd_history(ns: argparse.Namespace) -> int:
+    try:
+        query = selection_constraint(ns.constraint or "", ns.ids)
+    except ValueError as e:
+        return _fail(f"history: {e}", 2)
+
     async def body(c: PoolClient, info: dict[str, Any]) -> str:
         name, _ = await c.schedd_address(ns.name or "")
-        jobs, _ = await c.jobs(ns.constraint or "", schedd=name, history=True, limit=ns.limit or 0)
+        jobs, _ = await c.jobs(query, schedd=name, history=True, limit=ns.limit or 0)
         if ns.long:
             return layouts.format_q_long(jobs)
         return layouts.format_history(jobs, base_wall=_base_wall(info), width=_width(80))
@@ -266,6 +293,9 @@ def _cmd_act(action: str) -> Callable[[argparse.Namespace], int]:
     def run(ns: argparse.Namespace) -> int:
         if not ns.ids and not ns.constraint and not ns.all:
             return _fail(f"{_ACTION_WORDS[action][1]}: give job ids, -constraint or -all", 2)
+        for arg in ns.ids:
+            if not _JOB_ID.match(arg):
+                return _fail(f"{_ACTION_WORDS[action][1]}: {arg!r} is not a cluster or a job id (cluster.proc)", 2)
         constraint = "true" if ns.all else (ns.constraint or "")
 
         async def body(c: PoolClient, info: dict[str, Any]) -> list[Any]:
@@ -327,6 +357,7 @@ def add_pool_commands(sub: argparse._SubParsersAction) -> None:  # type: ignore[
     p.set_defaults(func=cmd_q)
 
     p = sub.add_parser("history", help="condor_history: jobs that left the queue")
+    p.add_argument("ids", nargs="*", help="cluster, cluster.proc or owner")
     p.add_argument("-constraint", "--constraint")
     p.add_argument("-limit", "--limit", type=int)
     p.add_argument("-long", "-l", "--long", action="store_true", dest="long")

@@ -87,6 +87,7 @@ DEFAULTS: dict[str, str] = {
     # HTCondor's default is MIN({$(DETECTED_MEMORY), 10000}); the ":10000" keeps it defined
     # for a mock schedd that has no detected memory.
     "MAX_JOBS_RUNNING": "MIN({$(DETECTED_MEMORY:10000), 10000})",
+    "MAX_JOBS_PER_SUBMISSION": "20000",  # param_info.in
     "JOB_DEFAULT_REQUESTCPUS": "1",
     "JOB_DEFAULT_REQUESTMEMORY": "128",
     "JOB_DEFAULT_REQUESTDISK": "MAX({1024, (TransferInputSizeMB+1) * 1.25}) * 1024",

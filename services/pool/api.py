@@ -154,7 +154,8 @@ class Pool:
 
     def submit(self, description: str, *, owner: str = "mockpool", schedd: str = "",
                source: str = "<submit>") -> tuple[int, int]:
-        """Queue a submit description; returns (cluster id, number of jobs)."""
+        """Queue a submit description; returns (cluster id, number of jobs). The item files
+        it names (``queue ... from <file>``) are read here, from the current folder."""
         return self._run(self.client.submit(description, owner=owner, schedd=schedd, source=source))
 
     def jobs(self, constraint: str = "", projection: Sequence[str] = (), *, schedd: str = "",

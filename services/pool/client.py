@@ -17,8 +17,10 @@ import grpc.aio
 from .. import rpc
 from ..claimid import from_sinful
 from ..classad import ClassAd
+from ..schedd.submit import SubmitError, SubmitInputs
 from ..v1 import collector_pb2, collector_pb2_grpc, schedd_pb2, schedd_pb2_grpc
 from ..wire import ad_from_pb, ads_from_pb
+from .submit_files import SubmitFileError, read_submit_inputs
 
 TIMEOUT = 30.0
 
@@ -88,12 +90,21 @@ class PoolClient:
         return ad_name, schedd_pb2_grpc.ScheddStub(ch)
 
     # ------------------------------------------------------------- schedd
-    async def submit(self, description: str, *, owner: str, schedd: str = "", source: str = "<submit>") -> tuple[int, int]:
+    async def submit(self, description: str, *, owner: str, schedd: str = "", source: str = "<submit>",
+                     inputs: SubmitInputs | None = None) -> tuple[int, int]:
+        """Queue a description. Its item files and ``$ENV`` values are read here, on the
+        user's side (relative paths from the current folder), unless ``inputs`` gives them."""
+        if inputs is None:
+            try:
+                inputs = read_submit_inputs(description, source)
+            except (SubmitError, SubmitFileError) as e:
+                raise PoolError(str(e), grpc.StatusCode.INVALID_ARGUMENT) from None
         name, stub = await self._schedd(schedd)
         reply = await self._call(
             stub.Submit,
             schedd_pb2.SubmitRequest(
-                schedd_name=name, request_id=rpc.request_id(), description=description, source=source, owner=owner
+                schedd_name=name, request_id=rpc.request_id(), description=description, source=source, owner=owner,
+                item_files=inputs.item_files, env=inputs.env,
             ),
         )
         return reply.cluster_id, reply.num_procs

@@ -158,7 +158,7 @@ class LivePool:
         assert self.client is not None
         try:
             cluster, n = await self.client.submit(item.description, owner=item.owner, schedd=item.schedd,
-                                                  source=item.source)
+                                                  source=item.source, inputs=item.inputs)
             self.submitted.append((item, cluster, n))
         except Exception as e:  # the pool keeps running; the summary reports it
             self.workload_errors.append(f"submit at {item.at:g} to {item.schedd}: {e}")

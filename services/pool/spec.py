@@ -37,6 +37,8 @@ queue 15
 Loading validates everything a run would trip over later: config knobs (HTCondor syntax),
 slot layouts and every submit description. An error names the file, the line and the
 problem. Config and submit text written inline keeps the spec file's line numbers.
+Submit files and the item files of ``queue ... from <file>`` are read here, relative to the
+spec's folder, and sent with each submit (a schedd reads no user's files).
 """
 
 from __future__ import annotations
@@ -54,7 +56,8 @@ except ImportError:  # Python 3.10
 
 from ..classad import parse_expr
 from ..config import ConfigDict, ConfigError, load_config, parse_config, slot_types
-from ..schedd.submit import SubmitError, parse_submit
+from ..schedd.submit import MAX_JOBS_PER_SUBMISSION, SubmitError, SubmitInputs, parse_submit
+from .submit_files import SubmitFileError, read_submit_inputs, read_user_file
 
 __all__ = ["MachineGroup", "PoolSpec", "ScheddGroup", "SpecError", "SubmitItem", "load_spec", "parse_spec"]
 
@@ -83,6 +86,8 @@ class SubmitItem:
     owner: str
     description: str
     source: str  # for error messages: the spec (or submit file) it came from
+    # item files and $ENV values, read when the spec is loaded (on the user's side)
+    inputs: SubmitInputs = field(default_factory=SubmitInputs)
 
 
 @dataclass
@@ -366,15 +371,24 @@ class _Builder:
         if "file" in t:
             path = self.base_dir / str(t["file"])
             try:
-                text, source = path.read_text(), str(t["file"])
-            except (OSError, UnicodeDecodeError) as e:
-                raise self.fail("submit", i, "file", f"cannot read {path}: {e}") from None
+                text, source = read_user_file(path), str(t["file"])
+            except SubmitFileError as e:
+                raise self.fail("submit", i, "file", str(e)) from None
         else:
             if not isinstance(t["description"], str):
                 raise self.fail("submit", i, "description", "must be a submit description string")
             text, source = self._inline("submit", i, "description", t["description"]), self.source
         try:
-            parse_submit(text, source, owner=owner, validate=parse_expr)
-        except SubmitError as e:
+            inputs = read_submit_inputs(text, source, base_dir=self.base_dir)
+            parse_submit(
+                text,
+                source,
+                owner=owner,
+                validate=parse_expr,
+                item_files=inputs.item_files,
+                env=inputs.env,
+                max_jobs=spec.config.get_int("MAX_JOBS_PER_SUBMISSION", MAX_JOBS_PER_SUBMISSION),
+            )
+        except (SubmitError, SubmitFileError) as e:
             raise SpecError(str(e)) from None
-        return SubmitItem(at, schedd, owner, text, source)
+        return SubmitItem(at, schedd, owner, text, source, inputs)

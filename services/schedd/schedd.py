@@ -23,6 +23,7 @@ Idle (reserved: not offered again) until its activation succeeds.
 
 from __future__ import annotations
 
+import math
 import re
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -32,11 +33,12 @@ from typing import Any
 from ..claimid import redact
 from ..classad import ClassAd, ClassAdSyntaxError, evaluate, parse_expr, unparse
 from ..classad.ad import to_expr
+from ..classad.numbers import INT64_MAX, out_of_range_number
 from ..classad.tree import Expr
 from ..config import ConfigDict
 from .autocluster import Autoclusters, IdleIndex
-from .queue import Batch, JobQueue, QueueError, StoredClaim
-from .submit import UID_DOMAIN, parse_submit
+from .queue import Batch, JobQueue, StoredClaim
+from .submit import MAX_JOBS_PER_SUBMISSION, UID_DOMAIN, parse_submit
 
 __all__ = [
     "COMPLETED",
@@ -79,6 +81,7 @@ _ID_ATTRS = frozenset({"ProcId", "GlobalJobId"})
 # attributes the job record caches (submitter, priority, weight, state)
 _DERIVED = frozenset({"jobprio", "requestcpus", "accountinggroup", "owner", "jobstatus"})
 _PLAIN_STRING = re.compile(r'"[^"\\]*"\Z')
+_LONG_NUMBER = re.compile(r"\d{19}|\d[eE][+-]?\d{3}")  # may not fit 64 bits or a double
 
 
 class ScheddError(ValueError):
@@ -322,6 +325,7 @@ class Schedd:
         self._events: list[tuple[str, dict[str, Any]]] = []
         self._parse_cache: dict[str, Expr] = {}
         self._startup = Outbox()
+        self._reported: set[str] = set()  # bad records already reported (history)
         self._load(now)
 
     # --- small helpers ------------------------------------------------------------------
@@ -337,6 +341,31 @@ class Schedd:
                 self._parse_cache.clear()
             expr = self._parse_cache[text] = parse_expr(text)
         return expr
+
+    def _record_problem(self, texts: Mapping[str, str | None]) -> str | None:
+        """Why a stored record cannot be served (a text that does not parse, or a number
+        past 64 bits that would be read as something else); None when it is sound."""
+        for name, text in texts.items():
+            if text is None or _PLAIN_STRING.match(text):
+                continue
+            if text.isdigit() and text.isascii():
+                if int(text) > INT64_MAX:
+                    return f"{name}: number out of range: {text}"
+                continue
+            try:
+                self._expr(text)
+            except ClassAdSyntaxError as exc:
+                return f"{name}: {exc}"
+            if _LONG_NUMBER.search(text) and (number := out_of_range_number(text)):
+                return f"{name}: number out of range: {number}"
+        return None
+
+    def _skip_record(self, job_id: str, where: str, problem: str) -> None:
+        """Report a stored record that is left out (once), leaving it as it is stored."""
+        key = f"{where} {job_id}"
+        if key not in self._reported:
+            self._reported.add(key)
+            self._emit("bad_record", job=job_id, where=where, problem=problem)
 
     def _ad_from_texts(self, texts: Mapping[str, str]) -> ClassAd:
         ad = ClassAd()
@@ -395,8 +424,8 @@ class Schedd:
         cpus = ad.get_value("RequestCpus", 1)
         status = ad.get_value("JobStatus", IDLE)
         job.submitter = submitter_of(ad)
-        job.prio = int(prio) if _is_num(prio) else 0
-        job.weight = float(cpus) if _is_num(cpus) else 1.0
+        job.prio = int(prio) if _is_num(prio) and math.isfinite(prio) else 0
+        job.weight = float(cpus) if _is_num(cpus) and math.isfinite(cpus) else 1.0
         job.status = (
             int(status) if isinstance(status, int) and not isinstance(status, bool) else IDLE
         )
@@ -434,23 +463,31 @@ class Schedd:
     # --- loading ------------------------------------------------------------------------
 
     def _load(self, now: float) -> None:
+        """Jobs and claims from the queue file. A record that cannot be served (no cluster
+        ad, a text that does not parse, a number past 64 bits) is reported as a
+        ``bad_record`` event and left out, as stored: the other jobs go on."""
         clusters = self.queue.load_clusters()
         bases: dict[int, ClusterBase] = {}
+        bad_clusters: dict[int, str] = {}
         like: Job | None = None
         for cluster, proc, texts in self.queue.load_jobs():
-            try:
-                base = bases.get(cluster)
-                if base is None:
-                    if cluster not in clusters:
-                        raise QueueError(
-                            f"job queue {self.queue.path}: job {cluster}.{proc} has no cluster ad"
-                        )
+            job_id = f"{cluster}.{proc}"
+            problem = bad_clusters.get(cluster)
+            base = bases.get(cluster)
+            if problem is None and base is None:
+                if cluster not in clusters:
+                    problem = "no cluster ad"
+                else:
+                    problem = self._record_problem(clusters[cluster])
+                if problem is not None:
+                    problem = bad_clusters[cluster] = f"cluster ad: {problem}"
+                else:
                     base = bases[cluster] = self._base(cluster, clusters[cluster])
-                job = self._new_job(cluster, proc, base, texts, like)
-            except ClassAdSyntaxError as exc:
-                raise QueueError(
-                    f"job queue {self.queue.path}: job {cluster}.{proc}: {exc}"
-                ) from None
+            problem = problem or self._record_problem(texts)
+            if problem is not None or base is None:
+                self._skip_record(job_id, "queue", problem or "unreadable")
+                continue
+            job = self._new_job(cluster, proc, base, texts, like)
             if like is None or like.base is not base or texts.keys() <= _ID_ATTRS:
                 like = job
             self._register(job)
@@ -507,12 +544,17 @@ class Schedd:
         owner: str,
         now: float,
         request_id: str | None = None,
+        *,
+        item_files: Mapping[str, str] | None = None,
+        env: Mapping[str, str] | None = None,
     ) -> tuple[int, int]:
         """Queue a submit description; (cluster id, number of jobs).
 
         SubmitError (``source:line: problem``) propagates and nothing is stored. A
         ``request_id`` already applied returns its first answer without queueing again.
-        The jobs are committed to the queue file before this returns.
+        The jobs are committed to the queue file before this returns. ``item_files`` and
+        ``env`` are the submitting user's (the schedd reads neither files nor its own
+        environment for a user); more than MAX_JOBS_PER_SUBMISSION jobs are refused.
         """
         if request_id:
             prior = self.queue.lookup_request(request_id)
@@ -521,7 +563,15 @@ class Schedd:
         cluster = self.queue.next_cluster_id
         qdate = int(now)
         result = parse_submit(
-            description, source, owner=owner, cluster_id=cluster, qdate=qdate, validate=parse_expr
+            description,
+            source,
+            owner=owner,
+            cluster_id=cluster,
+            qdate=qdate,
+            validate=parse_expr,
+            item_files=item_files,
+            env=env,
+            max_jobs=self.config.get_int("MAX_JOBS_PER_SUBMISSION", MAX_JOBS_PER_SUBMISSION),
         )
         jobs: list[Job] = []
         if result.procs:
@@ -1036,8 +1086,13 @@ class Schedd:
         expr = self._constraint(constraint)
         out = []
         for job in sorted(self.jobs.values(), key=lambda j: j.key):
-            if self._true(expr, job.ad, now):
-                out.append(self._projection(job.ad, projection))
+            try:
+                ad = job.ad
+            except ClassAdSyntaxError as exc:  # defensive: records are checked at load
+                self._skip_record(job.job_id, "queue", str(exc))
+                continue
+            if self._true(expr, ad, now):
+                out.append(self._projection(ad, projection))
                 if limit and len(out) >= limit:
                     break
         return out
@@ -1053,7 +1108,10 @@ class Schedd:
         """Jobs that left the queue, newest first."""
         expr = self._constraint(constraint)
         out = []
-        for _, _, texts in self.queue.history():
+        for cluster, proc, texts in self.queue.history():
+            if (problem := self._record_problem(texts)) is not None:
+                self._skip_record(f"{cluster}.{proc}", "history", problem)
+                continue
             ad = self._ad_from_texts(texts)
             if self._true(expr, ad, now):
                 out.append(self._projection(ad, projection))
@@ -1180,7 +1238,8 @@ def _is_num(v: object) -> bool:
 
 
 def _num(x: float) -> int | float:
-    return int(x) if float(x).is_integer() else float(x)
+    # an integer only when it fits the wire's 64 bits: a sum of RequestCpus may not
+    return int(x) if float(x).is_integer() and abs(x) <= INT64_MAX else float(x)
 
 
 def _redact(claim_id: str) -> str:

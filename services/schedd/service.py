@@ -22,6 +22,7 @@ the others; network calls never hold a core in an intermediate state.
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 from collections import Counter
 from collections.abc import Awaitable, Mapping
@@ -94,6 +95,7 @@ class ScheddService(sgrpc.ScheddServicer):
                     raise ValueError(f"schedd name {name!r} given twice")
                 queue = JobQueue(ctx.state_dir / f"{name}.sqlite", birth=now)
                 self.cores[name.lower()] = Schedd(name, queue, ctx.config, now)
+                self._after(self.cores[name.lower()], changed=False)  # records left out
         except Exception:
             for core in self.cores.values():
                 core.queue.close()
@@ -174,6 +176,14 @@ class ScheddService(sgrpc.ScheddServicer):
     def _after(self, core: Schedd, *, changed: bool = True) -> None:
         """Emit the core's events; note that its ads need refreshing."""
         for kind, fields in core.drain_events():
+            if kind == "bad_record":
+                log.warning(
+                    "%s: job %s left out of the %s: %s",
+                    core.name,
+                    fields["job"],
+                    fields["where"],
+                    fields["problem"],
+                )
             self.ctx.events.emit(core.name, kind, **fields)
         if changed and self._changed is not None:
             self._changed.set()
@@ -207,6 +217,8 @@ class ScheddService(sgrpc.ScheddServicer):
                 request.owner,
                 now,
                 request_id=request.request_id or None,
+                item_files=dict(request.item_files),
+                env=dict(request.env),
             )
         except SubmitError as exc:
             await abort_invalid(context, str(exc))
@@ -228,10 +240,7 @@ class ScheddService(sgrpc.ScheddServicer):
             ads = core.query(request.constraint, list(request.projection), request.limit, now=now)
         except ScheddError as exc:
             await abort_invalid(context, str(exc))
-        reply = spb.JobQueryReply()
-        ads_to_pb(ads, reply.jobs)
-        ad_to_pb(core.schedd_ad(now), reply.schedd)
-        return reply
+        return self._job_reply(core, ads, now)
 
     async def History(
         self, request: spb.JobQueryRequest, context: grpc.aio.ServicerContext
@@ -245,10 +254,21 @@ class ScheddService(sgrpc.ScheddServicer):
         except QueueError as exc:
             log.error("%s: history unreadable: %s", core.name, exc)
             await context.abort(grpc.StatusCode.INTERNAL, str(exc))
+        return self._job_reply(core, ads, now)
+
+    def _job_reply(self, core: Schedd, ads: list[ClassAd], now: float) -> spb.JobQueryReply:
+        """Job ads and the schedd ad; a job ad that cannot be sent is reported and left
+        out, so one odd job never fails a query for everyone."""
         reply = spb.JobQueryReply()
-        ads_to_pb(ads, reply.jobs)
+        ads_to_pb(ads, reply.jobs, functools.partial(self._unsendable, core))
         ad_to_pb(core.schedd_ad(now), reply.schedd)
+        self._after(core, changed=False)
         return reply
+
+    def _unsendable(self, core: Schedd, ad: ClassAd, exc: WireError) -> None:
+        job_id = f"{ad.get_value('ClusterId', '?')}.{ad.get_value('ProcId', '?')}"
+        log.warning("%s: job %s left out of a reply: %s", core.name, job_id, exc)
+        self.ctx.events.emit(core.name, "bad_record", job=job_id, where="reply", problem=str(exc))
 
     async def Act(self, request: spb.ActRequest, context: grpc.aio.ServicerContext) -> spb.ActReply:
         core = await self._core(request.schedd_name, context)
@@ -278,7 +298,11 @@ class ScheddService(sgrpc.ScheddServicer):
     ) -> spb.ResourceRequestsReply:
         core = await self._core(request.schedd_name, context)
         reply = spb.ResourceRequestsReply()
-        ads_to_pb(core.resource_requests(request.submitter or None), reply.requests)
+        ads_to_pb(
+            core.resource_requests(request.submitter or None),
+            reply.requests,
+            functools.partial(self._unsendable, core),
+        )
         return reply
 
     async def Matches(

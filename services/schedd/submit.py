@@ -15,6 +15,18 @@ src/condor_utils/submit_utils.cpp:
   (one line or until a line starting with ``)``), ``queue [N] [vars] from [slice] (...)``
   or ``from <file>`` (one job set per line, split on commas and/or spaces, the last variable
   taking the rest of the line). ``matching`` and ``from <command> |`` are not supported.
+  A submit that would queue more than MAX_JOBS_PER_SUBMISSION jobs (``max_jobs``) is refused
+  before any job is built, with condor_submit's words.
+- Files and the environment are the submitting user's, never the schedd's: this module
+  reads no file and no environment variable. The submitting tool finds the item files a
+  description names (``submit_inputs``), reads them on the user's side and sends their
+  text along (``item_files``), with the ``$ENV(NAME)`` values the description names
+  (``env``); a ``queue ... from <file>`` not sent is refused, and so is ``include``.
+- ``hold = true`` queues the jobs held, as condor_submit does: JobStatus 5, HoldReasonCode
+  15 (SubmittedOnHold), HoldReason "submitted on hold at user's request".
+- Numbers must fit the job ad's types (64-bit integers, finite reals): a literal that
+  HTCondor's ClassAd language would read as 0 or INF, or a request_* value past 2**63 - 1,
+  is refused instead of being queued as something else.
 - Defaults when not given (condor_submit's, from its param table): RequestCpus 1
   (JOB_DEFAULT_REQUESTCPUS), RequestMemory 128 MB (JOB_DEFAULT_REQUESTMEMORY), RequestDisk
   1048576 KB (JOB_DEFAULT_REQUESTDISK evaluated with no input files), JobLeaseDuration 2400
@@ -32,24 +44,27 @@ Known differences: no Arch/OpSys, file-transfer or FileSystemDomain clauses in R
 (mock startds run nothing); request_cpus/memory/disk must be numbers or constant
 expressions (HTCondor also accepts ClassAd expressions such as ``MemoryUsage * 2``); the
 retry forms (``request_memory = 1G, 4G``) keep only the first value; executables are not
-made absolute nor checked; custom resources (``request_gpus``) and ``if``/``include`` in
-submit files are not handled; most other commands are accepted and ignored.
+made absolute nor checked; custom resources (``request_gpus``) and ``if`` in submit
+files are not handled; ``include`` is refused (HTCondor reads the file on the submit side); most other commands are accepted and ignored.
 """
 
 from __future__ import annotations
 
+import math
 import os
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
+from ..classad.numbers import INT64_MAX, out_of_range_number
 from ..config import ConfigDict, ConfigError, Knob, MacroError, expand_macros, parse_size
 from ..config.constexpr import evaluate_constant
 from ..config.lines import LineReader
 from ..config.units import KIB, MIB
 
 UID_DOMAIN = "mockpool"
-MAX_PROCS = 5_000_000  # per submit description; a guard against "queue 1e12"
+MAX_JOBS_PER_SUBMISSION = 20000  # HTCondor's default (param_info.in); the schedd's knob
+HOLD_CODE_SUBMITTED_ON_HOLD = 15  # condor_holdcodes.h SubmittedOnHold
 
 # condor_submit's defaults (param table), already in the job ad's units
 DEFAULT_REQUEST_CPUS = 1
@@ -82,6 +97,10 @@ _SLEEP_ARG = re.compile(r"(\d+(?:\.\d*)?|\.\d+)([smhd]?)\Z")
 _SLEEP_UNIT = {"": 1, "s": 1, "m": 60, "h": 3600, "d": 86400}
 _NAME_OK = re.compile(r"[^\s\"'\\,]+\Z")
 _MENTIONS_CPUS = re.compile(r"(?<![\w.])(?:target\.)?cpus(?!\w)", re.IGNORECASE)
+_INCLUDE = re.compile(r"@?include(?![\w.])(?!\s*=)", re.IGNORECASE)
+_ENV_NAME = re.compile(r"\$ENV\(\s*([A-Za-z_]\w*)\s*[:)]", re.IGNORECASE)
+_OUT_OF_RANGE = "number out of range (integers are 64-bit, reals finite)"
+_BOOL_WORDS = {"true": True, "yes": True, "1": True, "false": False, "no": False, "0": False}
 
 
 # attribute names other code looks up by this spelling, whatever case +Attr used
@@ -148,6 +167,11 @@ def quote(text: str) -> str:
     return '"' + text.translate(_ESCAPES) + '"'
 
 
+def _fits(value: float) -> bool:
+    """True when ``value`` can be a job ad number: finite and within 64-bit integers."""
+    return math.isfinite(value) and abs(value) <= INT64_MAX
+
+
 def _number_text(value: float) -> str:
     return str(int(value)) if float(value).is_integer() else repr(float(value))
 
@@ -171,12 +195,22 @@ class _Submit:
         cluster_id: int,
         qdate: int,
         validate: Callable[[str], object] | None,
+        *,
+        item_files: Mapping[str, str] | None = None,
+        env: Mapping[str, str] | None = None,
+        max_jobs: int = MAX_JOBS_PER_SUBMISSION,
+        read_item_file: Callable[[str], str] | None = None,
     ) -> None:
         self.source = source
         self.owner = owner
         self.cluster_id = cluster_id
         self.qdate = qdate
         self.validate = validate
+        self.item_files = dict(item_files or {})
+        self.env = dict(env or {})
+        self.max_jobs = max_jobs
+        # Set only on the submitting side (submit_inputs): read the item files, queue nothing.
+        self.read_item_file = read_item_file
         self.owner_attr = quote(owner)
         self.user_attr = quote(f"{owner}@{UID_DOMAIN}")
         self.vars = ConfigDict(defaults={})
@@ -202,7 +236,7 @@ class _Submit:
 
     def expand(self, text: str, line: int, name: str | None = None) -> str:
         try:
-            return expand_macros(text, self.lookup, name=name).strip()
+            return expand_macros(text, self.lookup, env=self.env, name=name).strip()
         except MacroError as e:
             raise self.fail(f"{name + ': ' if name else ''}{e}", line) from None
 
@@ -236,6 +270,8 @@ class _Submit:
                 self.validate(found[2])
             except Exception as e:  # the validator's error type is the caller's
                 raise self.bad(found, str(e)) from None
+        if (number := out_of_range_number(found[2])) is not None:
+            raise self.bad(found, f"{_OUT_OF_RANGE}: {number}")
         return found[2]
 
     # --- reading ----------------------------------------------------------------------
@@ -248,6 +284,11 @@ class _Submit:
                 if m := _QUEUE.match(line):
                     self.queue(m.group(1), reader)
                     queued = True
+                elif _INCLUDE.match(line):
+                    raise self.fail(
+                        "include is not supported in a submit description: the schedd reads "
+                        "no files (put the included lines in the description)"
+                    )
                 elif m := _ATTR.match(line):
                     self.vars.set("MY." + m.group(1), m.group(2), self.source, self.line)
                 elif m := _ASSIGN.match(line):
@@ -268,8 +309,13 @@ class _Submit:
         self.static_sections = {}
         args = self.expand(args, line)
         count, names, rows, indices = self.queue_items(args, reader)
-        if count * len(rows) + len(self.procs) > MAX_PROCS:
-            raise self.fail(f"more than {MAX_PROCS} jobs in one submit description", line)
+        if self.read_item_file is not None:
+            return  # the submitting side only gathers item files
+        if count * len(rows) + len(self.procs) > self.max_jobs:
+            raise self.fail(
+                f"Number of submitted jobs would exceed MAX_JOBS_PER_SUBMISSION ({self.max_jobs})",
+                line,
+            )
         template: dict[str, str] | None = None
         for index, row in zip(indices, rows):
             for step in range(count):
@@ -386,11 +432,26 @@ class _Submit:
             return [tail]
         if tail.endswith("|"):
             raise self.fail("'queue ... from <command> |' is not supported by mockpool")
-        try:
-            with open(tail) as f:
-                return f.read().splitlines()
-        except (OSError, ValueError) as e:  # ValueError: a NUL in the name
-            raise self.fail(f"queue ... from {tail}: {getattr(e, 'strerror', None) or e}") from None
+        return self.item_file(tail).splitlines()
+
+    def item_file(self, path: str) -> str:
+        """The text of an item file: read by the submitting side's reader, or as sent."""
+        if self.read_item_file is not None:
+            try:
+                text = self.read_item_file(path)
+            except (OSError, ValueError) as e:  # ValueError: a NUL in the name, not UTF-8
+                raise self.fail(
+                    f"queue ... from {path}: {getattr(e, 'strerror', None) or e}"
+                ) from None
+            self.item_files[path] = text
+            return text
+        text = self.item_files.get(path)
+        if text is None:
+            raise self.fail(
+                f"queue ... from {path}: the item file was not sent with the submit (the "
+                "schedd reads no files; the submitting tool sends the files a description names)"
+            )
+        return text
 
     # --- one job ----------------------------------------------------------------------
 
@@ -410,6 +471,7 @@ class _Submit:
             self.preferences,
             self.accounting,
             self.records,
+            self.hold,
             self.forced_attributes,
         ):
             ad.update(self.section(build, queue_line))
@@ -450,7 +512,10 @@ class _Submit:
         elif args is not None:
             attrs["Args"] = quote(text)
         if os.path.basename(cmd[2]) == "sleep" and (m := _SLEEP_ARG.match(_first_argument(text))):
-            attrs["MockDuration"] = _number_text(float(m.group(1)) * _SLEEP_UNIT[m.group(2)])
+            seconds = float(m.group(1)) * _SLEEP_UNIT[m.group(2)]
+            if not _fits(seconds):
+                raise self.bad(args, f"{_OUT_OF_RANGE}: sleep {m.group(0)}")  # type: ignore[arg-type]
+            attrs["MockDuration"] = _number_text(seconds)
         return attrs
 
     def integer(self, found: tuple[str, int, str]) -> int:
@@ -460,6 +525,8 @@ class _Submit:
             value = None
         if isinstance(value, bool) or not isinstance(value, int | float):
             raise self.bad(found, "expected an integer")
+        if not _fits(value):
+            raise self.bad(found, _OUT_OF_RANGE)
         return int(value)
 
     def size(self, found: tuple[str, int, str], unit: int, example: str) -> int | None:
@@ -474,7 +541,11 @@ class _Submit:
                 value = None
             if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
                 raise self.bad(found, f"expected a size such as {example}")
+            if not _fits(value):
+                raise self.bad(found, _OUT_OF_RANGE)
             size = int(value)
+        if size > INT64_MAX:
+            raise self.bad(found, _OUT_OF_RANGE)
         return size
 
     def resources(self, _: int) -> dict[str, str]:
@@ -488,6 +559,8 @@ class _Submit:
                 value = None
             if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
                 raise self.bad(cpus, "expected a number of CPUs")
+            if not _fits(value):
+                raise self.bad(cpus, _OUT_OF_RANGE)
             attrs["RequestCpus"] = _number_text(value)
         else:
             attrs["RequestCpus"] = str(DEFAULT_REQUEST_CPUS)
@@ -599,6 +672,22 @@ class _Submit:
                 attrs[attr] = quote(found[2])
         return attrs
 
+    def hold(self, _: int) -> dict[str, str]:
+        """``hold = true``: queued held, with condor_submit's code and reason."""
+        found = self.command("hold")
+        if not found or not found[2]:
+            return {}
+        held = _BOOL_WORDS.get(found[2].lower())
+        if held is None:
+            raise self.bad(found, "expected True or False")
+        if not held:
+            return {}
+        return {
+            "JobStatus": "5",
+            "HoldReasonCode": str(HOLD_CODE_SUBMITTED_ON_HOLD),
+            "HoldReason": quote("submitted on hold at user's request"),
+        }
+
     def forced_attributes(self, _: int) -> dict[str, str]:
         """``+Attr``/``MY.Attr``, last, replacing a built-in attribute of the same name."""
         attrs: dict[str, str] = {}
@@ -622,6 +711,9 @@ def parse_submit(
     cluster_id: int = 1,
     qdate: int = 0,
     validate: Callable[[str], object] | None = None,
+    item_files: Mapping[str, str] | None = None,
+    env: Mapping[str, str] | None = None,
+    max_jobs: int = MAX_JOBS_PER_SUBMISSION,
 ) -> SubmitResult:
     """Job ads for a submit description, as condor_submit would queue them.
 
@@ -629,13 +721,58 @@ def parse_submit(
     ``cluster_id`` and ``qdate`` are the schedd's. ``validate``, if given (e.g.
     ``mockpool.classad.parse_expr``), is called on every expression the user wrote
     (requirements, rank, job_lease_duration, ``+Attr``) and may reject it by raising.
-    Every problem raises ``SubmitError`` naming ``source`` and the line.
+    ``item_files`` (path as written -> text) and ``env`` (``$ENV`` name -> value) are what
+    the submitting side read for the description (:func:`submit_inputs`); nothing else is
+    read. More than ``max_jobs`` jobs is refused. Every problem raises ``SubmitError``
+    naming ``source`` and the line.
     """
     if not owner or not _NAME_OK.match(owner):
         raise SubmitError(f"{source}: {owner!r} is not a valid owner name")
-    submit = _Submit(source, owner, cluster_id, qdate, validate)
+    submit = _Submit(
+        source,
+        owner,
+        cluster_id,
+        qdate,
+        validate,
+        item_files=item_files,
+        env=env,
+        max_jobs=max_jobs,
+    )
     try:
         submit.run(text)
     except RecursionError:  # defensive: nesting is bounded where it can occur
         raise SubmitError(f"{source}: input nested too deeply") from None
     return SubmitResult(cluster_id, submit.procs, submit.warnings)
+
+
+@dataclass
+class SubmitInputs:
+    """What the submitting side reads for a description and sends with it."""
+
+    item_files: dict[str, str] = field(default_factory=dict)  # path as written -> text
+    env: dict[str, str] = field(default_factory=dict)  # $ENV names -> values (set ones only)
+
+
+def submit_inputs(
+    text: str,
+    source: str = "<submit>",
+    *,
+    read_item_file: Callable[[str], str],
+    environ: Mapping[str, str],
+) -> SubmitInputs:
+    """The item files and environment variables a description names, read on the
+    submitting side: ``read_item_file(path)`` for each ``queue ... from <file>`` (raising
+    OSError or ValueError when it cannot), ``environ`` for each ``$ENV(NAME)``. Runs the
+    description's variables and queue statements (not its jobs), so a path made of macros
+    is found as the schedd will expand it; a ``$ENV`` name made of macros is not sent.
+    SubmitError names the line of a file that cannot be read or a queue statement in error.
+    """
+    env = {
+        name: environ[name] for name in dict.fromkeys(_ENV_NAME.findall(text)) if name in environ
+    }
+    scan = _Submit(source, "scan", 0, 0, None, env=env, read_item_file=read_item_file)
+    try:
+        scan.run(text)
+    except RecursionError:
+        raise SubmitError(f"{source}: input nested too deeply") from None
+    return SubmitInputs(scan.item_files, env)

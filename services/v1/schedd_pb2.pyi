@@ -9,18 +9,36 @@ from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
 DESCRIPTOR: _descriptor.FileDescriptor
 
 class SubmitRequest(_message.Message):
-    __slots__ = ("schedd_name", "request_id", "description", "source", "owner")
+    __slots__ = ("schedd_name", "request_id", "description", "source", "owner", "item_files", "env")
+    class ItemFilesEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: str
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[str] = ...) -> None: ...
+    class EnvEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: str
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[str] = ...) -> None: ...
     SCHEDD_NAME_FIELD_NUMBER: _ClassVar[int]
     REQUEST_ID_FIELD_NUMBER: _ClassVar[int]
     DESCRIPTION_FIELD_NUMBER: _ClassVar[int]
     SOURCE_FIELD_NUMBER: _ClassVar[int]
     OWNER_FIELD_NUMBER: _ClassVar[int]
+    ITEM_FILES_FIELD_NUMBER: _ClassVar[int]
+    ENV_FIELD_NUMBER: _ClassVar[int]
     schedd_name: str
     request_id: str
     description: str
     source: str
     owner: str
-    def __init__(self, schedd_name: _Optional[str] = ..., request_id: _Optional[str] = ..., description: _Optional[str] = ..., source: _Optional[str] = ..., owner: _Optional[str] = ...) -> None: ...
+    item_files: _containers.ScalarMap[str, str]
+    env: _containers.ScalarMap[str, str]
+    def __init__(self, schedd_name: _Optional[str] = ..., request_id: _Optional[str] = ..., description: _Optional[str] = ..., source: _Optional[str] = ..., owner: _Optional[str] = ..., item_files: _Optional[_Mapping[str, str]] = ..., env: _Optional[_Mapping[str, str]] = ...) -> None: ...
 
 class SubmitReply(_message.Message):
     __slots__ = ("cluster_id", "num_procs")

@@ -7,13 +7,20 @@ item splitting of ``queue ... from`` was checked against htcondor 25's ``Submit.
 from __future__ import annotations
 
 import contextlib
+import os
 import textwrap
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mockpool.schedd.submit import SubmitError, parse_submit, quote
+from mockpool.schedd.submit import (
+    MAX_JOBS_PER_SUBMISSION,
+    SubmitError,
+    parse_submit,
+    quote,
+    submit_inputs,
+)
 
 # fmt: off
 FRAGMENTS = [  # pieces of submit syntax for the property test
@@ -396,10 +403,11 @@ class TestQueue:
         ads = procs("executable = x\narguments = $(Item)\nqueue in [::2] (a, b, c, d, e)\n")
         assert [a["Args"] for a in ads] == ['"a"', '"c"', '"e"']
 
-    def test_from_file(self, tmp_path, monkeypatch):
-        (tmp_path / "items.txt").write_text("x1 10\n\nx2 20\n")
-        monkeypatch.chdir(tmp_path)
-        ads = procs("executable = /bin/sleep\narguments = $(t)\nqueue name, t from items.txt\n")
+    def test_from_file(self):
+        ads = procs(
+            "executable = /bin/sleep\narguments = $(t)\nqueue name, t from items.txt\n",
+            item_files={"items.txt": "x1 10\n\nx2 20\n"},
+        )
         assert [a["MockDuration"] for a in ads] == ["10", "20"]
 
     def test_jobs_without_live_variables_are_identical_but_for_procid(self):
@@ -419,7 +427,7 @@ class TestQueue:
             ("queue x, y in (a, b)", "'queue ... in' takes one variable"),
             ("queue 1bad in (a)", "is not a variable name"),
             ("queue x from cmd |", "not supported"),
-            ("queue x from no_such_file.txt", "queue ... from no_such_file.txt: No such file"),
+            ("queue x from no_such_file.txt", "queue ... from no_such_file.txt: the item file was"),
             ("queue x in (a) extra", "unexpected 'extra' after the list"),
             ("queue x in [1:2:0] (a)", "a slice step must be positive"),
         ],
@@ -529,3 +537,193 @@ def test_ads_are_classad_expressions_that_match_a_slot():
     too_small = parse_ad("[Memory = 4096; Disk = 10000000; Cpus = 1]")
     assert evaluate(job.lookup("Requirements"), job, fits) is True
     assert evaluate(job.lookup("Requirements"), job, too_small) is False
+
+
+class TestUserFiles:
+    """The schedd reads no file and no environment variable for a user: item files and
+    $ENV values come with the submit, read on the submitting side (issue 7, item 1)."""
+
+    def test_a_path_not_sent_is_refused_not_read(self, tmp_path):
+        secret = tmp_path / "token"
+        secret.write_text("admin-token\n")
+        with pytest.raises(SubmitError) as info:
+            procs(f"executable = x\narguments = $(t)\nqueue t from {secret}\n")
+        message = str(info.value)
+        assert message.startswith(f"job.sub:3: queue ... from {secret}: the item file was not sent")
+        assert "admin-token" not in message
+
+    def test_a_fifo_is_never_opened(self, tmp_path):
+        fifo = tmp_path / "fifo"
+        os.mkfifo(fifo)  # opening it for reading would block until a writer comes
+        with pytest.raises(SubmitError, match=r"^job.sub:2: queue \.\.\. from .*fifo: the item"):
+            procs(f"executable = x\nqueue t from {fifo}\n")
+
+    def test_include_is_refused(self):
+        with pytest.raises(SubmitError, match=r"^job.sub:2: include is not supported"):
+            procs("executable = x\ninclude : /etc/passwd\nqueue\n")
+        with pytest.raises(SubmitError, match=r"^job.sub:1: include is not supported"):
+            procs("@include : cmd |\nexecutable = x\nqueue\n")
+        # a variable named include is still a variable
+        assert one("include = 1\nexecutable = x\nqueue\n")["Cmd"] == '"x"'
+
+    def test_item_file_path_with_macros_is_looked_up_as_expanded(self):
+        ads = procs(
+            "dir = lists\nexecutable = x\narguments = $(Item)\nqueue from $(dir)/a.txt\n",
+            item_files={"lists/a.txt": "p\nq\n"},
+        )
+        assert [a["Args"] for a in ads] == ['"p"', '"q"']
+
+    def test_env_is_the_submitters_not_the_schedds(self, monkeypatch):
+        monkeypatch.setenv("MOCKPOOL_TEST_SECRET", "schedd-secret")
+        text = 'executable = x\n+S = "$ENV(MOCKPOOL_TEST_SECRET)"\n+D = "$ENV(NOPE:dflt)"\nqueue\n'
+        assert one(text)["S"] == '""'
+        ad = one(text, env={"MOCKPOOL_TEST_SECRET": "users-value"})
+        assert (ad["S"], ad["D"]) == ('"users-value"', '"dflt"')
+
+    def test_submit_inputs_reads_each_named_file_once_on_the_submitting_side(self):
+        read: list[str] = []
+
+        def reader(path: str) -> str:
+            read.append(path)
+            return {"a.txt": "1\n2\n", "b/c.txt": "x y\n"}[path]
+
+        text = textwrap.dedent(
+            """\
+            executable = x
+            sub = b
+            arguments = $(Item) $ENV(USER_A) $ENV( USER_B :z) $ENV(UNSET)
+            queue from a.txt
+            queue p, q from $(sub)/c.txt
+            queue in (k, l)
+            queue 2
+            """
+        )
+        inputs = submit_inputs(
+            text, "job.sub", read_item_file=reader, environ={"USER_A": "a", "USER_B": "b"}
+        )
+        assert read == ["a.txt", "b/c.txt"]
+        assert inputs.item_files == {"a.txt": "1\n2\n", "b/c.txt": "x y\n"}
+        assert inputs.env == {"USER_A": "a", "USER_B": "b"}
+        # what the schedd then queues from them: 2 + 1 + 2 + 2 jobs
+        result = submit(text, item_files=inputs.item_files, env=inputs.env)
+        assert len(result.procs) == 7
+        assert result.procs[0]["Args"] == '"1 a b"'
+
+    def test_submit_inputs_error_names_the_line(self):
+        def reader(path: str) -> str:
+            raise FileNotFoundError(2, "No such file or directory")
+
+        with pytest.raises(SubmitError, match=r"^job.sub:2: queue \.\.\. from gone.txt: No such"):
+            submit_inputs(
+                "executable = x\nqueue from gone.txt\n",
+                "job.sub",
+                read_item_file=reader,
+                environ={},
+            )
+
+    def test_submit_inputs_does_not_apply_the_schedds_job_limit(self):
+        inputs = submit_inputs(
+            "executable = x\nqueue 999999\n", read_item_file=lambda p: "", environ={}
+        )
+        assert inputs.item_files == {} and inputs.env == {}
+
+
+class TestHold:
+    """condor_submit's SetJobStatus (submit_utils.cpp): hold = true queues the job held
+    with HoldReasonCode 15 (SubmittedOnHold) and "submitted on hold at user's request"."""
+
+    @pytest.mark.parametrize("word", ["true", "True", "yes", "1"])
+    def test_hold_true(self, word):
+        ads = procs(f"executable = x\nhold = {word}\nqueue 2\n")
+        for ad in ads:
+            assert ad["JobStatus"] == "5"
+            assert ad["HoldReasonCode"] == "15"
+            assert ad["HoldReason"] == '"submitted on hold at user\'s request"'
+
+    @pytest.mark.parametrize("text", ["hold = false\n", "hold = no\n", ""])
+    def test_not_held(self, text):
+        ad = one(f"executable = x\n{text}queue\n")
+        assert ad["JobStatus"] == "1" and "HoldReasonCode" not in ad
+
+    def test_bad_value(self):
+        with pytest.raises(SubmitError, match=r'^job.sub:2: hold = "maybe": expected True or'):
+            procs("executable = x\nhold = maybe\nqueue\n")
+
+
+class TestMaxJobsPerSubmission:
+    """MAX_JOBS_PER_SUBMISSION (param_info.in: default 20000): the schedd refuses a submit
+    whose jobs would exceed it (qmgmt.cpp NewProc; condor_submit prints "Number of
+    submitted jobs would exceed MAX_JOBS_PER_SUBMISSION")."""
+
+    def test_default_is_htcondors(self):
+        assert MAX_JOBS_PER_SUBMISSION == 20000
+
+    def test_at_the_limit_is_accepted(self):
+        assert len(procs("executable = x\nqueue 10\n", max_jobs=10)) == 10
+
+    @pytest.mark.parametrize(
+        ("queue", "line"),
+        [
+            ("queue 11\n", 2),
+            ("queue 3 x in (a, b, c, d)\n", 2),  # 3 x 4 = 12 jobs
+            ("queue 6\nqueue 5\n", 3),  # 11 in all: the second statement is refused
+        ],
+    )
+    def test_over_the_limit_is_refused(self, queue, line):
+        with pytest.raises(SubmitError) as info:
+            procs(f"executable = x\n{queue}", max_jobs=10)
+        assert str(info.value) == (
+            f"job.sub:{line}: Number of submitted jobs would exceed MAX_JOBS_PER_SUBMISSION (10)"
+        )
+
+    def test_a_huge_count_is_refused_before_any_job_is_built(self):
+        with pytest.raises(SubmitError, match=r"exceed MAX_JOBS_PER_SUBMISSION \(20000\)"):
+            procs("executable = x\nqueue 100000000000000000000\n")
+        with pytest.raises(SubmitError, match=r"exceed MAX_JOBS_PER_SUBMISSION \(20000\)"):
+            procs("executable = x\nqueue 20001\n")
+
+
+class TestNumbersThatDoNotFit:
+    """Values that would not fit the job ad's types (64-bit integers, finite reals) are
+    refused: HTCondor's ClassAd language reads 99999999999999999999 as 0 and 1e400 as INF
+    (classad2), so queueing them would queue something the user did not write."""
+
+    @pytest.mark.parametrize(
+        "line",
+        [
+            "request_memory = 99999999999999999999",
+            "request_memory = 1e300",
+            "request_memory = 1e400",
+            "request_disk = 99999999999999999999",
+            "request_cpus = 1e300",
+            "request_cpus = 99999999999999999999",
+            "priority = 99999999999999999999",
+            "priority = 1e400",
+            "+Foo = 99999999999999999999",
+            "+Foo = 1 + 9223372036854775808",
+            "+Foo = 1e400",
+            "requirements = Memory > 18446744073709551616",
+            "rank = 1e999",
+        ],
+    )
+    def test_refused(self, line):
+        with pytest.raises(SubmitError) as info:
+            procs(f"executable = x\n{line}\nqueue\n")
+        message = str(info.value)
+        assert message.startswith("job.sub:2: ") and "out of range" in message
+
+    def test_sleep_longer_than_64_bits_is_refused(self):
+        with pytest.raises(SubmitError, match=r"^job.sub:2: arguments = .*out of range"):
+            procs("executable = /bin/sleep\narguments = 99999999999999999999999\nqueue\n")
+
+    @pytest.mark.parametrize(
+        ("line", "attr", "text"),
+        [
+            ("request_memory = 9223372036854775807", "RequestMemory", "9223372036854775807"),
+            ("+Foo = -9223372036854775808", "Foo", "-9223372036854775808"),
+            ("+Foo = 1e300", "Foo", "1e300"),
+            ('+Foo = "99999999999999999999"', "Foo", '"99999999999999999999"'),
+        ],
+    )
+    def test_largest_values_that_fit_are_kept(self, line, attr, text):
+        assert one(f"executable = x\n{line}\nqueue\n")[attr] == text
