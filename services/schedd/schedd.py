@@ -476,16 +476,19 @@ class Schedd:
             base = bases.get(cluster)
             if problem is None and base is None:
                 if cluster not in clusters:
-                    problem = "no cluster ad"
-                else:
-                    problem = self._record_problem(clusters[cluster])
-                if problem is not None:
+                    problem = bad_clusters[cluster] = "no cluster ad"
+                elif (problem := self._record_problem(clusters[cluster])) is not None:
                     problem = bad_clusters[cluster] = f"cluster ad: {problem}"
                 else:
                     base = bases[cluster] = self._base(cluster, clusters[cluster])
             problem = problem or self._record_problem(texts)
             if problem is not None or base is None:
                 self._skip_record(job_id, "queue", problem or "unreadable")
+                next_id = max(
+                    self.queue.next_cluster_id, int(self._batch.meta.get("next_cluster_id", 0))
+                )
+                if cluster >= next_id:  # never reuse its id
+                    self._batch.meta["next_cluster_id"] = str(cluster + 1)
                 continue
             job = self._new_job(cluster, proc, base, texts, like)
             if like is None or like.base is not base or texts.keys() <= _ID_ATTRS:
