@@ -210,6 +210,8 @@ def selection_constraint(constraint: str, args: Sequence[str]) -> str:
         if m := _JOB_ID.match(arg):
             cluster, proc = int(m.group(1)), m.group(2)
             ids.append(f"(ClusterId == {cluster}" + (f" && ProcId == {int(proc)})" if proc else ")"))
+        elif re.fullmatch(r"[\d.]+", arg):
+            raise ValueError(f"{arg!r} is not a cluster or a job id (cluster.proc) in 64 bits")
         elif _OWNER.match(arg):
             owners.append(f"Owner == {quote(arg)}")
         else:

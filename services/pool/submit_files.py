@@ -35,14 +35,10 @@ def read_user_file(path: str | os.PathLike[str]) -> str:
         raise SubmitFileError(f"cannot read {os.fspath(path)}: {e.strerror}") from None
     except ValueError as e:  # a NUL in the name
         raise SubmitFileError(f"cannot read {os.fspath(path)!r}: {e}") from None
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise SubmitFileError(f"cannot read {os.fspath(path)}: not a regular file")
     with os.fdopen(fd, "rb") as f:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            raise SubmitFileError(f"cannot read {os.fspath(path)}: not a regular file")
-        if info.st_size > MAX_FILE_BYTES:
-            raise SubmitFileError(
-                f"cannot read {os.fspath(path)}: larger than {MAX_FILE_BYTES >> 20} MiB"
-            )
         data = f.read(MAX_FILE_BYTES + 1)
     if len(data) > MAX_FILE_BYTES:
         raise SubmitFileError(
