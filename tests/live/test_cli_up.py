@@ -88,3 +88,31 @@ def test_history_shows_removed_jobs(up_pool: Path) -> None:
 def test_tools_without_a_pool_say_so(tmp_path: Path) -> None:
     proc = mockpool("q", pool=tmp_path, check=False)
     assert proc.returncode != 0 and "no pool is up" in proc.stderr
+
+
+def test_submit_reads_item_files_on_the_users_side(up_pool: Path, tmp_path: Path) -> None:
+    (tmp_path / "secs.txt").write_text("100000\n200000\n")
+    (tmp_path / "job.sub").write_text(
+        "executable = /bin/sleep\narguments = $(t)\nhold = true\nqueue t from secs.txt\n"
+    )
+    env = dict(os.environ, MOCKPOOL_HOME=str(up_pool))
+    out = subprocess.run([sys.executable, "-m", "mockpool.cli.main", "submit", "job.sub", "--owner",
+                          "dora"], capture_output=True, text=True, env=env, cwd=tmp_path, timeout=240)
+    assert out.returncode == 0, out.stderr
+    cluster = out.stdout.strip().split()[-1].rstrip(".")
+    long = mockpool("q", "-long", cluster, pool=up_pool).stdout
+    assert "MockDuration = 100000" in long and "MockDuration = 200000" in long
+    assert long.count("JobStatus = 5") == 2 and "HoldReasonCode = 15" in long
+    # an owner argument cannot widen the query; a non-id cannot reach rm
+    evil = mockpool("q", 'x" || true || "', pool=up_pool, check=False)
+    assert evil.returncode == 2 and "is not a" in evil.stderr
+    assert mockpool("rm", "1 || true", pool=up_pool, check=False).returncode == 2
+    mockpool("rm", cluster, pool=up_pool)
+
+
+def test_submit_over_max_jobs_per_submission(up_pool: Path, tmp_path: Path) -> None:
+    sub = tmp_path / "many.sub"
+    sub.write_text("executable = /bin/sleep\narguments = 1\nqueue 20001\n")
+    proc = mockpool("submit", str(sub), pool=up_pool, check=False)
+    assert proc.returncode != 0
+    assert "Number of submitted jobs would exceed MAX_JOBS_PER_SUBMISSION" in proc.stderr
