@@ -213,7 +213,7 @@ class _Submit:
         self.read_item_file = read_item_file
         self.owner_attr = quote(owner)
         self.user_attr = quote(f"{owner}@{UID_DOMAIN}")
-        self.vars = ConfigDict(defaults={})
+        self.vars = ConfigDict(defaults={}, env=self.env)
         self.procs: list[dict[str, str]] = []
         self.warnings: list[str] = []
         self.line = 0

@@ -727,3 +727,40 @@ class TestNumbersThatDoNotFit:
     )
     def test_largest_values_that_fit_are_kept(self, line, attr, text):
         assert one(f"executable = x\n{line}\nqueue\n")[attr] == text
+
+
+class _NoEnvironment(dict):  # os.environ stand-in that fails the test when read
+    def __getitem__(self, key):
+        raise AssertionError(f"the schedd's environment was read: {key}")
+
+    get = __getitem__  # type: ignore[assignment]
+
+    def __contains__(self, key):
+        raise AssertionError(f"the schedd's environment was read: {key}")
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "executable = x\narguments = $(Item)\nqueue from /etc/passwd\n",
+        "executable = x\nqueue from $(dir)/items\n",
+        "include : /etc/passwd\nexecutable = x\nqueue\n",
+        'executable = x\n+S = "$ENV(HOME) $ENV(PATH:p)"\narguments = $(arguments) $ENV(X)\nqueue\n',
+        "executable = x\nqueue 2 x in (a, b)\n",
+    ],
+)
+def test_parse_reads_no_file_and_no_environment(text, monkeypatch):
+    import builtins
+    import io
+    import pathlib
+
+    def refuse(*args, **kwargs):
+        raise AssertionError(f"a file was opened: {args}")
+
+    for module, name in ((builtins, "open"), (io, "open"), (os, "open")):
+        monkeypatch.setattr(module, name, refuse)
+    for name in ("open", "read_text", "read_bytes"):
+        monkeypatch.setattr(pathlib.Path, name, refuse)
+    monkeypatch.setattr(os, "environ", _NoEnvironment())
+    with contextlib.suppress(SubmitError):
+        parse_submit(text, "job.sub", owner="alice", env={"X": "1"})
