@@ -355,3 +355,37 @@ async def test_status(pool: Pool) -> None:
     await pool.stub(Role.SUBMIT).Submit(spb.SubmitRequest(description=SUB, owner="alice"))
     st = pool.svc.status()
     assert st["schedds"]["schedd1"]["idle"] == 2
+
+
+async def test_item_files_and_env_travel_with_the_submit(pool: Pool) -> None:
+    text = 'executable = /bin/sleep\narguments = $(t)\n+E = "$ENV(MINE)"\nqueue t from secs.txt\n'
+    with pytest.raises(grpc.aio.AioRpcError) as err:
+        await pool.stub(Role.SUBMIT).Submit(spb.SubmitRequest(description=text, owner="alice"))
+    assert err.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+    assert "queue ... from secs.txt: the item file was not sent" in err.value.details()
+    reply = await pool.stub(Role.SUBMIT).Submit(
+        spb.SubmitRequest(
+            description=text, owner="alice", item_files={"secs.txt": "5\n6\n"}, env={"MINE": "m"}
+        )
+    )
+    assert reply.num_procs == 2
+    q = await pool.stub(Role.READ).QueryJobs(spb.JobQueryRequest(projection=["MockDuration", "E"]))
+    assert [(a.get_value("MockDuration"), a.get_value("E")) for a in map(ad_from_pb, q.jobs)] == [
+        (5, "m"),
+        (6, "m"),
+    ]
+
+
+async def test_an_unsendable_job_is_left_out_of_replies_and_reported(pool: Pool) -> None:
+    for owner in ("alice", "bob"):
+        await pool.stub(Role.SUBMIT).Submit(spb.SubmitRequest(description=SUB, owner=owner))
+    core = pool.svc.cores["schedd1"]
+    core.jobs[(1, 0)].ad["Odd"] = 2**64  # however it got there, the wire cannot carry it
+    q = await pool.stub(Role.READ).QueryJobs(spb.JobQueryRequest())
+    ids = [(a.get_value("ClusterId"), a.get_value("ProcId")) for a in map(ad_from_pb, q.jobs)]
+    assert ids == [(1, 1), (2, 0), (2, 1)]
+    rr = await pool.stub(Role.NEGOTIATOR).GetResourceRequests(spb.ResourceRequestsRequest())
+    assert "bob@mockpool" in {ad_from_pb(r).get_value("Submitter") for r in rr.requests}
+    bad = [e for e in pool.ctx.events.drain() if e["kind"] == "bad_record"]
+    assert bad and {e["job"] for e in bad} == {"1.0"}
+    assert "integer 18446744073709551616 does not fit in 64 bits" in bad[0]["problem"]
