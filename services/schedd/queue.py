@@ -169,21 +169,16 @@ class JobQueue:
         except sqlite3.Error as exc:
             raise QueueError(f"cannot read job queue {self.path}: {exc}") from None
 
-    def load_clusters(self) -> dict[int, dict[str, str]]:
-        """Each cluster's shared attributes."""
+    def load_clusters(self) -> dict[int, dict[str, str] | None]:
+        """Each cluster's shared attributes (None: a row that is not a readable ad)."""
         rows = self._read("SELECT cluster, ad FROM clusters")
-        try:
-            return {c: json.loads(ad) for c, ad in rows}
-        except (ValueError, TypeError) as exc:
-            raise QueueError(f"job queue {self.path}: unreadable cluster ad: {exc}") from None
+        return {c: _texts(ad) for c, ad in rows}  # type: ignore[misc]
 
-    def load_jobs(self) -> list[tuple[int, int, dict[str, str | None]]]:
-        """Every job in the queue, by (cluster, proc): its own attributes over its cluster's."""
+    def load_jobs(self) -> list[tuple[int, int, dict[str, str | None] | None]]:
+        """Every job in the queue, by (cluster, proc): its own attributes over its cluster's
+        (None: a row that is not a readable ad; the caller reports it and goes on)."""
         rows = self._read("SELECT cluster, proc, ad FROM jobs ORDER BY cluster, proc")
-        try:
-            return [(c, p, json.loads(ad)) for c, p, ad in rows]
-        except (ValueError, TypeError) as exc:
-            raise QueueError(f"job queue {self.path}: unreadable job ad: {exc}") from None
+        return [(c, p, _texts(ad)) for c, p, ad in rows]
 
     def load_claims(self) -> list[StoredClaim]:
         rows = self._read(
@@ -197,8 +192,9 @@ class JobQueue:
         rows = self._read("SELECT cluster, procs FROM requests WHERE request_id = ?", (request_id,))
         return (rows[0][0], rows[0][1]) if rows else None
 
-    def history(self, batch_size: int = 500) -> Iterator[tuple[int, int, dict[str, str]]]:
-        """Jobs that left the queue, newest first, read in pages."""
+    def history(self, batch_size: int = 500) -> Iterator[tuple[int, int, dict[str, str] | None]]:
+        """Jobs that left the queue, newest first, read in pages (None: a row that is not a
+        readable ad)."""
         last = None
         while True:
             if last is None:
@@ -216,12 +212,7 @@ class JobQueue:
                 return
             for seq, cluster, proc, ad in rows:
                 last = seq
-                try:
-                    yield cluster, proc, json.loads(ad)
-                except ValueError as exc:
-                    raise QueueError(
-                        f"job queue {self.path}: unreadable history ad {cluster}.{proc}: {exc}"
-                    ) from None
+                yield cluster, proc, _texts(ad)  # type: ignore[misc]
 
     def history_count(self) -> int:
         return int(self._read("SELECT COUNT(*) FROM history")[0][0])
@@ -303,3 +294,17 @@ class JobQueue:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _texts(row: object) -> dict[str, str | None] | None:
+    """A stored ad (JSON: attribute name -> expression text, or null for a deleted one);
+    None when the row is anything else, so that one damaged row costs only its own job."""
+    try:
+        ad = json.loads(row)  # type: ignore[arg-type]
+    except (ValueError, TypeError):
+        return None
+    if not isinstance(ad, dict):
+        return None
+    if not all(isinstance(k, str) and (v is None or isinstance(v, str)) for k, v in ad.items()):
+        return None
+    return ad

@@ -463,8 +463,8 @@ class Schedd:
     # --- loading ------------------------------------------------------------------------
 
     def _load(self, now: float) -> None:
-        """Jobs and claims from the queue file. A record that cannot be served (no cluster
-        ad, a text that does not parse, a number past 64 bits) is reported as a
+        """Jobs and claims from the queue file. A record that cannot be served (a damaged
+        row, no cluster ad, a text that does not parse, a number past 64 bits) is reported as a
         ``bad_record`` event and left out, as stored: the other jobs go on."""
         clusters = self.queue.load_clusters()
         bases: dict[int, ClusterBase] = {}
@@ -477,13 +477,16 @@ class Schedd:
             if problem is None and base is None:
                 if cluster not in clusters:
                     problem = bad_clusters[cluster] = "no cluster ad"
-                elif (problem := self._record_problem(clusters[cluster])) is not None:
+                elif (shared := clusters[cluster]) is None:
+                    problem = bad_clusters[cluster] = "cluster ad: unreadable row"
+                elif (problem := self._record_problem(shared)) is not None:
                     problem = bad_clusters[cluster] = f"cluster ad: {problem}"
                 else:
-                    base = bases[cluster] = self._base(cluster, clusters[cluster])
-            problem = problem or self._record_problem(texts)
-            if problem is not None or base is None:
-                self._skip_record(job_id, "queue", problem or "unreadable")
+                    base = bases[cluster] = self._base(cluster, shared)
+            if problem is None:
+                problem = "unreadable row" if texts is None else self._record_problem(texts)
+            if problem is not None or base is None or texts is None:
+                self._skip_record(job_id, "queue", problem or "unreadable row")
                 next_id = max(
                     self.queue.next_cluster_id, int(self._batch.meta.get("next_cluster_id", 0))
                 )
@@ -1112,8 +1115,9 @@ class Schedd:
         expr = self._constraint(constraint)
         out = []
         for cluster, proc, texts in self.queue.history():
-            if (problem := self._record_problem(texts)) is not None:
-                self._skip_record(f"{cluster}.{proc}", "history", problem)
+            problem = "unreadable row" if texts is None else self._record_problem(texts)
+            if problem is not None or texts is None:
+                self._skip_record(f"{cluster}.{proc}", "history", problem or "unreadable row")
                 continue
             ad = self._ad_from_texts(texts)
             if self._true(expr, ad, now):

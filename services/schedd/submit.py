@@ -45,7 +45,8 @@ Known differences: no Arch/OpSys, file-transfer or FileSystemDomain clauses in R
 expressions (HTCondor also accepts ClassAd expressions such as ``MemoryUsage * 2``); the
 retry forms (``request_memory = 1G, 4G``) keep only the first value; executables are not
 made absolute nor checked; custom resources (``request_gpus``) and ``if`` in submit
-files are not handled; ``include`` is refused (HTCondor reads the file on the submit side); most other commands are accepted and ignored.
+files are not handled; ``include`` is refused (HTCondor reads the file on the submit
+side); most other commands are accepted and ignored.
 """
 
 from __future__ import annotations
@@ -513,8 +514,8 @@ class _Submit:
             attrs["Args"] = quote(text)
         if os.path.basename(cmd[2]) == "sleep" and (m := _SLEEP_ARG.match(_first_argument(text))):
             seconds = float(m.group(1)) * _SLEEP_UNIT[m.group(2)]
-            if not _fits(seconds):
-                raise self.bad(args, f"{_OUT_OF_RANGE}: sleep {m.group(0)}")  # type: ignore[arg-type]
+            if not _fits(seconds) and args is not None:
+                raise self.bad(args, f"{_OUT_OF_RANGE}: sleep {m.group(0)}")
             attrs["MockDuration"] = _number_text(seconds)
         return attrs
 

@@ -119,15 +119,32 @@ def test_other_schema_version_is_refused(tmp_path: Path) -> None:
         JobQueue(path)
 
 
-def test_unreadable_job_row_is_a_clear_error(tmp_path: Path) -> None:
+def test_unreadable_rows_cost_only_their_own_jobs(tmp_path: Path) -> None:
     path = tmp_path / "s.sqlite"
-    make(path).queue.close()
+    s = make(path)
+    s.submit("executable = /bin/sleep\narguments = 60\nqueue 2\n", "a.sub", "alice", 0.0)
+    s.act("remove", ["1.1"], "", "", "alice", 1.0)
+    s.queue.close()
     db = sqlite3.connect(str(path))
     db.execute("INSERT INTO jobs (cluster, proc, ad) VALUES (7, 0, '{broken')")
+    db.execute("INSERT INTO clusters (cluster, ad) VALUES (8, '[1, 2]')")
+    db.execute("INSERT INTO jobs (cluster, proc, ad) VALUES (8, 0, '{}')")
+    db.execute("INSERT INTO jobs (cluster, proc, ad) VALUES (1, 5, '{\"ProcId\": 5}')")
+    db.execute("INSERT INTO history (cluster, proc, ad) VALUES (6, 0, 'null')")
     db.commit()
     db.close()
-    with pytest.raises(QueueError, match="unreadable job ad"):
-        make(path)
+    s = make(path)  # starts: the damaged rows are reported and left as they are
+    assert [a.get_value("ProcId") for a in s.query()] == [0]
+    assert [a.get_value("ProcId") for a in s.history()] == [1]
+    bad = sorted((f["job"], f["problem"]) for k, f in s.drain_events() if k == "bad_record")
+    assert bad == [
+        ("1.5", "unreadable row"),
+        ("6.0", "unreadable row"),
+        ("7.0", "no cluster ad"),
+        ("8.0", "cluster ad: unreadable row"),
+    ]
+    assert s.queue.next_cluster_id == 9  # never reuses a damaged row's cluster id
+    s.queue.close()
 
 
 def test_failed_batch_changes_nothing(tmp_path: Path) -> None:
