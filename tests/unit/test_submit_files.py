@@ -90,6 +90,14 @@ class TestSpecWorkload:
         with pytest.raises(SpecError, match=r"queue \.\.\. from lists/secs.txt: .*No such file"):
             load_spec(tmp_path / "pool.toml")
 
+    def test_a_submit_file_that_is_a_fifo_is_a_spec_error(self, tmp_path: Path) -> None:
+        os.mkfifo(tmp_path / "job.sub")
+        (tmp_path / "pool.toml").write_text(
+            '[[startds]]\nname = "e{:02d}"\n[[submit]]\nowner = "a"\nfile = "job.sub"\n'
+        )
+        with pytest.raises(SpecError, match=r"file: cannot read .*job.sub: not a regular file"):
+            load_spec(tmp_path / "pool.toml")
+
 
 class TestCliArguments:
     @pytest.mark.parametrize(
