@@ -169,10 +169,10 @@ class JobQueue:
         except sqlite3.Error as exc:
             raise QueueError(f"cannot read job queue {self.path}: {exc}") from None
 
-    def load_clusters(self) -> dict[int, dict[str, str] | None]:
+    def load_clusters(self) -> dict[int, dict[str, str | None] | None]:
         """Each cluster's shared attributes (None: a row that is not a readable ad)."""
         rows = self._read("SELECT cluster, ad FROM clusters")
-        return {c: _texts(ad) for c, ad in rows}  # type: ignore[misc]
+        return {c: _texts(ad) for c, ad in rows}
 
     def load_jobs(self) -> list[tuple[int, int, dict[str, str | None] | None]]:
         """Every job in the queue, by (cluster, proc): its own attributes over its cluster's
@@ -192,7 +192,9 @@ class JobQueue:
         rows = self._read("SELECT cluster, procs FROM requests WHERE request_id = ?", (request_id,))
         return (rows[0][0], rows[0][1]) if rows else None
 
-    def history(self, batch_size: int = 500) -> Iterator[tuple[int, int, dict[str, str] | None]]:
+    def history(
+        self, batch_size: int = 500
+    ) -> Iterator[tuple[int, int, dict[str, str | None] | None]]:
         """Jobs that left the queue, newest first, read in pages (None: a row that is not a
         readable ad)."""
         last = None
@@ -212,7 +214,7 @@ class JobQueue:
                 return
             for seq, cluster, proc, ad in rows:
                 last = seq
-                yield cluster, proc, _texts(ad)  # type: ignore[misc]
+                yield cluster, proc, _texts(ad)
 
     def history_count(self) -> int:
         return int(self._read("SELECT COUNT(*) FROM history")[0][0])
@@ -296,11 +298,11 @@ class JobQueue:
         self.close()
 
 
-def _texts(row: object) -> dict[str, str | None] | None:
+def _texts(row: str) -> dict[str, str | None] | None:
     """A stored ad (JSON: attribute name -> expression text, or null for a deleted one);
     None when the row is anything else, so that one damaged row costs only its own job."""
     try:
-        ad = json.loads(row)  # type: ignore[arg-type]
+        ad = json.loads(row)
     except (ValueError, TypeError):
         return None
     if not isinstance(ad, dict):

@@ -342,11 +342,18 @@ class Schedd:
             expr = self._parse_cache[text] = parse_expr(text)
         return expr
 
-    def _record_problem(self, texts: Mapping[str, str | None]) -> str | None:
+    def _record_problem(
+        self, texts: Mapping[str, str | None], *, deletions: bool = False
+    ) -> str | None:
         """Why a stored record cannot be served (a text that does not parse, or a number
-        past 64 bits that would be read as something else); None when it is sound."""
+        past 64 bits that would be read as something else); None when it is sound. Only
+        a job's own attributes may be None (``deletions``: a cluster attribute it deleted)."""
         for name, text in texts.items():
-            if text is None or _PLAIN_STRING.match(text):
+            if text is None:
+                if deletions:
+                    continue
+                return f"{name}: no value"
+            if _PLAIN_STRING.match(text):
                 continue
             if text.isdigit() and text.isascii():
                 if int(text) > INT64_MAX:
@@ -482,9 +489,13 @@ class Schedd:
                 elif (problem := self._record_problem(shared)) is not None:
                     problem = bad_clusters[cluster] = f"cluster ad: {problem}"
                 else:
-                    base = bases[cluster] = self._base(cluster, shared)
+                    base = bases[cluster] = self._base(cluster, shared)  # type: ignore[arg-type]
             if problem is None:
-                problem = "unreadable row" if texts is None else self._record_problem(texts)
+                problem = (
+                    "unreadable row"
+                    if texts is None
+                    else self._record_problem(texts, deletions=True)
+                )
             if problem is not None or base is None or texts is None:
                 self._skip_record(job_id, "queue", problem or "unreadable row")
                 next_id = max(
@@ -1119,7 +1130,7 @@ class Schedd:
             if problem is not None or texts is None:
                 self._skip_record(f"{cluster}.{proc}", "history", problem or "unreadable row")
                 continue
-            ad = self._ad_from_texts(texts)
+            ad = self._ad_from_texts(texts)  # type: ignore[arg-type]
             if self._true(expr, ad, now):
                 out.append(self._projection(ad, projection))
                 if limit and len(out) >= limit:

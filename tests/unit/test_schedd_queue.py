@@ -131,6 +131,7 @@ def test_unreadable_rows_cost_only_their_own_jobs(tmp_path: Path) -> None:
     db.execute("INSERT INTO jobs (cluster, proc, ad) VALUES (8, 0, '{}')")
     db.execute("INSERT INTO jobs (cluster, proc, ad) VALUES (1, 5, '{\"ProcId\": 5}')")
     db.execute("INSERT INTO history (cluster, proc, ad) VALUES (6, 0, 'null')")
+    db.execute("INSERT INTO history (cluster, proc, ad) VALUES (6, 1, '{\"A\": null}')")
     db.commit()
     db.close()
     s = make(path)  # starts: the damaged rows are reported and left as they are
@@ -140,6 +141,7 @@ def test_unreadable_rows_cost_only_their_own_jobs(tmp_path: Path) -> None:
     assert bad == [
         ("1.5", "unreadable row"),
         ("6.0", "unreadable row"),
+        ("6.1", "A: no value"),
         ("7.0", "no cluster ad"),
         ("8.0", "cluster ad: unreadable row"),
     ]
