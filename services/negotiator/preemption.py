@@ -49,7 +49,12 @@ __all__ = [
 ]
 
 PRIO_PREEMPTION, RANK_PREEMPTION, NO_PREEMPTION = 0, 1, 2  # HTCondor's PreemptState
-_REMOTE_USER_ATTRS = ("PreemptingAccountingGroup", "PreemptingUser", "AccountingGroup", "RemoteUser")
+_REMOTE_USER_ATTRS = (
+    "PreemptingAccountingGroup",
+    "PreemptingUser",
+    "AccountingGroup",
+    "RemoteUser",
+)
 _RANK_ABOVE = "MY.Rank > MY.CurrentRank"
 _RANK_AT_LEAST = "MY.Rank >= MY.CurrentRank"
 
@@ -57,15 +62,37 @@ _RANK_AT_LEAST = "MY.Rank >= MY.CurrentRank"
 def _probe_ads() -> tuple[ClassAd, ClassAd]:
     """A Claimed slot and a request with every attribute the policies usually read."""
     slot, job = ClassAd(), ClassAd()
-    for k, v in {"MyType": "Machine", "Name": "slot1@probe", "State": "Claimed", "Activity": "Busy",
-                 "Cpus": 1, "Memory": 1024, "Disk": 1024, "Rank": 0.0, "CurrentRank": 0.0,
-                 "RemoteUser": "u@probe", "RemoteOwner": "u@probe", "AccountingGroup": "u@probe",
-                 "RemoteUserPrio": 1.0, "RemoteUserResourcesInUse": 1.0, "TotalJobRuntime": 0,
-                 "SlotWeight": 1}.items():
+    for k, v in {
+        "MyType": "Machine",
+        "Name": "slot1@probe",
+        "State": "Claimed",
+        "Activity": "Busy",
+        "Cpus": 1,
+        "Memory": 1024,
+        "Disk": 1024,
+        "Rank": 0.0,
+        "CurrentRank": 0.0,
+        "RemoteUser": "u@probe",
+        "RemoteOwner": "u@probe",
+        "AccountingGroup": "u@probe",
+        "RemoteUserPrio": 1.0,
+        "RemoteUserResourcesInUse": 1.0,
+        "TotalJobRuntime": 0,
+        "SlotWeight": 1,
+    }.items():
         slot[k] = v
-    for k, v in {"MyType": "Job", "Owner": "v", "User": "v@probe", "RequestCpus": 1, "RequestMemory": 1024,
-                 "RequestDisk": 1024, "SubmitterUserPrio": 1.0, "SubmittorPrio": 1.0,
-                 "SubmitterUserResourcesInUse": 0.0, "JobPrio": 0}.items():
+    for k, v in {
+        "MyType": "Job",
+        "Owner": "v",
+        "User": "v@probe",
+        "RequestCpus": 1,
+        "RequestMemory": 1024,
+        "RequestDisk": 1024,
+        "SubmitterUserPrio": 1.0,
+        "SubmittorPrio": 1.0,
+        "SubmitterUserResourcesInUse": 0.0,
+        "JobPrio": 0,
+    }.items():
         job[k] = v
     return slot, job
 
@@ -155,8 +182,14 @@ def _truth(v: V.Vec) -> np.ndarray:
 class Preemption:
     """One cycle's view of the Claimed candidates: who runs there, at what priority."""
 
-    def __init__(self, ads: Sequence[ClassAd], rows: np.ndarray, requirements: Expr | None,
-                 rank: Expr | None, stats: KernelStats) -> None:
+    def __init__(
+        self,
+        ads: Sequence[ClassAd],
+        rows: np.ndarray,
+        requirements: Expr | None,
+        rank: Expr | None,
+        stats: KernelStats,
+    ) -> None:
         self.rows = rows  # Claimed rows that are candidates
         n = len(ads)
         self.remote: np.ndarray = np.full(n, None, dtype=object)
@@ -177,8 +210,9 @@ class Preemption:
                 out.setdefault(user, []).append(int(r))
         return out
 
-    def classify(self, table: SlotTable, job: ClassAd, matched: np.ndarray, submitter: str,
-                 diag: Diagnosis) -> tuple[np.ndarray, np.ndarray]:
+    def classify(
+        self, table: SlotTable, job: ClassAd, matched: np.ndarray, submitter: str, diag: Diagnosis
+    ) -> tuple[np.ndarray, np.ndarray]:
         """(allowed mask, state per row) for the matched rows; counts rejections in diag.
 
         Unclaimed rows pass as NO_PREEMPTION; Claimed ones as rank or priority preemption,
@@ -208,9 +242,17 @@ class Preemption:
         return allowed, state
 
 
-def preempting_line(remote: str, remote_prio: float, old_rank: float, slot: str, submitter: str,
-                    prio: float, new_rank: float) -> str:
+def preempting_line(
+    remote: str,
+    remote_prio: float,
+    old_rank: float,
+    slot: str,
+    submitter: str,
+    prio: float,
+    new_rank: float,
+) -> str:
     """HTCondor's NegotiatorLog line before a preempting match."""
-    return (f"      Preempting {remote} (user prio={remote_prio:.2f}, startd rank={old_rank:.2f}) on {slot} "
-            f"for {submitter} (user prio={prio:.2f}, startd rank={new_rank:.2f})")
-
+    return (
+        f"      Preempting {remote} (user prio={remote_prio:.2f}, startd rank={old_rank:.2f}) on {slot} "
+        f"for {submitter} (user prio={prio:.2f}, startd rank={new_rank:.2f})"
+    )
