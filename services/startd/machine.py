@@ -649,8 +649,14 @@ class Machine:
         if not isinstance(gjid, str) or not gjid:
             qdate = eval_number(job_ad, "QDate", None) or 0
             gjid = f"{claim.schedd_name}#{cluster}.{proc}#{int(qdate)}"
-        job = RunningJob(cluster, proc, gjid, start=now, end=now + float(duration),
-                         retirement=_retirement(slot, ad, job_ad))
+        job = RunningJob(
+            cluster,
+            proc,
+            gjid,
+            start=now,
+            end=now + float(duration),
+            retirement=_retirement(slot, ad, job_ad),
+        )
         claim.job = job
         claim.last_heard = now
         slot.set_state("Claimed", "Busy", now)
