@@ -500,7 +500,11 @@ class Machine:
         owner: str,
         now: float,
     ) -> Claim:
-        rank = eval_number(slot_ad, "Rank", job_ad)
+        rank = slot_ad.eval("Rank", job_ad)
+        if isinstance(rank, bool):  # EvalFloat reads a boolean RANK as 1 or 0
+            rank = float(rank)
+        elif not isinstance(rank, int | float) or not math.isfinite(rank):
+            rank = None
         user = job_ad.eval("User")
         lease = eval_number(job_ad, "JobLeaseDuration", slot_ad)
         host = from_sinful(schedd_address)

@@ -184,3 +184,13 @@ def test_dynamic_slot_is_preempted_in_place():
     g2 = m.request_claim(capability(m, d), d, job(2, "alice"), "s_new", NEW, "alice@mockpool", 5.0)
     assert g2.slot_name == d and [e.job_id for e in m.take_evicted()] == ["1.0"]
     assert public(m, 5.0, d).eval("RemoteOwner") == "alice@mockpool"
+
+
+def test_boolean_rank_counts_as_one():
+    # RANK = TARGET.Owner == "carol" is true (1) for carol: above CurrentRank 0
+    m, _ = running('RANK = TARGET.Owner == "carol"\n')
+    assert public(m, 0.0).eval("CurrentRank") == 0.0
+    preempt(m, 10.0, "carol", 4)
+    (ev,) = m.take_evicted()
+    assert ev.reason == "preempted by carol@mockpool (startd RANK)"
+    assert public(m, 10.0).eval("CurrentRank") == 1.0
