@@ -95,9 +95,17 @@ def _targets_slot(e: Expr, job: ClassAd) -> bool:
     """Whether a sub-expression can depend on the slot (TARGET.x, or a bare name the job
     does not define)."""
     for node in walk(e):
-        if isinstance(node, Select) and isinstance(node.base, AttrRef) and node.base.name.lower() == "target":
+        if (
+            isinstance(node, Select)
+            and isinstance(node.base, AttrRef)
+            and node.base.name.lower() == "target"
+        ):
             return True
-        if isinstance(node, AttrRef) and node.name.lower() not in ("my", "target") and job.lookup(node.name) is None:
+        if (
+            isinstance(node, AttrRef)
+            and node.name.lower() not in ("my", "target")
+            and job.lookup(node.name) is None
+        ):
             return True
     return False
 
@@ -108,7 +116,11 @@ def referenced_job_attributes(job: ClassAd, expr: Expr) -> list[tuple[str, str]]
     names: dict[str, str] = {}
     for node in walk(expr):
         name = None
-        if (isinstance(node, Select) and isinstance(node.base, AttrRef) and node.base.name.lower() == "my") or (isinstance(node, AttrRef) and node.name.lower() not in ("my", "target")):
+        if (
+            isinstance(node, Select)
+            and isinstance(node.base, AttrRef)
+            and node.base.name.lower() == "my"
+        ) or (isinstance(node, AttrRef) and node.name.lower() not in ("my", "target")):
             name = node.name
         if name is not None and name.lower() != "requirements":
             value = job.lookup(name)
@@ -178,7 +190,9 @@ def _mask_of(node: _Node, n: int) -> np.ndarray:
 def analyze_job(job: ClassAd, slots: Sequence[ClassAd], *, now: float | None = None) -> JobAnalysis:
     """condor_q -better-analyze's figures for ``job`` over the collector's slot ads."""
     cluster, proc = job.eval("ClusterId"), job.eval("ProcId")
-    out = JobAnalysis(cluster if isinstance(cluster, int) else 0, proc if isinstance(proc, int) else 0, [])
+    out = JobAnalysis(
+        cluster if isinstance(cluster, int) else 0, proc if isinstance(proc, int) else 0, []
+    )
     requirements = job.lookup("Requirements")
     table = SlotTable(list(slots))
     n = table.n
@@ -194,7 +208,9 @@ def analyze_job(job: ClassAd, slots: Sequence[ClassAd], *, now: float | None = N
         wants = CompiledExpr(requirements).requirements_mask(table, job, "my", now=now)
     else:
         wants = np.zeros(n, dtype=bool)
-    takes = CompiledExpr(Select(AttrRef("MY"), "Requirements")).requirements_mask(table, job, "target", now=now)
+    takes = CompiledExpr(Select(AttrRef("MY"), "Requirements")).requirements_mask(
+        table, job, "target", now=now
+    )
     both = wants & takes
     out.rejected_by_job = int((~wants).sum())
     out.job_matches_slot = int(wants.sum())

@@ -945,6 +945,9 @@ class Schedd:
             job.set("JobLastStartDate", previous)
         job.set("JobCurrentStartDate", int(start))
         job.set("NumJobStarts", int(job.number("NumJobStarts")) + 1)
+        # schedd.cpp add_shadow_rec: a started match counts (what -better-analyze reads)
+        job.set("NumMatches", int(job.number("NumMatches")) + 1)
+        job.set("LastMatchTime", int(start))
         job.set("RemoteHost", claim.slot_name)
         self._transition(job, RUNNING, now)
         self._batch.claims_put[claim.claim_id] = StoredClaim(

@@ -510,6 +510,7 @@ def test_preempted_job_is_idle_accounted_and_runs_again(path: Path) -> None:
     claim2 = start(s, "1.0", 2, 80.0)
     ad = job_ad(s, "1.0")
     assert v(ad, "NumJobStarts") == 2 and v(ad, "JobStartDate") == 10
+    assert v(ad, "NumMatches") == 2 and v(ad, "LastMatchTime") == 80
     assert v(ad, "JobCurrentStartDate") == 80 and v(ad, "JobLastStartDate") == 10
     s.on_job_exits([JobExit(claim2, 1, 0, 80.0, 140.0)], 140.0)
     (h,) = s.history()
