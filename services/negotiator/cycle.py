@@ -6,8 +6,9 @@ Structured in HTCondor's phases (matchmaker.cpp ``negotiationTime``/``negotiateW
 1. *Obtain ads*: the caller fetched them (collector snapshot, schedds' resource requests)
    and hands them in; phase 1 ends when ``negotiate`` is called.
 2. *Accounting and trimming*: the accountant ages priorities and recounts usage from the
-   Claimed slot ads; slots that are not Unclaimed are trimmed (no preemption yet:
-   Claimed slots are skipped and counted), as are slots the private ads give no claim id.
+   Claimed slot ads; slots that are neither Unclaimed nor, under
+   NEGOTIATOR_CONSIDER_PREEMPTION, Claimed (see :mod:`.preemption`) are trimmed, as are
+   slots the private ads give no claim id. Claimed candidates get RemoteUserPrio.
 3. *Sort submitters* by EUP ascending (then name, schedd).
 4. *Match*, one submitter turn per (submitter, schedd), each up to its ``limit`` -- the
    hook for the pie and group quotas; unlimited for now (``_submitter_limits``).
@@ -15,8 +16,8 @@ Structured in HTCondor's phases (matchmaker.cpp ``negotiationTime``/``negotiateW
 Matching one request (an autocluster ad with ``ResourceRequestCount`` idle jobs) uses the
 numpy kernel over ONE :class:`SlotTable` per cycle: both Requirements and the job's Rank
 by ``match_vector``; NEGOTIATOR_PRE_JOB_RANK / POST_JOB_RANK vectorised with the slot as
-MY. Candidates are ordered, larger first, by (pre-job rank, job Rank, post-job rank),
-ties by snapshot order. Rank values that are not numbers are -DBL_MAX, and numbers are
+MY. Candidates are ordered, larger first, by (pre-job rank, job Rank, post-job rank,
+preemption state, PREEMPTION_RANK), ties by snapshot order. Rank values that are not numbers are -DBL_MAX, and numbers are
 rounded to single precision, as HTCondor's ``EvalNegotiatorMatchRank`` does.
 
 Slots: a static slot leaves the candidates once matched (its ``Capability``). A
@@ -31,7 +32,7 @@ Consumption<Res>); mockpool uses it for every partitionable slot, with the confi
 defaults, which is what a p-slot with ``CONSUMPTION_POLICY = True`` does.
 
 A request that finds no slot is rejected, and its autocluster with it for the rest of
-that submitter's turn.
+that submitter's turn; the rejection (HTCondor's reason) goes to its schedd.
 """
 
 from __future__ import annotations

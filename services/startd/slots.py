@@ -254,7 +254,13 @@ class MachineInfo:
 
 # Attributes that change with time alone; they come last, in this order, so a shell that
 # caches an ad's wire form can refresh just these.
-VOLATILE = (*ACCOUNTED.values(), "RetirementTimeRemaining", "MyCurrentTime", "UpdateSequenceNumber")
+VOLATILE = (
+    *ACCOUNTED.values(),
+    "TotalJobRunTime",
+    "RetirementTimeRemaining",
+    "MyCurrentTime",
+    "UpdateSequenceNumber",
+)
 
 # A value in an ad: a scalar, a list of scalars, or an expression (the slot's policy).
 AdValue = bool | int | float | str | list | Expr
@@ -346,7 +352,9 @@ def retirement_remaining(slot: Slot, now: float) -> int:
 def volatile_values(slot: Slot, now: float, sequence: int) -> list[int]:
     """The values of :data:`VOLATILE` for this slot at ``now``."""
     out = [int(slot.total_time(state, act, now)) for state, act in ACCOUNTED]
-    out += [retirement_remaining(slot, now), int(now), sequence]
+    job = slot.claim.job if slot.claim is not None else None
+    run_time = int(max(0.0, now - job.start)) if job is not None else 0
+    out += [run_time, retirement_remaining(slot, now), int(now), sequence]
     return out
 
 

@@ -106,6 +106,7 @@ def test_retirement_delays_the_eviction():
     # MAXJOBRETIREMENTTIME = 600: bob's job (started at 0) may run until 600
     m, held = running("MAXJOBRETIREMENTTIME = 600\n")
     assert public(m, 100.0).eval("RetirementTimeRemaining") == 500
+    assert public(m, 100.0).eval("TotalJobRunTime") == 100  # PREEMPTION_RANK's default reads it
     g = preempt(m, 100.0)
     assert g.ready == 600.0 and m.take_evicted() == []
     ad = public(m, 100.0)
