@@ -398,6 +398,7 @@ class _Slots:
         has_claim = np.array([bool(c) for c in self.claims], dtype=bool) if n else np.zeros(0, bool)
         self.alive = offered & has_claim
         self.no_claim_id = int((self.unclaimed & ~has_claim).sum())
+        self.remote_prio: dict[int, tuple[float, float]] = {}  # Claimed rows: (EUP, in use)
         self.preempt = Preemption(self.ads, self.alive & ~self.unclaimed, cfg.preemption_requirements,
                                   cfg.preemption_rank, stats)
         # Resources left (p-slots change during the cycle) and slot weights.
@@ -437,10 +438,19 @@ class _Slots:
         used = np.array([acct.resources_used(u) for u, rs in by_user.items() for _ in rs])
         self.table.set_numbers("RemoteUserPrio", rows, prio)
         self.table.set_numbers("RemoteUserResourcesInUse", rows, used)
-        for r, p, u in zip(rows, prio, used, strict=True):
-            ad = self.current[int(r)] = self.ad(int(r)).copy()
-            ad["RemoteUserPrio"] = float(p)
-            ad["RemoteUserResourcesInUse"] = _preserve_int(u)
+        self.remote_prio = dict(zip(rows.tolist(), zip(prio.tolist(), used.tolist(), strict=True), strict=True))
+
+    def offer_with_remote_prio(self, row: int) -> ClassAd:
+        """The Claimed slot's ad with the attributes the cycle inserted (HTCondor sends
+        them to the schedd with the offer); copied only for a slot being matched."""
+        prio, used = self.remote_prio.get(row, (None, None))
+        ad = self.ad(row)
+        if prio is None:
+            return ad
+        ad = self.current[row] = ad.copy()
+        ad["RemoteUserPrio"] = prio
+        ad["RemoteUserResourcesInUse"] = _preserve_int(used)
+        return ad
 
     # -- the current state of one slot --------------------------------------------------
     def ad(self, row: int) -> ClassAd:
@@ -825,7 +835,7 @@ class _Cycle:
                     continue
                 break
             if not use_heap and keys[ptr - 1, 3] != NO_PREEMPTION:
-                self._log_preempting(req, slots, row)
+                self._preempting(req, slots, row)
             used += self._make_match(req, slots, row, cons_of, heap, log_this)
         return used, True
 
@@ -838,8 +848,10 @@ class _Cycle:
         self.rejections.append(Rejection(req.submitter, req.schedd, req.schedd_address, req.autocluster_id,
                                          req.job_id, reason, t))
 
-    def _log_preempting(self, req: ResourceRequest, slots: _Slots, row: int) -> None:
-        offer = slots.ad(row)
+    def _preempting(self, req: ResourceRequest, slots: _Slots, row: int) -> None:
+        """A Claimed slot is about to be matched: its offer gets the inserted attributes,
+        and the NegotiatorLog says who is preempted for whom."""
+        offer = slots.offer_with_remote_prio(row)
         remote = slots.preempt.remote[row] or "?"
         prio = _scalar_number(offer.eval("RemoteUserPrio"))
         new_rank = _scalar_number(offer.eval("Rank", req.ad))
