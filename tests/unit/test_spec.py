@@ -141,3 +141,15 @@ def test_duplicate_machine_names_refused() -> None:
 def test_missing_spec_file(tmp_path: Path) -> None:
     with pytest.raises(SpecError, match="cannot read"):
         load_spec(tmp_path / "nope.toml")
+
+
+def test_up_and_run_refuse_a_bad_preemption_policy(tmp_path, capsys) -> None:
+    from mockpool.cli.main import main
+
+    spec = tmp_path / "bad.toml"
+    spec.write_text("[pool]\ntime_scale = 60\n\n[config]\nPREEMPTION_REQUIREMENTS = 'RemoteUserPrio >'\n")
+    for cmd in ("up", "run"):
+        assert main([cmd, str(spec), *(["--pool", str(tmp_path / "home")] if cmd == "up" else [])]) == 2
+        err = capsys.readouterr().err
+        assert f"{spec}:5: PREEMPTION_REQUIREMENTS = " in err and "not a ClassAd expression" in err
+    assert not (tmp_path / "home").exists()  # nothing was started
