@@ -1,5 +1,6 @@
 """Pool commands: `run`, `up`, `down`, and the HTCondor tools that talk to an `up` pool
-(`submit`, `q`, `status`, `rm`, `hold`, `release`, `history`) over gRPC with its token."""
+(`submit`, `q`, `analyze`, `status`, `rm`, `hold`, `release`, `history`) over gRPC with its
+token."""
 
 from __future__ import annotations
 
@@ -287,6 +288,34 @@ def cmd_status(ns: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_analyze(ns: argparse.Namespace) -> int:
+    from .analysis import analyze_job
+
+    m = re.fullmatch(r"(\d+)\.(\d+)", ns.job)
+    if m is None:
+        return _fail(f"analyze: {ns.job!r} is not a job id (cluster.proc, e.g. 12.0)", 2)
+    query = f"ClusterId == {int(m[1])} && ProcId == {int(m[2])}"
+
+    async def body(c: PoolClient, info: dict[str, Any]) -> str | None:
+        name, address = await c.schedd_address(ns.name or "")
+        jobs, _ = await c.jobs(query, schedd=name)
+        if not jobs:
+            return None
+        slots = await c.query("Machine", "")
+        now = _pool_now(info)
+        base = _base_wall(info)
+        return layouts.format_better_analyze(jobs[0], analyze_job(jobs[0], slots, now=now), schedd_name=name,
+                                             schedd_address=address, now_wall=base + now, base_wall=base,
+                                             width=_width(80))
+
+    text = _with_client(ns, body)
+    if text is None:
+        schedd = ns.name or "the pool's first schedd"
+        return _fail(f"analyze: job {int(m[1])}.{int(m[2])} is not in the queue of {schedd}")
+    print(text, end="")
+    return 0
+
+
 _ACTION_WORDS = {"remove": ("marked for removal", "rm"), "hold": ("held", "hold"),
                  "release": ("released", "release")}
 
@@ -375,6 +404,11 @@ def add_pool_commands(sub: argparse._SubParsersAction) -> None:  # type: ignore[
     g.add_argument("-submitters", "--submitters", action="store_true")
     p.add_argument("--pool", metavar="DIR")
     p.set_defaults(func=cmd_status)
+
+    p = sub.add_parser("analyze", help="condor_q -better-analyze: why a job does (not) run")
+    p.add_argument("job", help="cluster.proc")
+    pool_arg(p)
+    p.set_defaults(func=cmd_analyze)
 
     for action, name in (("remove", "rm"), ("hold", "hold"), ("release", "release")):
         p = sub.add_parser(name, help=f"condor_{name}: {action} jobs")

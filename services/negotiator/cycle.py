@@ -6,8 +6,9 @@ Structured in HTCondor's phases (matchmaker.cpp ``negotiationTime``/``negotiateW
 1. *Obtain ads*: the caller fetched them (collector snapshot, schedds' resource requests)
    and hands them in; phase 1 ends when ``negotiate`` is called.
 2. *Accounting and trimming*: the accountant ages priorities and recounts usage from the
-   Claimed slot ads; slots that are not Unclaimed are trimmed (no preemption yet:
-   Claimed slots are skipped and counted), as are slots the private ads give no claim id.
+   Claimed slot ads; slots that are neither Unclaimed nor, under
+   NEGOTIATOR_CONSIDER_PREEMPTION, Claimed (see :mod:`.preemption`) are trimmed, as are
+   slots the private ads give no claim id. Claimed candidates get RemoteUserPrio.
 3. *Sort submitters* by EUP ascending (then name, schedd).
 4. *Match*, one submitter turn per (submitter, schedd), each up to its ``limit`` -- the
    hook for the pie and group quotas; unlimited for now (``_submitter_limits``).
@@ -15,8 +16,8 @@ Structured in HTCondor's phases (matchmaker.cpp ``negotiationTime``/``negotiateW
 Matching one request (an autocluster ad with ``ResourceRequestCount`` idle jobs) uses the
 numpy kernel over ONE :class:`SlotTable` per cycle: both Requirements and the job's Rank
 by ``match_vector``; NEGOTIATOR_PRE_JOB_RANK / POST_JOB_RANK vectorised with the slot as
-MY. Candidates are ordered, larger first, by (pre-job rank, job Rank, post-job rank),
-ties by snapshot order. Rank values that are not numbers are -DBL_MAX, and numbers are
+MY. Candidates are ordered, larger first, by (pre-job rank, job Rank, post-job rank,
+preemption state, PREEMPTION_RANK), ties by snapshot order. Rank values that are not numbers are -DBL_MAX, and numbers are
 rounded to single precision, as HTCondor's ``EvalNegotiatorMatchRank`` does.
 
 Slots: a static slot leaves the candidates once matched (its ``Capability``). A
@@ -31,7 +32,7 @@ Consumption<Res>); mockpool uses it for every partitionable slot, with the confi
 defaults, which is what a p-slot with ``CONSUMPTION_POLICY = True`` does.
 
 A request that finds no slot is rejected, and its autocluster with it for the rest of
-that submitter's turn.
+that submitter's turn; the rejection (HTCondor's reason) goes to its schedd.
 """
 
 from __future__ import annotations
@@ -52,6 +53,14 @@ from ..classad.tree import AttrRef, Expr, Select
 from ..config import ConfigDict, ConfigError
 from .accountant import Accountant
 from .log import CYCLE_FINISHED, CYCLE_STARTED, LogLine
+from .preemption import (
+    NO_PREEMPTION,
+    Diagnosis,
+    Preemption,
+    preempting_line,
+    preemption_policy,
+    with_submitter_attrs,
+)
 from .stats import CycleStats
 
 __all__ = [
@@ -60,6 +69,7 @@ __all__ = [
     "CycleResult",
     "Match",
     "NegotiatorInputError",
+    "Rejection",
     "ResourceRequest",
     "Snapshot",
     "negotiate",
@@ -151,6 +161,10 @@ class CycleConfig:
     slot_weight: Expr
     consumption: tuple[Expr, Expr, Expr]  # CONSUMPTION_CPUS, _MEMORY, _DISK
     log_match_limit: int = DEFAULT_LOG_MATCH_LIMIT
+    consider_preemption: bool = True  # NEGOTIATOR_CONSIDER_PREEMPTION
+    consider_early_preemption: bool = False  # NEGOTIATOR_CONSIDER_EARLY_PREEMPTION
+    preemption_requirements: Expr | None = None  # None: priority preemption always allowed
+    preemption_rank: Expr | None = None
 
     @classmethod
     def from_config(cls, config: ConfigDict, *, log_match_limit: int = DEFAULT_LOG_MATCH_LIMIT) -> CycleConfig:
@@ -170,10 +184,18 @@ class CycleConfig:
 
         try:
             use_weights = config.get_bool("NEGOTIATOR_USE_SLOT_WEIGHTS", True)
+            consider = config.get_bool("NEGOTIATOR_CONSIDER_PREEMPTION", True)
+            early = config.get_bool("NEGOTIATOR_CONSIDER_EARLY_PREEMPTION", False)
+            prio_req = preemption_policy(config, "PREEMPTION_REQUIREMENTS")
+            prio_rank = preemption_policy(config, "PREEMPTION_RANK")
         except ConfigError as exc:
             raise NegotiatorInputError(str(exc)) from None
         cons = tuple(expr(f"CONSUMPTION_{r.upper()}", True) for r in RESOURCES)
         return cls(
+            consider_preemption=consider,
+            consider_early_preemption=early and consider,  # HTCondor ignores it without preemption
+            preemption_requirements=prio_req,
+            preemption_rank=prio_rank,
             pre_job_rank=expr("NEGOTIATOR_PRE_JOB_RANK", False),
             post_job_rank=expr("NEGOTIATOR_POST_JOB_RANK", False),
             use_slot_weights=use_weights,
@@ -200,6 +222,20 @@ class Match:
     cost: float  # SlotWeight charged (a p-slot: W(S) - W(S'))
 
 
+@dataclass(frozen=True)
+class Rejection:
+    """A request the cycle could not serve, and HTCondor's reason (sent to its schedd,
+    which sets LastRejMatchReason/LastRejMatchTime on the job)."""
+
+    submitter: str
+    schedd: str
+    schedd_address: str
+    autocluster_id: int
+    job_id: str
+    reason: str
+    time: float
+
+
 @dataclass
 class CycleResult:
     matches: list[Match]
@@ -208,6 +244,13 @@ class CycleResult:
     log: list[LogLine]
     finished: bool = False
     _matching_end: float = 0.0
+    rejections: list[Rejection] = field(default_factory=list)
+
+    def rejections_by_schedd(self) -> dict[str, list[Rejection]]:
+        out: dict[str, list[Rejection]] = {}
+        for r in self.rejections:
+            out.setdefault(r.schedd, []).append(r)
+        return out
 
     def matches_by_schedd(self) -> dict[str, list[Match]]:
         out: dict[str, list[Match]] = {}
@@ -339,14 +382,25 @@ class _Slots:
             pname = p.eval("Name")
             if isinstance(pname, str):
                 private[pname] = p
+        # Claimed slots stay candidates when preemption is considered (not p-slots, nor
+        # jobs with retirement left unless early preemption): trimStartdAds.
+        offered = self.unclaimed.copy()
+        if cfg.consider_preemption:
+            preemptible = self.claimed & ~self.is_p
+            if not cfg.consider_early_preemption:
+                preemptible &= ~mask("RetirementTimeRemaining > 0")
+            offered |= preemptible
         self.claims: list[list[str]] = [[] for _ in range(n)]
-        for r in np.flatnonzero(self.unclaimed):
+        for r in np.flatnonzero(offered):
             p = private.get(self.names[r])
             if p is not None:
                 self.claims[r] = _claim_ids(p, bool(self.is_p[r]))
         has_claim = np.array([bool(c) for c in self.claims], dtype=bool) if n else np.zeros(0, bool)
-        self.alive = self.unclaimed & has_claim
+        self.alive = offered & has_claim
         self.no_claim_id = int((self.unclaimed & ~has_claim).sum())
+        self.remote_prio: dict[int, tuple[float, float]] = {}  # Claimed rows: (EUP, in use)
+        self.preempt = Preemption(self.ads, self.alive & ~self.unclaimed, cfg.preemption_requirements,
+                                  cfg.preemption_rank, stats)
         # Resources left (p-slots change during the cycle) and slot weights.
         self.avail = np.zeros((3, n))
         for k, res in enumerate(RESOURCES):
@@ -372,6 +426,31 @@ class _Slots:
         w = np.where(present, own, dflt)
         ok = np.where(present, ok_own, ok_dflt)
         return np.where(ok, w, 1.0)
+
+    def add_remote_prios(self, acct: Accountant) -> None:
+        """RemoteUserPrio and RemoteUserResourcesInUse on the Claimed candidates (as a
+        float, as HTCondor's addRemoteUserPrios assigns it)."""
+        by_user = self.preempt.prio_inputs()
+        if not by_user:
+            return
+        rows = np.fromiter((r for rs in by_user.values() for r in rs), dtype=np.int64)
+        prio = np.array([float(np.float32(acct.eup(u))) for u, rs in by_user.items() for _ in rs])
+        used = np.array([acct.resources_used(u) for u, rs in by_user.items() for _ in rs])
+        self.table.set_numbers("RemoteUserPrio", rows, prio)
+        self.table.set_numbers("RemoteUserResourcesInUse", rows, used)
+        self.remote_prio = dict(zip(rows.tolist(), zip(prio.tolist(), used.tolist(), strict=True), strict=True))
+
+    def offer_with_remote_prio(self, row: int) -> ClassAd:
+        """The Claimed slot's ad with the attributes the cycle inserted (HTCondor sends
+        them to the schedd with the offer); copied only for a slot being matched."""
+        prio, used = self.remote_prio.get(row, (None, None))
+        ad = self.ad(row)
+        if prio is None:
+            return ad
+        ad = self.current[row] = ad.copy()
+        ad["RemoteUserPrio"] = prio
+        ad["RemoteUserResourcesInUse"] = _preserve_int(used)
+        return ad
 
     # -- the current state of one slot --------------------------------------------------
     def ad(self, row: int) -> ClassAd:
@@ -436,17 +515,24 @@ class _Slots:
                 out[k] = v
         return out
 
-    def ranks(self, job: ClassAd, rows: np.ndarray, job_rank: np.ndarray) -> np.ndarray:
-        """(len(rows), 3) of (pre-job rank, job Rank, post-job rank)."""
-        out = np.empty((len(rows), 3))
-        for k, ce in ((0, self.pre), (2, self.post)):
-            if ce is None:
+    def ranks(self, job: ClassAd, rows: np.ndarray, job_rank: np.ndarray, state: np.ndarray) -> np.ndarray:
+        """(len(rows), 5) of (pre-job rank, job Rank, post-job rank, preemption state,
+        PREEMPTION_RANK); the last only where preempting."""
+        out = np.empty((len(rows), 5))
+        preempting = state[rows] != NO_PREEMPTION
+        for k, ce in ((0, self.pre), (2, self.post), (4, self.preempt.rank)):
+            if ce is None or (k == 4 and not preempting.any()):
                 out[:, k] = NO_RANK
                 continue
             vals, ok = _numbers(ce.eval(self.table, job, "target", stats=self.kstats), self.n)
-            single = vals[rows].astype(np.float32).astype(np.float64)
-            out[:, k] = np.where(ok[rows] & np.isfinite(single), single, NO_RANK)
+            with np.errstate(over="ignore"):
+                single = vals[rows].astype(np.float32).astype(np.float64)
+            good = ok[rows] & np.isfinite(single)
+            if k == 4:
+                good &= preempting
+            out[:, k] = np.where(good, single, NO_RANK)
         out[:, 1] = job_rank[rows]
+        out[:, 3] = state[rows]
         return out
 
     def scalar_ranks(self, job: ClassAd, row: int) -> tuple[float, float, float]:
@@ -464,6 +550,11 @@ class _Slots:
         rank_e = job.lookup("Rank")
         rank = _scalar_number(evaluate(rank_e, job, ad)) if rank_e is not None else None
         return neg_rank(self.cfg.pre_job_rank), rank or 0.0, neg_rank(self.cfg.post_job_rank)
+
+
+def _heap_key(pre: float, rank: float, post: float, state: float, prank: float, row: int) -> tuple:
+    """A candidate's place in the order (smallest first): larger keys are better."""
+    return (-pre, -rank, -post, -state, -prank, row)
 
 
 def _claim_ids(private: ClassAd, partitionable: bool) -> list[str]:
@@ -561,6 +652,8 @@ class _Cycle:
         self.matches: list[Match] = []
         self.kstats = KernelStats()
         self.logged_matches = 0
+        self.rejections: list[Rejection] = []
+        self.diag = Diagnosis()  # why the last request's candidates fell out
 
     def say(self, text: str, t: float | None = None) -> None:
         self.log.append(LogLine(self.timer() if t is None else t, text))
@@ -587,7 +680,8 @@ class _Cycle:
         slots = _Slots(snap, self.cfg, self.kstats)
         self.acct.update_priorities(self.now)
         self.acct.check_matches(slot_usage(slots.ads, slots.weight, slots.claimed), self.now)
-        s.claimed_slots_skipped = int(slots.claimed.sum())
+        slots.add_remote_prios(self.acct)
+        s.claimed_slots_skipped = int((slots.claimed & ~slots.alive).sum())
         s.slots_without_claim_id = slots.no_claim_id
         s.trimmed_slots = s.candidate_slots = int(slots.alive.sum())
         turns = self._turns()
@@ -624,7 +718,7 @@ class _Cycle:
         s.matches = len(self.matches)
         s.kernel_fallbacks = self.kstats.fallbacks
         s.cpu_time = self.cpu_now() - cpu0
-        return CycleResult(self.matches, self.acct, s, self.log, False, t4)
+        return CycleResult(self.matches, self.acct, s, self.log, False, t4, self.rejections)
 
     def _turns(self) -> list[_Turn]:
         by_key: dict[tuple[str, str], _Turn] = {}
@@ -671,7 +765,8 @@ class _Cycle:
     def _candidates(self, req: ResourceRequest, slots: _Slots) -> tuple[np.ndarray, np.ndarray, dict[int, np.ndarray]]:
         """Rows that match ``req`` now, best first, their rank keys, and p-slot consumption."""
         slots.flush()
-        job = req.ad
+        job = with_submitter_attrs(req.ad, self.acct.eup(req.submitter), self.acct.resources_used(req.submitter))
+        self.diag = Diagnosis()
         mr = match_vector(job, slots.table, now=self.now)
         self.kstats.fallbacks += mr.fallbacks
         mask = slots.alive & ~slots.is_p & mr.matches
@@ -695,15 +790,16 @@ class _Cycle:
                     mask[sel] = m[sel]
                 keep = mask[prow]
                 cons_of = {int(r): c for r, c in zip(prow[keep], cons[keep], strict=True)}
+        mask, state = slots.preempt.classify(slots.table, job, mask, req.submitter, self.diag)
         rows = np.flatnonzero(mask)
-        keys = slots.ranks(job, rows, mr.rank)
-        order = np.lexsort((rows, -keys[:, 2], -keys[:, 1], -keys[:, 0]))
+        keys = slots.ranks(job, rows, mr.rank, state)
+        order = np.lexsort((rows, -keys[:, 4], -keys[:, 3], -keys[:, 2], -keys[:, 1], -keys[:, 0]))
         return rows[order], keys[order], cons_of
 
     def _match_request(self, req: ResourceRequest, slots: _Slots, used: float, limit: float) -> tuple[float, bool]:
         """Offer the request's jobs one by one; False when one found no slot."""
         rows, keys, cons_of = self._candidates(req, slots)
-        heap: list[tuple[float, float, float, int]] = []  # re-offered p-slots
+        heap: list[tuple] = []  # re-offered p-slots, by _heap_key
         ptr = 0
         s = self.stats
         for k in range(req.count):
@@ -718,14 +814,13 @@ class _Cycle:
                 row = -1
                 use_heap = False
                 if ptr < len(rows):
-                    a = (-keys[ptr, 0], -keys[ptr, 1], -keys[ptr, 2], int(rows[ptr]))
+                    a = _heap_key(*keys[ptr], int(rows[ptr]))
                     use_heap = bool(heap) and heap[0] < a
-                    row = a[3] if not use_heap else heap[0][3]
+                    row = a[-1] if not use_heap else heap[0][-1]
                 elif heap:
-                    use_heap, row = True, heap[0][3]
+                    use_heap, row = True, heap[0][-1]
                 if row < 0:
-                    s.rejections += 1
-                    self.say(f"      Rejected {req.job_id} {req.submitter} {sinful(req.schedd_address)}: no match found")
+                    self._reject(req)
                     return used, False
                 if use_heap:
                     heapq.heappop(heap)
@@ -739,11 +834,33 @@ class _Cycle:
                     slots.alive[row] = False
                     continue
                 break
+            if not use_heap and keys[ptr - 1, 3] != NO_PREEMPTION:
+                self._preempting(req, slots, row)
             used += self._make_match(req, slots, row, cons_of, heap, log_this)
         return used, True
 
+    def _reject(self, req: ResourceRequest) -> None:
+        """No slot for this request: count it, log it, tell its schedd why."""
+        self.stats.rejections += 1
+        reason = self.diag.reason()
+        t = self.timer()
+        self.say(f"      Rejected {req.job_id} {req.submitter} {sinful(req.schedd_address)}: {reason}", t)
+        self.rejections.append(Rejection(req.submitter, req.schedd, req.schedd_address, req.autocluster_id,
+                                         req.job_id, reason, t))
+
+    def _preempting(self, req: ResourceRequest, slots: _Slots, row: int) -> None:
+        """A Claimed slot is about to be matched: its offer gets the inserted attributes,
+        and the NegotiatorLog says who is preempted for whom."""
+        offer = slots.offer_with_remote_prio(row)
+        remote = slots.preempt.remote[row] or "?"
+        prio = _scalar_number(offer.eval("RemoteUserPrio"))
+        new_rank = _scalar_number(offer.eval("Rank", req.ad))
+        old_rank = _scalar_number(offer.eval("CurrentRank"))
+        self.say(preempting_line(remote, prio or 0.0, old_rank or 0.0, slots.names[row], req.submitter,
+                                 self.acct.eup(req.submitter), new_rank or 0.0))
+
     def _make_match(self, req: ResourceRequest, slots: _Slots, row: int, cons_of: dict[int, np.ndarray],
-                    heap: list[tuple[float, float, float, int]], log_this: bool) -> float:
+                    heap: list[tuple], log_this: bool) -> float:
         offer = slots.ad(row)
         claim = slots.claims[row].pop(0)
         name = slots.names[row]
@@ -753,6 +870,9 @@ class _Cycle:
         startd_ip = ip if isinstance(ip, str) else (sinful(startd_address) if startd_address else "<0.0.0.0:0>")
         remote = offer.eval("RemoteUser")
         remote = remote if isinstance(remote, str) else "none"
+        group = offer.eval("AccountingGroup")
+        if isinstance(group, str):
+            remote = f"{remote} (AccountingGroup={group})"
         if slots.is_p[row]:
             cost = slots.deduct(row, cons_of[row])
             if not slots.claims[row]:
@@ -772,7 +892,7 @@ class _Cycle:
         return cost
 
     def _reoffer(self, req: ResourceRequest, slots: _Slots, row: int, cons_of: dict[int, np.ndarray],
-                 heap: list[tuple[float, float, float, int]]) -> None:
+                 heap: list[tuple]) -> None:
         """Put a p-slot back among this request's candidates if the next job still fits
         (HTCondor's returnPslotToMatchList), ranked on what it has left."""
         job = req.ad
@@ -783,7 +903,7 @@ class _Cycle:
             return
         cons_of[row] = cons
         pre, rank, post = slots.scalar_ranks(job, row)
-        heapq.heappush(heap, (-pre, -rank, -post, row))
+        heapq.heappush(heap, _heap_key(pre, rank, post, NO_PREEMPTION, NO_RANK, row))
 
 
 def negotiate(

@@ -48,6 +48,7 @@ from .cycle import (
     CycleConfig,
     CycleResult,
     Match,
+    Rejection,
     ResourceRequest,
     Snapshot,
     negotiate,
@@ -285,23 +286,31 @@ class NegotiatorService(ngrpc.NegotiatorServicer):
         return requests, failed
 
     async def _send_matches(self, result: CycleResult) -> None:
-        """One Matches message per schedd, all schedds at once."""
+        """One Matches message per schedd (its matches and rejections), all at once."""
         by_schedd = result.matches_by_schedd()
+        rejected = result.rejections_by_schedd()
+        address = {m.schedd: m.schedd_address for m in result.matches}
+        address.update({r.schedd: r.schedd_address for r in result.rejections})
         cycle_no = self.cycles + 1
 
-        async def one(sname: str, matches: list[Match]) -> None:
+        async def one(sname: str, matches: list[Match], rejections: list[Rejection]) -> None:
             msg = spb.MatchesRequest(schedd_name=sname, request_id=rpc.request_id(), cycle=cycle_no)
             for m in matches:
                 pm = msg.matches.add(submitter=m.submitter, autocluster_id=m.autocluster_id,
                                      slot_name=m.slot_name, claim_id=m.claim_id,
                                      startd_address=m.startd_address)
                 ad_to_pb(m.slot_ad, pm.slot)
-            await rpc.call(self._schedd(matches[0].schedd_address).Matches, msg, timeout=RPC_TIMEOUT)
+            for r in rejections:
+                cluster, _, proc = r.job_id.partition(".")
+                msg.rejections.add(submitter=r.submitter, autocluster_id=r.autocluster_id,
+                                   cluster_id=int(cluster), proc_id=int(proc), reason=r.reason, time=r.time)
+            await rpc.call(self._schedd(address[sname]).Matches, msg, timeout=RPC_TIMEOUT)
 
-        names = sorted(by_schedd)
-        outcomes = await asyncio.gather(*(one(n, by_schedd[n]) for n in names), return_exceptions=True)
+        names = sorted(address)
+        outcomes = await asyncio.gather(
+            *(one(n, by_schedd.get(n, []), rejected.get(n, [])) for n in names), return_exceptions=True)
         for sname, out in zip(names, outcomes, strict=True):
-            matches = by_schedd[sname]
+            matches = by_schedd.get(sname, [])
             if isinstance(out, BaseException):
                 if isinstance(out, asyncio.CancelledError):
                     raise out
@@ -309,13 +318,16 @@ class NegotiatorService(ngrpc.NegotiatorServicer):
                 result.stats.submitters_failed |= {m.submitter for m in matches}
                 result.log.append(LogLine(self.ctx.clock.now(),
                                           f"    Failed to send {len(matches)} matches to {sname} "
-                                          f"{sinful(matches[0].schedd_address)}"))
+                                          f"{sinful(address[sname])}"))
                 log.warning("%s: sending matches to %s failed: %s", self.name, sname, _why(out))
                 continue
             for m in matches:
                 self.ctx.events.emit(self.name, "match", job=m.job_id, autocluster=m.autocluster_id,
                                      slot=m.slot_name, submitter=m.submitter, schedd=m.schedd,
                                      claim=redact(m.claim_id))
+            for r in rejected.get(sname, []):
+                self.ctx.events.emit(self.name, "reject", job=r.job_id, autocluster=r.autocluster_id,
+                                     submitter=r.submitter, schedd=r.schedd, reason=r.reason)
 
     # -- the Negotiator ad ---------------------------------------------------------------
     def negotiator_ad(self) -> ClassAd:

@@ -68,7 +68,7 @@ class CycleStats:
     submitters_out_of_time: set[str] = field(default_factory=set)
     submitters_share_limit: set[str] = field(default_factory=set)
     # mockpool's own (not published under HTCondor names)
-    claimed_slots_skipped: int = 0  # Claimed slots left alone: no preemption yet
+    claimed_slots_skipped: int = 0  # Claimed slots trimmed (preemption off, or retiring)
     slots_without_claim_id: int = 0
     kernel_fallbacks: int = 0
 

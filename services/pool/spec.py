@@ -56,6 +56,7 @@ except ImportError:  # Python 3.10
 
 from ..classad import parse_expr
 from ..config import ConfigDict, ConfigError, load_config, parse_config, slot_types
+from ..negotiator.preemption import check_negotiator_config
 from ..schedd.submit import MAX_JOBS_PER_SUBMISSION, SubmitError, SubmitInputs, parse_submit
 from .submit_files import SubmitFileError, read_submit_inputs, read_user_file
 
@@ -286,9 +287,11 @@ class _Builder:
             lines.extend([""] * max(0, line - 1 - len(lines)))
             lines.append(f"{k} = {v}".replace("\n", " "))
         try:
-            return parse_config("\n".join(lines), self.source, base)
+            config = parse_config("\n".join(lines), self.source, base)
+            check_negotiator_config(config)
         except ConfigError as e:
             raise SpecError(str(e)) from None
+        return config
 
     def _inline(self, table: str, index: int, key: str, text: str) -> str:
         return "\n" * self.lines.value_start(table, index, key) + text

@@ -19,6 +19,13 @@ as HTCondor's schedd makes them::
 Every change sets LastJobStatus, JobStatus and EnteredCurrentStatus. A job that stops
 running adds its run to RemoteWallClockTime, whatever stopped it. A matched job stays
 Idle (reserved: not offered again) until its activation succeeds.
+
+Preemption: a job evicted from its slot (its startd reports an exit with a reason) goes
+back to Idle with its run accounted (RemoteWallClockTime, LastVacateTime, LastRemoteHost)
+and is matched again later. A claim this schedd won by preempting may have to wait for
+the slot's job to retire: the claim is ``waiting`` until its ready time, then activated
+(``activate_ready``). A request the negotiator rejected sets LastRejMatchReason and
+LastRejMatchTime on the job it named (schedd.cpp's ``scheduler_handleJobRejected``).
 """
 
 from __future__ import annotations
@@ -58,6 +65,7 @@ __all__ = [
     "JobExit",
     "Match",
     "Outbox",
+    "Rejection",
     "Schedd",
     "ScheddError",
     "submitter_of",
@@ -193,7 +201,8 @@ class Job:
 class Claim:
     """A claim this schedd holds (or is acquiring) on one slot.
 
-    States: ``requesting`` (RequestClaims in flight), ``activating`` (ActivateClaims in
+    States: ``requesting`` (RequestClaims in flight), ``waiting`` (a preempting claim
+    whose slot's job is still retiring, until ``ready``), ``activating`` (ActivateClaims in
     flight), ``active`` (a job runs on it), ``idle`` (claimed, no job: the point where claim
     reuse will pick the next job; see ``Schedd._claim_finished``). ``job`` is None when the
     job was held or removed while a request was in flight: the answer then releases it.
@@ -209,6 +218,7 @@ class Claim:
     slot_ad: ClassAd | None = None
     activated: float = 0.0
     jobs_run: int = 0  # for CLAIM_WORKLIFE-style reuse decisions later
+    ready: float = 0.0  # waiting: when the startd will have evicted the slot's job
 
 
 @dataclass(frozen=True)
@@ -244,6 +254,7 @@ class ClaimOutcome:
     claim_id: str = ""  # the claim now held (a new id for a carved dynamic slot)
     slot_name: str = ""
     slot_ad: ClassAd | None = None
+    ready_time: float = 0.0  # a preempting claim: activate it at this pool time
 
 
 @dataclass(frozen=True)
@@ -273,6 +284,16 @@ class JobExit:
     exit_code: int = 0
     slot_name: str = ""
     reason: str = ""
+
+
+@dataclass(frozen=True)
+class Rejection:
+    """The negotiator could not serve a request (schedd.proto Rejection)."""
+
+    cluster: int
+    proc: int
+    reason: str
+    time: float
 
 
 @dataclass(frozen=True)
@@ -783,6 +804,8 @@ class Schedd:
             if evicted:
                 self._left_slot(job)
             self._drop_claim(claim, out)
+        elif claim.state == "waiting":
+            self._drop_claim(claim, out)  # gives the preempted job its slot back
         # requesting/activating: the startd's answer finds no job and releases the claim
         return claim
 
@@ -910,12 +933,50 @@ class Schedd:
                 claim.state = "idle"
                 self._drop_claim(claim, out)
                 continue
+            if o.ready_time > now:  # preempting: the slot's job is retiring until then
+                claim.state, claim.ready = "waiting", o.ready_time
+                continue
             claim.state = "activating"
             out.activations[claim.startd_address].append(
                 Activation(claim.claim_id, job.ad, job.job_id)
             )
         self._commit()
         return out
+
+    def next_ready_time(self) -> float | None:
+        """When the earliest waiting claim may be activated (None: no claim waits)."""
+        times = [c.ready for c in self.claims.values() if c.state == "waiting"]
+        return min(times) if times else None
+
+    def activate_ready(self, now: float) -> Outbox:
+        """Activate the waiting claims whose slots are free by ``now``."""
+        out = Outbox()
+        for claim in list(self.claims.values()):
+            if claim.state != "waiting" or claim.ready > now:
+                continue
+            job = claim.job
+            if job is None or job.status != IDLE:
+                claim.state = "idle"
+                self._drop_claim(claim, out)
+                continue
+            claim.state = "activating"
+            out.activations[claim.startd_address].append(
+                Activation(claim.claim_id, job.ad, job.job_id)
+            )
+        self._commit()
+        return out
+
+    def on_rejections(self, rejections: Iterable[Rejection], now: float) -> None:
+        """The negotiator's reasons for requests it could not serve, on the jobs it named."""
+        for r in rejections:
+            job = self.jobs.get((r.cluster, r.proc))
+            if job is None:
+                continue
+            job.set("LastRejMatchReason", r.reason)
+            job.set("LastRejMatchTime", int(r.time))
+            self._touch(job)
+            self._emit("rejected", job=job.job_id, reason=r.reason, submitter=job.submitter)
+        self._commit()
 
     def on_activation_results(self, outcomes: Iterable[ActivationOutcome], now: float) -> Outbox:
         """Activated: the job is Running. Refused: the job is idle, the claim released."""
@@ -946,8 +1007,14 @@ class Schedd:
         self._reserved -= 1
         if job.ad.lookup("JobStartDate") is None:
             job.set("JobStartDate", int(start))
+        previous = job.ad.eval("JobCurrentStartDate")
+        if isinstance(previous, int):  # run before (evicted): schedd.cpp keeps the last start
+            job.set("JobLastStartDate", previous)
         job.set("JobCurrentStartDate", int(start))
         job.set("NumJobStarts", int(job.number("NumJobStarts")) + 1)
+        # schedd.cpp add_shadow_rec: a started match counts (what -better-analyze reads)
+        job.set("NumMatches", int(job.number("NumMatches")) + 1)
+        job.set("LastMatchTime", int(start))
         job.set("RemoteHost", claim.slot_name)
         self._transition(job, RUNNING, now)
         self._batch.claims_put[claim.claim_id] = StoredClaim(
@@ -995,6 +1062,7 @@ class Schedd:
             claim.state = "idle"
             if e.reason:  # evicted (killed, lease expired): back to the queue
                 job.set("LastVacateTime", int(end))
+                job.set("VacateReason", e.reason)
                 self._left_slot(job)
                 self._transition(job, IDLE, now)
                 self._emit("job_evicted", job=job.job_id, slot=claim.slot_name, reason=e.reason)
@@ -1064,7 +1132,7 @@ class Schedd:
         """Claims this schedd holds, per startd address (what keepalives carry)."""
         out: dict[str, list[str]] = defaultdict(list)
         for claim in self.claims.values():
-            if claim.state in ("active", "idle"):
+            if claim.state in ("active", "idle", "waiting"):
                 out[claim.startd_address].append(claim.claim_id)
         return dict(out)
 

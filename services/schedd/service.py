@@ -52,6 +52,7 @@ from .schedd import (
     JobExit,
     Match,
     Outbox,
+    Rejection,
     Schedd,
     ScheddError,
 )
@@ -104,6 +105,7 @@ class ScheddService(sgrpc.ScheddServicer):
         self._tasks: list[asyncio.Task[None]] = []
         self._background: set[asyncio.Task[Any]] = set()
         self._changed: asyncio.Event | None = None
+        self._ready_wake: asyncio.Event | None = None
         self._negotiator: str | None = None
         self._advertised: dict[str, set[str]] = {n: set() for n in self.cores}
         self._recent = ReplyCache(_RECENT_REQUESTS)
@@ -119,6 +121,7 @@ class ScheddService(sgrpc.ScheddServicer):
             core.address = address
             self._spawn(self._send(core, core.startup_outbox()))
         self._changed = asyncio.Event()
+        self._ready_wake = asyncio.Event()
         cfg = self.ctx.config
         clock = self.ctx.clock
         self._tasks = [
@@ -131,6 +134,7 @@ class ScheddService(sgrpc.ScheddServicer):
                 )
             ),
             asyncio.create_task(self._advertise_on_change()),
+            asyncio.create_task(self._activate_when_ready()),
             asyncio.create_task(
                 periodic(
                     clock,
@@ -325,7 +329,17 @@ class ScheddService(sgrpc.ScheddServicer):
             ]
         except WireError as exc:
             await abort_invalid(context, f"bad match: {exc}")
-        out = core.on_matches(matches, self.ctx.clock.now())
+        now = self.ctx.clock.now()
+        if request.rejections:
+            core.on_rejections(
+                [
+                    Rejection(int(r.cluster_id), int(r.proc_id), r.reason, r.time)
+                    for r in request.rejections
+                ],
+                now,
+            )
+            self.stats["rejections"] += len(request.rejections)
+        out = core.on_matches(matches, now)
         self.stats["matches"] += len(matches)
         self.stats["matches_dropped"] += out.dropped
         reply = spb.MatchesReply(accepted=out.accepted)
@@ -429,12 +443,46 @@ class ScheddService(sgrpc.ScheddServicer):
                         log.warning("%s: bad slot ad from %s: %s", core.name, address, exc)
                 outcomes.append(
                     ClaimOutcome(
-                        r.claim_id, res.ok, res.error, res.claim_id, res.slot_name, slot_ad
+                        r.claim_id,
+                        res.ok,
+                        res.error,
+                        res.claim_id,
+                        res.slot_name,
+                        slot_ad,
+                        res.ready_time,
                     )
                 )
         out = core.on_claim_results(outcomes, self.ctx.clock.now())
         self._after(core)
+        if core.next_ready_time() is not None and self._ready_wake is not None:
+            self._ready_wake.set()
         await self._send(core, out)
+
+    async def _activate_when_ready(self) -> None:
+        """Activate preempting claims once their slots' jobs have retired."""
+        clock = self.ctx.clock
+        assert self._ready_wake is not None
+        while True:
+            self._ready_wake.clear()
+            due = [t for c in self.cores.values() if (t := c.next_ready_time()) is not None]
+            if not due:
+                await self._ready_wake.wait()
+                continue
+            if min(due) > clock.now():
+                sleeper = asyncio.ensure_future(clock.sleep_until(min(due)))
+                waker = asyncio.ensure_future(self._ready_wake.wait())
+                try:
+                    await asyncio.wait({sleeper, waker}, return_when=asyncio.FIRST_COMPLETED)
+                finally:
+                    for t in (sleeper, waker):
+                        t.cancel()
+                continue
+            now = clock.now()
+            for core in self.cores.values():
+                out = core.activate_ready(now)
+                if out:
+                    self._after(core)
+                    self._spawn(self._send(core, out))
 
     async def _activate(self, core: Schedd, address: str, acts: list) -> None:
         request = tpb.ActivateClaimsRequest(request_id=rpc.request_id())

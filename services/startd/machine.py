@@ -30,8 +30,19 @@ startd (condor_startd.V6: Resource.cpp, command.cpp, claim.cpp, ResState.cpp):
   and its resources go back to its parent. A running job is killed without an exit record
   (the schedd that released the claim knows).
 
+Preemption (command.cpp ``request_claim``, Resource.cpp ``evalRetirementRemaining``): a
+claimed static or dynamic slot offers a preempting claim id. A claim request with it is
+refused if the slot's RANK of the new job is below the claim's CurrentRank; otherwise the
+new claim is granted and the running job is evicted -- at once, or, when
+MaxJobRetirementTime (MAXJOBRETIREMENTTIME against the job, lowered by the job's own
+MaxJobRetirementTime) leaves it time, when that retirement ends (Claimed/Retiring until
+then; a job that ends first exits normally). The eviction is a job exit with a reason
+for the old schedd; the slot then belongs to the new claim (Claimed/Idle), whose
+``ClaimGrant.ready`` says when it may be activated. Releasing either claim meanwhile
+ends the preemption: the old one hands the slot over at once, the new one cancels it.
+
 Known differences: no Matched state (the startd hears of a match only with the claim
-request); no Owner state, preemption, retirement or suspension yet; CLAIM_WORKLIFE and
+request); no Owner state, vacating (an evicted job leaves at once) or suspension yet; CLAIM_WORKLIFE and
 lease expiry are enforced in a later issue (each claim keeps its lease duration and the
 time the schedd was last heard from); the startd checks the job's Requirements as well
 as its own (HTCondor's startd re-checks only its own side).
@@ -101,6 +112,7 @@ class ClaimGrant:
     claim_id: str  # the claim now held (a new id for a carved dynamic slot)
     slot_name: str
     slot_ad: ClassAd
+    ready: float = 0.0  # a preempting claim: when the retiring job will have left
 
 
 @dataclass(frozen=True)
@@ -160,6 +172,17 @@ def _machine_totals(cfg: ConfigDict) -> tuple[int, int, int, int, int]:
     return cpus, memory, disk, detected_memory, detected_disk
 
 
+def _retirement(slot: Slot, slot_ad: ClassAd, job_ad: ClassAd) -> float:
+    """MaxJobRetirementTime for a job starting on ``slot``: the startd's, evaluated with
+    the job as TARGET (not a number: 0), lowered by the job's own if smaller."""
+    value = evaluate(slot.policy.max_job_retirement_time, slot_ad, job_ad)
+    mine = float(value) if isinstance(value, int | float) and not isinstance(value, bool) else 0.0
+    own = eval_number(job_ad, "MaxJobRetirementTime", slot_ad)
+    if own is not None and own < mine:
+        mine = float(own)
+    return mine if math.isfinite(mine) else 0.0
+
+
 def _job_id(job: ClassAd) -> str:
     cluster, proc = job.eval("ClusterId"), job.eval("ProcId")
     if isinstance(cluster, int) and isinstance(proc, int):
@@ -195,6 +218,7 @@ class Machine:
         self._ends: list[tuple[float, int, str]] = []  # (job end, tiebreak, claim id), lazy
         self._tiebreak = 0
         self._removed: list[str] = []  # dynamic slots deleted since the last take_removed
+        self._evicted: list[JobExitRecord] = []  # preempted jobs not yet reported
         self._version = 0
         self._advertised_version = -1
         self._sequence = 0
@@ -356,6 +380,8 @@ class Machine:
             raise ClaimRefusedError("a claim request must give the schedd's address")
         if not owner:
             raise ClaimRefusedError("a claim request must give the owner (submitter)")
+        if slot.claim is not None:
+            return self._preempt(slot, claim_id, job_ad, schedd_name, schedd_address, owner, now)
         if slot.kind == "Partitionable":
             return self._carve(slot, claim_id, job_ad, schedd_name, schedd_address, owner, now)
         ad = current_ad(slot, self.info, now, self._sequence)
@@ -364,8 +390,97 @@ class Machine:
         slot.set_state("Claimed", "Idle", now)
         del self._offers[claim_id]
         self._held[claim_id] = slot
+        self._offer_preempt_id(slot)
         self._changed()
         return ClaimGrant(claim_id, slot.name, self._ad_copy(slot, now))
+
+    # --- preemption -------------------------------------------------------------------
+
+    def _offer_preempt_id(self, slot: Slot) -> None:
+        """A claimed slot offers a fresh id for a preempting claim request."""
+        self._withdraw_preempt_id(slot)
+        slot.preempt_id = self._new_id()
+        self._offers[slot.preempt_id] = slot
+        slot.touch()
+
+    def _withdraw_preempt_id(self, slot: Slot) -> None:
+        if slot.preempt_id:
+            self._offers.pop(slot.preempt_id, None)
+            slot.preempt_id = ""
+            slot.touch()
+
+    def _preempt(
+        self,
+        slot: Slot,
+        claim_id: str,
+        job_ad: ClassAd,
+        schedd_name: str,
+        schedd_address: str,
+        owner: str,
+        now: float,
+    ) -> ClaimGrant:
+        """A claim request with the slot's preempting id: evict the current claim's job
+        (now, or when its retirement ends) and give the slot to the new claim."""
+        old = slot.claim
+        assert old is not None
+        ad = current_ad(slot, self.info, now, self._sequence)
+        self._check_match(slot, ad, job_ad)
+        new = self._new_claim(claim_id, ad, job_ad, schedd_name, schedd_address, owner, now)
+        if new.rank < old.rank:
+            raise ClaimRefusedError(
+                f"{slot.name}: RANK of job {_job_id(job_ad)} is {new.rank:g}, below the "
+                f"current claim's {old.rank:g}: not preempting"
+            )
+        new.job_ad = job_ad
+        self._withdraw_preempt_id(slot)
+        self._held[claim_id] = slot
+        slot.preempting = new
+        job = old.job
+        end = min(job.end, job.start + job.retirement) if job is not None else now
+        self._changed()
+        if end <= now:
+            self._hand_over(slot, now, evict=True)
+            return ClaimGrant(claim_id, slot.name, self._ad_copy(slot, now), now)
+        slot.retire_end = end
+        slot.set_state("Claimed", "Retiring", now)
+        self._tiebreak += 1
+        heapq.heappush(self._ends, (end, self._tiebreak, old.claim_id))
+        return ClaimGrant(claim_id, slot.name, self._ad_copy(slot, now), end)
+
+    def _hand_over(self, slot: Slot, now: float, *, evict: bool) -> None:
+        """The slot's current claim ends (its job evicted if ``evict``); the preempting
+        claim takes the slot, Claimed/Idle."""
+        old, new = slot.claim, slot.preempting
+        assert old is not None and new is not None
+        job = old.job
+        if evict and job is not None:
+            why = "startd RANK" if new.rank > old.rank else "user priority"
+            self._evicted.append(
+                JobExitRecord(
+                    claim_id=old.claim_id,
+                    cluster=job.cluster,
+                    proc=job.proc,
+                    start=job.start,
+                    end=now,
+                    exit_code=0,
+                    slot_name=slot.name,
+                    schedd_name=old.schedd_name,
+                    schedd_address=old.schedd_address,
+                    reason=f"preempted by {new.owner} ({why})",
+                )
+            )
+        self._held.pop(old.claim_id, None)
+        new.claimed_at = now
+        slot.claim, slot.preempting, slot.retire_end = new, None, 0.0
+        slot.claim_id = new.claim_id
+        slot.set_state("Claimed", "Idle", now)
+        self._offer_preempt_id(slot)
+        self._changed()
+
+    def take_evicted(self) -> list[JobExitRecord]:
+        """Jobs evicted by a preemption since the last call (the shell reports them)."""
+        out, self._evicted = self._evicted, []
+        return out
 
     def _check_match(self, slot: Slot, slot_ad: ClassAd, job_ad: ClassAd) -> None:
         if not is_true(slot_ad.eval("Start", job_ad)):
@@ -385,7 +500,11 @@ class Machine:
         owner: str,
         now: float,
     ) -> Claim:
-        rank = eval_number(slot_ad, "Rank", job_ad)
+        rank = slot_ad.eval("Rank", job_ad)
+        if isinstance(rank, bool):  # EvalFloat reads a boolean RANK as 1 or 0
+            rank = float(rank)
+        elif not isinstance(rank, int | float) or not math.isfinite(rank):
+            rank = None
         user = job_ad.eval("User")
         lease = eval_number(job_ad, "JobLeaseDuration", slot_ad)
         host = from_sinful(schedd_address)
@@ -495,6 +614,7 @@ class Machine:
         self._offers[fresh] = pslot
         self._slots[dslot.name] = dslot
         self._held[dslot.claim_id] = dslot
+        self._offer_preempt_id(dslot)
         self._changed()
         return ClaimGrant(dslot.claim_id, dslot.name, self._ad_copy(dslot, now))
 
@@ -505,6 +625,11 @@ class Machine:
         slot = self._held.get(claim_id)
         if slot is None or slot.claim is None:
             raise self._unknown(claim_id)
+        if slot.claim.claim_id != claim_id:
+            raise ClaimRefusedError(
+                f"{slot.name} is still retiring its job until {slot.retire_end:g}: "
+                f"activate the preempting claim {redact(claim_id)} then"
+            )
         claim = slot.claim
         if claim.job is not None:
             raise ClaimRefusedError(
@@ -528,7 +653,14 @@ class Machine:
         if not isinstance(gjid, str) or not gjid:
             qdate = eval_number(job_ad, "QDate", None) or 0
             gjid = f"{claim.schedd_name}#{cluster}.{proc}#{int(qdate)}"
-        job = RunningJob(cluster, proc, gjid, start=now, end=now + float(duration))
+        job = RunningJob(
+            cluster,
+            proc,
+            gjid,
+            start=now,
+            end=now + float(duration),
+            retirement=_retirement(slot, ad, job_ad),
+        )
         claim.job = job
         claim.last_heard = now
         slot.set_state("Claimed", "Busy", now)
@@ -539,17 +671,21 @@ class Machine:
 
     def _live_end(self, end: float, claim_id: str) -> bool:
         slot = self._held.get(claim_id)
-        job = slot.claim.job if slot is not None and slot.claim is not None else None
-        return job is not None and job.end == end
+        if slot is None or slot.claim is None or slot.claim.claim_id != claim_id:
+            return False
+        job = slot.claim.job
+        retiring = slot.preempting is not None and slot.retire_end == end
+        return job is not None and (job.end == end or retiring)
 
     def next_event_time(self) -> float | None:
-        """Pool time of the earliest job exit, or None when no job runs."""
+        """Pool time of the earliest job exit or eviction, or None when none is due."""
         while self._ends and not self._live_end(self._ends[0][0], self._ends[0][2]):
             heapq.heappop(self._ends)
         return self._ends[0][0] if self._ends else None
 
     def advance(self, now: float) -> list[JobExitRecord]:
-        """Finish every job whose end time is <= ``now``; their slots go Claimed/Idle."""
+        """Finish every job whose end time is <= ``now`` (their slots go Claimed/Idle, or
+        to the preempting claim), and evict those whose retirement ended."""
         exits: list[JobExitRecord] = []
         while self._ends and self._ends[0][0] <= now:
             end, _, claim_id = heapq.heappop(self._ends)
@@ -558,6 +694,9 @@ class Machine:
             slot = self._held[claim_id]
             claim = slot.claim
             assert claim is not None and claim.job is not None
+            if slot.preempting is not None and claim.job.end > end:  # retirement is over
+                self._hand_over(slot, end, evict=True)
+                continue
             job, claim.job = claim.job, None
             slot.set_state("Claimed", "Idle", job.end)  # accounted to the exact exit time
             exits.append(
@@ -573,19 +712,24 @@ class Machine:
                     schedd_address=claim.schedd_address,
                 )
             )
+            if slot.preempting is not None:  # retired in time: the new claim takes over
+                self._hand_over(slot, job.end, evict=False)
         if exits:
             self._changed()
-        return exits
+        return self.take_evicted() + exits
 
     def release(self, claim_id: str, now: float) -> Release:
         """End a claim; a running job is killed. A dynamic slot is deleted."""
         slot = self._held.get(claim_id)
         if slot is None or slot.claim is None:
             raise self._unknown(claim_id)
+        if slot.preempting is not None:
+            return self._release_during_preemption(slot, claim_id, now)
         job = slot.claim.job
         killed = f"{job.cluster}.{job.proc}" if job is not None else None
         del self._held[claim_id]
         slot.claim = None
+        self._withdraw_preempt_id(slot)
         self._changed()
         if slot.kind == "Dynamic":
             parent = slot.parent
@@ -603,6 +747,23 @@ class Machine:
         slot.set_state("Unclaimed", "Idle", now)
         return Release(claim_id, slot.name, killed, self._ad_copy(slot, now))
 
+    def _release_during_preemption(self, slot: Slot, claim_id: str, now: float) -> Release:
+        """The preempting claim's schedd gives up: the job stops retiring. The current
+        claim's schedd lets go: its job is killed and the preempting claim takes over."""
+        new = slot.preempting
+        assert new is not None and slot.claim is not None
+        if claim_id == new.claim_id:
+            del self._held[claim_id]
+            slot.preempting, slot.retire_end = None, 0.0
+            slot.set_state("Claimed", "Busy", now)
+            self._offer_preempt_id(slot)
+            self._changed()
+            return Release(claim_id, slot.name, None, self._ad_copy(slot, now))
+        job = slot.claim.job
+        killed = f"{job.cluster}.{job.proc}" if job is not None else None
+        self._hand_over(slot, now, evict=False)
+        return Release(claim_id, slot.name, killed, self._ad_copy(slot, now))
+
     def keepalive(self, claim_ids: list[str], now: float) -> list[str]:
         """Record that the schedd was heard from; returns the ids this machine lacks."""
         unknown = []
@@ -610,6 +771,8 @@ class Machine:
             slot = self._held.get(cid)
             if slot is None or slot.claim is None:
                 unknown.append(cid)
+            elif slot.preempting is not None and slot.preempting.claim_id == cid:
+                slot.preempting.last_heard = now
             else:
                 slot.claim.last_heard = now
         return unknown

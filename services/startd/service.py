@@ -137,6 +137,7 @@ class StartdService:
                 "releases",
                 "jobs_killed",
                 "job_exits",
+                "jobs_evicted",
                 "exits_reported",
                 "exit_report_failures",
                 "advertise_rounds",
@@ -248,6 +249,9 @@ class StartdService:
             self._held[grant.claim_id] = machine
             result.ok, result.claim_id, result.slot_name = True, grant.claim_id, grant.slot_name
             ad_to_pb(grant.slot_ad, result.slot)
+            if grant.ready:  # a preemption: the eviction is due now or when retirement ends
+                result.ready_time = grant.ready
+                self._wake_at(grant.ready, machine.name)
             self.stats["claims"] += 1
             self._touch(machine)
             self.ctx.events.emit(
@@ -277,9 +281,7 @@ class StartdService:
             result.ok, result.start_time = True, act.start
             self.stats["activations"] += 1
             self._touch(machine)
-            heapq.heappush(self._exit_heap, (act.end, machine.name))
-            if self._armed is None or act.end < self._armed:
-                self._exit_wake.set()
+            self._wake_at(act.end, machine.name)
             self.ctx.events.emit(
                 machine.name,
                 "activate",
@@ -289,6 +291,12 @@ class StartdService:
                 end=round(act.end, 3),
             )
         return reply
+
+    def _wake_at(self, t: float, machine_name: str) -> None:
+        """Make the exit loop advance ``machine_name`` at pool time ``t``."""
+        heapq.heappush(self._exit_heap, (t, machine_name))
+        if self._armed is None or t < self._armed:
+            self._exit_wake.set()
 
     def release_claims(self, request: pb.ReleaseClaimsRequest) -> pb.ReleaseClaimsReply:
         now = self.ctx.clock.now()
@@ -509,15 +517,16 @@ class StartdService:
                 self._touch(machine)
             exits.extend(done)
         for e in sorted(exits, key=lambda e: (e.end, e.slot_name)):
-            self.stats["job_exits"] += 1
+            self.stats["jobs_evicted" if e.reason else "job_exits"] += 1
             self.ctx.events.emit(
                 e.slot_name.partition("@")[2],
-                "job_exit",
+                "job_evicted" if e.reason else "job_exit",
                 slot=e.slot_name,
                 job=e.job_id,
                 claim=redact(e.claim_id),
                 start=round(e.start, 3),
                 end=round(e.end, 3),
+                **({"reason": e.reason} if e.reason else {}),
             )
             self._pending_exits.setdefault(e.schedd_address, []).append(
                 schedd_pb2.JobExit(

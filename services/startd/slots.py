@@ -8,6 +8,10 @@ startd (condor_startd.V6/Resource.cpp, ResState.cpp, claim.cpp).
 Per-type policy follows HTCondor's ``SlotType::param``: a knob ``SLOT_TYPE_<N>_<KNOB>``
 overrides ``<KNOB>`` for slots of type N (START, RANK, SLOT_WEIGHT, NUM_CLAIMS and the
 MODIFY_REQUEST_EXPR_* knobs here), and a dynamic slot follows its parent's type.
+
+A claimed slot also offers a *preempting* claim id (HTCondor's ``r_pre``): its private ad
+shows that id as Capability, so the negotiator can hand it to another schedd, whose claim
+request then preempts the claim (see ``Machine.request_claim``).
 """
 
 from __future__ import annotations
@@ -77,6 +81,7 @@ class SlotPolicy:
     start: Expr
     rank: Expr
     slot_weight: Expr
+    max_job_retirement_time: Expr  # MAXJOBRETIREMENTTIME, evaluated with the job as TARGET
     num_claims: int | None  # None: ceil(Cpus) of the partitionable slot
     modify_request: tuple[tuple[str, Expr], ...]
 
@@ -102,6 +107,7 @@ class SlotPolicy:
             start=_expr(cfg, type_id, "START", "True"),
             rank=_expr(cfg, type_id, "RANK", "0"),
             slot_weight=_expr(cfg, type_id, "SLOT_WEIGHT", "Cpus"),
+            max_job_retirement_time=_expr(cfg, type_id, "MAXJOBRETIREMENTTIME", "0"),
             num_claims=num_claims,
             modify_request=modify,
         )
@@ -131,6 +137,7 @@ class RunningJob:
     global_job_id: str
     start: float
     end: float
+    retirement: float = 0.0  # MaxJobRetirementTime for this job (pool seconds from its start)
 
 
 @dataclass(slots=True)
@@ -148,6 +155,7 @@ class Claim:
     last_heard: float
     lease_duration: float
     job: RunningJob | None = None
+    job_ad: ClassAd | None = None  # the job the claim was requested for (a preempting claim's)
 
 
 @dataclass(slots=True, eq=False)
@@ -176,6 +184,11 @@ class Slot:
     # partitionable only
     claim_id_list: list[str] = field(default_factory=list)
     children: dict[int, Slot] = field(default_factory=dict)
+    # static and dynamic, while claimed: the id a preempting claim request must bring, and
+    # the claim waiting for the running job to retire (HTCondor's r_pre)
+    preempt_id: str = ""
+    preempting: Claim | None = None
+    retire_end: float = 0.0  # when the retiring job is evicted
     version: int = 0  # bumped on every change of the slot's ads
     ad_cache: tuple[int, ClassAd] | None = None  # (version, ad): see current_ad
 
@@ -241,7 +254,13 @@ class MachineInfo:
 
 # Attributes that change with time alone; they come last, in this order, so a shell that
 # caches an ad's wire form can refresh just these.
-VOLATILE = (*ACCOUNTED.values(), "MyCurrentTime", "UpdateSequenceNumber")
+VOLATILE = (
+    *ACCOUNTED.values(),
+    "TotalJobRunTime",
+    "RetirementTimeRemaining",
+    "MyCurrentTime",
+    "UpdateSequenceNumber",
+)
 
 # A value in an ad: a scalar, a list of scalars, or an expression (the slot's policy).
 AdValue = bool | int | float | str | list | Expr
@@ -297,6 +316,7 @@ def ad_pairs(slot: Slot, info: MachineInfo, now: float, sequence: int) -> list[t
             ("RemoteScheddName", claim.schedd_name),
             ("ClientMachine", claim.client_machine),
             ("CurrentRank", claim.rank),
+            ("MaxJobRetirementTime", policy.max_job_retirement_time),
             ("PublicClaimId", redact(claim.claim_id)),
             ("ClaimStartTime", int(claim.claimed_at)),
         ]
@@ -307,14 +327,34 @@ def ad_pairs(slot: Slot, info: MachineInfo, now: float, sequence: int) -> list[t
                 ("GlobalJobId", job.global_job_id),
                 ("JobStart", int(job.start)),
             ]
+        pre = slot.preempting
+        if pre is not None:
+            pairs += [
+                ("PreemptingUser", pre.user),
+                ("PreemptingAccountingGroup", pre.owner),
+                ("PreemptingRank", pre.rank),
+            ]
     pairs += zip(VOLATILE, volatile_values(slot, now, sequence))
     return pairs
+
+
+def retirement_remaining(slot: Slot, now: float) -> int:
+    """Seconds of MaxJobRetirementTime the running job has left (HTCondor's
+    evalRetirementRemaining: the retirement time minus the job's age; 0 with no job)."""
+    job = slot.claim.job if slot.claim is not None else None
+    if job is None:
+        return 0
+    if slot.preempting is not None:
+        return max(0, math.ceil(slot.retire_end - now))
+    return max(0, math.ceil(job.start + job.retirement - now))
 
 
 def volatile_values(slot: Slot, now: float, sequence: int) -> list[int]:
     """The values of :data:`VOLATILE` for this slot at ``now``."""
     out = [int(slot.total_time(state, act, now)) for state, act in ACCOUNTED]
-    out += [int(now), sequence]
+    job = slot.claim.job if slot.claim is not None else None
+    run_time = int(max(0.0, now - job.start)) if job is not None else 0
+    out += [run_time, retirement_remaining(slot, now), int(now), sequence]
     return out
 
 
@@ -357,7 +397,7 @@ def private_ad(slot: Slot, info: MachineInfo) -> ClassAd:
     ad["MyType"] = "MachinePrivate"
     ad["Name"] = slot.name
     ad["MyAddress"] = info.address
-    ad["Capability"] = slot.claim_id
+    ad["Capability"] = slot.preempt_id if slot.claim is not None else slot.claim_id
     if slot.kind == "Partitionable":
         # HTCondor joins the ids with spaces in one string.
         ad["ClaimIdList"] = " ".join(slot.claim_id_list)

@@ -130,17 +130,35 @@ class Match(_message.Message):
     startd_address: str
     def __init__(self, submitter: _Optional[str] = ..., autocluster_id: _Optional[int] = ..., slot_name: _Optional[str] = ..., claim_id: _Optional[str] = ..., slot: _Optional[_Union[_classad_pb2.ClassAd, _Mapping]] = ..., startd_address: _Optional[str] = ...) -> None: ...
 
+class Rejection(_message.Message):
+    __slots__ = ("submitter", "autocluster_id", "cluster_id", "proc_id", "reason", "time")
+    SUBMITTER_FIELD_NUMBER: _ClassVar[int]
+    AUTOCLUSTER_ID_FIELD_NUMBER: _ClassVar[int]
+    CLUSTER_ID_FIELD_NUMBER: _ClassVar[int]
+    PROC_ID_FIELD_NUMBER: _ClassVar[int]
+    REASON_FIELD_NUMBER: _ClassVar[int]
+    TIME_FIELD_NUMBER: _ClassVar[int]
+    submitter: str
+    autocluster_id: int
+    cluster_id: int
+    proc_id: int
+    reason: str
+    time: float
+    def __init__(self, submitter: _Optional[str] = ..., autocluster_id: _Optional[int] = ..., cluster_id: _Optional[int] = ..., proc_id: _Optional[int] = ..., reason: _Optional[str] = ..., time: _Optional[float] = ...) -> None: ...
+
 class MatchesRequest(_message.Message):
-    __slots__ = ("schedd_name", "request_id", "cycle", "matches")
+    __slots__ = ("schedd_name", "request_id", "cycle", "matches", "rejections")
     SCHEDD_NAME_FIELD_NUMBER: _ClassVar[int]
     REQUEST_ID_FIELD_NUMBER: _ClassVar[int]
     CYCLE_FIELD_NUMBER: _ClassVar[int]
     MATCHES_FIELD_NUMBER: _ClassVar[int]
+    REJECTIONS_FIELD_NUMBER: _ClassVar[int]
     schedd_name: str
     request_id: str
     cycle: int
     matches: _containers.RepeatedCompositeFieldContainer[Match]
-    def __init__(self, schedd_name: _Optional[str] = ..., request_id: _Optional[str] = ..., cycle: _Optional[int] = ..., matches: _Optional[_Iterable[_Union[Match, _Mapping]]] = ...) -> None: ...
+    rejections: _containers.RepeatedCompositeFieldContainer[Rejection]
+    def __init__(self, schedd_name: _Optional[str] = ..., request_id: _Optional[str] = ..., cycle: _Optional[int] = ..., matches: _Optional[_Iterable[_Union[Match, _Mapping]]] = ..., rejections: _Optional[_Iterable[_Union[Rejection, _Mapping]]] = ...) -> None: ...
 
 class MatchesReply(_message.Message):
     __slots__ = ("accepted",)

@@ -25,18 +25,20 @@ class ClaimRequest(_message.Message):
     def __init__(self, claim_id: _Optional[str] = ..., slot_name: _Optional[str] = ..., job: _Optional[_Union[_classad_pb2.ClassAd, _Mapping]] = ..., schedd_name: _Optional[str] = ..., schedd_address: _Optional[str] = ..., owner: _Optional[str] = ...) -> None: ...
 
 class ClaimResult(_message.Message):
-    __slots__ = ("claim_id", "ok", "error", "slot_name", "slot")
+    __slots__ = ("claim_id", "ok", "error", "slot_name", "slot", "ready_time")
     CLAIM_ID_FIELD_NUMBER: _ClassVar[int]
     OK_FIELD_NUMBER: _ClassVar[int]
     ERROR_FIELD_NUMBER: _ClassVar[int]
     SLOT_NAME_FIELD_NUMBER: _ClassVar[int]
     SLOT_FIELD_NUMBER: _ClassVar[int]
+    READY_TIME_FIELD_NUMBER: _ClassVar[int]
     claim_id: str
     ok: bool
     error: str
     slot_name: str
     slot: _classad_pb2.ClassAd
-    def __init__(self, claim_id: _Optional[str] = ..., ok: _Optional[bool] = ..., error: _Optional[str] = ..., slot_name: _Optional[str] = ..., slot: _Optional[_Union[_classad_pb2.ClassAd, _Mapping]] = ...) -> None: ...
+    ready_time: float
+    def __init__(self, claim_id: _Optional[str] = ..., ok: _Optional[bool] = ..., error: _Optional[str] = ..., slot_name: _Optional[str] = ..., slot: _Optional[_Union[_classad_pb2.ClassAd, _Mapping]] = ..., ready_time: _Optional[float] = ...) -> None: ...
 
 class RequestClaimsRequest(_message.Message):
     __slots__ = ("request_id", "claims")

@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -116,3 +117,35 @@ def test_submit_over_max_jobs_per_submission(up_pool: Path, tmp_path: Path) -> N
     proc = mockpool("submit", str(sub), pool=up_pool, check=False)
     assert proc.returncode != 0
     assert "Number of submitted jobs would exceed MAX_JOBS_PER_SUBMISSION" in proc.stderr
+
+
+def test_analyze_explains_a_job_that_cannot_match(up_pool: Path, tmp_path: Path) -> None:
+    sub = tmp_path / "big.sub"
+    sub.write_text("executable = /bin/sleep\narguments = 60\nrequest_memory = 100GB\nqueue\n")
+    out = mockpool("submit", str(sub), "--owner", "dave", pool=up_pool).stdout
+    cluster = out.strip().split()[-1].rstrip(".")
+
+    def analysis() -> str:
+        return mockpool("analyze", f"{cluster}.0", pool=up_pool).stdout
+
+    deadline = time.monotonic() + 120
+    text = analysis()
+    while "Reason for last match failure" not in text and time.monotonic() < deadline:
+        time.sleep(0.5)
+        text = analysis()
+    assert "Reason for last match failure: no match found\n" in text
+    assert f"The Requirements expression for job {cluster}.000 is\n" in text
+    assert "    RequestMemory = 102400\n" in text
+    assert "Step   Matched  Condition\n----- --------- ---------\n" in text
+    assert "           0  TARGET.Memory >= RequestMemory\n" in text
+    assert "Run analysis summary ignoring user priority.  Of 1 slots on 1 machines," in text
+    assert "      1 slots are rejected by your job's requirements\n" in text
+    assert "   No machines matched the job's constraints\n" in text
+    mockpool("rm", cluster, pool=up_pool)
+
+
+def test_analyze_unknown_job_is_a_clear_error(up_pool: Path) -> None:
+    proc = mockpool("analyze", "999.0", pool=up_pool, check=False)
+    assert proc.returncode == 1 and "analyze: job 999.0 is not in the queue of" in proc.stderr
+    proc = mockpool("analyze", "bogus", pool=up_pool, check=False)
+    assert proc.returncode == 2 and "'bogus' is not a job id" in proc.stderr

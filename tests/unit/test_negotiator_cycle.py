@@ -189,11 +189,19 @@ def test_claimed_and_owner_slots_skipped_and_counted():
     claimed = slot("slot1@exec0001", state="Claimed", RemoteOwner="bob@mockpool", RemoteUser="bob@mockpool")
     owner = slot("slot2@exec0001", state="Owner")
     free = slot("slot3@exec0001")
-    res = run(pool(claimed, owner, free), [request(1, 3)])
+    res = run(pool(claimed, owner, free), [request(1, 3)], "NEGOTIATOR_CONSIDER_PREEMPTION = False")
     assert [m.slot_name for m in res.matches] == ["slot3@exec0001"]
     assert res.stats.claimed_slots_skipped == 1
     assert res.stats.total_slots == 3
     assert res.stats.trimmed_slots == res.stats.candidate_slots == 1
+    assert [r.reason for r in res.rejections] == ["no match found"]
+    # preemption considered (the default): bob's slot is a candidate, PREEMPTION_REQUIREMENTS
+    # (default False) keeps alice off it, and that is the reason she is given
+    res = run(pool(claimed, owner, free), [request(1, 3)])
+    assert [m.slot_name for m in res.matches] == ["slot3@exec0001"]
+    assert res.stats.claimed_slots_skipped == 0
+    assert res.stats.trimmed_slots == 2
+    assert [r.reason for r in res.rejections] == ["PREEMPTION_REQUIREMENTS == False"]
 
 
 def test_slot_without_claim_id_is_not_offered():

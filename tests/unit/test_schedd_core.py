@@ -23,6 +23,7 @@ from mockpool.schedd.schedd import (
     ConstraintError,
     JobExit,
     Match,
+    Rejection,
     Schedd,
     ScheddError,
 )
@@ -488,3 +489,68 @@ def test_exit_overtaking_its_activation_answer_still_completes(path: Path) -> No
         1.0,
     )
     assert s.status()["reserved"] == 0
+
+
+# --------------------------------------------------------------------------- preemption
+
+
+def test_preempted_job_is_idle_accounted_and_runs_again(path: Path) -> None:
+    """Started at 10, preempted at 50, matched again and started at 80, done at 140."""
+    s = make(path)
+    s.submit(SLEEP + "queue\n", "a.sub", "alice", 0.0)
+    claim = start(s, "1.0", 1, 10.0)
+    s.on_job_exits(
+        [JobExit(claim, 1, 0, 10.0, 50.0, reason="preempted by bob@mockpool (user priority)")], 50.0
+    )
+    ad = job_ad(s, "1.0")
+    assert v(ad, "JobStatus") == IDLE and v(ad, "EnteredCurrentStatus") == 50
+    assert v(ad, "RemoteWallClockTime") == 40.0 and v(ad, "LastVacateTime") == 50
+    assert v(ad, "VacateReason") == "preempted by bob@mockpool (user priority)"
+    assert v(ad, "LastRemoteHost") == "slot1@exec1" and v(ad, "NumJobStarts") == 1
+    claim2 = start(s, "1.0", 2, 80.0)
+    ad = job_ad(s, "1.0")
+    assert v(ad, "NumJobStarts") == 2 and v(ad, "JobStartDate") == 10
+    assert v(ad, "NumMatches") == 2 and v(ad, "LastMatchTime") == 80
+    assert v(ad, "JobCurrentStartDate") == 80 and v(ad, "JobLastStartDate") == 10
+    s.on_job_exits([JobExit(claim2, 1, 0, 80.0, 140.0)], 140.0)
+    (h,) = s.history()
+    assert v(h, "JobStatus") == COMPLETED and v(h, "RemoteWallClockTime") == 100.0
+
+
+def test_preempting_claim_waits_for_retirement(path: Path) -> None:
+    s = make(path)
+    s.submit(SLEEP + "queue\n", "a.sub", "alice", 0.0)
+    host, claim = "exec1:1", cid(1)
+    s.on_matches([Match(ALICE, 1, "slot1@exec1", claim, host)], 10.0)
+    out = s.on_claim_results([ClaimOutcome(claim, True, claim_id=claim, ready_time=300.0)], 10.0)
+    assert not out.activations and s.next_ready_time() == 300.0
+    assert s.claims_by_startd() == {host: [claim]}  # kept alive while it waits
+    assert not s.activate_ready(299.0).activations
+    out = s.activate_ready(300.0)
+    assert [a.job_id for a in out.activations[host]] == ["1.0"] and s.next_ready_time() is None
+    s.on_activation_results([ActivationOutcome(claim, True, start_time=300.0)], 300.0)
+    assert v(job_ad(s, "1.0"), "JobStatus") == RUNNING
+
+
+def test_held_job_gives_up_its_waiting_claim(path: Path) -> None:
+    s = make(path)
+    s.submit(SLEEP + "queue\n", "a.sub", "alice", 0.0)
+    claim = cid(1)
+    s.on_matches([Match(ALICE, 1, "slot1@exec1", claim, "exec1:1")], 10.0)
+    s.on_claim_results([ClaimOutcome(claim, True, claim_id=claim, ready_time=300.0)], 10.0)
+    (res,), out = s.act("hold", ["1.0"], "", "", "alice", 20.0)
+    assert res.ok and out.releases["exec1:1"] == [claim]
+    assert claim not in s.claims and s.next_ready_time() is None
+
+
+def test_rejection_reason_on_the_named_job(path: Path) -> None:
+    s = make(path)
+    s.submit(SLEEP + "queue 2\n", "a.sub", "alice", 0.0)
+    s.on_rejections(
+        [Rejection(1, 0, "PREEMPTION_REQUIREMENTS == False", 42.5), Rejection(9, 9, "x", 1.0)], 43.0
+    )
+    assert v(job_ad(s, "1.0"), "LastRejMatchReason") == "PREEMPTION_REQUIREMENTS == False"
+    assert v(job_ad(s, "1.0"), "LastRejMatchTime") == 42
+    assert v(job_ad(s, "1.1"), "LastRejMatchReason") is None  # HTCondor marks the job it was told
+    s.queue.close()
+    assert v(job_ad(make(path), "1.0"), "LastRejMatchReason") == "PREEMPTION_REQUIREMENTS == False"

@@ -106,6 +106,15 @@ def test_bad_config_table_value() -> None:
     assert msg.startswith("pool.toml:3:")
 
 
+def test_bad_preemption_policy_refuses_the_pool() -> None:
+    msg = _error("[config]\nNEGOTIATOR_INTERVAL = 60\nPREEMPTION_REQUIREMENTS = 'RemoteUserPrio >'\n")
+    assert msg.startswith("pool.toml:3: PREEMPTION_REQUIREMENTS = ") and "not a ClassAd expression" in msg
+    msg = _error("[config]\nPREEMPTION_RANK = '\"high\"'\n")
+    assert msg.startswith("pool.toml:2: PREEMPTION_RANK = ") and "must be a number expression" in msg
+    msg = _error("[config]\nNEGOTIATOR_CONSIDER_PREEMPTION = 'sometimes'\n")
+    assert msg.startswith("pool.toml:2:") and "NEGOTIATOR_CONSIDER_PREEMPTION" in msg
+
+
 def test_slot_layout_that_does_not_fit() -> None:
     text = "[[startds]]\nconfig = '''\nNUM_CPUS = 2\nSLOT_TYPE_1 = cpus=4\nNUM_SLOTS_TYPE_1 = 1\n'''\n"
     assert "pool.toml" in _error(text)
@@ -132,3 +141,15 @@ def test_duplicate_machine_names_refused() -> None:
 def test_missing_spec_file(tmp_path: Path) -> None:
     with pytest.raises(SpecError, match="cannot read"):
         load_spec(tmp_path / "nope.toml")
+
+
+def test_up_and_run_refuse_a_bad_preemption_policy(tmp_path, capsys) -> None:
+    from mockpool.cli.main import main
+
+    spec = tmp_path / "bad.toml"
+    spec.write_text("[pool]\ntime_scale = 60\n\n[config]\nPREEMPTION_REQUIREMENTS = 'RemoteUserPrio >'\n")
+    for cmd in ("up", "run"):
+        assert main([cmd, str(spec), *(["--pool", str(tmp_path / "home")] if cmd == "up" else [])]) == 2
+        err = capsys.readouterr().err
+        assert f"{spec}:5: PREEMPTION_REQUIREMENTS = " in err and "not a ClassAd expression" in err
+    assert not (tmp_path / "home").exists()  # nothing was started
