@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import re
-import time
 
 import pytest
 
@@ -364,8 +363,9 @@ def test_frame_field_builds_a_repeated_field() -> None:
 # ----------------------------------------------------------------------------- speed
 
 
-def test_snapshot_of_10000_slots_is_fast() -> None:
-    """A negotiation cycle's snapshot (no projection) must not re-encode ads."""
+def test_snapshot_of_10000_slots_is_the_stored_bytes() -> None:
+    """A negotiation cycle's snapshot (no projection) serves the stored wire bytes; its
+    speed is measured by bench/queue_snapshot.py, not asserted here."""
     template = ClassAd()
     template["MyType"] = "Machine"
     for k in range(34):
@@ -384,13 +384,11 @@ def test_snapshot_of_10000_slots_is_fast() -> None:
         ad = template.copy()
         ad["Name"] = name
         store.update("Machine", ad, 0.0, msg.SerializeToString(), owned=True)
-    t0 = time.perf_counter()
     snap = store.snapshot(now=1.0)
     blob = b"".join(frame_field(1, r.wire()) for r in snap.slots)
-    elapsed = time.perf_counter() - t0
     reply = collector_pb2.SnapshotReply.FromString(blob)
     assert len(reply.slots) == 10_000 and len(reply.slots[0].attributes) == 40
-    assert elapsed < 0.1, f"snapshot of 10,000 slots took {elapsed * 1000:.0f} ms"
+    assert reply.slots[123].SerializeToString() == snap.slots[123].wire()
 
 
 def test_attribute_split_agrees_with_protobuf() -> None:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import sqlite3
-import time
 from pathlib import Path
 
 import pytest
@@ -168,14 +167,12 @@ def test_failed_batch_changes_nothing(tmp_path: Path) -> None:
     q.close()
 
 
-def test_ten_thousand_jobs_submit_well_under_a_second(tmp_path: Path) -> None:
+def test_ten_thousand_jobs_in_one_submit_survive_a_reopen(tmp_path: Path) -> None:
+    # The speed of this submit is measured by bench/queue_snapshot.py, not asserted here.
     s = make(tmp_path / "s.sqlite")
-    t = time.perf_counter()
     assert s.submit(
         "executable = /bin/sleep\narguments = 60\nqueue 10000\n", "a.sub", "alice", 0.0
     ) == (1, 10000)
-    elapsed = time.perf_counter() - t
-    assert elapsed < 1.0, f"10,000 jobs took {elapsed:.2f}s"
     assert s.status()["idle"] == 10000
     s.queue.close()
     s2 = make(tmp_path / "s.sqlite")
