@@ -11,15 +11,21 @@ Rules this module enforces (see the design's "gRPC inside Ray"):
 - grpc.aio objects belong to the event loop (and thread) that made them: create servers
   and channels inside the coroutine that uses them, e.g. in a Ray async actor's method,
   never in ``__init__`` of a sync object or at import.
+- Every server answers bad input the same way, whatever the method (``WireGuard``): a
+  request that does not decode (garbage bytes, invalid UTF-8 in a string) is
+  INVALID_ARGUMENT, and every error's details are clipped to ``MAX_DETAIL_CHARS``, so a
+  message quoting a huge input never overflows gRPC's metadata limit.
 """
 
 from __future__ import annotations
 
 import asyncio
+import inspect
+import logging
 import random
 import time
 import uuid
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import AsyncIterator, Callable, Iterable, Sequence
 from typing import Any
 
 import grpc
@@ -28,15 +34,20 @@ import grpc.aio
 from .auth import bearer_interceptors
 
 __all__ = [
+    "MAX_DETAIL_CHARS",
     "SERVER_OPTIONS",
     "RpcUnavailableError",
     "ServicerAdder",
+    "WireGuard",
     "call",
+    "clip_detail",
     "make_channel",
     "request_id",
     "start_server",
     "stop_server",
 ]
+
+log = logging.getLogger(__name__)
 
 # Adds servicers or generic handlers to a server, e.g.
 # ``lambda server: classad_pb2_grpc.add_FooServicer_to_server(servicer, server)``.
@@ -49,6 +60,142 @@ _SIZE_OPTIONS: tuple[tuple[str, Any], ...] = (
     ("grpc.max_send_message_length", MAX_MESSAGE_BYTES),
 )
 SERVER_OPTIONS: tuple[tuple[str, Any], ...] = (("grpc.so_reuseport", 0), *_SIZE_OPTIONS)
+
+
+# gRPC carries a status's details in a header, and a client drops a response whose headers
+# pass 16 KiB (RESOURCE_EXHAUSTED). A few hundred characters name any problem.
+MAX_DETAIL_CHARS = 400
+
+
+def clip_detail(text: str, limit: int = MAX_DETAIL_CHARS) -> str:
+    """``text`` cut to at most ``limit`` characters, saying how much was left out."""
+    if len(text) <= limit:
+        return text
+    tail = f"... [{len(text)} characters in all]"
+    return text[: max(0, limit - len(tail))] + tail
+
+
+class _Undecodable:
+    """What the guarded deserializer returns for bytes that are not a valid request."""
+
+    def __init__(self, error: Exception) -> None:
+        self.error = error
+
+
+class _ClippingContext:
+    """A servicer context whose ``abort`` and ``set_details`` clip the details."""
+
+    def __init__(self, context: grpc.aio.ServicerContext) -> None:
+        self._context = context
+
+    async def abort(self, code: grpc.StatusCode, details: str = "", *args: Any) -> None:
+        await self._context.abort(code, clip_detail(details), *args)
+
+    def set_details(self, details: str) -> None:
+        self._context.set_details(clip_detail(details))
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._context, name)
+
+
+def _guard_deserializer(
+    deserialize: Callable[[bytes], Any] | None,
+) -> Callable[[bytes], Any] | None:
+    if deserialize is None:  # a raw-bytes method: nothing to decode
+        return None
+
+    def guarded(raw: bytes) -> Any:
+        try:
+            return deserialize(raw)
+        except Exception as exc:  # DecodeError, bad UTF-8, a message nested too deep, ...
+            return _Undecodable(exc)
+
+    return guarded
+
+
+async def _open(method: str, request: Any, context: grpc.aio.ServicerContext) -> _ClippingContext:
+    """The clipping context for a call; aborts with INVALID_ARGUMENT if it did not decode."""
+    ctx = _ClippingContext(context)
+    if isinstance(request, _Undecodable):
+        log.debug("refused %s: undecodable request: %s", method, request.error)
+        await ctx.abort(
+            grpc.StatusCode.INVALID_ARGUMENT,
+            f"{method}: the request is not a valid message: {request.error}",
+        )
+    return ctx
+
+
+async def _unexpected(method: str, exc: Exception, ctx: _ClippingContext) -> None:
+    # grpc.aio would answer UNKNOWN with the whole message, however long; same code, clipped.
+    log.exception("%s failed", method)
+    await ctx.abort(grpc.StatusCode.UNKNOWN, f"{method} failed: {type(exc).__name__}: {exc}")
+
+
+def _guard_unary_unary(method: str, behavior: Callable[..., Any]) -> Callable[..., Any]:
+    async def guarded(request: Any, context: grpc.aio.ServicerContext) -> Any:
+        ctx = await _open(method, request, context)
+        try:
+            reply = behavior(request, ctx)
+            return await reply if inspect.isawaitable(reply) else reply
+        except (grpc.aio.AbortError, asyncio.CancelledError):
+            raise
+        except Exception as exc:
+            await _unexpected(method, exc, ctx)
+
+    return guarded
+
+
+def _guard_unary_stream(method: str, behavior: Callable[..., Any]) -> Callable[..., Any]:
+    async def guarded(request: Any, context: grpc.aio.ServicerContext) -> AsyncIterator[Any]:
+        ctx = await _open(method, request, context)
+        try:
+            replies = behavior(request, ctx)
+            if inspect.isawaitable(replies):  # a coroutine that writes with context.write
+                await replies
+            elif hasattr(replies, "__aiter__"):
+                async for reply in replies:
+                    yield reply
+            else:
+                for reply in replies:
+                    yield reply
+        except (grpc.aio.AbortError, asyncio.CancelledError):
+            raise
+        except Exception as exc:
+            await _unexpected(method, exc, ctx)
+
+    return guarded
+
+
+class WireGuard(grpc.aio.ServerInterceptor):
+    """The outermost interceptor of every server (``start_server`` adds it).
+
+    It wraps whatever handler the inner interceptors and servicers choose (the token
+    check's refusals included), so one place decides how bad input is answered: bytes
+    that do not decode as the method's request are INVALID_ARGUMENT naming the method
+    and the decoder's complaint, an unexpected exception is UNKNOWN and logged, and
+    every status's details are clipped to ``MAX_DETAIL_CHARS``. Methods with streamed
+    requests pass through unguarded: no daemon has one.
+    """
+
+    async def intercept_service(
+        self,
+        continuation: Callable[[grpc.HandlerCallDetails], Any],
+        handler_call_details: grpc.HandlerCallDetails,
+    ) -> grpc.RpcMethodHandler | None:
+        handler = await continuation(handler_call_details)
+        if handler is None or handler.request_streaming:
+            return handler
+        method = handler_call_details.method
+        deserializer = _guard_deserializer(handler.request_deserializer)
+        if handler.response_streaming:
+            return handler._replace(
+                request_deserializer=deserializer,
+                unary_stream=_guard_unary_stream(method, handler.unary_stream),
+            )
+        return handler._replace(
+            request_deserializer=deserializer,
+            unary_unary=_guard_unary_unary(method, handler.unary_unary),
+        )
 
 
 def _join_host_port(host: str, port: int) -> str:
@@ -70,10 +217,13 @@ async def start_server(
 
     ``port=0`` lets the kernel pick a free port; the returned address has the real one.
     ``interceptors`` is required so that leaving out authentication is a visible choice
-    (pass ``[TokenAuthInterceptor(secret)]``; ``()`` only in tests of the transport).
+    (pass ``[TokenAuthInterceptor(secret)]``; ``()`` only in tests of the transport);
+    ``WireGuard`` always goes outside them.
     Raises ``RuntimeError`` if the address cannot be bound (e.g. already in use).
     """
-    server = grpc.aio.server(interceptors=list(interceptors), options=[*SERVER_OPTIONS, *options])
+    server = grpc.aio.server(
+        interceptors=[WireGuard(), *interceptors], options=[*SERVER_OPTIONS, *options]
+    )
     for add in servicer_adders:
         add(server)
     target = _join_host_port(host, port)

@@ -7,6 +7,7 @@ import time
 from collections import Counter
 from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass, field
+from typing import Any
 
 import grpc
 import grpc.aio
@@ -14,6 +15,7 @@ import pytest
 
 from mockpool import auth, rpc
 from mockpool.auth import Role
+from mockpool.v1 import schedd_pb2
 
 SERVICE = "mockpool.test.Echo"
 
@@ -52,6 +54,22 @@ class Echo:
     def stream(self, request: bytes, context: grpc.ServicerContext) -> Iterator[bytes]:
         yield request
 
+    async def query(
+        self, request: schedd_pb2.JobQueryRequest, context: grpc.aio.ServicerContext
+    ) -> schedd_pb2.JobQueryReply:
+        """A protobuf method that, like the daemons, quotes a bad input in its refusal."""
+        self.calls["Query"] += 1
+        if request.constraint.startswith("bad"):
+            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, f"bad: {request.constraint}")
+        return schedd_pb2.JobQueryReply()
+
+    async def crash(self, request: bytes, context: grpc.aio.ServicerContext) -> bytes:
+        raise ValueError("broken: " + request.decode(errors="replace"))
+
+    async def stream_refuse(self, request: bytes, context: grpc.aio.ServicerContext):  # type: ignore[no-untyped-def]
+        yield b"first"
+        await context.abort(grpc.StatusCode.FAILED_PRECONDITION, request.decode())
+
     def adder(self) -> rpc.ServicerAdder:
         u = grpc.unary_unary_rpc_method_handler
         handler = grpc.method_handlers_generic_handler(
@@ -63,6 +81,13 @@ class Echo:
                 "Flaky": u(self.flaky),
                 "Refuse": u(self.refuse),
                 "Stream": grpc.unary_stream_rpc_method_handler(self.stream),
+                "StreamRefuse": grpc.unary_stream_rpc_method_handler(self.stream_refuse),
+                "Crash": u(self.crash),
+                "Query": u(
+                    self.query,
+                    request_deserializer=schedd_pb2.JobQueryRequest.FromString,
+                    response_serializer=schedd_pb2.JobQueryReply.SerializeToString,
+                ),
             },
         )
         return lambda server: server.add_generic_rpc_handlers((handler,))
@@ -212,3 +237,136 @@ def test_ipv6_addresses_are_bracketed() -> None:
     join: Callable[[str, int], str] = rpc._join_host_port
     assert join("::1", 50) == "[::1]:50"
     assert join("127.0.0.1", 50) == "127.0.0.1:50"
+
+
+# ---------------------------------------------------------------- bad input on the wire
+# Raw bytes through a generic channel (no serializer): what a hostile client can send.
+
+HUGE = "x" * 100_000  # far past gRPC's 16 KiB limit on a response's headers
+
+
+async def _code_and_details(call: Any) -> tuple[grpc.StatusCode, str]:
+    with pytest.raises(grpc.aio.AioRpcError) as info:
+        await call
+    return info.value.code(), info.value.details() or ""
+
+
+@pytest.mark.parametrize(
+    ("raw", "complaint"),
+    [
+        (b"\xff\xff\xff\xff", "Wire format was corrupt"),
+        # field 2 (constraint), length 2, bytes that are not UTF-8
+        (b"\x12\x02\xff\xfe", "bad UTF-8"),
+        # field 2 says 5 bytes follow; 2 do
+        (b"\x12\x05ab", "not a valid message"),
+    ],
+)
+async def test_undecodable_request_is_invalid_argument(
+    running: Running, raw: bytes, complaint: str
+) -> None:
+    async with running.channel(Role.READ) as ch:
+        code, details = await _code_and_details(method(ch, "Query")(raw, timeout=5))
+    assert code == grpc.StatusCode.INVALID_ARGUMENT
+    assert f"/{SERVICE}/Query: the request is not a valid message" in details
+    assert complaint in details
+    assert running.echo.calls["Query"] == 0  # the handler never saw it
+
+
+async def test_valid_request_still_reaches_the_handler(running: Running) -> None:
+    request = schedd_pb2.JobQueryRequest(constraint="true").SerializeToString()
+    async with running.channel(Role.READ) as ch:
+        reply = await method(ch, "Query")(request, timeout=5)
+    assert schedd_pb2.JobQueryReply.FromString(reply) == schedd_pb2.JobQueryReply()
+    assert running.echo.calls["Query"] == 1
+
+
+async def test_token_is_checked_before_the_request_is_decoded(running: Running) -> None:
+    async with grpc.aio.insecure_channel(running.address) as ch:
+        code, _ = await _code_and_details(method(ch, "Query")(b"\xff\xff", timeout=5))
+    assert code == grpc.StatusCode.UNAUTHENTICATED
+
+
+async def test_refusal_quoting_a_huge_input_is_clipped(running: Running) -> None:
+    request = schedd_pb2.JobQueryRequest(constraint="bad" + HUGE).SerializeToString()
+    async with running.channel(Role.READ) as ch:
+        code, details = await _code_and_details(method(ch, "Query")(request, timeout=5))
+    # Unclipped, the client sees RESOURCE_EXHAUSTED (metadata size exceeds hard limit).
+    assert code == grpc.StatusCode.INVALID_ARGUMENT
+    assert details.startswith("bad: badxxx")
+    assert len(details) == rpc.MAX_DETAIL_CHARS
+    assert details.endswith(f"[{len('bad: bad') + len(HUGE)} characters in all]")
+
+
+async def test_unexpected_exception_is_unknown_and_clipped(running: Running) -> None:
+    async with running.channel() as ch:
+        code, details = await _code_and_details(method(ch, "Crash")(HUGE.encode(), timeout=5))
+    assert code == grpc.StatusCode.UNKNOWN
+    assert details.startswith(f"/{SERVICE}/Crash failed: ValueError: broken: xxx")
+    assert len(details) == rpc.MAX_DETAIL_CHARS
+
+
+async def test_streamed_reply_refusal_is_clipped(running: Running) -> None:
+    got: list[bytes] = []
+    async with running.channel() as ch:
+        with pytest.raises(grpc.aio.AioRpcError) as info:
+            async for reply in ch.unary_stream(f"/{SERVICE}/StreamRefuse")(
+                HUGE.encode(), timeout=5
+            ):
+                got.append(reply)
+    assert got == [b"first"]
+    assert info.value.code() == grpc.StatusCode.FAILED_PRECONDITION
+    assert len(info.value.details() or "") == rpc.MAX_DETAIL_CHARS
+
+
+async def test_long_token_complaint_is_clipped(running: Running) -> None:
+    # A token whose MAC checks but whose role is unknown is quoted in the refusal.
+    role = "r" * 3_000  # under the server's 8 KiB limit on request headers
+    nonce = "n"
+    mac = auth._mac(running.secret.encode(), role, nonce)
+    metadata = ((auth.AUTH_METADATA_KEY, f"Bearer {role}:{nonce}:{mac}"),)
+    async with grpc.aio.insecure_channel(running.address) as ch:
+        code, details = await _code_and_details(
+            method(ch, "Echo")(b"x", timeout=5, metadata=metadata)
+        )
+    assert code == grpc.StatusCode.UNAUTHENTICATED
+    assert "unknown role" in details and len(details) == rpc.MAX_DETAIL_CHARS
+
+
+async def test_bad_tokens_under_load_are_all_unauthenticated(running: Running) -> None:
+    """Hundreds of concurrent calls with a tampered token, on many connections, with
+    large requests, while good calls keep the server's loop busy: every bad one is
+    UNAUTHENTICATED (never CANCELLED), and none reaches a handler."""
+    good = auth.make_token(running.secret, Role.READ)
+    tampered = good[:-4] + ("0000" if not good.endswith("0000") else "1111")
+    request = schedd_pb2.JobQueryRequest(constraint="y" * 2_000_000).SerializeToString()
+    bad_channels = [rpc.make_channel(running.address, tampered) for _ in range(16)]
+    good_channel = rpc.make_channel(running.address, good)
+    try:
+        bad_calls = [
+            method(c, "Query")(request, timeout=60) for c in bad_channels for _ in range(16)
+        ]
+        busy = [method(good_channel, "Slow")(b"", timeout=60) for _ in range(4)]
+        results = await asyncio.gather(*bad_calls, *busy, return_exceptions=True)
+    finally:
+        for c in [*bad_channels, good_channel]:
+            await c.close()
+    codes = Counter(
+        r.code() if isinstance(r, grpc.aio.AioRpcError) else type(r).__name__
+        for r in results[: len(bad_calls)]
+    )
+    assert codes == Counter({grpc.StatusCode.UNAUTHENTICATED: len(bad_calls)})
+    assert results[len(bad_calls) :] == [b""] * 4
+    assert running.echo.calls["Query"] == 0
+
+
+@pytest.mark.parametrize(
+    ("text", "limit", "expected"),
+    [
+        ("short", 400, "short"),
+        ("x" * 400, 400, "x" * 400),
+        ("abcdefghij" * 5, 30, "abcd... [50 characters in all]"),
+    ],
+)
+def test_clip_detail(text: str, limit: int, expected: str) -> None:
+    assert rpc.clip_detail(text, limit) == expected
+    assert len(rpc.clip_detail(text, limit)) <= limit
