@@ -68,11 +68,14 @@ MAX_DETAIL_CHARS = 400
 
 
 def clip_detail(text: str, limit: int = MAX_DETAIL_CHARS) -> str:
-    """``text`` cut to at most ``limit`` characters, saying how much was left out."""
+    """``text`` cut to at most ``limit`` characters by leaving out its middle: messages
+    quote the bad input first and say what is wrong with it last, so both ends count."""
     if len(text) <= limit:
         return text
-    tail = f"... [{len(text)} characters in all]"
-    return text[: max(0, limit - len(tail))] + tail
+    marker = f" ...[{len(text)} characters, clipped]... "
+    room = max(0, limit - len(marker))
+    head = room - room // 3
+    return text[:head] + marker + text[len(text) - (room - head) :]
 
 
 class _Undecodable:

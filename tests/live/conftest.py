@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 import time
 import warnings
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -104,3 +107,246 @@ def ray_session() -> Iterator[None]:
 def mockpool_ray(ray_session: None) -> Iterator[None]:
     """The mockpool pytest plugin's Ray fixture, sharing this suite's one Ray session."""
     yield
+
+
+# ---------------------------------------------------------------------------- hostile clients
+# Builders for tests that attack a live pool over its wire and CLI (test_abuse.py): raw
+# bytes to any method with any token, a queue dump to compare, a liveness probe, and the
+# CLI run in-process against the pool.
+
+# One small machine, one schedd; NEGOTIATOR_INTERVAL short so cycles run during the tests.
+QUIET_POOL_SPEC = """
+[pool]
+time_scale = 20
+
+[config]
+NEGOTIATOR_INTERVAL = 20
+
+[[startds]]
+count = 1
+config = "NUM_CPUS = 2\\nMEMORY = 2048"
+
+[[schedds]]
+count = 1
+"""
+
+# Jobs that stay as they are: they match no slot, and one cluster is held.
+QUIET_JOBS = (
+    ("alice", "executable = /bin/sleep\narguments = 60\nrequirements = false\nqueue 3"),
+    ("bob", "executable = /bin/sleep\narguments = 60\nrequirements = false\nqueue 1"),
+)
+
+# Each service's full method names and the address key of the actor that serves it.
+SERVICE_HOSTS = {
+    "mockpool.v1.Collector": "collector",
+    "mockpool.v1.Negotiator": "collector",
+    "mockpool.v1.Schedd": "schedd",
+    "mockpool.v1.Startd": "startd",
+}
+
+# A liveness probe's deadline (real seconds): a daemon busy past it is not answering.
+PROBE_DEADLINE = 1.0
+
+
+@dataclass
+class WireReply:
+    code: Any  # grpc.StatusCode
+    details: str
+    reply: bytes
+
+
+@dataclass
+class QuietPool:
+    """A running pool whose queue does not change by itself, with its endpoints."""
+
+    pool: Any  # mockpool.Pool
+    secret: str
+    addresses: dict[str, str]  # "collector", "schedd", "startd" -> host:port
+    schedd_name: str
+    home: Path  # a folder like `mockpool up`'s (pool.json, token) for the CLI
+    _channels: dict[str, Any] = field(default_factory=dict)
+
+    def token(self, role: str = "admin") -> str:
+        from mockpool import auth
+
+        return auth.make_token(self.secret, role)
+
+    def _channel(self, address: str) -> Any:
+        import grpc
+
+        from mockpool import rpc
+
+        if address not in self._channels:
+            size = rpc.MAX_MESSAGE_BYTES
+            self._channels[address] = grpc.insecure_channel(
+                address,
+                options=[
+                    ("grpc.max_receive_message_length", size),
+                    ("grpc.max_send_message_length", size),
+                ],
+            )
+        return self._channels[address]
+
+    def call(
+        self,
+        method: str,
+        raw: bytes,
+        *,
+        token: str | None = None,
+        role: str = "admin",
+        timeout: float = 30.0,
+        metadata: Any = None,
+    ) -> WireReply:
+        """Send ``raw`` bytes to ``method`` (``/mockpool.v1.Schedd/Submit``) with a token of
+        ``role`` (or ``token``; ``token=""`` sends none) and return how it was answered."""
+        import grpc
+
+        from mockpool import auth
+
+        service = method.split("/")[1]
+        address = self.addresses[SERVICE_HOSTS[service]]
+        if metadata is None:
+            token = self.token(role) if token is None else token
+            metadata = auth.bearer_metadata(token) if token else ()
+        stub = self._channel(address).unary_unary(method)
+        try:
+            reply = stub(raw, timeout=timeout, metadata=metadata)
+        except grpc.RpcError as e:
+            return WireReply(e.code(), e.details() or "", b"")
+        return WireReply(grpc.StatusCode.OK, "", reply)
+
+    def queue_dump(self) -> list[str]:
+        """Every job ad in the schedd's queue, as sorted ClassAd text."""
+        from mockpool.classad.unparse import unparse_ad
+        from mockpool.v1 import schedd_pb2
+        from mockpool.wire import ads_from_pb
+
+        got = self.call(
+            "/mockpool.v1.Schedd/QueryJobs",
+            schedd_pb2.JobQueryRequest(schedd_name=self.schedd_name).SerializeToString(),
+            role="read",
+            timeout=10.0,
+        )
+        assert got.code.name == "OK", f"the queue could not be read: {got.code} {got.details}"
+        reply = schedd_pb2.JobQueryReply.FromString(got.reply)
+        return sorted(unparse_ad(ad) for ad in ads_from_pb(reply.jobs))
+
+    def assert_alive(self) -> None:
+        """`q` and `status` each answer within PROBE_DEADLINE (one call each, no retry)."""
+        from mockpool.v1 import collector_pb2, schedd_pb2
+
+        q = self.call(
+            "/mockpool.v1.Schedd/QueryJobs",
+            schedd_pb2.JobQueryRequest(schedd_name=self.schedd_name).SerializeToString(),
+            role="read",
+            timeout=PROBE_DEADLINE,
+        )
+        assert q.code.name == "OK", f"q did not answer: {q.code} {q.details}"
+        status = self.call(
+            "/mockpool.v1.Collector/Query",
+            collector_pb2.QueryRequest(ad_type="Machine").SerializeToString(),
+            role="read",
+            timeout=PROBE_DEADLINE,
+        )
+        assert status.code.name == "OK", f"status did not answer: {status.code} {status.details}"
+
+    def cli(self, *args: str) -> tuple[int, str, str]:
+        """Run ``mockpool ARGS --pool HOME`` in this process: (exit status, stdout, stderr)."""
+        import io
+
+        from mockpool.cli.main import main
+
+        out, err = io.StringIO(), io.StringIO()
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            try:
+                rc = main([*args, "--pool", str(self.home)])
+            except SystemExit as e:  # the tools exit with a message on refusal
+                rc = e.code if isinstance(e.code, int) else 1
+                if not isinstance(e.code, int) and e.code is not None:
+                    print(e.code, file=sys.stderr)
+        return rc, out.getvalue(), err.getvalue()
+
+    def close(self) -> None:
+        for ch in self._channels.values():
+            ch.close()
+        self._channels.clear()
+
+
+def _quiet_setup(pool: Any, home: Path) -> QuietPool:
+    """Queue QUIET_JOBS (holding bob's) and point a pool.json folder at ``pool``."""
+    import json
+
+    from mockpool.auth import write_token
+    from mockpool.claimid import from_sinful
+
+    for owner, description in QUIET_JOBS:
+        pool.submit(description, owner=owner)
+    (held,) = pool.act("hold", ["2.0"], reason="abuse tests")
+    assert held.ok, held.error
+    slot = pool.slots()[0]
+    (schedd_ad,) = pool.ads("Scheduler")
+    schedd_name = str(schedd_ad.get_value("Name"))
+    write_token(home / "token", pool.token)
+    info = {
+        "pid": os.getpid(),
+        "collector": pool.collector_address,
+        "schedds": [schedd_name],
+        "time_scale": pool.spec.time_scale,
+        "epoch_wall": pool.epoch_wall,
+        "log_base_wall": pool.log_base_wall,
+    }
+    (home / "pool.json").write_text(json.dumps(info))
+    return QuietPool(
+        pool=pool,
+        secret=pool._live.secret,  # to mint tokens of every role, as a daemon would
+        addresses={
+            "collector": pool.collector_address,
+            "schedd": from_sinful(str(schedd_ad.get_value("MyAddress"))),
+            "startd": from_sinful(str(slot.get_value("MyAddress"))),
+        },
+        schedd_name=schedd_name,
+        home=home,
+    )
+
+
+@pytest.fixture(scope="module")
+def quiet_pool(ray_session: None, tmp_path_factory: pytest.TempPathFactory) -> Iterator[QuietPool]:
+    """A module's pool with a queue that stays put: three idle jobs that match nothing
+    (alice) and one held job (bob); the CLI points at it through a pool.json folder."""
+    from mockpool import Pool
+
+    with Pool(QUIET_POOL_SPEC) as pool:
+        quiet = _quiet_setup(pool, tmp_path_factory.mktemp("quiet-pool"))
+        try:
+            yield quiet
+        finally:
+            quiet.close()
+
+
+@pytest.fixture
+def disposable_pool(
+    ray_session: None, tmp_path: Path
+) -> Iterator[Callable[[], contextlib.AbstractContextManager[QuietPool]]]:
+    """Makes a quiet pool for one attack that may hang or poison its daemons: on exit its
+    actors are killed first, so a daemon stuck on the attack cannot hold up the stop."""
+    import ray
+
+    from mockpool import Pool
+
+    @contextlib.contextmanager
+    def make() -> Iterator[QuietPool]:
+        pool = Pool(QUIET_POOL_SPEC).start()
+        quiet = None
+        try:
+            quiet = _quiet_setup(pool, tmp_path)
+            yield quiet
+        finally:
+            if quiet is not None:
+                quiet.close()
+            live = pool._live  # the pool's actors, to kill without waiting on them
+            for actor in [live._central, *live._hosts]:
+                if actor is not None:
+                    ray.kill(actor, no_restart=True)
+            pool.stop()
+
+    yield make
