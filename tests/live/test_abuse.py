@@ -171,7 +171,14 @@ def _fill_field(msg: Message, f: pbd.FieldDescriptor, draw: Any, depth: int) -> 
     repeated = f.is_repeated
     count = draw(st.integers(0, 3)) if repeated else 1
     for _ in range(count):
-        if f.type == pbd.FieldDescriptor.TYPE_MESSAGE:
+        if f.message_type is not None and f.message_type.GetOptions().map_entry:
+            key_field, value_field = f.message_type.fields
+            key = draw(_SCALARS[key_field.type])
+            if value_field.message_type is not None:
+                _fill(getattr(msg, f.name)[key], draw, depth - 1)
+            else:
+                getattr(msg, f.name)[key] = draw(_SCALARS[value_field.type])
+        elif f.type == pbd.FieldDescriptor.TYPE_MESSAGE:
             if depth <= 0:
                 return
             child = getattr(msg, f.name).add() if repeated else getattr(msg, f.name)
@@ -432,7 +439,8 @@ def test_cli_unknown_or_malformed_job_ids_change_nothing(
     unharmed: QuietPool, action: str, ids: list[str]
 ) -> None:
     rc, out, err = unharmed.cli(action, *ids)
-    assert rc == 1 and not out
+    # refused per job by the schedd (1), or as a malformed id by the tool itself (2)
+    assert rc in (1, 2) and not out
     assert ids[0] in err and "Traceback" not in err
 
 
@@ -442,14 +450,15 @@ def test_cli_q_unknown_jobs_or_owner_is_empty(unharmed: QuietPool, query: list[s
     assert rc == 0 and "0 jobs;" in out
 
 
-@pytest.mark.xfail(strict=True, reason="fixed by issue 7 item 7 (h1: CLI edges)")
 @pytest.mark.parametrize("owner", ['a" || true || "', 'a") || (true'])
 def test_cli_q_owner_cannot_inject_into_the_constraint(unharmed: QuietPool, owner: str) -> None:
-    rc, out, _ = unharmed.cli("q", "-nobatch", owner)
-    assert rc == 0 and "0 jobs;" in out
+    rc, out, err = unharmed.cli("q", "-nobatch", owner)
+    if rc == 0:  # taken as an owner's name: nobody has it
+        assert "0 jobs;" in out
+    else:  # or refused as no owner's name
+        _no_traceback(rc, err)
 
 
-@pytest.mark.xfail(strict=True, reason="fixed by issue 7 item 7 (h1: CLI edges)")
 def test_cli_submit_file_not_utf8_is_a_clear_error(unharmed: QuietPool, tmp_path: Any) -> None:
     sub = tmp_path / "latin1.sub"
     sub.write_bytes(b"executable = /bin/true\narguments = caf\xe9\nrequirements = false\nqueue\n")
@@ -502,8 +511,9 @@ def test_bad_submit_is_refused(unharmed: QuietPool, case: str) -> None:
     assert "<submit>:" in got.details and len(got.details) <= rpc.MAX_DETAIL_CHARS
 
 
-# ---------------------------------------------------------------- hostile submits (own pool)
-# Each may break or block today's schedd for everyone, so each gets a pool of its own.
+# ---------------------------------------------------------------- poison submits
+# Each once made the schedd read a file, or stored a job that broke q, history and the
+# negotiator for everyone.
 
 POISON_SUBMITS = {
     "queue from a file on the schedd's host": "executable = /bin/true\nrequirements = false\nqueue line from /etc/passwd",
@@ -514,23 +524,21 @@ POISON_SUBMITS = {
 }  # fmt: skip
 
 
-@pytest.mark.xfail(strict=True, reason="fixed by issue 7 items 1, 3 and 7 (h1)")
-def test_poison_submits_are_refused(disposable_pool: Any) -> None:
-    """One pool for all the cases (a pool start costs seconds); each must be refused and
-    leave the pool answering, and history must stay readable."""
-    with disposable_pool() as pool:
-        before = pool.queue_dump()
-        for case, description in POISON_SUBMITS.items():
-            msg = schedd_pb2.SubmitRequest(
-                schedd_name=pool.schedd_name, owner="mallory", description=description
-            )
-            got = pool.call("/mockpool.v1.Schedd/Submit", msg.SerializeToString(), role="submit",
-                            timeout=10.0)  # fmt: skip
-            assert got.code == grpc.StatusCode.INVALID_ARGUMENT, (case, got)
-            assert len(got.details) <= rpc.MAX_DETAIL_CHARS
-            _after_each(pool, before)
-            rc, _, err = pool.cli("history")
-            assert rc == 0, (case, err)
+@pytest.mark.parametrize("case", sorted(POISON_SUBMITS))
+def test_poison_submit_is_refused(unharmed: QuietPool, case: str) -> None:
+    msg = schedd_pb2.SubmitRequest(
+        schedd_name=unharmed.schedd_name, owner="mallory", description=POISON_SUBMITS[case]
+    )
+    got = unharmed.call("/mockpool.v1.Schedd/Submit", msg.SerializeToString(), role="submit")
+    assert got.code == grpc.StatusCode.INVALID_ARGUMENT, got
+    assert len(got.details) <= rpc.MAX_DETAIL_CHARS
+    rc, _, err = unharmed.cli("history")
+    assert rc == 0, err
+
+
+# ---------------------------------------------------------------- slow to evaluate (own pool)
+# Until regular expressions are bounded, this attack holds a daemon for minutes: it gets a
+# pool of its own.
 
 
 @pytest.mark.xfail(strict=True, reason="fixed by issue 7 item 2 (h2: bounded regexes)")
