@@ -112,7 +112,8 @@ def mockpool_ray(ray_session: None) -> Iterator[None]:
 # ---------------------------------------------------------------------------- hostile clients
 # Builders for tests that attack a live pool over its wire and CLI (test_abuse.py): raw
 # bytes to any method with any token, a queue dump to compare, a liveness probe, and the
-# CLI run in-process against the pool.
+# CLI run in-process against the pool. They import grpc and mockpool lazily: this file
+# must set GRPC_ENABLE_FORK_SUPPORT before grpc is first imported.
 
 # One small machine, one schedd; NEGOTIATOR_INTERVAL short so cycles run during the tests.
 QUIET_POOL_SPEC = """
