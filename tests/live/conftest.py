@@ -145,6 +145,10 @@ SERVICE_HOSTS = {
     "mockpool.v1.Startd": "startd",
 }
 
+# What every negotiation cycle writes on a job it could not match (as HTCondor's schedd
+# does): the pool's own bookkeeping, not something an attack changed.
+CYCLE_ATTRIBUTES = frozenset({"lastrejmatchreason", "lastrejmatchtime"})
+
 # A liveness probe's deadline (real seconds): a daemon busy past it is not answering.
 PROBE_DEADLINE = 1.0
 
@@ -217,7 +221,8 @@ class QuietPool:
         return WireReply(grpc.StatusCode.OK, "", reply)
 
     def queue_dump(self) -> list[str]:
-        """Every job ad in the schedd's queue, as sorted ClassAd text."""
+        """Every job ad in the schedd's queue, as sorted ClassAd text (less the attributes
+        negotiation cycles rewrite, CYCLE_ATTRIBUTES)."""
         from mockpool.classad.unparse import unparse_ad
         from mockpool.v1 import schedd_pb2
         from mockpool.wire import ads_from_pb
@@ -230,6 +235,10 @@ class QuietPool:
         )
         assert got.code.name == "OK", f"the queue could not be read: {got.code} {got.details}"
         reply = schedd_pb2.JobQueryReply.FromString(got.reply)
+        for job in reply.jobs:
+            kept = [a for a in job.attributes if a.name.lower() not in CYCLE_ATTRIBUTES]
+            del job.attributes[:]
+            job.attributes.extend(kept)
         return sorted(unparse_ad(ad) for ad in ads_from_pb(reply.jobs))
 
     def assert_alive(self) -> None:

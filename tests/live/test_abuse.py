@@ -162,7 +162,7 @@ def _fill(msg: Message, draw: Callable[[st.SearchStrategy[Any]], Any], depth: in
     ``depth`` levels down), one member of each oneof at most."""
     for oneof in msg.DESCRIPTOR.oneofs:
         if draw(st.booleans()):
-            keep = draw(st.sampled_from(oneof.fields))
+            keep = draw(st.sampled_from(list(oneof.fields)))
             _fill_field(msg, keep, draw, depth)
     for f in msg.DESCRIPTOR.fields:
         if f.containing_oneof is None and draw(st.booleans()):
