@@ -19,17 +19,10 @@ SPEC = Path(__file__).resolve().parents[2] / "examples" / "pslot.toml"
 
 def mockpool(*args: str, pool: Path, check: bool = True) -> subprocess.CompletedProcess[str]:
     env = dict(os.environ, MOCKPOOL_HOME=str(pool))
-    proc = subprocess.run(
-        [sys.executable, "-m", "mockpool.cli.main", *args],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=240,
-    )
+    proc = subprocess.run([sys.executable, "-m", "mockpool.cli.main", *args], capture_output=True,
+                          text=True, env=env, timeout=240)
     if check and proc.returncode != 0:
-        raise AssertionError(
-            f"mockpool {' '.join(args)} failed ({proc.returncode}):\n{proc.stdout}\n{proc.stderr}"
-        )
+        raise AssertionError(f"mockpool {' '.join(args)} failed ({proc.returncode}):\n{proc.stdout}\n{proc.stderr}")
     return proc
 
 
@@ -75,10 +68,7 @@ def test_submit_q_status_hold_release_rm_history(up_pool: Path, tmp_path: Path) 
     assert "JobStatus = 5" in held and "HoldReason" in held
     assert f"Job {cluster}.0 released" in mockpool("release", f"{cluster}.0", pool=up_pool).stdout
     out = mockpool("rm", cluster, pool=up_pool).stdout
-    assert (
-        f"Job {cluster}.0 marked for removal" in out
-        and f"Job {cluster}.1 marked for removal" in out
-    )
+    assert f"Job {cluster}.0 marked for removal" in out and f"Job {cluster}.1 marked for removal" in out
 
     unknown = mockpool("rm", "999.0", pool=up_pool, check=False)
     assert unknown.returncode == 1 and "999.0" in unknown.stderr
