@@ -166,4 +166,7 @@ def test_limit_of_three_runs_three_of_ten(ray_session: None) -> None:
         assert sum(_matches(pool)) == 3 and _running(pool) == 3
         busy = pool.slots('State == "Claimed"')
         assert [a.get_value("ConcurrencyLimits") for a in busy] == ["db"] * 3
-        assert len(pool.jobs("JobStatus == 1")) == 7
+        idle = pool.jobs("JobStatus == 1")
+        assert len(idle) == 7
+        # the negotiator names the limit to the schedd, which marks the job it was told of
+        assert {j.get_value("LastRejMatchReason") for j in idle} >= {"concurrency limit db reached"}

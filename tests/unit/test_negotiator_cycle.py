@@ -424,6 +424,8 @@ def test_limit_of_three_lets_three_of_ten_jobs_match():
     assert res.stats.rejections == 1  # the 4th job; the autocluster is done for this cycle
     rejected = [ln.text for ln in res.log if "Rejected" in ln.text]
     assert rejected == [f"      Rejected 1.0 alice@mockpool <{SCHEDD}>: concurrency limit db reached"]
+    # the schedd is told HTCondor's message (the job's LastRejMatchReason), names included
+    assert [(r.job_id, r.reason) for r in res.rejections] == [("1.0", "concurrency limit db reached")]
 
 
 def test_limits_in_use_are_counted_from_claimed_slot_ads():
@@ -453,6 +455,7 @@ def test_concurrency_limits_expression_is_evaluated_per_slot():
     res = run(pool(s1, s2), [req], "LIC1_LIMIT = 0\nLIC2_LIMIT = 5")
     assert [m.slot_name for m in res.matches] == ["slot2@exec0001"]
     assert any(ln.text.endswith("concurrency limit lic1 reached") for ln in res.log)
+    assert [r.reason for r in res.rejections] == ["concurrency limit lic1 reached"]
 
 
 def test_bad_limit_or_slot_weight_knob_names_file_and_line():
