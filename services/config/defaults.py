@@ -61,6 +61,9 @@ DEFAULTS: dict[str, str] = {
     "CONSUMPTION_CPUS": "quantize(target.RequestCpus,{1})",
     "CONSUMPTION_MEMORY": "quantize(target.RequestMemory,{128})",
     "CONSUMPTION_DISK": "quantize(target.RequestDisk,{1024})",
+    "CLAIM_PARTITIONABLE_LEFTOVERS": "$(NEGOTIATOR_USE_SLOT_WEIGHTS)",
+    # concurrency limits (<NAME>_LIMIT, CONCURRENCY_LIMIT_DEFAULT_<SCOPE>: families below)
+    "CONCURRENCY_LIMIT_DEFAULT": "2308032",
     # startd: machine and slot layout
     "NUM_CPUS": "$(DETECTED_CPUS_LIMIT)",
     "RESERVED_MEMORY": "0",
@@ -113,6 +116,8 @@ FAMILIES: tuple[re.Pattern[str], ...] = tuple(
         r"GROUP_ACCEPT_SURPLUS_.+",
         r"GROUP_AUTOREGROUP_.+",
         r"GROUP_PRIO_FACTOR_.+",
+        r"CONCURRENCY_LIMIT_DEFAULT_.+",
+        r".+_LIMIT",
         r"NUM_SLOTS|NUM_CLAIMS|MEMORY|DISK|RANK",
     )
 )

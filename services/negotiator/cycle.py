@@ -20,16 +20,24 @@ MY. Candidates are ordered, larger first, by (pre-job rank, job Rank, post-job r
 preemption state, PREEMPTION_RANK), ties by snapshot order. Rank values that are not numbers are -DBL_MAX, and numbers are
 rounded to single precision, as HTCondor's ``EvalNegotiatorMatchRank`` does.
 
-Slots: a static slot leaves the candidates once matched (its ``Capability``). A
-partitionable slot stays, its Cpus/Memory/Disk reduced by the job's consumption
-(the slot's ConsumptionCpus/Memory/Disk, else CONSUMPTION_CPUS/_MEMORY/_DISK, evaluated
-with the job as TARGET); each match takes one unused claim id from its ``ClaimIdList``.
+Slots: a static slot leaves the candidates once matched (its ``Capability``); so does a
+partitionable slot without a consumption policy (matched whole, once a cycle, its cost
+its whole SlotWeight: the schedd carves it and may use the leftovers itself). A
+partitionable slot that advertises a consumption policy (HTCondor's
+``cp_supports_policy``: MachineResources, and Consumption<Res> for each of its resources
+but Swap) stays, its Cpus/Memory/Disk reduced by the job's ConsumptionCpus/Memory/Disk
+(evaluated with the job as TARGET); each match takes one unused claim id from its
+``ClaimIdList`` and costs W(S) - W(S'), its SlotWeight before minus after the deduction.
 It is a candidate only while every consumption is >= 0 and <= what is left, and at least
 one is > 0; while matching it, the job's RequestCpus/Memory/Disk read as the consumption
-values (HTCondor's ``cp_override_requested``). Known difference: HTCondor uses this
-consumption-policy path only for slots that advertise a policy (MachineResources and
-Consumption<Res>); mockpool uses it for every partitionable slot, with the config
-defaults, which is what a p-slot with ``CONSUMPTION_POLICY = True`` does.
+values (``cp_override_requested``). A SlotWeight that is not a number, or is negative,
+weighs 1 (``Accountant::GetSlotWeight``).
+
+Concurrency limits (:mod:`.limits`): the limits in use are counted from every slot ad's
+ConcurrencyLimits; a job whose ConcurrencyLimits string would take a limit over its
+maximum is rejected ("concurrency limit <name> reached") before any slot is looked at; a
+ConcurrencyLimits expression is evaluated against each candidate slot, skipping those
+it would take over. Each match adds its job's limits.
 
 A request that finds no slot is rejected, and its autocluster with it for the rest of
 that submitter's turn; the rejection (HTCondor's reason) goes to its schedd.
@@ -49,9 +57,10 @@ from ..claimid import from_sinful, sinful
 from ..classad import UNDEFINED, ClassAd, ClassAdSyntaxError, evaluate, matches, parse_expr
 from ..classad import vector as V
 from ..classad.kernel import Column, CompiledExpr, KernelStats, SlotTable, match_vector
-from ..classad.tree import AttrRef, Expr, Select
+from ..classad.tree import AttrRef, Expr, Literal, Select
 from ..config import ConfigDict, ConfigError
 from .accountant import Accountant
+from .limits import ConcurrencyLimits, LimitMaxima
 from .log import CYCLE_FINISHED, CYCLE_STARTED, LogLine
 from .preemption import (
     NO_PREEMPTION,
@@ -159,7 +168,7 @@ class CycleConfig:
     post_job_rank: Expr | None
     use_slot_weights: bool
     slot_weight: Expr
-    consumption: tuple[Expr, Expr, Expr]  # CONSUMPTION_CPUS, _MEMORY, _DISK
+    limit_max: LimitMaxima
     log_match_limit: int = DEFAULT_LOG_MATCH_LIMIT
     consider_preemption: bool = True  # NEGOTIATOR_CONSIDER_PREEMPTION
     consider_early_preemption: bool = False  # NEGOTIATOR_CONSIDER_EARLY_PREEMPTION
@@ -180,7 +189,9 @@ class CycleConfig:
             try:
                 return parse_expr(text)
             except ClassAdSyntaxError as exc:
-                raise NegotiatorInputError(f"{name} = {text}: {exc}") from None
+                knob = config.knob(name)
+                where = f"{knob.where}: {knob.name}" if knob is not None else name
+                raise NegotiatorInputError(f"{where} = {text}: {exc}") from None
 
         try:
             use_weights = config.get_bool("NEGOTIATOR_USE_SLOT_WEIGHTS", True)
@@ -188,9 +199,12 @@ class CycleConfig:
             early = config.get_bool("NEGOTIATOR_CONSIDER_EARLY_PREEMPTION", False)
             prio_req = preemption_policy(config, "PREEMPTION_REQUIREMENTS")
             prio_rank = preemption_policy(config, "PREEMPTION_RANK")
+            limit_max = LimitMaxima(config)
         except ConfigError as exc:
             raise NegotiatorInputError(str(exc)) from None
-        cons = tuple(expr(f"CONSUMPTION_{r.upper()}", True) for r in RESOURCES)
+        slot_weight = expr("SLOT_WEIGHT", True)
+        assert slot_weight is not None
+        _check_number(config, "SLOT_WEIGHT", slot_weight)
         return cls(
             consider_preemption=consider,
             consider_early_preemption=early and consider,  # HTCondor ignores it without preemption
@@ -199,10 +213,26 @@ class CycleConfig:
             pre_job_rank=expr("NEGOTIATOR_PRE_JOB_RANK", False),
             post_job_rank=expr("NEGOTIATOR_POST_JOB_RANK", False),
             use_slot_weights=use_weights,
-            slot_weight=expr("SLOT_WEIGHT", True),  # type: ignore[arg-type]
-            consumption=cons,  # type: ignore[arg-type]
+            slot_weight=slot_weight,
+            limit_max=limit_max,
             log_match_limit=log_match_limit,
         )
+
+
+# A one-cpu slot to type-check slot expressions against at start.
+_PROBE_SLOT = ClassAd(Cpus=1, Memory=1024, Disk=1048576, SlotID=1, State="Unclaimed")
+
+
+def _check_number(config: ConfigDict, name: str, e: Expr) -> None:
+    """Refuse an expression that is not a number (or UNDEFINED) for a one-cpu slot."""
+    value = evaluate(e, _PROBE_SLOT, None)
+    if value is UNDEFINED or (isinstance(value, (int, float)) and not isinstance(value, bool)):
+        return
+    knob = config.knob(name)
+    where = f"{knob.where}: {knob.name}" if knob is not None else name
+    shown = repr(value) if isinstance(value, (str, bool, list)) else str(value).upper()
+    raise NegotiatorInputError(f"{where} = {config.lookup(name)}: evaluates to {shown} on a "
+                               "one-cpu slot, not a number")
 
 
 # ----------------------------------------------------------------------------- outputs
@@ -372,6 +402,7 @@ class _Slots:
             return CompiledExpr(text).requirements_mask(t, empty, "target", stats=stats)
 
         self.is_p = mask("PartitionableSlot =?= true")
+        self.has_cp = self._consumption_policy(empty)
         self.unclaimed = mask('State == "Unclaimed"')
         self.claimed = mask('State == "Claimed"')
         self.names = [x if isinstance(x, str) else f"<slot {r}>" for r, x in
@@ -394,7 +425,7 @@ class _Slots:
         for r in np.flatnonzero(offered):
             p = private.get(self.names[r])
             if p is not None:
-                self.claims[r] = _claim_ids(p, bool(self.is_p[r]))
+                self.claims[r] = _claim_ids(p, bool(self.has_cp[r]))
         has_claim = np.array([bool(c) for c in self.claims], dtype=bool) if n else np.zeros(0, bool)
         self.alive = offered & has_claim
         self.no_claim_id = int((self.unclaimed & ~has_claim).sum())
@@ -407,14 +438,34 @@ class _Slots:
             self.avail[k], _ = _numbers(CompiledExpr(_my(res)).eval(t, empty, "target", stats=stats), n)
         self.weight = self._weights(empty)
         self.current: dict[int, ClassAd] = {}  # p-slots changed this cycle: their ads now
+        has_limits = t.column("ConcurrencyLimits").present | t.column("PreemptingConcurrencyLimits").present
+        self.limits = ConcurrencyLimits(cfg.limit_max, [self.ads[r] for r in np.flatnonzero(has_limits)])
         self._dirty: set[int] = set()
         # Expressions compiled once a cycle.
         self.pre = CompiledExpr(cfg.pre_job_rank) if cfg.pre_job_rank is not None else None
         self.post = CompiledExpr(cfg.post_job_rank) if cfg.post_job_rank is not None else None
-        self.cons_exprs = []
-        for k, res in enumerate(RESOURCES):
-            attr = f"Consumption{res}"
-            self.cons_exprs.append((attr, CompiledExpr(_my(attr)), CompiledExpr(cfg.consumption[k])))
+        self.cons_exprs = [(f"Consumption{res}", CompiledExpr(_my(f"Consumption{res}"))) for res in RESOURCES]
+
+    def _consumption_policy(self, empty: ClassAd) -> np.ndarray:
+        """cp_supports_policy: a p-slot with MachineResources and Consumption<Res> for each
+        of them but Swap (resources other than Cpus/Memory/Disk are not deducted)."""
+        out = np.zeros(self.n, dtype=bool)
+        prow = np.flatnonzero(self.is_p)
+        if not len(prow):
+            return out
+        t = self.table
+        mres = CompiledExpr(_my("MachineResources")).eval(t, empty, "target", stats=self.kstats).to_values(t.pool)
+        by_text: dict[str, list[int]] = {}
+        for r in prow:
+            if isinstance(mres[r], str):
+                by_text.setdefault(mres[r], []).append(int(r))
+        for text, rows in by_text.items():
+            ok = np.ones(len(rows), dtype=bool)
+            for asset in text.replace(",", " ").split():
+                if asset.lower() != "swap":
+                    ok &= t.column(f"Consumption{asset}").present[rows]
+            out[np.array(rows)[ok]] = True
+        return out
 
     def _weights(self, empty: ClassAd) -> np.ndarray:
         if not self.cfg.use_slot_weights:
@@ -424,7 +475,7 @@ class _Slots:
         dflt, ok_dflt = _numbers(CompiledExpr(self.cfg.slot_weight).eval(t, empty, "target", stats=self.kstats), self.n)
         present = t.column("SlotWeight").present
         w = np.where(present, own, dflt)
-        ok = np.where(present, ok_own, ok_dflt)
+        ok = np.where(present, ok_own, ok_dflt) & (w >= 0)
         return np.where(ok, w, 1.0)
 
     def add_remote_prios(self, acct: Accountant) -> None:
@@ -462,7 +513,7 @@ class _Slots:
             return 1.0
         e = ad.lookup("SlotWeight") or self.cfg.slot_weight
         w = _scalar_number(evaluate(e, ad, None))
-        return w if w is not None else 1.0
+        return w if w is not None and w >= 0 else 1.0
 
     def deduct(self, row: int, cons: np.ndarray) -> float:
         """Take ``cons`` from p-slot ``row``; returns the cost W(S) - W(S')."""
@@ -492,25 +543,17 @@ class _Slots:
         """(len(rows), 3) consumption of ``job`` on p-slots ``rows``; NaN where invalid."""
         t, n = self.table, self.n
         out = np.full((len(rows), 3), np.nan)
-        for k, (attr, own, dflt) in enumerate(self.cons_exprs):
-            present = t.column(attr).present
-            vals = np.zeros(n)
-            ok = np.zeros(n, dtype=bool)
-            if present[rows].any():
-                vals, ok = _numbers(own.eval(t, job, "target", stats=self.kstats), n)
-            if (~present[rows]).any():
-                dv, dok = _numbers(dflt.eval(t, job, "target", stats=self.kstats), n)
-                vals = np.where(present, vals, dv)
-                ok = np.where(present, ok, dok)
+        for k, (_attr, own) in enumerate(self.cons_exprs):
+            vals, ok = _numbers(own.eval(t, job, "target", stats=self.kstats), n)
             out[:, k] = np.where(ok[rows], vals[rows], np.nan)
         return out
 
     def scalar_consumption(self, job: ClassAd, row: int) -> np.ndarray:
         ad = self.ad(row)
         out = np.full(3, np.nan)
-        for k, (attr, _own, dflt) in enumerate(self.cons_exprs):
-            e = ad.lookup(attr) or dflt.expr
-            v = _scalar_number(evaluate(e, ad, job))
+        for k, (attr, _own) in enumerate(self.cons_exprs):
+            e = ad.lookup(attr)
+            v = _scalar_number(evaluate(e, ad, job)) if e is not None else None
             if v is not None:
                 out[k] = v
         return out
@@ -557,9 +600,10 @@ def _heap_key(pre: float, rank: float, post: float, state: float, prank: float, 
     return (-pre, -rank, -post, -state, -prank, row)
 
 
-def _claim_ids(private: ClassAd, partitionable: bool) -> list[str]:
-    """Unused claim ids of a slot: a p-slot's ClaimIdList, else its Capability."""
-    if partitionable:
+def _claim_ids(private: ClassAd, consumption_policy: bool) -> list[str]:
+    """Unused claim ids of a slot: a consumption-policy p-slot's ClaimIdList, else its
+    Capability."""
+    if consumption_policy:
         lst = private.eval("ClaimIdList")
         if isinstance(lst, list):
             ids = [x for x in lst if isinstance(x, str) and x]
@@ -769,9 +813,9 @@ class _Cycle:
         self.diag = Diagnosis()
         mr = match_vector(job, slots.table, now=self.now)
         self.kstats.fallbacks += mr.fallbacks
-        mask = slots.alive & ~slots.is_p & mr.matches
+        mask = slots.alive & ~slots.has_cp & mr.matches
         cons_of: dict[int, np.ndarray] = {}
-        prow = np.flatnonzero(slots.alive & slots.is_p)
+        prow = np.flatnonzero(slots.alive & slots.has_cp)
         if len(prow):
             job_cp = _with_zero_requests(job)
             cons = slots.consumption(job_cp, prow)
@@ -798,6 +842,11 @@ class _Cycle:
 
     def _match_request(self, req: ResourceRequest, slots: _Slots, used: float, limit: float) -> tuple[float, bool]:
         """Offer the request's jobs one by one; False when one found no slot."""
+        # ConcurrencyLimits: a string is checked once per job, an expression per slot.
+        cl = req.ad.lookup("ConcurrencyLimits")
+        fixed = cl.value.lower() if isinstance(cl, Literal) and isinstance(cl.value, str) else None
+        per_slot = cl is not None and not isinstance(cl, Literal)
+        over_limits: set[str] = set()
         rows, keys, cons_of = self._candidates(req, slots)
         heap: list[tuple] = []  # re-offered p-slots, by _heap_key
         ptr = 0
@@ -810,6 +859,11 @@ class _Cycle:
             if log_this:
                 self.say(f"    Request {req.cluster_id:05d}.{req.proc_id:05d}: autocluster "
                          f"{req.autocluster_id} (request count {k + 1} of {req.count})")
+            job_limits = fixed or ""
+            if fixed and (name := slots.limits.over(fixed)) is not None:
+                self.diag.concurrency_limit += 1
+                self._reject(req, f"concurrency limit {name} reached")
+                return used, False
             while True:
                 row = -1
                 use_heap = False
@@ -820,7 +874,10 @@ class _Cycle:
                 elif heap:
                     use_heap, row = True, heap[0][-1]
                 if row < 0:
-                    self._reject(req)
+                    if over_limits:  # HTCondor's message names them; the reason is generic
+                        self._reject(req, f"concurrency limit {', '.join(sorted(over_limits))} reached")
+                    else:
+                        self._reject(req)
                     return used, False
                 if use_heap:
                     heapq.heappop(heap)
@@ -833,16 +890,26 @@ class _Cycle:
                     self.say(f"      {slots.names[row]} has no claim id")
                     slots.alive[row] = False
                     continue
+                if per_slot:
+                    value = req.ad.eval("ConcurrencyLimits", slots.ad(row))
+                    job_limits = value.lower() if isinstance(value, str) else ""
+                    if job_limits and (name := slots.limits.over(job_limits)) is not None:
+                        self.diag.concurrency_limit += 1
+                        over_limits.add(name)
+                        continue
                 break
             if not use_heap and keys[ptr - 1, 3] != NO_PREEMPTION:
                 self._preempting(req, slots, row)
             used += self._make_match(req, slots, row, cons_of, heap, log_this)
+            if job_limits:
+                slots.limits.add(job_limits)
         return used, True
 
-    def _reject(self, req: ResourceRequest) -> None:
-        """No slot for this request: count it, log it, tell its schedd why."""
+    def _reject(self, req: ResourceRequest, message: str = "") -> None:
+        """No slot for this request: count it, log it, tell its schedd why (``message``
+        when HTCondor's is more precise than the reason, as for concurrency limits)."""
         self.stats.rejections += 1
-        reason = self.diag.reason()
+        reason = message or self.diag.reason()
         t = self.timer()
         self.say(f"      Rejected {req.job_id} {req.submitter} {sinful(req.schedd_address)}: {reason}", t)
         self.rejections.append(Rejection(req.submitter, req.schedd, req.schedd_address, req.autocluster_id,
@@ -873,7 +940,7 @@ class _Cycle:
         group = offer.eval("AccountingGroup")
         if isinstance(group, str):
             remote = f"{remote} (AccountingGroup={group})"
-        if slots.is_p[row]:
+        if slots.has_cp[row]:
             cost = slots.deduct(row, cons_of[row])
             if not slots.claims[row]:
                 slots.alive[row] = False

@@ -56,8 +56,10 @@ except ImportError:  # Python 3.10
 
 from ..classad import parse_expr
 from ..config import ConfigDict, ConfigError, load_config, parse_config, slot_types
+from ..negotiator.cycle import CycleConfig, NegotiatorInputError
 from ..negotiator.preemption import check_negotiator_config
 from ..schedd.submit import MAX_JOBS_PER_SUBMISSION, SubmitError, SubmitInputs, parse_submit
+from ..startd.machine import Machine
 from .submit_files import SubmitFileError, read_submit_inputs, read_user_file
 
 __all__ = ["MachineGroup", "PoolSpec", "ScheddGroup", "SpecError", "SubmitItem", "load_spec", "parse_spec"]
@@ -246,6 +248,10 @@ class _Builder:
             raise self.fail("pool", None, "host", f"must be a host name or address, got {host!r}")
         spec.host = host
         spec.config = self._config(data.get("config", {}))
+        try:  # the negotiator's knobs (rank expressions, SLOT_WEIGHT, concurrency limits)
+            CycleConfig.from_config(spec.config)
+        except NegotiatorInputError as e:
+            raise SpecError(str(e)) from None
         spec.startds = [self._startds(t, i, spec.config) for i, t in enumerate(self._list(data, "startds"))]
         names = [n for g in spec.startds for n in g.names]
         if len(set(n.lower() for n in names)) != len(names):
@@ -329,6 +335,8 @@ class _Builder:
             for knob in ("START", "RANK", "SLOT_WEIGHT"):
                 if cfg.is_defined(knob):
                     cfg.get_expr(knob)
+            # the startd's own checks: slot policies, SLOT_WEIGHT and consumption types
+            Machine(names[0], cfg, "127.0.0.1:0", 0, 0.0).check_policies()
         except ConfigError as e:
             raise SpecError(str(e)) from None
         return MachineGroup(names, per_actor, cfg)

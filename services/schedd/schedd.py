@@ -16,6 +16,11 @@ as HTCondor's schedd makes them::
     Running --rm--> Removed (leaves once its claim is released)
     Running --evicted (exit with a reason, claim lost)--> Idle
 
+A claim on a partitionable slot without a consumption policy may come back with the
+slot's leftovers (CLAIM_PARTITIONABLE_LEFTOVERS, default $(NEGOTIATOR_USE_SLOT_WEIGHTS)):
+the schedd claims them at once for the same submitter's best idle job that matches them
+(``_claim_leftovers``), and so on until nothing fits, without a negotiation cycle.
+
 Every change sets LastJobStatus, JobStatus and EnteredCurrentStatus. A job that stops
 running adds its run to RemoteWallClockTime, whatever stopped it. A matched job stays
 Idle (reserved: not offered again) until its activation succeeds.
@@ -38,7 +43,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..claimid import redact
-from ..classad import ClassAd, ClassAdSyntaxError, evaluate, parse_expr, unparse
+from ..classad import ClassAd, ClassAdSyntaxError, evaluate, matches, parse_expr, unparse
 from ..classad.ad import to_expr
 from ..classad.numbers import INT64_MAX, out_of_range_number
 from ..classad.tree import Expr
@@ -242,6 +247,7 @@ class ClaimRequest:
     job_ad: ClassAd
     owner: str  # RemoteOwner: the submitter name
     job_id: str
+    leftovers: bool = False  # ask a p-slot for its leftovers (CLAIM_PARTITIONABLE_LEFTOVERS)
 
 
 @dataclass(frozen=True)
@@ -255,6 +261,8 @@ class ClaimOutcome:
     slot_name: str = ""
     slot_ad: ClassAd | None = None
     ready_time: float = 0.0  # a preempting claim: activate it at this pool time
+    leftover_claim_id: str = ""  # a carved p-slot's leftovers: its new claim id
+    leftover_slot_ad: ClassAd | None = None  # and its ad
 
 
 @dataclass(frozen=True)
@@ -334,6 +342,7 @@ class Schedd:
         self.address = address  # MyAddress, "<host:port>"; set by the shell
         self.started = float(now)
         self.max_jobs_running = config.get_int("MAX_JOBS_RUNNING", 10000)
+        self.claim_leftovers = config.get_bool("CLAIM_PARTITIONABLE_LEFTOVERS")
         self.autoclusters = Autoclusters.from_config(config)
         self.jobs: dict[tuple[int, int], Job] = {}
         self.claims: dict[str, Claim] = {}
@@ -884,7 +893,9 @@ class Schedd:
             job.claim = claim
             self._reserved += 1
             out.claims[m.startd_address].append(
-                ClaimRequest(m.claim_id, m.slot_name, job.ad, m.submitter, job.job_id)
+                ClaimRequest(
+                    m.claim_id, m.slot_name, job.ad, m.submitter, job.job_id, self.claim_leftovers
+                )
             )
             out.accepted += 1
             self._emit(
@@ -929,6 +940,8 @@ class Schedd:
                 job=job.job_id if job else "",
                 submitter=claim.submitter,
             )
+            if o.leftover_claim_id and o.leftover_slot_ad is not None:
+                self._claim_leftovers(claim, o.leftover_claim_id, o.leftover_slot_ad, now, out)
             if job is None or job.status != IDLE:  # held or removed meanwhile
                 claim.state = "idle"
                 self._drop_claim(claim, out)
@@ -977,6 +990,66 @@ class Schedd:
             self._touch(job)
             self._emit("rejected", job=job.job_id, reason=r.reason, submitter=job.submitter)
         self._commit()
+    def _claim_leftovers(
+        self, claim: Claim, claim_id: str, slot_ad: ClassAd, now: float, out: Outbox
+    ) -> None:
+        """A p-slot's leftovers came back with a claim: claim them for the submitter's best
+        idle job that matches them, without a negotiation cycle (HTCondor's schedd:
+        scheduler_handleMatch for LEFTOVER, FindRunnableJob). As there, only a job without
+        concurrency limits may take them (the leftovers carry no MatchedConcurrencyLimits,
+        and CLAIM_RECYCLING_CONSIDER_LIMITS wants the limits to be equal). Nothing found:
+        the id stays the p-slot's Capability, for the negotiator to hand out."""
+        if claim_id in self.claims or claim_id == claim.claim_id:
+            return
+        if self.totals()[RUNNING] + self._reserved >= self.max_jobs_running:
+            return
+        best: tuple[int, int, int] | None = None  # (-prio, cluster, proc) as IdleIndex orders
+        best_group: tuple[str, int] | None = None
+        for group in self._idle.groups():
+            if group[0] != claim.submitter:
+                continue
+            key = self._idle.first(group)
+            if key is None:
+                continue
+            job = self.jobs[key]
+            order = (-job.prio, job.cluster, job.proc)
+            if best is not None and order >= best:
+                continue
+            limits = job.ad.eval("ConcurrencyLimits", slot_ad)
+            if isinstance(limits, str) and limits:
+                continue
+            if not matches(job.ad, slot_ad, now=now):
+                continue
+            best, best_group = order, group
+        if best_group is None:
+            return
+        key = self._idle.pop(best_group)
+        assert key is not None
+        job = self.jobs[key]
+        slot_name = slot_ad.get_value("Name", claim.slot_name)
+        left = Claim(
+            claim_id,
+            claim.startd_address,
+            slot_name if isinstance(slot_name, str) else claim.slot_name,
+            claim.submitter,
+            job,
+            "requesting",
+            now,
+            slot_ad,
+        )
+        self.claims[claim_id] = left
+        job.claim = left
+        self._reserved += 1
+        out.claims[claim.startd_address].append(
+            ClaimRequest(claim_id, left.slot_name, job.ad, claim.submitter, job.job_id, True)
+        )
+        self._emit(
+            "leftover_match",
+            job=job.job_id,
+            slot=left.slot_name,
+            claim=_redact(claim_id),
+            submitter=claim.submitter,
+        )
 
     def on_activation_results(self, outcomes: Iterable[ActivationOutcome], now: float) -> Outbox:
         """Activated: the job is Running. Refused: the job is idle, the claim released."""

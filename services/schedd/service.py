@@ -416,6 +416,7 @@ class ScheddService(sgrpc.ScheddServicer):
                 schedd_name=core.name,
                 schedd_address=self.ctx.address,
                 owner=r.owner,
+                send_leftovers=r.leftovers,
             )
             ad_to_pb(r.job_ad, msg.job)
         outcomes: list[ClaimOutcome] = []
@@ -436,11 +437,14 @@ class ScheddService(sgrpc.ScheddServicer):
                     continue
                 res = results[i]
                 slot_ad: ClassAd | None = None
-                if res.HasField("slot"):
-                    try:
+                leftover_ad: ClassAd | None = None
+                try:
+                    if res.HasField("slot"):
                         slot_ad = ad_from_pb(res.slot)
-                    except WireError as exc:
-                        log.warning("%s: bad slot ad from %s: %s", core.name, address, exc)
+                    if res.leftover_claim_id and res.HasField("leftover_slot"):
+                        leftover_ad = ad_from_pb(res.leftover_slot)
+                except WireError as exc:
+                    log.warning("%s: bad slot ad from %s: %s", core.name, address, exc)
                 outcomes.append(
                     ClaimOutcome(
                         r.claim_id,
@@ -450,6 +454,8 @@ class ScheddService(sgrpc.ScheddServicer):
                         res.slot_name,
                         slot_ad,
                         res.ready_time,
+                        res.leftover_claim_id if leftover_ad is not None else "",
+                        leftover_ad,
                     )
                 )
         out = core.on_claim_results(outcomes, self.ctx.clock.now())

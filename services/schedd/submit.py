@@ -39,6 +39,11 @@ src/condor_utils/submit_utils.cpp:
   give AcctGroup = G, AcctGroupUser = U, AccountingGroup = "G.U"; U alone gives
   AccountingGroup = "U". ``nice_user = true`` is the accounting group ``nice-user``
   (HTCondor >= 8.9.9), plus NiceUser = true and MaxJobRetirementTime = 0.
+- Concurrency limits (``SetConcurrencyLimits``): ``concurrency_limits`` is lower-cased,
+  split on commas and whitespace, each item checked as ``name[.sub][:count]`` (names as
+  ClassAd attribute names), sorted and joined with commas into the string
+  ConcurrencyLimits; ``concurrency_limits_expr`` gives it as an expression instead (not
+  both).
 
 Known differences: no Arch/OpSys, file-transfer or FileSystemDomain clauses in Requirements
 (mock startds run nothing); request_cpus/memory/disk must be numbers or constant
@@ -62,6 +67,9 @@ from ..config import ConfigDict, ConfigError, Knob, MacroError, expand_macros, p
 from ..config.constexpr import evaluate_constant
 from ..config.lines import LineReader
 from ..config.units import KIB, MIB
+
+_LIMIT_SEP = re.compile(r"[,\s]+")
+_ATTR_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 UID_DOMAIN = "mockpool"
 MAX_JOBS_PER_SUBMISSION = 20000  # HTCondor's default (param_info.in); the schedd's knob
@@ -471,6 +479,7 @@ class _Submit:
             self.resources,
             self.preferences,
             self.accounting,
+            self.limits,
             self.records,
             self.hold,
             self.forced_attributes,
@@ -655,6 +664,26 @@ class _Submit:
             attrs["AccountingGroup"] = quote(user_name)
         return attrs
 
+    def limits(self, _: int) -> dict[str, str]:
+        """ConcurrencyLimits from concurrency_limits or concurrency_limits_expr."""
+        names = self.command("concurrency_limits")
+        expr = self.command("concurrency_limits_expr")
+        if names and names[2]:
+            if expr and expr[2]:
+                raise self.bad(
+                    names, "concurrency_limits and concurrency_limits_expr can't be used together"
+                )
+            items = [x for x in _LIMIT_SEP.split(names[2].lower()) if x]
+            for item in items:
+                if not valid_limit(item):
+                    raise self.bad(
+                        names, f"invalid concurrency limit {item!r} (expected name[.sub][:count])"
+                    )
+            return {"ConcurrencyLimits": quote(",".join(sorted(items)))} if items else {}
+        if expr and expr[2]:
+            return {"ConcurrencyLimits": self.check_expr(expr)}
+        return {}
+
     def records(self, _: int) -> dict[str, str]:
         """Attributes that are only recorded: batch name, directories and file names."""
         attrs: dict[str, str] = {}
@@ -702,6 +731,14 @@ class _Submit:
             self.check_expr((knob.name, knob.line, value))
             attrs[_CANONICAL.get(attr.lower(), attr)] = value
         return attrs
+
+
+def valid_limit(item: str) -> bool:
+    """HTCondor's ParseConcurrencyLimit: ``name[.sub][:count]``, the names valid attribute
+    names (the count is read with strtod, so anything after the colon passes)."""
+    name = item.partition(":")[0]
+    head, dot, sub = name.partition(".")
+    return bool(_ATTR_NAME.fullmatch(head)) and (not dot or bool(_ATTR_NAME.fullmatch(sub)))
 
 
 def parse_submit(

@@ -10,18 +10,25 @@ startd (condor_startd.V6: Resource.cpp, command.cpp, claim.cpp, ResState.cpp):
   Static and partitionable slots are numbered slot1..slotN in type order; dynamic slots
   are ``slot<parent>_<k>`` with k the lowest free index (HTCondor's IdDispenser).
 - Claim ids (``<host:port?alias=machine>#birthday#seq#secret``): an unclaimed static slot
-  offers one (its Capability); a partitionable slot
-  offers NUM_CLAIMS ids in ClaimIdList (default ceil(Cpus); SLOT_TYPE_<N>_NUM_CLAIMS) plus
-  its Capability. A claim request must bring an id this machine offers right now: an id
-  it never issued, one already used, or one held by a claim is refused.
+  offers one (its Capability); a partitionable slot offers its Capability and, with a
+  consumption policy, NUM_CLAIMS more ids in ClaimIdList (default ceil(Cpus);
+  SLOT_TYPE_<N>_NUM_CLAIMS). A claim request must bring an id this machine offers right
+  now: an id it never issued, one already used, or one held by a claim is refused.
 - A claim request is granted when the slot's START is true with the job as TARGET and the
   job's Requirements are true with the slot as TARGET (UNDEFINED counts as false). A
-  partitionable slot first edits the request with MODIFY_REQUEST_EXPR_REQUESTCPUS /
-  _REQUESTMEMORY / _REQUESTDISK (defaults quantize to 1 cpu, 128 MB, 1024 KB; an edit that
-  makes START false is dropped, as with HTCondor's MUST_MODIFY_REQUEST_EXPRS = False), then
-  carves a dynamic slot of exactly the edited request: RequestCpus (default 1),
-  RequestMemory and RequestDisk (required). The used id is replaced by a fresh one and the
-  dynamic slot's claim gets a new id of its own.
+  partitionable slot with a consumption policy carves a dynamic slot of the job's
+  Consumption<Res> (evaluated with the job as TARGET); one without first edits the request
+  with MODIFY_REQUEST_EXPR_REQUESTCPUS / _REQUESTMEMORY / _REQUESTDISK (defaults quantize
+  to 1 cpu, 128 MB, 1024 KB; an edit that makes START false is dropped, as with HTCondor's
+  MUST_MODIFY_REQUEST_EXPRS = False), then carves exactly the edited request: RequestCpus
+  (default 1), RequestMemory and RequestDisk (required). The used id is replaced by a
+  fresh one and the dynamic slot's claim gets a new id of its own.
+- Leftovers (command.cpp ``accept_request_claim``): when the schedd asks for them and the
+  p-slot has no consumption policy and CLAIM_PARTITIONABLE_LEFTOVERS is true (default
+  $(NEGOTIATOR_USE_SLOT_WEIGHTS)), the grant also carries the p-slot's new Capability and
+  its ad, so the schedd may claim what is left for another of its jobs at once.
+- A claim publishes the job's ConcurrencyLimits (evaluated against the slot at claim and
+  at activation) on the claimed slot's ad, for the negotiator's pool-wide count.
 - Activation runs the job for its MockDuration (pool seconds, evaluated against the slot).
   A job without a usable MockDuration (missing, not a number, negative) is refused: a
   mock startd cannot know how long it would run. The job exits at exactly start +
@@ -55,9 +62,10 @@ import math
 from dataclasses import dataclass
 
 from ..claimid import from_sinful, make_claim_id, redact, sinful
-from ..classad import ClassAd, evaluate
+from ..classad import ERROR, UNDEFINED, ClassAd, evaluate
 from ..config import ConfigDict, ConfigError, slot_types
 from .slots import (
+    CONSUMPTION_RESOURCES,
     Claim,
     MachineInfo,
     RunningJob,
@@ -66,8 +74,10 @@ from .slots import (
     current_ad,
     eval_number,
     is_true,
+    knob_where,
     private_ad,
     public_ad,
+    type_knob,
 )
 
 __all__ = [
@@ -113,6 +123,8 @@ class ClaimGrant:
     slot_name: str
     slot_ad: ClassAd
     ready: float = 0.0  # a preempting claim: when the retiring job will have left
+    leftover_claim_id: str = ""  # the p-slot's fresh Capability, when leftovers were sent
+    leftover_ad: ClassAd | None = None  # the p-slot after the carve
 
 
 @dataclass(frozen=True)
@@ -183,6 +195,12 @@ def _retirement(slot: Slot, slot_ad: ClassAd, job_ad: ClassAd) -> float:
     return mine if math.isfinite(mine) else 0.0
 
 
+def _limits(job_ad: ClassAd, slot_ad: ClassAd) -> str:
+    """The job's ConcurrencyLimits evaluated against the slot ("" if not a string)."""
+    value = job_ad.eval("ConcurrencyLimits", slot_ad)
+    return value if isinstance(value, str) else ""
+
+
 def _job_id(job: ClassAd) -> str:
     cluster, proc = job.eval("ClusterId"), job.eval("ProcId")
     if isinstance(cluster, int) and isinstance(proc, int):
@@ -210,6 +228,7 @@ class Machine:
         cpus, memory, disk, detected_memory, detected_disk = _machine_totals(cfg)
         specs = slot_types(cfg, DETECTED_CPUS, detected_memory, detected_disk)
         maxc = cfg.get_int("MAX_CLAIM_ALIVES_MISSED") * cfg.get_int("ALIVE_INTERVAL")
+        self._leftovers = cfg.get_bool("CLAIM_PARTITIONABLE_LEFTOVERS")
         self._default_lease = float(maxc)
         self._slots: dict[str, Slot] = {}  # every slot by Name, dynamic ones included
         self._top: list[Slot] = []  # static and partitionable, in SlotID order
@@ -245,7 +264,7 @@ class Machine:
                     entered_activity=now,
                 )
                 self._offers[slot.claim_id] = slot
-                if spec.partitionable:
+                if spec.partitionable and policy.consumption is not None:
                     count = policy.num_claims or max(1, math.ceil(spec.cpus))
                     slot.claim_id_list = [self._new_id() for _ in range(count)]
                     for cid in slot.claim_id_list:
@@ -253,6 +272,38 @@ class Machine:
                 self._slots[slot.name] = slot
                 self._top.append(slot)
         self.info = MachineInfo(name, self.address, self.birthday, cpus, memory, disk, n)
+        self._cfg = cfg
+
+    def check_policies(self) -> None:
+        """Refuse a SLOT_WEIGHT or consumption expression that is not a number for a slot of
+        this machine (consumption: for a one-cpu, 1024 MB, 1024 KB job), naming the knob
+        (ConfigError). Once per configuration, when a pool starts: not per machine."""
+        checked: set[int] = set()
+        for slot in self._top:
+            if slot.policy.type_id not in checked:
+                checked.add(slot.policy.type_id)
+                self._check_policy(self._cfg, slot)
+
+    def _check_policy(self, cfg: ConfigDict, slot: Slot) -> None:
+        ad = public_ad(slot, self.info, 0.0, 0)
+        probe = ClassAd(RequestCpus=1, RequestMemory=1024, RequestDisk=1024)
+        checks = [("SLOT_WEIGHT", slot.policy.slot_weight, None)]
+        if slot.kind == "Partitionable" and slot.policy.consumption is not None:
+            checks += [
+                (f"CONSUMPTION_{res.upper()}", expr, probe)
+                for res, expr in zip(CONSUMPTION_RESOURCES, slot.policy.consumption)
+            ]
+        for knob, expr, target in checks:
+            value = evaluate(expr, ad, target)
+            if value is UNDEFINED and target is not None:
+                continue  # may name a job attribute this probe lacks
+            if isinstance(value, bool) or not isinstance(value, int | float):
+                type_id = slot.policy.type_id
+                shown = "ERROR" if value is ERROR else repr(value)
+                raise ConfigError(
+                    f"{knob_where(cfg, type_id, knob)} = {type_knob(cfg, type_id, knob)!r}: "
+                    f"evaluates to {shown} on {slot.name}, not a number"
+                )
 
     # --- bookkeeping ------------------------------------------------------------------
 
@@ -361,8 +412,13 @@ class Machine:
         schedd_address: str,
         owner: str,
         now: float,
+        *,
+        leftovers: bool = False,
     ) -> ClaimGrant:
-        """Claim a slot for a schedd with an offered id; a partitionable slot is carved."""
+        """Claim a slot for a schedd with an offered id; a partitionable slot is carved.
+
+        ``leftovers``: the schedd can use the p-slot's leftovers (see the module docstring).
+        """
         held = self._held.get(claim_id)
         if held is not None:
             holder = held.claim.schedd_name if held.claim else "?"
@@ -383,7 +439,16 @@ class Machine:
         if slot.claim is not None:
             return self._preempt(slot, claim_id, job_ad, schedd_name, schedd_address, owner, now)
         if slot.kind == "Partitionable":
-            return self._carve(slot, claim_id, job_ad, schedd_name, schedd_address, owner, now)
+            grant = self._carve(slot, claim_id, job_ad, schedd_name, schedd_address, owner, now)
+            if leftovers and self._leftovers and slot.policy.consumption is None:
+                grant = ClaimGrant(
+                    grant.claim_id,
+                    grant.slot_name,
+                    grant.slot_ad,
+                    leftover_claim_id=slot.claim_id,
+                    leftover_ad=self._ad_copy(slot, now),
+                )
+            return grant
         ad = current_ad(slot, self.info, now, self._sequence)
         self._check_match(slot, ad, job_ad)
         slot.claim = self._new_claim(claim_id, ad, job_ad, schedd_name, schedd_address, owner, now)
@@ -509,6 +574,7 @@ class Machine:
         lease = eval_number(job_ad, "JobLeaseDuration", slot_ad)
         host = from_sinful(schedd_address)
         return Claim(
+            concurrency_limits=_limits(job_ad, slot_ad),
             claim_id=claim_id,
             schedd_name=schedd_name,
             schedd_address=schedd_address,
@@ -540,6 +606,25 @@ class Machine:
             edited[attr] = value
         return edited
 
+    def _consumed_request(self, pslot: Slot, pad: ClassAd, job_ad: ClassAd) -> ClassAd:
+        """The job with Request<Res> read as its consumption on ``pslot`` (a missing request
+        counts as 0 while evaluating, as in HTCondor's cp_compute_consumption)."""
+        assert pslot.policy.consumption is not None
+        target = job_ad.copy()
+        for res in CONSUMPTION_RESOURCES:
+            if target.lookup(f"Request{res}") is None:
+                target[f"Request{res}"] = 0
+        out = job_ad.copy()
+        for res, expr in zip(CONSUMPTION_RESOURCES, pslot.policy.consumption):
+            value = evaluate(expr, pad, target)
+            if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
+                raise ClaimRefusedError(
+                    f"{pslot.name}: Consumption{res} is {value!r} for job {_job_id(job_ad)}, "
+                    "not a number >= 0"
+                )
+            out[f"Request{res}"] = value
+        return out
+
     def _carve(
         self,
         pslot: Slot,
@@ -551,9 +636,12 @@ class Machine:
         now: float,
     ) -> ClaimGrant:
         pad = current_ad(pslot, self.info, now, self._sequence)
-        request = self._edited_request(pslot, pad, job_ad)
-        if not is_true(pad.eval("Start", request)):
-            request = job_ad  # the edit made START false: retry with the request as sent
+        if pslot.policy.consumption is not None:
+            request = self._consumed_request(pslot, pad, job_ad)
+        else:
+            request = self._edited_request(pslot, pad, job_ad)
+            if not is_true(pad.eval("Start", request)):
+                request = job_ad  # the edit made START false: retry with the request as sent
         self._check_match(pslot, pad, request)
         amounts: dict[str, int] = {}
         for attr, unit in (("RequestCpus", "cpus"), ("RequestMemory", "MB"), ("RequestDisk", "KB")):
@@ -662,6 +750,7 @@ class Machine:
             retirement=_retirement(slot, ad, job_ad),
         )
         claim.job = job
+        claim.concurrency_limits = _limits(job_ad, ad)
         claim.last_heard = now
         slot.set_state("Claimed", "Busy", now)
         self._tiebreak += 1

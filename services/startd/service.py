@@ -107,7 +107,7 @@ class StartdService:
         for name, cfg in machines:
             if id(cfg) not in checked:
                 checked.add(id(cfg))
-                Machine(name, cfg, "127.0.0.1:0", 0, 0.0)
+                Machine(name, cfg, "127.0.0.1:0", 0, 0.0).check_policies()
         self.ctx = ctx
         self._specs = list(machines)
         self._debounce = debounce
@@ -241,6 +241,7 @@ class StartdService:
                     item.schedd_address,
                     item.owner,
                     now,
+                    leftovers=item.send_leftovers,
                 )
             except Exception as e:
                 result.ok, result.error = False, _refusal(e)
@@ -252,6 +253,9 @@ class StartdService:
             if grant.ready:  # a preemption: the eviction is due now or when retirement ends
                 result.ready_time = grant.ready
                 self._wake_at(grant.ready, machine.name)
+            if grant.leftover_ad is not None:
+                result.leftover_claim_id = grant.leftover_claim_id
+                ad_to_pb(grant.leftover_ad, result.leftover_slot)
             self.stats["claims"] += 1
             self._touch(machine)
             self.ctx.events.emit(

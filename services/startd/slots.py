@@ -6,8 +6,17 @@ partitionable parent for one claim, deleted when the claim is released), as in H
 startd (condor_startd.V6/Resource.cpp, ResState.cpp, claim.cpp).
 
 Per-type policy follows HTCondor's ``SlotType::param``: a knob ``SLOT_TYPE_<N>_<KNOB>``
-overrides ``<KNOB>`` for slots of type N (START, RANK, SLOT_WEIGHT, NUM_CLAIMS and the
-MODIFY_REQUEST_EXPR_* knobs here), and a dynamic slot follows its parent's type.
+overrides ``<KNOB>`` for slots of type N (START, RANK, SLOT_WEIGHT, NUM_CLAIMS,
+CONSUMPTION_POLICY, CONSUMPTION_<RES> and the MODIFY_REQUEST_EXPR_* knobs here), and a
+dynamic slot follows its parent's type.
+
+Consumption policy (Resource.cpp): a partitionable slot has one when CONSUMPTION_POLICY
+(or SLOT_TYPE_<N>_CONSUMPTION_POLICY) is true. Only then does it advertise
+ConsumptionCpus/Memory/Disk (CONSUMPTION_<RES>, evaluated with the job as TARGET),
+NumClaims, and NUM_CLAIMS claim ids in ClaimIdList (private); MachineResources ("Cpus
+Memory Disk Swap") is on every slot. The negotiator splits only a slot with all of
+these (``cp_supports_policy``); a p-slot without a policy is matched whole and the
+schedd carves it.
 
 A claimed slot also offers a *preempting* claim id (HTCondor's ``r_pre``): its private ad
 shows that id as Capability, so the negotiator can hand it to another schedd, whose claim
@@ -46,6 +55,9 @@ __all__ = [
 # Job attributes a partitionable slot edits with MODIFY_REQUEST_EXPR_<ATTR> (defaults in
 # mockpool.config's table).
 MODIFY_REQUEST_ATTRS = ("RequestCpus", "RequestMemory", "RequestDisk")
+# What every slot advertises as MachineResources (no custom resources are modelled).
+MACHINE_RESOURCES = "Cpus Memory Disk Swap"
+CONSUMPTION_RESOURCES = ("Cpus", "Memory", "Disk")
 
 # (state, activity) -> ad attribute, published always (HTCondor publishes only non-zero
 # totals; always having them keeps reports simple).
@@ -65,12 +77,20 @@ def type_knob(cfg: ConfigDict, type_id: int, name: str) -> str | None:
     return value or None
 
 
+def knob_where(cfg: ConfigDict, type_id: int, name: str) -> str:
+    """Where the knob a slot type reads as ``name`` was set: ``file:line: KNOB``."""
+    knob = cfg.knob(f"SLOT_TYPE_{type_id}_{name}") or cfg.knob(name)
+    return f"{knob.where}: {knob.name}" if knob is not None else f"<defaults>: {name}"
+
+
 def _expr(cfg: ConfigDict, type_id: int, name: str, default: str) -> Expr:
     text = type_knob(cfg, type_id, name) or default
     try:
         return parse_expr(text)
     except ValueError as e:
-        raise ConfigError(f"{name} for slot type {type_id} = {text!r}: {e}") from None
+        raise ConfigError(
+            f"{knob_where(cfg, type_id, name)} = {text!r} (slot type {type_id}): {e}"
+        ) from None
 
 
 @dataclass(frozen=True)
@@ -84,6 +104,8 @@ class SlotPolicy:
     max_job_retirement_time: Expr  # MAXJOBRETIREMENTTIME, evaluated with the job as TARGET
     num_claims: int | None  # None: ceil(Cpus) of the partitionable slot
     modify_request: tuple[tuple[str, Expr], ...]
+    # CONSUMPTION_CPUS/_MEMORY/_DISK when the type has a consumption policy, else None
+    consumption: tuple[Expr, Expr, Expr] | None = None
 
     @classmethod
     def from_config(cls, cfg: ConfigDict, type_id: int) -> SlotPolicy:
@@ -102,6 +124,24 @@ class SlotPolicy:
             (attr, _expr(cfg, type_id, f"MODIFY_REQUEST_EXPR_{attr.upper()}", attr))
             for attr in MODIFY_REQUEST_ATTRS
         )
+        policy_text = type_knob(cfg, type_id, "CONSUMPTION_POLICY") or "False"
+        word = policy_text.strip().lower()
+        if word not in ("true", "false", "yes", "no", "1", "0"):
+            raise ConfigError(
+                f"{knob_where(cfg, type_id, 'CONSUMPTION_POLICY')} = {policy_text!r}: "
+                "expected True or False"
+            )
+        consumption = None
+        if word in ("true", "yes", "1"):
+            consumption = tuple(
+                _expr(  # HTCondor's fallback if the knob is empty (its default is set)
+                    cfg,
+                    type_id,
+                    f"CONSUMPTION_{res.upper()}",
+                    f"ifThenElse(target.Request{res} =?= undefined, 0, target.Request{res})",
+                )
+                for res in CONSUMPTION_RESOURCES
+            )
         return cls(
             type_id=type_id,
             start=_expr(cfg, type_id, "START", "True"),
@@ -110,6 +150,7 @@ class SlotPolicy:
             max_job_retirement_time=_expr(cfg, type_id, "MAXJOBRETIREMENTTIME", "0"),
             num_claims=num_claims,
             modify_request=modify,
+            consumption=consumption,  # type: ignore[arg-type]
         )
 
 
@@ -156,6 +197,7 @@ class Claim:
     lease_duration: float
     job: RunningJob | None = None
     job_ad: ClassAd | None = None  # the job the claim was requested for (a preempting claim's)
+    concurrency_limits: str = ""  # the job's ConcurrencyLimits as evaluated, published
 
 
 @dataclass(slots=True, eq=False)
@@ -297,16 +339,20 @@ def ad_pairs(slot: Slot, info: MachineInfo, now: float, sequence: int) -> list[t
         ("Rank", policy.rank),
         ("SlotWeight", policy.slot_weight),
     ]
+    pairs.append(("MachineResources", MACHINE_RESOURCES))
+    if slot.kind != "Static" and policy.consumption is not None:
+        pairs += zip((f"Consumption{r}" for r in CONSUMPTION_RESOURCES), policy.consumption)
     if slot.kind == "Dynamic":
         pairs.append(("DSlotId", slot.sub_id))
     elif slot.kind == "Partitionable":
         children = slot.children.values()
         pairs += [
             ("NumDynamicSlots", len(slot.children)),
-            ("NumClaims", len(slot.claim_id_list)),
             ("ChildCpus", [c.cpus for c in children]),
             ("ChildMemory", [c.memory for c in children]),
         ]
+        if policy.consumption is not None:
+            pairs.append(("NumClaims", len(slot.claim_id_list)))
     claim = slot.claim
     if claim is not None:
         pairs += [
@@ -320,6 +366,8 @@ def ad_pairs(slot: Slot, info: MachineInfo, now: float, sequence: int) -> list[t
             ("PublicClaimId", redact(claim.claim_id)),
             ("ClaimStartTime", int(claim.claimed_at)),
         ]
+        if claim.concurrency_limits:
+            pairs.append(("ConcurrencyLimits", claim.concurrency_limits))
         job = claim.job
         if job is not None:
             pairs += [
@@ -334,6 +382,8 @@ def ad_pairs(slot: Slot, info: MachineInfo, now: float, sequence: int) -> list[t
                 ("PreemptingAccountingGroup", pre.owner),
                 ("PreemptingRank", pre.rank),
             ]
+            if pre.concurrency_limits:  # counted as in use by the negotiator, as HTCondor does
+                pairs.append(("PreemptingConcurrencyLimits", pre.concurrency_limits))
     pairs += zip(VOLATILE, volatile_values(slot, now, sequence))
     return pairs
 
@@ -398,7 +448,7 @@ def private_ad(slot: Slot, info: MachineInfo) -> ClassAd:
     ad["Name"] = slot.name
     ad["MyAddress"] = info.address
     ad["Capability"] = slot.preempt_id if slot.claim is not None else slot.claim_id
-    if slot.kind == "Partitionable":
+    if slot.kind == "Partitionable" and slot.policy.consumption is not None:
         # HTCondor joins the ids with spaces in one string.
         ad["ClaimIdList"] = " ".join(slot.claim_id_list)
         ad["NumClaims"] = len(slot.claim_id_list)

@@ -9,36 +9,42 @@ from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
 DESCRIPTOR: _descriptor.FileDescriptor
 
 class ClaimRequest(_message.Message):
-    __slots__ = ("claim_id", "slot_name", "job", "schedd_name", "schedd_address", "owner")
+    __slots__ = ("claim_id", "slot_name", "job", "schedd_name", "schedd_address", "owner", "send_leftovers")
     CLAIM_ID_FIELD_NUMBER: _ClassVar[int]
     SLOT_NAME_FIELD_NUMBER: _ClassVar[int]
     JOB_FIELD_NUMBER: _ClassVar[int]
     SCHEDD_NAME_FIELD_NUMBER: _ClassVar[int]
     SCHEDD_ADDRESS_FIELD_NUMBER: _ClassVar[int]
     OWNER_FIELD_NUMBER: _ClassVar[int]
+    SEND_LEFTOVERS_FIELD_NUMBER: _ClassVar[int]
     claim_id: str
     slot_name: str
     job: _classad_pb2.ClassAd
     schedd_name: str
     schedd_address: str
     owner: str
-    def __init__(self, claim_id: _Optional[str] = ..., slot_name: _Optional[str] = ..., job: _Optional[_Union[_classad_pb2.ClassAd, _Mapping]] = ..., schedd_name: _Optional[str] = ..., schedd_address: _Optional[str] = ..., owner: _Optional[str] = ...) -> None: ...
+    send_leftovers: bool
+    def __init__(self, claim_id: _Optional[str] = ..., slot_name: _Optional[str] = ..., job: _Optional[_Union[_classad_pb2.ClassAd, _Mapping]] = ..., schedd_name: _Optional[str] = ..., schedd_address: _Optional[str] = ..., owner: _Optional[str] = ..., send_leftovers: _Optional[bool] = ...) -> None: ...
 
 class ClaimResult(_message.Message):
-    __slots__ = ("claim_id", "ok", "error", "slot_name", "slot", "ready_time")
+    __slots__ = ("claim_id", "ok", "error", "slot_name", "slot", "ready_time", "leftover_claim_id", "leftover_slot")
     CLAIM_ID_FIELD_NUMBER: _ClassVar[int]
     OK_FIELD_NUMBER: _ClassVar[int]
     ERROR_FIELD_NUMBER: _ClassVar[int]
     SLOT_NAME_FIELD_NUMBER: _ClassVar[int]
     SLOT_FIELD_NUMBER: _ClassVar[int]
     READY_TIME_FIELD_NUMBER: _ClassVar[int]
+    LEFTOVER_CLAIM_ID_FIELD_NUMBER: _ClassVar[int]
+    LEFTOVER_SLOT_FIELD_NUMBER: _ClassVar[int]
     claim_id: str
     ok: bool
     error: str
     slot_name: str
     slot: _classad_pb2.ClassAd
     ready_time: float
-    def __init__(self, claim_id: _Optional[str] = ..., ok: _Optional[bool] = ..., error: _Optional[str] = ..., slot_name: _Optional[str] = ..., slot: _Optional[_Union[_classad_pb2.ClassAd, _Mapping]] = ..., ready_time: _Optional[float] = ...) -> None: ...
+    leftover_claim_id: str
+    leftover_slot: _classad_pb2.ClassAd
+    def __init__(self, claim_id: _Optional[str] = ..., ok: _Optional[bool] = ..., error: _Optional[str] = ..., slot_name: _Optional[str] = ..., slot: _Optional[_Union[_classad_pb2.ClassAd, _Mapping]] = ..., ready_time: _Optional[float] = ..., leftover_claim_id: _Optional[str] = ..., leftover_slot: _Optional[_Union[_classad_pb2.ClassAd, _Mapping]] = ...) -> None: ...
 
 class RequestClaimsRequest(_message.Message):
     __slots__ = ("request_id", "claims")

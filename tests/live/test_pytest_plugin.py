@@ -21,7 +21,10 @@ def test_factory_pool_runs_jobs(mockpool_factory: Callable[..., Any]) -> None:
 
     assert pool.wait(done, timeout=60)
     cycles = pool.negotiator_log.cycles
-    assert sum(len(c.matches) for c in cycles) == 4
+    # a p-slot without a consumption policy is matched whole; the schedd starts the other
+    # jobs on the claim's leftovers (CLAIM_PARTITIONABLE_LEFTOVERS), without more cycles
+    leftovers = sum(e["kind"] == "leftover_match" for e in pool.events)
+    assert sum(len(c.matches) for c in cycles) + leftovers == 4 and leftovers >= 1
     # the default pool: one 4-cpu machine with one partitionable slot
     names = {str(a.get_value("Name")) for a in pool.slots()}
     assert names == {"slot1@exec0001"}

@@ -215,7 +215,19 @@ def test_slot_without_claim_id_is_not_offered():
 # ----------------------------------------------------------- partitionable slots
 
 
-def pslot(name: str = "slot1@exec0001", *, cpus: int = 10, memory: int = 10240, claims: int = 20, **extra):
+CP_DEFAULTS = {  # what a startd with CONSUMPTION_POLICY = True advertises by default
+    "ConsumptionCpus": "quantize(target.RequestCpus,{1})",
+    "ConsumptionMemory": "quantize(target.RequestMemory,{128})",
+    "ConsumptionDisk": "quantize(target.RequestDisk,{1024})",
+}
+
+
+def pslot(name: str = "slot1@exec0001", *, cpus: int = 10, memory: int = 10240, claims: int = 20,
+          policy: bool = True, **extra):
+    """A p-slot and its claim ids; with ``policy`` it advertises a consumption policy
+    (MachineResources, Consumption<Res>: the startd's defaults unless given)."""
+    if policy:
+        extra = {"MachineResources": "Cpus Memory Disk Swap", **CP_DEFAULTS, **extra}
     ad = slot(name, cpus=cpus, memory=memory, partitionable=True, **extra)
     ids = [f"<{STARTD}>#100#{k}#s{k}" for k in range(claims)]
     return ad, ids
@@ -331,6 +343,130 @@ def test_consumption_overrides_job_requests_while_matching():
     assert res.matches == []
     res = run(snap, [request(1, 1, memory=100, requirements="TARGET.Memory >= 1 * RequestMemory")])
     assert len(res.matches) == 1
+
+
+def test_seed_quantize_512_on_1903_mb_three_dynamic_slots_of_512():
+    # 1903 MB: 1903 -> 1391 -> 879 -> 367 left, under 512: 3 matches, each consuming 512 MB
+    ad, ids = pslot(cpus=10, memory=1903, claims=20, ConsumptionMemory="quantize(target.RequestMemory,{512})")
+    res = run(pool(ad, claims={"slot1@exec0001": ids}), [request(1, 15, cpus=1, memory=100)])
+    assert [m.slot_ad.eval("Memory") for m in res.matches] == [1903, 1391, 879]
+    assert [m.cost for m in res.matches] == [1.0, 1.0, 1.0]
+    assert res.stats.rejections == 1
+
+
+def test_policy_pslot_match_costs_what_it_takes_not_the_whole_slot():
+    # the group-quota seed ("quota 1, 2 jobs: 1 match, charged 1 cpu and not the slot's 10")
+    # rests on this cost: W(S) - W(S') = 10 - 9 = 1 with SlotWeight = Cpus
+    ad, ids = pslot(cpus=10, memory=20480, claims=20)
+    res = run(pool(ad, claims={"slot1@exec0001": ids}), [request(1, 1)])
+    (m,) = res.matches
+    assert m.cost == 1.0 and res.accountant.resources_used("alice@mockpool") == 1.0
+    # a 2-cpu job on SlotWeight = Cpus * 2: 20 - 16 = 4
+    ad, ids = pslot(cpus=10, memory=20480, claims=20, SlotWeight=parse_expr("Cpus * 2"))
+    (m,) = run(pool(ad, claims={"slot1@exec0001": ids}), [request(1, 1, cpus=2)]).matches
+    assert m.cost == 4.0
+    # unweighted (NEGOTIATOR_USE_SLOT_WEIGHTS = False): every match costs 1
+    (m,) = run(pool(ad, claims={"slot1@exec0001": ids}), [request(1, 1, cpus=2)],
+               "NEGOTIATOR_USE_SLOT_WEIGHTS = False").matches
+    assert m.cost == 1.0
+
+
+def test_pslot_without_policy_is_matched_whole_once_a_cycle():
+    # HTCondor splits only slots that advertise a policy: this one is offered like a
+    # static slot, with its Capability, and costs its whole SlotWeight (10)
+    ad, _ = pslot(cpus=10, memory=20480, claims=20, policy=False)
+    snap = pool(ad)  # no ClaimIdList: a p-slot without a policy offers its Capability only
+    res = run(snap, [request(1, 15), request(2, 3, cluster=20)])
+    (m,) = res.matches
+    assert m.claim_id == snap.private_ads[0].eval("Capability")
+    assert m.cost == 10.0 and m.slot_ad.eval("Cpus") == 10
+    assert res.accountant.resources_used("alice@mockpool") == 10.0
+    assert res.stats.rejections == 2  # the next job of each autocluster finds nothing
+
+
+def test_consumption_policy_needs_machine_resources_and_every_consumption():
+    base = {"slot1@exec0001": [f"<{STARTD}>#100#{k}#s{k}" for k in range(20)]}
+    for drop in ("MachineResources", "ConsumptionDisk"):
+        ad, _ = pslot(cpus=10, memory=20480)
+        del ad[drop]
+        res = run(pool(ad, claims=base), [request(1, 15)])
+        assert len(res.matches) == 1 and res.matches[0].cost == 10.0, drop
+    # a resource without its Consumption<Res> (Swap excepted) means no policy either
+    ad, _ = pslot(cpus=10, memory=20480, MachineResources="Cpus Memory Disk Swap Gpus")
+    assert len(run(pool(ad, claims=base), [request(1, 15)]).matches) == 1
+    ad, _ = pslot(cpus=10, memory=20480, MachineResources="Cpus Memory Disk Swap Gpus",
+                  ConsumptionGpus="0")
+    assert len(run(pool(ad, claims=base), [request(1, 15)]).matches) == 10
+
+
+def test_negative_or_non_numeric_slot_weight_weighs_one():
+    a = slot("slot1@exec0001", cpus=4, SlotWeight=-3)
+    b = slot("slot2@exec0001", cpus=4, SlotWeight="heavy")
+    res = run(pool(a, b), [request(1, 2)])
+    assert [m.cost for m in res.matches] == [1.0, 1.0]
+
+
+# ------------------------------------------------------------- concurrency limits
+
+
+def limited(ac: int, count: int, limits: object, **kw) -> ResourceRequest:
+    r = request(ac, count, **kw)
+    ad = r.ad.copy()
+    ad["ConcurrencyLimits"] = parse_expr(limits) if isinstance(limits, str) and not limits.startswith("=") \
+        else limits[1:] if isinstance(limits, str) else limits
+    return ResourceRequest.from_ad(ad, r.schedd, r.schedd_address)
+
+
+def test_limit_of_three_lets_three_of_ten_jobs_match():
+    snap = pool(*(slot(f"slot{i}@exec0001") for i in range(1, 11)))
+    res = run(snap, [limited(1, 10, "=DB")], "DB_LIMIT = 3")
+    assert len(res.matches) == 3
+    assert res.stats.rejections == 1  # the 4th job; the autocluster is done for this cycle
+    rejected = [ln.text for ln in res.log if "Rejected" in ln.text]
+    assert rejected == [f"      Rejected 1.0 alice@mockpool <{SCHEDD}>: concurrency limit db reached"]
+    # the schedd is told HTCondor's message (the job's LastRejMatchReason), names included
+    assert [(r.job_id, r.reason) for r in res.rejections] == [("1.0", "concurrency limit db reached")]
+
+
+def test_limits_in_use_are_counted_from_claimed_slot_ads():
+    busy = [slot(f"slot{i}@exec0002", state="Claimed", ConcurrencyLimits="Db,other") for i in (1, 2)]
+    free = [slot(f"slot{i}@exec0001") for i in range(1, 6)]
+    res = run(pool(*busy, *free), [limited(1, 5, "=db")], "DB_LIMIT = 3")
+    assert len(res.matches) == 1  # 2 in use + 1 = 3
+
+
+def test_limit_counts_and_scoped_defaults():
+    free = [slot(f"slot{i}@exec0001") for i in range(1, 8)]
+    # db:2 takes 2 of 5: 2 matches (4), a third would make 6
+    assert len(run(pool(*free), [limited(1, 7, "=db:2")], "DB_LIMIT = 5").matches) == 2
+    # license.matlab: no LICENSE.MATLAB_LIMIT, so CONCURRENCY_LIMIT_DEFAULT_LICENSE (2) applies
+    cfg_text = "CONCURRENCY_LIMIT_DEFAULT = 4\nCONCURRENCY_LIMIT_DEFAULT_LICENSE = 2\n"
+    assert len(run(pool(*free), [limited(1, 7, "=license.matlab")], cfg_text).matches) == 2
+    assert len(run(pool(*free), [limited(1, 7, "=other")], cfg_text).matches) == 4
+    # two limits: the tighter one decides; the reason names the limit that was over
+    res = run(pool(*free), [limited(1, 7, "=a,b")], "A_LIMIT = 5\nB_LIMIT = 1")
+    assert len(res.matches) == 1
+    assert any(ln.text.endswith("concurrency limit b reached") for ln in res.log)
+
+
+def test_concurrency_limits_expression_is_evaluated_per_slot():
+    s1, s2 = slot("slot1@exec0001"), slot("slot2@exec0001")
+    req = limited(1, 3, 'strcat("lic", TARGET.SlotID)')
+    res = run(pool(s1, s2), [req], "LIC1_LIMIT = 0\nLIC2_LIMIT = 5")
+    assert [m.slot_name for m in res.matches] == ["slot2@exec0001"]
+    assert any(ln.text.endswith("concurrency limit lic1 reached") for ln in res.log)
+    assert [r.reason for r in res.rejections] == ["concurrency limit lic1 reached"]
+
+
+def test_bad_limit_or_slot_weight_knob_names_file_and_line():
+    with pytest.raises(NegotiatorInputError, match='test:2: DB_LIMIT = "lots": expected a number'):
+        run(pool(slot("slot1@exec0001")), [], "\nDB_LIMIT = lots")
+    with pytest.raises(NegotiatorInputError, match="test:1: CONCURRENCY_LIMIT_DEFAULT"):
+        run(pool(slot("slot1@exec0001")), [], "CONCURRENCY_LIMIT_DEFAULT = many")
+    with pytest.raises(NegotiatorInputError, match='test:1: SLOT_WEIGHT = "heavy": evaluates to \'heavy\''):
+        run(pool(slot("slot1@exec0001")), [], 'SLOT_WEIGHT = "heavy"')
+    with pytest.raises(NegotiatorInputError, match="test:1: SLOT_WEIGHT = Cpus \\*: syntax error"):
+        run(pool(slot("slot1@exec0001")), [], "SLOT_WEIGHT = Cpus *")
 
 
 # ------------------------------------------------------------- submitters, accountant

@@ -554,3 +554,125 @@ def test_rejection_reason_on_the_named_job(path: Path) -> None:
     assert v(job_ad(s, "1.1"), "LastRejMatchReason") is None  # HTCondor marks the job it was told
     s.queue.close()
     assert v(job_ad(make(path), "1.0"), "LastRejMatchReason") == "PREEMPTION_REQUIREMENTS == False"
+
+
+# --- partitionable slot leftovers (CLAIM_PARTITIONABLE_LEFTOVERS) --------------------------
+
+
+def pslot_ad(cpus: int, memory: int, start: str = "true") -> ClassAd:
+    from mockpool.classad import parse_expr
+
+    ad = ClassAd(
+        Name="slot1@exec1", Cpus=cpus, Memory=memory, Disk=10_000_000, PartitionableSlot=True
+    )
+    ad["Start"] = parse_expr(start)
+    ad["Requirements"] = parse_expr("START")
+    return ad
+
+
+def test_claim_requests_ask_for_leftovers_as_configured(path: Path) -> None:
+    s = make(path)
+    s.submit(SLEEP + "queue\n", "a.sub", "alice", 0.0)
+    out = s.on_matches([Match(ALICE, 1, "slot1@exec1", cid(1), "exec1:1")], 1.0)
+    assert out.claims["exec1:1"][0].leftovers is True  # default $(NEGOTIATOR_USE_SLOT_WEIGHTS)
+    s2 = make(path.with_name("s2.sqlite"), config="CLAIM_PARTITIONABLE_LEFTOVERS = False\n")
+    s2.submit(SLEEP + "queue\n", "a.sub", "alice", 0.0)
+    out = s2.on_matches([Match(ALICE, 1, "slot1@exec1", cid(1), "exec1:1")], 1.0)
+    assert out.claims["exec1:1"][0].leftovers is False
+
+
+def test_leftovers_claimed_for_the_best_matching_idle_job(path: Path) -> None:
+    s = make(path)
+    s.submit(SLEEP + "request_memory = 1024\nqueue 3\n", "a.sub", "alice", 0.0)  # 1.0-1.2
+    s.submit(SLEEP + "request_memory = 8192\npriority = 9\nqueue\n", "b.sub", "alice", 0.0)  # 2.0
+    s.submit(SLEEP + "request_memory = 512\nqueue\n", "c.sub", "bob", 0.0)  # 3.0, another user
+    s.on_matches([Match(ALICE, 1, "slot1@exec1", cid(1), "exec1:1")], 1.0)
+    # the p-slot was carved; 3 cpus and 3072 MB are left under a new claim id
+    out = s.on_claim_results(
+        [
+            ClaimOutcome(
+                cid(1),
+                True,
+                claim_id=cid(9),
+                slot_name="slot1_1@exec1",
+                leftover_claim_id=cid(2),
+                leftover_slot_ad=pslot_ad(3, 3072),
+            )
+        ],
+        1.0,
+    )
+    assert [a.job_id for a in out.activations["exec1:1"]] == ["1.0"]
+    # 2.0 has the higher priority but 8192 MB does not fit; bob's job is not alice's
+    (req,) = out.claims["exec1:1"]
+    assert (req.claim_id, req.job_id, req.slot_name, req.leftovers) == (
+        cid(2),
+        "1.1",
+        "slot1@exec1",
+        True,
+    )
+    assert s.claims[cid(2)].state == "requesting" and s.status()["reserved"] == 2
+    # that claim's leftovers go on to the next job; with nothing left that fits, none
+    out = s.on_claim_results(
+        [
+            ClaimOutcome(
+                cid(2),
+                True,
+                claim_id=cid(10),
+                slot_name="slot1_2@exec1",
+                leftover_claim_id=cid(3),
+                leftover_slot_ad=pslot_ad(2, 2048),
+            )
+        ],
+        1.0,
+    )
+    assert [r.job_id for r in out.claims["exec1:1"]] == ["1.2"]
+    out = s.on_claim_results(
+        [
+            ClaimOutcome(
+                cid(3),
+                True,
+                claim_id=cid(11),
+                slot_name="slot1_3@exec1",
+                leftover_claim_id=cid(4),
+                leftover_slot_ad=pslot_ad(1, 1024),
+            )
+        ],
+        1.0,
+    )
+    assert not out.claims and cid(4) not in s.claims
+    assert sorted(a.job_id for a in out.activations["exec1:1"]) == ["1.2"]
+
+
+def test_leftovers_not_used_by_jobs_with_concurrency_limits_or_refused_by_start(path: Path) -> None:
+    s = make(path)
+    s.submit(SLEEP + "concurrency_limits = db\nqueue 2\n", "a.sub", "alice", 0.0)
+    s.on_matches([Match(ALICE, 1, "slot1@exec1", cid(1), "exec1:1")], 1.0)
+    out = s.on_claim_results(
+        [
+            ClaimOutcome(
+                cid(1),
+                True,
+                claim_id=cid(9),
+                leftover_claim_id=cid(2),
+                leftover_slot_ad=pslot_ad(3, 3072),
+            )
+        ],
+        1.0,
+    )
+    assert not out.claims  # HTCondor: leftovers carry no MatchedConcurrencyLimits
+    s2 = make(path.with_name("s2.sqlite"))
+    s2.submit(SLEEP + "queue 2\n", "a.sub", "alice", 0.0)
+    s2.on_matches([Match(ALICE, 1, "slot1@exec1", cid(1), "exec1:1")], 1.0)
+    out = s2.on_claim_results(
+        [
+            ClaimOutcome(
+                cid(1),
+                True,
+                claim_id=cid(9),
+                leftover_claim_id=cid(2),
+                leftover_slot_ad=pslot_ad(3, 3072, start="TARGET.ClusterId > 5"),
+            )
+        ],
+        1.0,
+    )
+    assert not out.claims

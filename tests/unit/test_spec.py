@@ -153,3 +153,25 @@ def test_up_and_run_refuse_a_bad_preemption_policy(tmp_path, capsys) -> None:
         err = capsys.readouterr().err
         assert f"{spec}:5: PREEMPTION_REQUIREMENTS = " in err and "not a ClassAd expression" in err
     assert not (tmp_path / "home").exists()  # nothing was started
+
+
+def test_bad_policy_expressions_and_limits_refuse_the_pool() -> None:
+    # an unparsable consumption expression in a machine family's config: file, line, knob
+    text = (
+        "[[startds]]\ncount = 1\nconfig = '''\nNUM_CPUS = 4\nCONSUMPTION_POLICY = True\n"
+        "CONSUMPTION_MEMORY = quantize(target.RequestMemory, {512}\n'''\n"
+    )
+    msg = _error(text)
+    assert msg.startswith("pool.toml:6: CONSUMPTION_MEMORY = ") and "syntax error" in msg
+    # ill-typed: a string where a number of cpus belongs
+    text = "[[startds]]\nconfig = '''\nCONSUMPTION_POLICY = True\nCONSUMPTION_CPUS = \"two\"\n'''\n"
+    msg = _error(text)
+    assert msg.startswith("pool.toml:4: CONSUMPTION_CPUS = ") and "not a number" in msg
+    # SLOT_WEIGHT for the whole pool: the negotiator's check names the line
+    msg = _error("[config]\nNEGOTIATOR_INTERVAL = 60\nSLOT_WEIGHT = 'Cpus >'\n")
+    assert msg.startswith("pool.toml:3: SLOT_WEIGHT = Cpus >") and "syntax error" in msg
+    msg = _error("[config]\nSLOT_WEIGHT = 'Cpus > 1'\n")
+    assert msg.startswith("pool.toml:2: SLOT_WEIGHT") and "not a number" in msg
+    # a concurrency limit that is not a number
+    msg = _error("[config]\nNEGOTIATOR_INTERVAL = 60\nMATLAB_LIMIT = 'ten'\n")
+    assert msg.startswith("pool.toml:3: MATLAB_LIMIT") and "expected a number" in msg

@@ -53,7 +53,9 @@ def pub(m: Machine, slot: str, now: float = 0.0) -> ClassAd:
 
 
 def id_list(m: Machine, slot: str = "slot1@exec0001") -> list[str]:
-    return priv(m, slot).eval("ClaimIdList").split()
+    """A consumption-policy p-slot's ClaimIdList, else its Capability (what it offers)."""
+    ids = priv(m, slot).eval("ClaimIdList")
+    return ids.split() if isinstance(ids, str) else [priv(m, slot).eval("Capability")]
 
 
 # --- layout -----------------------------------------------------------------------------
@@ -66,7 +68,10 @@ def test_default_machine_is_one_pslot_of_mock_detected_resources() -> None:
     assert ad.eval("SlotType") == "Partitionable"
     # 1 detected cpu, 2048 MB per cpu, 16 GiB of disk per cpu
     assert (ad.eval("Cpus"), ad.eval("Memory"), ad.eval("Disk")) == (1, 2048, 16 * 1024 * 1024)
-    assert len(id_list(m)) == 1  # NUM_CLAIMS = ceil(Cpus)
+    # no consumption policy (the default): the Capability only, no ClaimIdList/NumClaims
+    assert priv(m, "slot1@exec0001").lookup("ClaimIdList") is None
+    assert ad.lookup("NumClaims") is None and ad.lookup("ConsumptionCpus") is None
+    assert ad.eval("MachineResources") == "Cpus Memory Disk Swap"
 
 
 def test_static_slots_divide_num_cpus_evenly() -> None:
@@ -92,6 +97,7 @@ def test_slot_types_fractions_amounts_and_auto_numbered_in_type_order() -> None:
         NUM_SLOTS_TYPE_2 = 1
         SLOT_TYPE_3 = auto
         SLOT_TYPE_3_PARTITIONABLE = True
+        SLOT_TYPE_3_CONSUMPTION_POLICY = True
         NUM_SLOTS_TYPE_3 = 1
         """
     )
@@ -108,8 +114,8 @@ def test_slot_types_fractions_amounts_and_auto_numbered_in_type_order() -> None:
         ("slot3@exec0001", "Static", 2, 2048, 250000),
         ("slot4@exec0001", "Partitionable", 2, 6144, 250000),
     ]
-    assert len(id_list(m, "slot4@exec0001")) == 2
-    assert priv(m, "slot1@exec0001").eval("ClaimIdList") is not None
+    assert len(id_list(m, "slot4@exec0001")) == 2  # NUM_CLAIMS = ceil(Cpus), with a policy
+    assert priv(m, "slot1@exec0001").lookup("ClaimIdList") is None
 
 
 def test_bad_configuration_is_a_config_error() -> None:
@@ -149,7 +155,7 @@ def test_slot_ad_policy_attributes() -> None:
 
 
 def test_ten_cpu_pslot_with_fifteen_one_cpu_jobs() -> None:
-    m = machine("NUM_CPUS = 10\nMEMORY = 20480\n")
+    m = machine("NUM_CPUS = 10\nMEMORY = 20480\nCONSUMPTION_POLICY = True\n")
     granted, refused = [], []
     for i in range(15):
         cid = id_list(m)[i % 10]
@@ -203,7 +209,7 @@ def test_modify_request_expr_knob_and_fallback_when_edit_breaks_start() -> None:
 
 
 def test_used_pslot_id_is_replaced_and_dynamic_claim_gets_its_own() -> None:
-    m = machine("NUM_CPUS = 4\n")
+    m = machine("NUM_CPUS = 4\nCONSUMPTION_POLICY = True\n")
     before = id_list(m)
     g = claim(m, before[1], "slot1@exec0001")
     after = id_list(m)
@@ -230,7 +236,7 @@ def test_pslot_capability_is_also_a_claimable_id() -> None:
 
 
 def test_release_returns_resources_and_reuses_the_lowest_free_index() -> None:
-    m = machine("NUM_CPUS = 4\nMEMORY = 4096\n")
+    m = machine("NUM_CPUS = 4\nMEMORY = 4096\nCONSUMPTION_POLICY = True\n")
     grants = [
         claim(m, id_list(m)[i], "slot1@exec0001", job(1, i, RequestMemory=1000)) for i in range(3)
     ]
@@ -337,6 +343,7 @@ def test_slot_type_knobs_override_per_type() -> None:
         NUM_SLOTS_TYPE_2 = 1
         SLOT_TYPE_2_PARTITIONABLE = True
         SLOT_TYPE_2_NUM_CLAIMS = 5
+        SLOT_TYPE_2_CONSUMPTION_POLICY = True
         SLOT_TYPE_2_RANK = 7
         """
     )
@@ -511,3 +518,188 @@ def test_machines_sharing_an_address_never_accept_each_others_ids() -> None:
     assert foreign.startswith("<127.0.0.1:9618?alias=exec0002>#1000#")
     with pytest.raises(UnknownClaimError, match="was not issued by exec0001"):
         claim(a, foreign, "slot1@exec0001")
+
+
+# --- consumption policies, leftovers, concurrency limits ---------------------------------
+
+
+def test_consumption_policy_advertises_its_expressions_and_claim_ids() -> None:
+    m = machine(
+        "NUM_CPUS = 10\nMEMORY = 1903\nCONSUMPTION_POLICY = True\nNUM_CLAIMS = 20\n"
+        "CONSUMPTION_MEMORY = quantize(target.RequestMemory, {512})\n"
+    )
+    ad = pub(m, "slot1@exec0001")
+    assert ad.eval("MachineResources") == "Cpus Memory Disk Swap"
+    assert ad.eval("NumClaims") == 20
+    job_ad = job(RequestMemory=100)
+    # the p-slot's own expressions, evaluated with the job as TARGET
+    assert ad.eval("ConsumptionMemory", job_ad) == 512
+    assert ad.eval("ConsumptionCpus", job_ad) == 1  # CONSUMPTION_CPUS default quantize(,{1})
+    assert ad.eval("ConsumptionDisk", job_ad) == 1024  # quantize(1024, {1024})
+    assert len(id_list(m)) == 20
+
+
+def test_consumption_policy_carves_by_consumption() -> None:
+    # 1903 MB and ConsumptionMemory = quantize(RequestMemory, {512}): jobs asking 100 MB get
+    # dynamic slots of 512 MB; three fit (1536), the fourth finds 367 MB left
+    m = machine(
+        "NUM_CPUS = 10\nMEMORY = 1903\nCONSUMPTION_POLICY = True\nNUM_CLAIMS = 20\n"
+        "CONSUMPTION_MEMORY = quantize(target.RequestMemory, {512})\n"
+    )
+    grants = [
+        claim(m, id_list(m)[i], "slot1@exec0001", job(1, i, RequestMemory=100)) for i in range(3)
+    ]
+    assert [g.slot_ad.eval("Memory") for g in grants] == [512, 512, 512]
+    assert all(g.slot_ad.eval("Cpus") == 1 for g in grants)
+    assert pub(m, "slot1@exec0001").eval("Memory") == 1903 - 3 * 512
+    with pytest.raises(ClaimRefusedError, match="512 MB \\(has 367\\)"):
+        claim(m, id_list(m)[3], "slot1@exec0001", job(1, 3, RequestMemory=100))
+
+
+def test_per_type_consumption_policy() -> None:
+    m = machine(
+        """
+        NUM_CPUS = 4
+        SLOT_TYPE_1 = 1/2
+        SLOT_TYPE_1_PARTITIONABLE = True
+        NUM_SLOTS_TYPE_1 = 1
+        SLOT_TYPE_2 = 1/2
+        SLOT_TYPE_2_PARTITIONABLE = True
+        SLOT_TYPE_2_CONSUMPTION_POLICY = True
+        SLOT_TYPE_2_CONSUMPTION_CPUS = 2
+        NUM_SLOTS_TYPE_2 = 1
+        """
+    )
+    assert pub(m, "slot1@exec0001").lookup("ConsumptionCpus") is None
+    assert pub(m, "slot2@exec0001").eval("ConsumptionCpus") == 2
+    g = claim(m, id_list(m, "slot2@exec0001")[0], "slot2@exec0001")
+    assert g.slot_ad.eval("Cpus") == 2  # SLOT_TYPE_2_CONSUMPTION_CPUS, not RequestCpus 1
+    assert g.slot_ad.eval("ConsumptionCpus") == 2  # a dynamic slot shows its parent's policy
+
+
+def test_bad_consumption_or_slot_weight_names_file_line_and_knob() -> None:
+    with pytest.raises(ConfigError, match=r"test.conf:2: CONSUMPTION_MEMORY = 'quantize\(target"):
+        machine("CONSUMPTION_POLICY = True\nCONSUMPTION_MEMORY = quantize(target.RequestMemory,\n")
+    # ill-typed: parses, but is not a number for a one-cpu job
+    with pytest.raises(
+        ConfigError, match=r"test.conf:2: CONSUMPTION_CPUS = '\"one\"': evaluates to 'one'"
+    ):
+        machine('CONSUMPTION_POLICY = True\nCONSUMPTION_CPUS = "one"\n').check_policies()
+    with pytest.raises(ConfigError, match=r"test.conf:1: SLOT_TYPE_1_CONSUMPTION_POLICY = 'maybe'"):
+        machine(
+            "SLOT_TYPE_1_CONSUMPTION_POLICY = maybe\nSLOT_TYPE_1_PARTITIONABLE = True\nNUM_SLOTS_TYPE_1 = 1\n"
+        )
+    with pytest.raises(
+        ConfigError, match=r"test.conf:1: SLOT_WEIGHT = 'Cpus \+ \"x\"': evaluates to ERROR"
+    ):
+        machine('SLOT_WEIGHT = Cpus + "x"\n').check_policies()
+    with pytest.raises(
+        ConfigError, match=r"test.conf:1: SLOT_WEIGHT = 'Cpus \*' \(slot type 0\): syntax error"
+    ):
+        machine("SLOT_WEIGHT = Cpus *\n")
+
+
+def test_claim_returns_leftovers_of_a_pslot_without_policy() -> None:
+    m = machine("NUM_CPUS = 4\nMEMORY = 4096\n")
+    cap = id_list(m)[0]
+    g = m.request_claim(
+        cap,
+        "slot1@exec0001",
+        job(RequestMemory=1024),
+        "schedd0",
+        SCHEDD,
+        "alice@mockpool",
+        0.0,
+        leftovers=True,
+    )
+    assert g.slot_name == "slot1_1@exec0001"
+    # the leftover claim id is the p-slot's new Capability, its ad the p-slot after the carve
+    assert g.leftover_claim_id == priv(m, "slot1@exec0001").eval("Capability") != cap
+    assert g.leftover_ad is not None
+    assert (g.leftover_ad.eval("Cpus"), g.leftover_ad.eval("Memory")) == (3, 3072)
+    # the schedd claims the leftovers with it, and gets the next leftovers back
+    g2 = m.request_claim(
+        g.leftover_claim_id,
+        "slot1@exec0001",
+        job(1, 1, RequestMemory=1024),
+        "schedd0",
+        SCHEDD,
+        "alice@mockpool",
+        0.0,
+        leftovers=True,
+    )
+    assert g2.slot_name == "slot1_2@exec0001"
+    assert g2.leftover_ad is not None and g2.leftover_ad.eval("Cpus") == 2
+    # not asked: none sent
+    g3 = claim(m, id_list(m)[0], "slot1@exec0001")
+    assert g3.leftover_claim_id == "" and g3.leftover_ad is None
+
+
+def test_no_leftovers_with_a_policy_or_when_switched_off() -> None:
+    m = machine("NUM_CPUS = 4\nCONSUMPTION_POLICY = True\n")
+    g = m.request_claim(
+        id_list(m)[0],
+        "slot1@exec0001",
+        job(),
+        "schedd0",
+        SCHEDD,
+        "alice@mockpool",
+        0.0,
+        leftovers=True,
+    )
+    assert g.leftover_claim_id == ""
+    m = machine("NUM_CPUS = 4\nCLAIM_PARTITIONABLE_LEFTOVERS = False\n")
+    g = m.request_claim(
+        id_list(m)[0],
+        "slot1@exec0001",
+        job(),
+        "schedd0",
+        SCHEDD,
+        "alice@mockpool",
+        0.0,
+        leftovers=True,
+    )
+    assert g.leftover_claim_id == ""
+    # its default follows NEGOTIATOR_USE_SLOT_WEIGHTS (HTCondor's param table)
+    m = machine("NUM_CPUS = 4\nNEGOTIATOR_USE_SLOT_WEIGHTS = False\n")
+    g = m.request_claim(
+        id_list(m)[0],
+        "slot1@exec0001",
+        job(),
+        "schedd0",
+        SCHEDD,
+        "alice@mockpool",
+        0.0,
+        leftovers=True,
+    )
+    assert g.leftover_claim_id == ""
+
+
+def test_claimed_slot_publishes_the_jobs_concurrency_limits() -> None:
+    m = machine("NUM_CPUS = 2\nNUM_SLOTS = 2\nSLOT_TYPE_0_PARTITIONABLE = False\n")
+    cap = priv(m, "slot1@exec0001").eval("Capability")
+    g = claim(m, cap, "slot1@exec0001", job(ConcurrencyLimits="Matlab,db:2"))
+    assert pub(m, "slot1@exec0001").eval("ConcurrencyLimits") == "Matlab,db:2"
+    # an expression is evaluated against the slot
+    m.release(g.claim_id, 1.0)
+    assert pub(m, "slot1@exec0001").lookup("ConcurrencyLimits") is None
+    cap = priv(m, "slot1@exec0001").eval("Capability")
+    expr_job = job(1, 1)
+    expr_job["ConcurrencyLimits"] = parse_expr('strcat("lic_", TARGET.SlotID)')
+    g = claim(m, cap, "slot1@exec0001", expr_job)
+    assert pub(m, "slot1@exec0001").eval("ConcurrencyLimits") == "lic_1"
+    # without limits: none published
+    cap = priv(m, "slot2@exec0001").eval("Capability")
+    claim(m, cap, "slot2@exec0001")
+    assert pub(m, "slot2@exec0001").lookup("ConcurrencyLimits") is None
+
+
+def test_empty_consumption_knob_falls_back_to_the_request() -> None:
+    # Resource.cpp: with no CONSUMPTION_<RES> value, ifThenElse(target.Request<Res> =?=
+    # undefined, 0, target.Request<Res>): the request as is, 0 when missing
+    m = machine("NUM_CPUS = 4\nCONSUMPTION_POLICY = True\nSLOT_TYPE_0_CONSUMPTION_MEMORY =\n")
+    ad = pub(m, "slot1@exec0001")
+    assert ad.eval("ConsumptionMemory", job(RequestMemory=1000)) == 1000  # not rounded to 1024
+    no_request = job()
+    del no_request["RequestMemory"]
+    assert ad.eval("ConsumptionMemory", no_request) == 0

@@ -176,9 +176,7 @@ def test_spent_preempting_id_is_refused():
 
 def test_dynamic_slot_is_preempted_in_place():
     m = Machine("exec0001", parse_config("NUM_CPUS = 2\n", "t"), ADDR, 1000, 0.0)
-    pslot_id = (
-        next(a for a in m.private_ads() if a.eval("Name") == SLOT).eval("ClaimIdList").split()[0]
-    )
+    pslot_id = capability(m, SLOT)  # no consumption policy: the p-slot offers its Capability
     g = m.request_claim(pslot_id, SLOT, job(1, "bob"), "s_old", OLD, "bob@mockpool", 0.0)
     m.activate(g.claim_id, job(1, "bob"), 0.0)
     d = g.slot_name

@@ -98,7 +98,7 @@ async def until(cond: Callable[[], object], timeout: float = 5.0) -> None:
         await asyncio.sleep(0.005)
 
 
-MACHINE_CONFIG = "NUM_CPUS = 4\nMEMORY = 8192\n"
+MACHINE_CONFIG = "NUM_CPUS = 4\nMEMORY = 8192\nCONSUMPTION_POLICY = True\n"
 
 
 @pytest.fixture
@@ -405,6 +405,11 @@ def test_duplicate_machine_names_and_bad_config_fail_at_construction(tmp_path: P
         StartdService(ctx, [("a", parse_config("")), ("a", parse_config(""))])
     with pytest.raises(ConfigError, match="NUM_CPUS"):
         StartdService(ctx, [("a", parse_config("NUM_CPUS = 0\n"))])
+    bad = parse_config("CONSUMPTION_POLICY = True\nCONSUMPTION_DISK = false\n", "m.conf")
+    with pytest.raises(
+        ConfigError, match=r"m\.conf:2: CONSUMPTION_DISK = 'false': evaluates to False"
+    ):
+        StartdService(ctx, [("a", bad)])
 
 
 async def test_wire_ads_equal_the_core_ads_including_cached_rounds(pool: Pool) -> None:

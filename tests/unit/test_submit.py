@@ -764,3 +764,32 @@ def test_parse_reads_no_file_and_no_environment(text, monkeypatch):
     monkeypatch.setattr(os, "environ", _NoEnvironment())
     with contextlib.suppress(SubmitError):
         parse_submit(text, "job.sub", owner="alice", env={"X": "1"})
+
+
+# --- concurrency limits (submit_utils.cpp SetConcurrencyLimits) ----------------------------
+
+
+def test_concurrency_limits_lowercased_checked_sorted_joined() -> None:
+    ad = one("executable = /bin/sleep\nconcurrency_limits = Matlab, DB:2 license.Foo\nqueue\n")
+    assert ad["ConcurrencyLimits"] == '"db:2,license.foo,matlab"'
+    assert "ConcurrencyLimits" not in one("executable = /bin/sleep\nqueue\n")
+    # a count that strtod cannot read is 1 to HTCondor, so the item is accepted as written
+    assert (
+        one("executable = x\nconcurrency_limits = a:many\nqueue\n")["ConcurrencyLimits"]
+        == '"a:many"'
+    )
+
+
+@pytest.mark.parametrize("bad", ["a.b.c", "1abc", "lic-1", "a.:2"])
+def test_invalid_concurrency_limit_names_line(bad: str) -> None:
+    with pytest.raises(
+        SubmitError, match=f'job.sub:2: concurrency_limits = "{bad}": invalid concurrency limit'
+    ):
+        one(f"executable = /bin/sleep\nconcurrency_limits = {bad}\nqueue\n")
+
+
+def test_concurrency_limits_expr_and_not_both() -> None:
+    ad = one('executable = x\nconcurrency_limits_expr = strcat("lic_", TARGET.Arch)\nqueue\n')
+    assert ad["ConcurrencyLimits"] == 'strcat("lic_", TARGET.Arch)'
+    with pytest.raises(SubmitError, match=r"job.sub:2: .*can't be used together"):
+        one('executable = x\nconcurrency_limits = a\nconcurrency_limits_expr = "b"\nqueue\n')
