@@ -9,6 +9,7 @@ from __future__ import annotations
 import pytest
 from conftest import job_request, matched_counts, static_pool
 
+from mockpool.classad import parse_expr
 from mockpool.negotiator import Accountant
 from mockpool.negotiator.pie import (
     DONE,
@@ -191,3 +192,27 @@ def test_time_limits_stop_a_turn_and_skip_the_submitter_later():
     # The next spin finds a's 30 seconds spent: skipped, and counted out of time.
     assert "  Negotiation with a@mockpool skipped because of time limits:" in lines
     assert res.stats.submitters_out_of_time == {A}
+
+
+@pytest.mark.parametrize("preempt", [True, False])
+def test_startd_rank_preemption_is_not_held_to_the_submitter_limit(preempt: bool):
+    # a and b at equal EUP on 4 slots: limits 2 each. Two slots are Claimed by c, and
+    # their startds rank any new job above c's (Rank 10 > CurrentRank 0). a's jobs rank
+    # the unclaimed slots first: a takes them (its limit), then, over the limit on the
+    # first spin, the rank preemptions that HTCondor allows whatever the limit.
+    snap = static_pool(2, claimed_by={C: 2})
+    for ad in snap.slots[2:]:
+        ad["Rank"] = 10.0
+        ad["CurrentRank"] = 0.0
+    reqs = [job_request(A, 5, ac=1), job_request(B, 5, ac=2)]
+    for r in reqs:
+        r.ad["Rank"] = parse_expr('10 * (TARGET.State == "Unclaimed")')
+    text = "NEGOTIATOR_PRE_JOB_RANK = 0" + (
+        "" if preempt else "\nNEGOTIATOR_CONSIDER_PREEMPTION = False"
+    )
+    counts, res = matched_counts(snap, reqs, Accountant(), text)
+    if preempt:
+        assert counts == {A: 4}
+        assert sorted(m.slot_name for m in res.matches) == [f"slot1@exec{i:05d}" for i in range(4)]
+    else:
+        assert counts == {A: 2}  # Claimed slots are trimmed; b finds nothing left
