@@ -222,7 +222,9 @@ def negotiate_with_group(
                 result = DONE
             else:
                 small = (limit < min_slot_weight or pie_left < min_slot_weight) and spin > 1
-                result, used = turn(e.item, TurnLimits(limit, lim.limit_unclaimed, ignore, spin, small))
+                result, used = turn(
+                    e.item, TurnLimits(limit, lim.limit_unclaimed, ignore, spin, small)
+                )
                 pie_left -= used
             if result == RESUME:
                 if share_limited is not None:
