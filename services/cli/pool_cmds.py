@@ -27,6 +27,7 @@ from ..pool.spec import SpecError, load_spec
 from ..pool.submit_files import SubmitFileError, read_submit_inputs, read_user_file
 from ..schedd.submit import SubmitError, quote
 from . import layouts
+from .userprio_layout import format_userprio
 
 T = TypeVar("T")
 
@@ -316,6 +317,43 @@ def cmd_analyze(ns: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_userprio(ns: argparse.Namespace) -> int:
+    action, name, value = "", "", 0.0
+    if ns.setfactor:
+        action, name, value = "setfactor", ns.setfactor[0], ns.setfactor[1]
+    elif ns.setprio:
+        action, name, value = "setprio", ns.setprio[0], ns.setprio[1]
+    elif ns.resetusage:
+        action, name = "resetusage", ns.resetusage
+    elif ns.delete:
+        action, name = "delete", ns.delete
+    if action in ("setfactor", "setprio"):
+        try:
+            value = float(value)
+        except ValueError:
+            return _fail(f"userprio -{action}: {value!r} is not a number", 2)
+
+    async def body(c: PoolClient, info: dict[str, Any]) -> str:
+        ads, now = await c.userprio(action, name, value)
+        if action == "setfactor":
+            return f"The priority factor of {name} was set to {value:f}\n"
+        if action == "setprio":
+            return f"The priority of {name} was set to {value:f}\n"
+        if action == "resetusage":
+            return f"The accumulated usage of {name} was reset\n"
+        if action == "delete":
+            return f"The accountant record named {name} was deleted\n"
+        if ns.long:
+            return layouts.format_long(ads)
+        base = _base_wall(info)
+        last = max((a.eval("LastUpdate") for a in ads if isinstance(a.eval("LastUpdate"), int)), default=0)
+        return format_userprio(ads, now_wall=base + now, last_update_wall=base + last, base_wall=base,
+                               all_users=ns.allusers)
+
+    print(_with_client(ns, body), end="")
+    return 0
+
+
 _ACTION_WORDS = {"remove": ("marked for removal", "rm"), "hold": ("held", "hold"),
                  "release": ("released", "release")}
 
@@ -409,6 +447,17 @@ def add_pool_commands(sub: argparse._SubParsersAction) -> None:  # type: ignore[
     p.add_argument("job", help="cluster.proc")
     pool_arg(p)
     p.set_defaults(func=cmd_analyze)
+
+    p = sub.add_parser("userprio", help="condor_userprio: user priorities and group quotas")
+    p.add_argument("-allusers", "--allusers", action="store_true", help="also users not active in the last day")
+    p.add_argument("-long", "-l", "--long", action="store_true", dest="long")
+    e = p.add_mutually_exclusive_group()
+    e.add_argument("-setfactor", "--setfactor", nargs=2, metavar=("USER", "FACTOR"))
+    e.add_argument("-setprio", "--setprio", nargs=2, metavar=("USER", "PRIO"))
+    e.add_argument("-resetusage", "--resetusage", metavar="USER")
+    e.add_argument("-delete", "--delete", metavar="USER")
+    p.add_argument("--pool", metavar="DIR")
+    p.set_defaults(func=cmd_userprio)
 
     for action, name in (("remove", "rm"), ("hold", "hold"), ("release", "release")):
         p = sub.add_parser(name, help=f"condor_{name}: {action} jobs")

@@ -6,9 +6,12 @@ Public API:
   -> ``CycleResult(matches, accountant, stats, log)``: one cycle, pure.
 - ``Snapshot``, ``ResourceRequest`` (``.from_ad``), ``Match``, ``CycleConfig``,
   ``NegotiatorInputError``.
-- ``Accountant`` (RUP, EUP, usage), ``Cadence`` (when cycles run), ``StatsHistory`` /
+- ``Accountant`` (RUP, EUP, usage, factors, group records), ``Cadence`` (when cycles run), ``StatsHistory`` /
   ``CycleStats`` (negotiator-ad attributes), ``LogLine``, ``format_line``,
   ``parse_negotiator_log``, ``NegotiatorLog`` (lines -> ``.cycles``).
+- The pie and group quotas are pure modules: :mod:`.pie` (``negotiate_with_group``) and
+  :mod:`.groups` (``GroupConfig``, ``GroupTree``); :mod:`.accounting_ads` builds the
+  Accounting ads.
 - ``NegotiatorService`` lives in :mod:`mockpool.negotiator.service` (imports gRPC).
 """
 

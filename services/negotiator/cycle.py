@@ -1,7 +1,7 @@
 """One negotiation cycle as a pure function: ``negotiate(snapshot, requests, ...)``.
 
 Structured in HTCondor's phases (matchmaker.cpp ``negotiationTime``/``negotiateWithGroup``/
-``negotiate``/``matchmakingAlgorithm``) so that fair share and group quotas slot in:
+``negotiate``/``matchmakingAlgorithm``):
 
 1. *Obtain ads*: the caller fetched them (collector snapshot, schedds' resource requests)
    and hands them in; phase 1 ends when ``negotiate`` is called.
@@ -9,9 +9,14 @@ Structured in HTCondor's phases (matchmaker.cpp ``negotiationTime``/``negotiateW
    Claimed slot ads; slots that are neither Unclaimed nor, under
    NEGOTIATOR_CONSIDER_PREEMPTION, Claimed (see :mod:`.preemption`) are trimmed, as are
    slots the private ads give no claim id. Claimed candidates get RemoteUserPrio.
-3. *Sort submitters* by EUP ascending (then name, schedd).
-4. *Match*, one submitter turn per (submitter, schedd), each up to its ``limit`` -- the
-   hook for the pie and group quotas; unlimited for now (``_submitter_limits``).
+   With GROUP_NAMES, the group tree gets its quotas (:mod:`.groups`).
+3. and 4. happen in each *pie* (:mod:`.pie`): without groups one pie for every submitter;
+   with groups one per group and allocation round, in GROUP_SORT_EXPR order, each with
+   the group's whole-number limit. A pie sorts its submitters (EUP, then starvation),
+   then spins: each submitter turn (one per submitter and schedd, ``_negotiate_turn``,
+   HTCondor's ``negotiate()``) matches up to its limit; a candidate whose cost would pass
+   the limit is skipped unless it is the turn's first match ("submitter limit
+   exceeded"); past the limit on the first spin only startd-rank preemption may match.
 
 Matching one request (an autocluster ad with ``ResourceRequestCount`` idle jobs) uses the
 numpy kernel over ONE :class:`SlotTable` per cycle: both Requirements and the job's Rank
@@ -60,10 +65,14 @@ from ..classad.kernel import Column, CompiledExpr, KernelStats, SlotTable, match
 from ..classad.tree import AttrRef, Expr, Literal, Select
 from ..config import ConfigDict, ConfigError
 from .accountant import Accountant
+from .groups import ROOT, Group, GroupConfig, GroupConfigError, GroupTree
 from .limits import ConcurrencyLimits, LimitMaxima
 from .log import CYCLE_FINISHED, CYCLE_STARTED, LogLine
+from .pie import DONE, INT_MAX, RESUME, SpinStats, TurnLimits, negotiate_with_group, permits
 from .preemption import (
     NO_PREEMPTION,
+    PRIO_PREEMPTION,
+    RANK_PREEMPTION,
     Diagnosis,
     Preemption,
     preempting_line,
@@ -174,6 +183,9 @@ class CycleConfig:
     consider_early_preemption: bool = False  # NEGOTIATOR_CONSIDER_EARLY_PREEMPTION
     preemption_requirements: Expr | None = None  # None: priority preemption always allowed
     preemption_rank: Expr | None = None
+    groups: GroupConfig = field(default_factory=GroupConfig)
+    # NEGOTIATOR_MAX_TIME_PER_CYCLE / _SUBMITTER / _SCHEDD / _PIESPIN, pool seconds
+    max_time: tuple[int, int, int, int] = (1200, 60, 120, 120)
 
     @classmethod
     def from_config(cls, config: ConfigDict, *, log_match_limit: int = DEFAULT_LOG_MATCH_LIMIT) -> CycleConfig:
@@ -200,7 +212,10 @@ class CycleConfig:
             prio_req = preemption_policy(config, "PREEMPTION_REQUIREMENTS")
             prio_rank = preemption_policy(config, "PREEMPTION_RANK")
             limit_max = LimitMaxima(config)
-        except ConfigError as exc:
+            max_time = tuple(config.get_int(f"NEGOTIATOR_MAX_TIME_PER_{k}", d) for k, d in
+                             (("CYCLE", 1200), ("SUBMITTER", 60), ("SCHEDD", 120), ("PIESPIN", 120)))
+            groups = GroupConfig.from_config(config)
+        except (ConfigError, GroupConfigError, ValueError) as exc:
             raise NegotiatorInputError(str(exc)) from None
         slot_weight = expr("SLOT_WEIGHT", True)
         assert slot_weight is not None
@@ -216,6 +231,8 @@ class CycleConfig:
             slot_weight=slot_weight,
             limit_max=limit_max,
             log_match_limit=log_match_limit,
+            groups=groups,
+            max_time=max_time,  # type: ignore[arg-type]
         )
 
 
@@ -275,6 +292,7 @@ class CycleResult:
     finished: bool = False
     _matching_end: float = 0.0
     rejections: list[Rejection] = field(default_factory=list)
+    groups: GroupTree | None = None  # the group tree as negotiated (None without GROUP_NAMES)
 
     def rejections_by_schedd(self) -> dict[str, list[Rejection]]:
         out: dict[str, list[Rejection]] = {}
@@ -529,6 +547,19 @@ class _Slots:
             return 1.0
         return w0 - self.slot_weight(ad)
 
+    def match_cost(self, row: int, cons: np.ndarray | None) -> float:
+        """What matching ``row`` would cost, without taking it (cp_deduct_assets' test
+        mode): a static slot's weight, a p-slot's W(S) - W(S')."""
+        if cons is None or not self.is_p[row]:
+            return float(self.weight[row])
+        if not self.cfg.use_slot_weights:
+            return 1.0
+        before = self.ad(row)
+        after = before.copy()
+        for k, res in enumerate(RESOURCES):
+            after[res] = _preserve_int(self.avail[k, row] - cons[k])
+        return self.slot_weight(before) - self.slot_weight(after)
+
     def flush(self) -> None:
         """Bring the table's resource columns up to date (once per request, not per match)."""
         if not self._dirty:
@@ -677,6 +708,20 @@ class _Turn:
     schedd: str
     schedd_address: str
     requests: list[ResourceRequest] = field(default_factory=list)
+    left: list[int] = field(default_factory=list)  # idle jobs not yet matched, per request
+    seconds: float = 0.0  # time spent on it this cycle (TotalTimeInCycle)
+
+
+@dataclass
+class _TurnUsage:
+    """What one turn has taken (negotiate()'s limitUsed and limitUsedUnclaimed)."""
+
+    lim: TurnLimits
+    used: float = 0.0
+    used_unclaimed: float = 0.0
+    limited: bool = False  # a job was refused for the submitter limit
+    deadline: float = math.inf  # pool time when the turn must stop (the MAX_TIME_* knobs)
+    begin: float = 0.0
 
 
 class _Cycle:
@@ -687,6 +732,8 @@ class _Cycle:
         self.notes = list(notes)
         self.requests = list(requests)
         self.acct = accountant.copy()
+        if self.acct.groups != cfg.groups:
+            self.acct.set_groups(cfg.groups)
         self.cfg = cfg
         self.now = now
         self.timer = timer
@@ -698,6 +745,7 @@ class _Cycle:
         self.logged_matches = 0
         self.rejections: list[Rejection] = []
         self.diag = Diagnosis()  # why the last request's candidates fell out
+        self.groups: GroupTree | None = None
 
     def say(self, text: str, t: float | None = None) -> None:
         self.log.append(LogLine(self.timer() if t is None else t, text))
@@ -729,40 +777,49 @@ class _Cycle:
         s.slots_without_claim_id = slots.no_claim_id
         s.trimmed_slots = s.candidate_slots = int(slots.alive.sum())
         turns = self._turns()
-        limits = self._submitter_limits(turns, slots)
+        pool_size = float(slots.weight.sum()) if self.cfg.use_slot_weights else float(slots.n)
+        min_weight = float(slots.weight.min()) if slots.n else sys.float_info.max
+        tree = self._group_tree(turns, slots) if self.cfg.groups.enabled else None
         t2 = self.timer()
         s.duration_phase2 = t2 - t1
+        self._t_phase3 = 0.0
+        self._phase4_start = t2
 
-        # Phase 3: sort submitters by priority.
-        self.say("Phase 3:  Sorting submitter ads by priority ...", t2)
-        turns.sort(key=lambda tn: (self.acct.eup(tn.submitter), tn.submitter, tn.schedd))
-        t3 = self.timer()
-        s.duration_phase3 = t3 - t2
+        # Phases 3 and 4 happen inside each pie (negotiateWithGroup): the sort on its
+        # first spin, then "Phase 4.<spin>".
+        self._schedd_time: dict[str, float] = {}
+        spin_stats = SpinStats()
+        if tree is None:
+            self._pie(turns, slots, pool_size, min_weight, spin_stats, None, INT_MAX)
+        else:
+            by_group: dict[str, list[_Turn]] = {}
+            for tn in turns:
+                by_group.setdefault(tree.assigned(tn.submitter).name, []).append(tn)
+            if tree.root.autoregroup:
+                for g in tree.groups[1:]:
+                    if g.autoregroup:
+                        by_group.setdefault(ROOT, []).extend(by_group.get(g.name, []))
 
-        # Phase 4: match, one spin of the pie (the pie's later spins hook in here).
-        # HTCondor logs phases 3 and 4 even when no submitter has idle jobs.
-        s.pies, s.pie_spins = 1, 1
-        self.say("Phase 4.1:  Negotiating with schedds ...", t3)
-        schedd_time: dict[str, float] = {}
-        for turn in turns:
-            begin = self.timer()
-            self.say(f"  Negotiating with {turn.submitter} at {sinful(turn.schedd_address)}", begin)
-            self.say("0 seconds so far for this submitter", begin)
-            self.say(f"{int(schedd_time.get(turn.schedd_address, 0.0))} seconds so far for this schedd", begin)
-            s.active_submitters.add(turn.submitter)
-            s.active_schedds.add(turn.schedd_address)
-            s.num_idle_jobs += sum(r.count for r in turn.requests)
-            self._negotiate_turn(turn, slots, limits[turn.submitter])
-            schedd_time[turn.schedd_address] = schedd_time.get(turn.schedd_address, 0.0) + self.timer() - begin
-        # Every turn ends with the submitter done (no limits yet), so none is left over.
-        self.say(" negotiateWithGroup resources used submitterAds length 0 ")
+            def negotiate_group(g: Group, limit: int) -> None:
+                name = None if (tree.root.autoregroup and g is tree.root) else g.name
+                self._pie(by_group.get(g.name, []), slots, pool_size, min_weight, spin_stats, name, limit)
+
+            s.slot_share_iterations = tree.negotiate_all(
+                weighted=self.cfg.use_slot_weights, usage=self.acct.resources_used, negotiate=negotiate_group,
+                log=self.say, now=self.now, consider_preemption=self.cfg.consider_preemption)
+            self.acct.group_rr_time = tree.rr_times()
+            self.groups = tree
+        s.pies, s.pie_spins = spin_stats.pies, spin_stats.pie_spins
+        if s.pies == 0:  # HTCondor logs phase 3 even when no group negotiated
+            self.say("Phase 3:  Sorting submitter ads by priority ...", t2)
         t4 = self.timer()
-        s.duration_phase4 = t4 - t3
+        s.duration_phase3 = self._t_phase3
+        s.duration_phase4 = t4 - t2 - self._t_phase3
         s.end_time, s.duration = t4, t4 - self.now
         s.matches = len(self.matches)
         s.kernel_fallbacks = self.kstats.fallbacks
         s.cpu_time = self.cpu_now() - cpu0
-        return CycleResult(self.matches, self.acct, s, self.log, False, t4, self.rejections)
+        return CycleResult(self.matches, self.acct, s, self.log, False, t4, self.rejections, self.groups)
 
     def _turns(self) -> list[_Turn]:
         by_key: dict[tuple[str, str], _Turn] = {}
@@ -773,34 +830,140 @@ class _Cycle:
                 turn = by_key[key] = _Turn(r.submitter, r.schedd, r.schedd_address)
             if r.count > 0:
                 turn.requests.append(r)
+                turn.left.append(r.count)
         return [tn for tn in by_key.values() if tn.requests]
 
-    def _submitter_limits(self, turns: list[_Turn], slots: _Slots) -> dict[str, float]:
-        """Each submitter's limit for this spin. Fair share (the pie) and group quotas
-        replace this: limit_i = max(0, share_i * total - usage_i). Unlimited for now."""
-        return {tn.submitter: math.inf for tn in turns}
+    def _group_tree(self, turns: list[_Turn], slots: _Slots) -> GroupTree:
+        """hgq_prepare_for_matchmaking: quotas from the pool, demand from the requests."""
+        tree = GroupTree(self.cfg.groups, rr_times=self.acct.group_rr_time)
+        if self.cfg.use_slot_weights:
+            total = float(slots.weight.sum())
+            self.say(f"group quotas: assigning group quotas from {total:g} available weighted slots")
+        else:
+            total = float(np.where(slots.is_p, np.floor(slots.avail[0]), 1.0).sum())
+            self.say(f"group quotas: assigning group quotas from {total:g} available slots")
+        # Demand: WeightedRunningJobs + WeightedIdleJobs of every Submitter ad, as HTCondor
+        # reads them (NEGOTIATOR_USE_WEIGHTED_DEMAND); without Submitter ads (a bare
+        # snapshot), the requests' idle jobs x their weight plus the accountant's usage.
+        demand: dict[str, float] = {}
+        for ad in self.snapshot.submitters:
+            name = ad.eval("Name")
+            if not isinstance(name, str) or "@" not in name:
+                continue
+            got = 0.0
+            for weighted, plain in (("WeightedIdleJobs", "IdleJobs"), ("WeightedRunningJobs", "RunningJobs")):
+                v = _scalar_number(ad.eval(weighted) if self.cfg.use_slot_weights else UNDEFINED)
+                if v is None:
+                    v = _scalar_number(ad.eval(plain))
+                got += max(0.0, v or 0.0)
+            demand[name] = demand.get(name, 0.0) + got
+        if not self.snapshot.submitters:
+            for tn in turns:
+                idle = sum(self._request_weight(r) * r.count for r in tn.requests)
+                demand[tn.submitter] = demand.get(tn.submitter, 0.0) + idle
+            for name in list(demand):
+                demand[name] += self.acct.resources_used(name)
+        self.say(f"group quotas: assigning {len(demand)} submitters to accounting groups")
+        tree.prepare(total, self.acct.resources_used, demand)
+        self.say("group quota: Quotas have been assigned to the following groups")
+        for line in tree.display():
+            self.say(line)
+        return tree
 
-    # -- phase 4: one submitter's turn ---------------------------------------------------
-    def _negotiate_turn(self, turn: _Turn, slots: _Slots, limit: float) -> None:
-        used = 0.0
+    def _request_weight(self, req: ResourceRequest) -> float:
+        """A job's weight for group demand (WeightedIdleJobs): SLOT_WEIGHT with the job's
+        requests as the slot's resources; 1 without slot weights."""
+        if not self.cfg.use_slot_weights:
+            return 1.0
+        probe = ClassAd()
+        for res in RESOURCES:
+            v = req.ad.eval(f"Request{res}")
+            probe[res] = v if isinstance(v, (int, float)) and not isinstance(v, bool) else (1 if res == "Cpus" else 0)
+        w = _scalar_number(evaluate(self.cfg.slot_weight, probe, None))
+        return w if w is not None and w > 0 else 1.0
+
+    def _pie(self, turns: list[_Turn], slots: _Slots, pool_size: float, min_weight: float, spin_stats: SpinStats,
+             group: str | None, quota: float) -> None:
+        s = self.stats
+
+        def on_sorted(_items: list[_Turn]) -> None:
+            t = self.timer()
+            self.say("Phase 3:  Sorting submitter ads by priority ...", t)
+            self._t_phase3 += self.timer() - t
+
+        def on_spin(spin: int) -> None:
+            self.say(f"Phase 4.{spin}:  Negotiating with schedds ...")
+
+        max_cycle, max_sub, max_schedd, max_spin = self.cfg.max_time
+
+        def turn(tn: _Turn, lim: TurnLimits) -> tuple[str, float]:
+            begin = self.timer()
+            schedd_secs = self._schedd_time.get(tn.schedd_address, 0.0)
+            if tn.seconds < max_sub and schedd_secs < max_schedd:
+                self.say(f"  Negotiating with {tn.submitter} at {sinful(tn.schedd_address)}", begin)
+                self.say(f"{int(tn.seconds)} seconds so far for this submitter", begin)
+                self.say(f"{int(schedd_secs)} seconds so far for this schedd", begin)
+            left_cycle = max_cycle - (begin - self.now)
+            if max_sub - tn.seconds <= 0:
+                self.say(f"  Negotiation with {tn.submitter} skipped because of time limits:")
+                self.say(f"  {int(tn.seconds)} seconds spent on this user, MAX_TIME_PER_USER is {max_sub} secs\n ")
+                s.submitters_out_of_time.add(tn.submitter)
+                return DONE, 0.0
+            if max_schedd - schedd_secs <= 0:
+                self.say(f"  Negotiation with {tn.submitter} skipped because of time limits:")
+                self.say(f"  {int(schedd_secs)} seconds spent on this schedd ({tn.schedd}), "
+                         f"MAX_TIME_PER_SCHEDD is {max_schedd} secs\n ")
+                s.schedds_out_of_time.add(tn.schedd)
+                return DONE, 0.0
+            if left_cycle <= 0:
+                self.say(f"  Negotiation with {tn.submitter} skipped because MAX_TIME_PER_CYCLE of {max_cycle} "
+                         "secs exceeded")
+                return DONE, 0.0
+            if lim.pie_left_small:
+                self.say(f"  Negotiation with {tn.submitter} skipped as pieLeft < minSlotWeight")
+                return RESUME, 0.0
+            if tn.submitter not in s.active_submitters:
+                s.num_idle_jobs += sum(tn.left)
+            s.active_submitters.add(tn.submitter)
+            s.active_schedds.add(tn.schedd_address)
+            deadline = begin + min(max_spin, left_cycle, max_sub - tn.seconds, max_schedd - schedd_secs)
+            out = self._negotiate_turn(tn, slots, lim, deadline)
+            took = self.timer() - begin
+            tn.seconds += took
+            self._schedd_time[tn.schedd_address] = schedd_secs + took
+            return out
+
+        negotiate_with_group(
+            turns, name=lambda tn: tn.submitter, idle=lambda tn: sum(tn.left), acct=self.acct, turn=turn,
+            slots_left=lambda: bool(slots.alive.any()), untrimmed_weight=pool_size, min_slot_weight=min_weight,
+            group=group, group_quota=quota, consider_preemption=self.cfg.consider_preemption, log=self.say,
+            on_spin=on_spin, on_sorted=on_sorted, stats=spin_stats, share_limited=s.submitters_share_limit)
+
+    # -- phase 4: one submitter's turn (matchmaker.cpp negotiate()) -----------------------
+    def _negotiate_turn(self, turn: _Turn, slots: _Slots, lim: TurnLimits,
+                        deadline: float = math.inf) -> tuple[str, float]:
+        st = _TurnUsage(lim, deadline=deadline, begin=self.timer())
         rejected: set[int] = set()
         unlogged_before = self._unlogged
-        for req in turn.requests:
-            if req.autocluster_id in rejected:
+        result = DONE
+        for i, req in enumerate(turn.requests):
+            if turn.left[i] <= 0 or req.autocluster_id in rejected:
                 continue
-            if used >= limit:
-                self.say(f"    Reached submitter resource limit: {used:f} ... stopping")
-                self.stats.submitters_share_limit.add(turn.submitter)
+            stop, ok = self._match_request(req, turn, i, slots, st)
+            if stop:
+                result = RESUME
                 break
-            used, ok = self._match_request(req, slots, used, limit)
             if not ok:
                 rejected.add(req.autocluster_id)
         else:
             self.say("    Got NO_MORE_JOBS;  schedd has no more requests")
+            if st.used >= st.lim.limit or st.limited:
+                result = RESUME
         skipped = self._unlogged - unlogged_before
         if skipped:
             self.say(f"    ... {skipped} more match{'es' if skipped != 1 else ''} not logged "
                      f"(NegotiatorLog shows at most {self.cfg.log_match_limit} matches a cycle)")
+        return result, st.used
 
     @property
     def _unlogged(self) -> int:
@@ -840,8 +1003,10 @@ class _Cycle:
         order = np.lexsort((rows, -keys[:, 4], -keys[:, 3], -keys[:, 2], -keys[:, 1], -keys[:, 0]))
         return rows[order], keys[order], cons_of
 
-    def _match_request(self, req: ResourceRequest, slots: _Slots, used: float, limit: float) -> tuple[float, bool]:
-        """Offer the request's jobs one by one; False when one found no slot."""
+    def _match_request(self, req: ResourceRequest, turn: _Turn, i: int, slots: _Slots,
+                       st: _TurnUsage) -> tuple[bool, bool]:
+        """Offer the request's idle jobs one by one. Returns (stop the turn, matched):
+        matched is False when a job found no slot (its autocluster is then rejected)."""
         # ConcurrencyLimits: a string is checked once per job, an expression per slot.
         cl = req.ad.lookup("ConcurrencyLimits")
         fixed = cl.value.lower() if isinstance(cl, Literal) and isinstance(cl.value, str) else None
@@ -851,23 +1016,48 @@ class _Cycle:
         heap: list[tuple] = []  # re-offered p-slots, by _heap_key
         ptr = 0
         s = self.stats
-        for k in range(req.count):
-            if used >= limit:
-                break
+        limited = math.isfinite(st.lim.limit_unclaimed) or math.isfinite(st.lim.limit)
+        while turn.left[i] > 0:
+            now = self.timer()
+            if now >= st.deadline:
+                sub, schedd, cyc, spin = self.cfg.max_time[1], self.cfg.max_time[2], self.cfg.max_time[0], \
+                    self.cfg.max_time[3]
+                self.say(f"    Reached deadline for {turn.submitter} ({sinful(turn.schedd_address)}) after "
+                         f"{int(now - st.begin)} sec... stopping\n       MAX_TIME_PER_SUBMITTER = {sub} sec, "
+                         f"MAX_TIME_PER_SCHEDD = {schedd} sec, MAX_TIME_PER_CYCLE = {cyc} sec, "
+                         f"MAX_TIME_PER_PIESPIN = {spin} sec")
+                return True, True
+            only_startd_rank = False
+            if st.used >= st.lim.limit:
+                if not st.lim.ignore_limit:
+                    self.say(f"    Reached submitter resource limit: {st.used:f} ... stopping")
+                    return True, True
+                # Over the limit on the first spin: only a startd that prefers the job
+                # (rank preemption) may take it, and unclaimed slots never do.
+                only_startd_rank = True
+            k = req.count - turn.left[i]
             s.num_jobs_considered += 1
             log_this = len(self.matches) < self.cfg.log_match_limit
             if log_this:
                 self.say(f"    Request {req.cluster_id:05d}.{req.proc_id:05d}: autocluster "
                          f"{req.autocluster_id} (request count {k + 1} of {req.count})")
+            self.diag.submitter_limit = 0  # HTCondor's rejForSubmitterLimit, per job
             job_limits = fixed or ""
             if fixed and (name := slots.limits.over(fixed)) is not None:
                 self.diag.concurrency_limit += 1
                 self._reject(req, f"concurrency limit {name} reached")
-                return used, False
+                return False, False
             while True:
                 row = -1
                 use_heap = False
-                if ptr < len(rows):
+                if only_startd_rank:
+                    # Past the limit on spin 1: only a startd that prefers the job (rank
+                    # preemption); unclaimed slots and re-offered p-slots are passed over.
+                    while ptr < len(rows) and keys[ptr, 3] != RANK_PREEMPTION:
+                        ptr += 1
+                    if ptr < len(rows):
+                        row = int(rows[ptr])
+                elif ptr < len(rows):
                     a = _heap_key(*keys[ptr], int(rows[ptr]))
                     use_heap = bool(heap) and heap[0] < a
                     row = a[-1] if not use_heap else heap[0][-1]
@@ -878,7 +1068,13 @@ class _Cycle:
                         self._reject(req, f"concurrency limit {', '.join(sorted(over_limits))} reached")
                     else:
                         self._reject(req)
-                    return used, False
+                    if self.diag.submitter_limit:
+                        s.submitters_share_limit.add(turn.submitter)
+                        st.limited = True
+                        if not self.cfg.consider_preemption and not self.cfg.use_slot_weights:
+                            self.say("    Hit submitter limit: done negotiating")
+                            return True, False
+                    return False, False
                 if use_heap:
                     heapq.heappop(heap)
                 else:
@@ -897,13 +1093,27 @@ class _Cycle:
                         self.diag.concurrency_limit += 1
                         over_limits.add(name)
                         continue
+                state = keys[ptr - 1, 3] if not use_heap else NO_PREEMPTION
+                # SubmitterLimitPermits: priority preemption against the limit, an
+                # unclaimed slot against the unclaimed limit; rank preemption always.
+                if limited and state != RANK_PREEMPTION:
+                    cost = slots.match_cost(row, cons_of.get(row))
+                    used, allowed = ((st.used, st.lim.limit) if state == PRIO_PREEMPTION
+                                     else (st.used_unclaimed, st.lim.limit_unclaimed))
+                    if not permits(cost, used, allowed):
+                        self.diag.submitter_limit += 1
+                        continue
                 break
-            if not use_heap and keys[ptr - 1, 3] != NO_PREEMPTION:
+            if state != NO_PREEMPTION:
                 self._preempting(req, slots, row)
-            used += self._make_match(req, slots, row, cons_of, heap, log_this)
+            cost = self._make_match(req, slots, row, cons_of, heap, log_this)
             if job_limits:
                 slots.limits.add(job_limits)
-        return used, True
+            st.used += cost
+            if state == NO_PREEMPTION:
+                st.used_unclaimed += cost
+            turn.left[i] -= 1
+        return False, True
 
     def _reject(self, req: ResourceRequest, message: str = "") -> None:
         """No slot for this request: count it, log it, tell its schedd why (``message``

@@ -14,6 +14,13 @@ then runs a cycle:
    HTCondor); then the cycle is finished, its stats pushed into the history and the
    Negotiator ad advertised (also every NEGOTIATOR_UPDATE_INTERVAL, so it never expires).
 
+The accountant lives on disk: ``<state_dir>/accountant.json``, written atomically after
+every cycle and after every ``UserPrio`` change, and read back when the negotiator starts
+(so a restarted negotiator keeps its priorities); without that file it starts from the
+pool spec's initial priorities. Each cycle also sends the Accounting ads (submitters and
+groups) to the collector. ``UserPrio`` answers condor_userprio: reading needs any role,
+changing needs ADMIN.
+
 Cycle durations are pool seconds: real time x the clock's time scale, what a pool user
 sees. NegotiatorLog lines are kept until the host calls :meth:`drain_log`, stamped with
 ``log_base_wall`` + pool time (the launcher passes the pool epoch's wall time).
@@ -23,15 +30,19 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import logging
+import os
 import time
+from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 import grpc
 import grpc.aio
 
 from .. import rpc
-from ..auth import Role
+from ..auth import Role, current_role
 from ..claimid import from_sinful, redact, sinful
 from ..classad import ClassAd
 from ..daemon import RPC_TIMEOUT, DaemonContext, periodic
@@ -42,7 +53,8 @@ from ..v1 import negotiator_pb2_grpc as ngrpc
 from ..v1 import schedd_pb2 as spb
 from ..v1 import schedd_pb2_grpc as sgrpc
 from ..wire import WireError, ad_to_pb, ads_from_pb
-from .accountant import Accountant
+from .accountant import Accountant, AccountantError
+from .accounting_ads import accounting_ads
 from .cadence import Cadence
 from .cycle import (
     CycleConfig,
@@ -74,16 +86,23 @@ class NegotiatorService(ngrpc.NegotiatorServicer):
 
     METHOD_ROLES = {
         _method("Reschedule"): frozenset({Role.DAEMON, Role.SUBMIT, Role.ADMIN}),
+        _method("UserPrio"): frozenset({Role.READ, Role.SUBMIT, Role.ADMIN, Role.DAEMON}),
     }
 
     def __init__(self, ctx: DaemonContext, name: str = "negotiator", log_base_wall: float = 0.0,
-                 *, accountant: Accountant | None = None) -> None:
+                 *, accountant: Accountant | None = None,
+                 priorities: Mapping[str, Mapping[str, float]] | None = None) -> None:
         self.ctx = ctx
         self.name = name
         self.log_base_wall = float(log_base_wall)
         self.config = ctx.config.for_subsystem("NEGOTIATOR")
         self.cycle_config = CycleConfig.from_config(self.config)
-        self.accountant = accountant or Accountant.from_config(self.config)
+        template = Accountant.from_config(self.config, self.cycle_config.groups)
+        self.state_file = Path(ctx.state_dir) / "accountant.json"
+        self.accountant = accountant or self._load_accountant(template, priorities or {})
+        self.groups = None  # the group tree of the last cycle
+        # userprio changes made while a cycle computes, replayed onto its accountant
+        self._replay: list[tuple[str, str, float, float]] | None = None
         self.cadence = Cadence.from_config(self.config)
         self.history = StatsHistory(self.config.get_int("NEGOTIATION_CYCLE_STATS_LENGTH"))
         self.update_interval = self.config.get_float("NEGOTIATOR_UPDATE_INTERVAL", 300.0)
@@ -132,6 +151,80 @@ class NegotiatorService(ngrpc.NegotiatorServicer):
             "log_lines_dropped": self.log_dropped,
             "last": latest.summary() if latest else None,
         }
+
+    # -- the accountant on disk -------------------------------------------------------------
+    def _load_accountant(self, template: Accountant, priorities: Mapping[str, Mapping[str, float]]) -> Accountant:
+        if self.state_file.exists():
+            try:
+                data = json.loads(self.state_file.read_text())
+                return Accountant.from_dict(data).reconfigured(template)
+            except (OSError, ValueError, AccountantError) as exc:
+                # A damaged file must not stop the pool; it is kept aside for a person.
+                log.error("%s: cannot read %s (%s); starting from the spec's priorities",
+                          self.name, self.state_file, exc)
+                with contextlib.suppress(OSError):
+                    self.state_file.replace(self.state_file.with_suffix(".json.bad"))
+        acct = template.copy()
+        for name, values in priorities.items():
+            if "factor" in values:
+                acct.set_factor(name, float(values["factor"]))
+            if "priority" in values:
+                acct.set_priority(name, float(values["priority"]))
+        return acct
+
+    def save_accountant(self) -> None:
+        """Write the accountant atomically (a crash leaves the old file or the new one)."""
+        tmp = self.state_file.with_name(self.state_file.name + ".tmp")
+        tmp.parent.mkdir(parents=True, exist_ok=True)
+        with tmp.open("w") as f:
+            json.dump(self.accountant.to_dict(), f)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, self.state_file)
+
+    # -- condor_userprio -------------------------------------------------------------------
+    def accounting_ads(self) -> list[ClassAd]:
+        return accounting_ads(self.accountant, self.groups, self.name)
+
+    def userprio(self, action: str, name: str, value: float) -> list[ClassAd]:
+        """Apply one condor_userprio change (AccountantError names a bad one)."""
+        self._apply(self.accountant.copy(), action, name, value, self.ctx.clock.now(), check=True)
+        if action and self._replay is not None:
+            self._replay.append((action, name, value, self.ctx.clock.now()))
+        return self.accounting_ads()
+
+    def _apply(self, acct: Accountant, action: str, name: str, value: float, now: float, *, check: bool) -> None:
+        if action == "setfactor":
+            acct.set_factor(name, value)
+        elif action == "setprio":
+            acct.set_priority(name, value)
+        elif action == "resetusage":
+            acct.reset_usage(name, now)
+        elif action == "delete":
+            if not acct.delete(name) and check:
+                raise AccountantError(f"no accountant record named {name}")
+        elif action:
+            raise AccountantError(f"unknown userprio action {action!r}")
+        if action:
+            self.accountant = acct
+            self.save_accountant()
+
+    async def UserPrio(self, request: npb.UserPrioRequest,
+                       context: grpc.aio.ServicerContext) -> npb.UserPrioReply:
+        if request.action and current_role() != Role.ADMIN:
+            await context.abort(grpc.StatusCode.PERMISSION_DENIED,
+                                f"userprio -{request.action} needs the ADMIN role")
+        if request.action and "@" not in request.name and request.action != "delete":
+            await context.abort(grpc.StatusCode.INVALID_ARGUMENT,
+                                f"-{request.action}: {request.name!r} is not of the form user@domain")
+        try:
+            ads = self.userprio(request.action, request.name, request.value)
+        except AccountantError as exc:
+            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(exc))
+        reply = npb.UserPrioReply(now=self.ctx.clock.now())
+        for ad in ads:
+            ad_to_pb(ad, reply.ads.add())
+        return reply
 
     def drain_log(self) -> list[str]:
         """NegotiatorLog lines written since the last drain."""
@@ -215,10 +308,21 @@ class NegotiatorService(ngrpc.NegotiatorServicer):
             log.warning("%s: cannot fetch ads from the collector: %s", self.name, _why(exc))
             return None
         requests, failed = await self._fetch_requests(snapshot, notes)
-        result = await asyncio.to_thread(
-            negotiate, snapshot, requests, self.accountant, self.cycle_config, start,
-            timer=clock.now, finish=False, phase1_notes=notes)
+        self._replay = []
+        try:
+            result = await asyncio.to_thread(
+                negotiate, snapshot, requests, self.accountant, self.cycle_config, start,
+                timer=clock.now, finish=False, phase1_notes=notes)
+        finally:
+            replay, self._replay = self._replay, None
         self.accountant = result.accountant
+        for action, name, value, when in replay:
+            self._apply(self.accountant.copy(), action, name, value, when, check=False)
+        self.groups = result.groups
+        try:
+            self.save_accountant()
+        except OSError as exc:
+            log.error("%s: cannot write %s: %s", self.name, self.state_file, exc)
         await self._send_matches(result)
         result.stats.submitters_failed |= failed
         result.finish(clock.now(), cpu_time=time.process_time() - cpu0)
@@ -347,6 +451,8 @@ class NegotiatorService(ngrpc.NegotiatorServicer):
         """Send the Negotiator ad to the collector (a failure is logged, not raised)."""
         msg = cpb.AdvertiseRequest()
         msg.updates.add(ad_type="Negotiator", ad=ad_to_pb(self.negotiator_ad()))
+        for ad in self.accounting_ads():
+            msg.updates.add(ad_type="Accounting", ad=ad_to_pb(ad))
         try:
             reply = await rpc.call(self._collector(Role.DAEMON).Advertise, msg, timeout=RPC_TIMEOUT)
         except grpc.aio.AioRpcError as exc:

@@ -172,6 +172,17 @@ class Pool:
     def ads(self, ad_type: str = "Machine", constraint: str = "", projection: Sequence[str] = ()) -> list[ClassAd]:
         return self._run(self.client.query(ad_type, constraint, projection))
 
+    def userprio(self, action: str = "", name: str = "", value: float = 0.0) -> list[ClassAd]:
+        """condor_userprio: the Accounting ads after ``action`` ("" reads; setfactor,
+        setprio, resetusage, delete change submitter ``name``)."""
+        ads, _now = self._run(self.client.userprio(action, name, value))
+        return ads
+
+    @property
+    def state_dir(self) -> Path:
+        """Where the daemons keep what survives a restart (``central/accountant.json``, ...)."""
+        return self._live.state_dir
+
     def slots(self, constraint: str = "") -> list[ClassAd]:
         return self.ads("Machine", constraint)
 

@@ -18,7 +18,14 @@ from .. import rpc
 from ..claimid import from_sinful
 from ..classad import ClassAd
 from ..schedd.submit import SubmitError, SubmitInputs
-from ..v1 import collector_pb2, collector_pb2_grpc, schedd_pb2, schedd_pb2_grpc
+from ..v1 import (
+    collector_pb2,
+    collector_pb2_grpc,
+    negotiator_pb2,
+    negotiator_pb2_grpc,
+    schedd_pb2,
+    schedd_pb2_grpc,
+)
 from ..wire import ad_from_pb, ads_from_pb
 from .submit_files import SubmitFileError, read_submit_inputs
 
@@ -48,6 +55,8 @@ class PoolClient:
         self._channel = rpc.make_channel(collector_address, token)
         self._token = token
         self._collector = collector_pb2_grpc.CollectorStub(self._channel)
+        # The negotiator shares the central manager's server with the collector.
+        self._negotiator = negotiator_pb2_grpc.NegotiatorStub(self._channel)
         self._schedd_channels: dict[str, grpc.aio.Channel] = {}
 
     async def close(self) -> None:
@@ -61,6 +70,14 @@ class PoolClient:
             return await rpc.call(method, request, timeout=TIMEOUT)
         except grpc.aio.AioRpcError as e:
             raise PoolError(e.details() or str(e.code()), e.code()) from None
+
+    # ------------------------------------------------------------- negotiator
+    async def userprio(self, action: str = "", name: str = "", value: float = 0.0) -> tuple[list[ClassAd], float]:
+        """condor_userprio: the Accounting ads after ``action`` (setfactor, setprio,
+        resetusage, delete; "" only reads), and the negotiator's pool time."""
+        reply = await self._call(self._negotiator.UserPrio,
+                                 negotiator_pb2.UserPrioRequest(action=action, name=name, value=value))
+        return ads_from_pb(reply.ads), reply.now
 
     # ------------------------------------------------------------- collector
     async def query(self, ad_type: str, constraint: str = "", projection: Sequence[str] = ()) -> list[ClassAd]:

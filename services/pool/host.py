@@ -82,6 +82,7 @@ class DaemonHost:
         machines: list[tuple[str, ConfigDict]] | None = None,
         schedds: list[str] | None = None,
         log_base_wall: float = 0.0,
+        priorities: dict[str, dict[str, float]] | None = None,
     ) -> None:
         if role not in ROLES:
             raise ValueError(f"unknown host role {role!r} (expected one of {ROLES})")
@@ -95,6 +96,7 @@ class DaemonHost:
         self._machines = machines or []
         self._schedds = schedds or []
         self._log_base_wall = log_base_wall
+        self._priorities = priorities or {}
         self._clock = _PendingClock()
         self._services: list[Service] = []
         self._server: Any = None
@@ -134,7 +136,8 @@ class DaemonHost:
             from ..collector.service import CollectorService
             from ..negotiator.service import NegotiatorService
 
-            return [CollectorService(ctx), NegotiatorService(ctx, log_base_wall=self._log_base_wall)]
+            return [CollectorService(ctx), NegotiatorService(ctx, log_base_wall=self._log_base_wall,
+                                                              priorities=self._priorities)]
         if self.role == "startd":
             from ..startd.service import StartdService
 

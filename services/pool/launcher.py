@@ -91,7 +91,7 @@ class LivePool:
         log_base = time.time()
         self._central = actor.remote(
             "central", config=spec.config, state_dir=str(self.state_dir / "central"),
-            log_base_wall=log_base, **common,
+            log_base_wall=log_base, priorities={k: dict(v) for k, v in spec.priorities.items()}, **common,
         )
         self.collector_address = await self._central.serve.remote()
         for gi, group in enumerate(spec.startds):

@@ -23,6 +23,10 @@ NUM_CPUS = 16
 count = 2                # names schedd1, schedd2 (or name = "sub{}")
 per_actor = 2
 
+[accountant."alice@mockpool"]   # optional: the accountant's starting state, per
+factor = 500                     # submitter (user@domain) or group (group_physics):
+priority = 10                    # priority factor (>= 1) and real priority (RUP, >= 0.5)
+
 [[submit]]               # submitted at pool time `at` to schedd index `schedd`
 at = 0
 schedd = 0
@@ -35,8 +39,10 @@ queue 15
 ```
 
 Loading validates everything a run would trip over later: config knobs (HTCondor syntax),
-slot layouts and every submit description. An error names the file, the line and the
-problem. Config and submit text written inline keeps the spec file's line numbers.
+the negotiator's policy knobs (group quotas: GROUP_NAMES, GROUP_QUOTA_<g>,
+GROUP_QUOTA_DYNAMIC_<g>, GROUP_SORT_EXPR, ...), slot layouts and every submit description.
+The ``[accountant]`` table only seeds a negotiator that has no saved state yet. An error
+names the file, the line and the problem. Config and submit text written inline keeps the spec file's line numbers.
 Submit files and the item files of ``queue ... from <file>`` are read here, relative to the
 spec's folder, and sent with each submit (a schedd reads no user's files).
 """
@@ -57,6 +63,7 @@ except ImportError:  # Python 3.10
 from ..classad import parse_expr
 from ..config import ConfigDict, ConfigError, load_config, parse_config, slot_types
 from ..negotiator.cycle import CycleConfig, NegotiatorInputError
+from ..negotiator.groups import GroupConfig, GroupConfigError
 from ..negotiator.preemption import check_negotiator_config
 from ..schedd.submit import MAX_JOBS_PER_SUBMISSION, SubmitError, SubmitInputs, parse_submit
 from ..startd.machine import Machine
@@ -104,6 +111,7 @@ class PoolSpec:
     startds: list[MachineGroup] = field(default_factory=list)
     schedds: list[ScheddGroup] = field(default_factory=list)
     submits: list[SubmitItem] = field(default_factory=list)
+    priorities: dict[str, dict[str, float]] = field(default_factory=dict)  # [accountant."name"]
 
     @property
     def schedd_names(self) -> list[str]:
@@ -189,7 +197,8 @@ _POOL_KEYS = {"time_scale", "duration", "seed", "host", "name"}
 _STARTD_KEYS = {"name", "count", "machines_per_actor", "config", "config_file"}
 _SCHEDD_KEYS = {"name", "count", "per_actor"}
 _SUBMIT_KEYS = {"at", "schedd", "owner", "description", "file"}
-_TOP_KEYS = {"pool", "config", "startds", "schedds", "submit"}
+_TOP_KEYS = {"pool", "config", "startds", "schedds", "submit", "accountant"}
+_ACCOUNTANT_KEYS = {"factor", "priority"}
 
 
 class _Builder:
@@ -248,10 +257,8 @@ class _Builder:
             raise self.fail("pool", None, "host", f"must be a host name or address, got {host!r}")
         spec.host = host
         spec.config = self._config(data.get("config", {}))
-        try:  # the negotiator's knobs (rank expressions, SLOT_WEIGHT, concurrency limits)
-            CycleConfig.from_config(spec.config)
-        except NegotiatorInputError as e:
-            raise SpecError(str(e)) from None
+        self._negotiator_config(spec.config)
+        spec.priorities = self._accountant(data.get("accountant", {}))
         spec.startds = [self._startds(t, i, spec.config) for i, t in enumerate(self._list(data, "startds"))]
         names = [n for g in spec.startds for n in g.names]
         if len(set(n.lower() for n in names)) != len(names):
@@ -298,6 +305,61 @@ class _Builder:
         except ConfigError as e:
             raise SpecError(str(e)) from None
         return config
+
+    def _negotiator_config(self, config: ConfigDict) -> None:
+        """The negotiator's knobs, checked now so a bad one stops the pool at start."""
+        neg = config.for_subsystem("NEGOTIATOR")
+        try:
+            GroupConfig.from_config(neg)
+            CycleConfig.from_config(neg)
+        except GroupConfigError as e:
+            knob = config.knob(e.knob)
+            raise SpecError(f"{knob.where if knob else self.source}: {e}") from None
+        except NegotiatorInputError as e:
+            if re.match(r"\S+:\d+: ", str(e)):  # the message already says where
+                raise SpecError(str(e)) from None
+            name = re.match(r"[A-Za-z0-9_.]+", str(e))
+            knob = config.knob(name.group(0)) if name else None
+            raise SpecError(f"{knob.where if knob else self.source}: {e}") from None
+
+    def _accountant_line(self, name: str, key: str | None) -> int:
+        start = 0
+        for i, line in enumerate(self.lines.lines, 1):
+            t = line.strip()
+            if t.startswith("[accountant") and name in t:
+                start = i
+                break
+        if key is None or not start:
+            return start or 1
+        for i in range(start, len(self.lines.lines)):
+            t = self.lines.lines[i].strip()
+            if t.startswith("["):
+                break
+            if re.match(rf"{re.escape(key)}\s*=", t):
+                return i + 1
+        return start
+
+    def _accountant(self, tbl: Any) -> dict[str, dict[str, float]]:
+        if not isinstance(tbl, dict):
+            raise self.fail(None, None, "accountant", 'must be tables: [accountant."user@domain"]')
+        out: dict[str, dict[str, float]] = {}
+        for name, values in tbl.items():
+            def bad(key: str | None, problem: str, name: str = name) -> SpecError:
+                return SpecError(f"{self.source}:{self._accountant_line(name, key)}: "
+                                 f"[accountant.\"{name}\"]{' ' + key if key else ''}: {problem}")
+            if not isinstance(values, dict):
+                raise bad(None, "must be a table with factor and/or priority")
+            for k, v in values.items():
+                if k not in _ACCOUNTANT_KEYS:
+                    raise bad(k, f"unknown key (expected one of {', '.join(sorted(_ACCOUNTANT_KEYS))})")
+                if isinstance(v, bool) or not isinstance(v, (int, float)):
+                    raise bad(k, f"must be a number, got {v!r}")
+            if "factor" in values and not values["factor"] >= 1:
+                raise bad("factor", f"must be >= 1, got {values['factor']!r}")
+            if "priority" in values and not values["priority"] >= 0.5:
+                raise bad("priority", f"must be >= 0.5, got {values['priority']!r}")
+            out[name] = {k: float(v) for k, v in values.items()}
+        return out
 
     def _inline(self, table: str, index: int, key: str, text: str) -> str:
         return "\n" * self.lines.value_start(table, index, key) + text

@@ -23,19 +23,24 @@ _runtime_version.ValidateProtobufRuntimeVersion(
 _sym_db = _symbol_database.Default()
 
 
+from mockpool.v1 import classad_pb2 as mockpool_dot_v1_dot_classad__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1cmockpool/v1/negotiator.proto\x12\x0bmockpool.v1\"(\n\x11RescheduleRequest\x12\x13\n\x0bschedd_name\x18\x01 \x01(\t\"%\n\x0fRescheduleReply\x12\x12\n\nnext_cycle\x18\x01 \x01(\x01\x32X\n\nNegotiator\x12J\n\nReschedule\x12\x1e.mockpool.v1.RescheduleRequest\x1a\x1c.mockpool.v1.RescheduleReplyb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1cmockpool/v1/negotiator.proto\x12\x0bmockpool.v1\x1a\x19mockpool/v1/classad.proto\"(\n\x11RescheduleRequest\x12\x13\n\x0bschedd_name\x18\x01 \x01(\t\"%\n\x0fRescheduleReply\x12\x12\n\nnext_cycle\x18\x01 \x01(\x01\">\n\x0fUserPrioRequest\x12\x0e\n\x06\x61\x63tion\x18\x01 \x01(\t\x12\x0c\n\x04name\x18\x02 \x01(\t\x12\r\n\x05value\x18\x03 \x01(\x01\"?\n\rUserPrioReply\x12!\n\x03\x61\x64s\x18\x01 \x03(\x0b\x32\x14.mockpool.v1.ClassAd\x12\x0b\n\x03now\x18\x02 \x01(\x01\x32\x9e\x01\n\nNegotiator\x12J\n\nReschedule\x12\x1e.mockpool.v1.RescheduleRequest\x1a\x1c.mockpool.v1.RescheduleReply\x12\x44\n\x08UserPrio\x12\x1c.mockpool.v1.UserPrioRequest\x1a\x1a.mockpool.v1.UserPrioReplyb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'mockpool.v1.negotiator_pb2', _globals)
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
-  _globals['_RESCHEDULEREQUEST']._serialized_start=45
-  _globals['_RESCHEDULEREQUEST']._serialized_end=85
-  _globals['_RESCHEDULEREPLY']._serialized_start=87
-  _globals['_RESCHEDULEREPLY']._serialized_end=124
-  _globals['_NEGOTIATOR']._serialized_start=126
-  _globals['_NEGOTIATOR']._serialized_end=214
+  _globals['_RESCHEDULEREQUEST']._serialized_start=72
+  _globals['_RESCHEDULEREQUEST']._serialized_end=112
+  _globals['_RESCHEDULEREPLY']._serialized_start=114
+  _globals['_RESCHEDULEREPLY']._serialized_end=151
+  _globals['_USERPRIOREQUEST']._serialized_start=153
+  _globals['_USERPRIOREQUEST']._serialized_end=215
+  _globals['_USERPRIOREPLY']._serialized_start=217
+  _globals['_USERPRIOREPLY']._serialized_end=280
+  _globals['_NEGOTIATOR']._serialized_start=283
+  _globals['_NEGOTIATOR']._serialized_end=441
 # @@protoc_insertion_point(module_scope)

@@ -40,6 +40,11 @@ class NegotiatorStub:
                 request_serializer=mockpool_dot_v1_dot_negotiator__pb2.RescheduleRequest.SerializeToString,
                 response_deserializer=mockpool_dot_v1_dot_negotiator__pb2.RescheduleReply.FromString,
                 _registered_method=True)
+        self.UserPrio = channel.unary_unary(
+                '/mockpool.v1.Negotiator/UserPrio',
+                request_serializer=mockpool_dot_v1_dot_negotiator__pb2.UserPrioRequest.SerializeToString,
+                response_deserializer=mockpool_dot_v1_dot_negotiator__pb2.UserPrioReply.FromString,
+                _registered_method=True)
 
 
 class NegotiatorServicer:
@@ -51,6 +56,13 @@ class NegotiatorServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def UserPrio(self, request, context):
+        """condor_userprio: the Accounting ads (READ), or one change (ADMIN).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_NegotiatorServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -58,6 +70,11 @@ def add_NegotiatorServicer_to_server(servicer, server):
                     servicer.Reschedule,
                     request_deserializer=mockpool_dot_v1_dot_negotiator__pb2.RescheduleRequest.FromString,
                     response_serializer=mockpool_dot_v1_dot_negotiator__pb2.RescheduleReply.SerializeToString,
+            ),
+            'UserPrio': grpc.unary_unary_rpc_method_handler(
+                    servicer.UserPrio,
+                    request_deserializer=mockpool_dot_v1_dot_negotiator__pb2.UserPrioRequest.FromString,
+                    response_serializer=mockpool_dot_v1_dot_negotiator__pb2.UserPrioReply.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -87,6 +104,33 @@ class Negotiator:
             '/mockpool.v1.Negotiator/Reschedule',
             mockpool_dot_v1_dot_negotiator__pb2.RescheduleRequest.SerializeToString,
             mockpool_dot_v1_dot_negotiator__pb2.RescheduleReply.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def UserPrio(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/mockpool.v1.Negotiator/UserPrio',
+            mockpool_dot_v1_dot_negotiator__pb2.UserPrioRequest.SerializeToString,
+            mockpool_dot_v1_dot_negotiator__pb2.UserPrioReply.FromString,
             options,
             channel_credentials,
             insecure,

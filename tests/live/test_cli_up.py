@@ -149,3 +149,24 @@ def test_analyze_unknown_job_is_a_clear_error(up_pool: Path) -> None:
     assert proc.returncode == 1 and "analyze: job 999.0 is not in the queue of" in proc.stderr
     proc = mockpool("analyze", "bogus", pool=up_pool, check=False)
     assert proc.returncode == 2 and "'bogus' is not a job id" in proc.stderr
+
+
+def test_userprio_table_and_setters(up_pool: Path) -> None:
+    def alice_charged() -> bool:
+        return "alice@mockpool" in mockpool("userprio", "-allusers", pool=up_pool).stdout
+
+    deadline = time.monotonic() + 60
+    while not alice_charged():  # the demo's jobs are charged at the first cycle
+        assert time.monotonic() < deadline, "alice never showed in userprio"
+    out = mockpool("userprio", "-allusers", pool=up_pool).stdout
+    lines = out.splitlines()
+    assert lines[0].startswith("Last Priority Update: ")
+    assert lines[2].startswith("User Name") and "Priority" in lines[2]
+    assert any(line.startswith("Number of users: ") for line in lines)
+    set_out = mockpool("userprio", "-setfactor", "alice@mockpool", "25", pool=up_pool).stdout
+    assert set_out == "The priority factor of alice@mockpool was set to 25.000000\n"
+    assert "     25.00 " in mockpool("userprio", "-allusers", pool=up_pool).stdout
+    bad = mockpool("userprio", "-setfactor", "alice@mockpool", "0.5", pool=up_pool, check=False)
+    assert bad.returncode != 0 and ">= 1" in bad.stderr
+    bad = mockpool("userprio", "-setprio", "alice", "5", pool=up_pool, check=False)
+    assert bad.returncode != 0 and "user@domain" in bad.stderr

@@ -69,3 +69,61 @@ def test_round_trip_and_bad_values():
         a.check_matches({"a@x": -1.0}, 2.0)
     with pytest.raises(AccountantError, match="bad accountant state"):
         Accountant.from_dict({"records": {}})
+
+
+def test_rup_10_with_no_usage_halves_each_half_life():
+    a = Accountant(halflife=3600.0)
+    a.set_priority("alice@mockpool", 10.0)
+    a.update_priorities(0.0)
+    a.check_matches({}, 0.0)
+    a.update_priorities(3600.0)
+    assert a.rup("alice@mockpool") == pytest.approx(5.0)
+    a.update_priorities(7200.0)
+    assert a.rup("alice@mockpool") == pytest.approx(2.5)
+
+
+def test_holding_10_slots_converges_to_rup_10():
+    a = Accountant(halflife=100.0)
+    a.update_priorities(0.0)
+    for t in range(1, 41):
+        a.check_matches({"bob@mockpool": 10.0}, t * 100.0 - 100.0)
+        a.update_priorities(t * 100.0)
+    # 0.5 + (10 - 0.5) x (1 - 2^-40): within 1e-9 of 10
+    assert a.rup("bob@mockpool") == pytest.approx(10.0, abs=1e-9)
+    assert a.records["bob@mockpool"].accumulated_usage == pytest.approx(10 * 4000)
+
+
+def test_group_records_are_charged_and_age_with_their_subtree():
+    from mockpool.negotiator.groups import GroupConfig
+
+    groups = GroupConfig.from_config(parse_config("GROUP_NAMES = g, g.h\nGROUP_QUOTA_g = 5\n"))
+    a = Accountant(halflife=100.0, groups=groups)
+    a.update_priorities(0.0)
+    a.check_matches({"g.h.u@mockpool": 4.0, "g.v@mockpool": 2.0, "w@mockpool": 1.0}, 0.0)
+    assert a.resources_used("g.h") == 4.0 and a.resources_used("g") == 2.0 and a.resources_used("<none>") == 1.0
+    a.update_priorities(100.0)
+    # g ages toward its whole subtree's 6, not its own 2 (HierWeightedResourcesUsed)
+    assert a.rup("g") == pytest.approx(0.5 * 0.5 + 0.5 * 6)
+    assert a.rup("g.h") == pytest.approx(0.5 * 0.5 + 0.5 * 4)
+
+
+def test_factors_are_fixed_when_first_read_and_userprio_setters():
+    a = Accountant(default_factor=1000.0, nice_factor=1e10)
+    assert a.factor("nice-user.bob@mockpool") == 1e10  # nice_user jobs' submitter name
+    assert a.eup("carol@mockpool") == 500.0
+    a.default_factor = 10.0
+    assert a.factor("carol@mockpool") == 1000.0  # stays as first read, as HTCondor writes it
+    a.set_priority("carol@mockpool", 8.0)
+    assert a.eup("carol@mockpool") == 8000.0
+    with pytest.raises(AccountantError, match=r">= 0\.5"):
+        a.set_priority("carol@mockpool", 0.1)
+    a.add_match("carol@mockpool", 1.0, 5.0)
+    a.update_priorities(0.0)
+    a.update_priorities(10.0)
+    assert a.records["carol@mockpool"].accumulated_usage == 10.0
+    a.reset_usage("carol@mockpool", 20.0)
+    assert a.records["carol@mockpool"].accumulated_usage == 0.0
+    assert a.records["carol@mockpool"].begin_usage_time == 20.0
+    assert a.delete("carol@mockpool") and not a.delete("carol@mockpool")
+    b = Accountant.from_dict(a.to_dict())
+    assert b.to_dict() == a.to_dict()

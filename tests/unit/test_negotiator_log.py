@@ -47,10 +47,9 @@ def test_golden_cycle():
         "    Request 00001.00000: autocluster 1 (request count 1 of 3)",
         f"      Matched 1.0 alice@mockpool {s} preempting none {t} slot1@exec0001",
         "      Successfully matched with slot1@exec0001",
+        # Equal priorities: a limit of 1 slot each. Past it on the first spin only a
+        # startd-rank preemption could match, so the next job finds nothing.
         "    Request 00001.00000: autocluster 1 (request count 2 of 3)",
-        f"      Matched 1.0 alice@mockpool {s} preempting none {t} slot2@exec0001",
-        "      Successfully matched with slot2@exec0001",
-        "    Request 00001.00000: autocluster 1 (request count 3 of 3)",
         f"      Rejected 1.0 alice@mockpool {s}: no match found",
         "    Got NO_MORE_JOBS;  schedd has no more requests",
         f"  Negotiating with bob@mockpool at {s}",
@@ -59,7 +58,16 @@ def test_golden_cycle():
         "    Request 00002.00000: autocluster 2 (request count 1 of 1)",
         f"      Rejected 2.0 bob@mockpool {s}: no match found",
         "    Got NO_MORE_JOBS;  schedd has no more requests",
-        " negotiateWithGroup resources used submitterAds length 0 ",
+        # bob is done; the second spin gives alice the whole pie: limit 2 - 1 used.
+        "Phase 4.2:  Negotiating with schedds ...",
+        f"  Negotiating with alice@mockpool at {s}",
+        "0 seconds so far for this submitter",
+        "0 seconds so far for this schedd",
+        "    Request 00001.00000: autocluster 1 (request count 2 of 3)",
+        f"      Matched 1.0 alice@mockpool {s} preempting none {t} slot2@exec0001",
+        "      Successfully matched with slot2@exec0001",
+        "    Reached submitter resource limit: 1.000000 ... stopping",
+        " negotiateWithGroup resources used submitterAds length 1 ",
         "---------- Finished Negotiation Cycle ----------",
     ]
     assert lines == ["11/14/23 22:15:00 " + x for x in expected]

@@ -214,3 +214,53 @@ async def test_collector_down_aborts_the_cycle_and_keeps_running(pool: Pool):
     assert p.svc.cycles == 0
     # HTCondor returns before re-arming: the timer stays on its period, start + INTERVAL
     assert p.svc.status()["next_cycle"] == 60.0
+
+
+async def test_userprio_reads_for_anyone_changes_for_admin_and_persists(pool: Pool, tmp_path: Path):
+    p = pool
+    p.collector.ads[("Submitter", "alice@mockpool")] = submitter_ad("alice@mockpool", "schedd1", p.peer, 2)
+    p.schedd.requests["schedd1"] = [request(1, 2).ad]
+    await p.svc.start()
+    await until(lambda: p.svc.cycles == 1)
+    # the cycle sent Accounting ads for the submitter and the root group
+    await until(lambda: ("Accounting", "alice@mockpool") in p.collector.ads)
+    ad = p.collector.ads[("Accounting", "alice@mockpool")]
+    assert ad.eval("MyType") == "Accounting" and ad.eval("IsAccountingGroup") is False
+    assert ad.eval("WeightedResourcesUsed") == 2.0 and ad.eval("PriorityFactor") == 1000.0
+    assert ad.eval("AccountingGroup") == "<none>"
+    assert p.collector.ads[("Accounting", "<none>")].eval("IsAccountingGroup") is True
+    reply = await p.stub(Role.READ).UserPrio(negotiator_pb2.UserPrioRequest())
+    names = {ad_from_pb(a).eval("Name") for a in reply.ads}
+    assert names == {"alice@mockpool", "<none>"}
+    with pytest.raises(grpc.aio.AioRpcError) as info:
+        await p.stub(Role.SUBMIT).UserPrio(
+            negotiator_pb2.UserPrioRequest(action="setfactor", name="alice@mockpool", value=5))
+    assert info.value.code() == grpc.StatusCode.PERMISSION_DENIED
+    admin = p.stub(Role.ADMIN)
+    with pytest.raises(grpc.aio.AioRpcError) as info:
+        await admin.UserPrio(negotiator_pb2.UserPrioRequest(action="setfactor", name="alice@mockpool", value=0.5))
+    assert info.value.code() == grpc.StatusCode.INVALID_ARGUMENT and ">= 1" in (info.value.details() or "")
+    with pytest.raises(grpc.aio.AioRpcError) as info:
+        await admin.UserPrio(negotiator_pb2.UserPrioRequest(action="setprio", name="alice", value=3))
+    assert "user@domain" in (info.value.details() or "")
+    await admin.UserPrio(negotiator_pb2.UserPrioRequest(action="setfactor", name="alice@mockpool", value=5))
+    await admin.UserPrio(negotiator_pb2.UserPrioRequest(action="setprio", name="bob@mockpool", value=7))
+    assert p.svc.accountant.factor("alice@mockpool") == 5.0
+    # A negotiator restarted on the same state folder keeps the accountant.
+    again = NegotiatorService(p.svc.ctx, name="again")
+    assert again.accountant.factor("alice@mockpool") == 5.0
+    assert again.accountant.rup("bob@mockpool") == 7.0
+    assert again.accountant.resources_used("alice@mockpool") == 2.0
+    await admin.UserPrio(negotiator_pb2.UserPrioRequest(action="delete", name="bob@mockpool"))
+    assert "bob@mockpool" not in NegotiatorService(p.svc.ctx, name="third").accountant.records
+
+
+async def test_spec_priorities_seed_a_negotiator_without_state(tmp_path: Path):
+    clock = ManualClock(0.0)
+    ctx = DaemonContext(clock=clock, config=parse_config("", "pool.conf"), secret=auth.make_secret(),
+                        collector_address=DEAD, events=EventLog(clock), state_dir=tmp_path)
+    svc = NegotiatorService(ctx, priorities={"alice@mockpool": {"factor": 500.0, "priority": 10.0}})
+    assert svc.accountant.eup("alice@mockpool") == 5000.0
+    (tmp_path / "accountant.json").write_text("{not json")
+    svc = NegotiatorService(ctx, priorities={})  # a damaged file is set aside, not fatal
+    assert svc.accountant.records == {} and (tmp_path / "accountant.json.bad").exists()

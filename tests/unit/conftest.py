@@ -1,0 +1,79 @@
+"""Shared builders for unit tests: pools of static slots and resource requests."""
+
+from __future__ import annotations
+
+from mockpool.classad import ClassAd, parse_expr
+from mockpool.config import parse_config
+from mockpool.negotiator import Accountant, ResourceRequest, Snapshot, negotiate
+
+FS_STARTD = "10.0.0.1:9618"
+FS_SCHEDD = "10.0.0.2:9618"
+
+
+def static_pool(n: int, *, cpus: int = 1, claimed_by: dict[str, int] | None = None) -> Snapshot:
+    """``n`` Unclaimed one-slot machines (plus Claimed ones: submitter -> how many)."""
+    slots, privates = [], []
+    rows = [("Unclaimed", None)] * n
+    for who, k in (claimed_by or {}).items():
+        rows += [("Claimed", who)] * k
+    for i, (state, who) in enumerate(rows):
+        name = f"slot1@exec{i:05d}"
+        ad = ClassAd()
+        ad["MyType"] = "Machine"
+        ad["Name"] = name
+        ad["PartitionableSlot"] = False
+        ad["State"] = state
+        ad["Activity"] = "Idle" if who is None else "Busy"
+        ad["Cpus"] = cpus
+        ad["Memory"] = 1024
+        ad["Disk"] = 1_000_000
+        ad["Start"] = True
+        ad["Requirements"] = parse_expr("START")
+        ad["SlotWeight"] = parse_expr("Cpus")
+        ad["MyAddress"] = f"<{FS_STARTD}>"
+        if who is not None:
+            ad["RemoteOwner"] = who
+            ad["AccountingGroup"] = who
+        slots.append(ad)
+        p = ClassAd()
+        p["Name"] = name
+        p["Capability"] = f"<{FS_STARTD}>#1#{i}#secret{i}"
+        privates.append(p)
+    return Snapshot(slots, privates)
+
+
+def job_request(
+    submitter: str,
+    count: int,
+    *,
+    ac: int = 1,
+    cpus: int = 1,
+    schedd: str = "schedd1",
+    requirements: str = "TARGET.Cpus >= RequestCpus",
+) -> ResourceRequest:
+    ad = ClassAd()
+    ad["ClusterId"] = ac
+    ad["ProcId"] = 0
+    ad["RequestCpus"] = cpus
+    ad["RequestMemory"] = 1
+    ad["RequestDisk"] = 1
+    ad["Requirements"] = parse_expr(requirements)
+    ad["AutoClusterId"] = ac
+    ad["Submitter"] = submitter
+    ad["ResourceRequestCount"] = count
+    return ResourceRequest.from_ad(ad, schedd, FS_SCHEDD)
+
+
+def matched_counts(
+    snapshot: Snapshot,
+    requests: list[ResourceRequest],
+    accountant: Accountant,
+    config: str = "",
+    now: float = 0.0,
+):
+    """Run one cycle; (matches per submitter, the result)."""
+    res = negotiate(snapshot, requests, accountant, parse_config(config, "test.conf"), now)
+    counts: dict[str, int] = {}
+    for m in res.matches:
+        counts[m.submitter] = counts.get(m.submitter, 0) + 1
+    return counts, res

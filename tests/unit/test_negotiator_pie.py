@@ -1,0 +1,218 @@
+"""The pie within one group: shares by 1/EUP, limits, spins, the no-crumbs rule.
+
+Numbers worked by hand from matchmaker.cpp's negotiateWithGroup: with EUPs 5, 10 and 20
+the shares are 4/7, 2/7 and 1/7 (max EUP 20; 20/5 + 20/10 + 20/20 = 7).
+"""
+
+from __future__ import annotations
+
+import pytest
+from conftest import job_request, matched_counts, static_pool
+
+from mockpool.classad import parse_expr
+from mockpool.negotiator import Accountant
+from mockpool.negotiator.pie import (
+    DONE,
+    RESUME,
+    SpinStats,
+    TurnLimits,
+    negotiate_with_group,
+    permits,
+    starvation,
+)
+
+A, B, C = "a@mockpool", "b@mockpool", "c@mockpool"
+
+
+def eup_5_10_20() -> Accountant:
+    acct = Accountant()  # RUP 0.5: factors 10, 20, 40 give EUP 5, 10, 20
+    for name, factor in ((A, 10.0), (B, 20.0), (C, 40.0)):
+        acct.set_factor(name, factor)
+    return acct
+
+
+def three(a: int, b: int, c: int) -> list:
+    return [job_request(A, a, ac=1), job_request(B, b, ac=2), job_request(C, c, ac=3)]
+
+
+def test_eup_5_10_20_on_70_slots_get_40_20_10_in_one_cycle():
+    counts, res = matched_counts(static_pool(70), three(100, 100, 100), eup_5_10_20())
+    assert counts == {A: 40, B: 20, C: 10}
+    # Everybody stopped at the limit; no slot left, so one spin.
+    assert res.stats.pie_spins == 1 and res.stats.pies == 1
+    assert res.stats.submitters_share_limit == {A, B, C}
+
+
+def test_one_submitter_asking_for_5_the_second_spin_goes_by_the_new_shares():
+    # c (EUP 20) wants 5: spin 1 gives 40, 20, 5 and leaves 5 slots. Spin 2 among a and b
+    # (shares 2/3, 1/3 of 70): a's limit 46.67 - 40 = 6.67 comes first and takes all 5.
+    counts, res = matched_counts(static_pool(70), three(100, 100, 5), eup_5_10_20())
+    assert counts == {A: 45, B: 20, C: 5}
+    assert res.stats.pie_spins == 2
+    # a (EUP 5) wants 5: spin 1 gives 5, 20, 10 and leaves 35. Spin 2: b's limit
+    # 2/3 x 70 - 20 = 26.67 -> 26 matches (a 27th would pass it); c's 23.33 - 10 = 13.33
+    # meets the 9 slots left.
+    counts, _ = matched_counts(static_pool(70), three(5, 100, 100), eup_5_10_20())
+    assert counts == {A: 5, B: 46, C: 19}
+
+
+def test_limits_take_usage_into_account():
+    # b already holds 10 claimed slots: pool 30 (claimed slots count), equal EUPs
+    # (both RUP 0.5: usage not yet aged in), limits 15 - 0 and 15 - 10.
+    snap = static_pool(20, claimed_by={B: 10})
+    counts, _ = matched_counts(
+        snap, [job_request(A, 100, ac=1), job_request(B, 100, ac=2)], Accountant()
+    )
+    assert counts == {A: 15, B: 5}
+
+
+def test_no_crumbs_one_match_may_pass_a_limit_below_one():
+    # Shares 10/11 and 1/11 of 2 slots: b's limit 0.18 still gets its one match.
+    acct = Accountant()
+    acct.set_factor(A, 100.0)
+    counts, _ = matched_counts(
+        static_pool(2), [job_request(A, 5, ac=1), job_request(B, 5, ac=2)], acct
+    )
+    assert counts == {A: 1, B: 1}
+
+
+def test_permits_rule():
+    assert permits(1, 0, 0.2)  # first match of the spin with a limit > 0
+    assert not permits(1, 0, 0.0)  # no limit at all
+    assert permits(1, 2, 3.0)
+    assert not permits(1, 2.5, 3.0)
+
+
+def test_starvation_ratio():
+    assert starvation(10, 30) == 0.25
+    assert starvation(0, 0) > 1e38  # FLT_MAX: nothing allowed sorts last
+
+
+def test_equal_eup_ordered_by_starvation():
+    # Same EUP (factors equal, both RUP 0.5); b uses 3 of 10 (limit 5 - 3 = 2, starvation
+    # 3/5), a uses 0 (starvation 0): a goes first.
+    acct = Accountant()
+    acct.check_matches({B: 3.0}, 0.0)
+    order: list[str] = []
+
+    def turn(name: str, lim: TurnLimits) -> tuple[str, float]:
+        order.append(name)
+        return DONE, 0.0
+
+    negotiate_with_group(
+        [B, A],
+        name=lambda n: n,
+        idle=lambda n: 1,
+        acct=acct,
+        turn=turn,
+        slots_left=lambda: True,
+        untrimmed_weight=10,
+        min_slot_weight=1,
+        log=lambda s: None,
+    )
+    assert order == [A, B]
+
+
+def test_spins_repeat_while_the_pie_shrinks_and_respect_the_group_quota():
+    acct = Accountant()
+    stats = SpinStats()
+    seen: list[tuple[str, int, float]] = []
+
+    def turn(name: str, lim: TurnLimits) -> tuple[str, float]:
+        seen.append((name, lim.spin, round(lim.limit_unclaimed, 3)))
+        take = 1.0 if lim.limit_unclaimed >= 1 else 0.0
+        acct.add_match(name, take, 0.0)
+        acct.add_match(
+            "group_x", take, 0.0
+        )  # the group's own record, as a grouped match charges it
+        return (RESUME if take else DONE), take
+
+    log: list[str] = []
+    negotiate_with_group(
+        [A],
+        name=lambda n: n,
+        idle=lambda n: 9,
+        acct=acct,
+        turn=turn,
+        slots_left=lambda: True,
+        untrimmed_weight=100,
+        min_slot_weight=1,
+        group="group_x",
+        group_quota=3,
+        log=log.append,
+        stats=stats,
+    )
+    # Each spin: the group's quota left (3 - usage) caps the unclaimed limit.
+    assert seen == [(A, 1, 3.0), (A, 2, 2.0), (A, 3, 1.0)]
+    assert "Group group_x is using its quota 3 - halting negotiation" in log
+    assert stats.pie_spins == 4 and stats.pies == 1
+
+
+@pytest.mark.parametrize("preempt", [True, False])
+def test_over_the_limit_first_spin(preempt: bool):
+    # Equal EUPs, 2 slots, a wants 3: limit 1 each. With preemption considered, spin 1
+    # lets a continue past its limit for startd-rank preemption only (its next job finds
+    # no unclaimed slot); without, a stops at the limit. Spin 2 gives a the second slot.
+    text = "" if preempt else "NEGOTIATOR_CONSIDER_PREEMPTION = False"
+    counts, res = matched_counts(
+        static_pool(2),
+        [job_request(A, 3, ac=1), job_request(B, 1, ac=2, requirements="False")],
+        Accountant(),
+        text,
+    )
+    assert counts == {A: 2}
+    lines = [ln.text for ln in res.log]
+    assert ("      Rejected 1.0 a@mockpool <10.0.0.2:9618>: no match found" in lines) is preempt
+    assert "    Reached submitter resource limit: 1.000000 ... stopping" in lines
+
+
+def test_time_limits_stop_a_turn_and_skip_the_submitter_later():
+    import itertools
+
+    from mockpool.config import parse_config
+    from mockpool.negotiator import negotiate
+
+    ticks = itertools.count()  # a clock that moves one pool second each time it is read
+    res = negotiate(
+        static_pool(100),
+        [job_request(A, 100, ac=1)],
+        Accountant(),
+        parse_config("NEGOTIATOR_MAX_TIME_PER_SUBMITTER = 30"),
+        0.0,
+        timer=lambda: float(next(ticks)),
+    )
+    lines = [ln.text for ln in res.log]
+    deadline = [
+        x
+        for x in lines
+        if x.startswith("    Reached deadline for a@mockpool (<10.0.0.2:9618>) after ")
+    ]
+    assert len(deadline) == 1 and "MAX_TIME_PER_SUBMITTER = 30 sec" in deadline[0]
+    assert 0 < len(res.matches) < 100
+    # The next spin finds a's 30 seconds spent: skipped, and counted out of time.
+    assert "  Negotiation with a@mockpool skipped because of time limits:" in lines
+    assert res.stats.submitters_out_of_time == {A}
+
+
+@pytest.mark.parametrize("preempt", [True, False])
+def test_startd_rank_preemption_is_not_held_to_the_submitter_limit(preempt: bool):
+    # a and b at equal EUP on 4 slots: limits 2 each. Two slots are Claimed by c, and
+    # their startds rank any new job above c's (Rank 10 > CurrentRank 0). a's jobs rank
+    # the unclaimed slots first: a takes them (its limit), then, over the limit on the
+    # first spin, the rank preemptions that HTCondor allows whatever the limit.
+    snap = static_pool(2, claimed_by={C: 2})
+    for ad in snap.slots[2:]:
+        ad["Rank"] = 10.0
+        ad["CurrentRank"] = 0.0
+    reqs = [job_request(A, 5, ac=1), job_request(B, 5, ac=2)]
+    for r in reqs:
+        r.ad["Rank"] = parse_expr('10 * (TARGET.State == "Unclaimed")')
+    text = "NEGOTIATOR_PRE_JOB_RANK = 0" + (
+        "" if preempt else "\nNEGOTIATOR_CONSIDER_PREEMPTION = False"
+    )
+    counts, res = matched_counts(snap, reqs, Accountant(), text)
+    if preempt:
+        assert counts == {A: 4}
+        assert sorted(m.slot_name for m in res.matches) == [f"slot1@exec{i:05d}" for i in range(4)]
+    else:
+        assert counts == {A: 2}  # Claimed slots are trimmed; b finds nothing left
