@@ -32,6 +32,8 @@ count = 1
 config = '''
 NUM_CPUS = {slots}
 MEMORY = {slots * 1024}
+NUM_SLOTS_TYPE_1 = {slots}
+SLOT_TYPE_1 = 1/{slots}
 '''
 
 [[schedds]]

@@ -371,6 +371,23 @@ def test_policy_pslot_match_costs_what_it_takes_not_the_whole_slot():
     assert m.cost == 1.0
 
 
+def test_seed_group_quota_one_on_a_policy_pslot():
+    # GROUP_QUOTA_a = 1, no surplus, a 10-cpu p-slot with a policy, 2 one-cpu jobs: the
+    # first match costs W(S) - W(S') = 10 - 9 = 1, which fills the quota, so the second is
+    # refused; the group is charged 1 cpu, not the slot's 10.
+    ad, ids = pslot(cpus=10, memory=20480, claims=20)
+    who = "a.alice@mockpool"
+    res = run(pool(ad, claims={"slot1@exec0001": ids}), [request(1, 2, submitter=who)],
+              "GROUP_NAMES = a\nGROUP_QUOTA_a = 1\nGROUP_ACCEPT_SURPLUS = False")
+    (m,) = res.matches
+    assert m.submitter == who and m.cost == 1.0
+    assert res.accountant.resources_used(who) == 1.0
+    # with surplus accepted, the rest of the pool flows to the group: both jobs match
+    res = run(pool(ad, claims={"slot1@exec0001": ids}), [request(1, 2, submitter=who)],
+              "GROUP_NAMES = a\nGROUP_QUOTA_a = 1\nGROUP_ACCEPT_SURPLUS = True")
+    assert len(res.matches) == 2
+
+
 def test_pslot_without_policy_is_matched_whole_once_a_cycle():
     # HTCondor splits only slots that advertise a policy: this one is offered like a
     # static slot, with its Capability, and costs its whole SlotWeight (10)
