@@ -108,11 +108,9 @@ KNOWN_DIFFERENCES = {
     "string({RequestMemory, Memory})": _LAZY,
     "toUpper({Owner})": _LAZY,
     'strcat({1 + 1}, "x")': _LAZY,
-    'regexp("^.$", "é")': "PCRE matches bytes; Python's re matches characters",
     'stringListSum("0x10")': "HTCondor reads list items with strtod (hex allowed)",
     'stringListMax("-0.0,0")': "HTCondor's stringListMax starts from FLT_MIN (its bug)",
     'stringListMax("-1,-2")': "HTCondor's stringListMax starts from FLT_MIN (its bug)",
-    'regexps("(a)(b)?", "a", "[\\\\2]")': "HTCondor: substituting an unmatched group is ERROR",
 }
 
 LINES = [
