@@ -16,8 +16,8 @@ from functools import lru_cache
 from typing import Any
 
 from .ad import ClassAd
-from .convert import c_trunc_to_int, to_int, to_real, to_string
 from .budget import STRING_BYTES_PER_STEP
+from .convert import c_trunc_to_int, to_int, to_real, to_string
 from .operators import arith, compare, fold, identical, truth
 from .pcre import Regex, RegexError, compile_regex
 from .pcre import search as pcre_search

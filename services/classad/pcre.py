@@ -75,8 +75,9 @@ class Regex:
         # a pattern that sets its own limits is run once, at HTCondor's, and charged for it
         self._own_limit = b"(*LIMIT_" in self.pattern
 
-    def search(self, subject: bytes, start: int, options: int,
-               charge: Callable[[int], None]) -> list[tuple[int, int]] | None:
+    def search(
+        self, subject: bytes, start: int, options: int, charge: Callable[[int], None]
+    ) -> list[tuple[int, int]] | None:
         """Spans of group 0..n (``(-1, -1)`` when unset) of the first match at or after
         ``start``, or None. RegexError past PCRE2's match limit (HTCondor's ERROR)."""
         tiers = TIERS[-1:] if self._own_limit else TIERS
@@ -91,7 +92,9 @@ class Regex:
                 raise RegexError(f"regular expression failed: {exc}") from None
             if md is None:
                 return None
-            return [_cy.match_substring_span_bynumber(md, subject, g) for g in range(self.groups + 1)]
+            return [
+                _cy.match_substring_span_bynumber(md, subject, g) for g in range(self.groups + 1)
+            ]
         raise AssertionError("unreachable: the last tier raises or returns")
 
 
@@ -106,8 +109,15 @@ def search(rx: Regex, target: str, charge: Callable[[int], None]) -> bool:
     return rx.search(_c_string(target), 0, 0, charge) is not None
 
 
-def substitute(rx: Regex, target: str, repl: str, full: bool, every: bool,
-               charge: Callable[[int], None], charge_bytes: Callable[[int], None]) -> str:
+def substitute(
+    rx: Regex,
+    target: str,
+    repl: str,
+    full: bool,
+    every: bool,
+    charge: Callable[[int], None],
+    charge_bytes: Callable[[int], None],
+) -> str:
     """regexps()/replace()/replaceAll(), as HTCondor's regexp_helper builds its output.
 
     ``full``: the whole target with the match(es) replaced (else only the replacement);
@@ -128,7 +138,7 @@ def substitute(rx: Regex, target: str, repl: str, full: bool, every: bool,
         if spans is None:
             if after_empty:
                 # no non-empty match right after an empty one: keep one byte, go on
-                out += subject[pos:pos + 1]
+                out += subject[pos : pos + 1]
                 pos += 1
                 after_empty = False
                 continue
