@@ -5,8 +5,8 @@ its one event loop, so no expression may hold it for long. Work is counted in *s
 deterministically (never by the wall clock, so a result does not depend on the machine or
 its load): a step is one expression node evaluated; a function's output costs one step per
 ``STRING_BYTES_PER_STEP`` bytes or per list item; a regular expression costs its match limit
-tier (see :mod:`.pcre`). A step is about a microsecond of work, so ``EVAL_BUDGET`` bounds one
-evaluation to well under a second.
+tier (see :mod:`.pcre`). A step is one to a few microseconds of work, so ``EVAL_BUDGET``
+bounds one evaluation to about half a second at worst.
 
 An evaluation past its budget stops at once: :func:`~.evaluate.evaluate` then returns ERROR,
 unless the caller passed its own :class:`Budget` and so asked to be told
@@ -15,9 +15,9 @@ unless the caller passed its own :class:`Budget` and so asked to be told
 
 from __future__ import annotations
 
-EVAL_BUDGET = 500_000  # steps for one evaluation (or one request, before PER_AD_STEPS)
+EVAL_BUDGET = 200_000  # steps for one evaluation (or one request, before PER_AD_STEPS)
 PER_AD_STEPS = 100  # what a request may spend per ad it scans, on top of EVAL_BUDGET
-STRING_BYTES_PER_STEP = 64  # also bounds memory: a budget builds at most ~32 MB of strings
+STRING_BYTES_PER_STEP = 64  # also bounds memory: a budget builds at most ~13 MB of strings
 
 
 class BudgetExceeded(Exception):
