@@ -19,7 +19,9 @@ BELOW_LAST = 4 + 40 + 400 + 4_000 + 40_000  # the tiers up to 1,000,000 PCRE2 st
 ALL_TIERS = BELOW_LAST + 400_000  # and PCRE2's own limit, 10,000,000
 
 
-def spent(text: str, my: ClassAd | None = None, target: ClassAd | None = None) -> tuple[object, int]:
+def spent(
+    text: str, my: ClassAd | None = None, target: ClassAd | None = None
+) -> tuple[object, int]:
     b = Budget()
     value = evaluate(text, my, target, budget=b)
     return value, b.spent
@@ -82,7 +84,7 @@ def test_string_growth_is_stopped_before_it_is_built() -> None:
         evaluate("size(s40)", ad, budget=Budget())
     assert exc.value.what == "string bytes"
     # join of a long list with a long separator is charged before the join runs
-    ad = ClassAd(sep="y" * 100_000, items=parse_expr("split(strcat(s0, \"\"), \"\")"))
+    ad = ClassAd(sep="y" * 100_000, items=parse_expr('split(strcat(s0, ""), "")'))
     ad["items"] = parse_expr("{" + ", ".join(['"a"'] * 1000) + "}")
     with pytest.raises(BudgetExceeded):
         evaluate("join(sep, items)", ad, budget=Budget(500_000))  # 1000 * 100 KB = 100 MB
@@ -188,8 +190,9 @@ def test_a_vectorised_node_costs_a_step_per_64_rows() -> None:
 
 
 def test_match_vector_stops_a_poison_job() -> None:
-    job = ClassAd(Requirements=parse_expr(
-        'regexp("(a+)+$", strcat("' + "a" * 30 + '", TARGET.Name, "!"))'))
+    job = ClassAd(
+        Requirements=parse_expr('regexp("(a+)+$", strcat("' + "a" * 30 + '", TARGET.Name, "!"))')
+    )
     table = slots(50)  # a distinct subject per slot: 50 full-limit matches without a budget
     with pytest.raises(BudgetExceeded):
         match_vector(job, table, budget=table_budget(table.n))
