@@ -494,6 +494,15 @@ def _split_list(s: str, delims: str) -> list[str]:
     return [p for p in parts if p]
 
 
+_SPACE = " \t\n\r\f\v"
+
+
+def _tokens(s: str, delims: str) -> list[str]:
+    """The stringList* functions' items: HTCondor's StringTokenIterator also trims each
+    one and drops those left empty (split() does neither)."""
+    return [t for p in _split_list(s, delims) if (t := p.strip(_SPACE))]
+
+
 def _string_list_args(args, scope, ctx, n_before: int):
     """Evaluate (before..., list, [delims]); returns (values, delims) or ERROR.
 
@@ -524,7 +533,7 @@ def _sl_member(args, scope, ctx, name):
         return False
     if type(x) is not str or type(lst) is not str:
         return ERROR
-    items = _split_list(lst, delims)
+    items = _tokens(lst, delims)
     if name == "stringlistimember":
         fx = fold(x)
         return any(fold(i) == fx for i in items)
@@ -539,7 +548,7 @@ def _sl_size(args, scope, ctx, name):
     (lst, *_), delims = r
     if type(lst) is not str:
         return ERROR
-    return len(_split_list(lst, delims))
+    return len(_tokens(lst, delims))
 
 
 def _parse_number_token(tok: str) -> int | float | None:
@@ -563,7 +572,7 @@ def _sl_math(args, scope, ctx, name):
     if type(lst) is not str:
         return ERROR
     nums = []
-    for tok in _split_list(lst, delims):
+    for tok in _tokens(lst, delims):
         v = _parse_number_token(tok)
         if v is None:
             return ERROR
@@ -707,6 +716,34 @@ def _regexp_member(args, scope, ctx, name):
         except RegexError:
             continue
     return UNDEFINED if maybe else False
+
+
+@_fn("stringList_regexpMember")
+def _sl_regexp_member(args, scope, ctx, name):
+    # HTCondor's compat layer (condor_utils/compat_classad.cpp): every argument must be a
+    # string (UNDEFINED too is ERROR), option letters in either case, a bad pattern is
+    # ERROR, a failed match (over the limit) no match, and an empty list UNDEFINED.
+    if not 2 <= len(args) <= 4:
+        return ERROR
+    vals = _strict(args, scope, ctx)
+    if any(type(v) is not str for v in vals):
+        return ERROR
+    pattern, lst = vals[0], vals[1]
+    delims = vals[2] if len(vals) >= 3 else ", "
+    rx = _regex(pattern, vals[3].lower() if len(vals) == 4 else "")
+    if rx is None:
+        return ERROR
+    items = _tokens(lst, delims)
+    if not items:
+        return UNDEFINED
+    charge = _regex_charge(ctx)
+    for item in items:
+        try:
+            if pcre_search(rx, item, charge):
+                return True
+        except RegexError:
+            continue
+    return False
 
 
 # -- evaluation of text ------------------------------------------------------------

@@ -205,3 +205,16 @@ def test_match_vector_stops_a_poison_job() -> None:
 def test_table_budget_grows_with_the_rows() -> None:
     assert table_budget(0).limit == 200_000
     assert table_budget(1000).limit == 200_000 + 100 * 1000
+
+
+def test_string_list_regexp_member_as_htcondors_compat_layer() -> None:
+    # every argument a string (UNDEFINED is ERROR), items trimmed, letters in either case,
+    # an empty list UNDEFINED, a match over PCRE2's limit no match
+    assert evaluate('stringList_regexpMember("^ab$", "xx, ab", ",")') is True
+    assert evaluate('stringList_regexpMember("A", "xx, ab", ",", "I")') is True
+    assert evaluate('stringList_regexpMember("a", " , ")') is UNDEFINED
+    assert evaluate('stringList_regexpMember("a", undefined)') is ERROR
+    assert evaluate('stringList_regexpMember("[", "a")') is ERROR
+    poison = f'stringList_regexpMember("(a+)+$", "{"a" * 30}!, b")'
+    assert evaluate(poison, budget=Budget(1_000_000)) is False
+    assert evaluate(poison) is ERROR  # the default budget stops it first
