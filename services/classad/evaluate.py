@@ -217,7 +217,8 @@ def _binary(node: Binary, scope: ClassAd | None, ctx: EvalContext) -> Any:
     while type(n) is Binary:
         spine.append(n)
         n = n.left
-    ctx.budget.charge(len(spine) - 1)  # _ev charged the first
+    if len(spine) > 1:  # _ev charged the first
+        ctx.budget.charge(len(spine) - 1)
     val = _ev(n, scope, ctx)
     for b in reversed(spine):
         op = b.op
