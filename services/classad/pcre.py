@@ -11,9 +11,9 @@ and without JIT (HTCondor does not JIT, and the JIT counts its limit differently
 
 Cost. A match is first tried with a low limit set in the pattern (``(*LIMIT_MATCH=n)``,
 which can only lower the caller's), then with limits ten times higher up to HTCondor's own;
-the evaluation is charged the tier it finished in (``limit // PCRE_STEPS_PER_STEP`` steps,
-see :mod:`.budget`), before the match runs, so a budget stops a costly regular expression
-before it runs rather than after. A result within a tier is the one the full limit gives, so
+the evaluation is charged each tier it is tried at (``limit // PCRE_STEPS_PER_STEP`` steps,
+see :mod:`.budget`), and the subject's length as for a string that long, before the match
+runs, so a budget stops a costly regular expression before it runs rather than after. A result within a tier is the one the full limit gives, so
 the tiers change the cost and never the answer.
 """
 
@@ -24,6 +24,8 @@ from collections.abc import Callable
 from functools import lru_cache
 
 from pcre2 import _cy
+
+from .budget import STRING_BYTES_PER_STEP
 
 MATCH_LIMIT = 10_000_000  # PCRE2's default, which HTCondor's classad library keeps
 TIERS = (100, 1_000, 10_000, 100_000, 1_000_000, MATCH_LIMIT)
@@ -108,9 +110,15 @@ def compile_regex(pattern: str, letters: str) -> Regex:
     return Regex(pattern, letters)
 
 
+def _subject(target: str, charge: Callable[[int], None]) -> bytes:
+    # encoding and scanning a long subject costs its length, whatever the tiers say
+    charge(len(target) // STRING_BYTES_PER_STEP)
+    return _c_string(target)
+
+
 def search(rx: Regex, target: str, charge: Callable[[int], None]) -> bool:
     """regexp(): whether ``rx`` matches anywhere in ``target``."""
-    return rx.search(_c_string(target), 0, 0, charge) is not None
+    return rx.search(_subject(target, charge), 0, 0, charge) is not None
 
 
 def substitute(
@@ -127,7 +135,7 @@ def substitute(
     ``full``: the whole target with the match(es) replaced (else only the replacement);
     ``every``: every match, not overlapping. In the replacement ``\\N`` (one digit) is group
     N, unset groups are empty, and a group past the last one that took part is an error."""
-    subject = _c_string(target)
+    subject = _subject(target, charge)
     template = _c_string(repl)
     out = bytearray()
     pos = 0

@@ -4,7 +4,8 @@ Costs (services/classad/budget.py, pcre.py): a literal is free; every other node
 step (a chain ``a + b + c`` is one per operator); a list literal or a function's list result
 costs one step more per item; a string result one step per 64 bytes (strcat/join charge it once
 more before building it); a regular expression costs ``limit // 25`` for each match-limit
-tier it is tried at (100, then 1,000, ... up to PCRE2's 10,000,000).
+tier it is tried at (100, then 1,000, ... up to PCRE2's 10,000,000), and its subject's
+length as a string's.
 """
 
 from __future__ import annotations
@@ -218,3 +219,11 @@ def test_string_list_regexp_member_as_htcondors_compat_layer() -> None:
     poison = f'stringList_regexpMember("(a+)+$", "{"a" * 30}!, b")'
     assert evaluate(poison, budget=Budget(1_000_000)) is False
     assert evaluate(poison) is ERROR  # the default budget stops it first
+
+
+def test_a_long_subject_costs_its_length() -> None:
+    # the call, the reference to s, 6,400 bytes of subject (100), the first tier (4)
+    ad = ClassAd(s="x" * 6400)
+    b = Budget()
+    assert evaluate('regexp("^x+$", s)', ad, budget=b) is True
+    assert b.spent == 1 + 1 + 100 + 4
