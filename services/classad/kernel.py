@@ -10,6 +10,9 @@ the ad that holds the expression, then in the other ad.
 What the kernel does not vectorise (nested ad literals, selection from computed ads,
 eval(), random(), absolute references) is evaluated row by row with the scalar
 evaluator, for just the expression that needs it, and counted in ``KernelStats.fallbacks``.
+
+Every evaluation spends a step budget (:mod:`.budget`): a vectorised node costs a step per
+64 rows, a fallback what the scalar evaluator charges; :func:`table_budget` is the default.
 """
 
 from __future__ import annotations
