@@ -12,12 +12,15 @@ Public API (everything else in this package is private):
 - ``evaluate(expr_or_text, my=None, target=None, *, now=None) -> value``: bool, int,
   float, str, list, ClassAd, or the singletons ``UNDEFINED`` / ``ERROR``.
 - ``matches(job, slot) -> bool``: the symmetric match (both Requirements true).
+- ``Budget`` / ``BudgetExceeded``: the step budget one evaluation may spend; pass
+  ``evaluate(..., budget=Budget(n))`` to be told (raised) rather than get ERROR past it.
 - ``ClassAdSyntaxError``: every malformed expression or ad raises it, with ``.position``
   (0-based offset), ``.line``/``.column`` (1-based) and ``.expected``.
 - The match kernel lives in :mod:`mockpool.classad.kernel`.
 """
 
 from .ad import ClassAd
+from .budget import Budget, BudgetExceeded
 from .errors import ClassAdSyntaxError
 from .evaluate import evaluate, matches
 from .parser import parse_ad, parse_ads, parse_expr
@@ -29,6 +32,8 @@ from .values import ERROR, UNDEFINED
 __all__ = [
     "ERROR",
     "UNDEFINED",
+    "Budget",
+    "BudgetExceeded",
     "ClassAd",
     "ClassAdSyntaxError",
     "Expr",

@@ -14,6 +14,7 @@ import random as _random
 from typing import Any
 
 from .ad import ClassAd
+from .budget import Budget, BudgetExceeded
 from .operators import (
     ARITH_OPS,
     BITWISE_OPS,
@@ -46,12 +47,14 @@ MAX_REFERENCE_DEPTH = 200  # attribute-to-attribute chains deeper than this are 
 
 
 class EvalContext:
-    """What one evaluation needs besides the tree: the two ads, the clock, randomness."""
+    """What one evaluation needs besides the tree: the two ads, the clock, randomness, and
+    the step budget it may spend (a fresh default one unless given)."""
 
-    __slots__ = ("active", "now", "parents", "rng", "targets")
+    __slots__ = ("active", "budget", "now", "parents", "rng", "targets")
 
     def __init__(self, my: ClassAd | None, target: ClassAd | None, now: float | None = None,
-                 rng: _random.Random | None = None) -> None:
+                 rng: _random.Random | None = None, budget: Budget | None = None) -> None:
+        self.budget = budget if budget is not None else Budget()
         self.targets: dict[int, ClassAd | None] = {}
         if my is not None:
             self.targets[id(my)] = target
@@ -81,14 +84,23 @@ class EvalContext:
 
 
 def evaluate(expr: Expr | str, my: ClassAd | None = None, target: ClassAd | None = None, *,
-             now: float | None = None, rng: _random.Random | None = None) -> Any:
-    """Evaluate `expr` with `my` as MY and `target` as TARGET. Never raises for bad values."""
+             now: float | None = None, rng: _random.Random | None = None,
+             budget: Budget | None = None) -> Any:
+    """Evaluate `expr` with `my` as MY and `target` as TARGET. Never raises for bad values.
+
+    Without `budget`, an evaluation past the default step budget is ERROR; with one, it
+    spends from it and raises :class:`BudgetExceeded` past it (see :mod:`.budget`)."""
     if isinstance(expr, str):
         from .parser import parse_expr
 
         expr = parse_expr(expr)
-    ctx = EvalContext(my, target, now, rng)
-    return eval_in(expr, my, ctx)
+    ctx = EvalContext(my, target, now, rng, budget)
+    if budget is not None:
+        return eval_in(expr, my, ctx)
+    try:
+        return eval_in(expr, my, ctx)
+    except BudgetExceeded:
+        return ERROR
 
 
 def eval_in(expr: Expr, scope: ClassAd | None, ctx: EvalContext) -> Any:
@@ -205,6 +217,8 @@ def _binary(node: Binary, scope: ClassAd | None, ctx: EvalContext) -> Any:
     while type(n) is Binary:
         spine.append(n)
         n = n.left
+    if len(spine) > 1:  # _ev charged the first
+        ctx.budget.charge(len(spine) - 1)
     val = _ev(n, scope, ctx)
     for b in reversed(spine):
         op = b.op
@@ -250,6 +264,10 @@ def _ev(node: Expr, scope: ClassAd | None, ctx: EvalContext) -> Any:
     t = type(node)
     if t is Literal:
         return node.value  # type: ignore[attr-defined]
+    budget = ctx.budget  # every other node is a step: inlined, this is the hot path
+    budget.left -= 1
+    if budget.left < 0:
+        budget.charge(0)
     if t is AttrRef:
         return _ref(node, scope, ctx)  # type: ignore[arg-type]
     if t is Binary:
@@ -277,6 +295,7 @@ def _ev(node: Expr, scope: ClassAd | None, ctx: EvalContext) -> Any:
     if t is Subscript:
         return _subscript(_ev(node.base, scope, ctx), _ev(node.index, scope, ctx), ctx)  # type: ignore[attr-defined]
     if t is ListExpr:
+        budget.charge(len(node.items), "list items")  # type: ignore[attr-defined]
         return [_ev(x, scope, ctx) for x in node.items]  # type: ignore[attr-defined]
     if t is AdExpr:
         ad = node.ad  # type: ignore[attr-defined]

@@ -16,8 +16,12 @@ from functools import lru_cache
 from typing import Any
 
 from .ad import ClassAd
+from .budget import STRING_BYTES_PER_STEP
 from .convert import c_trunc_to_int, to_int, to_real, to_string
 from .operators import arith, compare, fold, identical, truth
+from .pcre import Regex, RegexError, compile_regex
+from .pcre import search as pcre_search
+from .pcre import substitute as pcre_substitute
 from .tree import AttrRef, Call, Expr
 from .values import ERROR, INT_MIN, UNDEFINED, wrap_int
 
@@ -42,7 +46,15 @@ def call(node: Call, scope: Any, ctx: Any) -> Any:
     f = _TABLE.get(node.name.lower())
     if f is None:
         return ERROR
-    return f(node.args, scope, ctx, node.name.lower())  # type: ignore[call-arg]
+    r = f(node.args, scope, ctx, node.name.lower())  # type: ignore[call-arg]
+    # what a function builds costs its size (this also bounds the memory it may take)
+    t = type(r)
+    if t is str:
+        if len(r) >= STRING_BYTES_PER_STEP:
+            ctx.budget.charge(len(r) // STRING_BYTES_PER_STEP, "string bytes")
+    elif t is list:
+        ctx.budget.charge(len(r), "list items")
+    return r
 
 
 def _ev(e: Expr, scope: Any, ctx: Any) -> Any:
@@ -382,7 +394,14 @@ def _strcat(args, scope, ctx, name):
         if s is UNDEFINED or s is ERROR:
             return s
         out.append(s)
+    _charge_join(ctx, out, "")
     return "".join(out)
+
+
+def _charge_join(ctx: Any, parts: list[str], sep: str) -> None:
+    # charged before the string is built, so an oversized one is never allocated
+    size = sum(map(len, parts)) + len(sep) * max(0, len(parts) - 1)
+    ctx.budget.charge(size // STRING_BYTES_PER_STEP, "string bytes")
 
 
 @_fn("join")
@@ -407,6 +426,7 @@ def _join(args, scope, ctx, name):
         if s is ERROR:
             return ERROR
         out.append(s)
+    _charge_join(ctx, out, sep)
     return sep.join(out)
 
 
@@ -474,6 +494,15 @@ def _split_list(s: str, delims: str) -> list[str]:
     return [p for p in parts if p]
 
 
+_SPACE = " \t\n\r\f\v"
+
+
+def _tokens(s: str, delims: str) -> list[str]:
+    """The stringList* functions' items: HTCondor's StringTokenIterator also trims each
+    one and drops those left empty (split() does neither)."""
+    return [t for p in _split_list(s, delims) if (t := p.strip(_SPACE))]
+
+
 def _string_list_args(args, scope, ctx, n_before: int):
     """Evaluate (before..., list, [delims]); returns (values, delims) or ERROR.
 
@@ -504,7 +533,7 @@ def _sl_member(args, scope, ctx, name):
         return False
     if type(x) is not str or type(lst) is not str:
         return ERROR
-    items = _split_list(lst, delims)
+    items = _tokens(lst, delims)
     if name == "stringlistimember":
         fx = fold(x)
         return any(fold(i) == fx for i in items)
@@ -519,7 +548,7 @@ def _sl_size(args, scope, ctx, name):
     (lst, *_), delims = r
     if type(lst) is not str:
         return ERROR
-    return len(_split_list(lst, delims))
+    return len(_tokens(lst, delims))
 
 
 def _parse_number_token(tok: str) -> int | float | None:
@@ -543,7 +572,7 @@ def _sl_math(args, scope, ctx, name):
     if type(lst) is not str:
         return ERROR
     nums = []
-    for tok in _split_list(lst, delims):
+    for tok in _tokens(lst, delims):
         v = _parse_number_token(tok)
         if v is None:
             return ERROR
@@ -591,43 +620,11 @@ def _split_name(args, scope, ctx, name):
 
 
 # -- regular expressions -------------------------------------------------------------
-# PCRE accepts POSIX classes inside brackets ([[:digit:]]); Python's re does not.
-_POSIX_CLASS = re.compile(r"\[:(\w+):\]")
-_POSIX_CLASSES = {
-    "alpha": "a-zA-Z", "digit": "0-9", "alnum": "a-zA-Z0-9", "upper": "A-Z", "lower": "a-z",
-    "space": r"\s", "blank": r" \t", "xdigit": "0-9A-Fa-f", "word": r"\w",
-    "punct": re.escape("!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~"), "cntrl": r"\x00-\x1f\x7f",
-    "print": r"\x20-\x7e", "graph": r"\x21-\x7e",
-}
-
-
-@lru_cache(maxsize=1024)
-def _compile_regex(pattern: str, options: str) -> re.Pattern[str] | None:
-    flags = 0
-    if "i" in options:
-        flags |= re.IGNORECASE
-    if "m" in options:
-        flags |= re.MULTILINE
-    if "s" in options:
-        flags |= re.DOTALL
-    if "x" in options:
-        flags |= re.VERBOSE
-    pattern = _POSIX_CLASS.sub(lambda m: _POSIX_CLASSES.get(m.group(1), m.group(0)), pattern)
+def _regex(pattern: str, options: str) -> Regex | None:
     try:
-        return re.compile(pattern, flags)
-    except (re.error, OverflowError, RecursionError):
+        return compile_regex(pattern, options)
+    except RegexError:
         return None
-
-
-def _substitute(m: re.Match[str], repl: str) -> str:
-    def group(g: re.Match[str]) -> str:
-        i = int(g.group(1))
-        try:
-            return m.group(i) or ""
-        except IndexError:
-            return ""
-
-    return re.sub(r"\\(\d)", group, repl)
 
 
 def _regex_args(args, scope, ctx, fixed: int):
@@ -645,7 +642,7 @@ def _regex_args(args, scope, ctx, fixed: int):
         options = vals[-1]
     if any(type(v) is not str for v in vals[:fixed]):
         return ERROR
-    rx = _compile_regex(vals[0], options)
+    rx = _regex(vals[0], options)
     if rx is None:
         return ERROR
     return rx, vals, options
@@ -657,7 +654,10 @@ def _regexp(args, scope, ctx, name):
     if not isinstance(r, tuple):
         return r
     rx, vals, _ = r
-    return rx.search(vals[1]) is not None
+    try:
+        return pcre_search(rx, vals[1], _regex_charge(ctx))
+    except RegexError:
+        return ERROR  # over PCRE2's match limit, as HTCondor
 
 
 @_fn("regexps", "replace", "replaceAll")
@@ -666,16 +666,22 @@ def _regexps(args, scope, ctx, name):
     if not isinstance(r, tuple):
         return r
     rx, vals, options = r
-    target, repl = vals[1], vals[2]
     if name == "replace":
         options += "f"
     elif name == "replaceall":
         options += "fg"
-    if "f" not in options:
-        m = rx.search(target)
-        return _substitute(m, repl) if m else ""
-    count = 0 if "g" in options else 1
-    return rx.sub(lambda m: _substitute(m, repl), target, count=count)
+    budget = ctx.budget
+    try:
+        return pcre_substitute(rx, vals[1], vals[2], "f" in options, "g" in options,
+                               _regex_charge(ctx),
+                               lambda n: budget.charge(n // STRING_BYTES_PER_STEP, "string bytes"))
+    except RegexError:
+        return ERROR
+
+
+def _regex_charge(ctx: Any) -> Callable[[int], None]:
+    budget = ctx.budget
+    return lambda n: budget.charge(n, "regular expression")
 
 
 @_fn("regexpMember")
@@ -691,14 +697,52 @@ def _regexp_member(args, scope, ctx, name):
     options = vals[2] if len(vals) == 3 else ""
     if type(pattern) is not str or not isinstance(lst, list) or type(options) is not str:
         return ERROR
-    rx = _compile_regex(pattern, options)
-    if rx is None:
-        return ERROR
+    # As HTCondor: an element that fails to match (bad pattern, over the match limit) is
+    # no match; an UNDEFINED element makes a miss UNDEFINED; any other non-string is ERROR.
+    rx = _regex(pattern, options)
+    charge = _regex_charge(ctx)
+    maybe = False
     for v in lst:
+        if v is UNDEFINED:
+            maybe = True
+            continue
         if type(v) is not str:
             return ERROR
-        if rx.search(v):
-            return True
+        if rx is None:
+            continue
+        try:
+            if pcre_search(rx, v, charge):
+                return True
+        except RegexError:
+            continue
+    return UNDEFINED if maybe else False
+
+
+@_fn("stringList_regexpMember")
+def _sl_regexp_member(args, scope, ctx, name):
+    # HTCondor's compat layer (condor_utils/compat_classad.cpp): every argument must be a
+    # string (UNDEFINED too is ERROR), option letters in either case, a bad pattern is
+    # ERROR, a failed match (over the limit) no match, and an empty list UNDEFINED.
+    if not 2 <= len(args) <= 4:
+        return ERROR
+    vals = _strict(args, scope, ctx)
+    if any(type(v) is not str for v in vals):
+        return ERROR
+    pattern, lst = vals[0], vals[1]
+    delims = vals[2] if len(vals) >= 3 else ", "
+    rx = _regex(pattern, vals[3].lower() if len(vals) == 4 else "")
+    if rx is None:
+        return ERROR
+    items = _tokens(lst, delims)
+    if not items:
+        return UNDEFINED
+    charge = _regex_charge(ctx)
+    for item in items:
+        try:
+            if pcre_search(rx, item, charge):
+                return True
+        except RegexError:
+            continue
     return False
 
 
@@ -721,6 +765,7 @@ def _eval(args, scope, ctx, name):
     s = to_string(_ev(args[0], scope, ctx))
     if type(s) is not str:
         return ERROR
+    ctx.budget.charge(len(s), "parsing eval() text")  # parsing costs about a step a character
     e = _parse_cached(s)
     if e is None:
         return ERROR

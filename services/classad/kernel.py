@@ -10,6 +10,9 @@ the ad that holds the expression, then in the other ad.
 What the kernel does not vectorise (nested ad literals, selection from computed ads,
 eval(), random(), absolute references) is evaluated row by row with the scalar
 evaluator, for just the expression that needs it, and counted in ``KernelStats.fallbacks``.
+
+Every evaluation spends a step budget (:mod:`.budget`): a vectorised node costs a step per
+64 rows, a fallback what the scalar evaluator charges; :func:`table_budget` is the default.
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ import numpy as np
 
 from . import vector as V
 from .ad import ClassAd
+from .budget import EVAL_BUDGET, PER_AD_STEPS, Budget, BudgetExceeded
 from .evaluate import EvalContext
 from .evaluate import evaluate as scalar_evaluate
 from .functions import call as scalar_call
@@ -203,7 +207,9 @@ class _Evaluator:
     """Evaluates trees over rows of a table with one ad held constant."""
 
     def __init__(self, table: SlotTable, const_ad: ClassAd | None, stats: KernelStats,
-                 now: float | None) -> None:
+                 now: float | None, budget: Budget) -> None:
+        self.budget = budget
+        self.step = 1 + table.n // 64  # a vectorised node costs about a step per 64 rows
         self.t = table
         self.pool = table.pool
         self.c = const_ad if const_ad is not None else ClassAd()
@@ -227,7 +233,7 @@ class _Evaluator:
         for k, r in enumerate(idx):
             ad = self.t.ads[int(r)]
             my, target = (self.c, ad) if scope == CONST else (ad, self.c)
-            val = scalar_evaluate(expr, my, target, now=self.now)
+            val = scalar_evaluate(expr, my, target, now=self.now, budget=self.budget)
             b.put(np.array([k]), V.const(val, 1, self.pool))
         return b.build()
 
@@ -341,6 +347,7 @@ class _Evaluator:
         t = type(node)
         if t is Literal:
             return self.const(node.value, rows)
+        self.budget.charge(self.step)
         if t is AttrRef:
             if node.absolute or node.name.lower() in ("my", "target", "parent"):
                 raise _Fallback
@@ -373,7 +380,7 @@ class _Evaluator:
             index = self.ev(node.index, scope, rows)
             from .evaluate import _subscript
 
-            ctx = EvalContext(None, None, self.now)
+            ctx = EvalContext(None, None, self.now, budget=self.budget)
             if self._holds_ads(base):
                 raise _Fallback  # ad[...] evaluates in the nested ad's scope
             return self.rowwise(lambda b, i: _subscript(b, i, ctx), [base, index], rows)
@@ -455,7 +462,7 @@ class _Evaluator:
                 return self.const(v.tag == want, rows)
             return Vec(v.n, B, i=(v.tag == want).astype(np.int64))
         vals = [self.ev(a, scope, rows) for a in args]
-        ctx = EvalContext(None, None, self.now)
+        ctx = EvalContext(None, None, self.now, budget=self.budget)
 
         def fn(*values: Any) -> Any:
             return scalar_call(Call(node.name, tuple(Literal(x) for x in values)), None, ctx)
@@ -474,6 +481,7 @@ class _Evaluator:
             uvals, inverse = self.t.uniques(col)
         else:
             uvals, inverse = self._uniques(vals, varying)
+        self.budget.charge(len(uvals), "distinct argument values")
         results = []
         for u in uvals:
             args = [None] * len(vals)
@@ -567,13 +575,23 @@ class CompiledExpr:
         self.vectorized = vectorizable(self.expr)
 
     def eval(self, table: SlotTable, const_ad: ClassAd | None, const_is: str = "my", *,
-             stats: KernelStats | None = None, now: float | None = None) -> Vec:
+             stats: KernelStats | None = None, now: float | None = None,
+             budget: Budget | None = None) -> Vec:
         """Values per row. const_is="my": `const_ad` is MY and rows are TARGET (a job's
-        Requirements); "target": rows are MY and `const_ad` is TARGET (slot expressions)."""
+        Requirements); "target": rows are MY and `const_ad` is TARGET (slot expressions).
+
+        Without `budget`, past the default one (see :func:`table_budget`) every row is
+        ERROR; with one, it spends from it and raises BudgetExceeded past it."""
         if const_is not in ("my", "target"):
             raise ValueError(f"const_is must be 'my' or 'target', not {const_is!r}")
-        ev = _Evaluator(table, const_ad, stats or KernelStats(), now)
-        return ev.top(self.expr, CONST if const_is == "my" else ROWS)
+        ev = _Evaluator(table, const_ad, stats or KernelStats(), now, budget or table_budget(table.n))
+        scope = CONST if const_is == "my" else ROWS
+        if budget is not None:
+            return ev.top(self.expr, scope)
+        try:
+            return ev.top(self.expr, scope)
+        except BudgetExceeded:
+            return V.const(ERROR, table.n, table.pool)
 
     def requirements_mask(self, table: SlotTable, const_ad: ClassAd | None, const_is: str = "my",
                           **kw: Any) -> np.ndarray:
@@ -601,12 +619,26 @@ _JOB_REQ = Select(AttrRef("MY"), "Requirements")
 _RANK = Select(AttrRef("MY"), "Rank")
 
 
+def table_budget(rows: int) -> Budget:
+    """The default budget for evaluating over ``rows`` ads at once (or scanning them)."""
+    return Budget(EVAL_BUDGET + PER_AD_STEPS * rows)
+
+
 def match_vector(job: ClassAd, slots: SlotTable | Sequence[ClassAd], *,
-                 now: float | None = None) -> MatchResult:
-    """The symmetric match of one job against every slot, and the job's Rank of each."""
+                 now: float | None = None, budget: Budget | None = None) -> MatchResult:
+    """The symmetric match of one job against every slot, and the job's Rank of each.
+
+    With `budget`, raises BudgetExceeded past it; without, the default one
+    (:func:`table_budget`) and, past it, no slot matches."""
     tbl = slots if isinstance(slots, SlotTable) else SlotTable.from_ads(slots)
+    if budget is None:
+        try:
+            return match_vector(job, tbl, now=now, budget=table_budget(tbl.n))
+        except BudgetExceeded:
+            stats = KernelStats()
+            return MatchResult(np.zeros(tbl.n, dtype=bool), np.zeros(tbl.n), 0, stats)
     stats = KernelStats()
-    ev = _Evaluator(tbl, job, stats, now)
+    ev = _Evaluator(tbl, job, stats, now, budget)
     job_req = V.truth(ev.top(_JOB_REQ, CONST)).is_true()
     mask = job_req
     if mask.any():

@@ -43,6 +43,7 @@ from .store import (
     MACHINE_PRIVATE,
     AdStore,
     CollectorError,
+    CostlyConstraint,
     frame_field,
     projection_keys,
 )
@@ -309,6 +310,9 @@ class CollectorService(cgrpc.CollectorServicer):
             records = self.store.select(
                 ad_type, request.constraint, self.ctx.clock.now(), allow_private=private
             )
+        except CostlyConstraint as exc:
+            await context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED, str(exc))
+            return b""  # not reached: abort raises
         except CollectorError as exc:
             await abort_invalid(context, str(exc))
             return b""  # not reached: abort raises
@@ -323,6 +327,9 @@ class CollectorService(cgrpc.CollectorServicer):
         now = self.ctx.clock.now()
         try:
             snap = self.store.snapshot(request.constraint, request.projection, now)
+        except CostlyConstraint as exc:
+            await context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED, str(exc))
+            return b""  # not reached: abort raises
         except CollectorError as exc:
             await abort_invalid(context, str(exc))
             return b""  # not reached: abort raises

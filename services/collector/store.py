@@ -41,8 +41,8 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..classad import ClassAd, ClassAdSyntaxError, evaluate, parse_expr
-from ..classad.kernel import CompiledExpr, SlotTable
+from ..classad import BudgetExceeded, ClassAd, ClassAdSyntaxError, evaluate, parse_expr, unparse
+from ..classad.kernel import CompiledExpr, SlotTable, table_budget
 from ..classad.tree import Expr
 from ..v1 import classad_pb2 as pb
 from ..wire import ad_to_pb
@@ -57,6 +57,7 @@ __all__ = [
     "AdRecord",
     "AdStore",
     "BadConstraint",
+    "CostlyConstraint",
     "BadUpdate",
     "CollectorError",
     "PrivateAdsRefused",
@@ -87,6 +88,10 @@ class BadUpdate(CollectorError):
 
 class BadConstraint(CollectorError):
     """A query constraint that is not a ClassAd expression."""
+
+
+class CostlyConstraint(CollectorError):
+    """A query constraint that ran past its evaluation budget (nothing was returned)."""
 
 
 class PrivateAdsRefused(CollectorError):
@@ -391,7 +396,8 @@ class AdStore:
     ) -> list[AdRecord]:
         """Stored records of ``ad_type`` whose constraint is true (unprojected).
 
-        Raises :class:`BadConstraint` for a malformed constraint and
+        Raises :class:`BadConstraint` for a malformed constraint,
+        :class:`CostlyConstraint` for one past its evaluation budget, and
         :class:`PrivateAdsRefused` for private ads unless ``allow_private``.
         """
         if ad_type.lower() == _PRIVATE_KEY and not allow_private:
@@ -405,7 +411,11 @@ class AdStore:
         records = list(table.values())
         if expr is None:
             return records
-        return [records[i] for i in _selected_rows(expr, [r.ad for r in records], now)]
+        try:
+            rows = _selected_rows(expr, [r.ad for r in records], now)
+        except BudgetExceeded as exc:
+            raise CostlyConstraint(f"constraint {_short(expr)} is too costly: {exc}") from None
+        return [records[i] for i in rows]
 
     def query(
         self,
@@ -466,12 +476,27 @@ def _is_selected(value: Any) -> bool:
     return type(value) in (int, float) and value != 0
 
 
+def _short(expr: Expr, limit: int = 200) -> str:
+    # a message never echoes a huge constraint whole
+    text = unparse(expr)
+    return repr(text if len(text) <= limit else text[:limit] + "...")
+
+
 def _selected_rows(expr: Expr, ads: list[ClassAd], now: float) -> list[int]:
-    """Indices of the ads (as MY, no TARGET) for which ``expr`` selects."""
+    """Indices of the ads (as MY, no TARGET) for which ``expr`` selects. Raises
+    BudgetExceeded when the constraint costs more than the default budget for the ads."""
     try:
         table = SlotTable.from_ads(ads)
-        mask = CompiledExpr(expr).requirements_mask(table, None, "target", now=now)
+        budget = table_budget(len(ads))
+        mask = CompiledExpr(expr).requirements_mask(table, None, "target", now=now, budget=budget)
         return mask.nonzero()[0].tolist()
+    except BudgetExceeded:
+        raise
     except Exception:  # the kernel must agree with the scalar evaluator; never fail a query
         log.exception("constraint %s: match kernel failed; evaluating ad by ad", expr)
-        return [i for i, ad in enumerate(ads) if _is_selected(evaluate(expr, ad, None, now=now))]
+        budget = table_budget(len(ads))
+        return [
+            i
+            for i, ad in enumerate(ads)
+            if _is_selected(evaluate(expr, ad, None, now=now, budget=budget))
+        ]

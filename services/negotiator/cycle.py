@@ -61,7 +61,15 @@ import numpy as np
 from ..claimid import from_sinful, sinful
 from ..classad import UNDEFINED, ClassAd, ClassAdSyntaxError, evaluate, matches, parse_expr
 from ..classad import vector as V
-from ..classad.kernel import Column, CompiledExpr, KernelStats, SlotTable, match_vector
+from ..classad.budget import BudgetExceeded
+from ..classad.kernel import (
+    Column,
+    CompiledExpr,
+    KernelStats,
+    SlotTable,
+    match_vector,
+    table_budget,
+)
 from ..classad.tree import AttrRef, Expr, Literal, Select
 from ..config import ConfigDict, ConfigError
 from .accountant import Accountant
@@ -974,7 +982,9 @@ class _Cycle:
         slots.flush()
         job = with_submitter_attrs(req.ad, self.acct.eup(req.submitter), self.acct.resources_used(req.submitter))
         self.diag = Diagnosis()
-        mr = match_vector(job, slots.table, now=self.now)
+        # one budget for everything this request evaluates against the slots
+        budget = table_budget(slots.table.n)
+        mr = match_vector(job, slots.table, now=self.now, budget=budget)
         self.kstats.fallbacks += mr.fallbacks
         mask = slots.alive & ~slots.has_cp & mr.matches
         cons_of: dict[int, np.ndarray] = {}
@@ -992,7 +1002,8 @@ class _Cycle:
                     inverse = inverse.reshape(-1)
                 for k, tup in enumerate(uniq):
                     jo = _override_requests(job, tup)
-                    m = mr.matches if jo is job else match_vector(jo, slots.table, now=self.now).matches
+                    m = mr.matches if jo is job else match_vector(
+                        jo, slots.table, now=self.now, budget=budget).matches
                     sel = prow[inverse == k]
                     mask[sel] = m[sel]
                 keep = mask[prow]
@@ -1006,13 +1017,19 @@ class _Cycle:
     def _match_request(self, req: ResourceRequest, turn: _Turn, i: int, slots: _Slots,
                        st: _TurnUsage) -> tuple[bool, bool]:
         """Offer the request's idle jobs one by one. Returns (stop the turn, matched):
-        matched is False when a job found no slot (its autocluster is then rejected)."""
+        matched is False when a job found no slot (its autocluster is then rejected), or
+        when its expressions cost more than their budget (rejected for this cycle, by name)."""
         # ConcurrencyLimits: a string is checked once per job, an expression per slot.
         cl = req.ad.lookup("ConcurrencyLimits")
         fixed = cl.value.lower() if isinstance(cl, Literal) and isinstance(cl.value, str) else None
         per_slot = cl is not None and not isinstance(cl, Literal)
         over_limits: set[str] = set()
-        rows, keys, cons_of = self._candidates(req, slots)
+        try:
+            rows, keys, cons_of = self._candidates(req, slots)
+        except BudgetExceeded as exc:
+            self._reject(req, f"its expressions are too costly to evaluate ({exc.what}, "
+                              f"over {exc.limit:,} steps)")
+            return False, False
         heap: list[tuple] = []  # re-offered p-slots, by _heap_key
         ptr = 0
         s = self.stats
@@ -1117,7 +1134,8 @@ class _Cycle:
 
     def _reject(self, req: ResourceRequest, message: str = "") -> None:
         """No slot for this request: count it, log it, tell its schedd why (``message``
-        when HTCondor's is more precise than the reason, as for concurrency limits)."""
+        when HTCondor's is more precise than the reason, as for concurrency limits, or
+        when the request's expressions ran past their budget)."""
         self.stats.rejections += 1
         reason = message or self.diag.reason()
         t = self.timer()

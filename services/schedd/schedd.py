@@ -43,8 +43,18 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..claimid import redact
-from ..classad import ClassAd, ClassAdSyntaxError, evaluate, matches, parse_expr, unparse
+from ..classad import (
+    Budget,
+    BudgetExceeded,
+    ClassAd,
+    ClassAdSyntaxError,
+    evaluate,
+    matches,
+    parse_expr,
+    unparse,
+)
 from ..classad.ad import to_expr
+from ..classad.budget import PER_AD_STEPS
 from ..classad.numbers import INT64_MAX, out_of_range_number
 from ..classad.tree import Expr
 from ..config import ConfigDict
@@ -103,6 +113,10 @@ class ScheddError(ValueError):
 
 class ConstraintError(ScheddError):
     """A constraint or projection that is not a valid ClassAd expression."""
+
+
+class CostlyConstraint(ConstraintError):
+    """A constraint that ran past its evaluation budget; the request did nothing."""
 
 
 def submitter_of(ad: ClassAd) -> str:
@@ -676,10 +690,18 @@ class Schedd:
             raise ConstraintError(f"bad constraint {text!r}: {exc}") from None
 
     @staticmethod
-    def _true(expr: Expr | None, ad: ClassAd, now: float) -> bool:
+    def _true(expr: Expr | None, ad: ClassAd, now: float, budget: Budget) -> bool:
+        """Whether ``expr`` selects ``ad``; one request shares one budget, which grows by
+        PER_AD_STEPS for each ad scanned (CostlyConstraint past it)."""
         if expr is None:
             return True
-        v = evaluate(expr, ad, None, now=now)
+        budget.grant(PER_AD_STEPS)
+        try:
+            v = evaluate(expr, ad, None, now=now, budget=budget)
+        except BudgetExceeded as exc:
+            text = unparse(expr)
+            short = text if len(text) <= 200 else text[:200] + "..."
+            raise CostlyConstraint(f"constraint {short!r} is too costly: {exc}") from None
         if isinstance(v, bool):
             return v
         return isinstance(v, (int, float)) and v != 0
@@ -742,8 +764,9 @@ class Schedd:
                 take(job)
         if expr is not None:
             before = len(targets)
+            budget = Budget()
             for job in list(self.jobs.values()):
-                if _applies(action, job.status) and self._true(expr, job.ad, now):
+                if _applies(action, job.status) and self._true(expr, job.ad, now, budget):
                     take(job)
             if len(targets) == before and not job_ids:
                 results.append(
@@ -1243,13 +1266,14 @@ class Schedd:
         when unprojected: do not change them)."""
         expr = self._constraint(constraint)
         out = []
+        budget = Budget()
         for job in sorted(self.jobs.values(), key=lambda j: j.key):
             try:
                 ad = job.ad
             except ClassAdSyntaxError as exc:  # defensive: records are checked at load
                 self._skip_record(job.job_id, "queue", str(exc))
                 continue
-            if self._true(expr, ad, now):
+            if self._true(expr, ad, now, budget):
                 out.append(self._projection(ad, projection))
                 if limit and len(out) >= limit:
                     break
@@ -1266,13 +1290,14 @@ class Schedd:
         """Jobs that left the queue, newest first."""
         expr = self._constraint(constraint)
         out = []
+        budget = Budget()
         for cluster, proc, texts in self.queue.history():
             problem = "unreadable row" if texts is None else self._record_problem(texts)
             if problem is not None or texts is None:
                 self._skip_record(f"{cluster}.{proc}", "history", problem or "unreadable row")
                 continue
             ad = self._ad_from_texts(texts)  # type: ignore[arg-type]
-            if self._true(expr, ad, now):
+            if self._true(expr, ad, now, budget):
                 out.append(self._projection(ad, projection))
                 if limit and len(out) >= limit:
                     break

@@ -49,6 +49,7 @@ from .queue import JobQueue, QueueError
 from .schedd import (
     ActivationOutcome,
     ClaimOutcome,
+    CostlyConstraint,
     JobExit,
     Match,
     Outbox,
@@ -242,6 +243,8 @@ class ScheddService(sgrpc.ScheddServicer):
         now = self.ctx.clock.now()
         try:
             ads = core.query(request.constraint, list(request.projection), request.limit, now=now)
+        except CostlyConstraint as exc:
+            await context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED, str(exc))
         except ScheddError as exc:
             await abort_invalid(context, str(exc))
         return self._job_reply(core, ads, now)
@@ -253,6 +256,8 @@ class ScheddService(sgrpc.ScheddServicer):
         now = self.ctx.clock.now()
         try:
             ads = core.history(request.constraint, list(request.projection), request.limit, now=now)
+        except CostlyConstraint as exc:
+            await context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED, str(exc))
         except ScheddError as exc:
             await abort_invalid(context, str(exc))
         except QueueError as exc:
@@ -286,6 +291,8 @@ class ScheddService(sgrpc.ScheddServicer):
                 request.owner,
                 now,
             )
+        except CostlyConstraint as exc:
+            await context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED, str(exc))
         except ScheddError as exc:
             await abort_invalid(context, str(exc))
         self._after(core)

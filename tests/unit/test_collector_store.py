@@ -11,6 +11,7 @@ from mockpool.collector.store import (
     AdStore,
     BadConstraint,
     BadUpdate,
+    CostlyConstraint,
     PrivateAdsRefused,
     frame_field,
     projection_keys,
@@ -419,3 +420,11 @@ def test_submitter_ads_are_kept_per_schedd() -> None:
     gone = ClassAd(Name="alice@mockpool", ScheddName="schedd1")
     store.invalidate("Submitter", store.ad_name("Submitter", gone))
     assert [a.get_value("ScheddName") for a in store.query("Submitter")] == ["schedd2"]
+
+
+def test_costly_constraint_is_refused_by_name(pool: AdStore) -> None:
+    poison = 'regexp("(a+)+$", strcat("' + "a" * 30 + '", Name, "!"))'
+    with pytest.raises(CostlyConstraint, match=r"constraint .*regexp.* is too costly"):
+        pool.query("Machine", poison, now=100.0)
+    assert names(pool.query("Machine", 'regexp("^slot[12]@", Name)', now=100.0)) == [
+        "slot1@a", "slot2@a"]

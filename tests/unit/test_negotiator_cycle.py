@@ -595,3 +595,21 @@ def test_ten_thousand_slots_hundreds_of_requests_is_fast():
     assert len(res.matches) == 9000
     assert len({(m.slot_name, m.claim_id) for m in res.matches}) == 9000
     assert elapsed < 30, elapsed
+
+
+# ----------------------------------------------------------------- evaluation budget
+
+
+def test_poison_requirements_rejected_by_name_others_still_match():
+    # Requirements that would run PCRE2 to its match limit once per slot (a distinct
+    # subject each): over the request's budget, so the job is rejected for this cycle.
+    snap = pool(*(slot(f"slot{i}@exec0001") for i in (1, 2, 3)))
+    poison = request(1, 2, submitter="mallory@mockpool", requirements=(
+        'regexp("(a+)+$", strcat("' + "a" * 30 + '", TARGET.Name, "!"))'))
+    good = request(2, 2, submitter="bob@mockpool")
+    res = run(snap, [poison, good])
+    assert [m.autocluster_id for m in res.matches] == [2, 2]
+    # (bob may also meet the pie's submitter limit; only mallory's job is too costly)
+    assert [r.submitter for r in res.rejections if "too costly" in r.reason] == ["mallory@mockpool"]
+    line = next(x.text for x in res.log if "Rejected 1.0" in x.text)
+    assert "mallory@mockpool" in line and "too costly" in line and "regular expression" in line

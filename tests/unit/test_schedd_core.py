@@ -21,6 +21,7 @@ from mockpool.schedd.schedd import (
     ActivationOutcome,
     ClaimOutcome,
     ConstraintError,
+    CostlyConstraint,
     JobExit,
     Match,
     Rejection,
@@ -676,3 +677,16 @@ def test_leftovers_not_used_by_jobs_with_concurrency_limits_or_refused_by_start(
         1.0,
     )
     assert not out.claims
+
+
+def test_costly_constraint_refused_and_nothing_changes(path: Path) -> None:
+    s = make(path)
+    s.submit(SLEEP + "queue 3\n", "a.sub", "alice", 0.0)
+    # PCRE2 to its match limit for each job (a distinct subject): past the request's budget
+    poison = 'regexp("(a+)+$", strcat("' + "a" * 30 + '", ProcId, "!"))'
+    with pytest.raises(CostlyConstraint, match=r"constraint .*regexp.* is too costly"):
+        s.query(poison, now=1.0)
+    with pytest.raises(CostlyConstraint):
+        s.act("hold", [], poison, "", "alice", 1.0)
+    assert [v(j.ad, "JobStatus") for j in s.jobs.values()] == [IDLE, IDLE, IDLE]
+    assert len(s.query('regexp("^a", Owner)', now=1.0)) == 3  # ordinary ones still answer
