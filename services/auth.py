@@ -2,9 +2,15 @@
 
 A pool has one secret (``make_secret``), written owner-only to a file that the launcher
 hands to every actor. Callers present a *token* minted from that secret:
-``role:nonce:hmac``, where ``hmac`` is HMAC-SHA256 over the role and nonce keyed with the
-secret. Any daemon holding the secret can check a token and learn its role without a
-token database; the nonce makes every token distinct (for later revocation and audit).
+``role:identity:nonce:hmac``, where ``hmac`` is HMAC-SHA256 over the role, identity and
+nonce keyed with the secret. Any daemon holding the secret can check a token and learn who
+presents it (a :class:`Principal`: role and identity) without a token database; the nonce
+makes every token distinct (for later revocation and audit).
+
+Identities: a SUBMIT token names its user (it submits as that user and manages only that
+user's jobs); a daemon's token names the daemon (``schedd/<name>``, ``startd/<actor>``,
+``negotiator``), so a startd can tell which schedd holds a claim; READ and ADMIN tokens
+may name whoever they were made for (for logs).
 
 On the wire a token travels as gRPC metadata ``authorization: Bearer <token>``.
 ``TokenAuthInterceptor`` refuses calls without a valid token (UNAUTHENTICATED) and calls
@@ -21,10 +27,12 @@ import hashlib
 import hmac
 import logging
 import os
+import re
 import secrets
 import stat
 import tempfile
 from collections.abc import Awaitable, Callable, Iterable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -35,14 +43,18 @@ __all__ = [
     "ALL_ROLES",
     "AUTH_METADATA_KEY",
     "InvalidToken",
+    "Principal",
     "Role",
     "TokenAuthInterceptor",
     "bearer_interceptors",
     "bearer_metadata",
+    "current_principal",
     "current_role",
+    "daemon_identity",
     "make_secret",
     "make_token",
     "read_token",
+    "submit_owner",
     "verify_token",
     "write_token",
 ]
@@ -51,8 +63,10 @@ log = logging.getLogger(__name__)
 
 AUTH_METADATA_KEY = "authorization"  # gRPC metadata keys are lower case
 _BEARER = "bearer "
-_MAC_LABEL = b"mockpool-token-v1"  # domain separation: this key signs nothing else
+_MAC_LABEL = b"mockpool-token-v2"  # domain separation: this key signs nothing else
 _MIN_SECRET_CHARS = 32
+# An identity is a user or daemon name: no ':' (the token's separator), no spaces.
+_IDENTITY = re.compile(r"[A-Za-z0-9_.@/+-]{0,128}")
 
 
 class Role(str, enum.Enum):
@@ -75,6 +89,60 @@ class InvalidToken(ValueError):
     """A token that is malformed, names no known role, or was not signed by this pool."""
 
 
+@dataclass(frozen=True)
+class Principal:
+    """Who presented a token: its role and the identity it names ("" when it names none)."""
+
+    role: Role
+    name: str = ""
+
+    def __str__(self) -> str:
+        return f"{self.role.value} {self.name!r}" if self.name else self.role.value
+
+    def acts_for_schedd(self, schedd_name: str) -> bool:
+        """May this caller use claims that schedd ``schedd_name`` holds? (Its own daemon
+        identity, or ADMIN.) Schedd names compare without case, as the pool routes them."""
+        if self.role is Role.ADMIN:
+            return True
+        return (
+            self.role is Role.DAEMON
+            and self.name.lower() == daemon_identity("schedd", schedd_name).lower()
+        )
+
+    def is_daemon(self, kind: str) -> bool:
+        """A DAEMON token naming a daemon of ``kind`` (``startd``, ``schedd``)."""
+        return self.role is Role.DAEMON and self.name.startswith(kind + "/")
+
+
+def daemon_identity(kind: str, name: str) -> str:
+    """The identity a daemon's token carries: ``schedd/schedd1``, ``startd/startd0_0``."""
+    return f"{kind}/{name}"
+
+
+def check_identity(identity: str) -> str:
+    """``identity`` if it can be carried in a token; else ValueError saying why."""
+    if not _IDENTITY.fullmatch(identity):
+        raise ValueError(
+            f"identity {identity!r} must be at most 128 letters, digits or '_.@/+-' (no ':' or spaces)"
+        )
+    return identity
+
+
+def submit_owner(principal: Principal, requested: str) -> str:
+    """The Owner of jobs submitted by ``principal``: a SUBMIT token submits only as the user
+    it names (the tool's owner, if given, must agree); ADMIN submits as ``requested``.
+    PermissionError says why not."""
+    if principal.role is Role.SUBMIT:
+        if requested and requested != principal.name:
+            raise PermissionError(
+                f"a token for user {principal.name!r} may not submit jobs as {requested!r}"
+            )
+        return principal.name
+    if principal.role is Role.ADMIN:
+        return requested
+    raise PermissionError(f"role {principal.role.value!r} may not submit jobs")
+
+
 # ---------------------------------------------------------------------------- minting
 
 
@@ -92,32 +160,41 @@ def _check_secret(secret: str) -> bytes:
     return secret.encode()
 
 
-def _mac(key: bytes, role: str, nonce: str) -> str:
-    msg = b":".join((_MAC_LABEL, role.encode(), nonce.encode()))
+def _mac(key: bytes, role: str, identity: str, nonce: str) -> str:
+    msg = b":".join((_MAC_LABEL, role.encode(), identity.encode(), nonce.encode()))
     return hmac.new(key, msg, hashlib.sha256).hexdigest()
 
 
-def make_token(secret: str, role: Role | str = Role.DAEMON) -> str:
-    """Mint a token ``role:nonce:hmac`` for ``role``, signed with the pool ``secret``."""
+def make_token(secret: str, role: Role | str = Role.DAEMON, identity: str = "") -> str:
+    """Mint a token ``role:identity:nonce:hmac`` signed with the pool ``secret``.
+
+    A SUBMIT token must name its user: it acts as that user and no other.
+    """
     role = Role(role)
+    check_identity(identity)
+    if role is Role.SUBMIT and not identity:
+        raise ValueError("a submit token must name its user")
     nonce = secrets.token_urlsafe(16)  # 128 bits; URL-safe text never contains ':'
-    return f"{role.value}:{nonce}:{_mac(_check_secret(secret), role.value, nonce)}"
+    return f"{role.value}:{identity}:{nonce}:{_mac(_check_secret(secret), role.value, identity, nonce)}"
 
 
-def verify_token(secret: str, token: str) -> Role:
-    """Return the token's role, or raise ``InvalidToken`` saying what is wrong."""
+def verify_token(secret: str, token: str) -> Principal:
+    """Return who the token speaks for, or raise ``InvalidToken`` saying what is wrong."""
     parts = token.split(":")
-    if len(parts) != 3 or not all(parts):
-        raise InvalidToken("token is malformed (expected role:nonce:hmac)")
-    role_text, nonce, mac = parts
-    expected = _mac(_check_secret(secret), role_text, nonce)
+    if len(parts) != 4 or not (parts[0] and parts[2] and parts[3]):
+        raise InvalidToken("token is malformed (expected role:identity:nonce:hmac)")
+    role_text, identity, nonce, mac = parts
+    expected = _mac(_check_secret(secret), role_text, identity, nonce)
     # Constant time, and before looking at the role: a forger learns nothing from timing.
     if not hmac.compare_digest(expected.encode(), mac.encode("utf-8", "surrogateescape")):
         raise InvalidToken("token was not signed with this pool's secret")
     try:
-        return Role(role_text)
+        role = Role(role_text)
     except ValueError:
         raise InvalidToken(f"token names an unknown role {role_text!r}") from None
+    if role is Role.SUBMIT and not identity:
+        raise InvalidToken("submit token names no user")
+    return Principal(role, identity)
 
 
 # ---------------------------------------------------------------------------- files
@@ -177,18 +254,24 @@ def read_token(path: str | os.PathLike[str]) -> str:
 
 # ---------------------------------------------------------------------------- server side
 
-_current_role: contextvars.ContextVar[Role | None] = contextvars.ContextVar(
-    "mockpool_auth_role", default=None
+_current: contextvars.ContextVar[Principal | None] = contextvars.ContextVar(
+    "mockpool_auth_principal", default=None
 )
 
 
-def current_role() -> Role | None:
-    """The role of the caller of the RPC being handled (None outside an RPC).
+def current_principal() -> Principal | None:
+    """Who called the RPC being handled (None outside an RPC).
 
     Set by ``TokenAuthInterceptor``; grpc.aio runs interceptors and the handler in one
     contextvars.Context, so a handler may use this for finer checks (own jobs only).
     """
-    return _current_role.get()
+    return _current.get()
+
+
+def current_role() -> Role | None:
+    """The role of the caller of the RPC being handled (None outside an RPC)."""
+    p = _current.get()
+    return None if p is None else p.role
 
 
 def _deny_handler(
@@ -232,7 +315,7 @@ class TokenAuthInterceptor(grpc.aio.ServerInterceptor):
         }
         self._default_roles = frozenset(Role(r) for r in default_roles)
 
-    def _authenticate(self, metadata: Iterable[tuple[str, Any]] | None) -> Role:
+    def _authenticate(self, metadata: Iterable[tuple[str, Any]] | None) -> Principal:
         values = [v for k, v in (metadata or ()) if k == AUTH_METADATA_KEY]
         if not values:
             raise InvalidToken("missing pool token: send metadata 'authorization: Bearer <token>'")
@@ -252,11 +335,12 @@ class TokenAuthInterceptor(grpc.aio.ServerInterceptor):
     ) -> grpc.RpcMethodHandler:
         method = handler_call_details.method
         try:
-            role = self._authenticate(handler_call_details.invocation_metadata)
+            principal = self._authenticate(handler_call_details.invocation_metadata)
         except InvalidToken as exc:
             log.debug("refused %s: %s", method, exc)
             handler = await continuation(handler_call_details)
             return _deny_handler(handler, grpc.StatusCode.UNAUTHENTICATED, str(exc))
+        role = principal.role
         allowed = self._method_roles.get(method, self._default_roles)
         if role not in allowed:
             log.debug("refused %s: role %s not allowed", method, role)
@@ -267,7 +351,7 @@ class TokenAuthInterceptor(grpc.aio.ServerInterceptor):
                 grpc.StatusCode.PERMISSION_DENIED,
                 f"role {role.value!r} may not call {method} (allowed: {names})",
             )
-        _current_role.set(role)
+        _current.set(principal)
         return await continuation(handler_call_details)
 
 

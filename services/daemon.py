@@ -59,7 +59,9 @@ class EventLog:
         if len(self._events) >= self._limit:
             self.dropped += 1
             return
-        self._events.append({"t": round(self._clock.now(), 3), "daemon": daemon, "kind": kind, **fields})
+        self._events.append(
+            {"t": round(self._clock.now(), 3), "daemon": daemon, "kind": kind, **fields}
+        )
 
     def drain(self) -> list[dict[str, Any]]:
         out, self._events = self._events, []
@@ -117,15 +119,20 @@ class DaemonContext:
     seed: int = 0
     address: str = ""  # this actor's gRPC server, set before Service.start
     host: str = "127.0.0.1"
-    channels: dict[Role, Channels] = field(default_factory=dict)
+    identity: str = ""  # this actor's daemon identity (``startd/startd0_0``), in its tokens
+    channels: dict[tuple[Role, str], Channels] = field(default_factory=dict)
 
-    def channel(self, address: str, role: Role = Role.DAEMON) -> grpc.aio.Channel:
-        """A channel to a peer that presents a token of ``role``."""
+    def channel(
+        self, address: str, role: Role = Role.DAEMON, identity: str | None = None
+    ) -> grpc.aio.Channel:
+        """A channel to a peer that presents a token of ``role`` naming ``identity``
+        (default: this actor's); a schedd actor speaks for each of its schedds apart."""
         from .auth import make_token
 
-        if role not in self.channels:
-            self.channels[role] = Channels(make_token(self.secret, role))
-        return self.channels[role].get(address)
+        key = (role, self.identity if identity is None else identity)
+        if key not in self.channels:
+            self.channels[key] = Channels(make_token(self.secret, *key))
+        return self.channels[key].get(address)
 
     async def close_channels(self) -> None:
         for ch in self.channels.values():

@@ -83,6 +83,7 @@ class DaemonHost:
         schedds: list[str] | None = None,
         log_base_wall: float = 0.0,
         priorities: dict[str, dict[str, float]] | None = None,
+        identity: str = "",
     ) -> None:
         if role not in ROLES:
             raise ValueError(f"unknown host role {role!r} (expected one of {ROLES})")
@@ -97,6 +98,7 @@ class DaemonHost:
         self._schedds = schedds or []
         self._log_base_wall = log_base_wall
         self._priorities = priorities or {}
+        self._identity = identity  # the name in this actor's daemon tokens
         self._clock = _PendingClock()
         self._services: list[Service] = []
         self._server: Any = None
@@ -115,6 +117,7 @@ class DaemonHost:
             state_dir=self._state_dir,
             seed=self._seed,
             host=self._host,
+            identity=self._identity,
         )
         self._ctx = ctx
         self._services = self._build(ctx)

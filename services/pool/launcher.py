@@ -23,7 +23,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from ..auth import Role, make_secret, make_token
+from ..auth import Role, daemon_identity, make_secret, make_token
 from ..clock import ScaledClock
 from .client import PoolClient
 from .host import DaemonHost
@@ -49,7 +49,7 @@ class LivePool:
             state_dir = self._tmp.name
         self.state_dir = Path(state_dir)
         self.secret = make_secret()
-        self.token = make_token(self.secret, Role.ADMIN)
+        self.token = make_token(self.secret, Role.ADMIN, "admin")
         self.clock: ScaledClock | None = None  # the pool clock, from the moment pool time starts
         self.log_base_wall = 0.0
         self.collector_address = ""
@@ -62,6 +62,10 @@ class LivePool:
         self.submitted: list[tuple[SubmitItem, int, int]] = []
         self.workload_errors: list[str] = []
         self.final_status: list[dict[str, Any]] = []
+
+    def make_token(self, role: Role | str, identity: str = "") -> str:
+        """A token for this pool: ``make_token(Role.SUBMIT, "alice")`` acts as alice."""
+        return make_token(self.secret, role, identity)
 
     # ------------------------------------------------------------------ time
     @property
@@ -91,7 +95,8 @@ class LivePool:
         log_base = time.time()
         self._central = actor.remote(
             "central", config=spec.config, state_dir=str(self.state_dir / "central"),
-            log_base_wall=log_base, priorities={k: dict(v) for k, v in spec.priorities.items()}, **common,
+            log_base_wall=log_base, priorities={k: dict(v) for k, v in spec.priorities.items()},
+            identity="negotiator", **common,
         )
         self.collector_address = await self._central.serve.remote()
         for gi, group in enumerate(spec.startds):
@@ -99,13 +104,18 @@ class LivePool:
             for ci, chunk in enumerate(_chunks(machines, group.machines_per_actor)):
                 self._hosts.append(actor.remote(
                     "startd", config=spec.config, machines=chunk,
-                    state_dir=str(self.state_dir / f"startd{gi}_{ci}"), **common,
+                    state_dir=str(self.state_dir / f"startd{gi}_{ci}"),
+                    identity=daemon_identity("startd", f"startd{gi}_{ci}"), **common,
                 ))
-        for sgroup in spec.schedds:
-            for names in _chunks(list(sgroup.names), sgroup.per_actor):
+        for si, sgroup in enumerate(spec.schedds):
+            for ci, names in enumerate(_chunks(list(sgroup.names), sgroup.per_actor)):
+                # Each schedd signs its claim traffic as itself; the actor's own identity
+                # (for ads and reschedules) names the actor.
                 self._hosts.append(actor.remote(
                     "schedd", config=spec.config, schedds=names,
-                    state_dir=str(self.state_dir / "schedd"), **common,
+                    state_dir=str(self.state_dir / "schedd"),
+                    identity=daemon_identity("schedd", names[0] if len(names) == 1 else f"actor{si}_{ci}"),
+                    **common,
                 ))
         await asyncio.gather(*(h.serve.remote(self.collector_address) for h in self._hosts))
         self.clock = ScaledClock.starting_now(spec.time_scale)

@@ -714,9 +714,16 @@ class Schedd:
         reason: str,
         owner: str,
         now: float,
+        *,
+        only_owner: str | None = None,
     ) -> tuple[list[ActResult], Outbox]:
         """condor_rm / condor_hold / condor_release on ids ("12.0", or "12" for a cluster)
-        and/or a constraint. Per-job errors read as HTCondor's tools print them."""
+        and/or a constraint. Per-job errors read as HTCondor's tools print them.
+
+        ``owner`` is who acts (for the default reason). ``only_owner``, when given, is a
+        user who is not a queue superuser: a job of another Owner named by id is refused
+        ("Permission denied to remove job 3.0", as the schedd answers condor_rm), and a
+        constraint selects among that user's jobs only."""
         if action not in _VERBS:
             raise ScheddError(f"unknown action {action!r}: expected remove, hold or release")
         expr = self._constraint(constraint)
@@ -766,7 +773,11 @@ class Schedd:
             before = len(targets)
             budget = Budget()
             for job in list(self.jobs.values()):
-                if _applies(action, job.status) and self._true(expr, job.ad, now, budget):
+                if (
+                    _applies(action, job.status)
+                    and (only_owner is None or _owner(job) == only_owner)
+                    and self._true(expr, job.ad, now, budget)
+                ):
                     take(job)
             if len(targets) == before and not job_ids:
                 results.append(
@@ -780,6 +791,8 @@ class Schedd:
         why = reason.strip() or f"via {_TOOLS[action]} (by user {owner or 'unknown'})"
         for job in targets:
             error = _refusal(action, job)
+            if only_owner is not None and _owner(job) != only_owner:
+                error = f"Permission denied to {verb} job {job.job_id}"
             if error:
                 results.append(ActResult(job.job_id, False, error))
                 continue
@@ -1382,6 +1395,11 @@ def _applies(action: str, status: int) -> bool:
     if action == "hold":
         return status in (IDLE, RUNNING)
     return status == HELD
+
+
+def _owner(job: Job) -> str | None:
+    value = job.ad.get_value("Owner")
+    return value if isinstance(value, str) else None
 
 
 def _refusal(action: str, job: Job) -> str:

@@ -32,7 +32,7 @@ import grpc
 import grpc.aio
 
 from .. import rpc
-from ..auth import ALL_ROLES, Role
+from ..auth import ALL_ROLES, Principal, Role, current_principal, daemon_identity, submit_owner
 from ..claimid import from_sinful, sinful
 from ..classad import ClassAd
 from ..daemon import RPC_TIMEOUT, DaemonContext, ReplyCache, abort_invalid, periodic
@@ -69,6 +69,12 @@ _RECENT_REQUESTS = 1024  # request ids remembered for retried Matches / JobsExit
 
 def _method(name: str) -> str:
     return f"/{SERVICE_NAME}/{name}"
+
+
+def _caller() -> Principal:
+    # The interceptor admitted this call, so a principal is set; a direct call in a test
+    # without one may only read (fail closed).
+    return current_principal() or Principal(Role.READ)
 
 
 class ScheddService(sgrpc.ScheddServicer):
@@ -216,10 +222,14 @@ class ScheddService(sgrpc.ScheddServicer):
         core = await self._core(request.schedd_name, context)
         now = self.ctx.clock.now()
         try:
+            owner = submit_owner(_caller(), request.owner)
+        except PermissionError as exc:
+            await context.abort(grpc.StatusCode.PERMISSION_DENIED, str(exc))
+        try:
             cluster, n = core.submit(
                 request.description,
                 request.source or "<submit>",
-                request.owner,
+                owner,
                 now,
                 request_id=request.request_id or None,
                 item_files=dict(request.item_files),
@@ -282,14 +292,18 @@ class ScheddService(sgrpc.ScheddServicer):
     async def Act(self, request: spb.ActRequest, context: grpc.aio.ServicerContext) -> spb.ActReply:
         core = await self._core(request.schedd_name, context)
         now = self.ctx.clock.now()
+        caller = _caller()
+        # A SUBMIT token manages its own user's jobs only; ADMIN is the queue superuser.
+        user = caller.name if caller.role is Role.SUBMIT else None
         try:
             results, out = core.act(
                 request.action,
                 list(request.job_ids),
                 request.constraint,
                 request.reason,
-                request.owner,
+                user or request.owner,
                 now,
+                only_owner=user,
             )
         except CostlyConstraint as exc:
             await context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED, str(exc))
@@ -360,6 +374,12 @@ class ScheddService(sgrpc.ScheddServicer):
     async def JobsExited(
         self, request: spb.JobsExitedRequest, context: grpc.aio.ServicerContext
     ) -> spb.JobsExitedReply:
+        caller = _caller()
+        if not (caller.role is Role.ADMIN or caller.is_daemon("startd")):
+            await context.abort(
+                grpc.StatusCode.PERMISSION_DENIED,
+                f"{caller} is not a startd: may not report job exits",
+            )
         if (seen := self._recent.get(request.request_id)) is not None:
             return seen
         by_core: dict[str, list[JobExit]] = {}
@@ -411,8 +431,10 @@ class ScheddService(sgrpc.ScheddServicer):
         if jobs:
             await asyncio.gather(*jobs)
 
-    def _stub(self, address: str) -> tgrpc.StartdStub:
-        return tgrpc.StartdStub(self.ctx.channel(address, Role.DAEMON))
+    def _stub(self, core: Schedd, address: str) -> tgrpc.StartdStub:
+        # Each schedd speaks to startds as itself: a claim is usable only by its holder.
+        identity = daemon_identity("schedd", core.name)
+        return tgrpc.StartdStub(self.ctx.channel(address, Role.DAEMON, identity))
 
     async def _request_claims(self, core: Schedd, address: str, reqs: list) -> None:
         request = tpb.RequestClaimsRequest(request_id=rpc.request_id())
@@ -428,7 +450,9 @@ class ScheddService(sgrpc.ScheddServicer):
             ad_to_pb(r.job_ad, msg.job)
         outcomes: list[ClaimOutcome] = []
         try:
-            reply = await rpc.call(self._stub(address).RequestClaims, request, timeout=RPC_TIMEOUT)
+            reply = await rpc.call(
+                self._stub(core, address).RequestClaims, request, timeout=RPC_TIMEOUT
+            )
         except grpc.aio.AioRpcError as exc:
             log.warning("%s: RequestClaims to %s failed: %s", core.name, address, exc.details())
             self.stats["rpc_failures"] += 1
@@ -504,7 +528,9 @@ class ScheddService(sgrpc.ScheddServicer):
             ad_to_pb(a.job_ad, msg.job)
         outcomes: list[ActivationOutcome] = []
         try:
-            reply = await rpc.call(self._stub(address).ActivateClaims, request, timeout=RPC_TIMEOUT)
+            reply = await rpc.call(
+                self._stub(core, address).ActivateClaims, request, timeout=RPC_TIMEOUT
+            )
         except grpc.aio.AioRpcError as exc:
             log.warning("%s: ActivateClaims to %s failed: %s", core.name, address, exc.details())
             self.stats["rpc_failures"] += 1
@@ -529,7 +555,7 @@ class ScheddService(sgrpc.ScheddServicer):
     async def _release(self, core: Schedd, address: str, claim_ids: list[str]) -> None:
         request = tpb.ReleaseClaimsRequest(request_id=rpc.request_id(), claim_ids=claim_ids)
         try:
-            await rpc.call(self._stub(address).ReleaseClaims, request, timeout=RPC_TIMEOUT)
+            await rpc.call(self._stub(core, address).ReleaseClaims, request, timeout=RPC_TIMEOUT)
         except grpc.aio.AioRpcError as exc:
             # The startd drops the claim anyway when its lease runs out.
             log.warning("%s: ReleaseClaims to %s failed: %s", core.name, address, exc.details())
@@ -629,7 +655,9 @@ class ScheddService(sgrpc.ScheddServicer):
     async def _keepalive_one(self, core: Schedd, address: str, claim_ids: list[str]) -> None:
         request = tpb.KeepAliveRequest(schedd_name=core.name, claim_ids=claim_ids)
         try:
-            reply = await rpc.call(self._stub(address).KeepAlive, request, timeout=RPC_TIMEOUT)
+            reply = await rpc.call(
+                self._stub(core, address).KeepAlive, request, timeout=RPC_TIMEOUT
+            )
         except grpc.aio.AioRpcError as exc:
             log.warning("%s: KeepAlive to %s failed: %s", core.name, address, exc.details())
             self.stats["rpc_failures"] += 1

@@ -35,11 +35,58 @@ def test_secret_is_256_bits_and_fresh() -> None:
 
 @pytest.mark.parametrize("role", list(Role))
 def test_token_round_trip(role: Role) -> None:
-    token = auth.make_token(SECRET, role)
-    role_text, _nonce, mac = token.split(":")
-    assert role_text == role.value
+    token = auth.make_token(SECRET, role, "alice")
+    role_text, identity, _nonce, mac = token.split(":")
+    assert (role_text, identity) == (role.value, "alice")
     assert len(mac) == 64  # hex SHA-256
-    assert auth.verify_token(SECRET, token) is role
+    assert auth.verify_token(SECRET, token) == auth.Principal(role, "alice")
+
+
+def test_identity_cannot_be_changed_by_editing_the_token() -> None:
+    _, _, nonce, mac = auth.make_token(SECRET, Role.SUBMIT, "alice").split(":")
+    with pytest.raises(InvalidToken, match="not signed"):
+        auth.verify_token(SECRET, f"submit:bob:{nonce}:{mac}")
+
+
+def test_submit_token_must_name_its_user() -> None:
+    with pytest.raises(ValueError, match="must name its user"):
+        auth.make_token(SECRET, Role.SUBMIT)
+    # ... and one that names none is refused even when correctly signed
+    mac = auth._mac(SECRET.encode(), "submit", "", "n0nce")
+    with pytest.raises(InvalidToken, match="names no user"):
+        auth.verify_token(SECRET, f"submit::n0nce:{mac}")
+
+
+@pytest.mark.parametrize("bad", ["a:b", "al ice", "x" * 129, "tab\t"])
+def test_identity_charset(bad: str) -> None:
+    with pytest.raises(ValueError, match="identity"):
+        auth.make_token(SECRET, Role.READ, bad)
+
+
+def test_submit_owner_comes_from_the_token() -> None:
+    alice = auth.Principal(Role.SUBMIT, "alice")
+    assert auth.submit_owner(alice, "") == "alice"
+    assert auth.submit_owner(alice, "alice") == "alice"
+    with pytest.raises(PermissionError, match="user 'alice' may not submit jobs as 'bob'"):
+        auth.submit_owner(alice, "bob")
+    # the queue superuser submits as whoever it names
+    assert auth.submit_owner(auth.Principal(Role.ADMIN, "admin"), "bob") == "bob"
+    with pytest.raises(PermissionError, match="'read' may not submit"):
+        auth.submit_owner(auth.Principal(Role.READ), "bob")
+
+
+def test_only_a_schedd_itself_or_admin_acts_for_its_claims() -> None:
+    schedd1 = auth.Principal(Role.DAEMON, auth.daemon_identity("schedd", "schedd1"))
+    assert schedd1.name == "schedd/schedd1"
+    assert schedd1.acts_for_schedd("schedd1") and schedd1.acts_for_schedd("SCHEDD1")
+    assert not schedd1.acts_for_schedd("schedd2")
+    startd = auth.Principal(Role.DAEMON, "startd/startd0_0")
+    assert not startd.acts_for_schedd("schedd1") and startd.is_daemon("startd")
+    assert not schedd1.is_daemon("startd")
+    # a NEGOTIATOR or SUBMIT token naming the schedd is not the schedd
+    assert not auth.Principal(Role.NEGOTIATOR, "schedd/schedd1").acts_for_schedd("schedd1")
+    assert not auth.Principal(Role.SUBMIT, "schedd/schedd1").acts_for_schedd("schedd1")
+    assert auth.Principal(Role.ADMIN).acts_for_schedd("schedd1")
 
 
 def test_tokens_are_distinct_and_role_accepts_text() -> None:
@@ -54,21 +101,23 @@ def test_token_from_another_pool_is_refused() -> None:
 
 
 def test_role_cannot_be_raised_by_editing_the_token() -> None:
-    _, nonce, mac = auth.make_token(SECRET, Role.READ).split(":")
+    _, identity, nonce, mac = auth.make_token(SECRET, Role.READ).split(":")
     with pytest.raises(InvalidToken, match="not signed"):
-        auth.verify_token(SECRET, f"admin:{nonce}:{mac}")
+        auth.verify_token(SECRET, f"admin:{identity}:{nonce}:{mac}")
 
 
-@pytest.mark.parametrize("bad", ["", "read", "read:abc", "read::f00", "a:b:c:d", ":::"])
+@pytest.mark.parametrize(
+    "bad", ["", "read", "read:abc", "read::f00", "read:x::f00", "a:b:c:d:e", "::::", "read:n:mac"]
+)
 def test_malformed_tokens(bad: str) -> None:
     with pytest.raises(InvalidToken):
         auth.verify_token(SECRET, bad)
 
 
 def test_signed_but_unknown_role() -> None:
-    mac = auth._mac(SECRET.encode(), "root", "n0nce")
+    mac = auth._mac(SECRET.encode(), "root", "", "n0nce")
     with pytest.raises(InvalidToken, match="unknown role 'root'"):
-        auth.verify_token(SECRET, f"root:n0nce:{mac}")
+        auth.verify_token(SECRET, f"root::n0nce:{mac}")
 
 
 def test_mac_is_compared_in_constant_time(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -80,7 +129,7 @@ def test_mac_is_compared_in_constant_time(monkeypatch: pytest.MonkeyPatch) -> No
         return real(a, b)
 
     monkeypatch.setattr(hmac, "compare_digest", spy)
-    token = auth.make_token(SECRET, Role.SUBMIT)
+    token = auth.make_token(SECRET, Role.SUBMIT, "alice")
     auth.verify_token(SECRET, token)
     with pytest.raises(InvalidToken):
         auth.verify_token(SECRET, token[:-1] + ("0" if token[-1] != "0" else "1"))
@@ -191,6 +240,7 @@ class FakeContext:
 
 
 REAL_HANDLER = grpc.unary_unary_rpc_method_handler(lambda req, ctx: req)
+seen_principals: list[auth.Principal | None] = []  # what handlers saw, in call order
 
 
 async def intercept(
@@ -203,6 +253,7 @@ async def intercept(
 
     async def continuation(details: Any) -> grpc.RpcMethodHandler | None:
         roles_seen.append(auth.current_role())
+        seen_principals.append(auth.current_principal())
         return handler
 
     details = SimpleNamespace(method=method, invocation_metadata=metadata)
@@ -219,10 +270,11 @@ async def denial(handler: grpc.RpcMethodHandler) -> AbortCalled:
 
 async def test_interceptor_accepts_a_valid_token_and_exposes_the_role() -> None:
     icpt = auth.TokenAuthInterceptor(SECRET)
-    md = auth.bearer_metadata(auth.make_token(SECRET, Role.SUBMIT))
+    md = auth.bearer_metadata(auth.make_token(SECRET, Role.SUBMIT, "alice"))
     handler, roles = await intercept(icpt, md)
     assert handler is REAL_HANDLER
     assert roles == [Role.SUBMIT]
+    assert seen_principals[-1] == auth.Principal(Role.SUBMIT, "alice")
     # Scheme is case-insensitive (RFC 6750).
     md = (("authorization", "bearer " + auth.make_token(SECRET, Role.READ)),)
     assert (await intercept(icpt, md))[0] is REAL_HANDLER

@@ -33,7 +33,7 @@ class Running:
 
     def stub(self, role: Role) -> collector_pb2_grpc.CollectorStub:
         if role not in self.channels:
-            token = auth.make_token(self.secret, role)
+            token = auth.make_token(self.secret, role, "alice" if role is Role.SUBMIT else "")
             self.channels[role] = rpc.make_channel(self.address, token)
         return collector_pb2_grpc.CollectorStub(self.channels[role])
 

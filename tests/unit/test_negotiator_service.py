@@ -91,7 +91,7 @@ class Pool:
     channels: list[grpc.aio.Channel] = field(default_factory=list)
 
     def stub(self, role: Role) -> negotiator_pb2_grpc.NegotiatorStub:
-        ch = rpc.make_channel(self.address, auth.make_token(self.secret, role))
+        ch = rpc.make_channel(self.address, auth.make_token(self.secret, role, "alice" if role is Role.SUBMIT else ""))
         self.channels.append(ch)
         return negotiator_pb2_grpc.NegotiatorStub(ch)
 

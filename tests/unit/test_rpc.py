@@ -105,7 +105,9 @@ class Running:
     server: grpc.aio.Server
 
     def channel(self, role: Role = Role.DAEMON) -> grpc.aio.Channel:
-        return rpc.make_channel(self.address, auth.make_token(self.secret, role))
+        return rpc.make_channel(
+            self.address, auth.make_token(self.secret, role, "alice" if role is Role.SUBMIT else "")
+        )
 
 
 @pytest.fixture

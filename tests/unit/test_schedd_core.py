@@ -362,6 +362,46 @@ def test_action_rules_and_error_texts(path: Path) -> None:
     assert [v(h, "ProcId") for h in s.history()] == [2, 1]
 
 
+def test_a_user_acts_only_on_their_own_jobs(path: Path) -> None:
+    # As the schedd answers condor_rm run by a user who is not a queue superuser:
+    # another owner's job named by id is refused per job; a constraint (or -all) selects
+    # among the user's own jobs only.
+    s = make(path)
+    s.submit(SLEEP + "queue 2\n", "a.sub", "alice", 0.0)  # 1.0 1.1
+    s.submit(SLEEP + "queue 1\n", "b.sub", "bob", 0.0)  # 2.0
+
+    def act(
+        action: str, *ids: str, constraint: str = "", user: str | None = "bob"
+    ) -> list[tuple[str, bool, str]]:
+        results, _ = s.act(
+            action, list(ids), constraint, "", user or "admin", 10.0, only_owner=user
+        )
+        return [(r.job_id, r.ok, r.error) for r in results]
+
+    assert act("remove", "1.0") == [("1.0", False, "Permission denied to remove job 1.0")]
+    assert act("hold", "1") == [
+        ("1.0", False, "Permission denied to hold job 1.0"),
+        ("1.1", False, "Permission denied to hold job 1.1"),
+    ]
+    # permission is checked before the job's state (1.0 is not held)
+    assert act("release", "1.0") == [("1.0", False, "Permission denied to release job 1.0")]
+    assert act("hold", "2.0", "1.1") == [
+        ("2.0", True, ""),
+        ("1.1", False, "Permission denied to hold job 1.1"),
+    ]
+    assert act("release", constraint="true") == [("2.0", True, "")]
+    assert act("hold", constraint="ClusterId == 1") == [
+        ("", False, "Couldn't find/hold all jobs matching constraint (ClusterId == 1)")
+    ]
+    assert [v(job_ad(s, j), "JobStatus") for j in ("1.0", "1.1", "2.0")] == [IDLE, IDLE, IDLE]
+    # a queue superuser (only_owner None) acts on every job
+    assert act("hold", constraint="true", user=None) == [
+        ("1.0", True, ""),
+        ("1.1", True, ""),
+        ("2.0", True, ""),
+    ]
+
+
 def test_bad_action_or_constraint_changes_nothing(path: Path) -> None:
     s = make(path)
     s.submit(SLEEP + "queue\n", "a.sub", "alice", 0.0)

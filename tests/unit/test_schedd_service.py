@@ -30,6 +30,8 @@ from mockpool.v1 import startd_pb2_grpc as tgrpc
 from mockpool.wire import ad_from_pb, ad_to_pb
 
 SUB = "executable = /bin/sleep\narguments = 60\nqueue 2\n"
+# Who each role's token names: the submitting user, and a startd reporting exits.
+IDENTITY = {Role.SUBMIT: "alice", Role.DAEMON: "startd/startd0_0"}
 
 
 @dataclass
@@ -102,17 +104,22 @@ class Pool:
     negotiator: FakeNegotiator
     startd: FakeStartd
     startd_address: str
-    channels: dict[Role | None, grpc.aio.Channel] = field(default_factory=dict)
+    channels: dict[tuple[Role, str] | None, grpc.aio.Channel] = field(default_factory=dict)
 
-    def stub(self, role: Role | None) -> sgrpc.ScheddStub:
-        if role not in self.channels:
-            if role is None:
-                self.channels[role] = grpc.aio.insecure_channel(self.address)
+    def stub(self, role: Role | None, identity: str | None = None) -> sgrpc.ScheddStub:
+        key = (
+            None
+            if role is None
+            else (role, IDENTITY.get(role, "") if identity is None else identity)
+        )
+        if key not in self.channels:
+            if key is None:
+                self.channels[key] = grpc.aio.insecure_channel(self.address)
             else:
-                self.channels[role] = rpc.make_channel(
-                    self.address, auth.make_token(self.secret, role)
+                self.channels[key] = rpc.make_channel(
+                    self.address, auth.make_token(self.secret, *key)
                 )
-        return sgrpc.ScheddStub(self.channels[role])
+        return sgrpc.ScheddStub(self.channels[key])
 
 
 @pytest.fixture
@@ -219,6 +226,39 @@ async def test_malformed_submit_is_refused_and_queue_unchanged(pool: Pool) -> No
         await pool.stub(Role.READ).QueryJobs(spb.JobQueryRequest(constraint="ProcId =="))
     assert err.value.code() == grpc.StatusCode.INVALID_ARGUMENT
     assert "bad constraint" in err.value.details()
+
+
+async def test_the_token_decides_the_owner_and_whose_jobs_a_user_manages(pool: Pool) -> None:
+    alice, bob = pool.stub(Role.SUBMIT, "alice"), pool.stub(Role.SUBMIT, "bob")
+    await alice.Submit(spb.SubmitRequest(description=SUB))  # no owner given: the token's
+    with pytest.raises(grpc.aio.AioRpcError) as err:
+        await alice.Submit(spb.SubmitRequest(description=SUB, owner="bob"))
+    assert err.value.code() == grpc.StatusCode.PERMISSION_DENIED
+    assert "user 'alice' may not submit jobs as 'bob'" in err.value.details()
+    await pool.stub(Role.ADMIN).Submit(spb.SubmitRequest(description=SUB, owner="carol"))
+    q = await pool.stub(Role.READ).QueryJobs(spb.JobQueryRequest(projection=["Owner"]))
+    assert [ad_from_pb(a).get_value("Owner") for a in q.jobs] == ["alice"] * 2 + ["carol"] * 2
+
+    def results(reply: spb.ActReply) -> list[tuple[str, bool, str]]:
+        return [(r.job_id, r.ok, r.error) for r in reply.results]
+
+    reply = await bob.Act(spb.ActRequest(action="remove", job_ids=["1.0"], owner="alice"))
+    assert results(reply) == [("1.0", False, "Permission denied to remove job 1.0")]
+    reply = await bob.Act(spb.ActRequest(action="hold", constraint="true"))
+    assert results(reply) == [("", False, "Couldn't find/hold all jobs matching constraint (true)")]
+    reply = await alice.Act(spb.ActRequest(action="hold", constraint="true"))
+    assert results(reply) == [("1.0", True, ""), ("1.1", True, "")]
+    reply = await pool.stub(Role.ADMIN).Act(spb.ActRequest(action="hold", job_ids=["2"]))
+    assert results(reply) == [("2.0", True, ""), ("2.1", True, "")]
+
+
+async def test_only_a_startd_reports_job_exits(pool: Pool) -> None:
+    for identity in ("schedd/schedd1", "", "negotiator"):
+        with pytest.raises(grpc.aio.AioRpcError) as err:
+            await pool.stub(Role.DAEMON, identity).JobsExited(spb.JobsExitedRequest())
+        assert err.value.code() == grpc.StatusCode.PERMISSION_DENIED
+        assert "is not a startd" in err.value.details()
+    assert (await pool.stub(Role.DAEMON).JobsExited(spb.JobsExitedRequest())).accepted == 0
 
 
 async def test_tokens_and_roles(pool: Pool) -> None:

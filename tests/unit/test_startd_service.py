@@ -79,11 +79,12 @@ class Pool:
     def ad(self, name: str, ad_type: str = "Machine") -> ClassAd | None:
         return self.collector.ads.get((ad_type, name))
 
-    def channel(self, role: Role | None) -> grpc.aio.Channel:
+    def channel(self, role: Role | None, identity: str | None = None) -> grpc.aio.Channel:
         if role is None:
             ch = grpc.aio.insecure_channel(self.address)
         else:
-            ch = rpc.make_channel(self.address, auth.make_token(self.secret, role))
+            name = IDENTITY.get(role, "") if identity is None else identity
+            ch = rpc.make_channel(self.address, auth.make_token(self.secret, role, name))
         self.channels.append(ch)
         return ch
 
@@ -99,6 +100,8 @@ async def until(cond: Callable[[], object], timeout: float = 5.0) -> None:
 
 
 MACHINE_CONFIG = "NUM_CPUS = 4\nMEMORY = 8192\nCONSUMPTION_POLICY = True\n"
+# Who each role's token names: DAEMON calls come from schedd0, the claims' holder.
+IDENTITY = {Role.SUBMIT: "alice", Role.DAEMON: "schedd/schedd0"}
 
 
 @pytest.fixture
@@ -130,7 +133,7 @@ async def pool(tmp_path: Path) -> AsyncIterator[Pool]:
     )
     ctx.address = addr
     await svc.start()
-    ch = rpc.make_channel(addr, auth.make_token(secret, Role.DAEMON))
+    ch = rpc.make_channel(addr, auth.make_token(secret, Role.DAEMON, IDENTITY[Role.DAEMON]))
     p = Pool(
         clock, svc, collector, schedd, peer_addr, addr, secret, startd_pb2_grpc.StartdStub(ch), [ch]
     )
@@ -377,6 +380,45 @@ async def test_periodic_advertise_every_update_interval(pool: Pool) -> None:
     await p.clock.advance(1)
     await until(lambda: len(p.collector.calls) == 2)
     assert p.ad("slot1@exec0001").eval("TotalTimeUnclaimedIdle") == 300
+
+
+async def test_only_the_schedd_holding_a_claim_may_use_it(pool: Pool) -> None:
+    p = pool
+    await until(lambda: p.ad("slot1@exec0001") is not None)
+    other = startd_pb2_grpc.StartdStub(p.channel(Role.DAEMON, "schedd/schedd9"))
+    startd = startd_pb2_grpc.StartdStub(p.channel(Role.DAEMON, "startd/startd1_0"))
+    cid = offered(p)[0]
+    # a schedd may not claim in another schedd's name (the request says schedd0)
+    for stub in (other, startd):
+        reply = await stub.RequestClaims(
+            pb.RequestClaimsRequest(claims=[claim_request(p, cid, "slot1@exec0001", 12)])
+        )
+        assert not reply.results[0].ok
+        assert "may not request claims for schedd 'schedd0'" in reply.results[0].error
+    reply = await p.stub.RequestClaims(
+        pb.RequestClaimsRequest(claims=[claim_request(p, cid, "slot1@exec0001", 12)])
+    )
+    held = reply.results[0].claim_id
+    assert reply.results[0].ok, reply.results[0].error
+    # a claim id in the wrong hands is no use: not activated, not released, no lease kept
+    for stub in (other, startd):
+        act = await stub.ActivateClaims(
+            pb.ActivateClaimsRequest(activations=[pb.Activation(claim_id=held, job=job_pb(12))])
+        )
+        assert not act.results[0].ok
+        assert "is held by schedd 'schedd0'" in act.results[0].error
+        rel = await stub.ReleaseClaims(pb.ReleaseClaimsRequest(claim_ids=[held]))
+        assert not rel.results[0].ok and "is held by schedd 'schedd0'" in rel.results[0].error
+        ka = await stub.KeepAlive(pb.KeepAliveRequest(schedd_name="schedd0", claim_ids=[held]))
+        assert list(ka.unknown_claim_ids) == [held]
+    assert p.svc.status()["claims_held"] == 1
+    # a retried request id sent by another caller is not answered from the holder's reply
+    await p.stub.KeepAlive(pb.KeepAliveRequest(schedd_name="schedd0", claim_ids=[held]))
+    rel = await p.stub.ReleaseClaims(pb.ReleaseClaimsRequest(request_id="r9", claim_ids=[held]))
+    assert rel.results[0].ok, rel.results[0].error
+    again = await other.ReleaseClaims(pb.ReleaseClaimsRequest(request_id="r9", claim_ids=[held]))
+    assert not again.results[0].ok
+    assert p.svc.status()["claims_held"] == 0
 
 
 @pytest.mark.parametrize("role", [None, Role.READ, Role.SUBMIT])
