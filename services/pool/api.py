@@ -10,8 +10,9 @@ with Pool.from_spec("examples/pslot.toml") as pool:
     print(pool.negotiator_log.cycles[0].matches)
 ```
 
-Ray is started (a local, embedded instance) when not already initialised, and shut down
-on ``stop()`` only if this pool started it. The pool's own event loop runs on a
+Ray is started (a local, embedded instance listening on loopback only; see
+``localray``) when not already initialised, and shut down on ``stop()`` only if this pool
+started it. The pool's own event loop runs on a
 background thread; every method is safe to call from the thread that made the pool.
 """
 
@@ -26,9 +27,11 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any, TypeVar
 
+from ..auth import Role
 from ..classad import ClassAd
 from .client import ActResult
 from .launcher import LivePool
+from .localray import LocalRay, start_local_ray, stop_local_ray
 from .report import summarize, write_output
 from .spec import PoolSpec, load_spec, parse_spec
 
@@ -76,7 +79,8 @@ class Pool:
         self._live = LivePool(self.spec, state_dir=state_dir)
         self._loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self._loop.run_forever, name="mockpool-pool", daemon=True)
-        self._started_ray = False
+        # The Ray this pool started (loopback only), None when Ray was already running.
+        self.local_ray: LocalRay | None = None
         self._running = False
 
     @classmethod
@@ -91,9 +95,8 @@ class Pool:
         import ray
 
         if not ray.is_initialized():
-            ray.init(address="local", include_dashboard=False, log_to_driver=False,
-                     num_cpus=max(2, os.cpu_count() or 2), configure_logging=False)
-            self._started_ray = True
+            self.local_ray = start_local_ray(max(2, os.cpu_count() or 2), log_to_driver=False,
+                                             configure_logging=False)
         self._thread.start()
         try:
             self._run(self._live.start())
@@ -112,11 +115,9 @@ class Pool:
                 self._loop.call_soon_threadsafe(self._loop.stop)
                 self._thread.join(10)
         self._running = False
-        if self._started_ray:
-            import ray
-
-            ray.shutdown()
-            self._started_ray = False
+        if self.local_ray is not None:
+            stop_local_ray(self.local_ray)
+            self.local_ray = None
         return status
 
     def __enter__(self) -> Pool:
@@ -231,7 +232,17 @@ class Pool:
 
     @property
     def token(self) -> str:
+        """An ADMIN token: the queue superuser (``submit(owner=...)`` submits as anyone)."""
         return self._live.token
+
+    @property
+    def secret(self) -> str:
+        """The pool secret, from which every token is minted (keep it owner-only)."""
+        return self._live.secret
+
+    def make_token(self, role: Role | str, identity: str = "") -> str:
+        """A token for this pool, e.g. ``make_token("submit", "alice")``: acts as alice."""
+        return self._live.make_token(role, identity)
 
     @property
     def collector_address(self) -> str:

@@ -28,6 +28,7 @@ from ..auth import Role, TokenAuthInterceptor
 from ..clock import ScaledClock
 from ..config import ConfigDict
 from ..daemon import DaemonContext, EventLog, Service
+from ..ownerfiles import private_dir
 
 log = logging.getLogger(__name__)
 
@@ -107,7 +108,7 @@ class DaemonHost:
         self._calls = _CallCounter()
 
     async def serve(self, collector_address: str = "") -> str:
-        self._state_dir.mkdir(parents=True, exist_ok=True)
+        private_dir(self._state_dir)  # queues hold claim ids: owner-only
         ctx = DaemonContext(
             clock=self._clock,  # type: ignore[arg-type]
             config=self._config,

@@ -8,7 +8,7 @@ def test_jobs_complete(mockpool_factory):
     assert pool.negotiator_log.cycles[0].matches
 ```
 
-- ``mockpool_ray`` (session): a local Ray with ``num_cpus`` pinned (2, or
+- ``mockpool_ray`` (session): a local Ray on loopback with ``num_cpus`` pinned (2, or
   ``--mockpool-ray-cpus``), started once and shut down at the end; if Ray is already
   initialised it is used and left alone. Override it in a conftest to share your own.
 - ``mockpool_factory``: ``factory(spec=None, *, config=None, **spec_overrides) -> Pool``
@@ -34,19 +34,18 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 @pytest.fixture(scope="session")
 def mockpool_ray(request: pytest.FixtureRequest) -> Iterator[None]:
     os.environ.setdefault("GRPC_ENABLE_FORK_SUPPORT", "0")
-    os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
     import ray
 
-    started = False
+    from .localray import start_local_ray, stop_local_ray
+
+    local = None
     if not ray.is_initialized():
-        ray.init(address="local", num_cpus=request.config.getoption("--mockpool-ray-cpus"),
-                 include_dashboard=False, log_to_driver=False)
-        started = True
+        local = start_local_ray(request.config.getoption("--mockpool-ray-cpus"), log_to_driver=False)
     try:
         yield
     finally:
-        if started:
-            ray.shutdown()
+        if local is not None:
+            stop_local_ray(local)
 
 
 @pytest.fixture

@@ -1,30 +1,70 @@
 """A long-lived pool (``mockpool up``): runs in its own process until ``mockpool down``.
 
-``python -m mockpool.pool.serve SPEC --dir DIR`` starts the pool, then writes into DIR:
+``python -m mockpool.pool.serve SPEC --dir DIR`` starts the pool, then writes into DIR
+(a 0700 folder; every secret in it 0600):
 
-- ``token``: an ADMIN token for the pool (owner-only permissions), which the CLI sends;
-- ``pool.json``: collector address, schedd names, time scale, epoch, this process' pid;
+- ``secret``: the pool secret, from which ``mockpool token create`` mints more tokens;
+- ``tokens/admin``, ``tokens/read``, ``tokens/submit``: tokens for the least role each
+  tool needs (the SUBMIT token names the user who ran ``up``);
+- ``state/``: the daemons' state (the schedds' job queues, which hold claim ids);
+- ``pool.json``: collector address, schedd names, time scale, epoch, this process' pid,
+  and what ``down`` needs to clean up after a crash of this process: the processes the
+  pool started (pid and start time), Ray's folder and the state folder;
 - ``NegotiatorLog`` and ``events.jsonl``, appended as the pool runs.
 
-SIGTERM or SIGINT stops the pool cleanly and removes ``pool.json``. ``--duration`` (pool
-seconds) stops it on its own.
+SIGTERM or SIGINT stops the pool cleanly and removes ``pool.json``, the secret, the tokens
+and the state. ``--duration`` (pool seconds) stops it on its own.
 """
 
 from __future__ import annotations
 
 import argparse
+import getpass
 import json
 import os
+import shutil
 import signal
 import sys
 import threading
 from pathlib import Path
+from typing import Any
 
-from ..auth import write_token
+from ..auth import Role, write_token
+from ..ownerfiles import private_dir
+from . import processes
 from .api import Pool
 from .spec import SpecError, load_spec
 
 POOL_FILE = "pool.json"
+SECRET_FILE = "secret"
+TOKENS_DIR = "tokens"
+STATE_DIR = "state"
+TOOL_ROLES = (Role.READ, Role.SUBMIT, Role.ADMIN)  # tokens/<role> written by `up`
+
+
+def token_path(d: Path, role: Role | str) -> Path:
+    """Where ``up`` puts its token for ``role`` (read, submit, admin)."""
+    return d / TOKENS_DIR / Role(role).value
+
+
+def remove_pool_files(d: Path, info: dict[str, Any]) -> None:
+    """Remove what a pool left in ``d`` (and its Ray folder): state, secret, tokens,
+    pool.json. Logs and events stay for the user to read."""
+    for folder in (info.get("state_dir"), (info.get("ray") or {}).get("temp_dir")):
+        if folder:
+            shutil.rmtree(folder, ignore_errors=True)
+    shutil.rmtree(d / TOKENS_DIR, ignore_errors=True)
+    for name in (SECRET_FILE, POOL_FILE):
+        (d / name).unlink(missing_ok=True)
+
+
+def _write_tokens(d: Path, pool: Pool) -> None:
+    write_token(d / SECRET_FILE, pool.secret)
+    private_dir(d / TOKENS_DIR)
+    user = getpass.getuser()
+    for role in TOOL_ROLES:
+        token = pool.token if role is Role.ADMIN else pool.make_token(role, user)
+        write_token(token_path(d, role), token)
 
 
 def default_dir() -> Path:
@@ -43,21 +83,24 @@ def main(argv: list[str] | None = None) -> int:
     except SpecError as e:
         print(f"mockpool: {e}", file=sys.stderr)
         return 2
-    d: Path = ns.dir
-    d.mkdir(parents=True, exist_ok=True, mode=0o700)
+    d: Path = private_dir(ns.dir)
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     signal.signal(signal.SIGINT, lambda *_: stop.set())
-    pool = Pool(spec)
+    state = d / STATE_DIR
+    pool = Pool(spec, state_dir=state)
+    info: dict[str, Any] = {"state_dir": str(state)}
     try:
         pool.start()
     except Exception as e:
         print(f"mockpool: the pool did not start: {e}", file=sys.stderr)
         pool.stop()
+        remove_pool_files(d, info)
         return 1
     try:
-        write_token(d / "token", pool.token)
-        info = {
+        _write_tokens(d, pool)
+        ray_dir = pool.local_ray
+        info |= {
             "pid": os.getpid(),
             "collector": pool.collector_address,
             "schedds": spec.schedd_names,
@@ -65,6 +108,9 @@ def main(argv: list[str] | None = None) -> int:
             "epoch_wall": pool.epoch_wall,
             "log_base_wall": pool.log_base_wall,
             "spec": os.path.abspath(ns.spec),
+            "ray": {"temp_dir": ray_dir.temp_dir, "session_dir": ray_dir.session_dir} if ray_dir else None,
+            # What `down` ends if this process dies without stopping them.
+            "processes": [r.to_json() for r in processes.record(os.getpid())],
         }
         tmp = d / (POOL_FILE + ".tmp")
         tmp.write_text(json.dumps(info, indent=2))
@@ -85,6 +131,7 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         (d / POOL_FILE).unlink(missing_ok=True)
         pool.stop()
+        remove_pool_files(d, info)
     return 0
 
 

@@ -32,6 +32,8 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..ownerfiles import private_dir, private_file
+
 __all__ = ["SCHEMA_VERSION", "Batch", "JobQueue", "QueueError", "StoredClaim"]
 
 SCHEMA_VERSION = 1
@@ -108,7 +110,10 @@ class JobQueue:
     def __init__(self, path: str | Path, *, birth: float = 0.0) -> None:
         self.path = Path(path)
         try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
+            # Jobs carry claim ids: owner-only folder and file. SQLite gives the -wal and
+            # -shm files the database file's mode, so they are 0600 as well.
+            private_dir(self.path.parent)
+            private_file(self.path)
             # isolation_level=None: we issue BEGIN/COMMIT ourselves (one per batch).
             self._db = sqlite3.connect(str(self.path), isolation_level=None)
         except (sqlite3.Error, OSError) as exc:

@@ -65,11 +65,14 @@ def _ray_processes(root: int, session_dir: str) -> dict[int, str]:
 
 @pytest.fixture(scope="session")
 def ray_session() -> Iterator[None]:
-    """Start a local Ray (2 CPUs, no dashboard, worker logs not forwarded) once per session.
+    """Start a local Ray (2 CPUs, loopback only, no dashboard, worker logs not forwarded)
+    once per session.
 
     On teardown, shut Ray down and fail if any process Ray started is still alive.
     """
-    ray = pytest.importorskip("ray")
+    pytest.importorskip("ray")
+    from mockpool.pool.localray import start_local_ray, stop_local_ray
+
     if _GRPC_IMPORTED_TOO_EARLY:
         warnings.warn(
             "grpc was imported before tests/live/conftest.py set GRPC_ENABLE_FORK_SUPPORT=0; "
@@ -82,14 +85,13 @@ def ray_session() -> Iterator[None]:
     # address="local": always a fresh instance of our own, never a cluster someone else
     # started with `ray start` (which ray.init() would otherwise join, and which
     # ray.shutdown() must not be the one to stop).
-    context = ray.init(
-        address="local", num_cpus=RAY_NUM_CPUS, include_dashboard=False, log_to_driver=False
-    )
-    session_dir = context.address_info.get("session_dir", "")
+    # Loopback only, in an owner-only folder, as every local pool's Ray.
+    local = start_local_ray(RAY_NUM_CPUS, log_to_driver=False)
+    session_dir = local.session_dir
     try:
         yield
     finally:
-        ray.shutdown()
+        stop_local_ray(local)
     if not have_proc:
         return
     deadline = time.monotonic() + 10.0

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 import sqlite3
+import stat
 from pathlib import Path
 
 import pytest
@@ -30,6 +32,22 @@ def test_wal_and_full_sync(tmp_path: Path) -> None:
     q = JobQueue(tmp_path / "q.sqlite")
     assert q._db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
     assert q._db.execute("PRAGMA synchronous").fetchone()[0] == 2  # FULL
+    q.close()
+
+
+def test_queue_folder_and_files_are_owner_only_even_with_an_open_umask(tmp_path: Path) -> None:
+    old = os.umask(0)  # the most permissive umask: files must still be 0600, folders 0700
+    try:
+        q = JobQueue(tmp_path / "state" / "schedd" / "q.sqlite")
+        q.apply(Batch(clusters={1: {"Cmd": '"/bin/sleep"'}}, jobs={(1, 0): {"ProcId": "0"}}))
+    finally:
+        os.umask(old)
+    files = sorted(p.name for p in (tmp_path / "state" / "schedd").iterdir())
+    assert files == ["q.sqlite", "q.sqlite-shm", "q.sqlite-wal"]  # WAL and SHM while open
+    for name in files:
+        assert stat.S_IMODE(os.stat(tmp_path / "state" / "schedd" / name).st_mode) == 0o600, name
+    for d in (tmp_path / "state", tmp_path / "state" / "schedd"):
+        assert stat.S_IMODE(os.stat(d).st_mode) == 0o700
     q.close()
 
 
