@@ -130,7 +130,8 @@ def check_identity(identity: str) -> str:
 
 def submit_owner(principal: Principal, requested: str) -> str:
     """The Owner of jobs submitted by ``principal``: a SUBMIT token submits only as the user
-    it names (the tool's owner, if given, must agree); ADMIN submits as ``requested``.
+    it names (the tool's owner, if given, must agree); ADMIN submits as ``requested`` (or
+    as the admin token's own name).
     PermissionError says why not."""
     if principal.role is Role.SUBMIT:
         if requested and requested != principal.name:
@@ -139,7 +140,7 @@ def submit_owner(principal: Principal, requested: str) -> str:
             )
         return principal.name
     if principal.role is Role.ADMIN:
-        return requested
+        return requested or principal.name
     raise PermissionError(f"role {principal.role.value!r} may not submit jobs")
 
 

@@ -1,6 +1,7 @@
 """Pool commands: `run`, `up`, `down`, and the HTCondor tools that talk to an `up` pool
-(`submit`, `q`, `analyze`, `status`, `rm`, `hold`, `release`, `history`) over gRPC with its
-token."""
+(`submit`, `q`, `analyze`, `status`, `rm`, `hold`, `release`, `history`) over gRPC, each
+with the least role it needs: q, analyze, status and history a READ token; submit, rm, hold
+and release a SUBMIT token that acts as its user (``--token FILE`` presents another one)."""
 
 from __future__ import annotations
 
@@ -19,10 +20,11 @@ from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
-from ..auth import read_token
+from ..auth import Role, read_token
 from ..clock import ScaledClock
+from ..pool import processes
 from ..pool.client import PoolClient, PoolError
-from ..pool.serve import POOL_FILE, default_dir
+from ..pool.serve import POOL_FILE, default_dir, remove_pool_files, token_path
 from ..pool.spec import SpecError, load_spec
 from ..pool.submit_files import SubmitFileError, read_submit_inputs, read_user_file
 from ..schedd.submit import SubmitError, quote
@@ -127,16 +129,27 @@ def cmd_down(ns: argparse.Namespace) -> int:
     d = _pool_dir(ns)
     info = _pool_info(d)
     pid = int(info["pid"])
-    try:
-        os.kill(pid, signal.SIGTERM)
-    except ProcessLookupError:
-        (d / POOL_FILE).unlink(missing_ok=True)
-        return _fail(f"pool process {pid} was already gone; cleaned up {d / POOL_FILE}")
-    deadline = time.monotonic() + ns.timeout
-    while _alive(pid) and time.monotonic() < deadline:
-        time.sleep(0.1)
-    if _alive(pid):
-        return _fail(f"pool process {pid} did not stop within {ns.timeout:g}s")
+    holder = processes.Recorded(pid, int(info.get("pid_start", -1)), "serve")
+    crashed = not (holder.alive() if "pid_start" in info else _alive(pid))
+    if not crashed:
+        os.kill(pid, signal.SIGTERM)  # it stops the pool and removes its files itself
+        deadline = time.monotonic() + ns.timeout
+        while _alive(pid) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        if _alive(pid):
+            print(f"mockpool: pool process {pid} did not stop within {ns.timeout:g}s; killing it",
+                  file=sys.stderr)
+            processes.end([holder], grace=0)
+    # After a crash (or a holder that would not stop): end what the pool started, by the
+    # processes it recorded and its own Ray folder (never another Ray), and remove its files.
+    ended = processes.end(
+        [processes.Recorded.from_json(r) for r in info.get("processes", [])],
+        marker=(info.get("ray") or {}).get("temp_dir", ""),
+    )
+    remove_pool_files(d, info)
+    if crashed:
+        print(f"Pool process {pid} was gone; ended {len(ended)} process(es) it had started "
+              f"and removed its files")
     print(f"Pool down (pid {pid})")
     return 0
 
@@ -144,13 +157,16 @@ def cmd_down(ns: argparse.Namespace) -> int:
 # ------------------------------------------------------------------ tools
 
 
-def _with_client(ns: argparse.Namespace, body: Callable[[PoolClient, dict[str, Any]], Awaitable[T]]) -> T:
+def _with_client(ns: argparse.Namespace, role: Role,
+                 body: Callable[[PoolClient, dict[str, Any]], Awaitable[T]]) -> T:
+    """Run ``body`` with a client presenting ``--token FILE`` or the pool's ``role`` token."""
     d = _pool_dir(ns)
     info = _pool_info(d)
+    path = Path(ns.token) if getattr(ns, "token", None) else token_path(d, role)
     try:
-        token = read_token(d / "token")
+        token = read_token(path)
     except (OSError, ValueError) as e:
-        raise SystemExit(f"mockpool: cannot read the pool token: {e}") from None
+        raise SystemExit(f"mockpool: cannot read the {role.value} token {path}: {e}") from None
 
     async def go() -> T:
         client = PoolClient(info["collector"], token)
@@ -182,12 +198,14 @@ def cmd_submit(ns: argparse.Namespace) -> int:
         inputs = read_submit_inputs(text, ns.file)
     except (SubmitFileError, SubmitError) as e:
         return _fail(str(e))
-    owner = ns.owner or getpass.getuser()
 
     async def body(c: PoolClient, info: dict[str, Any]) -> tuple[int, int]:
-        return await c.submit(text, owner=owner, schedd=ns.name or "", source=ns.file, inputs=inputs)
+        # No --owner: the schedd takes the Owner from the SUBMIT token (its user).
+        return await c.submit(
+            text, owner=ns.owner or "", schedd=ns.name or "", source=ns.file, inputs=inputs
+        )
 
-    cluster, n = _with_client(ns, body)
+    cluster, n = _with_client(ns, Role.SUBMIT, body)
     print("Submitting job(s)" + "." * n)
     print(f"{n} job(s) submitted to cluster {cluster}.")
     return 0
@@ -243,7 +261,7 @@ def cmd_q(ns: argparse.Namespace) -> int:
                                 now_wall=base + _pool_now(info), base_wall=base,
                                 batch=not ns.nobatch, total_all=layouts.JobTotals.of(all_jobs), width=_width(80))
 
-    print(_with_client(ns, body), end="")
+    print(_with_client(ns, Role.READ, body), end="")
     return 0
 
 
@@ -260,7 +278,7 @@ def cmd_history(ns: argparse.Namespace) -> int:
             return layouts.format_q_long(jobs)
         return layouts.format_history(jobs, base_wall=_base_wall(info), width=_width(80))
 
-    print(_with_client(ns, body), end="")
+    print(_with_client(ns, Role.READ, body), end="")
     return 0
 
 
@@ -285,7 +303,7 @@ def cmd_status(ns: argparse.Namespace) -> int:
             return layouts.format_status_submitters(ads, width=_width(None))
         return layouts.format_status(ads, now=_pool_now(info), width=_width(None))
 
-    print(_with_client(ns, body), end="")
+    print(_with_client(ns, Role.READ, body), end="")
     return 0
 
 
@@ -309,7 +327,7 @@ def cmd_analyze(ns: argparse.Namespace) -> int:
                                              schedd_address=address, now_wall=base + now, base_wall=base,
                                              width=_width(80))
 
-    text = _with_client(ns, body)
+    text = _with_client(ns, Role.READ, body)
     if text is None:
         schedd = ns.name or "the pool's first schedd"
         return _fail(f"analyze: job {int(m[1])}.{int(m[2])} is not in the queue of {schedd}")
@@ -350,7 +368,8 @@ def cmd_userprio(ns: argparse.Namespace) -> int:
         return format_userprio(ads, now_wall=base + now, last_update_wall=base + last, base_wall=base,
                                all_users=ns.allusers)
 
-    print(_with_client(ns, body), end="")
+    # Listing is reading; changing the accountant is the administrator's (as condor_userprio).
+    print(_with_client(ns, Role.ADMIN if action else Role.READ, body), end="")
     return 0
 
 
@@ -371,7 +390,7 @@ def _cmd_act(action: str) -> Callable[[argparse.Namespace], int]:
             return await c.act(action, ns.ids, constraint=constraint, reason=ns.reason or "",
                                owner=getpass.getuser(), schedd=ns.name or "")
 
-        results = _with_client(ns, body)
+        results = _with_client(ns, Role.SUBMIT, body)
         bad = 0
         for r in results:
             if r.ok:
@@ -388,9 +407,14 @@ def _cmd_act(action: str) -> Callable[[argparse.Namespace], int]:
 
 
 def add_pool_commands(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    def token_arg(p: argparse.ArgumentParser) -> None:
+        p.add_argument("--token", metavar="FILE",
+                       help="present this token (default: the pool's token for the least role needed)")
+
     def pool_arg(p: argparse.ArgumentParser) -> None:
         p.add_argument("--pool", metavar="DIR", help="the `up` pool's folder (default $MOCKPOOL_HOME or ~/.mockpool)")
         p.add_argument("-name", "--name", help="schedd name (default: the first schedd)")
+        token_arg(p)
 
     p = sub.add_parser("run", help="run a pool spec for its duration and write a report")
     p.add_argument("spec")
@@ -413,7 +437,7 @@ def add_pool_commands(sub: argparse._SubParsersAction) -> None:  # type: ignore[
 
     p = sub.add_parser("submit", help="condor_submit: queue the jobs of a submit description")
     p.add_argument("file")
-    p.add_argument("--owner", help="submitting user (default: you)")
+    p.add_argument("--owner", help="submitting user (default: the token's user; only an admin token may name another)")
     pool_arg(p)
     p.set_defaults(func=cmd_submit)
 
@@ -441,6 +465,7 @@ def add_pool_commands(sub: argparse._SubParsersAction) -> None:  # type: ignore[
     g.add_argument("-schedd", "--schedd", action="store_true")
     g.add_argument("-submitters", "--submitters", action="store_true")
     p.add_argument("--pool", metavar="DIR")
+    token_arg(p)
     p.set_defaults(func=cmd_status)
 
     p = sub.add_parser("analyze", help="condor_q -better-analyze: why a job does (not) run")

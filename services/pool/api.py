@@ -181,7 +181,8 @@ class Pool:
 
     @property
     def state_dir(self) -> Path:
-        """Where the daemons keep what survives a restart (``central/accountant.json``, ...)."""
+        """Where the daemons keep what survives a restart (``central/accountant.json``, the
+        schedds' queues, ...); owner-only: the queues hold claim ids."""
         return self._live.state_dir
 
     def slots(self, constraint: str = "") -> list[ClassAd]:

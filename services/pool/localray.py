@@ -87,7 +87,8 @@ def start_local_ray(num_cpus: int, **init_kwargs: Any) -> LocalRay:
     _private_ray_token()
     import ray
 
-    # Short path: Ray's Unix socket paths under it must stay below 108 bytes.
+    # Short path: Ray's Unix socket paths under it must stay below 108 bytes. Ray makes its
+    # own folder 0777, so it goes inside one of ours (mkdtemp: 0700) that nobody else enters.
     temp_dir = tempfile.mkdtemp(
         prefix="mockpool-ray-", dir="/tmp" if os.path.isdir("/tmp") else None
     )
@@ -97,7 +98,7 @@ def start_local_ray(num_cpus: int, **init_kwargs: Any) -> LocalRay:
             num_cpus=num_cpus,
             include_dashboard=False,
             _node_ip_address=LOOPBACK,
-            _temp_dir=temp_dir,
+            _temp_dir=os.path.join(temp_dir, "r"),
             **init_kwargs,
         )
     except BaseException:

@@ -76,7 +76,9 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m mockpool.pool.serve")
     ap.add_argument("spec")
     ap.add_argument("--dir", type=Path, default=default_dir())
-    ap.add_argument("--duration", type=float, default=0.0, help="pool seconds to run (0: until stopped)")
+    ap.add_argument(
+        "--duration", type=float, default=0.0, help="pool seconds to run (0: until stopped)"
+    )
     ns = ap.parse_args(argv)
     try:
         spec = load_spec(ns.spec)
@@ -102,13 +104,16 @@ def main(argv: list[str] | None = None) -> int:
         ray_dir = pool.local_ray
         info |= {
             "pid": os.getpid(),
+            "pid_start": processes.start_time(os.getpid()),  # the pid alone may be reused
             "collector": pool.collector_address,
             "schedds": spec.schedd_names,
             "time_scale": spec.time_scale,
             "epoch_wall": pool.epoch_wall,
             "log_base_wall": pool.log_base_wall,
             "spec": os.path.abspath(ns.spec),
-            "ray": {"temp_dir": ray_dir.temp_dir, "session_dir": ray_dir.session_dir} if ray_dir else None,
+            "ray": {"temp_dir": ray_dir.temp_dir, "session_dir": ray_dir.session_dir}
+            if ray_dir
+            else None,
             # What `down` ends if this process dies without stopping them.
             "processes": [r.to_json() for r in processes.record(os.getpid())],
         }

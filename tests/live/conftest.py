@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import ipaddress
 import os
 import sys
 import time
@@ -10,9 +11,12 @@ import warnings
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
+
+if TYPE_CHECKING:  # imported late: grpc must not load before the line below runs
+    from mockpool.pool.localray import LocalRay
 
 # Must be set before grpc is first imported (grpc reads it at import). With gRPC's fork
 # handlers on, a process that has used gRPC and then forks (ray.init spawning the raylet
@@ -23,6 +27,55 @@ _GRPC_IMPORTED_TOO_EARLY = "grpc" in sys.modules and "GRPC_ENABLE_FORK_SUPPORT" 
 os.environ.setdefault("GRPC_ENABLE_FORK_SUPPORT", "0")
 
 RAY_NUM_CPUS = 2  # pinned: tests must not depend on the machine's core count
+
+
+Listener = tuple[int, str, "ipaddress.IPv4Address | ipaddress.IPv6Address", int, bool]
+
+
+def _listening_sockets(pids: set[int]) -> list[Listener]:
+    """(pid, command name, address, port, is loopback) of every TCP socket ``pids`` listen
+    on, from /proc/net/tcp{,6} and each process' open files (no ss or psutil needed)."""
+    listening: dict[str, tuple[ipaddress.IPv4Address | ipaddress.IPv6Address, int]] = {}
+    for table in ("tcp", "tcp6"):
+        try:
+            lines = Path(f"/proc/net/{table}").read_text().splitlines()[1:]
+        except OSError:
+            continue
+        for line in lines:
+            fields = line.split()
+            if fields[3] != "0A":  # TCP_LISTEN
+                continue
+            hex_ip, hex_port = fields[1].split(":")
+            raw = bytes.fromhex(hex_ip)
+            # the kernel prints each 32-bit word of the address in host (little-endian) order
+            raw = b"".join(raw[i : i + 4][::-1] for i in range(0, len(raw), 4))
+            listening[fields[9]] = (ipaddress.ip_address(raw), int(hex_port, 16))
+    found: list[Listener] = []
+    for pid in pids:
+        try:
+            comm = Path(f"/proc/{pid}/comm").read_text().strip()
+            fds = list(Path(f"/proc/{pid}/fd").iterdir())
+        except OSError:
+            continue
+        for fd in fds:
+            try:
+                target = os.readlink(fd)
+            except OSError:
+                continue
+            if target.startswith("socket:[") and (inode := target[8:-1]) in listening:
+                ip, port = listening[inode]
+                mapped = getattr(ip, "ipv4_mapped", None)  # ::ffff:127.0.0.1 is loopback too
+                loopback = ip.is_loopback or (mapped is not None and mapped.is_loopback)
+                found.append((pid, comm, ip, port, loopback))
+    return found
+
+
+@pytest.fixture(scope="session")
+def listeners() -> Callable[[set[int]], list[Listener]]:
+    """``listeners(pids)``: the TCP sockets those processes listen on (Linux /proc)."""
+    if not Path("/proc/net/tcp").exists():
+        pytest.skip("needs Linux /proc")
+    return _listening_sockets
 
 
 def _proc_table() -> dict[int, tuple[int, str, str]]:
@@ -64,7 +117,7 @@ def _ray_processes(root: int, session_dir: str) -> dict[int, str]:
 
 
 @pytest.fixture(scope="session")
-def ray_session() -> Iterator[None]:
+def ray_session() -> Iterator[LocalRay]:
     """Start a local Ray (2 CPUs, loopback only, no dashboard, worker logs not forwarded)
     once per session.
 
@@ -89,7 +142,7 @@ def ray_session() -> Iterator[None]:
     local = start_local_ray(RAY_NUM_CPUS, log_to_driver=False)
     session_dir = local.session_dir
     try:
-        yield
+        yield local
     finally:
         stop_local_ray(local)
     if not have_proc:
@@ -106,7 +159,7 @@ def ray_session() -> Iterator[None]:
 
 
 @pytest.fixture(scope="session")
-def mockpool_ray(ray_session: None) -> Iterator[None]:
+def mockpool_ray(ray_session: LocalRay) -> Iterator[None]:
     """The mockpool pytest plugin's Ray fixture, sharing this suite's one Ray session."""
     yield
 
@@ -170,13 +223,17 @@ class QuietPool:
     secret: str
     addresses: dict[str, str]  # "collector", "schedd", "startd" -> host:port
     schedd_name: str
-    home: Path  # a folder like `mockpool up`'s (pool.json, token) for the CLI
+    home: Path  # a folder like `mockpool up`'s (pool.json, tokens/) for the CLI
     _channels: dict[str, Any] = field(default_factory=dict)
 
-    def token(self, role: str = "admin") -> str:
+    def token(self, role: str = "admin", identity: str | None = None) -> str:
+        """A token of ``role``; a submit token names alice (the quiet jobs' main owner)
+        unless ``identity`` says otherwise."""
         from mockpool import auth
 
-        return auth.make_token(self.secret, role)
+        if identity is None:
+            identity = "alice" if role == "submit" else ""
+        return auth.make_token(self.secret, role, identity)
 
     def _channel(self, address: str) -> Any:
         import grpc
@@ -288,8 +345,10 @@ def _quiet_setup(pool: Any, home: Path) -> QuietPool:
     """Queue QUIET_JOBS (holding bob's) and point a pool.json folder at ``pool``."""
     import json
 
-    from mockpool.auth import write_token
+    from mockpool.auth import Role, make_token, write_token
     from mockpool.claimid import from_sinful
+    from mockpool.ownerfiles import private_dir
+    from mockpool.pool.serve import token_path
 
     for owner, description in QUIET_JOBS:
         pool.submit(description, owner=owner)
@@ -298,7 +357,11 @@ def _quiet_setup(pool: Any, home: Path) -> QuietPool:
     slot = pool.slots()[0]
     (schedd_ad,) = pool.ads("Scheduler")
     schedd_name = str(schedd_ad.get_value("Name"))
-    write_token(home / "token", pool.token)
+    # The tokens `mockpool up` leaves for the tools (the submit one is alice's).
+    private_dir(home / "tokens")
+    write_token(token_path(home, Role.ADMIN), pool.token)
+    write_token(token_path(home, Role.READ), make_token(pool.secret, Role.READ))
+    write_token(token_path(home, Role.SUBMIT), make_token(pool.secret, Role.SUBMIT, "alice"))
     info = {
         "pid": os.getpid(),
         "collector": pool.collector_address,
@@ -310,7 +373,7 @@ def _quiet_setup(pool: Any, home: Path) -> QuietPool:
     (home / "pool.json").write_text(json.dumps(info))
     return QuietPool(
         pool=pool,
-        secret=pool._live.secret,  # to mint tokens of every role, as a daemon would
+        secret=pool.secret,  # to mint tokens of every role, as a daemon would
         addresses={
             "collector": pool.collector_address,
             "schedd": from_sinful(str(schedd_ad.get_value("MyAddress"))),

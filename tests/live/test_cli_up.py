@@ -3,14 +3,20 @@ rm, history, down — each a separate process talking gRPC with the pool's token
 
 from __future__ import annotations
 
+import json
 import os
+import signal
+import stat
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
+
+from mockpool.pool.processes import Recorded, start_time
 
 pytestmark = [pytest.mark.live, pytest.mark.slow]
 
@@ -39,14 +45,45 @@ def up_pool(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
         assert not (home / "pool.json").exists()
 
 
-def test_token_file_is_owner_only(up_pool: Path) -> None:
-    assert (up_pool / "token").stat().st_mode & 0o077 == 0
+def test_secret_and_tokens_are_owner_only(up_pool: Path) -> None:
+    assert stat.S_IMODE(up_pool.stat().st_mode) == 0o700
+    assert stat.S_IMODE((up_pool / "tokens").stat().st_mode) == 0o700
+    for f in ("secret", "tokens/read", "tokens/submit", "tokens/admin"):
+        assert stat.S_IMODE((up_pool / f).stat().st_mode) == 0o600, f
+    info = json.loads((up_pool / "pool.json").read_text())
+    assert stat.S_IMODE(Path(info["state_dir"]).stat().st_mode) == 0o700
+    queues = list(Path(info["state_dir"]).glob("schedd/*.sqlite*"))
+    assert queues and all(stat.S_IMODE(q.stat().st_mode) == 0o600 for q in queues)
+
+
+def test_token_create_and_users_act_only_on_their_own_jobs(up_pool: Path, tmp_path: Path) -> None:
+    carol, dave = tmp_path / "carol.token", tmp_path / "dave.token"
+    for user, path in (("carol", carol), ("dave", dave)):
+        out = mockpool("token", "create", "--user", user, "--role", "submit", "--out", str(path), pool=up_pool)
+        assert f"Wrote a submit token for {user}" in out.stdout
+        assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    sub = tmp_path / "one.sub"
+    sub.write_text("executable = /bin/sleep\narguments = 100000\nrequest_cpus = 1\nqueue 1\n")
+    cluster = mockpool("submit", str(sub), "--token", str(carol), pool=up_pool).stdout.split()[-1].rstrip(".")
+    assert "carol" in mockpool("q", cluster, pool=up_pool).stdout
+    # the invoking user's own submit token may not submit as carol
+    refused = mockpool("submit", str(sub), "--owner", "carol", pool=up_pool, check=False)
+    assert refused.returncode != 0 and "may not submit jobs as 'carol'" in refused.stderr
+    # dave may not remove carol's job (condor_rm's words); carol may
+    denied = mockpool("rm", f"{cluster}.0", "--token", str(dave), pool=up_pool, check=False)
+    assert denied.returncode == 1 and f"Permission denied to remove job {cluster}.0" in denied.stderr
+    assert f"Job {cluster}.0 marked for removal" in mockpool(
+        "rm", f"{cluster}.0", "--token", str(carol), pool=up_pool
+    ).stdout
+    bad = mockpool("token", "create", "--role", "submit", pool=up_pool, check=False)
+    assert bad.returncode == 2 and "give --user" in bad.stderr
 
 
 def test_submit_q_status_hold_release_rm_history(up_pool: Path, tmp_path: Path) -> None:
     sub = tmp_path / "long.sub"
     sub.write_text("executable = /bin/sleep\narguments = 100000\nrequest_cpus = 1\nqueue 2\n")
-    out = mockpool("submit", str(sub), "--owner", "carol", pool=up_pool).stdout
+    admin = str(up_pool / "tokens" / "admin")  # the queue superuser may submit as carol
+    out = mockpool("submit", str(sub), "--owner", "carol", "--token", admin, pool=up_pool).stdout
     assert "2 job(s) submitted to cluster" in out
     cluster = out.strip().split()[-1].rstrip(".")
 
@@ -63,11 +100,12 @@ def test_submit_q_status_hold_release_rm_history(up_pool: Path, tmp_path: Path) 
     assert "carol@mockpool" in mockpool("status", "-submitters", pool=up_pool).stdout
     assert "negotiator" in mockpool("status", "-negotiator", pool=up_pool).stdout.lower()
 
-    assert f"Job {cluster}.0 held" in mockpool("hold", f"{cluster}.0", pool=up_pool).stdout
+    assert f"Job {cluster}.0 held" in mockpool("hold", f"{cluster}.0", "--token", admin, pool=up_pool).stdout
     held = mockpool("q", "-long", f"{cluster}.0", pool=up_pool).stdout
     assert "JobStatus = 5" in held and "HoldReason" in held
-    assert f"Job {cluster}.0 released" in mockpool("release", f"{cluster}.0", pool=up_pool).stdout
-    out = mockpool("rm", cluster, pool=up_pool).stdout
+    released = mockpool("release", f"{cluster}.0", "--token", admin, pool=up_pool).stdout
+    assert f"Job {cluster}.0 released" in released
+    out = mockpool("rm", cluster, "--token", admin, pool=up_pool).stdout
     assert f"Job {cluster}.0 marked for removal" in out and f"Job {cluster}.1 marked for removal" in out
 
     unknown = mockpool("rm", "999.0", pool=up_pool, check=False)
@@ -97,8 +135,10 @@ def test_submit_reads_item_files_on_the_users_side(up_pool: Path, tmp_path: Path
         "executable = /bin/sleep\narguments = $(t)\nhold = true\nqueue t from secs.txt\n"
     )
     env = dict(os.environ, MOCKPOOL_HOME=str(up_pool))
+    admin = str(up_pool / "tokens" / "admin")  # the queue superuser submits as dora
     out = subprocess.run([sys.executable, "-m", "mockpool.cli.main", "submit", "job.sub", "--owner",
-                          "dora"], capture_output=True, text=True, env=env, cwd=tmp_path, timeout=240)
+                          "dora", "--token", admin], capture_output=True, text=True, env=env,
+                         cwd=tmp_path, timeout=240)
     assert out.returncode == 0, out.stderr
     cluster = out.stdout.strip().split()[-1].rstrip(".")
     long = mockpool("q", "-long", cluster, pool=up_pool).stdout
@@ -108,7 +148,7 @@ def test_submit_reads_item_files_on_the_users_side(up_pool: Path, tmp_path: Path
     evil = mockpool("q", 'x" || true || "', pool=up_pool, check=False)
     assert evil.returncode == 2 and "is not a" in evil.stderr
     assert mockpool("rm", "1 || true", pool=up_pool, check=False).returncode == 2
-    mockpool("rm", cluster, pool=up_pool)
+    mockpool("rm", cluster, "--token", admin, pool=up_pool)
 
 
 def test_submit_over_max_jobs_per_submission(up_pool: Path, tmp_path: Path) -> None:
@@ -122,7 +162,8 @@ def test_submit_over_max_jobs_per_submission(up_pool: Path, tmp_path: Path) -> N
 def test_analyze_explains_a_job_that_cannot_match(up_pool: Path, tmp_path: Path) -> None:
     sub = tmp_path / "big.sub"
     sub.write_text("executable = /bin/sleep\narguments = 60\nrequest_memory = 100GB\nqueue\n")
-    out = mockpool("submit", str(sub), "--owner", "dave", pool=up_pool).stdout
+    admin = str(up_pool / "tokens" / "admin")  # the queue superuser submits as dave
+    out = mockpool("submit", str(sub), "--owner", "dave", "--token", admin, pool=up_pool).stdout
     cluster = out.strip().split()[-1].rstrip(".")
 
     def analysis() -> str:
@@ -141,7 +182,7 @@ def test_analyze_explains_a_job_that_cannot_match(up_pool: Path, tmp_path: Path)
     assert "Run analysis summary ignoring user priority.  Of 1 slots on 1 machines," in text
     assert "      1 slots are rejected by your job's requirements\n" in text
     assert "   No machines matched the job's constraints\n" in text
-    mockpool("rm", cluster, pool=up_pool)
+    mockpool("rm", cluster, "--token", admin, pool=up_pool)
 
 
 def test_analyze_unknown_job_is_a_clear_error(up_pool: Path) -> None:
@@ -170,3 +211,43 @@ def test_userprio_table_and_setters(up_pool: Path) -> None:
     assert bad.returncode != 0 and ">= 1" in bad.stderr
     bad = mockpool("userprio", "-setprio", "alice", "5", pool=up_pool, check=False)
     assert bad.returncode != 0 and "user@domain" in bad.stderr
+
+
+def test_down_after_the_up_process_was_killed_ends_what_it_started(
+    tmp_path: Path, listeners: Callable[[set[int]], list[Any]]
+) -> None:
+    home = tmp_path / "home"
+    mockpool("up", str(SPEC), pool=home)
+    info = json.loads((home / "pool.json").read_text())
+    recorded = [Recorded.from_json(r) for r in info["processes"]]
+    names = {r.name for r in recorded}
+    assert {"gcs_server", "raylet"} <= names, names
+    # Everything the pool listens on is loopback (Ray's servers included).
+    sockets = listeners({info["pid"]} | {r.pid for r in recorded})
+    assert {name for _, name, _, _, _ in sockets} >= {"gcs_server", "raylet"}
+    assert [s for s in sockets if not s[4]] == []
+    ray_dir = Path(info["ray"]["temp_dir"])
+    assert ray_dir.is_dir() and Path(info["state_dir"]).is_dir()
+
+    os.kill(info["pid"], signal.SIGKILL)
+    assert wait_for(lambda: start_time(info["pid"]) is None, timeout=30)
+    down = mockpool("down", pool=home)
+    assert f"Pool process {info['pid']} was gone" in down.stdout
+    assert wait_for(lambda: not any(r.alive() for r in recorded), timeout=60), [
+        r for r in recorded if r.alive()
+    ]
+    left = sorted(p.name for p in home.iterdir())
+    assert left == ["NegotiatorLog", "events.jsonl", "serve.log"], left  # logs stay
+    assert not ray_dir.exists() and not Path(info["state_dir"]).exists()
+    # a second down finds no pool
+    again = mockpool("down", pool=home, check=False)
+    assert again.returncode != 0 and "no pool is up" in again.stderr
+
+
+def wait_for(cond: Callable[[], bool], timeout: float) -> bool:
+    deadline = time.monotonic() + timeout
+    while not cond():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.2)
+    return True

@@ -71,6 +71,7 @@ def test_submit_owner_comes_from_the_token() -> None:
         auth.submit_owner(alice, "bob")
     # the queue superuser submits as whoever it names
     assert auth.submit_owner(auth.Principal(Role.ADMIN, "admin"), "bob") == "bob"
+    assert auth.submit_owner(auth.Principal(Role.ADMIN, "admin"), "") == "admin"
     with pytest.raises(PermissionError, match="'read' may not submit"):
         auth.submit_owner(auth.Principal(Role.READ), "bob")
 

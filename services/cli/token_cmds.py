@@ -1,0 +1,80 @@
+"""`mockpool token create`: mint a token for an `up` pool (as condor_token_create does).
+
+Minting needs the pool secret, which `up` keeps owner-only in the pool's folder: only the
+user who started the pool (its administrator) can make tokens.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from ..auth import Role, make_token, read_token, write_token
+from ..pool.serve import SECRET_FILE, default_dir
+
+# Roles a person may be given; daemon and negotiator tokens are the pool's own.
+USER_ROLES = (Role.READ, Role.SUBMIT, Role.ADMIN)
+
+
+def cmd_token_create(ns: argparse.Namespace) -> int:
+    d = Path(ns.pool) if ns.pool else default_dir()
+    role = Role(ns.role)
+    if role is Role.SUBMIT and not ns.user:
+        print(
+            "mockpool: token create: a submit token acts as one user: give --user NAME",
+            file=sys.stderr,
+        )
+        return 2
+    try:
+        secret = read_token(d / SECRET_FILE)
+    except FileNotFoundError:
+        print(
+            f"mockpool: token create: no pool secret {d / SECRET_FILE}: is a pool up there "
+            "(`mockpool up`)?",
+            file=sys.stderr,
+        )
+        return 1
+    except (OSError, ValueError) as e:
+        print(
+            f"mockpool: token create: cannot read the pool secret (only the pool's owner may "
+            f"mint tokens): {e}",
+            file=sys.stderr,
+        )
+        return 1
+    try:
+        token = make_token(secret, role, ns.user or "")
+    except ValueError as e:
+        print(f"mockpool: token create: --user: {e}", file=sys.stderr)
+        return 2
+    if ns.out:
+        try:
+            write_token(ns.out, token)
+        except OSError as e:
+            print(f"mockpool: token create: cannot write {ns.out}: {e.strerror}", file=sys.stderr)
+            return 1
+        print(
+            f"Wrote a {role.value} token{f' for {ns.user}' if ns.user else ''} to {ns.out} (mode 0600)"
+        )
+    else:
+        print(token)
+    return 0
+
+
+def add_token_commands(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    p = sub.add_parser("token", help="tokens for an `up` pool")
+    tsub = p.add_subparsers(dest="token_command", required=True, metavar="ACTION")
+    c = tsub.add_parser(
+        "create",
+        help="mint a token (needs the pool secret: the pool's owner only)",
+        description="Mint a token for the pool in --pool (default $MOCKPOOL_HOME or ~/.mockpool). "
+        "read: q, status, history; submit: submit and manage the --user's own jobs; "
+        "admin: everything, on every user's jobs.",
+    )
+    c.add_argument("--role", required=True, choices=[r.value for r in USER_ROLES])
+    c.add_argument("--user", help="who the token names (required for --role submit)")
+    c.add_argument(
+        "--out", metavar="FILE", help="write the token to FILE, owner-only (default: print it)"
+    )
+    c.add_argument("--pool", metavar="DIR")
+    c.set_defaults(func=cmd_token_create)
