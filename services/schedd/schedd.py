@@ -44,6 +44,7 @@ from typing import Any
 
 from ..claimid import redact
 from ..classad import (
+    UNDEFINED,
     Budget,
     BudgetExceeded,
     ClassAd,
@@ -60,7 +61,7 @@ from ..classad.tree import Expr
 from ..config import ConfigDict
 from .autocluster import Autoclusters, IdleIndex
 from .queue import Batch, JobQueue, StoredClaim
-from .submit import MAX_JOBS_PER_SUBMISSION, UID_DOMAIN, parse_submit
+from .submit import MAX_JOBS_PER_SUBMISSION, UID_DOMAIN, SubmitError, parse_submit
 
 __all__ = [
     "COMPLETED",
@@ -634,6 +635,18 @@ class Schedd:
             env=env,
             max_jobs=self.config.get_int("MAX_JOBS_PER_SUBMISSION", MAX_JOBS_PER_SUBMISSION),
         )
+        for texts in result.procs:
+            # As HTCondor's schedd refuses to set Owner to anyone but the submitter ("security
+            # violation: setting owner to X when active owner is Y"): +Owner cannot hand a
+            # job (and its fair share) to another user. UNDEFINED means the submitter.
+            value = evaluate(texts.get("Owner", "undefined"))
+            if value is UNDEFINED:
+                texts["Owner"], value = unparse(to_expr(owner)), owner
+            if value != owner:
+                raise SubmitError(
+                    f"{source}: Owner may not be set to {unparse(to_expr(value))}: "
+                    f"jobs are owned by the submitting user {owner!r}"
+                )
         jobs: list[Job] = []
         if result.procs:
             first = result.procs[0]

@@ -108,6 +108,21 @@ def test_malformed_submit_raises_and_stores_nothing(path: Path) -> None:
     assert s.submit(SLEEP + "queue\n", "ok.sub", "alice", 2.0) == (1, 1)
 
 
+def test_owner_cannot_be_set_to_another_user_in_the_description(path: Path) -> None:
+    # HTCondor's schedd refuses SetAttribute(Owner) to anyone but the submitter, and
+    # fills in the submitter for UNDEFINED.
+    s = make(path)
+    for line in ('+Owner = "bob"', 'MY.Owner = "bob"', "+Owner = 3"):
+        with pytest.raises(
+            SubmitError, match=r"a.sub: Owner may not be set to .*submitting user 'alice'"
+        ):
+            s.submit(SLEEP + line + "\nqueue\n", "a.sub", "alice", 0.0)
+    assert s.status()["jobs"] == 0
+    assert s.submit(SLEEP + '+Owner = "alice"\nqueue\n', "a.sub", "alice", 0.0) == (1, 1)
+    assert s.submit(SLEEP + "+Owner = undefined\nqueue\n", "a.sub", "alice", 0.0) == (2, 1)
+    assert v(job_ad(s, "2.0"), "Owner") == "alice"
+
+
 def test_request_id_is_idempotent(path: Path) -> None:
     s = make(path)
     assert s.submit(SLEEP + "queue 3\n", "a.sub", "alice", 1.0, request_id="r-1") == (1, 3)
