@@ -48,6 +48,7 @@ __all__ = [
     "TokenAuthInterceptor",
     "bearer_interceptors",
     "bearer_metadata",
+    "caller",
     "current_principal",
     "current_role",
     "daemon_identity",
@@ -267,6 +268,12 @@ def current_principal() -> Principal | None:
     contextvars.Context, so a handler may use this for finer checks (own jobs only).
     """
     return _current.get()
+
+
+def caller() -> Principal:
+    """``current_principal()``, failing closed: a handler reached without the interceptor
+    (only possible in-process) is treated as a READ caller."""
+    return _current.get() or Principal(Role.READ)
 
 
 def current_role() -> Role | None:

@@ -32,7 +32,7 @@ import grpc
 import grpc.aio
 
 from .. import rpc
-from ..auth import ALL_ROLES, Principal, Role, current_principal, daemon_identity, submit_owner
+from ..auth import ALL_ROLES, Role, caller, daemon_identity, submit_owner
 from ..claimid import from_sinful, sinful
 from ..classad import ClassAd
 from ..daemon import RPC_TIMEOUT, DaemonContext, ReplyCache, abort_invalid, periodic
@@ -69,12 +69,6 @@ _RECENT_REQUESTS = 1024  # request ids remembered for retried Matches / JobsExit
 
 def _method(name: str) -> str:
     return f"/{SERVICE_NAME}/{name}"
-
-
-def _caller() -> Principal:
-    # The interceptor admitted this call, so a principal is set; a direct call in a test
-    # without one may only read (fail closed).
-    return current_principal() or Principal(Role.READ)
 
 
 class ScheddService(sgrpc.ScheddServicer):
@@ -222,7 +216,7 @@ class ScheddService(sgrpc.ScheddServicer):
         core = await self._core(request.schedd_name, context)
         now = self.ctx.clock.now()
         try:
-            owner = submit_owner(_caller(), request.owner)
+            owner = submit_owner(caller(), request.owner)
         except PermissionError as exc:
             await context.abort(grpc.StatusCode.PERMISSION_DENIED, str(exc))
         try:
@@ -292,9 +286,9 @@ class ScheddService(sgrpc.ScheddServicer):
     async def Act(self, request: spb.ActRequest, context: grpc.aio.ServicerContext) -> spb.ActReply:
         core = await self._core(request.schedd_name, context)
         now = self.ctx.clock.now()
-        caller = _caller()
+        who = caller()
         # A SUBMIT token manages its own user's jobs only; ADMIN is the queue superuser.
-        user = caller.name if caller.role is Role.SUBMIT else None
+        user = who.name if who.role is Role.SUBMIT else None
         try:
             results, out = core.act(
                 request.action,
@@ -374,11 +368,11 @@ class ScheddService(sgrpc.ScheddServicer):
     async def JobsExited(
         self, request: spb.JobsExitedRequest, context: grpc.aio.ServicerContext
     ) -> spb.JobsExitedReply:
-        caller = _caller()
-        if not (caller.role is Role.ADMIN or caller.is_daemon("startd")):
+        who = caller()
+        if not (who.role is Role.ADMIN or who.is_daemon("startd")):
             await context.abort(
                 grpc.StatusCode.PERMISSION_DENIED,
-                f"{caller} is not a startd: may not report job exits",
+                f"{who} is not a startd: may not report job exits",
             )
         if (seen := self._recent.get(request.request_id)) is not None:
             return seen

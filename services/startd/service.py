@@ -29,7 +29,7 @@ import grpc
 import grpc.aio
 
 from .. import rpc
-from ..auth import Principal, Role, current_principal
+from ..auth import Principal, Role, caller
 from ..claimid import from_sinful, redact
 from ..classad import ClassAd, Expr, unparse
 from ..config import ConfigDict, ConfigError
@@ -206,16 +206,16 @@ class StartdService:
             raise StartdError(f"no slot {slot_name!r} at this startd")
         return m
 
-    def _machine_for_claim(self, claim_id: str, caller: Principal) -> Machine:
-        """The machine holding ``claim_id``, if ``caller`` speaks for the claim's holder:
+    def _machine_for_claim(self, claim_id: str, who: Principal) -> Machine:
+        """The machine holding ``claim_id``, if ``who`` speaks for the claim's holder:
         a claim is activated and released only by the schedd that requested it."""
         m = self._held.get(claim_id)
         if m is None:
             raise StartdError(f"claim id {redact(claim_id)} is not held at this startd")
         holder = m.claim(claim_id).schedd_name
-        if not caller.acts_for_schedd(holder):
+        if not who.acts_for_schedd(holder):
             raise ClaimRefusedError(
-                f"claim id {redact(claim_id)} is held by schedd {holder!r}; {caller} may not use it"
+                f"claim id {redact(claim_id)} is held by schedd {holder!r}; {who} may not use it"
             )
         return m
 
@@ -228,7 +228,7 @@ class StartdService:
     def replayed(self, request_id: str, apply: Callable[[], Any]) -> Any:
         # A replay is answered only to the caller who sent the request first.
         if request_id:
-            request_id = f"{_caller().name}|{request_id}"
+            request_id = f"{caller().name}|{request_id}"
         reply = self._replies.get(request_id)
         if reply is None:
             reply = apply()
@@ -237,14 +237,14 @@ class StartdService:
 
     def request_claims(self, request: pb.RequestClaimsRequest) -> pb.RequestClaimsReply:
         now = self.ctx.clock.now()
-        caller = _caller()
+        who = caller()
         reply = pb.RequestClaimsReply()
         for item in request.claims:
             result = reply.results.add(claim_id=item.claim_id, slot_name=item.slot_name)
             try:
-                if not caller.acts_for_schedd(item.schedd_name):
+                if not who.acts_for_schedd(item.schedd_name):
                     raise ClaimRefusedError(
-                        f"{caller} may not request claims for schedd {item.schedd_name!r}"
+                        f"{who} may not request claims for schedd {item.schedd_name!r}"
                     )
                 machine = self._machine_for_slot(item.slot_name)
                 job = ad_from_pb(item.job)
@@ -287,11 +287,11 @@ class StartdService:
     def activate_claims(self, request: pb.ActivateClaimsRequest) -> pb.ActivateClaimsReply:
         now = self.ctx.clock.now()
         reply = pb.ActivateClaimsReply()
-        caller = _caller()
+        who = caller()
         for item in request.activations:
             result = reply.results.add(claim_id=item.claim_id)
             try:
-                machine = self._machine_for_claim(item.claim_id, caller)
+                machine = self._machine_for_claim(item.claim_id, who)
                 job = ad_from_pb(item.job)
                 act = machine.activate(item.claim_id, job, now)
             except Exception as e:
@@ -321,11 +321,11 @@ class StartdService:
     def release_claims(self, request: pb.ReleaseClaimsRequest) -> pb.ReleaseClaimsReply:
         now = self.ctx.clock.now()
         reply = pb.ReleaseClaimsReply()
-        caller = _caller()
+        who = caller()
         for claim_id in request.claim_ids:
             result = reply.results.add(claim_id=claim_id)
             try:
-                machine = self._machine_for_claim(claim_id, caller)
+                machine = self._machine_for_claim(claim_id, who)
                 rel = machine.release(claim_id, now)
             except Exception as e:
                 result.ok, result.error = False, _refusal(e)
@@ -347,13 +347,13 @@ class StartdService:
     def keep_alive(self, request: pb.KeepAliveRequest) -> pb.KeepAliveReply:
         now = self.ctx.clock.now()
         reply = pb.KeepAliveReply()
-        caller = _caller()
+        who = caller()
         for claim_id in request.claim_ids:
             machine = self._held.get(claim_id)
             if (
                 machine is not None
                 and machine.holds(claim_id)
-                and not caller.acts_for_schedd(machine.claim(claim_id).schedd_name)
+                and not who.acts_for_schedd(machine.claim(claim_id).schedd_name)
             ):
                 reply.unknown_claim_ids.append(claim_id)  # not the holder's: no lease renewed
                 continue
@@ -629,11 +629,6 @@ def _requests(updates: list[bytes], limit: int) -> list[tuple[int, bytes]]:
     if parts:
         out.append((len(parts), b"".join(parts)))
     return out
-
-
-def _caller() -> Principal:
-    # Set by the token interceptor for every admitted call; fail closed without one.
-    return current_principal() or Principal(Role.READ)
 
 
 def _refusal(e: Exception) -> str:
