@@ -140,8 +140,12 @@ class DaemonHost:
             from ..collector.service import CollectorService
             from ..negotiator.service import NegotiatorService
 
-            return [CollectorService(ctx), NegotiatorService(ctx, log_base_wall=self._log_base_wall,
-                                                              priorities=self._priorities)]
+            return [
+                CollectorService(ctx),
+                NegotiatorService(
+                    ctx, log_base_wall=self._log_base_wall, priorities=self._priorities
+                ),
+            ]
         if self.role == "startd":
             from ..startd.service import StartdService
 
@@ -150,7 +154,9 @@ class DaemonHost:
 
         return [ScheddService(ctx, self._schedds)]
 
-    async def run(self, time_scale: float, epoch_wall: float, only: list[int] | None = None) -> None:
+    async def run(
+        self, time_scale: float, epoch_wall: float, only: list[int] | None = None
+    ) -> None:
         """Start the pool clock and the loops (of services ``only``, by index, if given)."""
         if self._clock.inner is None:
             self._clock.inner = ScaledClock(time_scale, epoch_wall)
@@ -184,7 +190,9 @@ class DaemonHost:
             "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
             # How late this actor's loops woke, in pool seconds: a pool that cannot keep
             # up with its time scale shows it here instead of drifting silently.
-            "lag": None if lag is None else {"wakeups": lag.count, "mean": lag.mean, "max": lag.max},
+            "lag": None
+            if lag is None
+            else {"wakeups": lag.count, "mean": lag.mean, "max": lag.max},
             "rpcs_received": dict(self._calls.counts),
             "services": {type(s).__name__: s.status() for s in self._services},
         }

@@ -28,7 +28,9 @@ import pytest
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("mockpool")
-    group.addoption("--mockpool-ray-cpus", type=int, default=2, help="num_cpus of the test Ray instance")
+    group.addoption(
+        "--mockpool-ray-cpus", type=int, default=2, help="num_cpus of the test Ray instance"
+    )
 
 
 @pytest.fixture(scope="session")
@@ -40,7 +42,9 @@ def mockpool_ray(request: pytest.FixtureRequest) -> Iterator[None]:
 
     local = None
     if not ray.is_initialized():
-        local = start_local_ray(request.config.getoption("--mockpool-ray-cpus"), log_to_driver=False)
+        local = start_local_ray(
+            request.config.getoption("--mockpool-ray-cpus"), log_to_driver=False
+        )
     try:
         yield
     finally:
