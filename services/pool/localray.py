@@ -19,6 +19,7 @@ import secrets
 import shutil
 import stat
 import tempfile
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -72,18 +73,32 @@ def _private_ray_token() -> None:
             f.write(secrets.token_hex(32))  # Ray's own format: 256 bits, hex, no newline
 
 
-def _loopback_node_ip() -> None:
-    # Read by Ray at import; set before, and on the already-imported constant otherwise.
-    os.environ["RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"] = "0"
+@contextlib.contextmanager
+def _loopback_node_ip() -> Iterator[None]:
+    """While Ray starts: keep ``127.0.0.1`` as the node IP. Ray reads the switch from the
+    environment at import (so it is set there for a Ray not yet imported, and for the
+    raylet and workers it spawns) and on the imported constant; both are put back after,
+    so a later ``ray.init`` of this process (joining a cluster) is not affected."""
+    env_name = "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"
+    old_env = os.environ.get(env_name)
+    os.environ[env_name] = "0"
     import ray._private.ray_constants as ray_constants
 
+    old_constant = ray_constants.ENABLE_RAY_CLUSTER
     ray_constants.ENABLE_RAY_CLUSTER = False
+    try:
+        yield
+    finally:
+        ray_constants.ENABLE_RAY_CLUSTER = old_constant
+        if old_env is None:
+            os.environ.pop(env_name, None)
+        else:
+            os.environ[env_name] = old_env
 
 
 def start_local_ray(num_cpus: int, **init_kwargs: Any) -> LocalRay:
     """``ray.init`` a fresh local instance on loopback; ``stop_local_ray`` ends it."""
     os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
-    _loopback_node_ip()
     _private_ray_token()
     import ray
 
@@ -93,14 +108,15 @@ def start_local_ray(num_cpus: int, **init_kwargs: Any) -> LocalRay:
         prefix="mockpool-ray-", dir="/tmp" if os.path.isdir("/tmp") else None
     )
     try:
-        context = ray.init(
-            address="local",
-            num_cpus=num_cpus,
-            include_dashboard=False,
-            _node_ip_address=LOOPBACK,
-            _temp_dir=os.path.join(temp_dir, "r"),
-            **init_kwargs,
-        )
+        with _loopback_node_ip():
+            context = ray.init(
+                address="local",
+                num_cpus=num_cpus,
+                include_dashboard=False,
+                _node_ip_address=LOOPBACK,
+                _temp_dir=os.path.join(temp_dir, "r"),
+                **init_kwargs,
+            )
     except BaseException:
         shutil.rmtree(temp_dir, ignore_errors=True)
         raise
