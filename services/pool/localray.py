@@ -28,7 +28,13 @@ from ..ownerfiles import private_dir
 
 log = logging.getLogger(__name__)
 
-__all__ = ["LocalRay", "ray_auth_token_path", "start_local_ray", "stop_local_ray"]
+__all__ = [
+    "LocalRay",
+    "private_ray_token",
+    "ray_auth_token_path",
+    "start_local_ray",
+    "stop_local_ray",
+]
 
 LOOPBACK = "127.0.0.1"
 
@@ -54,7 +60,7 @@ def ray_auth_token_path() -> Path | None:
     return Path(os.environ.get("RAY_AUTH_TOKEN_PATH") or Path.home() / ".ray" / "auth_token")
 
 
-def _private_ray_token() -> None:
+def private_ray_token() -> None:
     """Make Ray's token file owner-only: create it 0600 (as Ray would, but never readable by
     others), or narrow an existing one that Ray created with the umask's mode."""
     path = ray_auth_token_path()
@@ -99,7 +105,7 @@ def _loopback_node_ip() -> Iterator[None]:
 def start_local_ray(num_cpus: int, **init_kwargs: Any) -> LocalRay:
     """``ray.init`` a fresh local instance on loopback; ``stop_local_ray`` ends it."""
     os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
-    _private_ray_token()
+    private_ray_token()
     import ray
 
     # Short path: Ray's Unix socket paths under it must stay below 108 bytes. Ray makes its
