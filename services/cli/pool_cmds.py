@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import getpass
 import json
 import os
@@ -22,6 +23,7 @@ from typing import Any, TypeVar
 
 from ..auth import Role, read_token
 from ..clock import ScaledClock
+from ..ownerfiles import private_dir
 from ..pool import processes
 from ..pool.client import PoolClient, PoolError
 from ..pool.serve import POOL_FILE, default_dir, remove_pool_files, token_path
@@ -100,10 +102,10 @@ def cmd_up(ns: argparse.Namespace) -> int:
         return _fail(str(e), 2)
     if (d / POOL_FILE).exists():
         info = json.loads((d / POOL_FILE).read_text())
-        if _alive(int(info.get("pid", 0))):
+        if _holder_alive(info):
             return _fail(f"a pool is already up in {d} (pid {info['pid']}); `mockpool down` first")
-        (d / POOL_FILE).unlink()
-    d.mkdir(parents=True, exist_ok=True, mode=0o700)
+        _clean_up_after(d, info)  # a pool whose holder died: its leftovers go first
+    private_dir(d)
     log = (d / "serve.log").open("w")
     cmd = [sys.executable, "-m", "mockpool.pool.serve", ns.spec, "--dir", str(d)]
     if ns.duration:
@@ -125,12 +127,33 @@ def cmd_up(ns: argparse.Namespace) -> int:
     return 0
 
 
+def _holder(info: dict[str, Any]) -> processes.Recorded:
+    """The `up` process of a pool.json (pid and start time: a reused pid is not it)."""
+    return processes.Recorded(int(info.get("pid", 0)), int(info.get("pid_start") or -1), "serve")
+
+
+def _holder_alive(info: dict[str, Any]) -> bool:
+    if info.get("pid_start") is None:  # no /proc where it ran: the pid is all there is
+        return _alive(int(info.get("pid", 0)))
+    return _holder(info).alive()
+
+
+def _clean_up_after(d: Path, info: dict[str, Any]) -> list[processes.Recorded]:
+    """End what a pool whose holder is gone had started, by the processes it recorded and
+    its own Ray folder (never another Ray), and remove its state, secret and tokens."""
+    ended = processes.end(
+        [processes.Recorded.from_json(r) for r in info.get("processes", [])],
+        marker=(info.get("ray") or {}).get("temp_dir", ""),
+    )
+    remove_pool_files(d, info)
+    return ended
+
+
 def cmd_down(ns: argparse.Namespace) -> int:
     d = _pool_dir(ns)
     info = _pool_info(d)
     pid = int(info["pid"])
-    holder = processes.Recorded(pid, int(info.get("pid_start", -1)), "serve")
-    crashed = not (holder.alive() if "pid_start" in info else _alive(pid))
+    crashed = not _holder_alive(info)
     if not crashed:
         os.kill(pid, signal.SIGTERM)  # it stops the pool and removes its files itself
         deadline = time.monotonic() + ns.timeout
@@ -139,14 +162,10 @@ def cmd_down(ns: argparse.Namespace) -> int:
         if _alive(pid):
             print(f"mockpool: pool process {pid} did not stop within {ns.timeout:g}s; killing it",
                   file=sys.stderr)
-            processes.end([holder], grace=0)
-    # After a crash (or a holder that would not stop): end what the pool started, by the
-    # processes it recorded and its own Ray folder (never another Ray), and remove its files.
-    ended = processes.end(
-        [processes.Recorded.from_json(r) for r in info.get("processes", [])],
-        marker=(info.get("ray") or {}).get("temp_dir", ""),
-    )
-    remove_pool_files(d, info)
+            with contextlib.suppress(ProcessLookupError):  # seen alive just now: it is ours
+                os.kill(pid, signal.SIGKILL)
+    # After a crash (or a holder that would not stop), and as a check after a clean stop.
+    ended = _clean_up_after(d, info)
     if crashed:
         print(f"Pool process {pid} was gone; ended {len(ended)} process(es) it had started "
               f"and removed its files")
