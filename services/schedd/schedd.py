@@ -635,11 +635,15 @@ class Schedd:
             env=env,
             max_jobs=self.config.get_int("MAX_JOBS_PER_SUBMISSION", MAX_JOBS_PER_SUBMISSION),
         )
+        values: dict[str, Any] = {}  # Owner text -> value: procs nearly always share one
         for texts in result.procs:
             # As HTCondor's schedd refuses to set Owner to anyone but the submitter ("security
             # violation: setting owner to X when active owner is Y"): +Owner cannot hand a
             # job (and its fair share) to another user. UNDEFINED means the submitter.
-            value = evaluate(texts.get("Owner", "undefined"))
+            text = texts.get("Owner", "undefined")
+            if text not in values:
+                values[text] = evaluate(text)
+            value = values[text]
             if value is UNDEFINED:
                 texts["Owner"], value = unparse(to_expr(owner)), owner
             if value != owner:

@@ -418,7 +418,7 @@ async def test_item_files_and_env_travel_with_the_submit(pool: Pool) -> None:
 
 async def test_an_unsendable_job_is_left_out_of_replies_and_reported(pool: Pool) -> None:
     for owner in ("alice", "bob"):
-        await pool.stub(Role.SUBMIT).Submit(spb.SubmitRequest(description=SUB, owner=owner))
+        await pool.stub(Role.SUBMIT, owner).Submit(spb.SubmitRequest(description=SUB))
     core = pool.svc.cores["schedd1"]
     core.jobs[(1, 0)].ad["Odd"] = 2**64  # however it got there, the wire cannot carry it
     q = await pool.stub(Role.READ).QueryJobs(spb.JobQueryRequest())
