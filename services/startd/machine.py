@@ -355,9 +355,13 @@ class Machine:
         return list(self._offers)
 
     def claim(self, claim_id: str) -> Claim:
+        """The claim with this id: a slot's current claim, or the preempting claim waiting
+        for the current job to retire (each has its own holder)."""
         slot = self._held.get(claim_id)
         if slot is None or slot.claim is None:
             raise self._unknown(claim_id)
+        if slot.preempting is not None and slot.preempting.claim_id == claim_id:
+            return slot.preempting
         return slot.claim
 
     def next_sequence(self) -> int:

@@ -162,6 +162,17 @@ def test_releases_during_retirement():
     m.activate(g.claim_id, job(2, "alice"), 150.0)
 
 
+def test_each_claim_of_a_retiring_slot_names_its_own_holder():
+    # The startd's service checks a caller against the holder of the claim it names: the
+    # preempting claim is the new schedd's, the retiring one the old schedd's.
+    m, held = running("MAXJOBRETIREMENTTIME = 600\n")
+    g = preempt(m, 100.0)
+    assert m.claim(held).schedd_name == "s_old"
+    assert m.claim(g.claim_id).schedd_name == "s_new"
+    m.release(held, 150.0)
+    assert m.claim(g.claim_id).schedd_name == "s_new"
+
+
 def test_spent_preempting_id_is_refused():
     m, _ = running()
     cap = capability(m)
