@@ -324,8 +324,8 @@ async def test_long_token_complaint_is_clipped(running: Running) -> None:
     # A token whose MAC checks but whose role is unknown is quoted in the refusal.
     role = "r" * 3_000  # under the server's 8 KiB limit on request headers
     nonce = "n"
-    mac = auth._mac(running.secret.encode(), role, nonce)
-    metadata = ((auth.AUTH_METADATA_KEY, f"Bearer {role}:{nonce}:{mac}"),)
+    mac = auth._mac(running.secret.encode(), role, "", nonce)
+    metadata = ((auth.AUTH_METADATA_KEY, f"Bearer {role}::{nonce}:{mac}"),)
     async with grpc.aio.insecure_channel(running.address) as ch:
         code, details = await _code_and_details(
             method(ch, "Echo")(b"x", timeout=5, metadata=metadata)
