@@ -343,11 +343,12 @@ def _wrong_role(method: str) -> Role | None:
 def test_bad_tokens_are_refused(unharmed: QuietPool, method: str) -> None:
     raw = METHODS[method]().SerializeToString()
     good = unharmed.token("admin")
-    role, nonce, mac = good.split(":")
+    role, identity, nonce, mac = good.split(":")
     bad = {
         "missing": "",
-        "tampered mac": f"{role}:{nonce}:{mac[:-4]}{'0000' if mac[-4:] != '0000' else '1111'}",
-        "tampered role": f"daemon:{nonce}:{mac}",
+        "tampered mac": f"{role}:{identity}:{nonce}:{mac[:-4]}{'0000' if mac[-4:] != '0000' else '1111'}",
+        "tampered role": f"daemon:{identity}:{nonce}:{mac}",
+        "tampered identity": f"{role}:someone-else:{nonce}:{mac}",
         "another pool's": auth.make_token(auth.make_secret(), Role.ADMIN),
         "not a token": "x" * 4000,
     }
@@ -509,7 +510,7 @@ def test_bad_submit_is_refused(unharmed: QuietPool, case: str) -> None:
     msg = schedd_pb2.SubmitRequest(
         schedd_name=unharmed.schedd_name, owner="mallory", description=BAD_SUBMITS[case]
     )
-    got = unharmed.call("/mockpool.v1.Schedd/Submit", msg.SerializeToString(), role="submit")
+    got = unharmed.call("/mockpool.v1.Schedd/Submit", msg.SerializeToString(), token=unharmed.token("submit", "mallory"))
     assert got.code == grpc.StatusCode.INVALID_ARGUMENT, got
     assert "<submit>:" in got.details and len(got.details) <= rpc.MAX_DETAIL_CHARS
 
@@ -532,7 +533,7 @@ def test_poison_submit_is_refused(unharmed: QuietPool, case: str) -> None:
     msg = schedd_pb2.SubmitRequest(
         schedd_name=unharmed.schedd_name, owner="mallory", description=POISON_SUBMITS[case]
     )
-    got = unharmed.call("/mockpool.v1.Schedd/Submit", msg.SerializeToString(), role="submit")
+    got = unharmed.call("/mockpool.v1.Schedd/Submit", msg.SerializeToString(), token=unharmed.token("submit", "mallory"))
     assert got.code == grpc.StatusCode.INVALID_ARGUMENT, got
     assert len(got.details) <= rpc.MAX_DETAIL_CHARS
     rc, _, err = unharmed.cli("history")
