@@ -834,6 +834,31 @@ def format_status_schedd(ads: Iterable[ClassAd], *, width: int | None = None) ->
     return out
 
 
+def format_status_any(ads: Iterable[ClassAd], *, width: int | None = None) -> str:
+    """condor_status -any: every ad's MyType, TargetType and Name (prettyPrint.cpp's
+    adtype_PrintFormat: ``MyType ?: "None"`` and TargetType likewise, 18 wide and cut;
+    Name 41 wide, never cut, "?" when missing; no summary), in condor_status' order."""
+    ads = _status_sorted(_check_ads(ads, "ad"))
+    _check_width(width)
+    if not ads:
+        return ""
+    cols = [
+        _Col("MyType", 18, left=True, truncate=True),
+        _Col("TargetType", 18, left=True, truncate=True),
+        _Col("Name", 41, left=True, alt="?"),
+    ]
+    def adtype(ad: ClassAd, name: str) -> str:
+        v = _value(ad, name)
+        if v is UNDEFINED:
+            return "None"
+        return v if isinstance(v, str) else unparse(Literal(v))
+
+    rows: list[list[str | None]] = [
+        [adtype(ad, "MyType"), adtype(ad, "TargetType"), _str(ad, "Name")] for ad in ads
+    ]
+    return _table(cols, rows, width)
+
+
 def format_status_submitters(ads: Iterable[ClassAd], *, width: int | None = None) -> str:
     """condor_status -submitters: one row per submitter ad, then totals per submitter name."""
     ads = _status_sorted(_check_ads(ads, "submitter ad"))

@@ -309,6 +309,8 @@ def cmd_status(ns: argparse.Namespace) -> int:
         ad_type = "Scheduler"
     elif ns.submitters:
         ad_type = "Submitter"
+    elif ns.any:
+        ad_type = "Any"
 
     async def body(c: PoolClient, info: dict[str, Any]) -> str:
         ads = await c.query(ad_type, ns.constraint or "")
@@ -320,6 +322,8 @@ def cmd_status(ns: argparse.Namespace) -> int:
             return layouts.format_status_schedd(ads, width=_width(None))
         if ad_type == "Submitter":
             return layouts.format_status_submitters(ads, width=_width(None))
+        if ad_type == "Any":
+            return layouts.format_status_any(ads, width=_width(None))
         return layouts.format_status(ads, now=_pool_now(info), width=_width(None))
 
     print(_with_client(ns, Role.READ, body), end="")
@@ -483,6 +487,7 @@ def add_pool_commands(sub: argparse._SubParsersAction) -> None:  # type: ignore[
     g.add_argument("-negotiator", "--negotiator", action="store_true")
     g.add_argument("-schedd", "--schedd", action="store_true")
     g.add_argument("-submitters", "--submitters", action="store_true")
+    g.add_argument("-any", "--any", action="store_true", help="every ad: MyType, TargetType, Name")
     p.add_argument("--pool", metavar="DIR")
     token_arg(p)
     p.set_defaults(func=cmd_status)

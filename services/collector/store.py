@@ -55,6 +55,7 @@ __all__ = [
     "MACHINE_PRIVATE",
     "STANDARD_TYPES",
     "AdRecord",
+    "ANY_AD",
     "AdStore",
     "BadConstraint",
     "CostlyConstraint",
@@ -70,6 +71,7 @@ __all__ = [
 DEFAULT_CLASSAD_LIFETIME = 900  # HTCondor's CLASSAD_LIFETIME default
 MACHINE = "Machine"
 MACHINE_PRIVATE = "MachinePrivate"
+ANY_AD = "Any"  # a query type, never an ad's: every public ad of every type
 STANDARD_TYPES = (MACHINE, MACHINE_PRIVATE, "Scheduler", "Submitter", "Negotiator", "Collector")
 _CANONICAL = {t.lower(): t for t in STANDARD_TYPES}
 _PRIVATE_KEY = MACHINE_PRIVATE.lower()
@@ -281,6 +283,8 @@ class AdStore:
         if not isinstance(ad_type, str) or not ad_type.strip():
             raise BadUpdate("ad update has no ad type (MyType)")
         ad_type = ad_type.strip()
+        if ad_type.lower() == ANY_AD.lower():
+            raise BadUpdate(f'"{ANY_AD}" is a query type (every ad), not a type an ad can have')
         return self._type_names.get(ad_type.lower(), ad_type)
 
     def ad_name(self, ad_type: str, ad: ClassAd) -> str:
@@ -405,10 +409,13 @@ class AdStore:
                 f"{MACHINE_PRIVATE} ads are private (claim ids): only the negotiator may read them"
             )
         expr = parse_constraint(constraint)
-        table = self._tables.get(ad_type.lower())
-        if not table:
+        if ad_type.lower() == ANY_AD.lower():  # every public ad (condor_status -any)
+            records = [r for key, t in sorted(self._tables.items()) if key != _PRIVATE_KEY
+                       for r in t.values()]
+        else:
+            records = list(self._tables.get(ad_type.lower(), {}).values())
+        if not records:
             return []
-        records = list(table.values())
         if expr is None:
             return records
         try:

@@ -213,6 +213,25 @@ def test_userprio_table_and_setters(up_pool: Path) -> None:
     assert bad.returncode != 0 and "user@domain" in bad.stderr
 
 
+def test_status_any_shows_every_ad_with_the_accounting_ads(up_pool: Path) -> None:
+    # the negotiator publishes Accounting ads to the collector, as HTCondor's does, so a
+    # query over every ad type sees them beside the daemons' own ads
+    deadline = time.monotonic() + 60
+    out = mockpool("status", "-any", pool=up_pool).stdout
+    while "Accounting" not in out:
+        assert time.monotonic() < deadline, out
+        time.sleep(0.5)
+        out = mockpool("status", "-any", pool=up_pool).stdout
+    lines = out.splitlines()
+    assert lines[0].split() == ["MyType", "TargetType", "Name"] and lines[1] == ""
+    types = {line.split()[0] for line in lines[2:] if line.strip()}
+    assert {"Accounting", "Machine", "Negotiator", "Scheduler", "Collector"} <= types
+    assert "MachinePrivate" not in types  # claim ids never leave the collector this way
+    assert any(line.startswith("Accounting ") and "alice@mockpool" in line for line in lines)
+    long = mockpool("status", "-any", "-long", "-constraint", 'MyType == "Accounting"', pool=up_pool).stdout
+    assert 'MyType = "Accounting"' in long and "PriorityFactor = " in long
+
+
 def test_down_after_the_up_process_was_killed_ends_what_it_started(
     tmp_path: Path, listeners: Callable[[set[int]], list[Any]]
 ) -> None:

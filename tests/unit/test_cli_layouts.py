@@ -27,6 +27,7 @@ from mockpool.cli.layouts import (
     format_q,
     format_q_long,
     format_status,
+    format_status_any,
     format_status_negotiator,
     format_status_schedd,
     format_status_submitters,
@@ -397,6 +398,30 @@ def test_status_long_sorts_ads_and_attributes_case_insensitively():
 
 # Name >= 15 and Machine >= 12 (AUTO, left), RunningJobs %11d, IdleJobs %10d, HeldJobs %10d;
 # totals: 14 columns of key, "%18d %18d %18d", and the empty row of the " " key.
+# condor_status -any (prettyPrint.cpp adtype_PrintFormat): MyType ?: "None" and
+# TargetType ?: "None" 18 wide and cut, Name 41 wide never cut ("?" when missing), sorted
+# by Machine then Name, no summary
+def test_status_any_lists_every_ad_by_type_and_name():
+    ads = [
+        ClassAd(dict(MyType="Accounting", Name="group_physics.alice@mockpool")),
+        ClassAd(dict(MyType="Negotiator", Name="negotiator", Machine="cm")),
+        ClassAd(dict(MyType="Machine", TargetType="Job", Name="slot1@exec0001", Machine="exec0001")),
+        ClassAd(dict(MyType="AVeryLongAdTypeNameIndeed", Name="x" * 45)),
+        ClassAd(dict(MyType="Submitter")),
+    ]
+    assert format_status_any(ads) == lines(
+        "MyType             TargetType         Name                                     ",
+        "",
+        # sort key Machine then Name: "cm", "exec0001", then no Machine ("undefined")
+        "Negotiator         None               negotiator                               ",
+        "Machine            Job                slot1@exec0001                           ",
+        "Accounting         None               group_physics.alice@mockpool             ",
+        "Submitter          None               ?                                        ",
+        "AVeryLongAdTypeNam None               " + "x" * 45,
+    )
+    assert format_status_any([]) == ""
+
+
 def test_status_schedd_table_and_totals():
     ads = [ClassAd(dict(Name="schedd@submit10", Machine="submit10", TotalRunningJobs=1,
                         TotalIdleJobs=0, TotalHeldJobs=0)),

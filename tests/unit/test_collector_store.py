@@ -251,6 +251,23 @@ def test_query_of_unknown_type_is_empty(pool: AdStore) -> None:
     assert pool.query("NoSuchType", "Cpus > 1") == []
 
 
+def test_query_any_returns_every_public_ad_never_private(pool: AdStore) -> None:
+    # condor_status -any: one query over every type; the claim ids stay private
+    pool.update("Accounting", ClassAd(Name="alice@mockpool", Priority=500.0), 100.0)
+    pool.update("Scheduler", ClassAd(Name="schedd1", TotalIdleJobs=3), 100.0)
+    got = pool.query("any")
+    assert names(got) == ["alice@mockpool", "schedd1", "slot1@a", "slot2@a", "slot3@a"]
+    assert not any(a.lookup("Capability") for a in got)
+    assert names(pool.query("Any", "Cpus > 1 || Priority > 100")) == ["alice@mockpool", "slot1@a"]
+
+
+def test_any_is_not_a_type_an_ad_can_have() -> None:
+    store = AdStore()
+    with pytest.raises(BadUpdate, match='"Any" is a query type'):
+        store.update("ANY", ClassAd(Name="x"), 0.0)
+    assert store.query("Any") == []
+
+
 def test_bad_constraint_names_it(pool: AdStore) -> None:
     with pytest.raises(BadConstraint, match=r"bad constraint 'Cpus >= '") as info:
         pool.query("Machine", "Cpus >= ")
