@@ -330,8 +330,10 @@ class NegotiatorService(ngrpc.NegotiatorServicer):
         self.total_matches += len(result.matches)
         self.history.push(result.stats)
         self._keep(result.log)
+        # the groups' quotas as this cycle assigned them: the targets usage is measured against
+        quotas = {g.name: round(g.quota, 3) for g in result.groups.groups[1:]} if result.groups else {}
         self.ctx.events.emit(self.name, "cycle", cycle=self.cycles, duration=round(result.stats.duration, 3),
-                             matches=len(result.matches))
+                             matches=len(result.matches), **({"quotas": quotas} if quotas else {}))
         await self.advertise()
         return result
 

@@ -27,6 +27,12 @@ per_actor = 2
 factor = 500                     # submitter (user@domain) or group (group_physics):
 priority = 10                    # priority factor (>= 1) and real priority (RUP, >= 0.5)
 
+[[workload]]             # generated jobs: distributions and arrivals (see workload.py)
+owner = "bob"
+jobs = 100
+duration = { dist = "normal", mean = 90, sigma = 20 }
+arrival = { kind = "poisson", rate = 0.1 }
+
 [[submit]]               # submitted at pool time `at` to schedd index `schedd`
 at = 0
 schedd = 0
@@ -41,6 +47,9 @@ queue 15
 Loading validates everything a run would trip over later: config knobs (HTCondor syntax),
 the negotiator's policy knobs (group quotas: GROUP_NAMES, GROUP_QUOTA_<g>,
 GROUP_QUOTA_DYNAMIC_<g>, GROUP_SORT_EXPR, ...), slot layouts and every submit description.
+``[[workload]]`` tables are drawn from the pool seed at load and become submit items
+like ``[[submit]]`` ones (one per cluster of equal jobs arriving together); an impossible
+distribution or arrival is refused with the line and the key.
 The ``[accountant]`` table only seeds a negotiator that has no saved state yet. An error
 names the file, the line and the problem. Config and submit text written inline keeps the spec file's line numbers.
 Submit files and the item files of ``queue ... from <file>`` are read here, relative to the
@@ -68,6 +77,14 @@ from ..negotiator.preemption import check_negotiator_config
 from ..schedd.submit import MAX_JOBS_PER_SUBMISSION, SubmitError, SubmitInputs, parse_submit
 from ..startd.machine import Machine
 from .submit_files import SubmitFileError, read_submit_inputs, read_user_file
+from .workload import (
+    Workload,
+    WorkloadError,
+    generate,
+    parse_arrival,
+    parse_distribution,
+    submit_description,
+)
 
 __all__ = ["MachineGroup", "PoolSpec", "ScheddGroup", "SpecError", "SubmitItem", "load_spec", "parse_spec"]
 
@@ -112,6 +129,7 @@ class PoolSpec:
     schedds: list[ScheddGroup] = field(default_factory=list)
     submits: list[SubmitItem] = field(default_factory=list)
     priorities: dict[str, dict[str, float]] = field(default_factory=dict)  # [accountant."name"]
+    workloads: list[Workload] = field(default_factory=list)  # [[workload]], also in submits
 
     @property
     def schedd_names(self) -> list[str]:
@@ -197,7 +215,10 @@ _POOL_KEYS = {"time_scale", "duration", "seed", "host", "name"}
 _STARTD_KEYS = {"name", "count", "machines_per_actor", "config", "config_file"}
 _SCHEDD_KEYS = {"name", "count", "per_actor"}
 _SUBMIT_KEYS = {"at", "schedd", "owner", "description", "file"}
-_TOP_KEYS = {"pool", "config", "startds", "schedds", "submit", "accountant"}
+_WORKLOAD_KEYS = {"name", "owner", "accounting_group", "schedd", "jobs", "duration", "arrival",
+                  "request_cpus", "request_memory", "request_disk"}
+_TOP_KEYS = {"pool", "config", "startds", "schedds", "submit", "workload", "accountant"}
+_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.\-]*")
 _ACCOUNTANT_KEYS = {"factor", "priority"}
 
 
@@ -270,6 +291,13 @@ class _Builder:
             spec.schedds.append(self._schedds(t, i, taken, len(groups)))
         for i, t in enumerate(self._list(data, "submit")):
             spec.submits.append(self._submit(t, i, spec))
+        spec.workloads = [self._workload(t, i, spec) for i, t in enumerate(self._list(data, "workload"))]
+        names = [w.name for w in spec.workloads]
+        if len(set(names)) != len(names):
+            dup = next(n for n in names if names.count(n) > 1)
+            raise self.fail("workload", len(names) - 1 - names[::-1].index(dup), "name", f"{dup!r} is used twice")
+        spec.submits.extend(self._generated(spec))
+        spec.submits.sort(key=lambda s: s.at)
         spec.submits.sort(key=lambda s: s.at)
         return spec
 
@@ -420,22 +448,66 @@ class _Builder:
             taken.add(n.lower())
         return ScheddGroup(names, per_actor)
 
-    def _submit(self, t: dict[str, Any], i: int, spec: PoolSpec) -> SubmitItem:
-        self._unknown(t, _SUBMIT_KEYS, "submit", i)
-        at = self._num(t, "submit", i, "at", 0.0, float, 0)
+    def _schedd(self, t: dict[str, Any], table: str, i: int, spec: PoolSpec) -> str:
         schedds = spec.schedd_names
         which = t.get("schedd", 0)
         if isinstance(which, bool) or not isinstance(which, (int, str)):
-            raise self.fail("submit", i, "schedd", "must be a schedd index or name")
+            raise self.fail(table, i, "schedd", "must be a schedd index or name")
         if isinstance(which, int):
             if not 0 <= which < len(schedds):
-                raise self.fail("submit", i, "schedd", f"index {which} out of range (0..{len(schedds) - 1})")
-            schedd = schedds[which]
-        else:
-            match = [n for n in schedds if n.lower() == which.lower()]
-            if not match:
-                raise self.fail("submit", i, "schedd", f"no schedd named {which!r}")
-            schedd = match[0]
+                raise self.fail(table, i, "schedd", f"index {which} out of range (0..{len(schedds) - 1})")
+            return schedds[which]
+        match = [n for n in schedds if n.lower() == which.lower()]
+        if not match:
+            raise self.fail(table, i, "schedd", f"no schedd named {which!r}")
+        return match[0]
+
+    def _workload(self, t: dict[str, Any], i: int, spec: PoolSpec) -> Workload:
+        self._unknown(t, _WORKLOAD_KEYS, "workload", i)
+        schedd = self._schedd(t, "workload", i, spec)
+        names: dict[str, str] = {}
+        for key, default in (("owner", ""), ("accounting_group", ""), ("name", f"workload{i + 1}")):
+            v = t.get(key, default)
+            if not isinstance(v, str) or ((v or key == "owner") and not _NAME.fullmatch(v)):
+                raise self.fail("workload", i, key, f"must be a name (letters, digits, _ . -), got {v!r}")
+            names[key] = v
+        jobs = self._num(t, "workload", i, "jobs", 1, int, 1)
+        if "duration" not in t:
+            raise self.fail("workload", i, None, "needs duration (pool seconds, or a distribution)")
+        try:
+            return Workload(
+                names["name"], names["owner"], schedd, jobs,
+                duration=parse_distribution("duration", t["duration"]),
+                arrival=parse_arrival("arrival", t.get("arrival", {"kind": "at_once"})),
+                request_cpus=parse_distribution("request_cpus", t.get("request_cpus", 1), positive=True),
+                request_memory=parse_distribution("request_memory", t.get("request_memory", 128), positive=True),
+                request_disk=parse_distribution("request_disk", t.get("request_disk", 1024), positive=True),
+                accounting_group=names["accounting_group"],
+            )
+        except WorkloadError as e:
+            raise self.fail("workload", i, e.key.split(".")[0], str(e)) from None
+
+    def _generated(self, spec: PoolSpec) -> list[SubmitItem]:
+        """The workloads' jobs as submit items (one per cluster), checked like [[submit]]."""
+        out: list[SubmitItem] = []
+        checked: set[str] = set()
+        for c in generate(spec.workloads, spec.seed):
+            i = next(k for k, w in enumerate(spec.workloads) if w.name == c.workload)
+            source = f"{self.source}:{self.lines.table_start('workload', i) or 1}"
+            text = submit_description(c)
+            if c.workload not in checked:  # every cluster of a workload has the same form
+                checked.add(c.workload)
+                try:
+                    parse_submit(text, source, owner=c.owner, validate=parse_expr)
+                except SubmitError as e:
+                    raise SpecError(f"{source}: [[workload]] #{i + 1}: {e}") from None
+            out.append(SubmitItem(c.at, c.schedd, c.owner, text, source))
+        return out
+
+    def _submit(self, t: dict[str, Any], i: int, spec: PoolSpec) -> SubmitItem:
+        self._unknown(t, _SUBMIT_KEYS, "submit", i)
+        at = self._num(t, "submit", i, "at", 0.0, float, 0)
+        schedd = self._schedd(t, "submit", i, spec)
         owner = t.get("owner", "")
         if not isinstance(owner, str) or not owner:
             raise self.fail("submit", i, "owner", "must name the submitting user")

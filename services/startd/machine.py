@@ -134,6 +134,7 @@ class Activation:
     job_id: str
     start: float
     end: float
+    cpus: int = 1  # the slot's Cpus: what the job keeps busy (for loading-factor measures)
 
 
 @dataclass(frozen=True)
@@ -760,7 +761,7 @@ class Machine:
         self._tiebreak += 1
         heapq.heappush(self._ends, (job.end, self._tiebreak, claim_id))
         self._changed()
-        return Activation(claim_id, slot.name, f"{cluster}.{proc}", job.start, job.end)
+        return Activation(claim_id, slot.name, f"{cluster}.{proc}", job.start, job.end, slot.cpus)
 
     def _live_end(self, end: float, claim_id: str) -> bool:
         slot = self._held.get(claim_id)

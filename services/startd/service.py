@@ -308,7 +308,9 @@ class StartdService:
                 slot=act.slot_name,
                 job=act.job_id,
                 claim=redact(item.claim_id),
+                start=round(act.start, 3),
                 end=round(act.end, 3),
+                cpus=act.cpus,
             )
         return reply
 
