@@ -69,7 +69,21 @@ def cmd_run(ns: argparse.Namespace) -> int:
     if sys.stdout.isatty():
         print()
     print(format_summary(summary))
-    print(f"Output written to {out}/ (events.jsonl, NegotiatorLog, ads/, summary.json)")
+    print(f"Output written to {out}/ (events.jsonl, NegotiatorLog, ads/, summary.json, *.csv)")
+    if ns.report:
+        return cmd_report(argparse.Namespace(dir=str(out)))
+    return 0
+
+
+def cmd_report(ns: argparse.Namespace) -> int:
+    from ..pool.measures import MeasureError
+    from ..pool.plots import write_report
+
+    try:
+        path = write_report(ns.dir)
+    except MeasureError as e:
+        return _fail(str(e), 2)
+    print(f"Report written to {path}")
     return 0
 
 
@@ -444,7 +458,12 @@ def add_pool_commands(sub: argparse._SubParsersAction) -> None:  # type: ignore[
     p.add_argument("--out", help="output folder (default mockpool-out/<spec name>)")
     p.add_argument("--duration", type=float, help="pool seconds to run (overrides the spec)")
     p.add_argument("--time-scale", type=float, help="pool seconds per real second (overrides the spec)")
+    p.add_argument("--report", action="store_true", help="also write report.html (plots) into the output folder")
     p.set_defaults(func=cmd_run)
+
+    p = sub.add_parser("report", help="write report.html (measures and plots) for a run's output folder")
+    p.add_argument("dir", help="the output folder of `mockpool run`")
+    p.set_defaults(func=cmd_report)
 
     p = sub.add_parser("up", help="start a long-lived pool in the background")
     p.add_argument("spec")

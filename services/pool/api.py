@@ -32,6 +32,7 @@ from ..classad import ClassAd
 from .client import ActResult
 from .launcher import LivePool
 from .localray import LocalRay, start_local_ray, stop_local_ray
+from .measures import measure, write_series
 from .report import summarize, write_output
 from .spec import PoolSpec, load_spec, parse_spec
 
@@ -270,14 +271,18 @@ class Pool:
             jobs_submitted=sum(n for _, _, n in self._live.submitted),
             workload_errors=self._live.workload_errors, machines=len(self.spec.machine_names),
         )
+        events = self.events
+        m = measure(events, now=now, total_cpus=summary["total_cpus"], lag=summary["lag"])
+        summary["measures"] = m.summary
         if out is not None:
             ads = {
                 "slots": slots, "schedds": self.ads("Scheduler"), "submitters": self.ads("Submitter"),
                 "negotiator": negotiators, "collector": self.ads("Collector"),
                 "jobs": queue, "history": history,
             }
-            write_output(Path(out), events=self.events, negotiator_log=self._live.negotiator_log_lines,
+            write_output(Path(out), events=events, negotiator_log=self._live.negotiator_log_lines,
                          ads=ads, summary=summary)
+            write_series(Path(out), m)
         return summary
 
 

@@ -1,0 +1,410 @@
+"""Measures of a run, from its own records: the events the daemons logged and the summary.
+
+Pure functions over data (events as dicts, pool times as numbers), so a live run, a
+virtual run and a test's hand-made events give their measures the same way.
+
+A job's *run* is joined from the startd's events by claim id: ``claim`` (which schedd and
+submitter), ``activate`` (slot, start, planned end, the slot's cpus) and ``job_exit``
+(actual end); a run without an exit ends when the startd releases its claim or, still
+running, when the run stopped. Its queue time comes from the schedd's ``submit`` event of
+its cluster. The negotiator's ``cycle`` events give cycle durations, matches and the
+groups' quotas.
+
+The *window* of the loading factors is from the first job start to the last job end (the
+run's end while jobs still run): the pool before its first match and after its last job
+is idle by construction and says nothing about the cadence.
+"""
+
+from __future__ import annotations
+
+import csv
+import itertools
+import json
+import math
+from collections import defaultdict
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+__all__ = [
+    "JobRun",
+    "MeasureError",
+    "Measures",
+    "job_runs",
+    "load_run",
+    "measure",
+    "sawtooth",
+    "write_series",
+]
+
+PERCENTILES = (50, 90, 95, 99)
+MAX_DURATION_CLASSES = 12  # more distinct durations than this: no per-class points
+
+
+class MeasureError(ValueError):
+    """A folder that holds no run, or records that cannot be read."""
+
+
+def sawtooth(d_over_c: float) -> float:
+    """The loading factor of a slot that runs jobs of duration D and is matched every C
+    (no claim reuse): D / (C·(⌊D/C⌋ + ⌈D/C - ⌊D/C⌋⌉)), with x = D/C."""
+    if d_over_c <= 0:
+        return 0.0
+    whole = math.floor(d_over_c)
+    return d_over_c / (whole + math.ceil(d_over_c - whole))
+
+
+@dataclass(frozen=True)
+class JobRun:
+    job: str  # cluster.proc
+    schedd: str
+    submitter: str
+    slot: str
+    cpus: int
+    qdate: float | None  # when its cluster was queued (None: no submit event)
+    start: float
+    end: float
+    finished: bool  # a job_exit ended it
+
+
+def group_of(submitter: str) -> str:
+    """The accounting group of ``group_a.alice@domain`` (``""`` without one)."""
+    user = submitter.split("@", 1)[0]
+    return user.rsplit(".", 1)[0] if "." in user else ""
+
+
+def job_runs(events: list[dict[str, Any]], now: float) -> list[JobRun]:
+    """Every job run the startds logged, in start order."""
+    claims: dict[str, dict[str, Any]] = {}
+    acts: dict[tuple[str, str], dict[str, Any]] = {}  # (claim, job): a reused claim runs several
+    exits: dict[tuple[str, str], dict[str, Any]] = {}
+    releases: dict[str, list[float]] = defaultdict(list)
+    qdates: dict[tuple[str, int], float] = {}
+    schedds = {e["daemon"] for e in events if e.get("kind") == "submit"}
+    for e in events:
+        kind, claim = e.get("kind"), e.get("claim")
+        if kind == "submit":
+            qdates[(e["daemon"], int(e["cluster"]))] = float(e["t"])
+        elif e["daemon"] in schedds or claim is None:
+            continue  # the schedd's echo of a startd fact
+        elif kind == "claim":
+            claims[claim] = e
+        elif kind == "activate":
+            acts[(claim, str(e["job"]))] = e
+        elif kind == "job_exit":
+            exits[(claim, str(e["job"]))] = e
+        elif kind == "release":
+            releases[claim].append(float(e["t"]))
+    runs = []
+    for (claim, job), a in acts.items():
+        c = claims.get(claim, {})
+        start = float(a.get("start", a["t"]))
+        if (claim, job) in exits:
+            end, finished = float(exits[(claim, job)]["end"]), True
+        else:
+            released = min((t for t in releases.get(claim, []) if t >= start), default=now)
+            end, finished = min(float(a["end"]), released, now), False
+        schedd = str(c.get("schedd", ""))
+        cluster = int(job.split(".")[0])
+        runs.append(
+            JobRun(
+                job,
+                schedd,
+                str(c.get("submitter", "")),
+                str(a["slot"]),
+                int(a.get("cpus", 1)),
+                qdates.get((schedd, cluster)),
+                start,
+                max(start, end),
+                finished,
+            )
+        )
+    runs.sort(key=lambda r: (r.start, r.slot))
+    return runs
+
+
+def _stats(values: list[float]) -> dict[str, float | int | None]:
+    if not values:
+        return {"count": 0, "mean": None, "max": None} | {f"p{p}": None for p in PERCENTILES}
+    arr = np.asarray(values, dtype=float)
+    out: dict[str, float | int | None] = {
+        "count": len(values),
+        "mean": round(float(arr.mean()), 3),
+        "max": round(float(arr.max()), 3),
+    }
+    for p in PERCENTILES:
+        out[f"p{p}"] = round(float(np.percentile(arr, p)), 3)
+    return out
+
+
+@dataclass
+class Measures:
+    """``summary`` goes into summary.json under ``measures``; ``series`` are CSV tables."""
+
+    summary: dict[str, Any]
+    series: dict[str, list[dict[str, Any]]]
+
+
+def _submitted(events: list[dict[str, Any]]) -> list[tuple[str, str, int, float, int]]:
+    """(schedd, submitter, cluster, qdate, procs) of every submit."""
+    return [
+        (
+            e["daemon"],
+            str(e.get("submitter", "")),
+            int(e["cluster"]),
+            float(e["t"]),
+            int(e.get("procs", 1)),
+        )
+        for e in events
+        if e.get("kind") == "submit"
+    ]
+
+
+def measure(
+    events: list[dict[str, Any]],
+    *,
+    now: float,
+    total_cpus: float,
+    lag: dict[str, Any] | None = None,
+    bin_seconds: float | None = None,
+) -> Measures:
+    """The run's measures; ``now`` is when it stopped, ``total_cpus`` the pool's cpus."""
+    runs = job_runs(events, now)
+    cycles = sorted((e for e in events if e.get("kind") == "cycle"), key=lambda e: e["t"])
+    starts = [float(c["t"]) - float(c.get("duration", 0.0)) for c in cycles]
+    periods = np.diff(starts)
+    interval = float(np.median(periods)) if len(periods) else None
+    t0 = min((r.start for r in runs), default=0.0)
+    t1 = max((r.end for r in runs), default=0.0)
+    window = t1 - t0
+
+    # loading factor: per slot, and over the pool's cpus
+    by_slot: dict[str, list[JobRun]] = defaultdict(list)
+    for r in runs:
+        by_slot[r.slot].append(r)
+    slot_rows, gaps = [], []
+    for slot, rs in sorted(by_slot.items()):
+        busy = sum(r.end - r.start for r in rs)
+        slot_gaps = [b.start - a.end for a, b in itertools.pairwise(rs) if b.start >= a.end]
+        gaps += slot_gaps
+        slot_rows.append(
+            {
+                "slot": slot,
+                "jobs": len(rs),
+                "busy_seconds": round(busy, 3),
+                "loading_factor": round(busy / window, 4) if window > 0 else None,
+                "mean_idle_gap": round(float(np.mean(slot_gaps)), 3) if slot_gaps else None,
+            }
+        )
+    busy_cpu = sum((r.end - r.start) * r.cpus for r in runs)
+    pool_lf = busy_cpu / (total_cpus * window) if total_cpus > 0 and window > 0 else None
+
+    # one point per job-duration class, for the saw-tooth plot
+    classes: list[dict[str, Any]] = []
+    done = [r for r in runs if r.finished]
+    durations = sorted({round(r.end - r.start) for r in done})
+    if interval and 0 < len(durations) <= MAX_DURATION_CLASSES:
+        for d in durations:
+            slots = {r.slot for r in done if round(r.end - r.start) == d}
+            only = [
+                s
+                for s in slots
+                if all(round(r.end - r.start) == d for r in by_slot[s] if r.finished)
+            ]
+            lfs = [
+                row["loading_factor"]
+                for row in slot_rows
+                if row["slot"] in only and row["loading_factor"]
+            ]
+            if lfs:
+                classes.append(
+                    {
+                        "duration": d,
+                        "d_over_c": round(d / interval, 4),
+                        "loading_factor": round(float(np.mean(lfs)), 4),
+                        "theory": round(sawtooth(d / interval), 4),
+                        "slots": len(lfs),
+                    }
+                )
+
+    waits = [r.start - r.qdate for r in runs if r.qdate is not None]
+    submitted = _submitted(events)
+    n_submitted = sum(s[4] for s in submitted)
+    started = {(r.schedd, r.job) for r in runs}
+
+    # time series on a common grid
+    step = bin_seconds or interval or max(1.0, now / 50)
+    edges = [float(x) for x in np.arange(0.0, now + step, step)]
+    names = sorted({r.submitter for r in runs} | {s[1] for s in submitted})
+    groups = sorted({group_of(n) for n in names} - {""})
+    util_rows, usage_rows = [], []
+    quota_at = [(float(c["t"]), c.get("quotas", {})) for c in cycles]
+    for lo, hi in itertools.pairwise(edges):
+        width = hi - lo
+        busy: dict[str, float] = defaultdict(float)
+        for r in runs:
+            overlap = min(r.end, hi) - max(r.start, lo)
+            if overlap > 0:
+                busy[r.submitter] += overlap * r.cpus
+        total = sum(busy.values())
+        done_here = sum(1 for r in runs if r.finished and lo <= r.end < hi)
+        queued = sum(p for _, _, _, q, p in submitted if q < hi)
+        running_or_done = sum(1 for r in runs if r.start < hi)
+        util_rows.append(
+            {
+                "t": round(lo, 3),
+                "busy_cpus": round(total / width, 4),
+                "utilisation": round(total / (width * total_cpus), 4) if total_cpus else None,
+                "completed": done_here,
+                "idle_jobs": max(0, queued - running_or_done),
+            }
+        )
+        # demand: submitters with jobs queued by now and not all finished before this bin
+        active = {r.submitter for r in runs if r.end > lo} | {
+            s[1]
+            for s in submitted
+            if s[3] < hi and any((s[0], f"{s[2]}.{p}") not in started for p in range(s[4]))
+        }
+        quotas = next((q for t, q in reversed(quota_at) if t <= hi), {})
+        for name in names:
+            usage_rows.append(
+                {
+                    "t": round(lo, 3),
+                    "kind": "submitter",
+                    "name": name,
+                    "busy_cpus": round(busy[name] / width, 4),
+                    "share": round(busy[name] / (width * total_cpus), 4) if total_cpus else None,
+                    "target": round(1 / len(active), 4) if name in active else 0.0,
+                }
+            )
+        for g in groups:
+            used = sum(v for n, v in busy.items() if group_of(n) == g)
+            quota = quotas.get(g)
+            usage_rows.append(
+                {
+                    "t": round(lo, 3),
+                    "kind": "group",
+                    "name": g,
+                    "busy_cpus": round(used / width, 4),
+                    "share": round(used / (width * total_cpus), 4) if total_cpus else None,
+                    "target": round(quota / total_cpus, 4)
+                    if quota is not None and total_cpus
+                    else None,
+                }
+            )
+
+    share: dict[str, dict[str, float]] = {}
+    for kind in ("submitter", "group"):
+        for name in names if kind == "submitter" else groups:
+            rows = [u for u in usage_rows if u["kind"] == kind and u["name"] == name]
+            share[f"{kind}:{name}"] = {
+                "cpu_seconds": round(sum(u["busy_cpus"] for u in rows) * step, 3),
+                "mean_share": round(float(np.mean([u["share"] or 0 for u in rows])), 4)
+                if rows
+                else 0.0,
+                "mean_target": (
+                    round(float(np.mean([u["target"] for u in rows if u["target"] is not None])), 4)
+                    if any(u["target"] is not None for u in rows)
+                    else None
+                ),
+            }
+    lags = [v for v in (lag or {}).values() if v]
+    summary = {
+        "window": [round(t0, 3), round(t1, 3)],
+        "negotiation_interval": round(interval, 3) if interval else None,
+        "pool_loading_factor": round(pool_lf, 4) if pool_lf is not None else None,
+        "slot_loading_factor": _stats(
+            [row["loading_factor"] for row in slot_rows if row["loading_factor"] is not None]
+        ),
+        "duration_classes": classes,
+        "idle_gaps": _stats(gaps),
+        "wait": _stats(waits) | {"never_started": n_submitted - len(started)},
+        "throughput_per_hour": round(len(done) / window * 3600, 3) if window > 0 else None,
+        "jobs_started": len(started),
+        "jobs_finished": len(done),
+        "cycle_duration": _stats([float(c.get("duration", 0.0)) for c in cycles]),
+        "matches_per_cycle": _stats([float(c.get("matches", 0)) for c in cycles]),
+        "usage": share,
+        "clock_lag": {
+            "max": round(max((v["max"] for v in lags), default=0.0), 4),
+            "mean": round(float(np.mean([v["mean"] for v in lags])), 4) if lags else 0.0,
+        },
+    }
+    series = {
+        "jobs": [
+            {
+                "job": r.job,
+                "schedd": r.schedd,
+                "submitter": r.submitter,
+                "slot": r.slot,
+                "cpus": r.cpus,
+                "qdate": r.qdate,
+                "start": r.start,
+                "end": r.end,
+                "finished": r.finished,
+                "wait": round(r.start - r.qdate, 3) if r.qdate is not None else None,
+            }
+            for r in runs
+        ],
+        "slots": slot_rows,
+        "utilisation": util_rows,
+        "usage": usage_rows,
+        "cycles": [
+            {
+                "t": round(s, 3),
+                "cycle": c.get("cycle"),
+                "duration": c.get("duration"),
+                "matches": c.get("matches"),
+            }
+            for s, c in zip(starts, cycles, strict=True)
+        ],
+    }
+    return Measures(summary, series)
+
+
+def write_series(out: Path, m: Measures) -> list[Path]:
+    """``<name>.csv`` for every series; returns the paths written."""
+    paths = []
+    for name, rows in m.series.items():
+        path = out / f"{name}.csv"
+        with path.open("w", newline="") as f:
+            if rows:
+                w = csv.DictWriter(f, fieldnames=list(rows[0]))
+                w.writeheader()
+                w.writerows(rows)
+        paths.append(path)
+    return paths
+
+
+def load_run(folder: Path) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """The events and summary of a run's output folder; MeasureError if it holds no run."""
+    events_path, summary_path = folder / "events.jsonl", folder / "summary.json"
+    if not folder.is_dir():
+        raise MeasureError(f"{folder}: no such folder")
+    missing = [p.name for p in (events_path, summary_path) if not p.is_file()]
+    if missing:
+        raise MeasureError(
+            f"{folder}: holds no run (no {' or '.join(missing)}; "
+            "write one with `mockpool run SPEC --out DIR`)"
+        )
+    events = []
+    with events_path.open() as f:
+        for n, line in enumerate(f, 1):
+            if not line.strip():
+                continue
+            try:
+                e = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise MeasureError(f"{events_path}:{n}: not a JSON event: {exc.msg}") from None
+            if not isinstance(e, dict) or not {"t", "daemon", "kind"} <= set(e):
+                raise MeasureError(f"{events_path}:{n}: an event needs t, daemon and kind")
+            events.append(e)
+    try:
+        summary = json.loads(summary_path.read_text())
+    except json.JSONDecodeError as exc:
+        raise MeasureError(f"{summary_path}:{exc.lineno}: not JSON: {exc.msg}") from None
+    if not isinstance(summary, dict) or "pool_seconds" not in summary:
+        raise MeasureError(f"{summary_path}: not a run summary (no pool_seconds)")
+    return events, summary

@@ -1,0 +1,219 @@
+"""``mockpool report DIR``: one self-contained HTML page of a run's measures and plots.
+
+The plots are matplotlib figures (Agg backend, no display needed) embedded as base64 PNG
+data URIs, so the page is a single file that opens anywhere. :func:`figures` returns the
+figures before they are drawn, so a test can check that each says what it shows (title,
+axes with units, legend).
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+import io
+import json
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+import matplotlib
+
+matplotlib.use("Agg")  # before pyplot: no display, the same on every machine
+import matplotlib.pyplot as plt
+import numpy as np
+from matplotlib.figure import Figure
+
+from .measures import Measures, load_run, measure, sawtooth
+
+__all__ = ["REPORT_NAME", "figures", "render_html", "write_report"]
+
+REPORT_NAME = "report.html"
+
+
+def _loading_factor(m: Measures) -> Figure:
+    fig, ax = plt.subplots(figsize=(7, 4))
+    classes = m.summary["duration_classes"]
+    top = max([6.0, *(c["d_over_c"] * 1.1 for c in classes)])
+    x = np.linspace(0.01, top, 3000)
+    ax.plot(x, [sawtooth(v) for v in x], color="tab:gray", lw=1, label="theory: D / (C·⌈D/C⌉)")
+    if classes:
+        ax.plot(
+            [c["d_over_c"] for c in classes],
+            [c["loading_factor"] for c in classes],
+            "o",
+            color="tab:red",
+            label="measured (one point per job duration)",
+        )
+    else:
+        ax.text(
+            0.5, 0.1, "no job-duration classes in this run", transform=ax.transAxes, ha="center"
+        )
+    ax.set_title("Loading factor against job duration in negotiation cycles")
+    ax.set_xlabel("job duration D / negotiation interval C (cycles)")
+    ax.set_ylabel("loading factor (busy time / total)")
+    ax.set_ylim(0, 1.05)
+    ax.legend(loc="lower right")
+    return fig
+
+
+def _utilisation(m: Measures) -> Figure:
+    fig, ax = plt.subplots(figsize=(7, 4))
+    rows = m.series["utilisation"]
+    t = [r["t"] for r in rows]
+    ax.step(
+        t,
+        [r["utilisation"] or 0 for r in rows],
+        where="post",
+        color="tab:blue",
+        label="utilisation",
+    )
+    ax.set_ylim(0, 1.05)
+    twin = ax.twinx()
+    twin.step(
+        t, [r["idle_jobs"] for r in rows], where="post", color="tab:orange", label="idle jobs"
+    )
+    twin.set_ylabel("idle jobs (count)")
+    ax.set_title("Pool utilisation over time")
+    ax.set_xlabel("pool time (s)")
+    ax.set_ylabel("busy cpus / total cpus (fraction)")
+    lines = ax.get_lines() + twin.get_lines()
+    ax.legend(lines, [ln.get_label() for ln in lines], loc="upper right")
+    return fig
+
+
+def _waits(m: Measures) -> Figure:
+    fig, ax = plt.subplots(figsize=(7, 4))
+    waits = [r["wait"] for r in m.series["jobs"] if r["wait"] is not None]
+    stats = m.summary["wait"]
+    if waits:
+        ax.hist(
+            waits, bins=min(40, max(5, len(waits) // 3)), color="tab:green", alpha=0.8, label="jobs"
+        )
+        for key, style in (("mean", "-"), ("p50", "--"), ("p95", ":")):
+            ax.axvline(stats[key], color="black", ls=style, label=f"{key} {stats[key]:g} s")
+    else:
+        ax.text(0.5, 0.5, "no job started", transform=ax.transAxes, ha="center")
+    ax.set_title("Job wait times (queued to started)")
+    ax.set_xlabel("wait (pool s)")
+    ax.set_ylabel("jobs (count)")
+    ax.legend(loc="upper right")
+    return fig
+
+
+def _usage(m: Measures) -> Figure:
+    fig, ax = plt.subplots(figsize=(7, 4))
+    by: dict[tuple[str, str], list[dict[str, Any]]] = defaultdict(list)
+    for r in m.series["usage"]:
+        by[(r["kind"], r["name"])].append(r)
+    colours = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+    for i, ((kind, name), rows) in enumerate(sorted(by.items())):
+        c = colours[i % len(colours)]
+        t = [r["t"] for r in rows]
+        ax.step(t, [r["share"] or 0 for r in rows], where="post", color=c, label=f"{kind} {name}")
+        if any(r["target"] is not None for r in rows):
+            ax.step(
+                t,
+                [np.nan if r["target"] is None else r["target"] for r in rows],
+                where="post",
+                color=c,
+                ls="--",
+                lw=1,
+                label=f"{name} target",
+            )
+    if not by:
+        ax.text(0.5, 0.5, "no submitters", transform=ax.transAxes, ha="center")
+    ax.set_title("Usage share per submitter and group against its target")
+    ax.set_xlabel("pool time (s)")
+    ax.set_ylabel("share of the pool's cpus (fraction)")
+    ax.set_ylim(0, 1.05)
+    ax.legend(loc="upper right", fontsize="small")
+    return fig
+
+
+def _cycles(m: Measures) -> Figure:
+    fig, (top, bottom) = plt.subplots(2, 1, figsize=(7, 5), sharex=True)
+    rows = m.series["cycles"]
+    n = [r["cycle"] for r in rows]
+    top.bar(n, [r["duration"] for r in rows], color="tab:purple", label="cycle duration")
+    top.set_title("Negotiation cycle durations")
+    top.set_xlabel("cycle (number)")
+    top.set_ylabel("duration (pool s)")
+    top.legend(loc="upper right")
+    bottom.bar(n, [r["matches"] for r in rows], color="tab:cyan", label="matches")
+    bottom.set_title("Matches per negotiation cycle")
+    bottom.set_xlabel("cycle (number)")
+    bottom.set_ylabel("matches (count)")
+    bottom.legend(loc="upper right")
+    fig.tight_layout()
+    return fig
+
+
+def figures(m: Measures) -> list[tuple[str, Figure]]:
+    """(caption, figure) for every plot of the report."""
+    return [
+        ("Loading factor against job duration, with the theoretical saw-tooth", _loading_factor(m)),
+        ("Utilisation over time", _utilisation(m)),
+        ("Wait-time distribution", _waits(m)),
+        ("Usage share per submitter and group against its target", _usage(m)),
+        ("Negotiation cycle durations and matches per cycle", _cycles(m)),
+    ]
+
+
+def _png(fig: Figure) -> str:
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=90, bbox_inches="tight")
+    plt.close(fig)
+    return base64.b64encode(buf.getvalue()).decode("ascii")
+
+
+_HEADLINE = (
+    ("pool_loading_factor", "pool loading factor"),
+    ("negotiation_interval", "negotiation interval (pool s)"),
+    ("throughput_per_hour", "throughput (jobs per pool hour)"),
+    ("jobs_started", "jobs started"),
+    ("jobs_finished", "jobs finished"),
+)
+
+
+def render_html(title: str, summary: dict[str, Any], m: Measures) -> str:
+    """The report page for a run's summary and measures."""
+    e = html.escape
+    rows = [(label, m.summary.get(key)) for key, label in _HEADLINE]
+    rows += [
+        ("mean wait (pool s)", m.summary["wait"]["mean"]),
+        ("p95 wait (pool s)", m.summary["wait"]["p95"]),
+        ("cycles", summary.get("cycles")),
+        ("matches", summary.get("matches")),
+        ("worst clock lag (pool s)", m.summary["clock_lag"]["max"]),
+    ]
+    table = "\n".join(f"<tr><th>{e(k)}</th><td>{e(str(v))}</td></tr>" for k, v in rows)
+    figs = "\n".join(
+        f'<figure><img alt="{e(caption)}" src="data:image/png;base64,{_png(fig)}">'
+        f"<figcaption>{e(caption)}</figcaption></figure>"
+        for caption, fig in figures(m)
+    )
+    return f"""<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8"><title>{e(title)}</title>
+<style>body{{font-family:sans-serif;max-width:60em;margin:auto}}th{{text-align:left;padding-right:2em}}
+figure{{margin:2em 0}}img{{max-width:100%}}</style></head>
+<body><h1>{e(title)}</h1>
+<table>{table}</table>
+{figs}
+<details><summary>All measures (summary.json)</summary><pre>{e(json.dumps(m.summary, indent=1))}</pre></details>
+</body></html>
+"""
+
+
+def write_report(folder: str | Path) -> Path:
+    """Write ``report.html`` into a run's output folder (MeasureError if it holds no run)."""
+    folder = Path(folder)
+    events, summary = load_run(folder)
+    m = measure(
+        events,
+        now=float(summary["pool_seconds"]),
+        total_cpus=float(summary.get("total_cpus", 0)),
+        lag=summary.get("lag"),
+    )
+    path = folder / REPORT_NAME
+    path.write_text(render_html(f"mockpool run: {folder.name}", summary, m))
+    return path
