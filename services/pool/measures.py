@@ -262,7 +262,7 @@ def measure(
             }
         )
         # demand: submitters with jobs queued by now and not all finished before this bin
-        active = {r.submitter for r in runs if r.end > lo} | {
+        active = {r.submitter for r in runs if r.end > lo and (r.qdate or 0.0) < hi} | {
             s[1]
             for s in submitted
             if s[3] < hi and any((s[0], f"{s[2]}.{p}") not in started for p in range(s[4]))

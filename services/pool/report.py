@@ -30,7 +30,40 @@ Folder layout (``--out DIR``):
                         seconds (a pool that cannot keep up shows it here)
   ``peak_rss_mb``       per actor and in total: peak resident memory
   ``negotiator``        the last cycle's statistics, from the negotiator ad
+  ``measures``          the run's measures (:mod:`.measures`), keys below
   ===================== ===========================================================
+
+  ``measures`` (pool seconds throughout; a statistics block is ``count``, ``mean``,
+  ``max``, ``p50``, ``p90``, ``p95``, ``p99``):
+
+  ========================= =======================================================
+  ``window``                [first job start, last job end]: the loading factors' span
+  ``negotiation_interval``  median time between negotiation cycle starts (C)
+  ``pool_loading_factor``   Σ job run time x slot cpus / (total cpus x window)
+  ``slot_loading_factor``   statistics over slots of each slot's busy time / window
+  ``duration_classes``      per distinct job duration D (at most 12): ``duration``,
+                            ``d_over_c``, measured ``loading_factor`` of the slots that
+                            ran only that duration, ``theory`` (the saw-tooth), ``slots``
+  ``idle_gaps``             statistics of the gaps between consecutive jobs on a slot
+  ``wait``                  statistics of queue-to-start times; ``never_started``
+  ``throughput_per_hour``   jobs finished per pool hour over the window
+  ``jobs_started``          jobs that ran; ``jobs_finished``: jobs that exited
+  ``cycle_duration``        statistics of negotiation cycle durations
+  ``matches_per_cycle``     statistics of matches per cycle
+  ``usage``                 per ``submitter:<name>`` and ``group:<name>``:
+                            ``cpu_seconds``, ``mean_share`` of the pool's cpus and
+                            ``mean_target`` (a group: its quota / total cpus; a
+                            submitter: an equal share among submitters with demand)
+  ``clock_lag``             worst and mean lateness of the daemons' loops (``lag``)
+  ========================= =======================================================
+
+- CSV time series: ``jobs.csv`` (one row per job run: queue date, start, end, wait),
+  ``slots.csv`` (per slot: jobs, busy seconds, loading factor, mean idle gap),
+  ``utilisation.csv`` (per interval of C: busy cpus, utilisation, completions, idle
+  jobs), ``usage.csv`` (per interval, submitter and group: busy cpus, share, target)
+  and ``cycles.csv`` (per cycle: start, duration, matches).
+- ``report.html`` (``mockpool report DIR`` or ``mockpool run --report``): the measures
+  and their plots in one self-contained page (:mod:`.plots`).
 """
 
 from __future__ import annotations

@@ -1,0 +1,139 @@
+"""Measures of a run, worked out by hand on small event logs (tests/unit/testdata/measures)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from mockpool.pool.measures import MeasureError, job_runs, load_run, measure, sawtooth, write_series
+
+DATA = Path(__file__).parent / "testdata" / "measures"
+LAG = {"central:1": {"max": 0.2, "mean": 0.1, "wakeups": 3}, "startd:2": {"max": 0.5, "mean": 0.3, "wakeups": 4},
+       "schedd:3": None}
+
+
+def events(name: str) -> list[dict]:
+    return [json.loads(line) for line in (DATA / name).read_text().splitlines() if line.strip()]
+
+
+@pytest.mark.parametrize(
+    ("d_over_c", "expected"),
+    [(0.5, 0.5), (1.0, 1.0), (1.5, 0.75), (2.5, 2.5 / 3), (2.0, 1.0), (0.2, 0.2), (3.2, 0.8), (0.0, 0.0)],
+)
+def test_sawtooth_hand_worked_points(d_over_c: float, expected: float) -> None:
+    # D/C = 1.5: a 1.5-cycle job, then idle to the next cycle: busy 1.5 of every 2 cycles.
+    assert sawtooth(d_over_c) == pytest.approx(expected)
+
+
+def test_job_runs_join_startd_events_by_claim_and_job() -> None:
+    runs = job_runs(events("two_slots.jsonl"), now=140.0)
+    got = [(r.job, r.slot, r.submitter, r.qdate, r.start, r.end, r.finished) for r in runs]
+    assert got == [
+        ("1.0", "slot1@exec1", "alice@pool", 0.0, 10.0, 40.0, True),
+        ("1.1", "slot2@exec1", "alice@pool", 0.0, 10.0, 40.0, True),
+        # claim c1 reused: the claim event named only its first job, the schedd comes from it
+        ("1.2", "slot1@exec1", "alice@pool", 0.0, 70.0, 100.0, True),
+        ("2.0", "slot2@exec1", "group_a.bob@pool", 5.0, 70.0, 100.0, True),
+    ]
+
+
+def test_a_job_still_running_ends_at_the_run_end_or_its_claims_release() -> None:
+    ev = [e for e in events("two_slots.jsonl") if not (e["kind"] == "job_exit" and e["job"] in ("1.2", "2.0"))]
+    ev.append({"t": 80.0, "daemon": "exec1", "kind": "release", "slot": "slot2@exec1", "claim": "c4"})
+    runs = {r.job: r for r in job_runs(ev, now=90.0)}
+    assert (runs["1.2"].end, runs["1.2"].finished) == (90.0, False)  # still running at the stop
+    assert (runs["2.0"].end, runs["2.0"].finished) == (80.0, False)  # killed when its claim went
+
+
+def test_measures_of_two_slots_by_hand() -> None:
+    m = measure(events("two_slots.jsonl"), now=120.0, total_cpus=2, lag=LAG, bin_seconds=60)
+    s = m.summary
+    assert s["window"] == [10.0, 100.0]
+    assert s["negotiation_interval"] == 60.0  # cycle starts 9, 69, 129
+    # each slot busy 60 s of the 90 s window
+    assert s["pool_loading_factor"] == pytest.approx(0.6667)
+    assert s["slot_loading_factor"]["count"] == 2 and s["slot_loading_factor"]["mean"] == pytest.approx(2 / 3, abs=1e-3)
+    assert s["duration_classes"] == [
+        {"duration": 30, "d_over_c": 0.5, "loading_factor": 0.6667, "theory": 0.5, "slots": 2}
+    ]
+    # one 30 s gap on each slot (40 -> 70)
+    assert s["idle_gaps"]["count"] == 2 and s["idle_gaps"]["mean"] == 30.0
+    # waits 10, 10, 70 (alice) and 65 (bob, queued at 5)
+    assert s["wait"]["count"] == 4
+    assert s["wait"]["mean"] == 38.75 and s["wait"]["p50"] == 37.5 and s["wait"]["max"] == 70.0
+    assert s["wait"]["never_started"] == 0
+    assert s["throughput_per_hour"] == 160.0  # 4 jobs in 90 s
+    assert s["cycle_duration"]["mean"] == 1.0
+    assert s["matches_per_cycle"]["mean"] == pytest.approx(1.0)  # 2, 1, 0
+    assert s["clock_lag"] == {"max": 0.5, "mean": 0.2}
+
+
+def test_utilisation_and_usage_series_by_hand() -> None:
+    m = measure(events("two_slots.jsonl"), now=120.0, total_cpus=2, bin_seconds=60)
+    # [0, 60): 2 jobs x 30 s = 60 cpu-s of 120; 4 queued, 2 started; [60, 120): the same
+    assert m.series["utilisation"] == [
+        {"t": 0.0, "busy_cpus": 1.0, "utilisation": 0.5, "completed": 2, "idle_jobs": 2},
+        {"t": 60.0, "busy_cpus": 1.0, "utilisation": 0.5, "completed": 2, "idle_jobs": 0},
+    ]
+    usage = {(u["t"], u["kind"], u["name"]): (u["share"], u["target"]) for u in m.series["usage"]}
+    # two submitters with demand in both intervals: a target of half the pool each;
+    # group_a's quota of 1 cpu is half of the pool's 2
+    assert usage == {
+        (0.0, "submitter", "alice@pool"): (0.5, 0.5),
+        (0.0, "submitter", "group_a.bob@pool"): (0.0, 0.5),
+        (0.0, "group", "group_a"): (0.0, 0.5),
+        (60.0, "submitter", "alice@pool"): (0.25, 0.5),
+        (60.0, "submitter", "group_a.bob@pool"): (0.25, 0.5),
+        (60.0, "group", "group_a"): (0.25, 0.5),
+    }
+    assert m.summary["usage"]["submitter:alice@pool"]["cpu_seconds"] == 90.0
+    assert m.summary["usage"]["group:group_a"] == {"cpu_seconds": 30.0, "mean_share": 0.125, "mean_target": 0.5}
+    assert [(c["t"], c["matches"]) for c in m.series["cycles"]] == [(9.0, 2), (69.0, 1), (129.0, 0)]
+
+
+def test_a_job_that_never_started_counts_and_leaves_a_submitter_with_demand() -> None:
+    ev = [*events("two_slots.jsonl"),
+          {"t": 90.0, "daemon": "schedd1", "kind": "submit", "cluster": 3, "procs": 2, "submitter": "carol@pool"}]
+    m = measure(ev, now=120.0, total_cpus=2, bin_seconds=60)
+    assert m.summary["wait"]["never_started"] == 2
+    targets = {(u["t"], u["name"]): u["target"] for u in m.series["usage"] if u["kind"] == "submitter"}
+    assert targets[(0.0, "carol@pool")] == 0.0  # not queued yet
+    assert targets[(60.0, "carol@pool")] == pytest.approx(1 / 3, abs=1e-4)
+
+
+def test_an_empty_run_has_empty_measures() -> None:
+    m = measure([], now=60.0, total_cpus=4)
+    assert m.summary["pool_loading_factor"] is None
+    assert m.summary["wait"]["count"] == 0 and m.summary["wait"]["mean"] is None
+    assert m.summary["duration_classes"] == [] and m.series["jobs"] == []
+
+
+def test_series_are_written_as_csv(tmp_path: Path) -> None:
+    m = measure(events("two_slots.jsonl"), now=120.0, total_cpus=2, bin_seconds=60)
+    paths = write_series(tmp_path, m)
+    assert sorted(p.name for p in paths) == ["cycles.csv", "jobs.csv", "slots.csv", "usage.csv", "utilisation.csv"]
+    lines = (tmp_path / "utilisation.csv").read_text().splitlines()
+    assert lines == ["t,busy_cpus,utilisation,completed,idle_jobs", "0.0,1.0,0.5,2,2", "60.0,1.0,0.5,2,0"]
+
+
+def test_load_run_refuses_a_folder_without_a_run(tmp_path: Path) -> None:
+    with pytest.raises(MeasureError, match="holds no run"):
+        load_run(tmp_path)
+    with pytest.raises(MeasureError, match="no such folder"):
+        load_run(tmp_path / "nope")
+
+
+def test_load_run_names_the_line_of_a_bad_event(tmp_path: Path) -> None:
+    (tmp_path / "summary.json").write_text('{"pool_seconds": 10}')
+    (tmp_path / "events.jsonl").write_text('{"t": 1, "daemon": "a", "kind": "x"}\n{oops\n')
+    with pytest.raises(MeasureError, match=r"events\.jsonl:2: not a JSON event"):
+        load_run(tmp_path)
+    (tmp_path / "events.jsonl").write_text('{"t": 1}\n')
+    with pytest.raises(MeasureError, match=r"events\.jsonl:1: an event needs t, daemon and kind"):
+        load_run(tmp_path)
+    (tmp_path / "events.jsonl").write_text("")
+    (tmp_path / "summary.json").write_text("[]")
+    with pytest.raises(MeasureError, match="not a run summary"):
+        load_run(tmp_path)
