@@ -10,8 +10,11 @@ import pytest
 from mockpool.pool.measures import MeasureError, job_runs, load_run, measure, sawtooth, write_series
 
 DATA = Path(__file__).parent / "testdata" / "measures"
-LAG = {"central:1": {"max": 0.2, "mean": 0.1, "wakeups": 3}, "startd:2": {"max": 0.5, "mean": 0.3, "wakeups": 4},
-       "schedd:3": None}
+LAG = {
+    "central:1": {"max": 0.2, "mean": 0.1, "wakeups": 3},
+    "startd:2": {"max": 0.5, "mean": 0.3, "wakeups": 4},
+    "schedd:3": None,
+}
 
 
 def events(name: str) -> list[dict]:
@@ -20,7 +23,16 @@ def events(name: str) -> list[dict]:
 
 @pytest.mark.parametrize(
     ("d_over_c", "expected"),
-    [(0.5, 0.5), (1.0, 1.0), (1.5, 0.75), (2.5, 2.5 / 3), (2.0, 1.0), (0.2, 0.2), (3.2, 0.8), (0.0, 0.0)],
+    [
+        (0.5, 0.5),
+        (1.0, 1.0),
+        (1.5, 0.75),
+        (2.5, 2.5 / 3),
+        (2.0, 1.0),
+        (0.2, 0.2),
+        (3.2, 0.8),
+        (0.0, 0.0),
+    ],
 )
 def test_sawtooth_hand_worked_points(d_over_c: float, expected: float) -> None:
     # D/C = 1.5: a 1.5-cycle job, then idle to the next cycle: busy 1.5 of every 2 cycles.
@@ -40,8 +52,14 @@ def test_job_runs_join_startd_events_by_claim_and_job() -> None:
 
 
 def test_a_job_still_running_ends_at_the_run_end_or_its_claims_release() -> None:
-    ev = [e for e in events("two_slots.jsonl") if not (e["kind"] == "job_exit" and e["job"] in ("1.2", "2.0"))]
-    ev.append({"t": 80.0, "daemon": "exec1", "kind": "release", "slot": "slot2@exec1", "claim": "c4"})
+    ev = [
+        e
+        for e in events("two_slots.jsonl")
+        if not (e["kind"] == "job_exit" and e["job"] in ("1.2", "2.0"))
+    ]
+    ev.append(
+        {"t": 80.0, "daemon": "exec1", "kind": "release", "slot": "slot2@exec1", "claim": "c4"}
+    )
     runs = {r.job: r for r in job_runs(ev, now=90.0)}
     assert (runs["1.2"].end, runs["1.2"].finished) == (90.0, False)  # still running at the stop
     assert (runs["2.0"].end, runs["2.0"].finished) == (80.0, False)  # killed when its claim went
@@ -54,7 +72,9 @@ def test_measures_of_two_slots_by_hand() -> None:
     assert s["negotiation_interval"] == 60.0  # cycle starts 9, 69, 129
     # each slot busy 60 s of the 90 s window
     assert s["pool_loading_factor"] == pytest.approx(0.6667)
-    assert s["slot_loading_factor"]["count"] == 2 and s["slot_loading_factor"]["mean"] == pytest.approx(2 / 3, abs=1e-3)
+    assert s["slot_loading_factor"]["count"] == 2 and s["slot_loading_factor"][
+        "mean"
+    ] == pytest.approx(2 / 3, abs=1e-3)
     assert s["duration_classes"] == [
         {"duration": 30, "d_over_c": 0.5, "loading_factor": 0.6667, "theory": 0.5, "slots": 2}
     ]
@@ -89,16 +109,31 @@ def test_utilisation_and_usage_series_by_hand() -> None:
         (60.0, "group", "group_a"): (0.25, 0.5),
     }
     assert m.summary["usage"]["submitter:alice@pool"]["cpu_seconds"] == 90.0
-    assert m.summary["usage"]["group:group_a"] == {"cpu_seconds": 30.0, "mean_share": 0.125, "mean_target": 0.5}
+    assert m.summary["usage"]["group:group_a"] == {
+        "cpu_seconds": 30.0,
+        "mean_share": 0.125,
+        "mean_target": 0.5,
+    }
     assert [(c["t"], c["matches"]) for c in m.series["cycles"]] == [(9.0, 2), (69.0, 1), (129.0, 0)]
 
 
 def test_a_job_that_never_started_counts_and_leaves_a_submitter_with_demand() -> None:
-    ev = [*events("two_slots.jsonl"),
-          {"t": 90.0, "daemon": "schedd1", "kind": "submit", "cluster": 3, "procs": 2, "submitter": "carol@pool"}]
+    ev = [
+        *events("two_slots.jsonl"),
+        {
+            "t": 90.0,
+            "daemon": "schedd1",
+            "kind": "submit",
+            "cluster": 3,
+            "procs": 2,
+            "submitter": "carol@pool",
+        },
+    ]
     m = measure(ev, now=120.0, total_cpus=2, bin_seconds=60)
     assert m.summary["wait"]["never_started"] == 2
-    targets = {(u["t"], u["name"]): u["target"] for u in m.series["usage"] if u["kind"] == "submitter"}
+    targets = {
+        (u["t"], u["name"]): u["target"] for u in m.series["usage"] if u["kind"] == "submitter"
+    }
     assert targets[(0.0, "carol@pool")] == 0.0  # not queued yet
     assert targets[(60.0, "carol@pool")] == pytest.approx(1 / 3, abs=1e-4)
 
@@ -113,9 +148,19 @@ def test_an_empty_run_has_empty_measures() -> None:
 def test_series_are_written_as_csv(tmp_path: Path) -> None:
     m = measure(events("two_slots.jsonl"), now=120.0, total_cpus=2, bin_seconds=60)
     paths = write_series(tmp_path, m)
-    assert sorted(p.name for p in paths) == ["cycles.csv", "jobs.csv", "slots.csv", "usage.csv", "utilisation.csv"]
+    assert sorted(p.name for p in paths) == [
+        "cycles.csv",
+        "jobs.csv",
+        "slots.csv",
+        "usage.csv",
+        "utilisation.csv",
+    ]
     lines = (tmp_path / "utilisation.csv").read_text().splitlines()
-    assert lines == ["t,busy_cpus,utilisation,completed,idle_jobs", "0.0,1.0,0.5,2,2", "60.0,1.0,0.5,2,0"]
+    assert lines == [
+        "t,busy_cpus,utilisation,completed,idle_jobs",
+        "0.0,1.0,0.5,2,2",
+        "60.0,1.0,0.5,2,0",
+    ]
 
 
 def test_load_run_refuses_a_folder_without_a_run(tmp_path: Path) -> None:
