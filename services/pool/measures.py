@@ -10,9 +10,12 @@ running, when the run stopped. Its queue time comes from the schedd's ``submit``
 its cluster. The negotiator's ``cycle`` events give cycle durations, matches and the
 groups' quotas.
 
-The *window* of the loading factors is from the first job start to the last job end (the
+The *window* of the loading factors is from the first job start to the first negotiation
+cycle that starts at or after the last job end (the last job end when no cycle follows; the
 run's end while jobs still run): the pool before its first match and after its last job
-is idle by construction and says nothing about the cadence.
+is idle by construction and says nothing about the cadence, and a slot freed by the last
+job could take no new one before that cycle, so a saturated pool's window holds whole
+match periods and its loading factor is the saw-tooth's.
 """
 
 from __future__ import annotations
@@ -178,6 +181,7 @@ def measure(
     interval = float(np.median(periods)) if len(periods) else None
     t0 = min((r.start for r in runs), default=0.0)
     t1 = max((r.end for r in runs), default=0.0)
+    t1 = max(t1, min(min((t for t in starts if t >= t1), default=t1), now))
     window = t1 - t0
 
     # loading factor: per slot, and over the pool's cpus

@@ -37,7 +37,8 @@ Folder layout (``--out DIR``):
   ``max``, ``p50``, ``p90``, ``p95``, ``p99``):
 
   ========================= =======================================================
-  ``window``                [first job start, last job end]: the loading factors' span
+  ``window``                [first job start, first cycle start after the last job end]:
+                            the loading factors' span (see :mod:`.measures`)
   ``negotiation_interval``  median time between negotiation cycle starts (C)
   ``pool_loading_factor``   Σ job run time x slot cpus / (total cpus x window)
   ``slot_loading_factor``   statistics over slots of each slot's busy time / window

@@ -68,15 +68,15 @@ def test_a_job_still_running_ends_at_the_run_end_or_its_claims_release() -> None
 def test_measures_of_two_slots_by_hand() -> None:
     m = measure(events("two_slots.jsonl"), now=120.0, total_cpus=2, lag=LAG, bin_seconds=60)
     s = m.summary
-    assert s["window"] == [10.0, 100.0]
+    # from the first start to the next cycle after the last end (129), cut at the stop
+    assert s["window"] == [10.0, 120.0]
     assert s["negotiation_interval"] == 60.0  # cycle starts 9, 69, 129
-    # each slot busy 60 s of the 90 s window
-    assert s["pool_loading_factor"] == pytest.approx(0.6667)
-    assert s["slot_loading_factor"]["count"] == 2 and s["slot_loading_factor"][
-        "mean"
-    ] == pytest.approx(2 / 3, abs=1e-3)
+    # each slot busy 60 s of the 110 s window
+    assert s["pool_loading_factor"] == pytest.approx(0.5455)
+    slots = s["slot_loading_factor"]
+    assert slots["count"] == 2 and slots["mean"] == pytest.approx(60 / 110, abs=1e-3)
     assert s["duration_classes"] == [
-        {"duration": 30, "d_over_c": 0.5, "loading_factor": 0.6667, "theory": 0.5, "slots": 2}
+        {"duration": 30, "d_over_c": 0.5, "loading_factor": 0.5455, "theory": 0.5, "slots": 2}
     ]
     # one 30 s gap on each slot (40 -> 70)
     assert s["idle_gaps"]["count"] == 2 and s["idle_gaps"]["mean"] == 30.0
@@ -84,10 +84,24 @@ def test_measures_of_two_slots_by_hand() -> None:
     assert s["wait"]["count"] == 4
     assert s["wait"]["mean"] == 38.75 and s["wait"]["p50"] == 37.5 and s["wait"]["max"] == 70.0
     assert s["wait"]["never_started"] == 0
-    assert s["throughput_per_hour"] == 160.0  # 4 jobs in 90 s
+    assert s["throughput_per_hour"] == 130.909  # 4 jobs in 110 s
     assert s["cycle_duration"]["mean"] == 1.0
     assert s["matches_per_cycle"]["mean"] == pytest.approx(1.0)  # 2, 1, 0
     assert s["clock_lag"] == {"max": 0.5, "mean": 0.2}
+
+
+def test_the_window_ends_at_the_first_cycle_after_the_last_job() -> None:
+    # a saturated slot's window then holds whole match periods: here two of 60 s, 30 s busy
+    # in each, and slot1's loading factor is the saw-tooth's 0.5 but for the 1 s the
+    # first job started after its cycle
+    m = measure(events("two_slots.jsonl"), now=140.0, total_cpus=2)
+    assert m.summary["window"] == [10.0, 129.0]
+    assert m.summary["pool_loading_factor"] == pytest.approx(60 / 119, abs=1e-4)
+    last = [e for e in events("two_slots.jsonl") if e["kind"] != "cycle" or e["cycle"] < 3]
+    assert measure(last, now=140.0, total_cpus=2).summary["window"] == [
+        10.0,
+        100.0,
+    ]  # no cycle after
 
 
 def test_utilisation_and_usage_series_by_hand() -> None:

@@ -71,7 +71,7 @@ def test_the_saw_tooth_plot_draws_theory_and_the_measured_point() -> None:
     ax = fig.axes[0]
     theory, points = ax.get_lines()
     assert max(theory.get_ydata()) == pytest.approx(1.0, abs=1e-2)
-    assert list(points.get_xdata()) == [0.5] and list(points.get_ydata()) == [0.6667]
+    assert list(points.get_xdata()) == [0.5] and list(points.get_ydata()) == [0.5455]
 
 
 def test_the_page_embeds_every_plot_as_a_png_with_alt_text_and_a_caption() -> None:
