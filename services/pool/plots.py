@@ -126,7 +126,9 @@ def _usage(m: Measures) -> Figure:
     ax.set_xlabel("pool time (s)")
     ax.set_ylabel("share of the pool's cpus (fraction)")
     ax.set_ylim(0, 1.05)
-    ax.legend(loc="upper right", fontsize="small")
+    ax.legend(
+        loc="upper left", bbox_to_anchor=(1.01, 1), fontsize="small"
+    )  # beside: the lines fill the axes
     return fig
 
 

@@ -39,7 +39,8 @@ Folder layout (``--out DIR``):
   ========================= =======================================================
   ``window``                [first job start, first cycle start after the last job end]:
                             the loading factors' span (see :mod:`.measures`)
-  ``negotiation_interval``  median time between negotiation cycle starts (C)
+  ``negotiation_interval``  median time between negotiation cycle starts (C; shorter
+                            than NEGOTIATOR_INTERVAL when submits ask for a reschedule)
   ``pool_loading_factor``   Σ job run time x slot cpus / (total cpus x window)
   ``slot_loading_factor``   statistics over slots of each slot's busy time / window
   ``duration_classes``      per distinct job duration D (at most 12): ``duration``,

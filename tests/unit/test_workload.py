@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -340,3 +341,13 @@ def test_bad_workloads_are_refused_at_load_with_line_and_key(
 def test_a_workload_without_duration_is_refused() -> None:
     with pytest.raises(SpecError, match=r"pool.toml:19: \[\[workload\]\] #2: needs duration"):
         parse_spec(SPEC.replace("duration = 100\n", ""), "pool.toml")
+
+
+def test_the_workload_example_loads() -> None:
+    from mockpool.pool.spec import load_spec
+
+    spec = load_spec(Path(__file__).resolve().parents[2] / "examples" / "workload.toml")
+    assert [w.name for w in spec.workloads] == ["batch", "stream"]
+    queued = sum(int(i.description.rsplit("queue ", 1)[1]) for i in spec.submits)
+    assert queued == 24 + 20
+    assert {i.owner for i in spec.submits} == {"alice", "bob"}
