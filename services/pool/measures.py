@@ -142,6 +142,18 @@ def _stats(values: list[float]) -> dict[str, float | int | None]:
     return out
 
 
+def _time_to_quota(rows: list[dict[str, Any]], qdates: list[float], step: float) -> float | None:
+    """From a group's first queued job to the end of the first interval in which its share
+    reached its quota (within 1%): None if it never did or has no quota."""
+    if not qdates:
+        return None
+    first = min(qdates)
+    for u in rows:
+        if u["target"] and u["t"] + step > first and (u["share"] or 0) >= 0.99 * u["target"]:
+            return round(u["t"] + step - first, 3)
+    return None
+
+
 @dataclass
 class Measures:
     """``summary`` goes into summary.json under ``measures``; ``series`` are CSV tables."""
@@ -314,6 +326,10 @@ def measure(
                     else None
                 ),
             }
+            if kind == "group":
+                share[f"group:{name}"]["time_to_quota"] = _time_to_quota(
+                    rows, [s[3] for s in submitted if group_of(s[1]) == name], step
+                )
     lags = [v for v in (lag or {}).values() if v]
     summary = {
         "window": [round(t0, 3), round(t1, 3)],

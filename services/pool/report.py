@@ -55,7 +55,10 @@ Folder layout (``--out DIR``):
   ``usage``                 per ``submitter:<name>`` and ``group:<name>``:
                             ``cpu_seconds``, ``mean_share`` of the pool's cpus and
                             ``mean_target`` (a group: its quota / total cpus; a
-                            submitter: an equal share among submitters with demand)
+                            submitter: an equal share among submitters with demand);
+                            a group also ``time_to_quota``: from its first queued job
+                            to the end of the first interval its share reached its
+                            quota (None: never)
   ``clock_lag``             worst and mean lateness of the daemons' loops (``lag``)
   ========================= =======================================================
 

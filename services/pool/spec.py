@@ -298,7 +298,6 @@ class _Builder:
             raise self.fail("workload", len(names) - 1 - names[::-1].index(dup), "name", f"{dup!r} is used twice")
         spec.submits.extend(self._generated(spec))
         spec.submits.sort(key=lambda s: s.at)
-        spec.submits.sort(key=lambda s: s.at)
         return spec
 
     def _config(self, tbl: Any) -> ConfigDict:
@@ -491,7 +490,8 @@ class _Builder:
         """The workloads' jobs as submit items (one per cluster), checked like [[submit]]."""
         out: list[SubmitItem] = []
         checked: set[str] = set()
-        for c in generate(spec.workloads, spec.seed):
+        limit = spec.config.get_int("MAX_JOBS_PER_SUBMISSION", MAX_JOBS_PER_SUBMISSION)
+        for c in generate(spec.workloads, spec.seed, max_per_cluster=limit):
             i = next(k for k, w in enumerate(spec.workloads) if w.name == c.workload)
             source = f"{self.source}:{self.lines.table_start('workload', i) or 1}"
             text = submit_description(c)

@@ -266,8 +266,11 @@ def _requests(d: Distribution, rng: np.random.Generator, n: int) -> np.ndarray:
     return np.maximum(1, np.rint(d.draw(rng, n))).astype(int)
 
 
-def generate(workloads: list[Workload], seed: int) -> list[GeneratedCluster]:
-    """The jobs of ``workloads`` for pool seed ``seed``, grouped into clusters, by time."""
+def generate(
+    workloads: list[Workload], seed: int, *, max_per_cluster: int | None = None
+) -> list[GeneratedCluster]:
+    """The jobs of ``workloads`` for pool seed ``seed``, grouped into clusters, by time;
+    a group larger than ``max_per_cluster`` (a schedd's MAX_JOBS_PER_SUBMISSION) is split."""
     streams = np.random.SeedSequence(seed).spawn(len(workloads))
     out: list[GeneratedCluster] = []
     for w, stream in zip(workloads, streams, strict=True):
@@ -288,11 +291,14 @@ def generate(workloads: list[Workload], seed: int) -> list[GeneratedCluster]:
         ):
             shapes[key] = shapes.get(key, 0) + 1
         for (at, dur, c, m, d), count in shapes.items():
-            out.append(
-                GeneratedCluster(
-                    w.name, at, w.schedd, w.owner, w.accounting_group, dur, c, m, d, count
+            size = max_per_cluster or count
+            for first in range(0, count, size):
+                n = min(size, count - first)
+                out.append(
+                    GeneratedCluster(
+                        w.name, at, w.schedd, w.owner, w.accounting_group, dur, c, m, d, n
+                    )
                 )
-            )
     out.sort(key=lambda g: g.at)  # stable: workloads keep their order at equal times
     return out
 

@@ -75,6 +75,7 @@ def test_a_workload_run_writes_measures_series_and_report(
     )
     # group_a's quota of 2 of the pool's 4 cpus, from the negotiator's cycle events
     assert m["usage"]["group:group_a"]["mean_target"] == pytest.approx(0.5)
+    assert "time_to_quota" in m["usage"]["group:group_a"]
     assert m["usage"]["submitter:alice@mockpool"]["cpu_seconds"] == pytest.approx(8 * 30, rel=0.05)
     # the fixed-duration jobs form a class with its saw-tooth value beside the measured one
     (fixed,) = m["duration_classes"]

@@ -127,8 +127,19 @@ def test_utilisation_and_usage_series_by_hand() -> None:
         "cpu_seconds": 30.0,
         "mean_share": 0.125,
         "mean_target": 0.5,
+        "time_to_quota": None,  # 0.25 of the pool at most, against 0.5
     }
     assert [(c["t"], c["matches"]) for c in m.series["cycles"]] == [(9.0, 2), (69.0, 1), (129.0, 0)]
+
+
+def test_time_for_a_group_to_reach_its_quota() -> None:
+    ev = events("two_slots.jsonl")
+    for e in ev:
+        if "quotas" in e:
+            e["quotas"] = {"group_a": 0.5}  # a quarter of the pool's 2 cpus
+    m = measure(ev, now=120.0, total_cpus=2, bin_seconds=60)
+    # bob's job, queued at 5, runs in [60, 120) at a share of 0.25: reached by 120
+    assert m.summary["usage"]["group:group_a"]["time_to_quota"] == 115.0
 
 
 def test_a_job_that_never_started_counts_and_leaves_a_submitter_with_demand() -> None:

@@ -212,6 +212,18 @@ def test_equal_jobs_that_arrive_together_are_one_cluster() -> None:
     assert len(varied) == 5 and sum(c.count for c in varied) == 5  # different shapes: one each
 
 
+def test_a_cluster_larger_than_a_submission_may_be_is_split() -> None:
+    clusters = generate([workload(jobs=7, duration=60)], 0, max_per_cluster=3)
+    assert [c.count for c in clusters] == [3, 3, 1]
+    spec = parse_spec(
+        SPEC.replace("[[startds]]", "[config]\nMAX_JOBS_PER_SUBMISSION = 3\n\n[[startds]]"),
+        "p.toml",
+    )
+    assert [
+        i.description.rsplit("queue ", 1)[1].strip() for i in spec.submits if i.owner == "bob"
+    ] == ["3", "1"]
+
+
 def test_clusters_come_in_time_order_across_workloads() -> None:
     ws = [
         workload("a", jobs=3, arrival={"kind": "poisson", "rate": 0.1}),
