@@ -142,6 +142,53 @@ def _stats(values: list[float]) -> dict[str, float | int | None]:
     return out
 
 
+def _busy_per_bin(runs: list[JobRun], edges: np.ndarray) -> np.ndarray:
+    """Busy cpu-seconds of ``runs`` in each interval between ``edges``: the integral of
+    the running cpus, a piecewise-linear function with a kink at every start and end."""
+    if not runs:
+        return np.zeros(len(edges) - 1)
+    t = np.array([r.start for r in runs] + [r.end for r in runs])
+    slope_change = np.array([r.cpus for r in runs] + [-r.cpus for r in runs], dtype=float)
+    order = np.argsort(t, kind="stable")
+    t, slope = t[order], np.cumsum(slope_change[order])  # slope on [t[k], t[k+1])
+    area = np.concatenate([[0.0], np.cumsum(slope[:-1] * np.diff(t))])  # integral up to t[k]
+    k = np.searchsorted(t, edges, "right") - 1
+    at = np.where(
+        k >= 0,
+        area[np.maximum(k, 0)] + slope[np.maximum(k, 0)] * (edges - t[np.maximum(k, 0)]),
+        0.0,
+    )
+    return np.diff(at)
+
+
+def _demand(
+    runs: list[JobRun],
+    submitted: list[tuple[str, str, int, float, int]],
+    names: list[str],
+    edges: np.ndarray,
+) -> dict[str, np.ndarray]:
+    """Per submitter and interval: whether it had a job queued by the interval's end that
+    had not finished before its start (a job never started is wanted to the end)."""
+    spans: dict[str, list[tuple[float, float]]] = {n: [] for n in names}
+    ran: dict[tuple[str, int], set[str]] = defaultdict(set)
+    for r in runs:
+        spans[r.submitter].append((r.qdate or 0.0, r.end))
+        ran[(r.schedd, int(r.job.split(".")[0]))].add(r.job)
+    for schedd, who, cluster, q, procs in submitted:
+        if len(ran[(schedd, cluster)]) < procs:
+            spans[who].append((q, math.inf))
+    out = {}
+    for n, sp in spans.items():
+        if not sp:
+            out[n] = np.zeros(len(edges) - 1, dtype=bool)
+            continue
+        sp.sort()
+        latest_end = np.maximum.accumulate([e for _, e in sp])  # over spans queued so far
+        k = np.searchsorted([q for q, _ in sp], edges[1:], "left")  # spans queued before hi
+        out[n] = (k > 0) & (latest_end[np.maximum(k - 1, 0)] > edges[:-1])
+    return out
+
+
 def _time_to_quota(rows: list[dict[str, Any]], qdates: list[float], step: float) -> float | None:
     """From a group's first queued job to the end of the first interval in which its share
     reached its quota (within 1%): None if it never did or has no quota."""
@@ -250,57 +297,57 @@ def measure(
     n_submitted = sum(s[4] for s in submitted)
     started = {(r.schedd, r.job) for r in runs}
 
-    # time series on a common grid
+    # time series on a common grid (vectorised: a pool-day has thousands of intervals)
     step = bin_seconds or interval or max(1.0, now / 50)
-    edges = [float(x) for x in np.arange(0.0, now + step, step)]
+    edges = np.arange(0.0, now + step, step)
+    lows, width = edges[:-1], step
     names = sorted({r.submitter for r in runs} | {s[1] for s in submitted})
     groups = sorted({group_of(n) for n in names} - {""})
-    util_rows, usage_rows = [], []
-    quota_at = [(float(c["t"]), c.get("quotas", {})) for c in cycles]
-    for lo, hi in itertools.pairwise(edges):
-        width = hi - lo
-        busy: dict[str, float] = defaultdict(float)
-        for r in runs:
-            overlap = min(r.end, hi) - max(r.start, lo)
-            if overlap > 0:
-                busy[r.submitter] += overlap * r.cpus
-        total = sum(busy.values())
-        done_here = sum(1 for r in runs if r.finished and lo <= r.end < hi)
-        queued = sum(p for _, _, _, q, p in submitted if q < hi)
-        running_or_done = sum(1 for r in runs if r.start < hi)
-        util_rows.append(
-            {
-                "t": round(lo, 3),
-                "busy_cpus": round(total / width, 4),
-                "utilisation": round(total / (width * total_cpus), 4) if total_cpus else None,
-                "completed": done_here,
-                "idle_jobs": max(0, queued - running_or_done),
-            }
-        )
-        # demand: submitters with jobs queued by now and not all finished before this bin
-        active = {r.submitter for r in runs if r.end > lo and (r.qdate or 0.0) < hi} | {
-            s[1]
-            for s in submitted
-            if s[3] < hi and any((s[0], f"{s[2]}.{p}") not in started for p in range(s[4]))
+    busy = {n: _busy_per_bin([r for r in runs if r.submitter == n], edges) for n in names}
+    total = sum(busy.values(), np.zeros(len(lows)))
+    ends_done = np.sort([r.end for r in runs if r.finished])
+    completed = np.diff(np.searchsorted(ends_done, edges, "left"))
+    by_qdate = sorted((q, p) for _, _, _, q, p in submitted)
+    queued_by = np.concatenate([[0], np.cumsum([p for _, p in by_qdate])])
+    queued = queued_by[np.searchsorted([q for q, _ in by_qdate], edges[1:], "left")]
+    began = np.searchsorted(np.sort([r.start for r in runs]), edges[1:], "left")
+    idle = np.maximum(0, queued - began)
+    util_rows = [
+        {
+            "t": round(float(lo), 3),
+            "busy_cpus": round(float(b) / width, 4),
+            "utilisation": round(float(b) / (width * total_cpus), 4) if total_cpus else None,
+            "completed": int(c),
+            "idle_jobs": int(i),
         }
-        quotas = next((q for t, q in reversed(quota_at) if t <= hi), {})
+        for lo, b, c, i in zip(lows, total, completed, idle, strict=True)
+    ]
+    active = _demand(runs, submitted, names, edges)
+    n_active = sum(active.values(), np.zeros(len(lows), dtype=int))
+    cycle_t = [float(c["t"]) for c in cycles]
+    quota_idx = np.searchsorted(cycle_t, edges[1:], "right") - 1  # the last cycle by the end
+    usage_rows: list[dict[str, Any]] = []
+    for k, lo in enumerate(lows):
+        t = round(float(lo), 3)
         for name in names:
+            used = float(busy[name][k])
             usage_rows.append(
                 {
-                    "t": round(lo, 3),
+                    "t": t,
                     "kind": "submitter",
                     "name": name,
-                    "busy_cpus": round(busy[name] / width, 4),
-                    "share": round(busy[name] / (width * total_cpus), 4) if total_cpus else None,
-                    "target": round(1 / len(active), 4) if name in active else 0.0,
+                    "busy_cpus": round(used / width, 4),
+                    "share": round(used / (width * total_cpus), 4) if total_cpus else None,
+                    "target": round(1 / int(n_active[k]), 4) if active[name][k] else 0.0,
                 }
             )
+        quotas = cycles[quota_idx[k]].get("quotas", {}) if quota_idx[k] >= 0 else {}
         for g in groups:
-            used = sum(v for n, v in busy.items() if group_of(n) == g)
+            used = float(sum(busy[n][k] for n in names if group_of(n) == g))
             quota = quotas.get(g)
             usage_rows.append(
                 {
-                    "t": round(lo, 3),
+                    "t": t,
                     "kind": "group",
                     "name": g,
                     "busy_cpus": round(used / width, 4),

@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
+from conftest import saturated_events
 
 from mockpool.pool.measures import MeasureError, job_runs, load_run, measure, sawtooth, write_series
 
@@ -207,3 +208,14 @@ def test_load_run_names_the_line_of_a_bad_event(tmp_path: Path) -> None:
     (tmp_path / "summary.json").write_text("[]")
     with pytest.raises(MeasureError, match="not a run summary"):
         load_run(tmp_path)
+
+
+@pytest.mark.parametrize("d_over_c", [0.2, 0.5, 1.0, 1.5, 2.5, 3.2])
+def test_a_saturated_pool_without_claim_reuse_measures_the_saw_tooth(d_over_c: float) -> None:
+    c = 60.0
+    ev = saturated_events(jobs=30, slots=3, d=d_over_c * c, c=c)
+    m = measure(ev, now=max(e["t"] for e in ev), total_cpus=3)
+    assert m.summary["negotiation_interval"] == c
+    assert m.summary["pool_loading_factor"] == pytest.approx(sawtooth(d_over_c), abs=1e-3)
+    (cls,) = m.summary["duration_classes"]
+    assert cls["loading_factor"] == pytest.approx(cls["theory"], abs=1e-3)
