@@ -86,7 +86,14 @@ def saturated_events(jobs: int, slots: int, d: float, c: float) -> list[dict]:
     import math
 
     events: list[dict] = [
-        {"t": 0.0, "daemon": "schedd1", "kind": "submit", "cluster": 1, "procs": jobs, "submitter": "a@pool"}
+        {
+            "t": 0.0,
+            "daemon": "schedd1",
+            "kind": "submit",
+            "cluster": 1,
+            "procs": jobs,
+            "submitter": "a@pool",
+        }
     ]
     free = [c] * slots
     for n in range(jobs):
@@ -95,13 +102,35 @@ def saturated_events(jobs: int, slots: int, d: float, c: float) -> list[dict]:
         free[s] = math.ceil(end / c) * c
         ids = {"slot": f"slot{s}@m", "job": f"1.{n}", "claim": f"c{n}"}
         events += [
-            {"t": start, "daemon": "m", "kind": "claim", **ids, "schedd": "schedd1", "submitter": "a@pool"},
-            {"t": start, "daemon": "m", "kind": "activate", **ids, "start": start, "end": end, "cpus": 1},
+            {
+                "t": start,
+                "daemon": "m",
+                "kind": "claim",
+                **ids,
+                "schedd": "schedd1",
+                "submitter": "a@pool",
+            },
+            {
+                "t": start,
+                "daemon": "m",
+                "kind": "activate",
+                **ids,
+                "start": start,
+                "end": end,
+                "cpus": 1,
+            },
             {"t": end, "daemon": "m", "kind": "job_exit", **ids, "start": start, "end": end},
         ]
     last = max(e["t"] for e in events)
     events += [
-        {"t": k * c, "daemon": "negotiator", "kind": "cycle", "cycle": k, "duration": 0.0, "matches": 0}
+        {
+            "t": k * c,
+            "daemon": "negotiator",
+            "kind": "cycle",
+            "cycle": k,
+            "duration": 0.0,
+            "matches": 0,
+        }
         for k in range(1, int(last // c) + 3)
     ]
     return sorted(events, key=lambda e: e["t"])
