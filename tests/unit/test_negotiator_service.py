@@ -163,8 +163,11 @@ async def test_cycle_at_start_matches_and_advertises(pool: Pool):
     (cycle,) = parse_negotiator_log("\n".join(lines))
     assert cycle.start == BASE and len(cycle.matches) == 3
     assert p.svc.drain_log() == []
-    kinds = [e["kind"] for e in p.events.drain()]
+    events = p.events.drain()
+    kinds = [e["kind"] for e in events]
     assert kinds.count("match") == 3 and kinds.count("cycle") == 1
+    (cycle_event,) = [e for e in events if e["kind"] == "cycle"]
+    assert cycle_event["matches"] == 3 and "quotas" not in cycle_event  # no groups, no quotas
     st = p.svc.status()
     assert st["cycles"] == 1 and st["matches"] == 3 and st["next_cycle"] == 60.0
 
@@ -188,6 +191,28 @@ async def test_reschedule_roles_and_cadence(pool: Pool):
     assert p.svc.cycles == 2 and p.svc.status()["next_cycle"] == 80.0
     await p.clock.advance(60.0)
     await until(lambda: p.svc.cycles == 3)
+
+
+async def test_the_cycle_event_carries_the_groups_quotas(pool: Pool, tmp_path: Path):
+    # the targets a run's usage is measured against (services/pool/measures.py)
+    p = pool
+    config = parse_config("GROUP_NAMES = group_a, group_b\nGROUP_QUOTA_group_a = 2\n"
+                          "GROUP_QUOTA_DYNAMIC_group_b = 0.25", "pool.conf")
+    ctx = DaemonContext(clock=p.clock, config=config, secret=p.secret, collector_address=p.peer,
+                        events=p.events, state_dir=tmp_path / "groups")
+    svc = NegotiatorService(ctx, name="grouped")
+    p.collector.ads[("Submitter", "group_a.alice@mockpool")] = submitter_ad(
+        "group_a.alice@mockpool", "schedd1", p.peer, 1)
+    p.schedd.requests["schedd1"] = [request(1, 1, submitter="group_a.alice@mockpool").ad]
+    try:
+        await svc.start()
+        await until(lambda: svc.cycles == 1)
+    finally:
+        await svc.stop()
+        await ctx.close_channels()
+    (cycle,) = [e for e in p.events.drain() if e["kind"] == "cycle"]
+    # 3 slots: group_a its static 2; group_b a quarter of what static quotas leave (1)
+    assert cycle["quotas"] == {"group_a": 2.0, "group_b": 0.25}
 
 
 async def test_failing_schedd_is_skipped_for_the_cycle(pool: Pool):

@@ -237,13 +237,17 @@ async def test_claim_activate_exit_reported_and_ads_updated(pool: Pool) -> None:
     assert p.ad("slot1_1@exec0001", "MachinePrivate") is None
     assert p.ad("slot1@exec0001").eval("Cpus") == 4
 
-    kinds = [(e["kind"], e.get("slot")) for e in p.svc.ctx.events.drain()]
+    events = p.svc.ctx.events.drain()
+    kinds = [(e["kind"], e.get("slot")) for e in events]
     assert kinds == [
         ("claim", "slot1_1@exec0001"),
         ("activate", "slot1_1@exec0001"),
         ("job_exit", "slot1_1@exec0001"),
         ("release", "slot1_1@exec0001"),
     ]
+    # the activation says when the job started and how many cpus it keeps busy (measures)
+    activate = events[1]
+    assert (activate["start"], activate["end"], activate["cpus"]) == (0, 60, 1)
     status = p.svc.status()
     assert status["machines"] == 2 and status["claims_held"] == 0 and status["job_exits"] == 1
 
