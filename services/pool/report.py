@@ -180,6 +180,17 @@ def write_output(
     (out / "summary.json").write_text(json.dumps(summary, indent=2, sort_keys=True) + "\n")
 
 
+def _measure_lines(m: dict[str, Any] | None) -> list[str]:
+    if not m or m.get("pool_loading_factor") is None:
+        return []
+    wait = m["wait"]
+    return [
+        f"Loading factor {m['pool_loading_factor']:.3f} (C = {m['negotiation_interval'] or 0:g} pool s); "
+        f"waits: mean {wait['mean']:g} s, p95 {wait['p95']:g} s; "
+        f"{m['throughput_per_hour']:g} jobs per pool hour"
+    ]
+
+
 def format_summary(s: dict[str, Any]) -> str:
     """The few lines ``mockpool run`` prints at the end."""
     jobs = "  ".join(f"{k} {v}" for k, v in s["jobs"].items())
@@ -193,6 +204,7 @@ def format_summary(s: dict[str, Any]) -> str:
         f"Jobs: {jobs}  (submitted {s['jobs_submitted']})",
         f"Slots: {states}",
         f"CPU utilisation {100 * s['cpu_utilisation']:.1f}%",
+        *_measure_lines(s.get("measures")),
         f"Peak memory of all actors {s['peak_rss_mb']['total']:.0f} MiB; worst loop lag {worst:.2f} pool s",
     ]
     if s["workload_errors"]:

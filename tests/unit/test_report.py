@@ -59,3 +59,41 @@ def test_summary_and_output_folder(tmp_path: Path) -> None:
     assert [a.get_value("Name") for a in slots] == ["slot1@a", "slot1_1@a", "slot1@b"]
     jobs = parse_ads((tmp_path / "ads" / "jobs.ads").read_text())
     assert [(a.get_value("ClusterId"), a.get_value("ProcId")) for a in jobs] == [(1, 0), (1, 1), (1, 2), (1, 3)]
+
+
+def test_the_summary_lines_give_the_measures_when_jobs_ran() -> None:
+    from mockpool.pool.report import format_summary
+
+    base = {
+        "pool_seconds": 300,
+        "real_seconds": 10,
+        "time_scale": 30,
+        "achieved_scale": 30,
+        "machines": 1,
+        "slots": 1,
+        "total_cpus": 10,
+        "cycles": 5,
+        "matches": 15,
+        "jobs": {"Completed": 15},
+        "jobs_submitted": 15,
+        "slot_states": {},
+        "cpu_utilisation": 0.3,
+        "workload_errors": [],
+        "peak_rss_mb": {"total": 300},
+        "lag": {},
+    }
+    measures = {
+        "pool_loading_factor": 0.5,
+        "negotiation_interval": 60.0,
+        "throughput_per_hour": 301.5,
+        "wait": {"mean": 49.7, "p95": 129.1},
+    }
+    text = format_summary(base | {"measures": measures})
+    assert (
+        "Loading factor 0.500 (C = 60 pool s); waits: mean 49.7 s, p95 129.1 s; 301.5 jobs per pool hour"
+        in text
+    )
+    assert "Loading factor" not in format_summary(
+        base | {"measures": measures | {"pool_loading_factor": None}}
+    )
+    assert "Loading factor" not in format_summary(base)
