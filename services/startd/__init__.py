@@ -13,9 +13,11 @@ from .machine import (
     ClaimRefusedError,
     InvalidJobError,
     JobExitRecord,
+    LeaseExpiry,
     Machine,
     Release,
     StartdError,
+    Tick,
     UnknownClaimError,
 )
 
@@ -25,8 +27,10 @@ __all__ = [
     "ClaimRefusedError",
     "InvalidJobError",
     "JobExitRecord",
+    "LeaseExpiry",
     "Machine",
     "Release",
     "StartdError",
+    "Tick",
     "UnknownClaimError",
 ]

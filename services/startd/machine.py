@@ -48,11 +48,20 @@ for the old schedd; the slot then belongs to the new claim (Claimed/Idle), whose
 ``ClaimGrant.ready`` says when it may be activated. Releasing either claim meanwhile
 ends the preemption: the old one hands the slot over at once, the new one cancels it.
 
+Leases (claim.cpp ``leaseExpired``): a claim's lease is the job's JobLeaseDuration
+(evaluated against the slot at claim time; submit sets 2400 by default), else
+MAX_CLAIM_ALIVES_MISSED x ALIVE_INTERVAL. Claiming, activating and every keepalive from
+the holder renew it. A claim not heard from for a whole lease ends at
+``last_heard + lease``: its job is killed without an exit record (the schedd is presumed
+gone; if it is not, its next keepalive learns the claim is unknown) and the slot is
+released as by :meth:`Machine.release` (a dynamic slot's resources go back to its parent).
+:meth:`Machine.next_wakeup` says when the machine next needs :meth:`Machine.tick`.
+
 Known differences: no Matched state (the startd hears of a match only with the claim
-request); no Owner state, vacating (an evicted job leaves at once) or suspension yet; CLAIM_WORKLIFE and
-lease expiry are enforced in a later issue (each claim keeps its lease duration and the
-time the schedd was last heard from); the startd checks the job's Requirements as well
-as its own (HTCondor's startd re-checks only its own side).
+request), so MATCH_TIMEOUT has nothing to time; no Owner state, vacating (an evicted job
+leaves at once) or suspension yet; CLAIM_WORKLIFE is enforced in a later issue; the
+startd checks the job's Requirements as well as its own (HTCondor's startd re-checks only
+its own side).
 """
 
 from __future__ import annotations
@@ -89,11 +98,16 @@ __all__ = [
     "ClaimRefusedError",
     "InvalidJobError",
     "JobExitRecord",
+    "LeaseExpiry",
     "Machine",
     "Release",
     "StartdError",
+    "Tick",
     "UnknownClaimError",
 ]
+
+# HTCondor's startd log line when a claim's lease runs out (claim.cpp).
+LEASE_EXPIRED = "claim lease expired (condor_schedd gone?)"
 
 # What a mock machine "detects" when NUM_CPUS, MEMORY and DISK are not set.
 DETECTED_CPUS = 1
@@ -161,6 +175,31 @@ class JobExitRecord:
     @property
     def job_id(self) -> str:
         return f"{self.cluster}.{self.proc}"
+
+
+@dataclass(frozen=True)
+class LeaseExpiry:
+    """A claim ended because its schedd was not heard from for a whole lease."""
+
+    claim_id: str
+    slot_name: str
+    schedd_name: str
+    last_heard: float
+    lease_duration: float
+    killed_job: str | None  # "12.0" when a running job was killed
+    slot_ad: ClassAd  # as in Release: the static slot or the parent that got resources back
+
+    @property
+    def deadline(self) -> float:
+        return self.last_heard + self.lease_duration
+
+
+@dataclass(frozen=True)
+class Tick:
+    """What :meth:`Machine.tick` did: jobs that ended (or were evicted) and leases that ran out."""
+
+    exits: list[JobExitRecord]
+    expired: list[LeaseExpiry]
 
 
 def _machine_totals(cfg: ConfigDict) -> tuple[int, int, int, int, int]:
@@ -857,6 +896,58 @@ class Machine:
         killed = f"{job.cluster}.{job.proc}" if job is not None else None
         self._hand_over(slot, now, evict=False)
         return Release(claim_id, slot.name, killed, self._ad_copy(slot, now))
+
+    # --- leases -----------------------------------------------------------------------
+
+    def _held_claims(self) -> list[Claim]:
+        out = []
+        for cid, slot in self._held.items():
+            if slot.preempting is not None and slot.preempting.claim_id == cid:
+                out.append(slot.preempting)
+            elif slot.claim is not None:
+                out.append(slot.claim)
+        return out
+
+    def next_lease_deadline(self) -> float | None:
+        """The earliest time a held claim's lease runs out, or None with no claims."""
+        return min((c.last_heard + c.lease_duration for c in self._held_claims()), default=None)
+
+    def next_wakeup(self) -> float | None:
+        """When :meth:`tick` next has something to do: a job end, an eviction or a lease
+        deadline (None: nothing is due until a request comes)."""
+        times = [t for t in (self.next_event_time(), self.next_lease_deadline()) if t is not None]
+        return min(times, default=None)
+
+    def expire_leases(self, now: float) -> list[LeaseExpiry]:
+        """End every claim whose lease ran out by ``now``, in deadline order (each at its
+        deadline, so slot times are accounted to the exact moment)."""
+        due = sorted(
+            (c.last_heard + c.lease_duration, c.claim_id, c)
+            for c in self._held_claims()
+            if c.last_heard + c.lease_duration <= now
+        )
+        out = []
+        for deadline, cid, claim in due:
+            if cid not in self._held:  # ended with an earlier one (its preemption partner)
+                continue
+            rel = self.release(cid, deadline)
+            out.append(
+                LeaseExpiry(
+                    cid,
+                    rel.slot_name,
+                    claim.schedd_name,
+                    claim.last_heard,
+                    claim.lease_duration,
+                    rel.killed_job,
+                    rel.slot_ad,
+                )
+            )
+        return out
+
+    def tick(self, now: float) -> Tick:
+        """Everything due by ``now``: jobs end first (a job that ends before its lease
+        runs out exits normally), then expired leases end their claims."""
+        return Tick(self.advance(now), self.expire_leases(now))
 
     def keepalive(self, claim_ids: list[str], now: float) -> list[str]:
         """Record that the schedd was heard from; returns the ids this machine lacks."""

@@ -11,8 +11,11 @@ bad item does not fail the others. Loops:
   split only where a message would pass ``MAX_ADVERTISE_BYTES`` (gRPC's default limit on
   a received message is 4 MiB). Ads are cached serialized per slot and re-encoded only
   when the slot changed: 2,500 machines of 16 dynamic slots each are ~85,000 ads a round. A failed update is retried after ``RETRY_INTERVAL``.
-- job exits: sleeps until the earliest job end of any machine (re-armed when an
-  activation ends earlier), finishes the jobs, and reports them with ``JobsExited``,
+- timers: sleeps until the earliest ``Machine.next_wakeup`` of any machine (a job end,
+  an eviction or a claim lease deadline; re-armed when a claim or activation brings an
+  earlier one), lets the machines ``tick`` (ending jobs and claims whose lease ran out:
+  HTCondor's "claim lease expired (condor_schedd gone?)", a ``lease_expired`` event),
+  and reports job exits with ``JobsExited``,
   batched per schedd address; a schedd that cannot be reached gets the same request
   (same request id) again every ``RETRY_INTERVAL`` pool seconds until it answers.
 """
@@ -43,7 +46,7 @@ from ..v1 import (
 )
 from ..v1 import startd_pb2 as pb
 from ..wire import WireError, ad_from_pb, ad_to_pb
-from .machine import ClaimRefusedError, JobExitRecord, Machine, StartdError
+from .machine import LEASE_EXPIRED, ClaimRefusedError, JobExitRecord, Machine, StartdError
 from .slots import VOLATILE, AdValue, Slot, ad_pairs, private_ad, volatile_values
 
 log = logging.getLogger(__name__)
@@ -114,7 +117,7 @@ class StartdService:
         self._update_interval = ctx.config.for_subsystem("STARTD").get_float("UPDATE_INTERVAL")
         self._machines: dict[str, Machine] = {}
         self._held: dict[str, Machine] = {}  # claim id -> machine holding the claim
-        self._exit_heap: list[tuple[float, str]] = []  # (job end, machine name), lazy
+        self._exit_heap: list[tuple[float, str]] = []  # (wakeup, machine name), lazy
         self._armed: float | None = None  # when the exit loop means to wake
         self._exit_wake = asyncio.Event()
         self._changed: set[str] = set()
@@ -138,6 +141,7 @@ class StartdService:
                 "jobs_killed",
                 "job_exits",
                 "jobs_evicted",
+                "leases_expired",
                 "exits_reported",
                 "exit_report_failures",
                 "advertise_rounds",
@@ -263,6 +267,7 @@ class StartdService:
                 self.stats["claims_refused"] += 1
                 continue
             self._held[grant.claim_id] = machine
+            self._wake_at(now + machine.claim(grant.claim_id).lease_duration, machine.name)
             result.ok, result.claim_id, result.slot_name = True, grant.claim_id, grant.slot_name
             ad_to_pb(grant.slot_ad, result.slot)
             if grant.ready:  # a preemption: the eviction is due now or when retirement ends
@@ -543,10 +548,33 @@ class StartdService:
         exits: list[JobExitRecord] = []
         for name in sorted(due):
             machine = self._machines[name]
-            done = machine.advance(now)
-            if done:
+            tick = machine.tick(now)
+            if tick.exits or tick.expired:
                 self._touch(machine)
-            exits.extend(done)
+            exits.extend(tick.exits)
+            for x in tick.expired:
+                self._held.pop(x.claim_id, None)
+                self.stats["leases_expired"] += 1
+                log.warning(
+                    "%s: %s: State change: %s", x.slot_name, redact(x.claim_id), LEASE_EXPIRED
+                )
+                fields: dict[str, Any] = {
+                    "slot": x.slot_name,
+                    "claim": redact(x.claim_id),
+                    "schedd": x.schedd_name,
+                    "last_heard": round(x.last_heard, 3),
+                    "lease": x.lease_duration,
+                    "deadline": round(x.deadline, 3),
+                    "message": LEASE_EXPIRED,
+                }
+                if x.killed_job:
+                    self.stats["jobs_killed"] += 1
+                    fields["job"] = x.killed_job
+                self.ctx.events.emit(machine.name, "lease_expired", **fields)
+            # keepalives move lease deadlines later: re-arm at the machine's next one
+            wake = machine.next_wakeup()
+            if wake is not None:
+                heapq.heappush(self._exit_heap, (max(wake, now), name))
         for e in sorted(exits, key=lambda e: (e.end, e.slot_name)):
             self.stats["jobs_evicted" if e.reason else "job_exits"] += 1
             self.ctx.events.emit(
