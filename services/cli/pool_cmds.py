@@ -25,6 +25,7 @@ from ..auth import Role, read_token
 from ..clock import ScaledClock
 from ..ownerfiles import private_dir
 from ..pool import processes
+from ..pool.check import CheckError, check_dir, format_report
 from ..pool.client import PoolClient, PoolError
 from ..pool.serve import POOL_FILE, default_dir, remove_pool_files, token_path
 from ..pool.spec import SpecError, load_spec
@@ -70,6 +71,7 @@ def cmd_run(ns: argparse.Namespace) -> int:
         print()
     print(format_summary(summary))
     print(f"Output written to {out}/ (events.jsonl, NegotiatorLog, ads/, summary.json, *.csv)")
+    print(format_report(check_dir(out)))  # informative: `mockpool check DIR` sets the status
     if ns.report:
         return cmd_report(argparse.Namespace(dir=str(out)))
     return 0
@@ -85,6 +87,15 @@ def cmd_report(ns: argparse.Namespace) -> int:
         return _fail(str(e), 2)
     print(f"Report written to {path}")
     return 0
+
+
+def cmd_check(ns: argparse.Namespace) -> int:
+    try:
+        report = check_dir(ns.dir)
+    except CheckError as e:
+        return _fail(str(e), 2)
+    print(format_report(report))
+    return 0 if report.ok else 1
 
 
 def _pool_dir(ns: argparse.Namespace) -> Path:
@@ -464,6 +475,10 @@ def add_pool_commands(sub: argparse._SubParsersAction) -> None:  # type: ignore[
     p = sub.add_parser("report", help="write report.html (measures and plots) for a run's output folder")
     p.add_argument("dir", help="the output folder of `mockpool run`")
     p.set_defaults(func=cmd_report)
+
+    p = sub.add_parser("check", help="check a run's output folder against the pool's invariants")
+    p.add_argument("dir", help="a `mockpool run` output folder")
+    p.set_defaults(func=cmd_check)
 
     p = sub.add_parser("up", help="start a long-lived pool in the background")
     p.add_argument("spec")

@@ -188,10 +188,17 @@ class LeaseExpiry:
     lease_duration: float
     killed_job: str | None  # "12.0" when a running job was killed
     slot_ad: ClassAd  # as in Release: the static slot or the parent that got resources back
+    alive_interval: float  # the startd's ALIVE_INTERVAL
 
     @property
     def deadline(self) -> float:
         return self.last_heard + self.lease_duration
+
+    @property
+    def keepalive_interval(self) -> float:
+        """How often the holder was to send keepalives: min(ALIVE_INTERVAL, lease / 3),
+        at least 10 s (the schedd's rule)."""
+        return max(10.0, min(self.alive_interval, self.lease_duration / 3))
 
 
 @dataclass(frozen=True)
@@ -270,6 +277,7 @@ class Machine:
         maxc = cfg.get_int("MAX_CLAIM_ALIVES_MISSED") * cfg.get_int("ALIVE_INTERVAL")
         self._leftovers = cfg.get_bool("CLAIM_PARTITIONABLE_LEFTOVERS")
         self._default_lease = float(maxc)
+        self._alive_interval = float(cfg.get_int("ALIVE_INTERVAL"))
         self._slots: dict[str, Slot] = {}  # every slot by Name, dynamic ones included
         self._top: list[Slot] = []  # static and partitionable, in SlotID order
         self._offers: dict[str, Slot] = {}  # claim ids a claim request may bring
@@ -940,6 +948,7 @@ class Machine:
                     claim.lease_duration,
                     rel.killed_job,
                     rel.slot_ad,
+                    self._alive_interval,
                 )
             )
         return out

@@ -286,6 +286,10 @@ class StartdService:
                 claim=redact(grant.claim_id),
                 schedd=item.schedd_name,
                 submitter=item.owner,
+                # what the slot holds, for the checker's over-commit invariant
+                cpus=grant.slot_ad.eval("Cpus"),
+                memory=grant.slot_ad.eval("Memory"),
+                disk=grant.slot_ad.eval("Disk"),
             )
         return reply
 
@@ -565,6 +569,7 @@ class StartdService:
                     "last_heard": round(x.last_heard, 3),
                     "lease": x.lease_duration,
                     "deadline": round(x.deadline, 3),
+                    "interval": x.keepalive_interval,
                     "message": LEASE_EXPIRED,
                 }
                 if x.killed_job:

@@ -114,3 +114,12 @@ def test_keepalives_keep_a_claim_for_ever_and_only_its_own_ids_count() -> None:
     assert m.next_lease_deadline() == 900 + 300  # a: last heard at 900
     assert m.tick(1199).expired == []
     assert [x.claim_id for x in m.tick(1200).expired] == [a]
+
+
+def test_keepalive_interval_of_an_expired_lease() -> None:
+    m = machine(STATIC + "ALIVE_INTERVAL = 120\n")
+    claim(m, "slot1@exec0001", job(lease=300), now=0)
+    claim(m, "slot2@exec0001", job(proc=1, lease=20), now=0)
+    short, long_ = m.tick(300).expired
+    assert short.keepalive_interval == 10  # 20 / 3 is under the 10 s floor
+    assert long_.keepalive_interval == 100  # min(120, 300 / 3)

@@ -1,0 +1,376 @@
+"""Invariants over a run's output folder (``events.jsonl`` and ``ads/``; see :mod:`.report`).
+
+``mockpool check DIR`` and the end of ``mockpool run`` print what this finds. Each fact is
+read from the daemon that owns it: slot facts (claim, activate, job_exit, job_evicted,
+release, lease_expired) from the startd's events (its ``daemon`` is the machine the slot
+is on), job facts (submit, completion) from the schedd's. A job is named by its schedd
+and id (``schedd1 12.0``); the startd's events name the schedd through the claim.
+
+Invariants:
+
+- ``job_lost``: every submitted job is in the final queue or in history (GlobalJobId).
+- ``job_running_twice``: a job is never activated on a claim while it runs on another.
+- ``job_completed_twice``: a schedd completes a job at most once, and history holds it once.
+- ``slot_overcommitted``: the dynamic slots alive at once on a partitionable slot never
+  hold more cpus, memory or disk than it has (its TotalSlot* in the final ads), nor does
+  a final p-slot with its children; a dynamic slot is never claimed while it is alive.
+- ``claim_two_schedds``: a claim id is granted to one schedd, and no other schedd says
+  it holds it.
+- ``lease_late``: a claim whose lease expired ended no earlier than its deadline and at
+  most one keepalive interval after it.
+
+Not checked yet: that the accountant's usage equals what the slots say (the output
+folder holds no accountant ads).
+"""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..classad import ClassAd, parse_ads
+
+__all__ = ["INVARIANTS", "CheckError", "Report", "Violation", "check", "check_dir", "format_report"]
+
+INVARIANTS = (
+    "job_lost",
+    "job_running_twice",
+    "job_completed_twice",
+    "slot_overcommitted",
+    "claim_two_schedds",
+    "lease_late",
+)
+_EPSILON = 1e-3  # event times are rounded to the millisecond
+_RESOURCES = (("cpus", "Cpus"), ("memory", "Memory"), ("disk", "Disk"))
+
+
+class CheckError(ValueError):
+    """The folder cannot be read (missing file, bad line); the message says where."""
+
+
+@dataclass(frozen=True)
+class Violation:
+    invariant: str
+    subject: str  # "job schedd1 1.0", "slot slot1@exec0001", "claim <...>#..."
+    message: str
+    lines: tuple[int, ...] = ()  # events.jsonl line numbers (1-based) that show it
+
+    def __str__(self) -> str:
+        where = f" (events.jsonl lines {', '.join(map(str, self.lines))})" if self.lines else ""
+        return f"{self.invariant}: {self.subject}: {self.message}{where}"
+
+
+@dataclass
+class Report:
+    events: int
+    jobs: int
+    violations: list[Violation] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return not self.violations
+
+
+Event = tuple[int, dict[str, Any]]  # (line number, event)
+
+
+def _from_startd(e: dict[str, Any]) -> bool:
+    slot = e.get("slot")
+    return isinstance(slot, str) and slot.partition("@")[2] == e.get("daemon")
+
+
+def _parent(slot: str) -> str | None:
+    """``slot1@m`` for the dynamic slot ``slot1_3@m``; None for any other slot."""
+    name, at, machine = slot.partition("@")
+    head, us, sub = name.partition("_")
+    return f"{head}@{machine}" if at and us and sub.isdigit() else None
+
+
+def _gjid_key(ad: ClassAd) -> tuple[str, str] | None:
+    gjid = ad.eval("GlobalJobId")
+    if isinstance(gjid, str) and gjid.count("#") >= 2:
+        schedd, job, _ = gjid.split("#", 2)
+        return schedd, job
+    return None
+
+
+def check(
+    events: list[Event],
+    queue: list[ClassAd],
+    history: list[ClassAd],
+    slots: list[ClassAd],
+) -> Report:
+    """Every invariant over these events (in file order) and final ads."""
+    out: list[Violation] = []
+    startd = [(n, e) for n, e in events if _from_startd(e)]
+    owner: dict[str, tuple[str, int]] = {}  # claim id -> (schedd granted it, line)
+    for n, e in startd:
+        if e["kind"] != "claim" or "claim" not in e:
+            continue
+        cid, schedd = e["claim"], e.get("schedd", "")
+        first = owner.setdefault(cid, (schedd, n))
+        if first[0] != schedd:
+            out.append(
+                Violation(
+                    "claim_two_schedds",
+                    f"claim {cid}",
+                    f"granted to {first[0]} and to {schedd}",
+                    (first[1], n),
+                )
+            )
+    for n, e in events:
+        if e["kind"] == "claim" and not _from_startd(e) and e.get("claim") in owner:
+            holder, line = owner[e["claim"]]
+            if holder != e.get("daemon"):
+                out.append(
+                    Violation(
+                        "claim_two_schedds",
+                        f"claim {e['claim']}",
+                        f"granted to {holder}, but {e.get('daemon')} holds it",
+                        (line, n),
+                    )
+                )
+    out += _jobs(events, startd, owner, queue, history)
+    out += _slots(startd, slots)
+    out += _leases(startd)
+    jobs = len(queue) + len(history)
+    return Report(len(events), jobs, out)
+
+
+def _jobs(
+    events: list[Event],
+    startd: list[Event],
+    owner: dict[str, tuple[str, int]],
+    queue: list[ClassAd],
+    history: list[ClassAd],
+) -> list[Violation]:
+    out: list[Violation] = []
+    submitted: dict[tuple[str, str], int] = {}
+    completed: dict[tuple[str, str], list[int]] = defaultdict(list)
+    for n, e in events:
+        if _from_startd(e):
+            continue
+        if e["kind"] == "submit":
+            cluster, procs = e.get("cluster"), e.get("procs")
+            if isinstance(cluster, int) and isinstance(procs, int):
+                for p in range(procs):
+                    submitted[(e["daemon"], f"{cluster}.{p}")] = n
+        elif e["kind"] == "job_exit" and "job" in e:
+            completed[(e["daemon"], e["job"])].append(n)
+    for (schedd, job), lines in completed.items():
+        if len(lines) > 1:
+            out.append(
+                Violation(
+                    "job_completed_twice",
+                    f"job {schedd} {job}",
+                    f"completed {len(lines)} times",
+                    tuple(lines),
+                )
+            )
+    present = [k for ad in queue + history if (k := _gjid_key(ad)) is not None]
+    seen: set[tuple[str, str]] = set()
+    for ad in history:
+        k = _gjid_key(ad)
+        if k in seen:
+            out.append(
+                Violation("job_completed_twice", f"job {k[0]} {k[1]}", "is in history twice")
+            )
+        if k is not None:
+            seen.add(k)
+    have = set(present)
+    for (schedd, job), n in submitted.items():
+        if (schedd, job) not in have:
+            out.append(
+                Violation(
+                    "job_lost",
+                    f"job {schedd} {job}",
+                    "submitted but neither in the queue nor in history",
+                    (n,),
+                )
+            )
+    running: dict[tuple[str, str], tuple[str, int]] = {}  # job -> (claim, activate line)
+    for n, e in startd:
+        cid, job = e.get("claim"), e.get("job")
+        if cid is None or job is None or cid not in owner:
+            continue
+        key = (owner[cid][0], job)
+        if e["kind"] == "activate":
+            other = running.get(key)
+            if other is not None and other[0] != cid:
+                out.append(
+                    Violation(
+                        "job_running_twice",
+                        f"job {key[0]} {job}",
+                        f"activated on {e['slot']} while running on claim {other[0]}",
+                        (other[1], n),
+                    )
+                )
+            running[key] = (cid, n)
+        elif e["kind"] in ("job_exit", "job_evicted", "release", "lease_expired"):
+            if running.get(key, ("",))[0] == cid:
+                del running[key]
+    return out
+
+
+def _slots(startd: list[Event], slots: list[ClassAd]) -> list[Violation]:
+    out: list[Violation] = []
+    totals: dict[str, tuple[float, ...]] = {}
+    final_children: dict[str, list[ClassAd]] = defaultdict(list)
+    for ad in slots:
+        name = ad.eval("Name")
+        if not isinstance(name, str):
+            continue
+        if ad.eval("SlotType") == "Partitionable":
+            totals[name] = tuple(_num(ad, f"TotalSlot{a}") for _, a in _RESOURCES)
+        elif (parent := _parent(name)) is not None:
+            final_children[parent].append(ad)
+    for pslot, children in final_children.items():
+        if pslot not in totals:
+            continue
+        p_ad = next(a for a in slots if a.eval("Name") == pslot)
+        for i, (word, attr) in enumerate(_RESOURCES):
+            used = _num(p_ad, attr) + sum(_num(c, attr) for c in children)
+            if used > totals[pslot][i] + _EPSILON:
+                out.append(
+                    Violation(
+                        "slot_overcommitted",
+                        f"slot {pslot}",
+                        f"final ads: it and its dynamic slots hold {used:g} {word} "
+                        f"of {totals[pslot][i]:g}",
+                    )
+                )
+    alive: dict[str, tuple[tuple[float, ...], int]] = {}  # dynamic slot -> (amounts, line)
+    for n, e in startd:
+        slot = e["slot"]
+        parent = _parent(slot)
+        if parent is None:
+            continue
+        if e["kind"] == "claim":
+            if slot in alive:
+                out.append(
+                    Violation(
+                        "slot_overcommitted",
+                        f"slot {slot}",
+                        "claimed again while alive",
+                        (alive[slot][1], n),
+                    )
+                )
+            alive[slot] = (tuple(float(e.get(w, 0) or 0) for w, _ in _RESOURCES), n)
+            total = totals.get(parent)
+            if total is None:
+                continue
+            mine = [(s, v) for s, v in alive.items() if _parent(s) == parent]
+            for i, (word, _) in enumerate(_RESOURCES):
+                used = sum(v[0][i] for _, v in mine)
+                if used > total[i] + _EPSILON:
+                    lines = tuple(sorted(v[1] for _, v in mine))
+                    out.append(
+                        Violation(
+                            "slot_overcommitted",
+                            f"slot {parent}",
+                            f"its dynamic slots hold {used:g} {word} of {total[i]:g}",
+                            lines,
+                        )
+                    )
+        elif e["kind"] in ("release", "lease_expired"):
+            alive.pop(slot, None)
+    return out
+
+
+def _leases(startd: list[Event]) -> list[Violation]:
+    out: list[Violation] = []
+    for n, e in startd:
+        if e["kind"] != "lease_expired":
+            continue
+        deadline, lease = float(e.get("deadline", 0)), float(e.get("lease", 0))
+        interval = float(e.get("interval") or max(10.0, min(300.0, lease / 3)))
+        subject = f"claim {e.get('claim')}"
+        if "last_heard" in e and abs(float(e["last_heard"]) + lease - deadline) > _EPSILON:
+            out.append(
+                Violation(
+                    "lease_late",
+                    subject,
+                    f"deadline {deadline:g} is not last heard {e['last_heard']:g} + "
+                    f"lease {lease:g}",
+                    (n,),
+                )
+            )
+        if e["t"] < deadline - _EPSILON:
+            out.append(
+                Violation(
+                    "lease_late",
+                    subject,
+                    f"ended at {e['t']:g}, before its deadline {deadline:g}",
+                    (n,),
+                )
+            )
+        elif e["t"] > deadline + interval + _EPSILON:
+            out.append(
+                Violation(
+                    "lease_late",
+                    subject,
+                    f"ended at {e['t']:g}, {e['t'] - deadline:g} s after its deadline "
+                    f"{deadline:g} (keepalive interval {interval:g})",
+                    (n,),
+                )
+            )
+    return out
+
+
+def _num(ad: ClassAd, name: str) -> float:
+    v = ad.eval(name)
+    return float(v) if isinstance(v, int | float) and not isinstance(v, bool) else 0.0
+
+
+def read_events(path: Path) -> list[Event]:
+    out: list[Event] = []
+    try:
+        text = path.read_text()
+    except OSError as e:
+        raise CheckError(f"{path}: cannot read: {e.strerror}") from None
+    for n, line in enumerate(text.splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            e = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise CheckError(f"{path}:{n}: not JSON: {exc.msg}") from None
+        if not isinstance(e, dict) or not isinstance(e.get("kind"), str):
+            raise CheckError(f'{path}:{n}: an event is an object with a "kind"')
+        if not isinstance(e.get("t"), int | float):
+            raise CheckError(f'{path}:{n}: event without a numeric time "t"')
+        out.append((n, e))
+    return out
+
+
+def _read_ads(path: Path) -> list[ClassAd]:
+    try:
+        return parse_ads(path.read_text())
+    except OSError as e:
+        raise CheckError(f"{path}: cannot read: {e.strerror}") from None
+    except ValueError as e:
+        raise CheckError(f"{path}: {e}") from None
+
+
+def check_dir(folder: str | Path) -> Report:
+    """Check a ``mockpool run`` output folder (CheckError if it cannot be read)."""
+    d = Path(folder)
+    if not (d / "events.jsonl").is_file():
+        raise CheckError(f"{d}: no events.jsonl here: not a mockpool run output folder")
+    events = read_events(d / "events.jsonl")
+    ads = {n: _read_ads(d / "ads" / f"{n}.ads") for n in ("jobs", "history", "slots")}
+    return check(events, ads["jobs"], ads["history"], ads["slots"])
+
+
+def format_report(r: Report) -> str:
+    if r.ok:
+        return (
+            f"Check: {len(INVARIANTS)} invariants hold over {r.events} events and "
+            f"{r.jobs} jobs ({', '.join(INVARIANTS)})"
+        )
+    lines = [f"Check: {len(r.violations)} violations over {r.events} events and {r.jobs} jobs:"]
+    lines += [f"  {v}" for v in r.violations]
+    return "\n".join(lines)
