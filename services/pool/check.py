@@ -44,6 +44,7 @@ INVARIANTS = (
     "lease_late",
 )
 _EPSILON = 1e-3  # event times are rounded to the millisecond
+_RUN_ENDS = ("job_exit", "job_evicted", "release", "lease_expired")  # a run ends on its claim
 _RESOURCES = (("cpus", "Cpus"), ("memory", "Memory"), ("disk", "Disk"))
 
 
@@ -209,9 +210,8 @@ def _jobs(
                     )
                 )
             running[key] = (cid, n)
-        elif e["kind"] in ("job_exit", "job_evicted", "release", "lease_expired"):
-            if running.get(key, ("",))[0] == cid:
-                del running[key]
+        elif e["kind"] in _RUN_ENDS and running.get(key, ("",))[0] == cid:
+            del running[key]
     return out
 
 

@@ -57,7 +57,7 @@ def test_scenario_passes_and_its_violation_is_named(invariant: str, tmp_path: Pa
 
 
 def test_unreadable_folder_and_bad_line_are_named(tmp_path: Path) -> None:
-    with pytest.raises(CheckError, match="no events.jsonl here"):
+    with pytest.raises(CheckError, match=r"no events\.jsonl here"):
         check_dir(tmp_path)
     run = write_run(
         tmp_path / "run", {"events": json.dumps({"t": 0, "kind": "submit"}) + "\n{oops\n"}
@@ -78,7 +78,7 @@ def test_mockpool_check_command_prints_and_sets_the_status(
 ) -> None:
     from mockpool.cli.main import main
 
-    (ok, _, good), (_, expected, bad) = scenarios(DATA / "job_lost.txt")
+    (_, _, good), (_, expected, bad) = scenarios(DATA / "job_lost.txt")
     assert main(["check", str(write_run(tmp_path / "ok", good))]) == 0
     assert "6 invariants hold over 1 events and 2 jobs" in capsys.readouterr().out
     assert main(["check", str(write_run(tmp_path / "bad", bad))]) == 1
