@@ -208,8 +208,13 @@ class LivePool:
     async def drain(self) -> None:
         """Pull events and NegotiatorLog lines from every actor into this process."""
         hosts = [self._central, *self._hosts]
-        batches = await asyncio.gather(*(h.drain_events.remote() for h in hosts))
+        batches = await asyncio.gather(
+            *(h.drain_events.remote() for h in hosts), return_exceptions=True
+        )
         for b in batches:
+            if isinstance(b, BaseException):  # a dead actor's undrained events are lost
+                log.warning("cannot drain events from an actor: %s", b)
+                continue
             self._events.extend(b)
         self._log_lines.extend(await self._central.drain_log.remote())
 

@@ -239,6 +239,7 @@ class Claim:
     activated: float = 0.0
     jobs_run: int = 0  # for CLAIM_WORKLIFE-style reuse decisions later
     ready: float = 0.0  # waiting: when the startd will have evicted the slot's job
+    alive_every: float = 0.0  # keepalive period from the job it was claimed for (0: not yet)
 
 
 @dataclass(frozen=True)
@@ -371,6 +372,7 @@ class Schedd:
         self._parse_cache: dict[str, Expr] = {}
         self._startup = Outbox()
         self._reported: set[str] = set()  # bad records already reported (history)
+        self._alive_sent: dict[str, float] = {}  # startd address -> last keepalive sent
         self._load(now)
 
     # --- small helpers ------------------------------------------------------------------
@@ -1043,6 +1045,7 @@ class Schedd:
             self._touch(job)
             self._emit("rejected", job=job.job_id, reason=r.reason, submitter=job.submitter)
         self._commit()
+
     def _claim_leftovers(
         self, claim: Claim, claim_id: str, slot_ad: ClassAd, now: float, out: Outbox
     ) -> None:
@@ -1262,15 +1265,45 @@ class Schedd:
                 out[claim.startd_address].append(claim.claim_id)
         return dict(out)
 
-    def alive_interval(self) -> float:
-        """min(ALIVE_INTERVAL, shortest JobLeaseDuration / 3), at least 10 s."""
-        interval = float(self.config.get_int("ALIVE_INTERVAL", 300))
+    def _alive_every(self, claim: Claim) -> float:
+        """min(ALIVE_INTERVAL, JobLeaseDuration / 3) of the claim's job, at least 10 s;
+        kept when the job leaves (the startd's lease was set when the claim was made)."""
+        if claim.job is not None and not claim.alive_every:
+            every = float(self.config.get_int("ALIVE_INTERVAL", 300))
+            lease = claim.job.number("JobLeaseDuration", 0.0)
+            if lease > 0:
+                every = min(every, lease / 3)
+            claim.alive_every = max(10.0, every)
+        return claim.alive_every or max(10.0, float(self.config.get_int("ALIVE_INTERVAL", 300)))
+
+    def _alive_due(self) -> dict[str, float]:
+        """Per startd address, when its claims next need a keepalive: each claim within
+        its period of being made or of the last keepalive to that startd."""
+        due: dict[str, float] = {}
         for claim in self.claims.values():
-            if claim.job is not None:
-                lease = claim.job.number("JobLeaseDuration", 0.0)
-                if lease > 0:
-                    interval = min(interval, lease / 3)
-        return max(10.0, interval)
+            if claim.state not in ("active", "idle", "waiting"):
+                continue
+            addr = claim.startd_address
+            t = max(self._alive_sent.get(addr, claim.since), claim.since) + self._alive_every(claim)
+            if t < due.get(addr, math.inf):
+                due[addr] = t
+        return due
+
+    def next_keepalive(self) -> float | None:
+        """When :meth:`keepalives_due` next has something to send (None: no claims)."""
+        return min(self._alive_due().values(), default=None)
+
+    def keepalives_due(self, now: float) -> dict[str, list[str]]:
+        """The keepalives to send now: every claim held at each startd that has one due
+        (one KeepAlive per startd carries them all, so the others are renewed early)."""
+        due = {a for a, t in self._alive_due().items() if t <= now}
+        held = self.claims_by_startd()
+        for addr in set(self._alive_sent) - set(held):
+            del self._alive_sent[addr]  # no claims left there
+        out = {a: ids for a, ids in held.items() if a in due}
+        for addr in out:
+            self._alive_sent[addr] = now
+        return out
 
     # --- queries ------------------------------------------------------------------------
 

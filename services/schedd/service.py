@@ -12,8 +12,9 @@ turns messages into core calls (:mod:`.schedd`) and sends what the core asks for
 - JobsExited and Act: claims to give up go out as one ReleaseClaims per startd.
 - Loops: Scheduler and Submitter ads every SCHEDD_INTERVAL and, debounced by
   SCHEDD_MIN_INTERVAL, after a change (one Advertise for all schedds of this actor;
-  submitters left without jobs are invalidated); keepalives every
-  min(ALIVE_INTERVAL, JobLeaseDuration / 3), one KeepAlive per (startd, schedd).
+  submitters left without jobs are invalidated); keepalives when the core says they are
+  due (each claim every min(ALIVE_INTERVAL, JobLeaseDuration / 3), at least 10 s), one
+  KeepAlive per (startd, schedd) carrying all its claims there.
 
 Core calls are synchronous and run on the event loop, so each is atomic with respect to
 the others; network calls never hold a core in an intermediate state.
@@ -107,6 +108,7 @@ class ScheddService(sgrpc.ScheddServicer):
         self._background: set[asyncio.Task[Any]] = set()
         self._changed: asyncio.Event | None = None
         self._ready_wake: asyncio.Event | None = None
+        self._alive_wake: asyncio.Event | None = None  # claims changed: re-read the next keepalive
         self._negotiator: str | None = None
         self._advertised: dict[str, set[str]] = {n: set() for n in self.cores}
         self._recent = ReplyCache(_RECENT_REQUESTS)
@@ -123,6 +125,7 @@ class ScheddService(sgrpc.ScheddServicer):
             self._spawn(self._send(core, core.startup_outbox()))
         self._changed = asyncio.Event()
         self._ready_wake = asyncio.Event()
+        self._alive_wake = asyncio.Event()
         cfg = self.ctx.config
         clock = self.ctx.clock
         self._tasks = [
@@ -136,15 +139,7 @@ class ScheddService(sgrpc.ScheddServicer):
             ),
             asyncio.create_task(self._advertise_on_change()),
             asyncio.create_task(self._activate_when_ready()),
-            asyncio.create_task(
-                periodic(
-                    clock,
-                    self._alive_interval,
-                    self._keepalive,
-                    name="schedd keepalive",
-                    first_delay=self._alive_interval(),
-                )
-            ),
+            asyncio.create_task(self._keepalive_loop()),
         ]
 
     async def stop(self) -> None:
@@ -192,6 +187,8 @@ class ScheddService(sgrpc.ScheddServicer):
             self.ctx.events.emit(core.name, kind, **fields)
         if changed and self._changed is not None:
             self._changed.set()
+        if changed and self._alive_wake is not None:
+            self._alive_wake.set()
 
     async def _core(self, name: str, context: grpc.aio.ServicerContext) -> Schedd:
         if not name:
@@ -635,16 +632,36 @@ class ScheddService(sgrpc.ScheddServicer):
             except Exception:
                 log.exception("schedd ads on change failed")
 
-    def _alive_interval(self) -> float:
-        return min(core.alive_interval() for core in self.cores.values())
-
-    async def _keepalive(self) -> None:
-        calls: list[Awaitable[None]] = []
-        for core in self.cores.values():
-            for address, claim_ids in core.claims_by_startd().items():
-                calls.append(self._keepalive_one(core, address, claim_ids))
-        if calls:
-            await asyncio.gather(*calls)
+    async def _keepalive_loop(self) -> None:
+        """Sleep until a core's next keepalive is due (woken when claims change), send."""
+        assert self._alive_wake is not None
+        clock = self.ctx.clock
+        while True:
+            try:
+                self._alive_wake.clear()
+                now = clock.now()
+                calls: list[Awaitable[None]] = []
+                for core in self.cores.values():
+                    for address, claim_ids in core.keepalives_due(now).items():
+                        calls.append(self._keepalive_one(core, address, claim_ids))
+                if calls:
+                    await asyncio.gather(*calls)
+                    continue
+                times = [t for c in self.cores.values() if (t := c.next_keepalive()) is not None]
+                waits = [asyncio.ensure_future(self._alive_wake.wait())]
+                if times:
+                    waits.append(asyncio.ensure_future(clock.sleep_until(min(times))))
+                try:
+                    await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
+                finally:
+                    for f in waits:
+                        f.cancel()
+                    await asyncio.gather(*waits, return_exceptions=True)
+            except asyncio.CancelledError:
+                raise
+            except Exception:
+                log.exception("schedd keepalive round failed")
+                await clock.sleep_until(clock.now() + 10.0)
 
     async def _keepalive_one(self, core: Schedd, address: str, claim_ids: list[str]) -> None:
         request = tpb.KeepAliveRequest(schedd_name=core.name, claim_ids=claim_ids)

@@ -745,3 +745,36 @@ def test_costly_constraint_refused_and_nothing_changes(path: Path) -> None:
         s.act("hold", [], poison, "", "alice", 1.0)
     assert [v(j.ad, "JobStatus") for j in s.jobs.values()] == [IDLE, IDLE, IDLE]
     assert len(s.query('regexp("^a", Owner)', now=1.0)) == 3  # ordinary ones still answer
+
+
+# --------------------------------------------------------------------------- keepalives
+
+
+def test_keepalives_per_startd_at_each_claims_own_period(path: Path) -> None:
+    """Job 1.0 (lease 60: every min(300, 20) = 20 s) claimed at 10 on exec1; job 2.0
+    (lease 2400: every 300 s) claimed at 15 on exec2."""
+    s = make(path)
+    s.submit(SLEEP + "job_lease_duration = 60\nqueue\n", "a.sub", "alice", 0.0)
+    s.submit(SLEEP + "queue\n", "b.sub", "alice", 0.0)
+    assert s.next_keepalive() is None
+    c1 = start(s, "1.0", 1, 10.0)
+    c2 = start(s, "2.0", 2, 15.0, host="exec2:1")
+    assert s.next_keepalive() == 30
+    assert s.keepalives_due(29.0) == {}
+    assert s.keepalives_due(30.0) == {"exec1:1": [c1]}
+    assert s.next_keepalive() == 50
+    # at 315 both are due: exec1 (since 50), exec2 (15 + 300)
+    assert s.keepalives_due(315.0) == {"exec1:1": [c1], "exec2:1": [c2]}
+    assert s.next_keepalive() == 335
+    s.on_claims_lost([c1], 320.0)  # the startd did not know it: dropped, job idle again
+    assert v(job_ad(s, "1.0"), "JobStatus") == IDLE
+    assert s.next_keepalive() == 615
+    s.on_claims_lost([c2], 320.0)
+    assert s.next_keepalive() is None and s.keepalives_due(1000.0) == {}
+
+
+def test_keepalive_period_floor_is_ten_seconds(path: Path) -> None:
+    s = make(path, config="ALIVE_INTERVAL = 5\n")
+    s.submit(SLEEP + "queue\n", "a.sub", "alice", 0.0)
+    start(s, "1.0", 1, 0.0)
+    assert s.next_keepalive() == 10
