@@ -48,12 +48,27 @@ queue 2
 """
 
 
+def _find(tree: object, key: str) -> int:
+    """The sum of every ``key`` counter anywhere in an actor's status."""
+    if isinstance(tree, dict):
+        return sum(v if k == key and isinstance(v, int) else _find(v, key) for k, v in tree.items())
+    return 0
+
+
 def test_killed_schedd_loses_its_claims_when_the_leases_expire(ray_session: None) -> None:
     import ray
 
     with Pool(parse_spec(SPEC, "<test>")) as pool:
         assert pool.wait(lambda: len(pool.jobs("JobStatus == 2")) == 2, timeout=WAIT)
         assert len(pool.slots('SlotType == "Dynamic"')) == 2
+
+        def keepalives() -> int:
+            return sum(_find(st, "keepalives") for st in pool.status())
+
+        # four keepalive rounds (every 20 s) span more than a lease: the claims live on
+        assert pool.wait(lambda: keepalives() >= 4, timeout=WAIT)
+        assert [e for e in pool.events if e["kind"] == "lease_expired"] == []
+        assert len(pool.jobs("JobStatus == 2")) == 2
         schedd = pool._live._hosts[-1]  # startd actors first, then the schedd's
         killed_at = pool.now
         ray.kill(schedd, no_restart=True)
@@ -70,7 +85,12 @@ def test_killed_schedd_loses_its_claims_when_the_leases_expire(ray_session: None
     assert sorted(e["slot"] for e in expired) == ["slot1_1@exec0001", "slot1_2@exec0001"]
     for e in expired:
         assert e["message"] == "claim lease expired (condor_schedd gone?)"
-        assert (e["schedd"], e["lease"], e["interval"], e["job"][:2]) == ("schedd1", LEASE, INTERVAL, "1.")
+        assert (e["schedd"], e["lease"], e["interval"], e["job"][:2]) == (
+            "schedd1",
+            LEASE,
+            INTERVAL,
+            "1.",
+        )
         # last heard by the kill at the latest: over within lease + one keepalive interval
         assert e["last_heard"] <= killed_at + 1e-3
         assert killed_at < e["t"] <= killed_at + LEASE + INTERVAL
