@@ -204,3 +204,25 @@ def test_boolean_rank_counts_as_one():
     (ev,) = m.take_evicted()
     assert ev.reason == "preempted by carol@mockpool (startd RANK)"
     assert public(m, 10.0).eval("CurrentRank") == 1.0
+
+
+def test_lease_of_a_retiring_claim_expires_and_the_preempting_claim_takes_over():
+    # no JobLeaseDuration: leases are MAX_CLAIM_ALIVES_MISSED 1 x ALIVE_INTERVAL 100
+    m, held = running(
+        "MAXJOBRETIREMENTTIME = 600\nMAX_CLAIM_ALIVES_MISSED = 1\nALIVE_INTERVAL = 100\n"
+    )
+    new = preempt(m, 50.0).claim_id  # bob's job may retire until 600
+    assert m.keepalive([new], 90.0) == []  # only the new claim's schedd is still heard
+    assert m.next_wakeup() == 100  # the old claim: last heard at its activation, 0
+    (x,) = m.tick(100.0).expired
+    assert (x.claim_id, x.killed_job, x.schedd_name) == (held, "1.0", "s_old")
+    ad = public(m, 100.0)
+    assert (ad.eval("State"), ad.eval("Activity"), ad.eval("RemoteOwner")) == (
+        "Claimed",
+        "Idle",
+        "alice@mockpool",
+    )
+    assert m.next_wakeup() == 190  # the new claim: heard at 90
+    (y,) = m.tick(190.0).expired
+    assert (y.claim_id, y.killed_job) == (new, None)
+    assert public(m, 190.0).eval("State") == "Unclaimed"
