@@ -3,14 +3,14 @@ running jobs loses its claims when their leases run out, and a busy run passes t
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
 
 from mockpool import Pool
-from mockpool.pool.api import run_pool
 from mockpool.pool.check import check, check_dir
-from mockpool.pool.spec import load_spec, parse_spec
+from mockpool.pool.spec import parse_spec
 
 pytestmark = [pytest.mark.live, pytest.mark.slow]
 
@@ -102,10 +102,16 @@ def test_killed_schedd_loses_its_claims_when_the_leases_expire(ray_session: None
     assert [v for v in check(numbered, [], [], []).violations if v.invariant == "lease_late"] == []
 
 
-def test_mixed_example_run_passes_the_checker(ray_session: None, tmp_path: Path) -> None:
-    spec = load_spec(EXAMPLES / "mixed.toml")
-    summary = run_pool(spec, tmp_path)
+def test_mixed_example_run_passes_the_checker(
+    ray_session: None, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from mockpool.cli.main import main
+
+    assert main(["run", str(EXAMPLES / "mixed.toml"), "--out", str(tmp_path)]) == 0
+    printed = capsys.readouterr().out
+    summary = json.loads((tmp_path / "summary.json").read_text())
     assert summary["matches"] > 0 and summary["jobs"]["Completed"] > 0
     report = check_dir(tmp_path)
     assert report.violations == []
     assert report.jobs == summary["jobs_submitted"]
+    assert f"Check: 6 invariants hold over {report.events} events and {report.jobs} jobs" in printed
