@@ -96,8 +96,10 @@ class ConfigDict(Mapping[str, str]):
         defaults: Mapping[str, str] | None = None,
         *,
         env: Mapping[str, str] | None = None,
+        seed: int = 0,
     ) -> None:
         table = DEFAULTS if defaults is None else defaults
+        self.seed = seed  # for $RANDOM_INTEGER and $RANDOM_CHOICE
         self._knobs: dict[str, Knob] = {}
         self._defaults = {k.lower(): Knob(k, v, "<defaults>") for k, v in table.items()}
         self._predefined: dict[str, Knob] = {}
@@ -194,13 +196,13 @@ class ConfigDict(Mapping[str, str]):
     def expand(self, text: str, where: str = "<text>") -> str:
         """Expands the macros in ``text`` against this configuration."""
         try:
-            return macros.expand(text, self.raw, env=self._environ)
+            return macros.expand(text, self.raw, env=self._environ, seed=self.seed)
         except MacroError as e:
             raise ConfigError(f"{where}: {e}") from None
 
     def _expanded(self, knob: Knob) -> str:
         try:
-            return macros.expand(knob.raw, self.raw, env=self._environ, name=knob.name)
+            return macros.expand(knob.raw, self.raw, env=self._environ, name=knob.name, seed=self.seed)
         except MacroError as e:
             raise ConfigError(f"{knob.where}: {knob.name}: {e}") from None
 

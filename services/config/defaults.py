@@ -98,6 +98,41 @@ DEFAULTS: dict[str, str] = {
     "UID_DOMAIN": "mockpool",
     # collector
     "CLASSAD_LIFETIME": "900",
+    # startd policy (param_info.in), so that a policy's self-references (``START =
+    # $(START) && ...``) and the fragments the POLICY templates use expand as in HTCondor
+    "SUSPEND": "False",
+    "CONTINUE": "True",
+    "PREEMPT": "False",
+    "KILL": "False",
+    "WANT_SUSPEND": "False",
+    "WANT_VACATE": "True",
+    "IS_OWNER": "False",
+    "PERIODIC_CHECKPOINT": (
+        "((time() - LastPeriodicCheckpoint)/60.0) > (180.0 + $RANDOM_INTEGER(-30,30,1))"
+    ),
+    "STARTD_LATCH_EXPRS": "",
+    "STARTD_ATTRS": "",
+    "STARTD_JOB_ATTRS": "",
+    "SLOTS_CONNECTED_TO_KEYBOARD": "0",
+    "SLOTS_CONNECTED_TO_CONSOLE": "0",
+    "DAEMON_LIST": "MASTER",
+    "MINUTE": "60",
+    "HOUR": "3600",
+    "StateTimer": "(time() - EnteredCurrentState)",
+    "ActivityTimer": "(time() - EnteredCurrentActivity)",
+    "HighLoad": "0.5",
+    "BackgroundLoad": "0.3",
+    "StartIdleTime": "15 * $(MINUTE)",
+    "ContinueIdleTime": "5 * $(MINUTE)",
+    "MaxSuspendTime": "10 * $(MINUTE)",
+    "MaxVacateTime": "10 * $(MINUTE)",
+    "SmallJob": "(TARGET.ImageSize <  (15 * 1024))",
+    "IsVanilla": "(TARGET.JobUniverse == $(VANILLA))",
+    "IsStandard": "(TARGET.JobUniverse == $(STANDARD))",
+    "STANDARD": "1",
+    "VANILLA": "5",
+    "DETECTED_CORES": "1",
+    "SEC_DEFAULT_AUTHENTICATION_METHODS": "FS,TOKEN",
 }
 
 # Knob families that mockpool reads but that cannot be listed one by one.

@@ -10,16 +10,31 @@ What is expanded (HTCondor manual, "Configuration File Macros" and "Function Mac
   and printed with a C format (default ``%d`` / ``%.16G``).
 - ``$CHOICE(index, LISTNAME)`` / ``$CHOICE(index, a, b, c)``: the index-th item (from 0).
 - ``$SUBSTR(NAME, start[, length])``: Python-like negative indices, as HTCondor documents.
+- ``$EVAL(NAME)`` / ``$EVAL(expr)``: NAME's value (or the text itself), expanded, evaluated as
+  a ClassAd expression with no ad; a string result is used as is, any other result as
+  ClassAd text (``3``, ``true``, ``undefined``, ``error``).
+- ``$RANDOM_INTEGER(min, max[, step])`` and ``$RANDOM_CHOICE(a, b, c)`` /
+  ``$RANDOM_CHOICE(LISTNAME)``: drawn from the caller's seed, so the same seed gives the
+  same pool (the draw depends on the knob's name and the macro's place in it, not on how
+  often it is looked up).
 - ``$$(...)`` is match-time substitution and is kept as written; ``$(DOLLAR)`` gives ``$``.
 
+As in HTCondor (config.cpp ``next_config_macro``), the argument of ``$EVAL``,
+``$RANDOM_INTEGER`` and ``$RANDOM_CHOICE`` ends at the first ``)``: ``$EVAL(min(3,4))`` is
+the argument ``min(3,4`` (which HTCondor turns into a stray ``)``); to evaluate an expression
+with parentheses, put it in a knob and write ``$EVAL(KNOB)``.
+
 Differences from HTCondor: a macro cycle (``A = $(B)``, ``B = $(A)``) is an error here, where
-HTCondor 25 hangs; an unterminated ``$(`` is an error, where HTCondor keeps it as text; the
-other function macros (``$STRING``, ``$EVAL``, ``$F...``, ``$RANDOM_...``) are refused.
+HTCondor 25 hangs; an unterminated ``$(`` is an error, where HTCondor keeps it as text; an
+``$EVAL`` whose argument does not parse is an error, where HTCondor quietly expands it to
+its text or to nothing; the other function macros (``$STRING``, ``$F...``, ``$DIRNAME``,
+``$BASENAME``) are refused.
 """
 
 from __future__ import annotations
 
 import os
+import random
 import re
 from collections.abc import Callable, Iterator, Mapping
 
@@ -33,8 +48,11 @@ MAX_DEPTH = 64  # macros inside macros; a longer chain is refused, not a Recursi
 
 _NAME = re.compile(r"[A-Za-z0-9_.]+\Z")
 _OPEN = re.compile(r"\$(\$|[A-Za-z_]*)\(")
-_SUPPORTED = {"", "$", "ENV", "INT", "REAL", "CHOICE", "SUBSTR"}
-_REFUSED = re.compile(r"STRING|EVAL|DIRNAME|BASENAME|RANDOM_CHOICE|RANDOM_INTEGER|F[fpduwnxbqa]*\Z")
+_SUPPORTED = {"", "$", "ENV", "INT", "REAL", "CHOICE", "SUBSTR", "EVAL", "RANDOM_INTEGER",
+              "RANDOM_CHOICE"}
+_FIRST_PAREN = {"EVAL", "RANDOM_INTEGER", "RANDOM_CHOICE"}  # body ends at the first ")"
+_REFUSED = re.compile(r"STRING|DIRNAME|BASENAME|F[fpduwnxbqa]*\Z")
+_LONG = re.compile(r"\s*[+-]?\d+")
 
 
 def _close(text: str, open_idx: int) -> int:
@@ -80,7 +98,7 @@ def macro_spans(text: str) -> Iterator[tuple[int, int, str, str]]:
         if func not in _SUPPORTED and not _REFUSED.match(func):
             pos = m.start() + 1
             continue
-        end = _close(text, m.end() - 1)
+        end = text.find(")", m.end()) if func in _FIRST_PAREN else _close(text, m.end() - 1)
         if end < 0:
             raise MacroError(f"unterminated macro {text[m.start() : m.start() + 40]!r}")
         yield m.start(), end + 1, func, text[m.end() : end]
@@ -114,9 +132,11 @@ def substitute_self(raw: str, name: str, previous: str | None) -> str:
 
 
 class _Expander:
-    def __init__(self, lookup: Lookup, env: Mapping[str, str]) -> None:
+    def __init__(self, lookup: Lookup, env: Mapping[str, str], seed: int) -> None:
         self.lookup = lookup
         self.env = env
+        self.seed = seed
+        self.draws = 0  # random macros drawn so far, for a seed per draw
         self.stack: list[str] = []  # names being expanded, as spelled where referenced
         self.cache: dict[str, str | None] = {}
         self.depth = 0
@@ -182,6 +202,12 @@ class _Expander:
             return self.choice(body)
         if func == "SUBSTR":
             return self.substr(body)
+        if func == "EVAL":
+            return self.eval(body)
+        if func == "RANDOM_INTEGER":
+            return self.random_integer(body)
+        if func == "RANDOM_CHOICE":
+            return self.random_choice(body)
         raise MacroError(f"${func}() is not supported by mockpool")
 
     def operand(self, text: str) -> str:
@@ -234,6 +260,45 @@ class _Expander:
             raise MacroError(f"$CHOICE(): index {index} is out of range")
         return items[index].strip()
 
+    def eval(self, body: str) -> str:
+        from ..classad import ClassAdSyntaxError, evaluate, parse_expr
+        from ..classad.unparse import format_value_condor
+
+        text = self.text(self.operand(body))
+        try:
+            expr = parse_expr(text)
+        except (ClassAdSyntaxError, ValueError) as e:
+            raise MacroError(f"$EVAL({body.strip()}): {text!r} does not parse ({e})") from None
+        value = evaluate(expr)
+        return value if isinstance(value, str) else format_value_condor(value)
+
+    def rng(self) -> random.Random:
+        """A generator for the next draw: the seed, the knob being expanded, the draw's rank."""
+        self.draws += 1
+        where = self.stack[0].lower() if self.stack else ""
+        return random.Random(f"{self.seed}:{where}:{self.draws}")
+
+    def random_integer(self, body: str) -> str:
+        args = [a.strip() for a in body.split(",")]
+        if len(args) < 2 or not all(_LONG.fullmatch(a) for a in args[:3]):
+            raise MacroError(f"$RANDOM_INTEGER({body}): expected integers min, max[, step]")
+        low, high = int(args[0]), int(args[1])
+        step = int(args[2]) if len(args) > 2 else 1
+        if step < 1:
+            raise MacroError(f"$RANDOM_INTEGER({body}): invalid step")
+        if low > high:
+            raise MacroError(f"$RANDOM_INTEGER({body}): min > max")
+        return str(low + self.rng().randrange((step + high - low) // step) * step)
+
+    def random_choice(self, body: str) -> str:
+        items = [a.strip() for a in body.split(",")]
+        if len(items) == 1 and (listed := self.value(items[0])) is not None:
+            items = [a.strip() for a in listed.split(",")]
+        items = [a for a in items if a]
+        if not items:
+            raise MacroError(f"$RANDOM_CHOICE({body}): the list is empty")
+        return self.rng().choice(items)
+
     def substr(self, body: str) -> str:
         args = _split_top(body, ",")
         if len(args) not in (2, 3):
@@ -254,6 +319,7 @@ def expand(
     *,
     env: Mapping[str, str] | None = None,
     name: str | None = None,
+    seed: int = 0,
 ) -> str:
     """Expands every macro in ``text``; ``lookup`` gives the raw text of a name.
 
@@ -261,7 +327,7 @@ def expand(
     ``MacroError`` naming the chain. ``name`` is the macro whose value ``text`` is, so that
     a cycle through it is reported from it.
     """
-    expander = _Expander(lookup, os.environ if env is None else env)
+    expander = _Expander(lookup, os.environ if env is None else env, seed)
     if name is not None:
         expander.stack.append(name)
     return expander.text(text)

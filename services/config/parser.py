@@ -17,6 +17,7 @@ import os
 import re
 from pathlib import Path
 
+from . import metaknobs
 from .configdict import ConfigDict, _parse_bool
 from .errors import ConfigError, MacroError
 from .lines import LineReader
@@ -29,38 +30,17 @@ _DIRECTIVE = re.compile(
     r"(@?include|use|error|warning|if|elif|else|endif)(?![\w.])(?!\s*=)\s*(.*)\Z",
     re.IGNORECASE | re.DOTALL,
 )
-_USE = re.compile(r"(\w+)\s*:\s*(\w+)\s*(?:\((.*)\))?\s*\Z", re.DOTALL)
+_USE = re.compile(r"(\w+)\s*(?:\((.*)\))?\s*\Z", re.DOTALL)
 _VERSION = re.compile(r"version\s*(==|>=|<=|>|<|!=)\s*(\d+(?:\.\d+){0,2})\Z", re.IGNORECASE)
 MAX_INCLUDE_DEPTH = 10
 
 
-def _template(name: str, args: list[str]) -> list[tuple[str, str]]:
-    """The knobs of the slot templates in HTCondor's param_info.in, with ``$(N)`` args."""
-    slot_type = args[0] if args and args[0] else "1"
-    if not slot_type.isdigit():
-        raise ValueError(f"slot type {slot_type!r} is not a number")
-    if name == "partitionableslot":
-        alloc = ", ".join(args[1:]) or "100%"
-        return [
-            (f"NUM_SLOTS_TYPE_{slot_type}", "1"),
-            (f"SLOT_TYPE_{slot_type}_PARTITIONABLE", "true"),
-            (f"SLOT_TYPE_{slot_type}", alloc),
-        ]
-    # StaticSlots: its last line sets SLOT_TYPE_<N> to the allocation args, or empty
-    # (an even "auto" share of everything) when none are given.
-    count = args[1] if len(args) > 1 and args[1] else "$(NUM_CPUS)"
-    return [
-        (f"NUM_SLOTS_TYPE_{slot_type}", count),
-        (f"SLOT_TYPE_{slot_type}_PARTITIONABLE", "false"),
-        (f"SLOT_TYPE_{slot_type}", ", ".join(args[2:])),
-    ]
-
-
 class _Parser:
-    def __init__(self, cfg: ConfigDict, source: str, depth: int) -> None:
+    def __init__(self, cfg: ConfigDict, source: str, depth: int, at: int = 0) -> None:
         self.cfg = cfg
         self.source = source
         self.depth = depth
+        self.at = at  # inside a metaknob: the line of its ``use``, which every knob carries
         self.line = 0
         # one entry per open ``if``: (this branch is active, some branch was taken)
         self.conds: list[tuple[bool, bool]] = []
@@ -75,6 +55,7 @@ class _Parser:
     def run(self, text: str) -> None:
         reader = LineReader(text)
         for self.line, line in reader:
+            self.line = self.at or self.line
             if m := _DIRECTIVE.match(line):
                 self.directive(m.group(1).lower(), m.group(2).strip())
             elif not self.active:
@@ -192,21 +173,50 @@ class _Parser:
         _Parser(self.cfg, str(path), self.depth + 1).run(text)
 
     def use(self, rest: str) -> None:
-        m = _USE.match(rest)
-        if not m:
+        category, colon, items = rest.partition(":")
+        category = category.strip()
+        if not colon or not category or not items.strip():
             raise self.fail(f"cannot parse 'use {rest}': expected use CATEGORY : template")
-        category, name = m.group(1).lower(), m.group(2).lower()
-        if category != "feature" or name not in ("partitionableslot", "staticslots"):
-            raise self.fail(
-                f"'use {m.group(1)} : {m.group(2)}' is not supported by mockpool: set its knobs "
-                "directly (supported: FEATURE : PartitionableSlot, FEATURE : StaticSlots)"
+        for item in _split_items(items):
+            m = _USE.match(item)
+            if not m:
+                raise self.fail(f"cannot parse 'use {category} : {item}': expected template[(args)]")
+            self.use_one(category, m.group(1), m.group(2) or "")
+
+    def use_one(self, category: str, name: str, args: str) -> None:
+        body = metaknobs.template(category, name)
+        if body is None:
+            known = ", ".join(metaknobs.names(category)) or "none: use ROLE, FEATURE, POLICY or SECURITY"
+            raise self.fail(f"use {category} : {name}: HTCondor has no such template (known: {known})")
+        if self.depth >= MAX_INCLUDE_DEPTH:
+            raise self.fail(f"use {category} : {name}: metaknobs nested too deeply")
+        if category.upper() == "SECURITY":
+            self.cfg.warnings.append(
+                f"{self.source}:{self.line}: note: use SECURITY : {name} sets HTCondor's ALLOW_* "
+                "and SEC_* knobs, which mockpool keeps but does not use (its daemons check pool tokens)"
             )
-        args = [a.strip() for a in m.group(3).split(",")] if m.group(3) else []
+        text = metaknobs.expand_args(body, args)
+        inner = _Parser(self.cfg, self.source, self.depth + 1, at=self.line)
         try:
-            for knob, value in _template(name, args):
-                self.cfg.set(knob, value, self.source, self.line)
-        except ValueError as e:
-            raise self.fail(f"use FEATURE : {m.group(2)}: {e}") from None
+            inner.run(text)
+        except ConfigError as e:
+            problem = str(e).split(": ", 1)[1] if str(e).startswith(f"{self.source}:") else str(e)
+            raise self.fail(f"use {category} : {name}: {problem}") from None
+
+
+def _split_items(text: str) -> list[str]:
+    """``A(1, 2), B`` -> ``["A(1, 2)", "B"]``: commas outside parentheses separate templates."""
+    items, depth, start = [], 0, 0
+    for i, c in enumerate(text):
+        if c == "(":
+            depth += 1
+        elif c == ")":
+            depth -= 1
+        elif c == "," and depth == 0:
+            items.append(text[start:i].strip())
+            start = i + 1
+    items.append(text[start:].strip())
+    return [i for i in items if i]
 
 
 def parse_config(text: str, source: str = "<inline>", base: ConfigDict | None = None) -> ConfigDict:
