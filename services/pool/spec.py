@@ -8,7 +8,11 @@ seed = 1
 host = "127.0.0.1"       # where servers listen (loopback unless you say otherwise)
 
 [config]                 # HTCondor knobs, as in a condor_config
-file = "condor_config"   # optional: read first, then the knobs below on top
+file = "condor_config"   # optional: read first, then the text block, then single knobs
+text = '''
+use POLICY : ALWAYS_RUN_JOBS
+GROUP_QUOTA_group_physics.hep = 15
+'''                      # HTCondor config as it is (dotted names, True/False, use, $EVAL)
 NEGOTIATOR_INTERVAL = 60
 
 [[startds]]              # a family of identical machines
@@ -17,7 +21,8 @@ count = 500
 machines_per_actor = 250
 config = '''
 NUM_CPUS = 16
-'''                       # or config_file = "startd.conf" (relative to the spec)
+'''                       # or config_file = "startd.conf" (relative to the spec), or a
+                         # [startds.config] table with file, text and single knobs
 
 [[schedds]]
 count = 2                # names schedd1, schedd2 (or name = "sub{}")
@@ -277,7 +282,7 @@ class _Builder:
         if not isinstance(host, str) or not host:
             raise self.fail("pool", None, "host", f"must be a host name or address, got {host!r}")
         spec.host = host
-        spec.config = self._config(data.get("config", {}))
+        spec.config = self._config(data.get("config", {}), spec.seed)
         self._negotiator_config(spec.config)
         spec.priorities = self._accountant(data.get("accountant", {}))
         spec.startds = [self._startds(t, i, spec.config) for i, t in enumerate(self._list(data, "startds"))]
@@ -300,38 +305,49 @@ class _Builder:
         spec.submits.sort(key=lambda s: s.at)
         return spec
 
-    def _config(self, tbl: Any) -> ConfigDict:
+    def _config(self, tbl: Any, seed: int) -> ConfigDict:
         if not isinstance(tbl, dict):
             raise self.fail(None, None, "config", "must be a table of HTCondor knobs")
-        base = ConfigDict()
+        try:
+            config = self._config_table(tbl, ConfigDict(seed=seed), "config", None)
+            check_negotiator_config(config)
+        except ConfigError as e:
+            raise SpecError(str(e)) from None
+        return config
+
+    def _config_table(self, tbl: dict[str, Any], base: ConfigDict, table: str,
+                      index: int | None) -> ConfigDict:
+        """``file`` first, then the ``text`` block (HTCondor config as it is), then single
+        knobs, each on top of the one before."""
         if "file" in tbl:
             path = tbl["file"]
             if not isinstance(path, str):
-                raise self.fail("config", None, "file", "must be a path")
-            try:
-                base = load_config(self.base_dir / path)
-            except ConfigError as e:
-                raise SpecError(str(e)) from None
+                raise self.fail(table, index, "file", "must be a path")
+            base = load_config(self.base_dir / path, base)
+        if "text" in tbl:
+            text = tbl["text"]
+            if not isinstance(text, str):
+                raise self.fail(table, index, "text", "must be a string of HTCondor config lines")
+            prefix = "\n" * self.lines.value_start(table, index, "text")
+            base = parse_config(prefix + text, self.source, base)
         lines: list[str] = []
         for k, v in tbl.items():
-            if k == "file":
+            if k in ("file", "text"):
                 continue
             if isinstance(v, bool):
                 v = "True" if v else "False"
             elif isinstance(v, list):
                 v = ", ".join(str(x) for x in v)
+            elif isinstance(v, dict):
+                raise self.fail(table, index, k, "is a table: a TOML key with a dot makes one; "
+                                "put dotted knob names in the text = \'\'\'...\'\'\' block")
             elif not isinstance(v, (int, float, str)):
-                raise self.fail("config", None, k, f"must be a string, number or boolean, got {v!r}")
-            line = self.lines.key("config", None, k)
+                raise self.fail(table, index, k, f"must be a string, number or boolean, got {v!r}")
+            line = self.lines.key(table, index, k)
             # One knob per physical line at its own line number, so ConfigError points there.
             lines.extend([""] * max(0, line - 1 - len(lines)))
             lines.append(f"{k} = {v}".replace("\n", " "))
-        try:
-            config = parse_config("\n".join(lines), self.source, base)
-            check_negotiator_config(config)
-        except ConfigError as e:
-            raise SpecError(str(e)) from None
-        return config
+        return parse_config("\n".join(lines), self.source, base)
 
     def _negotiator_config(self, config: ConfigDict) -> None:
         """The negotiator's knobs, checked now so a bad one stops the pool at start."""
@@ -413,7 +429,9 @@ class _Builder:
                 if not isinstance(t["config_file"], str):
                     raise self.fail("startds", i, "config_file", "must be a path")
                 cfg = load_config(self.base_dir / t["config_file"], cfg)
-            if "config" in t:
+            if isinstance(t.get("config"), dict):
+                cfg = self._config_table(t["config"], cfg, "startds.config", i)
+            elif "config" in t:
                 if not isinstance(t["config"], str):
                     raise self.fail("startds", i, "config", "must be a string of HTCondor config lines")
                 cfg = parse_config(self._inline("startds", i, "config", t["config"]), self.source, cfg)
