@@ -202,7 +202,9 @@ class ConfigDict(Mapping[str, str]):
 
     def _expanded(self, knob: Knob) -> str:
         try:
-            return macros.expand(knob.raw, self.raw, env=self._environ, name=knob.name, seed=self.seed)
+            return macros.expand(
+                knob.raw, self.raw, env=self._environ, name=knob.name, seed=self.seed
+            )
         except MacroError as e:
             raise ConfigError(f"{knob.where}: {knob.name}: {e}") from None
 

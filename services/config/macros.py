@@ -48,8 +48,18 @@ MAX_DEPTH = 64  # macros inside macros; a longer chain is refused, not a Recursi
 
 _NAME = re.compile(r"[A-Za-z0-9_.]+\Z")
 _OPEN = re.compile(r"\$(\$|[A-Za-z_]*)\(")
-_SUPPORTED = {"", "$", "ENV", "INT", "REAL", "CHOICE", "SUBSTR", "EVAL", "RANDOM_INTEGER",
-              "RANDOM_CHOICE"}
+_SUPPORTED = {
+    "",
+    "$",
+    "ENV",
+    "INT",
+    "REAL",
+    "CHOICE",
+    "SUBSTR",
+    "EVAL",
+    "RANDOM_INTEGER",
+    "RANDOM_CHOICE",
+}
 _FIRST_PAREN = {"EVAL", "RANDOM_INTEGER", "RANDOM_CHOICE"}  # body ends at the first ")"
 _REFUSED = re.compile(r"STRING|DIRNAME|BASENAME|F[fpduwnxbqa]*\Z")
 _LONG = re.compile(r"\s*[+-]?\d+")

@@ -29,33 +29,51 @@ def _define(category: str, name: str, body: str) -> None:
 
 
 # --- ROLE -----------------------------------------------------------------------------
-_define("ROLE", "Personal", """
+_define(
+    "ROLE",
+    "Personal",
+    """
 CONDOR_HOST=127.0.0.1
 COLLECTOR_HOST=$(CONDOR_HOST):0
 DAEMON_LIST=MASTER COLLECTOR NEGOTIATOR STARTD SCHEDD
 RunBenchmarks=0
-""")
+""",
+)
 _define("ROLE", "Execute", "DAEMON_LIST=$(DAEMON_LIST) STARTD")
 _define("ROLE", "Submit", "DAEMON_LIST=$(DAEMON_LIST) SCHEDD")
 _define("ROLE", "CentralManager", "DAEMON_LIST=$(DAEMON_LIST) COLLECTOR NEGOTIATOR")
-_define("ROLE", "get_htcondor_central_manager",
-        "use security:get_htcondor_idtokens\nuse role:CentralManager")
+_define(
+    "ROLE",
+    "get_htcondor_central_manager",
+    "use security:get_htcondor_idtokens\nuse role:CentralManager",
+)
 _define("ROLE", "get_htcondor_submit", "use security:get_htcondor_idtokens\nuse role:submit")
 _define("ROLE", "get_htcondor_execute", "use security:get_htcondor_idtokens\nuse role:execute")
 
 # --- FEATURE --------------------------------------------------------------------------
-_define("FEATURE", "PartitionableSlot", """
+_define(
+    "FEATURE",
+    "PartitionableSlot",
+    """
 NUM_SLOTS_TYPE_$(1:1)=1
 SLOT_TYPE_$(1:1)_PARTITIONABLE=true
 SLOT_TYPE_$(1:1)=$(2+:100%)
-""")
-_define("FEATURE", "StaticSlots", """
+""",
+)
+_define(
+    "FEATURE",
+    "StaticSlots",
+    """
 NUM_SLOTS_TYPE_$(1:1)=$(2:$(NUM_CPUS))
 SLOT_TYPE_$(1:1)_PARTITIONABLE=false
 SLOT_TYPE_$(1:1)=$(3+:1/$(NUM_SLOTS_TYPE_$(1:1)))
 SLOT_TYPE_$(1:1)=$(3+)
-""")
-_define("FEATURE", "POLICY_EXPR_FRAGMENTS", """
+""",
+)
+_define(
+    "FEATURE",
+    "POLICY_EXPR_FRAGMENTS",
+    """
 PolicyExprFragments=1
 KeyboardBusy=(KeyboardIdle < $(MINUTE))
 ConsoleBusy=(ConsoleIdle  < $(MINUTE))
@@ -67,8 +85,12 @@ CpuIdle=($(NonCondorLoadAvg) <= $(BackgroundLoad))
 CpuBusy=($(NonCondorLoadAvg) >= $(HighLoad))
 ActivationTimer=ifThenElse(JobStart =!= UNDEFINED, (time() - JobStart), 0)
 LastCkpt=(time() - LastPeriodicCheckpoint)
-""")
-_define("FEATURE", "POLICY_HOURS_TO_START", """
+""",
+)
+_define(
+    "FEATURE",
+    "POLICY_HOURS_TO_START",
+    """
 WorkdayBeginHour=$(1:8)
 WorkdayEndHour=$(2:12+5)
 WorkdayBeginMinuteStartJobs=($(WorkdayBeginHour))*60 - 29.5
@@ -86,8 +108,12 @@ if $(3?)
 endif
 RunJobsHours=($(RunJobsHours))
 NoJobsHours=($(NoJobsHours))
-""")
-_define("FEATURE", "TESTINGMODE_POLICY_VALUES", """
+""",
+)
+_define(
+    "FEATURE",
+    "TESTINGMODE_POLICY_VALUES",
+    """
 TESTINGMODE_WANT_SUSPEND=False
 TESTINGMODE_WANT_VACATE=True
 TESTINGMODE_START=True
@@ -99,8 +125,12 @@ TESTINGMODE_PERIODIC_CHECKPOINT=False
 TESTINGMODE_PREEMPTION_REQUIREMENTS=False
 TESTINGMODE_PREEMPTION_RANK=0
 TESTINGMODE_CLAIM_WORKLIFE=1200
-""")
-_define("FEATURE", "UWCS_DESKTOP_POLICY_VALUES", """
+""",
+)
+_define(
+    "FEATURE",
+    "UWCS_DESKTOP_POLICY_VALUES",
+    """
 if ! defined PolicyExprFragments
     use FEATURE : POLICY_EXPR_FRAGMENTS
 endif
@@ -119,14 +149,22 @@ UWCS_NEGOTIATOR_PRE_JOB_RANK=(10000000 * My.Rank) + (1000000 * (RemoteOwner =?= 
 UWCS_NEGOTIATOR_POST_JOB_RANK=(RemoteOwner =?= UNDEFINED) * (ifthenElse(isUndefined(KFlops), 1000, Kflops) - SlotID - 1.0e10*(Offline=?=True))
 UWCS_PREEMPTION_REQUIREMENTS=((SubmitterGroup =?= RemoteGroup) && ($(StateTimer) > (1 * $(HOUR))) && (RemoteUserPrio > TARGET.SubmitterUserPrio * 1.2)) || (MY.NiceUser == True)
 UWCS_PREEMPTION_RANK=(RemoteUserPrio * 1000000) - ifThenElse(isUndefined(TotalJobRuntime), 0, TotalJobRuntime)
-""")
-_define("FEATURE", "GPUs", """
+""",
+)
+_define(
+    "FEATURE",
+    "GPUs",
+    """
 MACHINE_RESOURCE_INVENTORY_GPUs=$(LIBEXEC)/condor_gpu_discovery $(1) -properties $(GPU_DISCOVERY_EXTRA)
 ENVIRONMENT_FOR_AssignedGPUs=GPU_DEVICE_ORDINAL=/(CUDA|OCL)//  CUDA_VISIBLE_DEVICES=/CUDA//
 ENVIRONMENT_VALUE_FOR_UnAssignedGPUs=10000
 use feature : GPUsMonitor
-""")
-_define("FEATURE", "Monitor", """
+""",
+)
+_define(
+    "FEATURE",
+    "Monitor",
+    """
 if ! $(5?)
     error: use feature : monitor requires five or more arguments
 endif
@@ -135,33 +173,53 @@ STARTD_CRON_$(1)_MONITOR_MODE = $(2)
 STARTD_CRON_$(1)_MONITOR_PERIOD = $(3)
 STARTD_CRON_$(1)_MONITOR_EXECUTABLE = $(4)
 STARTD_CRON_$(1)_MONITOR_METRICS = $(5+)
-""")
-_define("FEATURE", "GPUsMonitor", """
+""",
+)
+_define(
+    "FEATURE",
+    "GPUsMonitor",
+    """
 use feature : Monitor( GPUs, WaitForExit, 300, $(GPU_MONITOR), SUM:GPUs, PEAK:GPUsMemory )
 STARTD_CRON_GPUs_MONITOR_CONDITION = TotalGPUs > 0 && OpSys =!= "WINDOWS"
 STARTD_JOB_ATTRS = $(STARTD_JOB_ATTRS) GPUsUsage GPUsMemoryUsage
-""")
-_define("FEATURE", "REMOTE_RUNTIME_CONFIG", """
+""",
+)
+_define(
+    "FEATURE",
+    "REMOTE_RUNTIME_CONFIG",
+    """
 ENABLE_RUNTIME_CONFIG=True
 ALLOW_CONFIG=$(ALLOW_ADMINISTRATOR)
 if $(0#)
     SETTABLE_ATTRS_CONFIG=$(SETTABLE_ATTRS_CONFIG) $(0)
 endif
-""")
-_define("FEATURE", "REMOTE_CONFIG", """
+""",
+)
+_define(
+    "FEATURE",
+    "REMOTE_CONFIG",
+    """
 ENABLE_PERSISTENT_CONFIG=True
 PERSISTENT_CONFIG_DIR=$(SPOOL)
 use FEATURE : REMOTE_RUNTIME_CONFIG($(0))
-""")
-_define("FEATURE", "ScheddUsermapFile", """
+""",
+)
+_define(
+    "FEATURE",
+    "ScheddUsermapFile",
+    """
 if ! $(2?)
     error : use FEATURE : ScheddUsermapFile requires 2 arguments: map_name, map_file
 endif
 SCHEDD_CLASSAD_USER_MAP_NAMES = $(SCHEDD_CLASSAD_USER_MAP_NAMES) $(1)
 CLASSAD_USER_MAPFILE_$(1) = $(2)
-""")
-for _kind, _mode, _n in (("OneShot", "OneShot", 3), ("Periodic", "Periodic", 4),
-                         ("Continuous", "WaitForExit", 3)):
+""",
+)
+for _kind, _mode, _n in (
+    ("OneShot", "OneShot", 3),
+    ("Periodic", "Periodic", 4),
+    ("Continuous", "WaitForExit", 3),
+):
     _lines = [
         f"if ! $({_n}?)",
         f"    error : use FEATURE : {_kind}CronHook requires at least {_n} arguments",
@@ -175,13 +233,23 @@ for _kind, _mode, _n in (("OneShot", "OneShot", 3), ("Periodic", "Periodic", 4),
         _lines += ["$(1)_$(2)_PERIOD=$(3)"]
     if _kind == "Continuous":
         _lines += ["$(1)_$(2)_PERIOD=0"]
-    _lines += [f"$(1)_$(2)_EXECUTABLE=$({_n})", f"if $({_n + 1}?)",
-               f"    $(1)_$(2)_ARGS=$({_n + 1})", "endif"]
+    _lines += [
+        f"$(1)_$(2)_EXECUTABLE=$({_n})",
+        f"if $({_n + 1}?)",
+        f"    $(1)_$(2)_ARGS=$({_n + 1})",
+        "endif",
+    ]
     _define("FEATURE", f"{_kind}CronHook", "\n".join(_lines))
     for _daemon in ("Startd", "Schedd"):
-        _define("FEATURE", f"{_daemon}Cron{'Periodic' if _kind == 'Periodic' else _kind}",
-                f"use FEATURE : {_kind}CronHook({_daemon.upper()}_CRON, $(0))")
-_define("FEATURE", "ChildCollector", """
+        _define(
+            "FEATURE",
+            f"{_daemon}Cron{'Periodic' if _kind == 'Periodic' else _kind}",
+            f"use FEATURE : {_kind}CronHook({_daemon.upper()}_CRON, $(0))",
+        )
+_define(
+    "FEATURE",
+    "ChildCollector",
+    """
 COLLECTOR$(1)=$(COLLECTOR)
 if $(2?)
     COLLECTOR$(1)_ARGS= -p $(2)
@@ -193,12 +261,19 @@ COLLECTOR$(1).CONDOR_VIEW_HOST=$(TOP_COLLECTOR_HOST)
 COLLECTOR$(1).CCB_RECONNECT_FILE=$(SPOOL)/Collector$(1).ccb_reconnect
 DAEMON_LIST=$(DAEMON_LIST) COLLECTOR$(1)
 TOP_COLLECTOR_HOST=$(COLLECTOR_HOST)
-""")
+""",
+)
 _define("FEATURE", "GANGLIA", "DAEMON_LIST=$(DAEMON_LIST) GANGLIAD")
 _define("FEATURE", "ADSTASH", "ADSTASH_SCHEDD_HISTORY=True\nDAEMON_LIST=$(DAEMON_LIST) ADSTASH")
-_define("FEATURE", "JobsHaveInstanceIDs",
-        "SYSTEM_JOB_MACHINE_ATTRS = $(SYSTEM_JOB_MACHINE_ATTRS) CloudInstanceID")
-_define("FEATURE", "LIBRARIAN", """
+_define(
+    "FEATURE",
+    "JobsHaveInstanceIDs",
+    "SYSTEM_JOB_MACHINE_ATTRS = $(SYSTEM_JOB_MACHINE_ATTRS) CloudInstanceID",
+)
+_define(
+    "FEATURE",
+    "LIBRARIAN",
+    """
 DAEMON_LIST=$(DAEMON_LIST) LIBRARIAN
 USING_LIBRARIAN=True
 if $(1?)
@@ -207,22 +282,31 @@ endif
 if $(2?)
     LIBRARIAN_DATABASE=$(2)
 endif
-""")
-_define("FEATURE", "KRB", """
+""",
+)
+_define(
+    "FEATURE",
+    "KRB",
+    """
 SEC_CREDENTIAL_DIRECTORY_KRB=/var/lib/condor/krb_credentials
 DAEMON_LIST=$(DAEMON_LIST) CREDMON_KRB
 SEC_CREDENTIAL_PRODUCER=$(LIBEXEC)/cred_producer_krb
 SEC_CREDENTIAL_MONITOR_KRB_LOG=$(LOG)/CredMonKrbLog
 AUTO_INCLUDE_CREDD_IN_DAEMON_LIST=True
 USE_KEYRING_SESSIONS=True
-""")
-_define("FEATURE", "OAUTH", """
+""",
+)
+_define(
+    "FEATURE",
+    "OAUTH",
+    """
 SEC_CREDENTIAL_DIRECTORY_OAUTH=/var/lib/condor/oauth_credentials
 CREDMON_OAUTH_LOG=$(LOG)/CredMonOAuthLog
 DAEMON_LIST=$(DAEMON_LIST) CREDMON_OAUTH
 AUTO_INCLUDE_CREDD_IN_DAEMON_LIST=True
 TRUST_CREDENTIAL_DIRECTORY=True
-""")
+""",
+)
 
 # --- POLICY ---------------------------------------------------------------------------
 _NO_SUSPEND_TAIL = """
@@ -237,7 +321,10 @@ SLOTS_CONNECTED_TO_KEYBOARD=1000000
 SLOTS_CONNECTED_TO_CONSOLE=1000000
 IS_OWNER=(START =?= False)
 """
-_define("POLICY", "DESKTOP", """
+_define(
+    "POLICY",
+    "DESKTOP",
+    """
 if ! defined PolicyExprFragments
     use FEATURE : POLICY_EXPR_FRAGMENTS
 endif
@@ -255,8 +342,12 @@ CLAIM_WORKLIFE=
 SLOTS_CONNECTED_TO_KEYBOARD=1000000
 SLOTS_CONNECTED_TO_CONSOLE=1000000
 IS_OWNER=(START =?= False)
-""")
-_define("POLICY", "DESKTOP_IDLE", """
+""",
+)
+_define(
+    "POLICY",
+    "DESKTOP_IDLE",
+    """
 if $(1?)
     use FEATURE : POLICY_HOURS_TO_START($(1+))
 endif
@@ -275,8 +366,13 @@ START=(KeyboardIdle > $(StartIdleTime)) && $(CPUIdle)
 if defined RunJobsHours
     START = ($(START)) || ($(RunJobsHours))
 endif
-""" + _NO_SUSPEND_TAIL)
-_define("POLICY", "DESKTOP_HOURS", """
+"""
+    + _NO_SUSPEND_TAIL,
+)
+_define(
+    "POLICY",
+    "DESKTOP_HOURS",
+    """
 use FEATURE : POLICY_HOURS_TO_START($(1+))
 NonCondorLoadAvg=(LoadAvg - CondorLoadAvg)
 CpuBusy=($(NonCondorLoadAvg) >= $(HighLoad))
@@ -284,8 +380,13 @@ STARTD_LATCH_EXPRS = $(STARTD_LATCH_EXPRS) CpuBusy
 CpuBusyTimer=(CpuBusyValue * (time() - CpuBusyTime))
 PREEMPT = $(NoJobsHours)
 START = $(RunJobsHours)
-""" + _NO_SUSPEND_TAIL)
-_define("POLICY", "ALWAYS_RUN_JOBS", """
+"""
+    + _NO_SUSPEND_TAIL,
+)
+_define(
+    "POLICY",
+    "ALWAYS_RUN_JOBS",
+    """
 WANT_SUSPEND=False
 WANT_VACATE=True
 SUSPEND=False
@@ -297,8 +398,12 @@ PREEMPTION_REQUIREMENTS=False
 NEGOTIATOR_CONSIDER_PREEMPTION=False
 MaxJobRetirementTime=2147483647
 CLAIM_WORKLIFE=1200
-""")
-_define("POLICY", "UWCS_DESKTOP", """
+""",
+)
+_define(
+    "POLICY",
+    "UWCS_DESKTOP",
+    """
 use FEATURE : UWCS_DESKTOP_POLICY_VALUES
 WANT_SUSPEND=$(UWCS_WANT_SUSPEND)
 WANT_VACATE=$(UWCS_WANT_VACATE)
@@ -316,51 +421,89 @@ MaxJobRetirementTime=$(UWCS_MaxJobRetirementTime)
 CLAIM_WORKLIFE=$(UWCS_CLAIM_WORKLIFE)
 SLOTS_CONNECTED_TO_KEYBOARD=1024*1024
 IS_OWNER=(START =?= False)
-""")
-_define("POLICY", "LIMIT_JOB_RUNTIMES", """
+""",
+)
+_define(
+    "POLICY",
+    "LIMIT_JOB_RUNTIMES",
+    """
 MAX_JOB_RUNTIME=$(1:24*3600)
 MaxJobRetirementTime=$(MAX_JOB_RUNTIME)+120
 PREEMPT=(Activity == "Busy") && ((time() - EnteredCurrentActivity) > $(MAX_JOB_RUNTIME))
-""")
-_define("POLICY", "PREEMPT_IF_RUNTIME_EXCEEDS", """
+""",
+)
+_define(
+    "POLICY",
+    "PREEMPT_IF_RUNTIME_EXCEEDS",
+    """
 MAX_JOB_RUNTIME = $(1:24*3600)
 PREEMPT_RUNTIME_EXCEEDS = (JobState == "Running") && ((time() - JobCurrentStartDate) > $(MAX_JOB_RUNTIME))
 use policy : PREEMPT_IF( PREEMPT_RUNTIME_EXCEEDS )
-""")
-_define("POLICY", "HOLD_IF_RUNTIME_EXCEEDS", """
+""",
+)
+_define(
+    "POLICY",
+    "HOLD_IF_RUNTIME_EXCEEDS",
+    """
 MAX_JOB_RUNTIME = $(1:24*3600)
 HOLD_REASON_RUNTIME_EXCEEDS = runtime exceeded maximum ($(MAX_JOB_RUNTIME) seconds)
 HOLD_RUNTIME_EXCEEDS = (JobState == "Running") && ((time() - JobCurrentStartDate) > $(MAX_JOB_RUNTIME))
 use policy : WANT_HOLD_IF( HOLD_RUNTIME_EXCEEDS, $(HOLD_SUBCODE_RUNTIME_EXCEEDS:103), $(HOLD_REASON_RUNTIME_EXCEEDS) )
-""")
-_define("POLICY", "STARTD_PUBLISH_CpusUsage", """
+""",
+)
+_define(
+    "POLICY",
+    "STARTD_PUBLISH_CpusUsage",
+    """
 CpusUsage = ifthenelse(TotalLoadAvg > 0.0 && Activity!="Idle", CondorLoadAvg/TotalLoadAvg*MIN({TotalLoadAvg, $(DETECTED_CORES)}), 0)
 STARTD_ATTRS = $(STARTD_ATTRS) CpusUsage
-""")
-_define("POLICY", "PREEMPT_IF_CPUS_EXCEEDED", """
+""",
+)
+_define(
+    "POLICY",
+    "PREEMPT_IF_CPUS_EXCEEDED",
+    """
 use POLICY : STARTD_PUBLISH_CpusUsage
 CPU_EXCEEDED = (CpusUsage > Cpus + 0.8)
 use POLICY : PREEMPT_IF(CPU_EXCEEDED)
-""")
-_define("POLICY", "HOLD_IF_CPUS_EXCEEDED", """
+""",
+)
+_define(
+    "POLICY",
+    "HOLD_IF_CPUS_EXCEEDED",
+    """
 use POLICY : STARTD_PUBLISH_CpusUsage
 CPU_EXCEEDED = (CpusUsage > Cpus + 0.8)
 HOLD_REASON_CPU_EXCEEDED = CPU usage exceeded request_cpus
 use POLICY : WANT_HOLD_IF( CPU_EXCEEDED, $(HOLD_SUBCODE_CPU_EXCEEDED:101), $(HOLD_REASON_CPU_EXCEEDED) )
-""")
+""",
+)
 for _res, _attr, _subcode, _reason in (
     ("DISK", "Disk", 104, "disk usage exceeded allocated disk"),
     ("MEMORY", "Memory", 102, "memory usage exceeded request_memory"),
 ):
-    _trigger = (f"{_res}_EXCEEDED = (JobUniverse != 13 && {_attr}Usage =!= UNDEFINED && "
-                f"{_attr}Usage > {_attr})")
-    _define("POLICY", f"PREEMPT_IF_{_res}_EXCEEDED",
-            f"{_trigger}\nuse POLICY : PREEMPT_IF({_res}_EXCEEDED)")
-    _define("POLICY", f"HOLD_IF_{_res}_EXCEEDED", (
-        f"{_trigger}\nHOLD_REASON_{_res}_EXCEEDED = {_reason}\n"
-        f"use POLICY : WANT_HOLD_IF( {_res}_EXCEEDED, $(HOLD_SUBCODE_{_res}_EXCEEDED:{_subcode}), "
-        f"$(HOLD_REASON_{_res}_EXCEEDED) )"))
-_define("POLICY", "PREEMPT_IF", """
+    _trigger = (
+        f"{_res}_EXCEEDED = (JobUniverse != 13 && {_attr}Usage =!= UNDEFINED && "
+        f"{_attr}Usage > {_attr})"
+    )
+    _define(
+        "POLICY",
+        f"PREEMPT_IF_{_res}_EXCEEDED",
+        f"{_trigger}\nuse POLICY : PREEMPT_IF({_res}_EXCEEDED)",
+    )
+    _define(
+        "POLICY",
+        f"HOLD_IF_{_res}_EXCEEDED",
+        (
+            f"{_trigger}\nHOLD_REASON_{_res}_EXCEEDED = {_reason}\n"
+            f"use POLICY : WANT_HOLD_IF( {_res}_EXCEEDED, $(HOLD_SUBCODE_{_res}_EXCEEDED:{_subcode}), "
+            f"$(HOLD_REASON_{_res}_EXCEEDED) )"
+        ),
+    )
+_define(
+    "POLICY",
+    "PREEMPT_IF",
+    """
 if !$(1?)
     error : use POLICY : PREEMPT_IF requires an argument. It should be the name of a config variable that has the trigger expression.
 endif
@@ -375,8 +518,12 @@ if defined WANT_SUSPEND
 else
     WANT_SUSPEND = $($(1)) =!= true
 endif
-""")
-_define("POLICY", "WANT_HOLD_IF", """
+""",
+)
+_define(
+    "POLICY",
+    "WANT_HOLD_IF",
+    """
 use POLICY : PREEMPT_IF($(1))
 if ! $(3?)
     error : use POLICY : WANT_HOLD_IF requires 3 arguments: policy_variable, subcode, reason_text
@@ -388,10 +535,14 @@ else
 endif
 WANT_HOLD_SUBCODE = ifThenElse($($(1)), $(2) , $(WANT_HOLD_SUBCODE:UNDEFINED))
 WANT_HOLD_REASON = ifThenElse($($(1)), "$(3+)", $(WANT_HOLD_REASON:UNDEFINED))
-""")
+""",
+)
 
 # --- SECURITY (kept as knobs; mockpool's own security is the pool token) --------------
-_define("SECURITY", "HOST_BASED", """
+_define(
+    "SECURITY",
+    "HOST_BASED",
+    """
 ALLOW_ADMINISTRATOR=$(CONDOR_HOST)
 ALLOW_READ=*
 ALLOW_WRITE=$(FULL_HOSTNAME) $(IPV4_ADDRESS) $(IPV6_ADDRESS)
@@ -403,25 +554,45 @@ ALLOW_WRITE_STARTD=$(ALLOW_WRITE) $(FLOCK_FROM)
 ALLOW_READ_COLLECTOR=$(ALLOW_READ) $(FLOCK_FROM)
 ALLOW_READ_STARTD=$(ALLOW_READ) $(FLOCK_FROM)
 LEGACY_ALLOW_SEMANTICS = TRUE
-""")
-_define("SECURITY", "WITH_AUTHENTICATION",
-        "SEC_DEFAULT_AUTHENTICATION=required\nSEC_DEFAULT_INTEGRITY=required")
-_define("SECURITY", "STRONG", """
+""",
+)
+_define(
+    "SECURITY",
+    "WITH_AUTHENTICATION",
+    "SEC_DEFAULT_AUTHENTICATION=required\nSEC_DEFAULT_INTEGRITY=required",
+)
+_define(
+    "SECURITY",
+    "STRONG",
+    """
 SEC_DEFAULT_ENCRYPTION=required
 SEC_DEFAULT_INTEGRITY=required
 SEC_DEFAULT_AUTHENTICATION=required
-""")
-_define("SECURITY", "FIPS", """
+""",
+)
+_define(
+    "SECURITY",
+    "FIPS",
+    """
 FIPS = True
 use security:strong
 SEC_DEFAULT_CRYPTO_METHODS = AES,3DES
-""")
+""",
+)
 for _model, _password in (("9_0", "condor_pool@*"), ("24_0", "condor@password")):
-    _read = ("SEC_READ_AUTHENTICATION = OPTIONAL\nSEC_READ_ENCRYPTION = OPTIONAL\n"
-             "SEC_READ_INTEGRITY = OPTIONAL") if _model == "9_0" else (
-             "SEC_READ_AUTHENTICATION = OPTIONAL\nSEC_CLIENT_AUTHENTICATION = OPTIONAL")
-    _define("SECURITY", f"recommended_v{_model}", f"""
-SECURITY_MODEL = {_model.replace('_', '.')}
+    _read = (
+        (
+            "SEC_READ_AUTHENTICATION = OPTIONAL\nSEC_READ_ENCRYPTION = OPTIONAL\n"
+            "SEC_READ_INTEGRITY = OPTIONAL"
+        )
+        if _model == "9_0"
+        else ("SEC_READ_AUTHENTICATION = OPTIONAL\nSEC_CLIENT_AUTHENTICATION = OPTIONAL")
+    )
+    _define(
+        "SECURITY",
+        f"recommended_v{_model}",
+        f"""
+SECURITY_MODEL = {_model.replace("_", ".")}
 use security:strong
 {_read}
 ALLOW_ADMINISTRATOR = $(1:condor)@* {_password} $(2:root@*) $(3+)
@@ -429,14 +600,19 @@ ALLOW_DAEMON = $(1:condor)@*  {_password}
 ALLOW_NEGOTIATOR = $(1:condor)@* {_password}
 ALLOW_WRITE = *
 ALLOW_READ = *
-""")
+""",
+    )
 _define("SECURITY", "recommended", "use security:recommended_v24_0($(1+))")
-_define("SECURITY", "get_htcondor_idtokens", """
+_define(
+    "SECURITY",
+    "get_htcondor_idtokens",
+    """
 use security:recommended
 SEC_READ_AUTHENTICATION_METHODS = $(SEC_DEFAULT_AUTHENTICATION_METHODS),ANONYMOUS
 SEC_CLIENT_AUTHENTICATION_METHODS = $(SEC_DEFAULT_AUTHENTICATION_METHODS),ANONYMOUS
 TRUST_DOMAIN = $(CONDOR_HOST)
-""")
+""",
+)
 
 CATEGORIES = frozenset(c for c, _ in _BODIES)
 

@@ -180,14 +180,21 @@ class _Parser:
         for item in _split_items(items):
             m = _USE.match(item)
             if not m:
-                raise self.fail(f"cannot parse 'use {category} : {item}': expected template[(args)]")
+                raise self.fail(
+                    f"cannot parse 'use {category} : {item}': expected template[(args)]"
+                )
             self.use_one(category, m.group(1), m.group(2) or "")
 
     def use_one(self, category: str, name: str, args: str) -> None:
         body = metaknobs.template(category, name)
         if body is None:
-            known = ", ".join(metaknobs.names(category)) or "none: use ROLE, FEATURE, POLICY or SECURITY"
-            raise self.fail(f"use {category} : {name}: HTCondor has no such template (known: {known})")
+            known = (
+                ", ".join(metaknobs.names(category))
+                or "none: use ROLE, FEATURE, POLICY or SECURITY"
+            )
+            raise self.fail(
+                f"use {category} : {name}: HTCondor has no such template (known: {known})"
+            )
         if self.depth >= MAX_INCLUDE_DEPTH:
             raise self.fail(f"use {category} : {name}: metaknobs nested too deeply")
         if category.upper() == "SECURITY":
