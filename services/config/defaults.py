@@ -131,7 +131,6 @@ DEFAULTS: dict[str, str] = {
     "IsStandard": "(TARGET.JobUniverse == $(STANDARD))",
     "STANDARD": "1",
     "VANILLA": "5",
-    "DETECTED_CORES": "1",
     "SEC_DEFAULT_AUTHENTICATION_METHODS": "FS,TOKEN",
 }
 

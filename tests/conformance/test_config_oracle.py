@@ -1,0 +1,141 @@
+"""Our expansion of real-world-style config files against HTCondor's own (``htcondor2.param``).
+
+Every file of ``config_corpus/`` is read by both sides: ours with ``load_config``, HTCondor's
+in one subprocess for the whole corpus (``CONDOR_CONFIG`` pointing at each file in turn,
+``htcondor2.reload_config()``). Compared: every knob the file or its metaknobs set, plus the
+policy knobs every execute node has (START, SUSPEND, PREEMPT, ...). A knob whose expansion
+reaches a name we do not define (HTCondor's host-dependent built-ins such as FULL_HOSTNAME,
+LIBEXEC, SPOOL) or draws a random number is left out: the other side's value depends on
+its host. ``htcondor2.param`` returns typed values for typed knobs; ours are read the same
+way (``get_bool``, ``get_int``, ``get_float``), else as the expanded text.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from mockpool.config import ConfigDict, ConfigError, load_config
+from mockpool.config import macros
+
+pytest.importorskip("htcondor2")
+
+CORPUS = Path(__file__).parent / "config_corpus"
+FILES = sorted(CORPUS.glob("*.conf"))
+ALWAYS = [
+    "START",
+    "SUSPEND",
+    "CONTINUE",
+    "PREEMPT",
+    "KILL",
+    "WANT_SUSPEND",
+    "WANT_VACATE",
+    "IS_OWNER",
+    "DAEMON_LIST",
+    "STARTD_ATTRS",
+    "STARTD_LATCH_EXPRS",
+    "CLAIM_WORKLIFE",
+    "NEGOTIATOR_CONSIDER_PREEMPTION",
+    "PREEMPTION_REQUIREMENTS",
+    "PREEMPTION_RANK",
+    "NEGOTIATOR_INTERVAL",
+    "MINUTE",
+    "HOUR",
+    "StartIdleTime",
+    "SmallJob",
+    "IsVanilla",
+]
+
+_ORACLE = """
+import json, os, sys
+import htcondor2
+out = {}
+for path, names in json.load(sys.stdin):
+    os.environ["CONDOR_CONFIG"] = path
+    htcondor2.reload_config()
+    out[path] = {n: htcondor2.param.get(n) for n in names}
+print(json.dumps(out))
+"""
+
+
+def _comparable(cfg: ConfigDict, name: str) -> bool:
+    """Whether ``name`` expands using only names we define (and no random draw)."""
+    missing: list[str] = []
+
+    def lookup(n: str) -> str | None:
+        raw = cfg.raw(n)
+        if (raw is None and n.lower() != "dollar") or "$RANDOM_" in (raw or "").upper():
+            missing.append(n)
+        return raw
+
+    raw = cfg.raw(name)
+    if raw is None or "$RANDOM_" in raw.upper():
+        return False
+    try:
+        macros.expand(raw, lookup, env={}, name=name)
+    except Exception:
+        return True  # let the comparison report it
+    return not missing
+
+
+def _ours(cfg: ConfigDict, name: str, like: object) -> object:
+    if isinstance(like, bool):
+        return cfg.get_bool(name, None)
+    if isinstance(like, int):
+        return cfg.get_int(name, None)
+    if isinstance(like, float):
+        return cfg.get_float(name, None)
+    value = cfg.get_str(name, "")
+    return value or None
+
+
+@pytest.fixture(scope="module")
+def corpus() -> dict[str, tuple[ConfigDict, list[str], dict[str, object]]]:
+    ours: dict[str, tuple[ConfigDict, list[str]]] = {}
+    for path in FILES:
+        cfg = load_config(path)
+        names = list(dict.fromkeys([*(k.name for k in cfg.knobs()), *ALWAYS]))
+        ours[str(path)] = (cfg, [n for n in names if _comparable(cfg, n)])
+    request = json.dumps([[p, names] for p, (_, names) in ours.items()])
+    env = {k: v for k, v in os.environ.items() if not k.startswith("_CONDOR")}
+    done = subprocess.run(
+        [sys.executable, "-c", _ORACLE],
+        input=request,
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+        check=True,
+    )
+    theirs = json.loads(done.stdout)
+    return {p: (cfg, names, theirs[p]) for p, (cfg, names) in ours.items()}
+
+
+def test_the_corpus_is_large_enough():
+    assert len(FILES) >= 50
+
+
+@pytest.mark.parametrize("path", FILES, ids=[p.stem for p in FILES])
+def test_file_expands_as_htcondor_does(corpus, path):
+    cfg, names, theirs = corpus[str(path)]
+    assert names, "nothing to compare"
+    wrong = {}
+    for name in names:
+        want = theirs[name]
+        try:
+            got = _ours(cfg, name, want)
+        except ConfigError as e:
+            got = f"ConfigError: {e}"
+        if isinstance(want, str):
+            got, want = (got or "").strip() or None, want.strip() or None
+            # the binding hands a boolean-looking string back as Python's True/False
+            if want in ("True", "False") and isinstance(got, str) and got.lower() == want.lower():
+                got = want
+        if got != want:
+            wrong[name] = (got, want)
+    assert not wrong, "\n".join(f"{n}: ours {g!r}, HTCondor {w!r}" for n, (g, w) in wrong.items())
