@@ -20,8 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from mockpool.config import ConfigDict, ConfigError, load_config
-from mockpool.config import macros
+from mockpool.config import ConfigDict, ConfigError, load_config, macros
 
 pytest.importorskip("htcondor2")
 
