@@ -3,7 +3,8 @@
 Public API (everything else in this package is private):
 
 - ``parse_config(text, source="<inline>", base=None) -> ConfigDict`` and
-  ``load_config(path, base=None) -> ConfigDict``.
+  ``load_config(path, base=None) -> ConfigDict`` (which also reads LOCAL_CONFIG_DIR and
+  LOCAL_CONFIG_FILE, see ``read_local_config``).
 - ``ConfigDict``: case-insensitive, ordered knobs with their source file and line, expanded
   lazily on lookup; typed accessors ``get_str``, ``get_int``, ``get_float``, ``get_bool``,
   ``get_list``, ``get_expr``, ``get_size_mb``, ``get_size_kb``; ``unknown_knobs()``.
@@ -17,7 +18,7 @@ from .configdict import ConfigDict, Knob
 from .defaults import DEFAULTS
 from .errors import ConfigError, MacroError
 from .macros import expand as expand_macros
-from .parser import load_config, parse_config
+from .parser import load_config, parse_config, read_local_config
 from .slots import SlotTypeSpec, slot_types
 from .units import KIB, MIB, parse_size
 
@@ -34,5 +35,6 @@ __all__ = [
     "load_config",
     "parse_config",
     "parse_size",
+    "read_local_config",
     "slot_types",
 ]

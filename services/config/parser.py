@@ -241,10 +241,104 @@ def parse_config(text: str, source: str = "<inline>", base: ConfigDict | None = 
     return cfg
 
 
-def load_config(path: str | os.PathLike[str], base: ConfigDict | None = None) -> ConfigDict:
-    """Reads a configuration file; ``source`` in messages is ``path`` as given."""
+def _read(path: str | os.PathLike[str], base: ConfigDict | None) -> ConfigDict:
     try:
         text = Path(path).read_text()
     except (OSError, ValueError) as e:  # ValueError: a NUL in the name, or not UTF-8
         raise ConfigError(f"{path}: cannot read: {getattr(e, 'strerror', None) or e}") from None
     return parse_config(text, os.fspath(path), base)
+
+
+def load_config(path: str | os.PathLike[str], base: ConfigDict | None = None) -> ConfigDict:
+    """Reads a configuration file and then its local files, as HTCondor reads the top
+    file (see :func:`read_local_config`); ``source`` in messages is ``path`` as given."""
+    cfg = _read(path, base)
+    return read_local_config(cfg, Path(path).parent, before=base)
+
+
+_EXCLUDE = "LOCAL_CONFIG_DIR_EXCLUDE_REGEXP"
+
+
+def read_local_config(
+    cfg: ConfigDict, folder: str | os.PathLike[str], before: ConfigDict | None = None
+) -> ConfigDict:
+    """The files that ``LOCAL_CONFIG_DIR`` and ``LOCAL_CONFIG_FILE`` name, read on top of
+    ``cfg`` as HTCondor does after its top config file (condor_config.cpp): every file of
+    each LOCAL_CONFIG_DIR folder in name order (skipping names LOCAL_CONFIG_DIR_EXCLUDE_REGEXP
+    matches), then each LOCAL_CONFIG_FILE in turn (a file that changes the list switches to
+    the new list, less the files done), then LOCAL_CONFIG_DIR again if that changed. Relative
+    paths are taken from ``folder``. Knobs already set in ``before`` (an outer config) do not
+    count as this file's own lists. A missing file or folder is an error, as with HTCondor's
+    default REQUIRE_LOCAL_CONFIG_FILE = True; a command (``... |``) is refused."""
+
+    def own(name: str) -> str:
+        knob = cfg.knob(name)
+        if knob is None or (before is not None and before.knob(name) == knob):
+            return ""
+        return cfg.expand(knob.raw, knob.where).strip()
+
+    def where(name: str) -> str:
+        knob = cfg.knob(name)
+        return f"{knob.where}: {name}" if knob else name
+
+    def resolve(item: str) -> Path:
+        p = Path(item)
+        return p if p.is_absolute() else Path(folder) / p
+
+    def required(name: str, path: Path) -> None:
+        if cfg.get_bool("REQUIRE_LOCAL_CONFIG_FILE", True) and not path.exists():
+            raise ConfigError(f"{where(name)}: {path} does not exist")
+
+    def directories(dirlist: str) -> None:
+        nonlocal cfg
+        pattern = cfg.get_str(_EXCLUDE, _EXCLUDE_DEFAULT)
+        try:
+            exclude = re.compile(pattern)
+        except re.error as e:
+            raise ConfigError(f"{where(_EXCLUDE)}: not a valid regular expression ({e})") from None
+        for item in _LIST.split(dirlist):
+            if not item:
+                continue
+            path = resolve(item)
+            required("LOCAL_CONFIG_DIR", path)
+            if not path.is_dir():
+                continue
+            for name in sorted(os.listdir(path)):
+                file = path / name
+                if not exclude.search(name) and not file.is_dir():
+                    cfg = _read(file, cfg)
+
+    def files(value: str) -> None:
+        nonlocal cfg
+        done: list[str] = []
+        todo = [i for i in _LIST.split(value) if i]
+        while todo:
+            item = todo.pop(0)
+            if item.endswith("|"):
+                raise ConfigError(f"{where('LOCAL_CONFIG_FILE')}: commands are not run ({item})")
+            path = resolve(item)
+            required("LOCAL_CONFIG_FILE", path)
+            if path.exists():
+                cfg = _read(path, cfg)
+            done.append(item)
+            new = own("LOCAL_CONFIG_FILE")
+            if new != value:
+                value = new
+                todo = [i for i in _LIST.split(new) if i and i not in done]
+
+    dirlist = own("LOCAL_CONFIG_DIR")
+    if dirlist:
+        directories(dirlist)
+    if local := own("LOCAL_CONFIG_FILE"):
+        files(local)
+    newdir = own("LOCAL_CONFIG_DIR")
+    if newdir and newdir != dirlist:
+        directories(newdir)
+    return cfg
+
+
+_LIST = re.compile(r"[\s,]+")
+_EXCLUDE_DEFAULT = (
+    r"^((\..*)|(.*\.pl)|(.*\.py)|(.*\.sh)|(.*~)|(#.*)|(.*\.rpmsave)|(.*\.rpmnew)"
+    r"|(.*\.dpkg-old)|(.*\.dpkg-dist)|(.*\.cfsaved))$"
+)

@@ -75,7 +75,14 @@ except ImportError:  # Python 3.10
     import tomli as tomllib  # type: ignore[no-redef]
 
 from ..classad import parse_expr
-from ..config import ConfigDict, ConfigError, load_config, parse_config, slot_types
+from ..config import (
+    ConfigDict,
+    ConfigError,
+    load_config,
+    parse_config,
+    read_local_config,
+    slot_types,
+)
 from ..negotiator.cycle import CycleConfig, NegotiatorInputError
 from ..negotiator.groups import GroupConfig, GroupConfigError
 from ..negotiator.preemption import check_negotiator_config
@@ -329,7 +336,9 @@ class _Builder:
             if not isinstance(text, str):
                 raise self.fail(table, index, "text", "must be a string of HTCondor config lines")
             prefix = "\n" * self.lines.value_start(table, index, "text")
-            base = parse_config(prefix + text, self.source, base)
+            before = base
+            base = read_local_config(parse_config(prefix + text, self.source, base),
+                                     self.base_dir, before=before)
         lines: list[str] = []
         for k, v in tbl.items():
             if k in ("file", "text"):

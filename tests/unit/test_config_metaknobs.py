@@ -221,3 +221,36 @@ class TestSpecText:
     def test_dotted_toml_key_is_explained(self):
         with pytest.raises(SpecError, match="text ="):
             parse_spec("[config]\nGROUP_QUOTA_group_physics.hep = 15\n", "pool.toml")
+
+
+class TestLocalConfig:
+    def test_dir_then_files_then_a_changed_dir(self, tmp_path):
+        d = tmp_path / "config.d"
+        d.mkdir()
+        (d / "20-b.conf").write_text("ORDER = $(ORDER) d20\n")
+        (d / "10-a.conf").write_text("ORDER = $(ORDER) d10\n")
+        (d / "10-a.conf~").write_text("ORDER = skipped\n")  # the default exclude pattern
+        (d / ".hidden").write_text("ORDER = skipped\n")
+        (tmp_path / "one.conf").write_text("ORDER = $(ORDER) one\nLOCAL_CONFIG_FILE = two.conf\n")
+        (tmp_path / "two.conf").write_text("ORDER = $(ORDER) two\nLOCAL_CONFIG_DIR = more.d\n")
+        (tmp_path / "more.d").mkdir()
+        (tmp_path / "more.d" / "x").write_text("ORDER = $(ORDER) more\n")
+        top = tmp_path / "condor_config"
+        top.write_text("ORDER = top\nLOCAL_CONFIG_DIR = config.d\nLOCAL_CONFIG_FILE = one.conf\n")
+        from mockpool.config import load_config
+
+        # dir (d10, d20), then one.conf, whose new list (two.conf) replaces the old one,
+        # then two.conf changed LOCAL_CONFIG_DIR, so that folder is read last
+        assert load_config(top)["ORDER"] == "top d10 d20 one two more"
+
+    def test_missing_local_file_is_an_error(self, tmp_path):
+        top = tmp_path / "condor_config"
+        top.write_text("LOCAL_CONFIG_FILE = /nonexistent/local.conf\n")
+        from mockpool.config import load_config
+
+        with pytest.raises(
+            ConfigError, match=r"condor_config:1: LOCAL_CONFIG_FILE: .* does not exist"
+        ):
+            load_config(top)
+        top.write_text("REQUIRE_LOCAL_CONFIG_FILE = False\nLOCAL_CONFIG_FILE = /nonexistent/x\n")
+        assert load_config(top)["LOCAL_CONFIG_FILE"] == "/nonexistent/x"
