@@ -58,13 +58,27 @@ def _parse_float(text: str) -> float:
 
 
 def _parse_bool(text: str) -> bool:
+    """A boolean knob as HTCondor's ``param_boolean`` reads it: ``true``/``false``/``1``/``0``
+    (any case), else a constant expression. ``yes``, ``no``, ``t`` and ``f`` are not
+    booleans there (a daemon stops with "not a valid boolean"): only ``if`` lines take them
+    (:func:`_parse_if_bool`)."""
     word = text.strip().lower()
-    if word in ("true", "yes", "1"):
+    if word in ("true", "1"):
         return True
-    if word in ("false", "no", "0"):
+    if word in ("false", "0"):
         return False
     value = evaluate_constant(word)
     return value if isinstance(value, bool) else value != 0
+
+
+def _parse_if_bool(text: str) -> bool:
+    """An ``if`` condition: also HTCondor's "crufty" ``yes``/``no``/``t``/``f``."""
+    word = text.strip().lower()
+    if word in ("yes", "t"):
+        return True
+    if word in ("no", "f"):
+        return False
+    return _parse_bool(word)
 
 
 def _size_parser(unit: int) -> Callable[[str], int]:

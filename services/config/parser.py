@@ -18,7 +18,7 @@ import re
 from pathlib import Path
 
 from . import metaknobs
-from .configdict import ConfigDict, _parse_bool
+from .configdict import ConfigDict, _parse_if_bool
 from .errors import ConfigError, MacroError
 from .lines import LineReader
 
@@ -130,7 +130,7 @@ class _Parser:
                 value = False
             else:
                 try:
-                    value = _parse_bool(expanded)
+                    value = _parse_if_bool(expanded)
                 except ValueError:
                     raise self.fail(f"unsupported 'if' condition {text!r}") from None
         return value != negate

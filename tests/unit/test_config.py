@@ -350,8 +350,8 @@ class TestAccessors:
         [
             ("True", True),
             ("false", False),
-            ("YES", True),
-            ("no", False),
+            ("TRUE", True),
+            ("FaLsE", False),
             ("1", True),
             ("0", False),
             ("2 > 1", True),
@@ -360,6 +360,12 @@ class TestAccessors:
     )
     def test_get_bool(self, text, value):
         assert cfg(f"B = {text}\n").get_bool("B") is value
+
+    @pytest.mark.parametrize("text", ["yes", "no", "T", "f", "on"])
+    def test_htcondor_refuses_other_boolean_words(self, text):
+        # param_boolean takes only true/false/1/0 or an expression; a daemon stops on "no"
+        with pytest.raises(ConfigError, match=r"condor_config:1: B = .*expected a boolean"):
+            cfg(f"B = {text}\n").get_bool("B")
 
     def test_get_list(self):
         c = cfg("GROUP_NAMES = group_physics, group_chemistry,group_bio  group_x\n")
