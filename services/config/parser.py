@@ -5,9 +5,11 @@ without spaces, case-insensitive names with an optional ``SUBSYS.`` prefix, cont
 lines, ``#`` comments, ``[section]`` lines (ignored), multi-line values ``NAME @=tag`` ...
 ``@tag``, ``if``/``elif``/``else``/``endif`` on ``defined NAME``, ``version <op> x.y[.z]``,
 ``true``/``false``/``yes``/``no``/``1``/``0`` or ``$(NAME)``, ``include [ifexist] : file``,
-``error : text``, ``warning : text`` and the two slot templates ``use FEATURE :
-PartitionableSlot([type[, allocation]])`` and ``use FEATURE : StaticSlots([type[, num[,
-allocation]]])``. Every other ``use`` template, command includes (``include : cmd |``,
+``error : text``, ``warning : text``, and metaknobs ``use CATEGORY : name[(args)][, ...]``
+for HTCondor's ROLE, FEATURE, POLICY and SECURITY templates (:mod:`.metaknobs`; SECURITY
+ones set their ALLOW_*/SEC_* knobs, which mockpool keeps but does not use, with a note in
+``ConfigDict.warnings``). A template's knobs carry the file and line of its ``use``. A
+``use`` of a template HTCondor does not have, command includes (``include : cmd |``,
 ``include command``) and ``if`` conditions beyond those raise ``ConfigError``.
 """
 
