@@ -138,3 +138,28 @@ def test_file_expands_as_htcondor_does(corpus, path):
         if got != want:
             wrong[name] = (got, want)
     assert not wrong, "\n".join(f"{n}: ours {g!r}, HTCondor {w!r}" for n, (g, w) in wrong.items())
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "use POLICY : NoSuchPolicy\n",
+        "use FEATURE : PartitionableSlot\nuse ROLE : Worker\n",
+        "use POLICY : PREEMPT_IF\n",  # the template's own error line
+    ],
+)
+def test_htcondor_refuses_what_we_refuse(tmp_path, text):
+    path = tmp_path / "condor_config"
+    path.write_text(text)
+    with pytest.raises(ConfigError, match=r"condor_config:\d+: use "):
+        load_config(path)
+    env = {**os.environ, "CONDOR_CONFIG": str(path)}
+    done = subprocess.run(
+        [sys.executable, "-c", "import htcondor2; print('loaded')"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
+    assert "loaded" not in done.stdout
+    assert "Error" in done.stderr or done.returncode != 0
