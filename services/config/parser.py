@@ -27,6 +27,8 @@ from .lines import LineReader
 HTCONDOR_VERSION = (25, 0, 0)  # what ``if version >= x.y`` compares with
 
 _ASSIGN = re.compile(r"([A-Za-z0-9_][A-Za-z0-9_.]*)\s*=(.*)\Z", re.DOTALL)
+# NAME += value, NAME +,= value, NAME +&&= value (config.cpp: CONFIG_PLUS_SEP_CHARSET)
+_PLUS = re.compile(r"([A-Za-z0-9_][A-Za-z0-9_.]*)\s+\+([,;|&*]?)(\2?)=(.*)\Z", re.DOTALL)
 _MULTILINE = re.compile(r"([A-Za-z0-9_][A-Za-z0-9_.]*)\s*@=\s*(\S*)\s*\Z")
 _DIRECTIVE = re.compile(
     r"(@?include|use|error|warning|if|elif|else|endif)(?![\w.])(?!\s*=)\s*(.*)\Z",
@@ -64,6 +66,13 @@ class _Parser:
                 continue
             elif m := _MULTILINE.match(line):
                 self.cfg.set(m.group(1), self.multiline(reader, m.group(2)), self.source, self.line)
+            elif m := _PLUS.match(line):
+                self.cfg.set(
+                    m.group(1),
+                    self.plus(m.group(1), m.group(2), m.group(3), m.group(4)),
+                    self.source,
+                    self.line,
+                )
             elif m := _ASSIGN.match(line):
                 self.cfg.set(m.group(1), m.group(2), self.source, self.line)
             elif line.startswith("["):
@@ -72,6 +81,16 @@ class _Parser:
                 raise self.fail(f"cannot parse {line[:60]!r}: expected NAME = value")
         if self.conds:
             raise self.fail("'if' without 'endif'")
+
+    def plus(self, name: str, sep: str, double: str, rhs: str) -> str:
+        """``NAME +<sep>= rhs``: the current raw value, the separator and ``rhs`` (a space
+        alone, ``sep`` alone, or `` sepsep `` when doubled); just ``rhs`` when unset or empty."""
+        current = self.cfg.raw(name)
+        rhs = rhs.strip()
+        if not current:
+            return rhs
+        joint = f" {sep}{sep} " if double else (sep or " ")
+        return current + joint + rhs
 
     def multiline(self, reader: LineReader, tag: str) -> str:
         start, lines = self.line, []

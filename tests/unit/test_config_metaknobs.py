@@ -254,3 +254,15 @@ class TestLocalConfig:
             load_config(top)
         top.write_text("REQUIRE_LOCAL_CONFIG_FILE = False\nLOCAL_CONFIG_FILE = /nonexistent/x\n")
         assert load_config(top)["LOCAL_CONFIG_FILE"] == "/nonexistent/x"
+
+
+class TestPlusEquals:
+    def test_append_with_separators(self):
+        c = cfg("A = x\nA += y\nB += z\nC = p\nC +,= q\nD = p\nD +&&= q\n")
+        # a space alone, the separator alone, or a doubled one with spaces; unset: just the value
+        assert (c["A"], c["B"], c["C"], c["D"]) == ("x y", "z", "p,q", "p && q")
+
+    def test_append_to_a_default(self):
+        c = cfg("START += && (Memory > 1024)\nSTARTD_ATTRS += HasFoo\n")
+        assert c["START"] == "True && (Memory > 1024)"
+        assert c["STARTD_ATTRS"] == "HasFoo"  # an empty default: just the value
