@@ -132,6 +132,7 @@ DEFAULTS: dict[str, str] = {
     "STANDARD": "1",
     "VANILLA": "5",
     "SEC_DEFAULT_AUTHENTICATION_METHODS": "FS,TOKEN",
+    "SYSTEM_JOB_MACHINE_ATTRS": "Cpus,SlotWeight",
 }
 
 # Knob families that mockpool reads but that cannot be listed one by one.

@@ -308,6 +308,89 @@ TRUST_CREDENTIAL_DIRECTORY=True
 """,
 )
 
+_define(
+    "FEATURE",
+    "AssignAccountingGroup",
+    """
+if ! $(1?)
+    error : use FEATURE : AssignAccountingGroup requires a map_file argument
+endif
+use FEATURE : ScheddUsermapFile(AssignAccountingGroup, $(1))
+JOB_TRANSFORM_NAMES = $(JOB_TRANSFORM_NAMES) AssignAccountingGroup
+JOB_TRANSFORM_AssignAccountingGroup @=end
+    COPY Owner = AcctGroupUser
+    COPY AcctGroup = RequestedAcctGroup
+    EVALSET AcctGroup = usermap("AssignAccountingGroup",AcctGroupUser,AcctGroup)
+    EVALSET AccountingGroup = join(".",AcctGroup,AcctGroupUser)
+@end
+IMMUTABLE_JOB_ATTRS = $(IMMUTABLE_JOB_ATTRS) AcctGroup AcctGroupUser AccountingGroup
+if $(2:True)
+    SUBMIT_REQUIREMENT_NAMES = $(SUBMIT_REQUIREMENT_NAMES) CheckRequestedGroup
+    SUBMIT_REQUIREMENT_CheckRequestedGroup = RequestedAcctGroup is undefined || RequestedAcctGroup == AcctGroup
+    SUBMIT_REQUIREMENT_CheckRequestedGroup_REASON = strcat("Permission denied setting accounting_group to ", RequestedAcctGroup)
+endif
+SUBMIT_REQUIREMENT_NAMES = $(SUBMIT_REQUIREMENT_NAMES) AssignAccountingGroup
+SUBMIT_REQUIREMENT_AssignAccountingGroup = AcctGroup isnt undefined && AccountingGroup isnt undefined
+SUBMIT_REQUIREMENT_AssignAccountingGroup_REASON = strcat("Submit requirement AssignAccountingGroup not met - Could not map '", Owner, "' to an accounting group ", RequestedAcctGroup)
+""",
+)
+_define(
+    "FEATURE",
+    "AssignProjectName",
+    """
+if ! $(1?)
+    error : use FEATURE : AssignProjectName requires a map_name argument
+endif
+use FEATURE : SetJobAttrFromUsermap(ProjectName, Owner, $(1+))
+""",
+)
+_define(
+    "FEATURE",
+    "SetJobAttrFromUsermap",
+    """
+if ! $(3?)
+    error : use FEATURE : SetJobAttrFromUsermap requires at least 3 arguments: dest_attr, src_attr, map_name [,map_file]
+endif
+if $(4?)
+    use FEATURE : ScheddUsermapFile($(3), $(4))
+endif
+JOB_TRANSFORM_NAMES += Set$(1)
+JOB_TRANSFORM_Set$(1) = EVALSET $(1) usermap("$(3)",$(2),$(1))
+SUBMIT_REQUIREMENT_NAMES += Require$(1)
+SUBMIT_REQUIREMENT_Require$(1) = $(1) isnt undefined
+SUBMIT_REQUIREMENT_Require$(1)_REASON = strcat("Submit requirement Require$(1) not met - Could not map '", $(2)?:"undefined", "' to a $(1)")
+""",
+)
+for _cloud in ("Google", "AWS"):
+    _define(
+        "FEATURE",
+        f"CommonCloudAttributes{_cloud}",
+        (
+            "use FEATURE : StartdCronOneShot(cloud, $(LIBEXEC)/common-cloud-attributes-"
+            f"{_cloud.lower()}.py, $(0))\nSTARTD_CRON_cloud_PREFIX = Cloud"
+        ),
+    )
+_define(
+    "FEATURE",
+    "PelicanRetryPolicy",
+    """
+PelicanRetry_MaxRetries = 4
+PelicanRetry_MinimumDelay = 300
+PelicanRetry_RandomDelay = 300
+pelican_error_subcode_retriable = 2816
+pelican_error_subcode_stopped = 1280
+PelicanRetryCondition = ((VacateReasonCode == 12 || VacateReasonCode == 13) && ((VacateReasonSubCode == $(pelican_error_subcode_retriable)) || (VacateReasonSubCode == $(pelican_error_subcode_stopped)))) ?: false
+JOB_TRANSFORM_NAMES = $(JOB_TRANSFORM_NAMES) PelicanRetry
+JOB_TRANSFORM_PelicanRetry @=jt
+    REQUIREMENTS (stringListIMember("pelican",WantTransferPluginMethods) || stringListIMember("osdf",WantTransferPluginMethods) || stringListIMember("stash",WantTransferPluginMethods)) && isUndefined(PelicanRetryEnabled)
+    EVALMACRO retry_delay = $(PelicanRetry_MinimumDelay) + random($(PelicanRetry_RandomDelay))
+    SET PelicanRetryEnabled true
+    SET PelicanRetryDelay $(retry_delay)
+@jt
+SYSTEM_ON_VACATE_COOL_DOWN = ((PelicanRetryEnabled?:false) && $(PelicanRetryCondition) && ((NumJobCoolDowns?:0) < $(PelicanRetry_MaxRetries)) ? PelicanRetryDelay : ($(SYSTEM_ON_VACATE_COOL_DOWN:0)))
+""",
+)
+
 # --- POLICY ---------------------------------------------------------------------------
 _NO_SUSPEND_TAIL = """
 WANT_SUSPEND=False

@@ -430,7 +430,11 @@ class TestAccessors:
         from mockpool.classad import parse_expr
 
         c = ConfigDict()
-        lists = {"SEC_DEFAULT_AUTHENTICATION_METHODS", "DAEMON_LIST"}  # lists, not expressions
+        lists = {
+            "SEC_DEFAULT_AUTHENTICATION_METHODS",
+            "DAEMON_LIST",
+            "SYSTEM_JOB_MACHINE_ATTRS",
+        }  # lists, not expressions
         for name in DEFAULTS:
             assert c.lookup(name) is not None
             if name not in lists:
