@@ -131,7 +131,6 @@ DEFAULTS: dict[str, str] = {
     "IsStandard": "(TARGET.JobUniverse == $(STANDARD))",
     "STANDARD": "1",
     "VANILLA": "5",
-    "SEC_DEFAULT_AUTHENTICATION_METHODS": "FS,TOKEN",
     "SYSTEM_JOB_MACHINE_ATTRS": "Cpus,SlotWeight",
 }
 

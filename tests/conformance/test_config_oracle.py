@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from mockpool.config import ConfigDict, ConfigError, load_config, macros
+from mockpool.config import ConfigDict, ConfigError, load_config, macros, metaknobs
 
 pytest.importorskip("htcondor2")
 
@@ -93,10 +93,9 @@ def _ours(cfg: ConfigDict, name: str, like: object) -> object:
     return value or None
 
 
-@pytest.fixture(scope="module")
-def corpus() -> dict[str, tuple[ConfigDict, list[str], dict[str, object]]]:
+def _compare_files(files: list[Path]) -> dict[str, tuple[ConfigDict, list[str], dict[str, object]]]:
     ours: dict[str, tuple[ConfigDict, list[str]]] = {}
-    for path in FILES:
+    for path in files:
         cfg = load_config(path)
         names = list(dict.fromkeys([*(k.name for k in cfg.knobs()), *ALWAYS]))
         ours[str(path)] = (cfg, [n for n in names if _comparable(cfg, n)])
@@ -115,13 +114,43 @@ def corpus() -> dict[str, tuple[ConfigDict, list[str], dict[str, object]]]:
     return {p: (cfg, names, theirs[p]) for p, (cfg, names) in ours.items()}
 
 
+@pytest.fixture(scope="module")
+def corpus() -> dict[str, tuple[ConfigDict, list[str], dict[str, object]]]:
+    return _compare_files(FILES)
+
+
+TEMPLATES = sorted(metaknobs._BODIES)
+
+
+@pytest.fixture(scope="module")
+def templates(tmp_path_factory) -> dict[str, tuple[ConfigDict, list[str], dict[str, object]]]:
+    """Every shipped template, used with five made-up arguments (templates ignore extras)."""
+    folder = tmp_path_factory.mktemp("templates")
+    files = []
+    for category, name in TEMPLATES:
+        path = folder / f"{category}-{name}.conf"
+        args = "9, 17, 1, 5" if "HOURS" in name or name == "DESKTOP_IDLE" else "A1, 7, c3, d4, e5"
+        path.write_text(f"A1 = (Memory > 1)\nuse {category} : {name}({args})\n")
+        files.append(path)
+    return _compare_files(files)
+
+
+@pytest.mark.parametrize("key", TEMPLATES, ids=[f"{c}:{n}" for c, n in TEMPLATES])
+def test_template_expands_as_htcondor_does(templates, tmp_path_factory, key):
+    path = next(p for p in templates if Path(p).name == f"{key[0]}-{key[1]}.conf")
+    _check(*templates[path])
+
+
 def test_the_corpus_is_large_enough():
     assert len(FILES) >= 50
 
 
 @pytest.mark.parametrize("path", FILES, ids=[p.stem for p in FILES])
 def test_file_expands_as_htcondor_does(corpus, path):
-    cfg, names, theirs = corpus[str(path)]
+    _check(*corpus[str(path)])
+
+
+def _check(cfg: ConfigDict, names: list[str], theirs: dict[str, object]) -> None:
     assert names, "nothing to compare"
     wrong = {}
     for name in names:
