@@ -31,7 +31,7 @@ DEFAULTS: dict[str, str] = {
     "DEFAULT_PRIO_FACTOR": "1000",
     "NICE_USER_PRIO_FACTOR": "1e10",
     "NICE_USER_ACCOUNTING_GROUP_NAME": "nice-user",
-    "NEGOTIATOR_USE_SLOT_WEIGHTS": "True",
+    "NEGOTIATOR_USE_SLOT_WEIGHTS": "true",
     "SLOT_WEIGHT": "Cpus",
     # matching order and preemption
     "NEGOTIATOR_PRE_JOB_RANK": (
@@ -41,23 +41,23 @@ DEFAULTS: dict[str, str] = {
         "(RemoteOwner =?= UNDEFINED) * (ifthenElse(isUndefined(KFlops), 1000, Kflops)"
         " - SlotID - 1.0e10*(Offline=?=True))"
     ),
-    "NEGOTIATOR_CONSIDER_PREEMPTION": "True",
+    "NEGOTIATOR_CONSIDER_PREEMPTION": "true",
     "PREEMPTION_REQUIREMENTS": "False",
     "PREEMPTION_RANK": (
         "(RemoteUserPrio * 1000000) - ifThenElse(isUndefined(TotalJobRuntime), 0, TotalJobRuntime)"
     ),
     # hierarchical group quotas
     "GROUP_NAMES": "",
-    "NEGOTIATOR_ALLOW_QUOTA_OVERSUBSCRIPTION": "True",
-    "GROUP_ACCEPT_SURPLUS": "False",
-    "GROUP_AUTOREGROUP": "False",
+    "NEGOTIATOR_ALLOW_QUOTA_OVERSUBSCRIPTION": "true",
+    "GROUP_ACCEPT_SURPLUS": "false",
+    "GROUP_AUTOREGROUP": "false",
     "GROUP_QUOTA_MAX_ALLOCATION_ROUNDS": "3",
     "GROUP_SORT_EXPR": (
         'ifThenElse(AccountingGroup=?="<none>",3.4e+38,'
         "ifThenElse(GroupQuota>0,GroupResourcesInUse/GroupQuota,3.3e+38))"
     ),
     # partitionable slots
-    "CONSUMPTION_POLICY": "False",
+    "CONSUMPTION_POLICY": "false",
     "CONSUMPTION_CPUS": "quantize(target.RequestCpus,{1})",
     "CONSUMPTION_MEMORY": "quantize(target.RequestMemory,{128})",
     "CONSUMPTION_DISK": "quantize(target.RequestDisk,{1024})",
