@@ -210,14 +210,21 @@ class ConfigDict(Mapping[str, str]):
     def expand(self, text: str, where: str = "<text>") -> str:
         """Expands the macros in ``text`` against this configuration."""
         try:
-            return macros.expand(text, self.raw, env=self._environ, seed=self.seed)
+            return macros.expand(
+                text, self.raw, env=self._environ, seed=self.seed, unset_env="UNDEFINED"
+            )
         except MacroError as e:
             raise ConfigError(f"{where}: {e}") from None
 
     def _expanded(self, knob: Knob) -> str:
         try:
             return macros.expand(
-                knob.raw, self.raw, env=self._environ, name=knob.name, seed=self.seed
+                knob.raw,
+                self.raw,
+                env=self._environ,
+                name=knob.name,
+                seed=self.seed,
+                unset_env="UNDEFINED",
             )
         except MacroError as e:
             raise ConfigError(f"{knob.where}: {knob.name}: {e}") from None

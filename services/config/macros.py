@@ -4,7 +4,8 @@ What is expanded (HTCondor manual, "Configuration File Macros" and "Function Mac
 
 - ``$(NAME)``: the value of NAME, itself expanded; an undefined NAME gives "".
 - ``$(NAME:default)``: the default (expanded) when NAME is undefined or empty.
-- ``$ENV(VAR)`` / ``$ENV(VAR:default)``: an environment variable.
+- ``$ENV(VAR)`` / ``$ENV(VAR:default)``: an environment variable; unset and without a
+  default, ``unset_env`` (configuration passes ``UNDEFINED``, the text HTCondor writes).
 - ``$INT(NAME)`` / ``$INT(NAME,fmt)``, ``$REAL(NAME)`` / ``$REAL(NAME,fmt)``: NAME's value
   (or the argument itself when it is not a defined name) evaluated as a constant expression
   and printed with a C format (default ``%d`` / ``%.16G``).
@@ -146,6 +147,7 @@ class _Expander:
         self.lookup = lookup
         self.env = env
         self.seed = seed
+        self.unset_env = ""  # what $ENV(NAME) of an unset NAME gives, without a default
         self.draws = 0  # random macros drawn so far, for a seed per draw
         self.stack: list[str] = []  # names being expanded, as spelled where referenced
         self.cache: dict[str, str | None] = {}
@@ -204,7 +206,7 @@ class _Expander:
             var, *default = _split_top(body, ":", 1)
             value = self.env.get(self.name(var))
             if value is None:
-                return self.text(default[0]) if default else ""
+                return self.text(default[0]) if default else self.unset_env
             return value
         if func in ("INT", "REAL"):
             return self.number(func, body)
@@ -330,6 +332,7 @@ def expand(
     env: Mapping[str, str] | None = None,
     name: str | None = None,
     seed: int = 0,
+    unset_env: str = "",
 ) -> str:
     """Expands every macro in ``text``; ``lookup`` gives the raw text of a name.
 
@@ -338,6 +341,7 @@ def expand(
     a cycle through it is reported from it.
     """
     expander = _Expander(lookup, os.environ if env is None else env, seed)
+    expander.unset_env = unset_env
     if name is not None:
         expander.stack.append(name)
     return expander.text(text)
