@@ -11,6 +11,7 @@ HTCondor (so `a = a + 1` is UNDEFINED and nothing loops).
 from __future__ import annotations
 
 import random as _random
+import time as _time
 from typing import Any
 
 from .ad import ClassAd
@@ -166,6 +167,9 @@ def _ref(node: AttrRef, scope: ClassAd | None, ctx: EvalContext) -> Any:
     if low == "parent":
         p = ctx.parent_of(scope) if scope is not None else None
         return p if p is not None else UNDEFINED
+    if low == "currenttime":
+        # old ClassAds' alias for time(), unless the ad itself defines it (classad.cpp)
+        return int(ctx.now) if ctx.now is not None else int(_time.time())
     return _lookup_bare(node.name, scope, ctx)
 
 

@@ -805,3 +805,6 @@ def _interval(args, scope, ctx, name):
     if mins:
         return f"{mins}:{abs(s):02d}"
     return f"{s}"
+
+
+from . import policy_functions  # noqa: E402, F401  (registers versionCmp, countMatches, ...)
