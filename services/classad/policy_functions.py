@@ -263,8 +263,18 @@ def _current_time(args, scope, ctx, name):
 
 def _split_utc(t: int) -> ClassAd:
     g = _time.gmtime(t)
-    return ClassAd({"Type": "AbsoluteTime", "Year": g.tm_year, "Month": g.tm_mon, "Day": g.tm_mday,
-                    "Hours": g.tm_hour, "Minutes": g.tm_min, "Seconds": g.tm_sec, "Offset": 0})
+    return ClassAd(
+        {
+            "Type": "AbsoluteTime",
+            "Year": g.tm_year,
+            "Month": g.tm_mon,
+            "Day": g.tm_mday,
+            "Hours": g.tm_hour,
+            "Minutes": g.tm_min,
+            "Seconds": g.tm_sec,
+            "Offset": 0,
+        }
+    )
 
 
 _GMTIME_MAX = 253402300799  # 9999-12-31T23:59:59: beyond it gmtime and strftime disagree
