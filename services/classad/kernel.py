@@ -53,7 +53,9 @@ from .vector import B, E, I, R, S, U, Vec, X
 CONST, ROWS = 0, 1  # which side an expression is evaluated on (its MY)
 _PREDICATES = {"isundefined": (U,), "iserror": (E,), "isstring": (S,), "isinteger": (I,),
                "isreal": (R,), "isboolean": (B,)}
-_SCOPE_DEPENDENT = {"eval", "unparse", "random"}
+_SCOPE_DEPENDENT = {"eval", "unparse", "random", "evalineachcontext", "countmatches"}
+# names the scalar evaluator resolves itself (CurrentTime: the pool time unless the ad has one)
+_SPECIAL_NAMES = ("my", "target", "parent", "currenttime")
 _LOGIC = {"&&", "||"}
 
 
@@ -349,7 +351,7 @@ class _Evaluator:
             return self.const(node.value, rows)
         self.budget.charge(self.step)
         if t is AttrRef:
-            if node.absolute or node.name.lower() in ("my", "target", "parent"):
+            if node.absolute or node.name.lower() in _SPECIAL_NAMES:
                 raise _Fallback
             return self.ref(node.name, scope, rows)
         if t is Binary:
@@ -557,7 +559,7 @@ def vectorizable(expr: Expr) -> bool:
         t = type(node)
         if t is AdExpr:
             return False
-        if t is AttrRef and (node.absolute or node.name.lower() in ("my", "target", "parent")):
+        if t is AttrRef and (node.absolute or node.name.lower() in _SPECIAL_NAMES):
             return False
         if t is Select and not (type(node.base) is AttrRef and node.base.name.lower() in ("my", "target")):
             return False

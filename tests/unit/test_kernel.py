@@ -83,7 +83,7 @@ def test_requirements_mask_counts_numbers_as_true():
 # -- property: random tables, random expressions --------------------------------------
 _VALUES = st.one_of(
     st.integers(-5, 5), st.sampled_from([0.0, 1.5, -2.5, 1e300]), st.booleans(),
-    st.sampled_from(["a", "A", "b", "x86_64", "X86_64", "a,b", ""]),
+    st.sampled_from(["a", "A", "b", "x86_64", "X86_64", "a,b", "", "1.10", "1.9", "8.9.11", " , "]),
     st.just(UNDEFINED), st.just(ERROR),
 )
 _ATTRS = ["A", "B", "C"]
@@ -108,7 +108,7 @@ def _slot_ads(draw):
 
 
 _LEAVES = ["A", "B", "C", "J", "MY.A", "TARGET.A", "TARGET.J", "MY.J", "1", "2.5", '"a"', '"X86_64"',
-           "undefined", "error", "true", "false", "0"]
+           "undefined", "error", "true", "false", "0", "CurrentTime", '"2.0.1"']
 _BINOPS = ["+", "-", "*", "/", "%", "==", "!=", "<", "<=", ">", ">=", "=?=", "=!=", "&&", "||", "&", "|",
            "^", "<<", ">>", ">>>"]
 
@@ -129,7 +129,11 @@ def _exprs(draw, depth=0):
     if k == 5:
         return f"{draw(st.sampled_from(['-', '!', '~']))}{a}"
     fn = draw(st.sampled_from(["ifThenElse({a}, {b}, 3)", "isUndefined({a})", "int({a})", "strcat({a}, {b})",
-                                "stringListMember({a}, \"a,b\")", "floor({a})", "size({a})", "toUpper({a})"]))
+                                "stringListMember({a}, \"a,b\")", "floor({a})", "size({a})", "toUpper({a})",
+                                "stringListsIntersect({a}, \"b, a\")", "stringListSubsetMatch({a}, {b})",
+                                "stringListIMember({a}, {b})", "versionGE({a}, \"1.9\")", "versionCmp({a}, {b})",
+                                "version_in_range({a}, \"1.2\", {b})", "countMatches(A > 0, {{{a}, [A = 1]}})",
+                                "formatTime({a}, \"%Y\")"]))
     return fn.format(a=a, b=b)
 
 
@@ -138,10 +142,10 @@ def _exprs(draw, depth=0):
 @given(slots=_slot_ads(), text=_exprs(), job_j=_VALUES, const_is=st.sampled_from(["my", "target"]))
 def test_kernel_agrees_with_scalar_evaluator(slots, text, job_j, const_is):
     job = ClassAd(J=job_j, A=3)
-    got = evaluate_rows(text, slots, job, const_is)
+    got = evaluate_rows(text, slots, job, const_is, now=1_000_000)
     for k, slot in enumerate(slots):
         my, target = (job, slot) if const_is == "my" else (slot, job)
-        want = evaluate(text, my, target)
+        want = evaluate(text, my, target, now=1_000_000)
         assert _same(got[k], want), f"row {k}: {text} -> kernel {got[k]!r}, scalar {want!r}; slot {slot}"
 
 
