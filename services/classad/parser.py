@@ -10,6 +10,7 @@ from __future__ import annotations
 from .ad import ClassAd
 from .errors import ClassAdSyntaxError
 from .lexer import Token, tokenize
+from .oldstrings import old_to_new
 from .tree import (
     BINARY_PRECEDENCE,
     AdExpr,
@@ -325,7 +326,7 @@ def _parse_old(text: str, allow_many: bool) -> list[ClassAd]:
         if eq is None:
             raise ClassAdSyntaxError("syntax error in old-syntax ad", text, line_start, "Name = expression")
         name, expr_start = eq
-        expr_text = line[expr_start:]
+        expr_text = old_to_new(line[expr_start:])
         try:
             expr = parse_expr(expr_text)
         except ClassAdSyntaxError as e:

@@ -9,6 +9,7 @@ from typing import Any
 
 from .ad import ClassAd
 from .errors import ClassAdSyntaxError
+from .oldstrings import new_to_old
 from .parser import parse_expr
 from .tree import AdExpr, Expr, ListExpr, Literal, Unary
 from .unparse import format_name, unparse, unparse_ad
@@ -32,7 +33,7 @@ def format_old_real(v: float) -> str:
 def _old_expr_text(e: Expr) -> str:
     if isinstance(e, Literal) and isinstance(e.value, float):
         return format_old_real(e.value)
-    return unparse(e)
+    return new_to_old(unparse(e))
 
 
 def format_ad(ad: ClassAd, style: str = "old", sort: bool = False) -> str:
