@@ -79,8 +79,9 @@ class ClassAd(MutableMapping[str, Expr]):
     def keys_lower(self) -> list[str]:
         return list(self._attrs)
 
-    def eval(self, name: str, target: ClassAd | None = None) -> Any:
-        """Evaluate attribute `name` with this ad as MY (UNDEFINED when absent)."""
+    def eval(self, name: str, target: ClassAd | None = None, *, now: float | None = None) -> Any:
+        """Evaluate attribute `name` with this ad as MY (UNDEFINED when absent); `now` is
+        the pool time time() and CurrentTime give (the wall clock without it)."""
         hit = self._attrs.get(name.lower())
         if hit is None:
             return UNDEFINED
@@ -89,7 +90,7 @@ class ClassAd(MutableMapping[str, Expr]):
             return expr.value
         from .evaluate import evaluate
 
-        return evaluate(expr, self, target)
+        return evaluate(expr, self, target, now=now)
 
     def get_value(self, name: str, default: Any = None) -> Any:
         """The attribute's evaluated value, or `default` when absent or UNDEFINED."""

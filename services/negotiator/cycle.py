@@ -415,7 +415,8 @@ def _my(name: str) -> Expr:
 class _Slots:
     """The cycle's slots: one table, what is still on offer, what p-slots have left."""
 
-    def __init__(self, snapshot: Snapshot, cfg: CycleConfig, stats: KernelStats) -> None:
+    def __init__(self, snapshot: Snapshot, cfg: CycleConfig, stats: KernelStats, now: float) -> None:
+        self.now = now  # the pool time the slots' and jobs' expressions see (time(), CurrentTime)
         self.ads = list(snapshot.slots)
         self.table = _LiveTable(self.ads)
         self.cfg = cfg
@@ -425,14 +426,14 @@ class _Slots:
         empty = ClassAd()
 
         def mask(text: str) -> np.ndarray:
-            return CompiledExpr(text).requirements_mask(t, empty, "target", stats=stats)
+            return CompiledExpr(text).requirements_mask(t, empty, "target", stats=stats, now=self.now)
 
         self.is_p = mask("PartitionableSlot =?= true")
         self.has_cp = self._consumption_policy(empty)
         self.unclaimed = mask('State == "Unclaimed"')
         self.claimed = mask('State == "Claimed"')
         self.names = [x if isinstance(x, str) else f"<slot {r}>" for r, x in
-                      enumerate(CompiledExpr(_my("Name")).eval(t, empty, "target").to_values(t.pool))]
+                      enumerate(CompiledExpr(_my("Name")).eval(t, empty, "target", now=self.now).to_values(t.pool))]
         # Claim ids from the private ads, joined by Name.
         private: dict[str, ClassAd] = {}
         for p in snapshot.private_ads:
@@ -461,7 +462,7 @@ class _Slots:
         # Resources left (p-slots change during the cycle) and slot weights.
         self.avail = np.zeros((3, n))
         for k, res in enumerate(RESOURCES):
-            self.avail[k], _ = _numbers(CompiledExpr(_my(res)).eval(t, empty, "target", stats=stats), n)
+            self.avail[k], _ = _numbers(CompiledExpr(_my(res)).eval(t, empty, "target", stats=stats, now=self.now), n)
         self.weight = self._weights(empty)
         self.current: dict[int, ClassAd] = {}  # p-slots changed this cycle: their ads now
         has_limits = t.column("ConcurrencyLimits").present | t.column("PreemptingConcurrencyLimits").present
@@ -480,7 +481,7 @@ class _Slots:
         if not len(prow):
             return out
         t = self.table
-        mres = CompiledExpr(_my("MachineResources")).eval(t, empty, "target", stats=self.kstats).to_values(t.pool)
+        mres = CompiledExpr(_my("MachineResources")).eval(t, empty, "target", stats=self.kstats, now=self.now).to_values(t.pool)
         by_text: dict[str, list[int]] = {}
         for r in prow:
             if isinstance(mres[r], str):
@@ -497,8 +498,8 @@ class _Slots:
         if not self.cfg.use_slot_weights:
             return np.ones(self.n)
         t = self.table
-        own, ok_own = _numbers(CompiledExpr(_my("SlotWeight")).eval(t, empty, "target", stats=self.kstats), self.n)
-        dflt, ok_dflt = _numbers(CompiledExpr(self.cfg.slot_weight).eval(t, empty, "target", stats=self.kstats), self.n)
+        own, ok_own = _numbers(CompiledExpr(_my("SlotWeight")).eval(t, empty, "target", stats=self.kstats, now=self.now), self.n)
+        dflt, ok_dflt = _numbers(CompiledExpr(self.cfg.slot_weight).eval(t, empty, "target", stats=self.kstats, now=self.now), self.n)
         present = t.column("SlotWeight").present
         w = np.where(present, own, dflt)
         ok = np.where(present, ok_own, ok_dflt) & (w >= 0)
@@ -538,7 +539,7 @@ class _Slots:
         if not self.cfg.use_slot_weights:
             return 1.0
         e = ad.lookup("SlotWeight") or self.cfg.slot_weight
-        w = _scalar_number(evaluate(e, ad, None))
+        w = _scalar_number(evaluate(e, ad, None, now=self.now))
         return w if w is not None and w >= 0 else 1.0
 
     def deduct(self, row: int, cons: np.ndarray) -> float:
@@ -583,7 +584,7 @@ class _Slots:
         t, n = self.table, self.n
         out = np.full((len(rows), 3), np.nan)
         for k, (_attr, own) in enumerate(self.cons_exprs):
-            vals, ok = _numbers(own.eval(t, job, "target", stats=self.kstats), n)
+            vals, ok = _numbers(own.eval(t, job, "target", stats=self.kstats, now=self.now), n)
             out[:, k] = np.where(ok[rows], vals[rows], np.nan)
         return out
 
@@ -592,7 +593,7 @@ class _Slots:
         out = np.full(3, np.nan)
         for k, (attr, _own) in enumerate(self.cons_exprs):
             e = ad.lookup(attr)
-            v = _scalar_number(evaluate(e, ad, job)) if e is not None else None
+            v = _scalar_number(evaluate(e, ad, job, now=self.now)) if e is not None else None
             if v is not None:
                 out[k] = v
         return out
@@ -606,7 +607,7 @@ class _Slots:
             if ce is None or (k == 4 and not preempting.any()):
                 out[:, k] = NO_RANK
                 continue
-            vals, ok = _numbers(ce.eval(self.table, job, "target", stats=self.kstats), self.n)
+            vals, ok = _numbers(ce.eval(self.table, job, "target", stats=self.kstats, now=self.now), self.n)
             with np.errstate(over="ignore"):
                 single = vals[rows].astype(np.float32).astype(np.float64)
             good = ok[rows] & np.isfinite(single)
@@ -623,14 +624,14 @@ class _Slots:
         def neg_rank(e: Expr | None) -> float:
             if e is None:
                 return NO_RANK
-            v = _scalar_number(evaluate(e, ad, job))
+            v = _scalar_number(evaluate(e, ad, job, now=self.now))
             if v is None:
                 return NO_RANK
             v32 = float(np.float32(v))
             return v32 if math.isfinite(v32) else NO_RANK
 
         rank_e = job.lookup("Rank")
-        rank = _scalar_number(evaluate(rank_e, job, ad)) if rank_e is not None else None
+        rank = _scalar_number(evaluate(rank_e, job, ad, now=self.now)) if rank_e is not None else None
         return neg_rank(self.cfg.pre_job_rank), rank or 0.0, neg_rank(self.cfg.post_job_rank)
 
 
@@ -777,7 +778,7 @@ class _Cycle:
 
         # Phase 2: accounting and trimming.
         self.say("Phase 2:  Performing accounting ...", t1)
-        slots = _Slots(snap, self.cfg, self.kstats)
+        slots = _Slots(snap, self.cfg, self.kstats, self.now)
         self.acct.update_priorities(self.now)
         self.acct.check_matches(slot_usage(slots.ads, slots.weight, slots.claimed), self.now)
         slots.add_remote_prios(self.acct)

@@ -502,7 +502,7 @@ class Machine:
                 )
             return grant
         ad = current_ad(slot, self.info, now, self._sequence)
-        self._check_match(slot, ad, job_ad)
+        self._check_match(slot, ad, job_ad, now)
         slot.claim = self._new_claim(claim_id, ad, job_ad, schedd_name, schedd_address, owner, now)
         slot.set_state("Claimed", "Idle", now)
         del self._offers[claim_id]
@@ -541,7 +541,7 @@ class Machine:
         old = slot.claim
         assert old is not None
         ad = current_ad(slot, self.info, now, self._sequence)
-        self._check_match(slot, ad, job_ad)
+        self._check_match(slot, ad, job_ad, now)
         new = self._new_claim(claim_id, ad, job_ad, schedd_name, schedd_address, owner, now)
         if new.rank < old.rank:
             raise ClaimRefusedError(
@@ -599,10 +599,10 @@ class Machine:
         out, self._evicted = self._evicted, []
         return out
 
-    def _check_match(self, slot: Slot, slot_ad: ClassAd, job_ad: ClassAd) -> None:
-        if not is_true(slot_ad.eval("Start", job_ad)):
+    def _check_match(self, slot: Slot, slot_ad: ClassAd, job_ad: ClassAd, now: float) -> None:
+        if not is_true(slot_ad.eval("Start", job_ad, now=now)):
             raise ClaimRefusedError(f"{slot.name}: START is not true for job {_job_id(job_ad)}")
-        if not is_true(job_ad.eval("Requirements", slot_ad)):
+        if not is_true(job_ad.eval("Requirements", slot_ad, now=now)):
             raise ClaimRefusedError(
                 f"job {_job_id(job_ad)}: its Requirements are not true on {slot.name}"
             )
@@ -692,9 +692,9 @@ class Machine:
             request = self._consumed_request(pslot, pad, job_ad)
         else:
             request = self._edited_request(pslot, pad, job_ad)
-            if not is_true(pad.eval("Start", request)):
+            if not is_true(pad.eval("Start", request, now=now)):
                 request = job_ad  # the edit made START false: retry with the request as sent
-        self._check_match(pslot, pad, request)
+        self._check_match(pslot, pad, request, now)
         amounts: dict[str, int] = {}
         for attr, unit in (("RequestCpus", "cpus"), ("RequestMemory", "MB"), ("RequestDisk", "KB")):
             value = eval_number(request, attr, pad)
@@ -788,7 +788,7 @@ class Machine:
                 f"job {cluster}.{proc} has no usable MockDuration (got {shown}): give "
                 "+MockDuration = <pool seconds> or run /bin/sleep N"
             )
-        self._check_match(slot, ad, job_ad)
+        self._check_match(slot, ad, job_ad, now)
         gjid = job_ad.eval("GlobalJobId")
         if not isinstance(gjid, str) or not gjid:
             qdate = eval_number(job_ad, "QDate", None) or 0

@@ -613,3 +613,20 @@ def test_poison_requirements_rejected_by_name_others_still_match():
     assert [r.submitter for r in res.rejections if "too costly" in r.reason] == ["mallory@mockpool"]
     line = next(x.text for x in res.log if "Rejected 1.0" in x.text)
     assert "mallory@mockpool" in line and "too costly" in line and "regular expression" in line
+
+
+def test_current_time_is_the_cycle_time_in_start_requirements_and_ranks():
+    # slot1 opens at pool time 500, slot2 at 200; the job prefers the slot whose start
+    # time is furthest behind CurrentTime. Driven at now=300, then at now=600.
+    snap = pool(slot("slot1@exec0001", start="CurrentTime >= 500", OpensAt=500),
+                slot("slot2@exec0001", start="time() >= 200", OpensAt=200))
+    want = "(CurrentTime - TARGET.OpensAt) >= 0"
+    res = run(snap, [request(1, 2, requirements=want, rank="CurrentTime - TARGET.OpensAt")],
+              "NEGOTIATOR_PRE_JOB_RANK =", now=300.0)
+    assert [m.slot_name for m in res.matches] == ["slot2@exec0001"]
+    res = run(snap, [request(1, 2, requirements=want, rank="CurrentTime - TARGET.OpensAt")],
+              "NEGOTIATOR_PRE_JOB_RANK =", now=600.0)
+    assert [m.slot_name for m in res.matches] == ["slot2@exec0001", "slot1@exec0001"]  # Rank 400 before 100
+    # the pre-job rank sees the cycle's time too: 500 - 600 = -100 beats 200 - 600 = -400
+    res = run(snap, [request(1, 2)], "NEGOTIATOR_PRE_JOB_RANK = OpensAt - CurrentTime", now=600.0)
+    assert [m.slot_name for m in res.matches] == ["slot1@exec0001", "slot2@exec0001"]

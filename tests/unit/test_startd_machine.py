@@ -332,6 +332,18 @@ def test_start_and_job_requirements_both_checked() -> None:
     assert pub(m, "slot1@exec0001").eval("State") == "Unclaimed"
 
 
+def test_start_and_requirements_see_the_claim_time_as_current_time() -> None:
+    # the machine opens for jobs at pool time 1000; a claim at 999 is refused, at 1000 granted
+    m = static("START = CurrentTime >= 1000 && time() >= 1000\n")
+    cid = priv(m, "slot1@exec0001").eval("Capability")
+    with pytest.raises(ClaimRefusedError, match="START is not true"):
+        claim(m, cid, "slot1@exec0001", now=999.0)
+    with pytest.raises(ClaimRefusedError, match="Requirements are not true"):
+        claim(m, cid, "slot1@exec0001", job(Requirements="CurrentTime < 1000"), now=1000.0)
+    claim(m, cid, "slot1@exec0001", now=1000.0)
+    assert pub(m, "slot1@exec0001").eval("State") == "Claimed"
+
+
 def test_slot_type_knobs_override_per_type() -> None:
     m = machine(
         """
