@@ -1150,7 +1150,7 @@ class _Cycle:
         offer = slots.offer_with_remote_prio(row)
         remote = slots.preempt.remote[row] or "?"
         prio = _scalar_number(offer.eval("RemoteUserPrio"))
-        new_rank = _scalar_number(offer.eval("Rank", req.ad))
+        new_rank = _scalar_number(offer.eval("Rank", req.ad, now=self.now))
         old_rank = _scalar_number(offer.eval("CurrentRank"))
         self.say(preempting_line(remote, prio or 0.0, old_rank or 0.0, slots.names[row], req.submitter,
                                  self.acct.eup(req.submitter), new_rank or 0.0))

@@ -231,12 +231,12 @@ def _machine_totals(cfg: ConfigDict) -> tuple[int, int, int, int, int]:
     return cpus, memory, disk, detected_memory, detected_disk
 
 
-def _retirement(slot: Slot, slot_ad: ClassAd, job_ad: ClassAd) -> float:
+def _retirement(slot: Slot, slot_ad: ClassAd, job_ad: ClassAd, now: float) -> float:
     """MaxJobRetirementTime for a job starting on ``slot``: the startd's, evaluated with
     the job as TARGET (not a number: 0), lowered by the job's own if smaller."""
-    value = evaluate(slot.policy.max_job_retirement_time, slot_ad, job_ad)
+    value = evaluate(slot.policy.max_job_retirement_time, slot_ad, job_ad, now=now)
     mine = float(value) if isinstance(value, int | float) and not isinstance(value, bool) else 0.0
-    own = eval_number(job_ad, "MaxJobRetirementTime", slot_ad)
+    own = eval_number(job_ad, "MaxJobRetirementTime", slot_ad, now=now)
     if own is not None and own < mine:
         mine = float(own)
     return mine if math.isfinite(mine) else 0.0
@@ -617,13 +617,13 @@ class Machine:
         owner: str,
         now: float,
     ) -> Claim:
-        rank = slot_ad.eval("Rank", job_ad)
+        rank = slot_ad.eval("Rank", job_ad, now=now)
         if isinstance(rank, bool):  # EvalFloat reads a boolean RANK as 1 or 0
             rank = float(rank)
         elif not isinstance(rank, int | float) or not math.isfinite(rank):
             rank = None
         user = job_ad.eval("User")
-        lease = eval_number(job_ad, "JobLeaseDuration", slot_ad)
+        lease = eval_number(job_ad, "JobLeaseDuration", slot_ad, now=now)
         host = from_sinful(schedd_address)
         return Claim(
             concurrency_limits=_limits(job_ad, slot_ad),
@@ -639,16 +639,16 @@ class Machine:
             lease_duration=float(lease) if lease and lease > 0 else self._default_lease,
         )
 
-    def _edited_request(self, slot: Slot, slot_ad: ClassAd, job_ad: ClassAd) -> ClassAd:
+    def _edited_request(self, slot: Slot, slot_ad: ClassAd, job_ad: ClassAd, now: float) -> ClassAd:
         """The job with MODIFY_REQUEST_EXPR_* applied (evaluated with the job as MY)."""
         edits: dict[str, int] = {}
         for attr, expr in slot.policy.modify_request:
-            value = evaluate(expr, job_ad, slot_ad)
+            value = evaluate(expr, job_ad, slot_ad, now=now)
             if (
                 isinstance(value, int | float)
                 and not isinstance(value, bool)
                 and math.isfinite(value)
-                and value != job_ad.eval(attr, slot_ad)
+                and value != job_ad.eval(attr, slot_ad, now=now)
             ):
                 edits[attr] = int(value)  # HTCondor keeps the integer (long long) value
         if not edits:
@@ -658,7 +658,7 @@ class Machine:
             edited[attr] = value
         return edited
 
-    def _consumed_request(self, pslot: Slot, pad: ClassAd, job_ad: ClassAd) -> ClassAd:
+    def _consumed_request(self, pslot: Slot, pad: ClassAd, job_ad: ClassAd, now: float) -> ClassAd:
         """The job with Request<Res> read as its consumption on ``pslot`` (a missing request
         counts as 0 while evaluating, as in HTCondor's cp_compute_consumption)."""
         assert pslot.policy.consumption is not None
@@ -668,7 +668,7 @@ class Machine:
                 target[f"Request{res}"] = 0
         out = job_ad.copy()
         for res, expr in zip(CONSUMPTION_RESOURCES, pslot.policy.consumption):
-            value = evaluate(expr, pad, target)
+            value = evaluate(expr, pad, target, now=now)
             if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
                 raise ClaimRefusedError(
                     f"{pslot.name}: Consumption{res} is {value!r} for job {_job_id(job_ad)}, "
@@ -689,15 +689,15 @@ class Machine:
     ) -> ClaimGrant:
         pad = current_ad(pslot, self.info, now, self._sequence)
         if pslot.policy.consumption is not None:
-            request = self._consumed_request(pslot, pad, job_ad)
+            request = self._consumed_request(pslot, pad, job_ad, now)
         else:
-            request = self._edited_request(pslot, pad, job_ad)
+            request = self._edited_request(pslot, pad, job_ad, now)
             if not is_true(pad.eval("Start", request, now=now)):
                 request = job_ad  # the edit made START false: retry with the request as sent
         self._check_match(pslot, pad, request, now)
         amounts: dict[str, int] = {}
         for attr, unit in (("RequestCpus", "cpus"), ("RequestMemory", "MB"), ("RequestDisk", "KB")):
-            value = eval_number(request, attr, pad)
+            value = eval_number(request, attr, pad, now=now)
             if value is None:
                 if attr != "RequestCpus":
                     raise InvalidJobError(
@@ -781,7 +781,7 @@ class Machine:
             if isinstance(value, bool) or not isinstance(value, int) or value < 0:
                 raise InvalidJobError(f"job ad has no valid {attr} (got {value!r})")
         ad = current_ad(slot, self.info, now, self._sequence)
-        duration = eval_number(job_ad, "MockDuration", ad)
+        duration = eval_number(job_ad, "MockDuration", ad, now=now)
         if duration is None or duration < 0:
             shown = job_ad.eval("MockDuration")
             raise InvalidJobError(
@@ -799,7 +799,7 @@ class Machine:
             gjid,
             start=now,
             end=now + float(duration),
-            retirement=_retirement(slot, ad, job_ad),
+            retirement=_retirement(slot, ad, job_ad, now),
         )
         claim.job = job
         claim.concurrency_limits = _limits(job_ad, ad)

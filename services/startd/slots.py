@@ -154,9 +154,10 @@ class SlotPolicy:
         )
 
 
-def eval_number(ad: ClassAd, name: str, target: ClassAd | None) -> int | float | None:
-    """``name`` evaluated in ``ad`` against ``target`` if it is a number (not a bool)."""
-    value = ad.eval(name, target)
+def eval_number(ad: ClassAd, name: str, target: ClassAd | None, *, now: float | None = None) -> int | float | None:
+    """``name`` evaluated in ``ad`` against ``target`` (at pool time ``now``) if it is a
+    number (not a bool)."""
+    value = ad.eval(name, target, now=now)
     if isinstance(value, bool) or not isinstance(value, int | float):
         return None
     if isinstance(value, float) and not math.isfinite(value):
