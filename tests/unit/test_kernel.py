@@ -74,6 +74,21 @@ def test_fallbacks_are_counted_not_silent():
     assert CompiledExpr("Cpus > 2 && stringListMember(Arch, \"x86_64,aarch64\")").vectorized
 
 
+def test_policy_functions_run_in_the_kernel_and_nested_ad_ones_fall_back():
+    for text in ('versionGE(Arch, "1.9")', 'version_in_range(Arch, "1", "2")', 'stringListsIntersect(Arch, "a")',
+                 'stringListSubsetMatch("a", Arch)', 'versionCmp(Arch, "2")'):
+        assert CompiledExpr(text).vectorized, text
+    # these evaluate an expression inside listed ads, and CurrentTime may be an ad's own
+    assert not CompiledExpr("countMatches(x > 1, AvailableGPUs) > 0").vectorized
+    assert not CompiledExpr("evalInEachContext(x, L)").vectorized
+    assert not CompiledExpr("CurrentTime > 5").vectorized
+    stats = KernelStats()
+    table = SlotTable.from_ads([ClassAd(L=parse_expr("{[x = 2], [x = 0]}")), ClassAd(CurrentTime=3)])
+    v = CompiledExpr("countMatches(x > 1, L) + CurrentTime").eval(table, JOB, "target", stats=stats, now=100)
+    assert v.to_values(table.pool) == [101, 3]  # 1 + the pool time; 0 + the ad's own CurrentTime
+    assert stats.fallbacks == 1
+
+
 def test_requirements_mask_counts_numbers_as_true():
     table = SlotTable.from_ads(SLOTS)
     mask = CompiledExpr("Cpus - 1").requirements_mask(table, JOB, "target")
