@@ -41,7 +41,9 @@ def make_slots(n: int, seed: int = 1) -> list[ClassAd]:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     ap.add_argument("--slots", type=int, default=100_000)
     ap.add_argument("--sample", type=int, default=5_000)
     ap.add_argument("--repeat", type=int, default=10)
@@ -65,8 +67,10 @@ def main() -> None:
         ours = [evaluate(text, job, s) is True for s in sample]
         dt = time.perf_counter() - t
         assert ours == list(mask[: ns.sample]), f"{name}: kernel and scalar evaluator disagree"
-        print(f"{name:22s} kernel {ns.slots / med:12,.0f} pairs/s  scalar {len(sample) / dt:10,.0f} pairs/s"
-              f"  matching {int(mask.sum()):6d}  fallbacks {stats.fallbacks}")
+        print(
+            f"{name:22s} kernel {ns.slots / med:12,.0f} pairs/s  scalar {len(sample) / dt:10,.0f} pairs/s"
+            f"  matching {int(mask.sum()):6d}  fallbacks {stats.fallbacks}"
+        )
 
 
 if __name__ == "__main__":
