@@ -503,37 +503,36 @@ def _tokens(s: str, delims: str) -> list[str]:
     return [t for p in _split_list(s, delims) if (t := p.strip(_SPACE))]
 
 
-def _string_list_args(args, scope, ctx, n_before: int):
-    """Evaluate (before..., list, [delims]); returns (values, delims) or ERROR.
-
-    As HTCondor: an UNDEFINED delimiter means the default for the membership tests
-    (n_before == 1) and is ERROR for the others."""
-    if len(args) not in (n_before + 1, n_before + 2):
+def _string_list_args(args, scope, ctx):
+    """Evaluate (list, [delims]) for the stringList size and arithmetic functions; returns
+    (values, delims) or ERROR (an UNDEFINED delimiter is ERROR for these, as HTCondor)."""
+    if len(args) not in (1, 2):
         return ERROR
     vals = _strict(args, scope, ctx)
     delims = " ,"
-    if len(vals) == n_before + 2:
+    if len(vals) == 2:
         d = vals[-1]
-        if type(d) is str:
-            delims = d
-        elif not (d is UNDEFINED and n_before == 1):
+        if type(d) is not str:
             return ERROR
+        delims = d
     return vals, delims
 
 
 @_fn("stringListMember", "stringListIMember")
 def _sl_member(args, scope, ctx, name):
-    r = _string_list_args(args, scope, ctx, 1)
-    if not isinstance(r, tuple):
-        return r
-    (x, lst, *_), delims = r
-    if x is ERROR or lst is ERROR:
+    """As compat_classad.cpp: any argument that is neither a string nor UNDEFINED is ERROR;
+    both UNDEFINED is UNDEFINED, one reads as ""; the default delimiters are ", \\t\\r\\n"."""
+    if len(args) not in (2, 3):
         return ERROR
-    if x is UNDEFINED or lst is UNDEFINED:
-        return False
-    if type(x) is not str or type(lst) is not str:
+    vals = _strict(args, scope, ctx)
+    if any(v is not UNDEFINED and type(v) is not str for v in vals):
         return ERROR
-    items = _tokens(lst, delims)
+    x, lst = vals[0], vals[1]
+    if x is UNDEFINED and lst is UNDEFINED:
+        return UNDEFINED
+    delims = vals[2] if len(vals) == 3 and vals[2] is not UNDEFINED else ", \t\r\n"
+    x = "" if x is UNDEFINED else x
+    items = _tokens("" if lst is UNDEFINED else lst, delims)
     if name == "stringlistimember":
         fx = fold(x)
         return any(fold(i) == fx for i in items)
@@ -542,7 +541,7 @@ def _sl_member(args, scope, ctx, name):
 
 @_fn("stringListSize")
 def _sl_size(args, scope, ctx, name):
-    r = _string_list_args(args, scope, ctx, 0)
+    r = _string_list_args(args, scope, ctx)
     if not isinstance(r, tuple):
         return r
     (lst, *_), delims = r
@@ -565,7 +564,7 @@ def _parse_number_token(tok: str) -> int | float | None:
 
 @_fn("stringListSum", "stringListAvg", "stringListMin", "stringListMax")
 def _sl_math(args, scope, ctx, name):
-    r = _string_list_args(args, scope, ctx, 0)
+    r = _string_list_args(args, scope, ctx)
     if not isinstance(r, tuple):
         return r
     (lst, *_), delims = r
@@ -595,7 +594,7 @@ def _sl_math(args, scope, ctx, name):
 
 @_fn("split")
 def _split(args, scope, ctx, name):
-    r = _string_list_args(args, scope, ctx, 0)
+    r = _string_list_args(args, scope, ctx)
     if not isinstance(r, tuple):
         return r
     (s, *_), delims = r

@@ -190,3 +190,23 @@ def test_split_time() -> None:
 def test_debug_returns_its_argument() -> None:
     assert evaluate("debug(1 + 1)") == 2
     assert evaluate("debug()") is ERROR
+
+
+@pytest.mark.parametrize(
+    ("expr", "want"),
+    [
+        ('stringListMember("a", "b\ta")', True),  # tabs and newlines delimit by default
+        ('stringListMember("a", "b;a", ";")', True),
+        ('stringListMember("a", "b\ta", undefined)', True),  # UNDEFINED delimiters: the default
+        ("stringListMember(undefined, undefined)", UNDEFINED),
+        ('stringListMember(undefined, "a, ")', False),  # UNDEFINED reads as "", which no item is
+        ('stringListMember("a", undefined)', False),
+        ("stringListMember(undefined, 3)", ERROR),  # neither string nor UNDEFINED
+        ('stringListMember(error, "a")', ERROR),
+        ('stringListMember("a", "a", 3)', ERROR),
+        ('stringListIMember("A", " b , a ")', True),  # items are trimmed
+        ('stringListMember("a")', ERROR),
+    ],
+)
+def test_string_list_member_rules(expr: str, want: object) -> None:
+    assert evaluate(expr) is want
