@@ -1,0 +1,59 @@
+"""End to end: CurrentTime and time() are the pool's time in every daemon.
+
+The machine's START opens at pool time 300 (not the wall clock's 1.7e9 seconds): a job
+queued at the start waits until then, and the startd grants the claim only once its own
+clock says so. `status` and `q` constraints see the same pool time.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+from mockpool import Pool
+
+pytestmark = [pytest.mark.live, pytest.mark.slow]
+
+OPENS = 300
+SPEC = f"""
+[pool]
+time_scale = 20
+duration = 3600
+seed = 1
+
+[config]
+NEGOTIATOR_INTERVAL = 20
+UPDATE_INTERVAL = 20
+
+[[startds]]
+name = "exec{{:04d}}"
+count = 1
+config = '''
+NUM_CPUS = 2
+MEMORY = 2048
+START = CurrentTime >= {OPENS} && time() >= {OPENS}
+'''
+
+[[schedds]]
+count = 1
+"""
+JOB = "executable = /bin/sleep\narguments = 60\nrequest_memory = 128\nqueue 1\n"
+
+
+@pytest.fixture(scope="module")
+def pool(ray_session: None) -> Iterator[Pool]:
+    with Pool(SPEC) as p:
+        yield p
+
+
+def test_start_opens_at_pool_time_and_constraints_see_pool_time(pool: Pool) -> None:
+    cluster, _ = pool.submit(JOB, owner="alice")
+    assert pool.wait(lambda: len(pool.slots()) == 2, timeout=120)
+    # the collector and the schedd evaluate constraints at pool time, far below the wall clock
+    assert len(pool.slots("CurrentTime < 1000000 && time() == CurrentTime")) == 2
+    assert len(pool.jobs("CurrentTime < 1000000")) == 1
+    assert pool.wait(lambda: pool.jobs(f"ClusterId == {cluster} && JobStatus == 2"), timeout=180)
+    (job,) = pool.jobs(f"ClusterId == {cluster}")
+    started = job.get_value("JobCurrentStartDate")
+    assert isinstance(started, int) and started >= OPENS, started
