@@ -27,7 +27,9 @@ FUNCTIONS = (
     "toLower", "strcmp", "stricmp", "member", "identicalMember", "stringListMember",
     "stringListIMember", "stringListSize", "stringListSum", "stringListMin",
     "stringListMax", "stringListAvg", "regexp", "regexps", "splitUserName",
-    "splitSlotName", "eval",
+    "splitSlotName", "eval", "versionCmp", "versionGE", "versionLT", "version_in_range",
+    "stringListsIntersect", "stringListSubsetMatch", "stringListISubsetMatch", "countMatches",
+    "evalInEachContext", "debug",
 )
 
 INT_TEXTS = (

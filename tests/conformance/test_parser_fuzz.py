@@ -563,8 +563,6 @@ def test_classad2_reads_our_text(form, spec):
     _assert_equivalent(read, oracle, f"{form} text {text!r}")
 
 
-@pytest.mark.xfail(strict=False, reason="JSON expression marker differs from HTCondor; in old syntax a newline in a "
-                   "string ends the line, as in HTCondor's own printOld")
 @pytest.mark.parametrize("form", ["json", "old", "new"])
 @settings(max_examples=150, **HYPOTHESIS_SETTINGS)
 @given(spec=ad_specs)
