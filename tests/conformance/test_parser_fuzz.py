@@ -35,7 +35,7 @@ from mockpool.classad import (
     parse_expr,
     unparse,
 )
-from mockpool.classad.tree import AdExpr, Literal, Unary
+from mockpool.classad.tree import AdExpr, Literal, Unary, walk
 from mockpool.classad.values import wrap_int
 
 from .conftest import (
@@ -459,13 +459,24 @@ def build(spec: dict[str, str]) -> ClassAd:
     return ad
 
 
+def _old_syntax_holds(ad) -> bool:
+    """Whether old syntax can hold the ad's strings: as HTCondor's, it has no escape for a
+    line break, and a string ending in a backslash reads as an escaped quote unless the
+    line ends there."""
+    return not any(
+        type(n) is Literal and type(n.value) is str and ("\n" in n.value or "\r" in n.value or n.value.endswith("\\"))
+        for name in ad
+        for n in walk(ad[name])
+    )
+
+
 @settings(max_examples=250, **HYPOTHESIS_SETTINGS)
 @given(specs=st.lists(ad_specs, min_size=1, max_size=3))
 def test_ad_text_round_trips(specs):
     ads = [build(s) for s in specs]
     for style in ("old", "new"):
         for ad in ads:
-            if style == "old" and not len(ad):
+            if style == "old" and (not len(ad) or not _old_syntax_holds(ad)):
                 continue  # an empty ad is no text at all in old syntax
             text = format_ad(ad, style=style)
             back = parse_ad(text)
@@ -475,7 +486,7 @@ def test_ad_text_round_trips(specs):
             if style == "new":
                 assert back == ad, f"new text {text!r} read back as a different tree {back!r}"
     # several ads: old syntax separated by blank lines (empty ads vanish), or new syntax
-    kept = [ad for ad in ads if len(ad)]
+    kept = [ad for ad in ads if len(ad) and _old_syntax_holds(ad)]
     joined = "\n".join(format_ad(ad, style="old") for ad in kept)
     back_all = parse_ads(joined)
     assert same_ads(back_all, kept, old_reals=True), f"parse_ads(old) of {joined!r}: {back_all!r}"

@@ -54,3 +54,9 @@ def test_strings_inside_expressions_and_quoted_names() -> None:
     assert '"D:\\data"' in text and "'odd name'" in text and '"q\\"t"' in text
     assert new_to_old(r'x == "a\\b"') == 'x == "a\\b"'
     assert parse_ad(text).eval("Requirements") == ad.eval("Requirements")
+
+
+def test_a_line_break_is_written_as_it_is_like_htcondor() -> None:
+    # old syntax has no escape for it: classad2's printOld writes 'S = "a\nb"\n' too, and
+    # such text does not read back (it is why `-long` output of such ads is lossy)
+    assert format_ad(ClassAd(S="a\nb"), style="old") == 'S = "a\nb"\n'
