@@ -30,7 +30,7 @@ partitionable slot without a consumption policy (matched whole, once a cycle, it
 its whole SlotWeight: the schedd carves it and may use the leftovers itself). A
 partitionable slot that advertises a consumption policy (HTCondor's
 ``cp_supports_policy``: MachineResources, and Consumption<Res> for each of its resources
-but Swap) stays, its Cpus/Memory/Disk reduced by the job's ConsumptionCpus/Memory/Disk
+but Swap) stays, its Cpus/Memory/Disk and custom resources (GPUs, ...) reduced by the job's Consumption<Res>
 (evaluated with the job as TARGET); each match takes one unused claim id from its
 ``ClaimIdList`` and costs W(S) - W(S'), its SlotWeight before minus after the deduction.
 It is a candidate only while every consumption is >= 0 and <= what is left, and at least
@@ -460,9 +460,14 @@ class _Slots:
         self.preempt = Preemption(self.ads, self.alive & ~self.unclaimed, cfg.preemption_requirements,
                                   cfg.preemption_rank, stats)
         # Resources left (p-slots change during the cycle) and slot weights.
-        self.avail = np.zeros((3, n))
-        for k, res in enumerate(RESOURCES):
-            self.avail[k], _ = _numbers(CompiledExpr(_my(res)).eval(t, empty, "target", stats=stats, now=self.now), n)
+        # Custom resources (GPUs, MACHINE_RESOURCE_<name>) are rows after Cpus/Memory/Disk;
+        # a slot without one has none of it and its jobs consume none (cp_deduct_assets
+        # walks the slot's own MachineResources).
+        self.avail = np.zeros((len(self.resources), n))
+        for k, res in enumerate(self.resources):
+            values = CompiledExpr(_my(res)).eval(t, empty, "target", stats=stats, now=self.now)
+            vals, ok = _numbers(values, n)
+            self.avail[k] = vals if k < len(RESOURCES) else np.where(self.owns[k] & ok, vals, 0.0)
         self.weight = self._weights(empty)
         self.current: dict[int, ClassAd] = {}  # p-slots changed this cycle: their ads now
         has_limits = t.column("ConcurrencyLimits").present | t.column("PreemptingConcurrencyLimits").present
@@ -471,12 +476,17 @@ class _Slots:
         # Expressions compiled once a cycle.
         self.pre = CompiledExpr(cfg.pre_job_rank) if cfg.pre_job_rank is not None else None
         self.post = CompiledExpr(cfg.post_job_rank) if cfg.post_job_rank is not None else None
-        self.cons_exprs = [(f"Consumption{res}", CompiledExpr(_my(f"Consumption{res}"))) for res in RESOURCES]
+        self.cons_exprs = [
+            (f"Consumption{res}", CompiledExpr(_my(f"Consumption{res}"))) for res in self.resources
+        ]
 
     def _consumption_policy(self, empty: ClassAd) -> np.ndarray:
         """cp_supports_policy: a p-slot with MachineResources and Consumption<Res> for each
-        of them but Swap (resources other than Cpus/Memory/Disk are not deducted)."""
+        of them but Swap. Sets ``resources`` (Cpus, Memory, Disk, then the custom ones the
+        policy slots list) and ``owns`` (which slot lists which resource)."""
         out = np.zeros(self.n, dtype=bool)
+        self.resources: tuple[str, ...] = RESOURCES
+        self.owns = np.ones((len(RESOURCES), self.n), dtype=bool)
         prow = np.flatnonzero(self.is_p)
         if not len(prow):
             return out
@@ -492,6 +502,18 @@ class _Slots:
                 if asset.lower() != "swap":
                     ok &= t.column(f"Consumption{asset}").present[rows]
             out[np.array(rows)[ok]] = True
+        custom: dict[str, list[int]] = {}
+        for text, rows in by_text.items():
+            for asset in text.replace(",", " ").split():
+                if asset.lower() not in ("swap", "cpus", "memory", "disk"):
+                    custom.setdefault(asset, []).extend(r for r in rows if out[r])
+        custom = {a: rs for a, rs in custom.items() if rs}
+        if custom:
+            self.resources = RESOURCES + tuple(sorted(custom))
+            owns = np.zeros((len(custom), self.n), dtype=bool)
+            for k, asset in enumerate(sorted(custom)):
+                owns[k, custom[asset]] = True
+            self.owns = np.vstack([self.owns, owns])
         return out
 
     def _weights(self, empty: ClassAd) -> np.ndarray:
@@ -549,8 +571,9 @@ class _Slots:
         self.avail[:, row] -= cons
         # A fresh copy each time: the ad offered with an earlier match must not change.
         ad = self.current[row] = before.copy()
-        for k, res in enumerate(RESOURCES):
-            ad[res] = _preserve_int(self.avail[k, row])
+        for k, res in enumerate(self.resources):
+            if self.owns[k, row]:
+                ad[res] = _preserve_int(self.avail[k, row])
         self._dirty.add(row)
         if not self.cfg.use_slot_weights:
             return 1.0
@@ -565,8 +588,9 @@ class _Slots:
             return 1.0
         before = self.ad(row)
         after = before.copy()
-        for k, res in enumerate(RESOURCES):
-            after[res] = _preserve_int(self.avail[k, row] - cons[k])
+        for k, res in enumerate(self.resources):
+            if self.owns[k, row]:
+                after[res] = _preserve_int(self.avail[k, row] - cons[k])
         return self.slot_weight(before) - self.slot_weight(after)
 
     def flush(self) -> None:
@@ -574,24 +598,30 @@ class _Slots:
         if not self._dirty:
             return
         rows = np.fromiter(sorted(self._dirty), dtype=np.int64)
-        for k, res in enumerate(RESOURCES):
-            self.table.set_numbers(res, rows, self.avail[k, rows])
+        for k, res in enumerate(self.resources):
+            own = rows[self.owns[k, rows]]
+            if len(own):
+                self.table.set_numbers(res, own, self.avail[k, own])
         self._dirty.clear()
 
     # -- per request ------------------------------------------------------------------
     def consumption(self, job: ClassAd, rows: np.ndarray) -> np.ndarray:
-        """(len(rows), 3) consumption of ``job`` on p-slots ``rows``; NaN where invalid."""
+        """(len(rows), resources) consumption of ``job`` on p-slots ``rows``; NaN where
+        invalid, 0 of a resource the slot does not list."""
         t, n = self.table, self.n
-        out = np.full((len(rows), 3), np.nan)
+        out = np.full((len(rows), len(self.resources)), np.nan)
         for k, (_attr, own) in enumerate(self.cons_exprs):
             vals, ok = _numbers(own.eval(t, job, "target", stats=self.kstats, now=self.now), n)
-            out[:, k] = np.where(ok[rows], vals[rows], np.nan)
+            out[:, k] = np.where(self.owns[k, rows], np.where(ok[rows], vals[rows], np.nan), 0.0)
         return out
 
     def scalar_consumption(self, job: ClassAd, row: int) -> np.ndarray:
         ad = self.ad(row)
-        out = np.full(3, np.nan)
+        out = np.full(len(self.resources), np.nan)
         for k, (attr, _own) in enumerate(self.cons_exprs):
+            if not self.owns[k, row]:
+                out[k] = 0.0
+                continue
             e = ad.lookup(attr)
             v = _scalar_number(evaluate(e, ad, job, now=self.now)) if e is not None else None
             if v is not None:
@@ -656,16 +686,16 @@ def _claim_ids(private: ClassAd, consumption_policy: bool) -> list[str]:
 
 
 def _sufficient(cons: np.ndarray, avail: np.ndarray) -> np.ndarray:
-    """cp_sufficient_assets for rows of (k, 3) consumption against (k, 3) available."""
+    """cp_sufficient_assets for rows of (k, resources) consumption against available."""
     valid = ~np.isnan(cons).any(axis=1)
     c = np.where(np.isnan(cons), -1.0, cons)
     return valid & (c <= avail).all(axis=1) & (c >= 0).all(axis=1) & (c > 0).any(axis=1)
 
 
-def _override_requests(job: ClassAd, cons: Sequence[float]) -> ClassAd:
-    """The job with RequestCpus/Memory/Disk read as the consumption (where it has them)."""
+def _override_requests(job: ClassAd, cons: Sequence[float], resources: Sequence[str]) -> ClassAd:
+    """The job with Request<Res> read as the consumption (where it has them)."""
     out = job
-    for k, res in enumerate(RESOURCES):
+    for k, res in enumerate(resources):
         name = f"Request{res}"
         if job.lookup(name) is not None:
             if out is job:
@@ -674,9 +704,9 @@ def _override_requests(job: ClassAd, cons: Sequence[float]) -> ClassAd:
     return out
 
 
-def _with_zero_requests(job: ClassAd) -> ClassAd:
+def _with_zero_requests(job: ClassAd, resources: Sequence[str]) -> ClassAd:
     """HTCondor evaluates consumption with a missing Request<Res> read as 0."""
-    missing = [f"Request{r}" for r in RESOURCES if job.lookup(f"Request{r}") is None]
+    missing = [f"Request{r}" for r in resources if job.lookup(f"Request{r}") is None]
     if not missing:
         return job
     out = job.copy()
@@ -991,7 +1021,7 @@ class _Cycle:
         cons_of: dict[int, np.ndarray] = {}
         prow = np.flatnonzero(slots.alive & slots.has_cp)
         if len(prow):
-            job_cp = _with_zero_requests(job)
+            job_cp = _with_zero_requests(job, slots.resources)
             cons = slots.consumption(job_cp, prow)
             fits = _sufficient(cons, slots.avail[:, prow].T)
             prow, cons = prow[fits], cons[fits]
@@ -1002,7 +1032,7 @@ class _Cycle:
                     uniq, inverse = np.unique(cons, axis=0, return_inverse=True)
                     inverse = inverse.reshape(-1)
                 for k, tup in enumerate(uniq):
-                    jo = _override_requests(job, tup)
+                    jo = _override_requests(job, tup, slots.resources)
                     m = mr.matches if jo is job else match_vector(
                         jo, slots.table, now=self.now, budget=budget).matches
                     sel = prow[inverse == k]
@@ -1192,10 +1222,10 @@ class _Cycle:
         """Put a p-slot back among this request's candidates if the next job still fits
         (HTCondor's returnPslotToMatchList), ranked on what it has left."""
         job = req.ad
-        cons = slots.scalar_consumption(_with_zero_requests(job), row)
+        cons = slots.scalar_consumption(_with_zero_requests(job, slots.resources), row)
         if not _sufficient(cons[None, :], slots.avail[:, row][None, :])[0]:
             return
-        if not matches(_override_requests(job, cons), slots.ad(row), now=self.now):
+        if not matches(_override_requests(job, cons, slots.resources), slots.ad(row), now=self.now):
             return
         cons_of[row] = cons
         pre, rank, post = slots.scalar_ranks(job, row)

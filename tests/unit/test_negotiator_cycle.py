@@ -411,9 +411,11 @@ def test_consumption_policy_needs_machine_resources_and_every_consumption():
     # a resource without its Consumption<Res> (Swap excepted) means no policy either
     ad, _ = pslot(cpus=10, memory=20480, MachineResources="Cpus Memory Disk Swap Gpus")
     assert len(run(pool(ad, claims=base), [request(1, 15)]).matches) == 1
-    ad, _ = pslot(cpus=10, memory=20480, MachineResources="Cpus Memory Disk Swap Gpus",
-                  ConsumptionGpus="0")
-    assert len(run(pool(ad, claims=base), [request(1, 15)]).matches) == 10
+    mres = "Cpus Memory Disk Swap Gpus"
+    ad, _ = pslot(cpus=10, memory=20480, MachineResources=mres, Gpus=2, ConsumptionGpus=0)
+    res = run(pool(ad, claims=base), [request(1, 15)])
+    assert len(res.matches) == 10
+    assert [m.slot_ad.eval("Gpus") for m in res.matches] == [2] * 10  # 0 Gpus consumed
 
 
 def test_negative_or_non_numeric_slot_weight_weighs_one():
@@ -630,3 +632,66 @@ def test_current_time_is_the_cycle_time_in_start_requirements_and_ranks():
     # the pre-job rank sees the cycle's time too: 500 - 600 = -100 beats 200 - 600 = -400
     res = run(snap, [request(1, 2)], "NEGOTIATOR_PRE_JOB_RANK = OpensAt - CurrentTime", now=600.0)
     assert [m.slot_name for m in res.matches] == ["slot1@exec0001", "slot2@exec0001"]
+
+
+# ------------------------------------------------- custom resources (GPUs) in the policy
+
+
+def gpu_pslot(name: str = "slot1@gpu0001", *, cpus: int = 8, gpus: int = 2, claims: int = 20):
+    """A p-slot whose consumption policy also carves GPUs (CONSUMPTION_GPUS)."""
+    return pslot(
+        name,
+        cpus=cpus,
+        memory=16384,
+        claims=claims,
+        GPUs=gpus,
+        MachineResources="Cpus Memory Disk Swap GPUs",
+        ConsumptionGPUs=parse_expr("target.RequestGPUs"),
+    )
+
+
+def gpu_request(ac: int, count: int, gpus: int | None) -> ResourceRequest:
+    requirements = "(TARGET.Memory >= RequestMemory) && (TARGET.Cpus >= RequestCpus)"
+    if gpus is not None:
+        requirements += " && (TARGET.GPUs >= RequestGPUs)"
+    req = request(ac, count, cpus=1, memory=1024, requirements=requirements)
+    if gpus is not None:
+        req.ad["RequestGPUs"] = gpus
+    return req
+
+
+def test_pslot_gpus_consumed_per_match():
+    # 8 cpus, 2 GPUs; five 1-cpu 1-GPU jobs: the GPUs run out after 2 (cpus left: 6)
+    ad, ids = gpu_pslot()
+    res = run(pool(ad, claims={"slot1@gpu0001": ids}), [gpu_request(1, 5, gpus=1)])
+    assert len(res.matches) == 2
+    assert [m.slot_ad.eval("GPUs") for m in res.matches] == [2, 1]
+    assert [m.slot_ad.eval("Cpus") for m in res.matches] == [8, 7]
+
+
+def test_pslot_gpus_left_alone_by_jobs_without_gpu_requests():
+    # a missing RequestGPUs reads as 0 in ConsumptionGPUs: eight 1-cpu jobs use all 8 cpus
+    # and the slot offered with the last still has both GPUs
+    ad, ids = gpu_pslot()
+    res = run(pool(ad, claims={"slot1@gpu0001": ids}), [gpu_request(1, 10, gpus=None)])
+    assert len(res.matches) == 8
+    assert [m.slot_ad.eval("GPUs") for m in res.matches] == [2] * 8
+
+
+def test_gpu_job_only_on_the_pslot_that_has_gpus():
+    # a CPU-only p-slot (no GPUs in MachineResources) keeps its policy; a 1-GPU job's
+    # TARGET.GPUs >= 1 is UNDEFINED there, so three such jobs get the 2 GPUs of gpu0001
+    cpu_ad, cpu_ids = pslot("slot1@cpu0001", cpus=8, memory=16384)
+    gpu_ad, gpu_ids = gpu_pslot()
+    snap = pool(cpu_ad, gpu_ad, claims={"slot1@cpu0001": cpu_ids, "slot1@gpu0001": gpu_ids})
+    res = run(snap, [gpu_request(1, 3, gpus=1)])
+    assert [m.slot_name for m in res.matches] == ["slot1@gpu0001"] * 2
+
+
+def test_gpu_and_cpu_jobs_share_a_gpu_pslot():
+    # 4 cpus, 2 GPUs: two 1-GPU jobs take 2 cpus and both GPUs; the CPU-only jobs get the
+    # other 2 cpus; a third GPU job finds no GPU left
+    ad, ids = gpu_pslot(cpus=4, gpus=2)
+    reqs = [gpu_request(1, 3, gpus=1), gpu_request(2, 5, gpus=None)]
+    res = run(pool(ad, claims={"slot1@gpu0001": ids}), reqs)
+    assert sorted(m.autocluster_id for m in res.matches) == [1, 1, 2, 2]
