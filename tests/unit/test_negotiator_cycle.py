@@ -695,3 +695,16 @@ def test_gpu_and_cpu_jobs_share_a_gpu_pslot():
     reqs = [gpu_request(1, 3, gpus=1), gpu_request(2, 5, gpus=None)]
     res = run(pool(ad, claims={"slot1@gpu0001": ids}), reqs)
     assert sorted(m.autocluster_id for m in res.matches) == [1, 1, 2, 2]
+
+
+def test_listed_resource_without_its_count_has_none_to_give():
+    # MachineResources lists GPUs but the slot has no GPUs attribute: none left, so a
+    # 1-GPU job whose Requirements do not ask for GPUs (ConsumptionGPUs 1 > 0 left) gets
+    # nothing, while CPU-only jobs still fit
+    ad, ids = gpu_pslot(cpus=2)
+    del ad["GPUs"]
+    snap = pool(ad, claims={"slot1@gpu0001": ids})
+    blind = gpu_request(1, 1, gpus=None)
+    blind.ad["RequestGPUs"] = 1
+    assert run(snap, [blind]).matches == []
+    assert len(run(snap, [gpu_request(2, 5, gpus=None)]).matches) == 2
