@@ -502,17 +502,21 @@ class _Slots:
                 if asset.lower() != "swap":
                     ok &= t.column(f"Consumption{asset}").present[rows]
             out[np.array(rows)[ok]] = True
-        custom: dict[str, list[int]] = {}
+        # attribute names are case-insensitive: "GPUs" and "Gpus" are one resource
+        spelling: dict[str, str] = {}
+        custom: dict[str, set[int]] = {}
         for text, rows in by_text.items():
             for asset in text.replace(",", " ").split():
-                if asset.lower() not in ("swap", "cpus", "memory", "disk"):
-                    custom.setdefault(asset, []).extend(r for r in rows if out[r])
-        custom = {a: rs for a, rs in custom.items() if rs}
-        if custom:
-            self.resources = RESOURCES + tuple(sorted(custom))
-            owns = np.zeros((len(custom), self.n), dtype=bool)
-            for k, asset in enumerate(sorted(custom)):
-                owns[k, custom[asset]] = True
+                key = asset.lower()
+                if key not in ("swap", "cpus", "memory", "disk"):
+                    spelling.setdefault(key, asset)
+                    custom.setdefault(key, set()).update(r for r in rows if out[r])
+        keys = sorted(k for k, rs in custom.items() if rs)
+        if keys:
+            self.resources = RESOURCES + tuple(spelling[k] for k in keys)
+            owns = np.zeros((len(keys), self.n), dtype=bool)
+            for k, key in enumerate(keys):
+                owns[k, sorted(custom[key])] = True
             self.owns = np.vstack([self.owns, owns])
         return out
 

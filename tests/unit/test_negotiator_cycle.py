@@ -708,3 +708,14 @@ def test_listed_resource_without_its_count_has_none_to_give():
     blind.ad["RequestGPUs"] = 1
     assert run(snap, [blind]).matches == []
     assert len(run(snap, [gpu_request(2, 5, gpus=None)]).matches) == 2
+
+
+def test_resource_names_are_case_insensitive():
+    # one slot lists "GPUs", the other "gpus": one resource, each slot's own count
+    # deducted once per match (2 GPUs + 1 GPU = 3 one-GPU jobs)
+    a, a_ids = gpu_pslot("slot1@gpu0001", gpus=2)
+    b, b_ids = gpu_pslot("slot1@gpu0002", gpus=1)
+    b["MachineResources"] = "cpus memory disk swap gpus"
+    snap = pool(a, b, claims={"slot1@gpu0001": a_ids, "slot1@gpu0002": b_ids})
+    res = run(snap, [gpu_request(1, 5, gpus=1)])
+    assert sorted(m.slot_name for m in res.matches) == ["slot1@gpu0001"] * 2 + ["slot1@gpu0002"]
