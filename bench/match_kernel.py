@@ -21,7 +21,7 @@ from mockpool.classad import ClassAd, evaluate, parse_expr
 from mockpool.classad.kernel import CompiledExpr, SlotTable
 
 REQUIREMENTS = (
-    'TARGET.Memory >= RequestMemory && TARGET.Cpus >= RequestCpus && TARGET.Disk >= RequestDisk'
+    "TARGET.Memory >= RequestMemory && TARGET.Cpus >= RequestCpus && TARGET.Disk >= RequestDisk"
     ' && TARGET.Arch == "X86_64" && TARGET.OpSys == "LINUX"'
     ' && stringListMember("cvmfs", TARGET.HasFileSystems)'
 )
@@ -45,12 +45,18 @@ def make_slots(n: int, seed: int = 1) -> list[ClassAd]:
 
 
 def job_ad() -> ClassAd:
-    return ClassAd(RequestMemory=2048, RequestCpus=2, RequestDisk=20_000_000,
-                   Requirements=parse_expr(REQUIREMENTS))
+    return ClassAd(
+        RequestMemory=2048,
+        RequestCpus=2,
+        RequestDisk=20_000_000,
+        Requirements=parse_expr(REQUIREMENTS),
+    )
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     ap.add_argument("--slots", type=int, default=100_000)
     ap.add_argument("--sample", type=int, default=5_000)
     ap.add_argument("--repeat", type=int, default=20)
@@ -71,8 +77,10 @@ def main() -> None:
     best = min(times)
     med = float(np.median(times))
     print(f"slots: {ns.slots}, matching: {int(mask.sum())}")
-    print(f"numpy kernel   : {ns.slots / med:14,.0f} pairs/s (median of {ns.repeat}; best {ns.slots / best:,.0f})"
-          f"  [columns built in {build:.2f} s, once per snapshot]")
+    print(
+        f"numpy kernel   : {ns.slots / med:14,.0f} pairs/s (median of {ns.repeat}; best {ns.slots / best:,.0f})"
+        f"  [columns built in {build:.2f} s, once per snapshot]"
+    )
 
     sample = slots[: ns.sample]
     req = job.lookup("Requirements")

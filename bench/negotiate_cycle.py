@@ -55,18 +55,24 @@ def _tree_config(top: int = 4, mid: int = 5, leaf: int = 2) -> tuple[str, list[s
 
 def _report(label: str, slots: int, requests: int, result, secs: float) -> None:  # type: ignore[no-untyped-def]
     s = result.stats
-    print(f"{label}: slots {slots}  requests {requests}  matches {len(result.matches)}  "
-          f"cycle {secs:.3f} s  {len(result.matches) / secs:,.0f} matches/s")
-    print(f"  phase 1 {s.duration_phase1:.3f} s  phase 2 {s.duration_phase2:.3f} s  "
-          f"phase 3 {s.duration_phase3:.3f} s  phase 4 {s.duration_phase4:.3f} s  "
-          f"pies {s.pies}  pie spins {s.pie_spins}  allocation rounds {s.slot_share_iterations}")
+    print(
+        f"{label}: slots {slots}  requests {requests}  matches {len(result.matches)}  "
+        f"cycle {secs:.3f} s  {len(result.matches) / secs:,.0f} matches/s"
+    )
+    print(
+        f"  phase 1 {s.duration_phase1:.3f} s  phase 2 {s.duration_phase2:.3f} s  "
+        f"phase 3 {s.duration_phase3:.3f} s  phase 4 {s.duration_phase4:.3f} s  "
+        f"pies {s.pies}  pie spins {s.pie_spins}  allocation rounds {s.slot_share_iterations}"
+    )
 
 
 def _timed(snapshot, requests, config, prof):  # type: ignore[no-untyped-def]
     t0 = time.perf_counter()
     if prof:
         prof.enable()
-    result = negotiate(snapshot, requests, Accountant(), config, 0.0, timer=lambda: time.perf_counter() - t0)
+    result = negotiate(
+        snapshot, requests, Accountant(), config, 0.0, timer=lambda: time.perf_counter() - t0
+    )
     if prof:
         prof.disable()
     return result, time.perf_counter() - t0
@@ -110,13 +116,19 @@ def main() -> None:
             s.queue.close()
         group_text, leaves = _tree_config()
         tree_requests = []
-        schedds = [Schedd(f"gschedd{k}", JobQueue(os.path.join(d, f"g{k}.db")), parse_config(""), 0.0)
-                   for k in range(4)]
+        schedds = [
+            Schedd(f"gschedd{k}", JobQueue(os.path.join(d, f"g{k}.db")), parse_config(""), 0.0)
+            for k in range(4)
+        ]
         for u in range(ns.submitters):
             s = schedds[u % len(schedds)]
-            s.submit(f"executable=/bin/sleep\narguments=600\nrequest_memory=1024\n"
-                     f"accounting_group = {leaves[u % len(leaves)]}\nqueue {ns.jobs_per_submitter}",
-                     "bench.sub", f"user{u}", 0.0)
+            s.submit(
+                f"executable=/bin/sleep\narguments=600\nrequest_memory=1024\n"
+                f"accounting_group = {leaves[u % len(leaves)]}\nqueue {ns.jobs_per_submitter}",
+                "bench.sub",
+                f"user{u}",
+                0.0,
+            )
         for s in schedds:
             reqs, _ = requests_from_ads(s.resource_requests(), s.name, "127.0.0.1:3")
             tree_requests += reqs
@@ -126,8 +138,13 @@ def main() -> None:
     result, secs = _timed(snapshot, requests, parse_config(""), prof)
     _report("3 submitters, no groups", len(slots), len(requests), result, secs)
     result, secs = _timed(snapshot, tree_requests, parse_config(group_text), prof)
-    _report(f"{ns.submitters} submitters, {len(leaves)} leaf groups in 3 levels", len(slots),
-            len(tree_requests), result, secs)
+    _report(
+        f"{ns.submitters} submitters, {len(leaves)} leaf groups in 3 levels",
+        len(slots),
+        len(tree_requests),
+        result,
+        secs,
+    )
     if prof:
         pstats.Stats(prof).sort_stats("cumulative").print_stats(20)
 

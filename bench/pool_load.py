@@ -74,7 +74,9 @@ queue {ns.jobs_per_schedd}
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     ap.add_argument("--slots", type=int, default=10_000)
     ap.add_argument("--startd-actors", type=int, default=4)
     ap.add_argument("--schedds", type=int, default=3)
@@ -102,9 +104,13 @@ def main() -> None:
         pool.stop()
 
     # Schedd and startd both log an activation; count the startds' (machines are node*).
-    startd_starts = [e for e in events if e["kind"] == "activate" and e["daemon"].startswith("node")]
+    startd_starts = [
+        e for e in events if e["kind"] == "activate" and e["daemon"].startswith("node")
+    ]
     per_second: Counter[int] = Counter(int(e["t"] / spec.time_scale) for e in startd_starts)
-    busiest = max((sum(per_second.get(s + k, 0) for k in range(10)) / 10 for s in per_second), default=0.0)
+    busiest = max(
+        (sum(per_second.get(s + k, 0) for k in range(10)) / 10 for s in per_second), default=0.0
+    )
     rpcs: Counter[str] = Counter()
     for h in status:
         rpcs.update(h.get("rpcs_received", {}))
@@ -132,8 +138,12 @@ def main() -> None:
         "peak_rss_mb_total": round(sum(peak.values()), 1),
         "lag": {f"{h['role']}:{h['pid']}": h.get("lag") for h in status},
         "negotiator_last_cycle": {
-            k: negotiator[0].get_value(k) for k in negotiator[0] if k.startswith("LastNegotiationCycle") and k.endswith("0")
-        } if negotiator else {},
+            k: negotiator[0].get_value(k)
+            for k in negotiator[0]
+            if k.startswith("LastNegotiationCycle") and k.endswith("0")
+        }
+        if negotiator
+        else {},
     }
     print(json.dumps(figures, indent=2, default=str))
     if ns.json:

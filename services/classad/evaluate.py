@@ -53,8 +53,14 @@ class EvalContext:
 
     __slots__ = ("active", "budget", "now", "parents", "rng", "targets")
 
-    def __init__(self, my: ClassAd | None, target: ClassAd | None, now: float | None = None,
-                 rng: _random.Random | None = None, budget: Budget | None = None) -> None:
+    def __init__(
+        self,
+        my: ClassAd | None,
+        target: ClassAd | None,
+        now: float | None = None,
+        rng: _random.Random | None = None,
+        budget: Budget | None = None,
+    ) -> None:
         self.budget = budget if budget is not None else Budget()
         self.targets: dict[int, ClassAd | None] = {}
         if my is not None:
@@ -84,9 +90,15 @@ class EvalContext:
         return self.targets.get(id(self.root_of(ad)))
 
 
-def evaluate(expr: Expr | str, my: ClassAd | None = None, target: ClassAd | None = None, *,
-             now: float | None = None, rng: _random.Random | None = None,
-             budget: Budget | None = None) -> Any:
+def evaluate(
+    expr: Expr | str,
+    my: ClassAd | None = None,
+    target: ClassAd | None = None,
+    *,
+    now: float | None = None,
+    rng: _random.Random | None = None,
+    budget: Budget | None = None,
+) -> Any:
     """Evaluate `expr` with `my` as MY and `target` as TARGET. Never raises for bad values.
 
     Without `budget`, an evaluation past the default step budget is ERROR; with one, it

@@ -364,8 +364,18 @@ def _list_compare(args, scope, ctx, name):
     if len(args) != 3:
         return ERROR
     op, lst, x = _strict(args, scope, ctx)
-    ops = {"<": "<", "<=": "<=", "!=": "!=", "==": "==", ">": ">", ">=": ">=",
-           "is": "=?=", "isnt": "=!=", "=?=": "=?=", "=!=": "=!="}
+    ops = {
+        "<": "<",
+        "<=": "<=",
+        "!=": "!=",
+        "==": "==",
+        ">": ">",
+        ">=": ">=",
+        "is": "=?=",
+        "isnt": "=!=",
+        "=?=": "=?=",
+        "=!=": "=!=",
+    }
     if type(op) is not str or op.lower() not in ops or not isinstance(lst, list):
         return ERROR
     o = ops[op.lower()]
@@ -671,9 +681,15 @@ def _regexps(args, scope, ctx, name):
         options += "fg"
     budget = ctx.budget
     try:
-        return pcre_substitute(rx, vals[1], vals[2], "f" in options, "g" in options,
-                               _regex_charge(ctx),
-                               lambda n: budget.charge(n // STRING_BYTES_PER_STEP, "string bytes"))
+        return pcre_substitute(
+            rx,
+            vals[1],
+            vals[2],
+            "f" in options,
+            "g" in options,
+            _regex_charge(ctx),
+            lambda n: budget.charge(n // STRING_BYTES_PER_STEP, "string bytes"),
+        )
     except RegexError:
         return ERROR
 

@@ -51,8 +51,14 @@ from .values import ERROR, UNDEFINED
 from .vector import B, E, I, R, S, U, Vec, X
 
 CONST, ROWS = 0, 1  # which side an expression is evaluated on (its MY)
-_PREDICATES = {"isundefined": (U,), "iserror": (E,), "isstring": (S,), "isinteger": (I,),
-               "isreal": (R,), "isboolean": (B,)}
+_PREDICATES = {
+    "isundefined": (U,),
+    "iserror": (E,),
+    "isstring": (S,),
+    "isinteger": (I,),
+    "isreal": (R,),
+    "isboolean": (B,),
+}
 _SCOPE_DEPENDENT = {"eval", "unparse", "random", "evalineachcontext", "countmatches"}
 # names the scalar evaluator resolves itself (CurrentTime: the pool time unless the ad has one)
 _SPECIAL_NAMES = ("my", "target", "parent", "currenttime")
@@ -82,7 +88,9 @@ class Column:
 
     __slots__ = ("exprs", "lit", "name", "present", "uniq")
 
-    def __init__(self, name: str, present: np.ndarray, lit: Vec, exprs: list[tuple[np.ndarray, Expr]]):
+    def __init__(
+        self, name: str, present: np.ndarray, lit: Vec, exprs: list[tuple[np.ndarray, Expr]]
+    ):
         self.name = name
         self.present = present
         self.lit = lit
@@ -208,8 +216,14 @@ class SlotTable:
 class _Evaluator:
     """Evaluates trees over rows of a table with one ad held constant."""
 
-    def __init__(self, table: SlotTable, const_ad: ClassAd | None, stats: KernelStats,
-                 now: float | None, budget: Budget) -> None:
+    def __init__(
+        self,
+        table: SlotTable,
+        const_ad: ClassAd | None,
+        stats: KernelStats,
+        now: float | None,
+        budget: Budget,
+    ) -> None:
         self.budget = budget
         self.step = 1 + table.n // 64  # a vectorised node costs about a step per 64 rows
         self.t = table
@@ -335,7 +349,11 @@ class _Evaluator:
         if type(base) is not AttrRef or base.absolute:
             raise _Fallback
         which = base.name.lower()
-        if which not in ("my", "target") or which in self.c or node.name.lower() in ("my", "target", "parent"):
+        if (
+            which not in ("my", "target")
+            or which in self.c
+            or node.name.lower() in ("my", "target", "parent")
+        ):
             raise _Fallback
         side = scope if which == "my" else 1 - scope
         if side == CONST:
@@ -391,8 +409,10 @@ class _Evaluator:
     def _holds_ads(self, v: Vec) -> bool:
         tags = v.tags()
         rows = np.flatnonzero(tags == X)
-        return any(isinstance(v.value_at(int(r), self.pool, X), ClassAd) for r in rows[:1000]) \
+        return (
+            any(isinstance(v.value_at(int(r), self.pool, X), ClassAd) for r in rows[:1000])
             or len(rows) > 1000
+        )
 
     def binary(self, node: Binary, scope: int, rows: np.ndarray | None) -> Vec:
         spine: list[Binary] = []
@@ -428,7 +448,9 @@ class _Evaluator:
                 val = V.bitwise(op, val, right)
         return val
 
-    def choose(self, cond: Vec, then: Expr, other: Expr, scope: int, rows: np.ndarray | None) -> Vec:
+    def choose(
+        self, cond: Vec, then: Expr, other: Expr, scope: int, rows: np.ndarray | None
+    ) -> Vec:
         c = V.truth(cond)
         if V.is_const(c):
             if c.tag == B:
@@ -544,8 +566,14 @@ class _Evaluator:
                 if ov is None:
                     ov = np.empty(k, dtype=object)
                 ov[j] = r
-        return Vec(n, tags[inverse], iv[inverse], fv[inverse], sv[inverse],
-                   ov[inverse] if ov is not None else None).simplify()
+        return Vec(
+            n,
+            tags[inverse],
+            iv[inverse],
+            fv[inverse],
+            sv[inverse],
+            ov[inverse] if ov is not None else None,
+        ).simplify()
 
 
 def _as_expr(e: Expr | str) -> Expr:
@@ -561,7 +589,9 @@ def vectorizable(expr: Expr) -> bool:
             return False
         if t is AttrRef and (node.absolute or node.name.lower() in _SPECIAL_NAMES):
             return False
-        if t is Select and not (type(node.base) is AttrRef and node.base.name.lower() in ("my", "target")):
+        if t is Select and not (
+            type(node.base) is AttrRef and node.base.name.lower() in ("my", "target")
+        ):
             return False
         if t is Call and node.name.lower() in _SCOPE_DEPENDENT:
             return False
@@ -576,9 +606,16 @@ class CompiledExpr:
         self.text = unparse(self.expr)
         self.vectorized = vectorizable(self.expr)
 
-    def eval(self, table: SlotTable, const_ad: ClassAd | None, const_is: str = "my", *,
-             stats: KernelStats | None = None, now: float | None = None,
-             budget: Budget | None = None) -> Vec:
+    def eval(
+        self,
+        table: SlotTable,
+        const_ad: ClassAd | None,
+        const_is: str = "my",
+        *,
+        stats: KernelStats | None = None,
+        now: float | None = None,
+        budget: Budget | None = None,
+    ) -> Vec:
         """Values per row. const_is="my": `const_ad` is MY and rows are TARGET (a job's
         Requirements); "target": rows are MY and `const_ad` is TARGET (slot expressions).
 
@@ -586,7 +623,9 @@ class CompiledExpr:
         ERROR; with one, it spends from it and raises BudgetExceeded past it."""
         if const_is not in ("my", "target"):
             raise ValueError(f"const_is must be 'my' or 'target', not {const_is!r}")
-        ev = _Evaluator(table, const_ad, stats or KernelStats(), now, budget or table_budget(table.n))
+        ev = _Evaluator(
+            table, const_ad, stats or KernelStats(), now, budget or table_budget(table.n)
+        )
         scope = CONST if const_is == "my" else ROWS
         if budget is not None:
             return ev.top(self.expr, scope)
@@ -595,14 +634,21 @@ class CompiledExpr:
         except BudgetExceeded:
             return V.const(ERROR, table.n, table.pool)
 
-    def requirements_mask(self, table: SlotTable, const_ad: ClassAd | None, const_is: str = "my",
-                          **kw: Any) -> np.ndarray:
+    def requirements_mask(
+        self, table: SlotTable, const_ad: ClassAd | None, const_is: str = "my", **kw: Any
+    ) -> np.ndarray:
         """Rows where the value is boolean true (numbers: nonzero), as HTCondor's match does."""
         return V.truth(self.eval(table, const_ad, const_is, **kw)).is_true()
 
 
-def evaluate_rows(expr: Expr | str, table: SlotTable | Sequence[ClassAd], const_ad: ClassAd | None,
-                  const_is: str = "my", *, now: float | None = None) -> list[Any]:
+def evaluate_rows(
+    expr: Expr | str,
+    table: SlotTable | Sequence[ClassAd],
+    const_ad: ClassAd | None,
+    const_is: str = "my",
+    *,
+    now: float | None = None,
+) -> list[Any]:
     """Python values per row (for tests and tools; the negotiator uses the arrays)."""
     tbl = table if isinstance(table, SlotTable) else SlotTable.from_ads(table)
     return CompiledExpr(expr).eval(tbl, const_ad, const_is, now=now).to_values(tbl.pool)
@@ -626,8 +672,13 @@ def table_budget(rows: int) -> Budget:
     return Budget(EVAL_BUDGET + PER_AD_STEPS * rows)
 
 
-def match_vector(job: ClassAd, slots: SlotTable | Sequence[ClassAd], *,
-                 now: float | None = None, budget: Budget | None = None) -> MatchResult:
+def match_vector(
+    job: ClassAd,
+    slots: SlotTable | Sequence[ClassAd],
+    *,
+    now: float | None = None,
+    budget: Budget | None = None,
+) -> MatchResult:
     """The symmetric match of one job against every slot, and the job's Rank of each.
 
     With `budget`, raises BudgetExceeded past it; without, the default one
@@ -667,4 +718,3 @@ def _as_float(v: Vec, n: int) -> np.ndarray:
         m = tags == R
         out[m] = np.broadcast_to(v.f, (n,))[m]
     return out
-

@@ -73,7 +73,11 @@ def arith(op: str, a: Any, b: Any) -> Any:
         elif op == "*":
             r = x * y
         elif y == 0.0:
-            r = math.nan if x == 0.0 or x != x else math.copysign(math.inf, x) * math.copysign(1.0, y)
+            r = (
+                math.nan
+                if x == 0.0 or x != x
+                else math.copysign(math.inf, x) * math.copysign(1.0, y)
+            )
         else:
             r = x / y
     except OverflowError:  # pragma: no cover - float ops give inf, not an exception

@@ -64,7 +64,9 @@ class _Parser:
     def enter(self) -> None:
         self.depth += 1
         if self.depth > MAX_NESTING:
-            raise self.fail(f"expression nested more than {MAX_NESTING} levels deep", "less nesting")
+            raise self.fail(
+                f"expression nested more than {MAX_NESTING} levels deep", "less nesting"
+            )
 
     def binary_op(self) -> str | None:
         t = self.tok
@@ -274,7 +276,9 @@ def _run(p: _Parser, fn):
     try:
         return fn()
     except RecursionError:
-        raise ClassAdSyntaxError("expression nested too deeply", p.text, p.tok.pos, "less nesting") from None
+        raise ClassAdSyntaxError(
+            "expression nested too deeply", p.text, p.tok.pos, "less nesting"
+        ) from None
 
 
 def parse_ad(text: str) -> ClassAd:
@@ -324,13 +328,17 @@ def _parse_old(text: str, allow_many: bool) -> list[ClassAd]:
             continue
         eq = _old_assignment(line)
         if eq is None:
-            raise ClassAdSyntaxError("syntax error in old-syntax ad", text, line_start, "Name = expression")
+            raise ClassAdSyntaxError(
+                "syntax error in old-syntax ad", text, line_start, "Name = expression"
+            )
         name, expr_start = eq
         expr_text = old_to_new(line[expr_start:])
         try:
             expr = parse_expr(expr_text)
         except ClassAdSyntaxError as e:
-            raise ClassAdSyntaxError(e.reason, text, line_start + expr_start + e.position, e.expected) from None
+            raise ClassAdSyntaxError(
+                e.reason, text, line_start + expr_start + e.position, e.expected
+            ) from None
         if cur is None:
             if ads and not allow_many:
                 raise ClassAdSyntaxError("more than one ad", text, line_start, "a single ad")

@@ -112,14 +112,18 @@ def _json_value(v: Any, where: str) -> Any:
         try:
             return parse_expr(text)
         except ClassAdSyntaxError as e:
-            raise ClassAdSyntaxError(f"in {where}: {e.reason}", text, e.position, e.expected) from None
+            raise ClassAdSyntaxError(
+                f"in {where}: {e.reason}", text, e.position, e.expected
+            ) from None
     if isinstance(v, dict):
         return _json_ad(v, where)
     if isinstance(v, list):
         return ListExpr(tuple(_to_expr_json(x, where) for x in v))
     if isinstance(v, (bool, int, float, str)):
         return v
-    raise ClassAdSyntaxError(f"unsupported JSON value in {where}", json.dumps(v), 0, "a ClassAd value")
+    raise ClassAdSyntaxError(
+        f"unsupported JSON value in {where}", json.dumps(v), 0, "a ClassAd value"
+    )
 
 
 def _to_expr_json(v: Any, where: str) -> Expr:
@@ -144,5 +148,7 @@ def ads_from_json(text: str) -> list[ClassAd]:
     if isinstance(data, dict):
         data = [data]
     if not isinstance(data, list) or not all(isinstance(d, dict) for d in data):
-        raise ClassAdSyntaxError("JSON ads must be an object or a list of objects", text, 0, "{ or [")
+        raise ClassAdSyntaxError(
+            "JSON ads must be an object or a list of objects", text, 0, "{ or ["
+        )
     return [_json_ad(d, f"ad {i}") for i, d in enumerate(data)]

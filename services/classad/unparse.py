@@ -27,8 +27,15 @@ from .values import ERROR, UNDEFINED
 
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 _RESERVED = {"true", "false", "undefined", "error", "is", "isnt"}
-_STR_ESCAPES = {"\\": "\\\\", '"': '\\"', "\n": "\\n", "\t": "\\t", "\r": "\\r",
-                "\b": "\\b", "\f": "\\f"}
+_STR_ESCAPES = {
+    "\\": "\\\\",
+    '"': '\\"',
+    "\n": "\\n",
+    "\t": "\\t",
+    "\r": "\\r",
+    "\b": "\\b",
+    "\f": "\\f",
+}
 _TERNARY_PREC = 0
 _ELVIS_PREC = 12
 
@@ -148,8 +155,10 @@ def _unparse(e: Expr, ctx: int, condor: bool) -> str:
         text = (" " if condor else "") + e.op + _unparse(e.operand, UNARY_PRECEDENCE, condor)
         return f"({text})" if ctx > UNARY_PRECEDENCE else text
     if isinstance(e, Cond):
-        text = (f"{_unparse(e.cond, 1, condor)} ? {_unparse(e.then, _TERNARY_PREC, condor)}"
-                f" : {_unparse(e.other, _TERNARY_PREC, condor)}")
+        text = (
+            f"{_unparse(e.cond, 1, condor)} ? {_unparse(e.then, _TERNARY_PREC, condor)}"
+            f" : {_unparse(e.other, _TERNARY_PREC, condor)}"
+        )
         return f"({text})" if ctx > _TERNARY_PREC else text
     if isinstance(e, Elvis):
         # binds tighter than unary operators; the right operand is a unary expression

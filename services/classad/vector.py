@@ -58,7 +58,9 @@ class StringPool:
             rank_of_fold = np.empty(len(folded), dtype=np.int64)
             for r, t in enumerate(folded):
                 rank_of_fold[self.fold_codes[t]] = r
-            self._rank_arr = rank_of_fold[self.fold_array()] if self.strings else np.zeros(0, np.int64)
+            self._rank_arr = (
+                rank_of_fold[self.fold_array()] if self.strings else np.zeros(0, np.int64)
+            )
         return self._rank_arr
 
 
@@ -67,7 +69,9 @@ class Vec:
 
     __slots__ = ("f", "i", "n", "o", "s", "src", "tag")
 
-    def __init__(self, n: int, tag: Any, i: Any = None, f: Any = None, s: Any = None, o: Any = None):
+    def __init__(
+        self, n: int, tag: Any, i: Any = None, f: Any = None, s: Any = None, o: Any = None
+    ):
         self.src: str | None = None  # the column this Vec is, unchanged (enables cached uniques)
         self.n = n
         self.tag = tag
@@ -116,7 +120,11 @@ class Vec:
         return out
 
     def value_at(self, r: int, pool: StringPool, tag: int | None = None) -> Any:
-        t = self.tag if tag is None and self.uniform else (tag if tag is not None else int(self.tag[r]))
+        t = (
+            self.tag
+            if tag is None and self.uniform
+            else (tag if tag is not None else int(self.tag[r]))
+        )
 
         def pick(a: Any) -> Any:
             return a[r] if isinstance(a, np.ndarray) and a.ndim == 1 else a
@@ -379,7 +387,11 @@ def identical(a: Vec, b: Vec, negate: bool) -> Vec:
         elif ta in (U, E):
             r = np.int64(1)
         elif ta in (B, I):
-            r = (a.i == b.i).astype(np.int64) if np.ndim(a.i) or np.ndim(b.i) else np.int64(a.i == b.i)
+            r = (
+                (a.i == b.i).astype(np.int64)
+                if np.ndim(a.i) or np.ndim(b.i)
+                else np.int64(a.i == b.i)
+            )
         elif ta == R:
             r = np.asarray(a.f == b.f, dtype=np.int64)
         elif ta == S:
@@ -420,7 +432,9 @@ def bitwise(op: str, a: Vec, b: Vec) -> Vec:
             return Vec(n, I, i=np.where(x >= 0, arith_shift, neg))
         # >>> as the scalar rule: negatives are masked with ~(-1 << ((64 - count) & 63))
         msh = ((64 - y) & 63).astype(np.uint64)
-        mask = ~((np.full(np.shape(msh), -1, dtype=np.int64).astype(np.uint64) << msh).astype(np.int64))
+        mask = ~(
+            (np.full(np.shape(msh), -1, dtype=np.int64).astype(np.uint64) << msh).astype(np.int64)
+        )
         return Vec(n, I, i=np.where(x >= 0, arith_shift, arith_shift & mask))
 
     return split_apply([a, b], k)
@@ -428,6 +442,7 @@ def bitwise(op: str, a: Vec, b: Vec) -> Vec:
 
 def truth(v: Vec) -> Vec:
     """Logical-context value: B rows, U rows, E rows."""
+
     def k(v: Vec) -> Vec:
         t = v.tag
         if t == B:

@@ -29,19 +29,30 @@ def _match_table(job, slots, title: str) -> int:
     scalar = [matches(job, s) for s in slots]
     table = Table(title=title)
     for col in ("Name", "Arch", "Cpus", "Memory", "job Req", "slot Req", "Match", "Rank"):
-        table.add_column(col, justify="right" if col in ("Cpus", "Memory", "Rank") else "left",
-                         no_wrap=col == "Name")
+        table.add_column(
+            col,
+            justify="right" if col in ("Cpus", "Memory", "Rank") else "left",
+            no_wrap=col == "Name",
+        )
     for k, s in enumerate(slots):
         jr = evaluate(job.lookup("Requirements"), job, s)
         sr = evaluate(s.lookup("Requirements"), s, job) if s.lookup("Requirements") else "undefined"
-        table.add_row(str(s.get_value("Name", "?")), str(s.get_value("Arch", "")),
-                      str(s.get_value("Cpus", "")), str(s.get_value("Memory", "")),
-                      format_value(jr), format_value(sr) if not isinstance(sr, str) else sr,
-                      "[green]yes[/]" if result.matches[k] else "no", f"{result.rank[k]:g}")
+        table.add_row(
+            str(s.get_value("Name", "?")),
+            str(s.get_value("Arch", "")),
+            str(s.get_value("Cpus", "")),
+            str(s.get_value("Memory", "")),
+            format_value(jr),
+            format_value(sr) if not isinstance(sr, str) else sr,
+            "[green]yes[/]" if result.matches[k] else "no",
+            f"{result.rank[k]:g}",
+        )
     console.print(table)
     agree = list(result.matches) == scalar
-    console.print(f"kernel and scalar evaluator agree on every slot: {agree}; "
-                  f"row-by-row fallbacks: {result.fallbacks}")
+    console.print(
+        f"kernel and scalar evaluator agree on every slot: {agree}; "
+        f"row-by-row fallbacks: {result.fallbacks}"
+    )
     return 0 if agree else 1
 
 
@@ -52,8 +63,10 @@ def cmd_demo(ns: argparse.Namespace) -> int:
     job = _read_ads(ex / "job.ad")[0]
     slots = _read_ads(ex / "slots.ads")
     console = Console()
-    console.print(f"[bold]Job[/] {job.get_value('ClusterId')}.{job.get_value('ProcId')} "
-                  f"Requirements = {job.lookup('Requirements')}")
+    console.print(
+        f"[bold]Job[/] {job.get_value('ClusterId')}.{job.get_value('ProcId')} "
+        f"Requirements = {job.lookup('Requirements')}"
+    )
     rc = _match_table(job, slots, f"{len(slots)} slots from {ex / 'slots.ads'}")
     # the same job against many copies of the slots, to show the kernel's speed
     big = [slots[k % len(slots)] for k in range(ns.scale)]
@@ -65,8 +78,10 @@ def cmd_demo(ns: argparse.Namespace) -> int:
     for _ in range(reps):
         mask = compiled.requirements_mask(table, job)
     dt = (time.perf_counter() - t) / reps
-    console.print(f"numpy kernel: {len(big):,} slots in {dt * 1e3:.2f} ms "
-                  f"= {len(big) / dt:,.0f} (job, slot) pairs/s; {int(mask.sum()):,} match the job side")
+    console.print(
+        f"numpy kernel: {len(big):,} slots in {dt * 1e3:.2f} ms "
+        f"= {len(big) / dt:,.0f} (job, slot) pairs/s; {int(mask.sum()):,} match the job side"
+    )
     return rc
 
 

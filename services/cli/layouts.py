@@ -395,14 +395,20 @@ class JobTotals:
                 n[st] += 1
         return cls(
             jobs=sum(n[s] for s in (IDLE, RUNNING, HELD, REMOVED, COMPLETED, SUSPENDED)),
-            completed=n[COMPLETED], removed=n[REMOVED], idle=n[IDLE], running=n[RUNNING],
-            held=n[HELD], suspended=n[SUSPENDED],
+            completed=n[COMPLETED],
+            removed=n[REMOVED],
+            idle=n[IDLE],
+            running=n[RUNNING],
+            held=n[HELD],
+            suspended=n[SUSPENDED],
         )
 
     def text(self, who: str) -> str:
-        return (f"Total for {who}: {self.jobs} jobs; {self.completed} completed, "
-                f"{self.removed} removed, {self.idle} idle, {self.running} running, "
-                f"{self.held} held, {self.suspended} suspended")
+        return (
+            f"Total for {who}: {self.jobs} jobs; {self.completed} completed, "
+            f"{self.removed} removed, {self.idle} idle, {self.running} running, "
+            f"{self.held} held, {self.suspended} suspended"
+        )
 
 
 def _status_chars(job: ClassAd) -> str:
@@ -476,8 +482,9 @@ def _number_width(n: int) -> int:
     return wid
 
 
-def _q_nobatch(jobs: list[ClassAd], ids: list[tuple[int, int]], now: float, base_wall: float,
-               width: int | None) -> str:
+def _q_nobatch(
+    jobs: list[ClassAd], ids: list[tuple[int, int]], now: float, base_wall: float, width: int | None
+) -> str:
     order = sorted(range(len(jobs)), key=lambda k: ids[k])
     cols = [
         _Col(" ID", 5),
@@ -501,12 +508,19 @@ def _q_nobatch(jobs: list[ClassAd], ids: list[tuple[int, int]], now: float, base
         owners.append(owner)
         prios.append(None if prio is None else str(prio))
         mems.append(mem)
-        rows.append([
-            None, None, owner,
-            None if qdate is None else fmt_date(base_wall + qdate),
-            _condor_time(_run_time(job, now)),
-            _status_chars(job), prios[-1], f"{mem:.1f}", _description(job),
-        ])
+        rows.append(
+            [
+                None,
+                None,
+                owner,
+                None if qdate is None else fmt_date(base_wall + qdate),
+                _condor_time(_run_time(job, now)),
+                _status_chars(job),
+                prios[-1],
+                f"{mem:.1f}",
+                _description(job),
+            ]
+        )
     _auto(cols[6], prios)
     # fixup_std_column_widths: only when an id or owner outgrows the default columns
     max_cluster = max((c for c, _ in ids), default=0)
@@ -539,8 +553,9 @@ class _Batch:
     clusters: list[int]
 
 
-def _q_batch(jobs: list[ClassAd], ids: list[tuple[int, int]], base_wall: float,
-             width: int | None) -> str:
+def _q_batch(
+    jobs: list[ClassAd], ids: list[tuple[int, int]], base_wall: float, width: int | None
+) -> str:
     order = sorted(range(len(jobs)), key=lambda k: ids[k])
     jobs = [jobs[k] for k in order]
     ids = [ids[k] for k in order]
@@ -613,8 +628,15 @@ def _q_batch(jobs: list[ClassAd], ids: list[tuple[int, int]], base_wall: float,
         name_w = max(name_w, len(name))
         ids_w = max(ids_w, len(job_ids))
         qdate = _num(first, "QDate")
-        rows.append([owner, name, None if qdate is None else fmt_date(base_wall + qdate),
-                     *(str(v) if v > 0 else None for v in counts), job_ids])
+        rows.append(
+            [
+                owner,
+                name,
+                None if qdate is None else fmt_date(base_wall + qdate),
+                *(str(v) if v > 0 else None for v in counts),
+                job_ids,
+            ]
+        )
 
     if width is not None and name_w + owner_w + ids_w > width - 50:
         # reduce_results: share what is left of the line between owner, batch name and ids
@@ -675,10 +697,16 @@ def format_q(
     if width is not None and width < 1:
         raise LayoutError(f"width must be positive or None, got {width}")
     query = JobTotals.of(jobs)
-    body = (_q_batch(jobs, ids, base_wall, width) if batch
-            else _q_nobatch(jobs, ids, now_wall - base_wall, base_wall, width))
-    return (_schedd_header(schedd_name, schedd_address, now_wall) + body
-            + _q_footer(query, me, total_all if total_all is not None else query))
+    body = (
+        _q_batch(jobs, ids, base_wall, width)
+        if batch
+        else _q_nobatch(jobs, ids, now_wall - base_wall, base_wall, width)
+    )
+    return (
+        _schedd_header(schedd_name, schedd_address, now_wall)
+        + body
+        + _q_footer(query, me, total_all if total_all is not None else query)
+    )
 
 
 # -- condor_status ----------------------------------------------------------------------
@@ -688,7 +716,9 @@ _STATES = ("Owner", "Unclaimed", "Claimed", "Matched", "Preempting", "Drained", 
 
 def _crop(cols: list[_Col], name: int, machine: int | None, fixed: int, width: int) -> None:
     """prettyPrintHeadings: crop Name (and Machine) so a row fits a terminal line."""
-    remain = (width - 1) - fixed - cols[name].width - (cols[machine].width if machine is not None else 0)
+    remain = (
+        (width - 1) - fixed - cols[name].width - (cols[machine].width if machine is not None else 0)
+    )
     if remain >= 0:
         return
     crop = -remain
@@ -728,7 +758,8 @@ def format_status(slots: Iterable[ClassAd], *, now: float, width: int | None = N
         _Col("Activity", 8, left=True, alt="?", alt_wide=True),
         _Col("LoadAv", 6, truncate=True, alt="?", alt_wide=True),
         _Col("Mem", 6, alt="?", alt_wide=True),
-        _Col("  ActvtyTime", 12, truncate=True, prefix=False, alt="-") if short_time
+        _Col("  ActvtyTime", 12, truncate=True, prefix=False, alt="-")
+        if short_time
         else _Col("ActivityTime", 12, left=True, truncate=True, alt="-"),
     ]
     rows: list[list[str | None]] = []
@@ -738,12 +769,18 @@ def format_status(slots: Iterable[ClassAd], *, now: float, width: int | None = N
             load = _num(ad, "LoadAvg") or 0.0
         mem = _int(ad, "Memory")
         entered = _num(ad, "EnteredCurrentActivity")
-        rows.append([
-            _str(ad, "Name"), _str(ad, "OpSys"), _str(ad, "Arch"), _str(ad, "State"),
-            _str(ad, "Activity") or "??", f"{load:.3f}",
-            None if mem is None else f"{mem:6d}",
-            None if entered is None else _condor_time(max(0.0, now - entered)),
-        ])
+        rows.append(
+            [
+                _str(ad, "Name"),
+                _str(ad, "OpSys"),
+                _str(ad, "Arch"),
+                _str(ad, "State"),
+                _str(ad, "Activity") or "??",
+                f"{load:.3f}",
+                None if mem is None else f"{mem:6d}",
+                None if entered is None else _condor_time(max(0.0, now - entered)),
+            ]
+        )
     for k in (0, 3):
         _auto(cols[k], (r[k] for r in rows))
     if width is not None:
@@ -755,8 +792,15 @@ def _slot_totals(slots: list[ClassAd]) -> str:
     """StartdNormalTotal by Arch/OpSys, then the Total row."""
     per_key: dict[str, list[int]] = {}
     top = [0] * 9  # Total Owner Claimed Unclaimed Matched Preempting Drain Backfill BkIdle
-    col = {"Owner": 1, "Claimed": 2, "Unclaimed": 3, "Matched": 4, "Preempting": 5,
-           "Drained": 6, "Backfill": 7}
+    col = {
+        "Owner": 1,
+        "Claimed": 2,
+        "Unclaimed": 3,
+        "Matched": 4,
+        "Preempting": 5,
+        "Drained": 6,
+        "Backfill": 7,
+    }
     malformed = 0
     for ad in slots:
         arch, opsys = _str(ad, "Arch"), _str(ad, "OpSys")
@@ -771,13 +815,23 @@ def _slot_totals(slots: list[ClassAd]) -> str:
         for r in (row, top):
             r[0] += 1
             r[k] += 1
-    head = ("Total", "Owner", "Claimed", "Unclaimed", "Matched", "Preempting", "Drain",
-            "Backfill", "BkIdle")
+    head = (
+        "Total",
+        "Owner",
+        "Claimed",
+        "Unclaimed",
+        "Matched",
+        "Preempting",
+        "Drain",
+        "Backfill",
+        "BkIdle",
+    )
     widths = (6, 5, 7, 9, 7, 10, 6, 8, 6)
 
     def line(key: str, cells: Sequence[object]) -> str:
         return key.rjust(14)[:14] + " ".join(
-            c.rjust(w)[:w] if isinstance(c, str) else f"{c:{w}d}" for c, w in zip(cells, widths))
+            c.rjust(w)[:w] if isinstance(c, str) else f"{c:{w}d}" for c, w in zip(cells, widths)
+        )
 
     out = line("", head) + "\n\n"
     for key in sorted(per_key):
@@ -797,14 +851,25 @@ def _daemon_cols(name_min: int, machine_min: int | None) -> list[_Col]:
     return cols
 
 
-def _jobs_cols(rows_in: list[ClassAd], attrs: tuple[str, str, str]) -> tuple[list[_Col], list[list[str | None]]]:
-    cols = [*_daemon_cols(15, 12), _Col("RunningJobs", 11, left=True),
-            _Col("  IdleJobs", 10, left=True), _Col("  HeldJobs", 10, left=True)]
+def _jobs_cols(
+    rows_in: list[ClassAd], attrs: tuple[str, str, str]
+) -> tuple[list[_Col], list[list[str | None]]]:
+    cols = [
+        *_daemon_cols(15, 12),
+        _Col("RunningJobs", 11, left=True),
+        _Col("  IdleJobs", 10, left=True),
+        _Col("  HeldJobs", 10, left=True),
+    ]
     rows: list[list[str | None]] = []
     for ad in rows_in:
         vals = [_int(ad, a) for a in attrs]
-        rows.append([_str(ad, "Name"), _str(ad, "Machine"),
-                     *(None if v is None else f"{v:{w}d}" for v, w in zip(vals, (11, 10, 10)))])
+        rows.append(
+            [
+                _str(ad, "Name"),
+                _str(ad, "Machine"),
+                *(None if v is None else f"{v:{w}d}" for v, w in zip(vals, (11, 10, 10))),
+            ]
+        )
     for k in (0, 1):
         _auto(cols[k], (r[k] for r in rows))
     return cols, rows
@@ -847,6 +912,7 @@ def format_status_any(ads: Iterable[ClassAd], *, width: int | None = None) -> st
         _Col("TargetType", 18, left=True, truncate=True),
         _Col("Name", 41, left=True, alt="?"),
     ]
+
     def adtype(ad: ClassAd, name: str) -> str:
         v = _value(ad, name)
         if v is UNDEFINED:
@@ -896,31 +962,45 @@ def format_status_submitters(ads: Iterable[ClassAd], *, width: int | None = None
     return out
 
 
-def format_status_negotiator(ads: Iterable[ClassAd], *, base_wall: float,
-                             width: int | None = None) -> str:
+def format_status_negotiator(
+    ads: Iterable[ClassAd], *, base_wall: float, width: int | None = None
+) -> str:
     """condor_status -negotiator: the last negotiation cycle of each negotiator."""
     ads = _status_sorted(_check_ads(ads, "negotiator ad"))
     _check_width(width)
     if not ads:
         return ""
-    spec = (("LastNegotiationCycleDuration0", "(Sec)", 5),
-            ("LastNegotiationCycleCandidateSlots0", "  Slots", 7),
-            ("LastNegotiationCycleActiveSubmitterCount0", "Submitrs", 8),
-            ("LastNegotiationCycleNumSchedulers0", "Schedds", 7),
-            ("LastNegotiationCycleNumIdleJobs0", "   Jobs", 7),
-            ("LastNegotiationCycleMatches0", "Matches", 7),
-            ("LastNegotiationCycleRejections0", "Rejections", 10))
-    cols = [*_daemon_cols(12, None), _Col("LastCycleEnd", 12),
-            *(_Col(head, w, left=True) for _, head, w in spec)]
+    spec = (
+        ("LastNegotiationCycleDuration0", "(Sec)", 5),
+        ("LastNegotiationCycleCandidateSlots0", "  Slots", 7),
+        ("LastNegotiationCycleActiveSubmitterCount0", "Submitrs", 8),
+        ("LastNegotiationCycleNumSchedulers0", "Schedds", 7),
+        ("LastNegotiationCycleNumIdleJobs0", "   Jobs", 7),
+        ("LastNegotiationCycleMatches0", "Matches", 7),
+        ("LastNegotiationCycleRejections0", "Rejections", 10),
+    )
+    cols = [
+        *_daemon_cols(12, None),
+        _Col("LastCycleEnd", 12),
+        *(_Col(head, w, left=True) for _, head, w in spec),
+    ]
     rows: list[list[str | None]] = []
     for ad in ads:
         end = _num(ad, "LastNegotiationCycleEnd0")
         if end is None:
-            t0, d0 = _num(ad, "LastNegotiationCycleTime0"), _num(ad, "LastNegotiationCycleDuration0")
+            t0, d0 = (
+                _num(ad, "LastNegotiationCycleTime0"),
+                _num(ad, "LastNegotiationCycleDuration0"),
+            )
             end = None if t0 is None else t0 + (d0 or 0)
         vals = [_int(ad, a) for a, _, _ in spec]
-        rows.append([_str(ad, "Name"), None if end is None else fmt_date(base_wall + end),
-                     *(None if v is None else f"{v:{w}d}" for v, (_, _, w) in zip(vals, spec))])
+        rows.append(
+            [
+                _str(ad, "Name"),
+                None if end is None else fmt_date(base_wall + end),
+                *(None if v is None else f"{v:{w}d}" for v, (_, _, w) in zip(vals, spec)),
+            ]
+        )
     _auto(cols[0], (r[0] for r in rows))
     if width is not None:
         _crop(cols, 0, None, 12 + 5 + 7 + 8 + 7 + 7 + 7 + 10, width)
@@ -950,9 +1030,11 @@ def _history_legacy(jobs: list[ClassAd], ids: list[tuple[int, int]], base_wall: 
         if args is not None and 14 - len(cmd) > 0:
             cmd = cmd + " " + args[: 14 - len(cmd)]
         letter = _STATUS_LETTER.get(status, " ")
-        out += (f"{c:4d}.{p:<3d} {owner[:14]:<14} {fmt_date(base_wall + qdate):<11} "
-                f"{_condor_time(utime):<12} {letter:<2} "
-                f"{_history_date(base_wall, _num(job, 'CompletionDate')):<11} {cmd[:15]:<15}\n")
+        out += (
+            f"{c:4d}.{p:<3d} {owner[:14]:<14} {fmt_date(base_wall + qdate):<11} "
+            f"{_condor_time(utime):<12} {letter:<2} "
+            f"{_history_date(base_wall, _num(job, 'CompletionDate')):<11} {cmd[:15]:<15}\n"
+        )
     return out
 
 
@@ -983,13 +1065,17 @@ def format_history(jobs: Iterable[ClassAd], *, base_wall: float, width: int | No
         if utime is None:
             utime = _num(job, "RemoteUserCpu") or 0
         done = _num(job, "CompletionDate")
-        rows.append([
-            f"{c}.{p}", _str(job, "Owner"),
-            None if qdate is None else fmt_date(base_wall + qdate),
-            _condor_time(utime), _status_chars(job),
-            None if done is None else fmt_date(base_wall + done if done else 0),
-            _description(job),
-        ])
+        rows.append(
+            [
+                f"{c}.{p}",
+                _str(job, "Owner"),
+                None if qdate is None else fmt_date(base_wall + qdate),
+                _condor_time(utime),
+                _status_chars(job),
+                None if done is None else fmt_date(base_wall + done if done else 0),
+                _description(job),
+            ]
+        )
     _auto(cols[0], (r[0] for r in rows))
     return _headings(cols, width) + "".join(_row(cols, r, width) for r in rows)
 
@@ -1054,8 +1140,16 @@ def _analysis_status(job: ClassAd) -> str:
     return ""
 
 
-def format_better_analyze(job: ClassAd, analysis: JobAnalysis, *, schedd_name: str, schedd_address: str,
-                          now_wall: float, base_wall: float, width: int | None = 80) -> str:
+def format_better_analyze(
+    job: ClassAd,
+    analysis: JobAnalysis,
+    *,
+    schedd_name: str,
+    schedd_address: str,
+    now_wall: float,
+    base_wall: float,
+    width: int | None = 80,
+) -> str:
     """condor_q -better-analyze JOBID for one job (jobmatch.cpp printJobRunAnalysis).
 
     ``analysis`` comes from :func:`mockpool.cli.analysis.analyze_job`; pool times in the job
@@ -1077,16 +1171,28 @@ def format_better_analyze(job: ClassAd, analysis: JobAnalysis, *, schedd_name: s
         out.append("        Slots\nStep   Matched  Condition\n----- --------- ---------\n")
         for step in analysis.steps:
             label = f"[{step.index}]      "[:5]
-            value = (("always" if step.constant else "never") if step.matched is None else str(step.matched))
+            value = (
+                ("always" if step.constant else "never")
+                if step.matched is None
+                else str(step.matched)
+            )
             out.append(f"{label} {value:>9}  {step.label}\n")
     out.append("\n")
     if analysis.total_slots:
-        out.append(f"\n{cluster:03d}.{proc:03d}:  Run analysis summary ignoring user priority.  "
-                   f"Of {analysis.total_slots} slots on {analysis.machines} machines,\n")
-        out.append(f"  {analysis.rejected_by_job:5d} slots are rejected by your job's requirements\n")
-        out.append(f"  {analysis.rejected_by_slots:5d} slots reject your job because of their own requirements\n")
+        out.append(
+            f"\n{cluster:03d}.{proc:03d}:  Run analysis summary ignoring user priority.  "
+            f"Of {analysis.total_slots} slots on {analysis.machines} machines,\n"
+        )
+        out.append(
+            f"  {analysis.rejected_by_job:5d} slots are rejected by your job's requirements\n"
+        )
+        out.append(
+            f"  {analysis.rejected_by_slots:5d} slots reject your job because of their own requirements\n"
+        )
         if analysis.running_yours:
-            out.append(f"  {analysis.running_yours:5d} slots match and are already running your jobs\n")
+            out.append(
+                f"  {analysis.running_yours:5d} slots match and are already running your jobs\n"
+            )
         if analysis.running_yours or analysis.serving_others:
             out.append(f"  {analysis.serving_others:5d} slots match but are serving other users\n")
         out.append(f"  {analysis.willing:5d} slots match and are willing to run your job\n")
@@ -1095,10 +1201,12 @@ def format_better_analyze(job: ClassAd, analysis: JobAnalysis, *, schedd_name: s
             if not analysis.job_matches_slot:
                 out.append("   No machines matched the job's constraints\n")
             else:
-                out.append("   Job did not match any machines' constraints\n"
-                           "   To see why, pick a machine that you think should match and add\n"
-                           "     -reverse -machine <name>\n"
-                           "   to your query.\n")
+                out.append(
+                    "   Job did not match any machines' constraints\n"
+                    "   To see why, pick a machine that you think should match and add\n"
+                    "     -reverse -machine <name>\n"
+                    "   to your query.\n"
+                )
     out.append("\n")
     status = _analysis_status(job)
     if status:

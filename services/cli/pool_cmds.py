@@ -58,9 +58,12 @@ def cmd_run(ns: argparse.Namespace) -> int:
     if ns.time_scale is not None:
         spec.time_scale = ns.time_scale
     out = Path(ns.out) if ns.out else Path("mockpool-out") / Path(ns.spec).stem
-    print(f"Running {ns.spec}: {len(spec.machine_names)} machines, {len(spec.schedd_names)} schedds, "
-          f"{spec.duration:g} pool s at time scale {spec.time_scale:g} "
-          f"(about {spec.duration / spec.time_scale:.0f} real s)", flush=True)
+    print(
+        f"Running {ns.spec}: {len(spec.machine_names)} machines, {len(spec.schedd_names)} schedds, "
+        f"{spec.duration:g} pool s at time scale {spec.time_scale:g} "
+        f"(about {spec.duration / spec.time_scale:.0f} real s)",
+        flush=True,
+    )
 
     def progress(now: float, total: float) -> None:
         if sys.stdout.isatty():
@@ -106,7 +109,9 @@ def _pool_info(d: Path) -> dict[str, Any]:
     try:
         return json.loads((d / POOL_FILE).read_text())
     except FileNotFoundError:
-        raise SystemExit(f"mockpool: no pool is up in {d} (start one with `mockpool up SPEC`)") from None
+        raise SystemExit(
+            f"mockpool: no pool is up in {d} (start one with `mockpool up SPEC`)"
+        ) from None
 
 
 def _alive(pid: int) -> bool:
@@ -135,19 +140,24 @@ def cmd_up(ns: argparse.Namespace) -> int:
     cmd = [sys.executable, "-m", "mockpool.pool.serve", ns.spec, "--dir", str(d)]
     if ns.duration:
         cmd += ["--duration", str(ns.duration)]
-    proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                            start_new_session=True)
+    proc = subprocess.Popen(
+        cmd, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True
+    )
     deadline = time.monotonic() + ns.timeout
     while not (d / POOL_FILE).exists():
         if proc.poll() is not None:
-            return _fail(f"the pool exited while starting; see {d / 'serve.log'}:\n"
-                         + (d / "serve.log").read_text()[-2000:])
+            return _fail(
+                f"the pool exited while starting; see {d / 'serve.log'}:\n"
+                + (d / "serve.log").read_text()[-2000:]
+            )
         if time.monotonic() > deadline:
             proc.terminate()
             return _fail(f"the pool did not start within {ns.timeout:g}s; see {d / 'serve.log'}")
         time.sleep(0.2)
     info = _pool_info(d)
-    print(f"Pool up (pid {info['pid']}): collector at {info['collector']}, schedds {', '.join(info['schedds'])}")
+    print(
+        f"Pool up (pid {info['pid']}): collector at {info['collector']}, schedds {', '.join(info['schedds'])}"
+    )
     print(f"Pool files in {d}; stop it with `mockpool down`")
     return 0
 
@@ -185,15 +195,19 @@ def cmd_down(ns: argparse.Namespace) -> int:
         while _alive(pid) and time.monotonic() < deadline:
             time.sleep(0.1)
         if _alive(pid):
-            print(f"mockpool: pool process {pid} did not stop within {ns.timeout:g}s; killing it",
-                  file=sys.stderr)
+            print(
+                f"mockpool: pool process {pid} did not stop within {ns.timeout:g}s; killing it",
+                file=sys.stderr,
+            )
             with contextlib.suppress(ProcessLookupError):  # seen alive just now: it is ours
                 os.kill(pid, signal.SIGKILL)
     # After a crash (or a holder that would not stop), and as a check after a clean stop.
     ended = _clean_up_after(d, info)
     if crashed:
-        print(f"Pool process {pid} was gone; ended {len(ended)} process(es) it had started "
-              f"and removed its files")
+        print(
+            f"Pool process {pid} was gone; ended {len(ended)} process(es) it had started "
+            f"and removed its files"
+        )
     print(f"Pool down (pid {pid})")
     return 0
 
@@ -201,8 +215,9 @@ def cmd_down(ns: argparse.Namespace) -> int:
 # ------------------------------------------------------------------ tools
 
 
-def _with_client(ns: argparse.Namespace, role: Role,
-                 body: Callable[[PoolClient, dict[str, Any]], Awaitable[T]]) -> T:
+def _with_client(
+    ns: argparse.Namespace, role: Role, body: Callable[[PoolClient, dict[str, Any]], Awaitable[T]]
+) -> T:
     """Run ``body`` with a client presenting ``--token FILE`` or the pool's ``role`` token."""
     d = _pool_dir(ns)
     info = _pool_info(d)
@@ -273,7 +288,9 @@ def selection_constraint(constraint: str, args: Sequence[str]) -> str:
     for arg in args:
         if m := _JOB_ID.match(arg):
             cluster, proc = int(m.group(1)), m.group(2)
-            ids.append(f"(ClusterId == {cluster}" + (f" && ProcId == {int(proc)})" if proc else ")"))
+            ids.append(
+                f"(ClusterId == {cluster}" + (f" && ProcId == {int(proc)})" if proc else ")")
+            )
         elif re.fullmatch(r"[\d.]+", arg):
             raise ValueError(f"{arg!r} is not a cluster or a job id (cluster.proc) in 64 bits")
         elif _OWNER.match(arg):
@@ -301,9 +318,16 @@ def cmd_q(ns: argparse.Namespace) -> int:
             return layouts.format_q_long(jobs)
         all_jobs = jobs if not query else (await c.jobs("", schedd=name))[0]
         base = _base_wall(info)
-        return layouts.format_q(jobs, schedd_name=name, schedd_address=address,
-                                now_wall=base + _pool_now(info), base_wall=base,
-                                batch=not ns.nobatch, total_all=layouts.JobTotals.of(all_jobs), width=_width(80))
+        return layouts.format_q(
+            jobs,
+            schedd_name=name,
+            schedd_address=address,
+            now_wall=base + _pool_now(info),
+            base_wall=base,
+            batch=not ns.nobatch,
+            total_all=layouts.JobTotals.of(all_jobs),
+            width=_width(80),
+        )
 
     print(_with_client(ns, Role.READ, body), end="")
     return 0
@@ -342,7 +366,9 @@ def cmd_status(ns: argparse.Namespace) -> int:
         if ns.long:
             return layouts.format_long(ads)
         if ad_type == "Negotiator":
-            return layouts.format_status_negotiator(ads, base_wall=_base_wall(info), width=_width(None))
+            return layouts.format_status_negotiator(
+                ads, base_wall=_base_wall(info), width=_width(None)
+            )
         if ad_type == "Scheduler":
             return layouts.format_status_schedd(ads, width=_width(None))
         if ad_type == "Submitter":
@@ -371,9 +397,15 @@ def cmd_analyze(ns: argparse.Namespace) -> int:
         slots = await c.query("Machine", "")
         now = _pool_now(info)
         base = _base_wall(info)
-        return layouts.format_better_analyze(jobs[0], analyze_job(jobs[0], slots, now=now), schedd_name=name,
-                                             schedd_address=address, now_wall=base + now, base_wall=base,
-                                             width=_width(80))
+        return layouts.format_better_analyze(
+            jobs[0],
+            analyze_job(jobs[0], slots, now=now),
+            schedd_name=name,
+            schedd_address=address,
+            now_wall=base + now,
+            base_wall=base,
+            width=_width(80),
+        )
 
     text = _with_client(ns, Role.READ, body)
     if text is None:
@@ -412,17 +444,27 @@ def cmd_userprio(ns: argparse.Namespace) -> int:
         if ns.long:
             return layouts.format_long(ads)
         base = _base_wall(info)
-        last = max((a.eval("LastUpdate") for a in ads if isinstance(a.eval("LastUpdate"), int)), default=0)
-        return format_userprio(ads, now_wall=base + now, last_update_wall=base + last, base_wall=base,
-                               all_users=ns.allusers)
+        last = max(
+            (a.eval("LastUpdate") for a in ads if isinstance(a.eval("LastUpdate"), int)), default=0
+        )
+        return format_userprio(
+            ads,
+            now_wall=base + now,
+            last_update_wall=base + last,
+            base_wall=base,
+            all_users=ns.allusers,
+        )
 
     # Listing is reading; changing the accountant is the administrator's (as condor_userprio).
     print(_with_client(ns, Role.ADMIN if action else Role.READ, body), end="")
     return 0
 
 
-_ACTION_WORDS = {"remove": ("marked for removal", "rm"), "hold": ("held", "hold"),
-                 "release": ("released", "release")}
+_ACTION_WORDS = {
+    "remove": ("marked for removal", "rm"),
+    "hold": ("held", "hold"),
+    "release": ("released", "release"),
+}
 
 
 def _cmd_act(action: str) -> Callable[[argparse.Namespace], int]:
@@ -431,12 +473,21 @@ def _cmd_act(action: str) -> Callable[[argparse.Namespace], int]:
             return _fail(f"{_ACTION_WORDS[action][1]}: give job ids, -constraint or -all", 2)
         for arg in ns.ids:
             if not _JOB_ID.match(arg):
-                return _fail(f"{_ACTION_WORDS[action][1]}: {arg!r} is not a cluster or a job id (cluster.proc)", 2)
+                return _fail(
+                    f"{_ACTION_WORDS[action][1]}: {arg!r} is not a cluster or a job id (cluster.proc)",
+                    2,
+                )
         constraint = "true" if ns.all else (ns.constraint or "")
 
         async def body(c: PoolClient, info: dict[str, Any]) -> list[Any]:
-            return await c.act(action, ns.ids, constraint=constraint, reason=ns.reason or "",
-                               owner=getpass.getuser(), schedd=ns.name or "")
+            return await c.act(
+                action,
+                ns.ids,
+                constraint=constraint,
+                reason=ns.reason or "",
+                owner=getpass.getuser(),
+                schedd=ns.name or "",
+            )
 
         results = _with_client(ns, Role.SUBMIT, body)
         bad = 0
@@ -447,7 +498,9 @@ def _cmd_act(action: str) -> Callable[[argparse.Namespace], int]:
                 bad += 1
                 print(r.error, file=sys.stderr)
         if not results:
-            print(f"Couldn't find/{action} all jobs matching constraint {constraint}", file=sys.stderr)
+            print(
+                f"Couldn't find/{action} all jobs matching constraint {constraint}", file=sys.stderr
+            )
             return 1
         return 1 if bad else 0
 
@@ -456,11 +509,18 @@ def _cmd_act(action: str) -> Callable[[argparse.Namespace], int]:
 
 def add_pool_commands(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     def token_arg(p: argparse.ArgumentParser) -> None:
-        p.add_argument("--token", metavar="FILE",
-                       help="present this token (default: the pool's token for the least role needed)")
+        p.add_argument(
+            "--token",
+            metavar="FILE",
+            help="present this token (default: the pool's token for the least role needed)",
+        )
 
     def pool_arg(p: argparse.ArgumentParser) -> None:
-        p.add_argument("--pool", metavar="DIR", help="the `up` pool's folder (default $MOCKPOOL_HOME or ~/.mockpool)")
+        p.add_argument(
+            "--pool",
+            metavar="DIR",
+            help="the `up` pool's folder (default $MOCKPOOL_HOME or ~/.mockpool)",
+        )
         p.add_argument("-name", "--name", help="schedd name (default: the first schedd)")
         token_arg(p)
 
@@ -468,11 +528,19 @@ def add_pool_commands(sub: argparse._SubParsersAction) -> None:  # type: ignore[
     p.add_argument("spec")
     p.add_argument("--out", help="output folder (default mockpool-out/<spec name>)")
     p.add_argument("--duration", type=float, help="pool seconds to run (overrides the spec)")
-    p.add_argument("--time-scale", type=float, help="pool seconds per real second (overrides the spec)")
-    p.add_argument("--report", action="store_true", help="also write report.html (plots) into the output folder")
+    p.add_argument(
+        "--time-scale", type=float, help="pool seconds per real second (overrides the spec)"
+    )
+    p.add_argument(
+        "--report",
+        action="store_true",
+        help="also write report.html (plots) into the output folder",
+    )
     p.set_defaults(func=cmd_run)
 
-    p = sub.add_parser("report", help="write report.html (measures and plots) for a run's output folder")
+    p = sub.add_parser(
+        "report", help="write report.html (measures and plots) for a run's output folder"
+    )
     p.add_argument("dir", help="the output folder of `mockpool run`")
     p.set_defaults(func=cmd_report)
 
@@ -483,7 +551,9 @@ def add_pool_commands(sub: argparse._SubParsersAction) -> None:  # type: ignore[
     p = sub.add_parser("up", help="start a long-lived pool in the background")
     p.add_argument("spec")
     p.add_argument("--pool", metavar="DIR")
-    p.add_argument("--duration", type=float, default=0.0, help="stop by itself after this many pool seconds")
+    p.add_argument(
+        "--duration", type=float, default=0.0, help="stop by itself after this many pool seconds"
+    )
     p.add_argument("--timeout", type=float, default=180.0, help="real seconds to wait for start")
     p.set_defaults(func=cmd_up)
 
@@ -494,7 +564,10 @@ def add_pool_commands(sub: argparse._SubParsersAction) -> None:  # type: ignore[
 
     p = sub.add_parser("submit", help="condor_submit: queue the jobs of a submit description")
     p.add_argument("file")
-    p.add_argument("--owner", help="submitting user (default: the token's user; only an admin token may name another)")
+    p.add_argument(
+        "--owner",
+        help="submitting user (default: the token's user; only an admin token may name another)",
+    )
     pool_arg(p)
     p.set_defaults(func=cmd_submit)
 
@@ -532,7 +605,9 @@ def add_pool_commands(sub: argparse._SubParsersAction) -> None:  # type: ignore[
     p.set_defaults(func=cmd_analyze)
 
     p = sub.add_parser("userprio", help="condor_userprio: user priorities and group quotas")
-    p.add_argument("-allusers", "--allusers", action="store_true", help="also users not active in the last day")
+    p.add_argument(
+        "-allusers", "--allusers", action="store_true", help="also users not active in the last day"
+    )
     p.add_argument("-long", "-l", "--long", action="store_true", dest="long")
     e = p.add_mutually_exclusive_group()
     e.add_argument("-setfactor", "--setfactor", nargs=2, metavar=("USER", "FACTOR"))

@@ -410,8 +410,12 @@ class AdStore:
             )
         expr = parse_constraint(constraint)
         if ad_type.lower() == ANY_AD.lower():  # every public ad (condor_status -any)
-            records = [r for key, t in sorted(self._tables.items()) if key != _PRIVATE_KEY
-                       for r in t.values()]
+            records = [
+                r
+                for key, t in sorted(self._tables.items())
+                if key != _PRIVATE_KEY
+                for r in t.values()
+            ]
         else:
             records = list(self._tables.get(ad_type.lower(), {}).values())
         if not records:

@@ -207,8 +207,9 @@ class Accountant:
                 rec.last_usage_time = now
         return beta
 
-    def check_matches(self, usage: Mapping[str, float], now: float,
-                      counts: Mapping[str, int] | None = None) -> None:
+    def check_matches(
+        self, usage: Mapping[str, float], now: float, counts: Mapping[str, int] | None = None
+    ) -> None:
         """Replace every submitter's usage with ``usage`` (from the Claimed slot ads);
         ``counts`` are the slots held (ResourcesUsed), one per claimed slot if not given."""
         for rec in self.records.values():

@@ -196,7 +196,9 @@ class CycleConfig:
     max_time: tuple[int, int, int, int] = (1200, 60, 120, 120)
 
     @classmethod
-    def from_config(cls, config: ConfigDict, *, log_match_limit: int = DEFAULT_LOG_MATCH_LIMIT) -> CycleConfig:
+    def from_config(
+        cls, config: ConfigDict, *, log_match_limit: int = DEFAULT_LOG_MATCH_LIMIT
+    ) -> CycleConfig:
         def expr(name: str, required: bool) -> Expr | None:
             try:
                 text = (config.lookup(name) or "").strip()
@@ -220,8 +222,10 @@ class CycleConfig:
             prio_req = preemption_policy(config, "PREEMPTION_REQUIREMENTS")
             prio_rank = preemption_policy(config, "PREEMPTION_RANK")
             limit_max = LimitMaxima(config)
-            max_time = tuple(config.get_int(f"NEGOTIATOR_MAX_TIME_PER_{k}", d) for k, d in
-                             (("CYCLE", 1200), ("SUBMITTER", 60), ("SCHEDD", 120), ("PIESPIN", 120)))
+            max_time = tuple(
+                config.get_int(f"NEGOTIATOR_MAX_TIME_PER_{k}", d)
+                for k, d in (("CYCLE", 1200), ("SUBMITTER", 60), ("SCHEDD", 120), ("PIESPIN", 120))
+            )
             groups = GroupConfig.from_config(config)
         except (ConfigError, GroupConfigError, ValueError) as exc:
             raise NegotiatorInputError(str(exc)) from None
@@ -256,8 +260,9 @@ def _check_number(config: ConfigDict, name: str, e: Expr) -> None:
     knob = config.knob(name)
     where = f"{knob.where}: {knob.name}" if knob is not None else name
     shown = repr(value) if isinstance(value, (str, bool, list)) else str(value).upper()
-    raise NegotiatorInputError(f"{where} = {config.lookup(name)}: evaluates to {shown} on a "
-                               "one-cpu slot, not a number")
+    raise NegotiatorInputError(
+        f"{where} = {config.lookup(name)}: evaluates to {shown} on a one-cpu slot, not a number"
+    )
 
 
 # ----------------------------------------------------------------------------- outputs
@@ -415,7 +420,9 @@ def _my(name: str) -> Expr:
 class _Slots:
     """The cycle's slots: one table, what is still on offer, what p-slots have left."""
 
-    def __init__(self, snapshot: Snapshot, cfg: CycleConfig, stats: KernelStats, now: float) -> None:
+    def __init__(
+        self, snapshot: Snapshot, cfg: CycleConfig, stats: KernelStats, now: float
+    ) -> None:
         self.now = now  # the pool time the slots' and jobs' expressions see (time(), CurrentTime)
         self.ads = list(snapshot.slots)
         self.table = _LiveTable(self.ads)
@@ -426,14 +433,20 @@ class _Slots:
         empty = ClassAd()
 
         def mask(text: str) -> np.ndarray:
-            return CompiledExpr(text).requirements_mask(t, empty, "target", stats=stats, now=self.now)
+            return CompiledExpr(text).requirements_mask(
+                t, empty, "target", stats=stats, now=self.now
+            )
 
         self.is_p = mask("PartitionableSlot =?= true")
         self.has_cp = self._consumption_policy(empty)
         self.unclaimed = mask('State == "Unclaimed"')
         self.claimed = mask('State == "Claimed"')
-        self.names = [x if isinstance(x, str) else f"<slot {r}>" for r, x in
-                      enumerate(CompiledExpr(_my("Name")).eval(t, empty, "target", now=self.now).to_values(t.pool))]
+        self.names = [
+            x if isinstance(x, str) else f"<slot {r}>"
+            for r, x in enumerate(
+                CompiledExpr(_my("Name")).eval(t, empty, "target", now=self.now).to_values(t.pool)
+            )
+        ]
         # Claim ids from the private ads, joined by Name.
         private: dict[str, ClassAd] = {}
         for p in snapshot.private_ads:
@@ -457,8 +470,13 @@ class _Slots:
         self.alive = offered & has_claim
         self.no_claim_id = int((self.unclaimed & ~has_claim).sum())
         self.remote_prio: dict[int, tuple[float, float]] = {}  # Claimed rows: (EUP, in use)
-        self.preempt = Preemption(self.ads, self.alive & ~self.unclaimed, cfg.preemption_requirements,
-                                  cfg.preemption_rank, stats)
+        self.preempt = Preemption(
+            self.ads,
+            self.alive & ~self.unclaimed,
+            cfg.preemption_requirements,
+            cfg.preemption_rank,
+            stats,
+        )
         # Resources left (p-slots change during the cycle) and slot weights.
         # Custom resources (GPUs, MACHINE_RESOURCE_<name>) are rows after Cpus/Memory/Disk;
         # a slot without one has none of it and its jobs consume none (cp_deduct_assets
@@ -470,8 +488,12 @@ class _Slots:
             self.avail[k] = vals if k < len(RESOURCES) else np.where(self.owns[k] & ok, vals, 0.0)
         self.weight = self._weights(empty)
         self.current: dict[int, ClassAd] = {}  # p-slots changed this cycle: their ads now
-        has_limits = t.column("ConcurrencyLimits").present | t.column("PreemptingConcurrencyLimits").present
-        self.limits = ConcurrencyLimits(cfg.limit_max, [self.ads[r] for r in np.flatnonzero(has_limits)])
+        has_limits = (
+            t.column("ConcurrencyLimits").present | t.column("PreemptingConcurrencyLimits").present
+        )
+        self.limits = ConcurrencyLimits(
+            cfg.limit_max, [self.ads[r] for r in np.flatnonzero(has_limits)]
+        )
         self._dirty: set[int] = set()
         # Expressions compiled once a cycle.
         self.pre = CompiledExpr(cfg.pre_job_rank) if cfg.pre_job_rank is not None else None
@@ -491,7 +513,11 @@ class _Slots:
         if not len(prow):
             return out
         t = self.table
-        mres = CompiledExpr(_my("MachineResources")).eval(t, empty, "target", stats=self.kstats, now=self.now).to_values(t.pool)
+        mres = (
+            CompiledExpr(_my("MachineResources"))
+            .eval(t, empty, "target", stats=self.kstats, now=self.now)
+            .to_values(t.pool)
+        )
         by_text: dict[str, list[int]] = {}
         for r in prow:
             if isinstance(mres[r], str):
@@ -524,8 +550,18 @@ class _Slots:
         if not self.cfg.use_slot_weights:
             return np.ones(self.n)
         t = self.table
-        own, ok_own = _numbers(CompiledExpr(_my("SlotWeight")).eval(t, empty, "target", stats=self.kstats, now=self.now), self.n)
-        dflt, ok_dflt = _numbers(CompiledExpr(self.cfg.slot_weight).eval(t, empty, "target", stats=self.kstats, now=self.now), self.n)
+        own, ok_own = _numbers(
+            CompiledExpr(_my("SlotWeight")).eval(
+                t, empty, "target", stats=self.kstats, now=self.now
+            ),
+            self.n,
+        )
+        dflt, ok_dflt = _numbers(
+            CompiledExpr(self.cfg.slot_weight).eval(
+                t, empty, "target", stats=self.kstats, now=self.now
+            ),
+            self.n,
+        )
         present = t.column("SlotWeight").present
         w = np.where(present, own, dflt)
         ok = np.where(present, ok_own, ok_dflt) & (w >= 0)
@@ -542,7 +578,9 @@ class _Slots:
         used = np.array([acct.resources_used(u) for u, rs in by_user.items() for _ in rs])
         self.table.set_numbers("RemoteUserPrio", rows, prio)
         self.table.set_numbers("RemoteUserResourcesInUse", rows, used)
-        self.remote_prio = dict(zip(rows.tolist(), zip(prio.tolist(), used.tolist(), strict=True), strict=True))
+        self.remote_prio = dict(
+            zip(rows.tolist(), zip(prio.tolist(), used.tolist(), strict=True), strict=True)
+        )
 
     def offer_with_remote_prio(self, row: int) -> ClassAd:
         """The Claimed slot's ad with the attributes the cycle inserted (HTCondor sends
@@ -632,7 +670,9 @@ class _Slots:
                 out[k] = v
         return out
 
-    def ranks(self, job: ClassAd, rows: np.ndarray, job_rank: np.ndarray, state: np.ndarray) -> np.ndarray:
+    def ranks(
+        self, job: ClassAd, rows: np.ndarray, job_rank: np.ndarray, state: np.ndarray
+    ) -> np.ndarray:
         """(len(rows), 5) of (pre-job rank, job Rank, post-job rank, preemption state,
         PREEMPTION_RANK); the last only where preempting."""
         out = np.empty((len(rows), 5))
@@ -641,7 +681,9 @@ class _Slots:
             if ce is None or (k == 4 and not preempting.any()):
                 out[:, k] = NO_RANK
                 continue
-            vals, ok = _numbers(ce.eval(self.table, job, "target", stats=self.kstats, now=self.now), self.n)
+            vals, ok = _numbers(
+                ce.eval(self.table, job, "target", stats=self.kstats, now=self.now), self.n
+            )
             with np.errstate(over="ignore"):
                 single = vals[rows].astype(np.float32).astype(np.float64)
             good = ok[rows] & np.isfinite(single)
@@ -665,7 +707,9 @@ class _Slots:
             return v32 if math.isfinite(v32) else NO_RANK
 
         rank_e = job.lookup("Rank")
-        rank = _scalar_number(evaluate(rank_e, job, ad, now=self.now)) if rank_e is not None else None
+        rank = (
+            _scalar_number(evaluate(rank_e, job, ad, now=self.now)) if rank_e is not None else None
+        )
         return neg_rank(self.cfg.pre_job_rank), rank or 0.0, neg_rank(self.cfg.post_job_rank)
 
 
@@ -730,7 +774,9 @@ def _accounting_name(ad: ClassAd) -> str | None:
     return None
 
 
-def slot_usage(slots: Sequence[ClassAd], weights: np.ndarray, claimed: np.ndarray) -> dict[str, float]:
+def slot_usage(
+    slots: Sequence[ClassAd], weights: np.ndarray, claimed: np.ndarray
+) -> dict[str, float]:
     """Weighted resources in use per submitter, from the Claimed slot ads."""
     usage: dict[str, float] = {}
     for r in np.flatnonzero(claimed):
@@ -768,9 +814,17 @@ class _TurnUsage:
 
 
 class _Cycle:
-    def __init__(self, snapshot: Snapshot, requests: Iterable[ResourceRequest], accountant: Accountant,
-                 cfg: CycleConfig, now: float, timer: Callable[[], float],
-                 cpu_timer: Callable[[], float] | None, notes: Sequence[LogLine] = ()) -> None:
+    def __init__(
+        self,
+        snapshot: Snapshot,
+        requests: Iterable[ResourceRequest],
+        accountant: Accountant,
+        cfg: CycleConfig,
+        now: float,
+        timer: Callable[[], float],
+        cpu_timer: Callable[[], float] | None,
+        notes: Sequence[LogLine] = (),
+    ) -> None:
         self.snapshot = snapshot
         self.notes = list(notes)
         self.requests = list(requests)
@@ -805,7 +859,9 @@ class _Cycle:
         t1 = self.timer()
         public = len(snap.slots) + len(snap.submitters) + len(snap.schedulers)
         self.say(f"Got ads: {public} public and {len(snap.private_ads)} private", t1)
-        self.say(f"Public ads include {len(snap.submitters)} submitter, {len(snap.slots)} startd", t1)
+        self.say(
+            f"Public ads include {len(snap.submitters)} submitter, {len(snap.slots)} startd", t1
+        )
         self.log.extend(self.notes)
         s.duration_phase1 = t1 - self.now
         s.total_slots = len(snap.slots)
@@ -845,11 +901,18 @@ class _Cycle:
 
             def negotiate_group(g: Group, limit: int) -> None:
                 name = None if (tree.root.autoregroup and g is tree.root) else g.name
-                self._pie(by_group.get(g.name, []), slots, pool_size, min_weight, spin_stats, name, limit)
+                self._pie(
+                    by_group.get(g.name, []), slots, pool_size, min_weight, spin_stats, name, limit
+                )
 
             s.slot_share_iterations = tree.negotiate_all(
-                weighted=self.cfg.use_slot_weights, usage=self.acct.resources_used, negotiate=negotiate_group,
-                log=self.say, now=self.now, consider_preemption=self.cfg.consider_preemption)
+                weighted=self.cfg.use_slot_weights,
+                usage=self.acct.resources_used,
+                negotiate=negotiate_group,
+                log=self.say,
+                now=self.now,
+                consider_preemption=self.cfg.consider_preemption,
+            )
             self.acct.group_rr_time = tree.rr_times()
             self.groups = tree
         s.pies, s.pie_spins = spin_stats.pies, spin_stats.pie_spins
@@ -862,7 +925,9 @@ class _Cycle:
         s.matches = len(self.matches)
         s.kernel_fallbacks = self.kstats.fallbacks
         s.cpu_time = self.cpu_now() - cpu0
-        return CycleResult(self.matches, self.acct, s, self.log, False, t4, self.rejections, self.groups)
+        return CycleResult(
+            self.matches, self.acct, s, self.log, False, t4, self.rejections, self.groups
+        )
 
     def _turns(self) -> list[_Turn]:
         by_key: dict[tuple[str, str], _Turn] = {}
@@ -881,7 +946,9 @@ class _Cycle:
         tree = GroupTree(self.cfg.groups, rr_times=self.acct.group_rr_time)
         if self.cfg.use_slot_weights:
             total = float(slots.weight.sum())
-            self.say(f"group quotas: assigning group quotas from {total:g} available weighted slots")
+            self.say(
+                f"group quotas: assigning group quotas from {total:g} available weighted slots"
+            )
         else:
             total = float(np.where(slots.is_p, np.floor(slots.avail[0]), 1.0).sum())
             self.say(f"group quotas: assigning group quotas from {total:g} available slots")
@@ -894,7 +961,10 @@ class _Cycle:
             if not isinstance(name, str) or "@" not in name:
                 continue
             got = 0.0
-            for weighted, plain in (("WeightedIdleJobs", "IdleJobs"), ("WeightedRunningJobs", "RunningJobs")):
+            for weighted, plain in (
+                ("WeightedIdleJobs", "IdleJobs"),
+                ("WeightedRunningJobs", "RunningJobs"),
+            ):
                 v = _scalar_number(ad.eval(weighted) if self.cfg.use_slot_weights else UNDEFINED)
                 if v is None:
                     v = _scalar_number(ad.eval(plain))
@@ -921,12 +991,24 @@ class _Cycle:
         probe = ClassAd()
         for res in RESOURCES:
             v = req.ad.eval(f"Request{res}")
-            probe[res] = v if isinstance(v, (int, float)) and not isinstance(v, bool) else (1 if res == "Cpus" else 0)
+            probe[res] = (
+                v
+                if isinstance(v, (int, float)) and not isinstance(v, bool)
+                else (1 if res == "Cpus" else 0)
+            )
         w = _scalar_number(evaluate(self.cfg.slot_weight, probe, None))
         return w if w is not None and w > 0 else 1.0
 
-    def _pie(self, turns: list[_Turn], slots: _Slots, pool_size: float, min_weight: float, spin_stats: SpinStats,
-             group: str | None, quota: float) -> None:
+    def _pie(
+        self,
+        turns: list[_Turn],
+        slots: _Slots,
+        pool_size: float,
+        min_weight: float,
+        spin_stats: SpinStats,
+        group: str | None,
+        quota: float,
+    ) -> None:
         s = self.stats
 
         def on_sorted(_items: list[_Turn]) -> None:
@@ -949,18 +1031,24 @@ class _Cycle:
             left_cycle = max_cycle - (begin - self.now)
             if max_sub - tn.seconds <= 0:
                 self.say(f"  Negotiation with {tn.submitter} skipped because of time limits:")
-                self.say(f"  {int(tn.seconds)} seconds spent on this user, MAX_TIME_PER_USER is {max_sub} secs\n ")
+                self.say(
+                    f"  {int(tn.seconds)} seconds spent on this user, MAX_TIME_PER_USER is {max_sub} secs\n "
+                )
                 s.submitters_out_of_time.add(tn.submitter)
                 return DONE, 0.0
             if max_schedd - schedd_secs <= 0:
                 self.say(f"  Negotiation with {tn.submitter} skipped because of time limits:")
-                self.say(f"  {int(schedd_secs)} seconds spent on this schedd ({tn.schedd}), "
-                         f"MAX_TIME_PER_SCHEDD is {max_schedd} secs\n ")
+                self.say(
+                    f"  {int(schedd_secs)} seconds spent on this schedd ({tn.schedd}), "
+                    f"MAX_TIME_PER_SCHEDD is {max_schedd} secs\n "
+                )
                 s.schedds_out_of_time.add(tn.schedd)
                 return DONE, 0.0
             if left_cycle <= 0:
-                self.say(f"  Negotiation with {tn.submitter} skipped because MAX_TIME_PER_CYCLE of {max_cycle} "
-                         "secs exceeded")
+                self.say(
+                    f"  Negotiation with {tn.submitter} skipped because MAX_TIME_PER_CYCLE of {max_cycle} "
+                    "secs exceeded"
+                )
                 return DONE, 0.0
             if lim.pie_left_small:
                 self.say(f"  Negotiation with {tn.submitter} skipped as pieLeft < minSlotWeight")
@@ -969,7 +1057,9 @@ class _Cycle:
                 s.num_idle_jobs += sum(tn.left)
             s.active_submitters.add(tn.submitter)
             s.active_schedds.add(tn.schedd_address)
-            deadline = begin + min(max_spin, left_cycle, max_sub - tn.seconds, max_schedd - schedd_secs)
+            deadline = begin + min(
+                max_spin, left_cycle, max_sub - tn.seconds, max_schedd - schedd_secs
+            )
             out = self._negotiate_turn(tn, slots, lim, deadline)
             took = self.timer() - begin
             tn.seconds += took
@@ -977,14 +1067,28 @@ class _Cycle:
             return out
 
         negotiate_with_group(
-            turns, name=lambda tn: tn.submitter, idle=lambda tn: sum(tn.left), acct=self.acct, turn=turn,
-            slots_left=lambda: bool(slots.alive.any()), untrimmed_weight=pool_size, min_slot_weight=min_weight,
-            group=group, group_quota=quota, consider_preemption=self.cfg.consider_preemption, log=self.say,
-            on_spin=on_spin, on_sorted=on_sorted, stats=spin_stats, share_limited=s.submitters_share_limit)
+            turns,
+            name=lambda tn: tn.submitter,
+            idle=lambda tn: sum(tn.left),
+            acct=self.acct,
+            turn=turn,
+            slots_left=lambda: bool(slots.alive.any()),
+            untrimmed_weight=pool_size,
+            min_slot_weight=min_weight,
+            group=group,
+            group_quota=quota,
+            consider_preemption=self.cfg.consider_preemption,
+            log=self.say,
+            on_spin=on_spin,
+            on_sorted=on_sorted,
+            stats=spin_stats,
+            share_limited=s.submitters_share_limit,
+        )
 
     # -- phase 4: one submitter's turn (matchmaker.cpp negotiate()) -----------------------
-    def _negotiate_turn(self, turn: _Turn, slots: _Slots, lim: TurnLimits,
-                        deadline: float = math.inf) -> tuple[str, float]:
+    def _negotiate_turn(
+        self, turn: _Turn, slots: _Slots, lim: TurnLimits, deadline: float = math.inf
+    ) -> tuple[str, float]:
         st = _TurnUsage(lim, deadline=deadline, begin=self.timer())
         rejected: set[int] = set()
         unlogged_before = self._unlogged
@@ -1004,18 +1108,24 @@ class _Cycle:
                 result = RESUME
         skipped = self._unlogged - unlogged_before
         if skipped:
-            self.say(f"    ... {skipped} more match{'es' if skipped != 1 else ''} not logged "
-                     f"(NegotiatorLog shows at most {self.cfg.log_match_limit} matches a cycle)")
+            self.say(
+                f"    ... {skipped} more match{'es' if skipped != 1 else ''} not logged "
+                f"(NegotiatorLog shows at most {self.cfg.log_match_limit} matches a cycle)"
+            )
         return result, st.used
 
     @property
     def _unlogged(self) -> int:
         return max(0, len(self.matches) - self.cfg.log_match_limit)
 
-    def _candidates(self, req: ResourceRequest, slots: _Slots) -> tuple[np.ndarray, np.ndarray, dict[int, np.ndarray]]:
+    def _candidates(
+        self, req: ResourceRequest, slots: _Slots
+    ) -> tuple[np.ndarray, np.ndarray, dict[int, np.ndarray]]:
         """Rows that match ``req`` now, best first, their rank keys, and p-slot consumption."""
         slots.flush()
-        job = with_submitter_attrs(req.ad, self.acct.eup(req.submitter), self.acct.resources_used(req.submitter))
+        job = with_submitter_attrs(
+            req.ad, self.acct.eup(req.submitter), self.acct.resources_used(req.submitter)
+        )
         self.diag = Diagnosis()
         # one budget for everything this request evaluates against the slots
         budget = table_budget(slots.table.n)
@@ -1037,8 +1147,11 @@ class _Cycle:
                     inverse = inverse.reshape(-1)
                 for k, tup in enumerate(uniq):
                     jo = _override_requests(job, tup, slots.resources)
-                    m = mr.matches if jo is job else match_vector(
-                        jo, slots.table, now=self.now, budget=budget).matches
+                    m = (
+                        mr.matches
+                        if jo is job
+                        else match_vector(jo, slots.table, now=self.now, budget=budget).matches
+                    )
                     sel = prow[inverse == k]
                     mask[sel] = m[sel]
                 keep = mask[prow]
@@ -1049,8 +1162,9 @@ class _Cycle:
         order = np.lexsort((rows, -keys[:, 4], -keys[:, 3], -keys[:, 2], -keys[:, 1], -keys[:, 0]))
         return rows[order], keys[order], cons_of
 
-    def _match_request(self, req: ResourceRequest, turn: _Turn, i: int, slots: _Slots,
-                       st: _TurnUsage) -> tuple[bool, bool]:
+    def _match_request(
+        self, req: ResourceRequest, turn: _Turn, i: int, slots: _Slots, st: _TurnUsage
+    ) -> tuple[bool, bool]:
         """Offer the request's idle jobs one by one. Returns (stop the turn, matched):
         matched is False when a job found no slot (its autocluster is then rejected), or
         when its expressions cost more than their budget (rejected for this cycle, by name)."""
@@ -1062,8 +1176,11 @@ class _Cycle:
         try:
             rows, keys, cons_of = self._candidates(req, slots)
         except BudgetExceeded as exc:
-            self._reject(req, f"its expressions are too costly to evaluate ({exc.what}, "
-                              f"over {exc.limit:,} steps)")
+            self._reject(
+                req,
+                f"its expressions are too costly to evaluate ({exc.what}, "
+                f"over {exc.limit:,} steps)",
+            )
             return False, False
         heap: list[tuple] = []  # re-offered p-slots, by _heap_key
         ptr = 0
@@ -1072,12 +1189,18 @@ class _Cycle:
         while turn.left[i] > 0:
             now = self.timer()
             if now >= st.deadline:
-                sub, schedd, cyc, spin = self.cfg.max_time[1], self.cfg.max_time[2], self.cfg.max_time[0], \
-                    self.cfg.max_time[3]
-                self.say(f"    Reached deadline for {turn.submitter} ({sinful(turn.schedd_address)}) after "
-                         f"{int(now - st.begin)} sec... stopping\n       MAX_TIME_PER_SUBMITTER = {sub} sec, "
-                         f"MAX_TIME_PER_SCHEDD = {schedd} sec, MAX_TIME_PER_CYCLE = {cyc} sec, "
-                         f"MAX_TIME_PER_PIESPIN = {spin} sec")
+                sub, schedd, cyc, spin = (
+                    self.cfg.max_time[1],
+                    self.cfg.max_time[2],
+                    self.cfg.max_time[0],
+                    self.cfg.max_time[3],
+                )
+                self.say(
+                    f"    Reached deadline for {turn.submitter} ({sinful(turn.schedd_address)}) after "
+                    f"{int(now - st.begin)} sec... stopping\n       MAX_TIME_PER_SUBMITTER = {sub} sec, "
+                    f"MAX_TIME_PER_SCHEDD = {schedd} sec, MAX_TIME_PER_CYCLE = {cyc} sec, "
+                    f"MAX_TIME_PER_PIESPIN = {spin} sec"
+                )
                 return True, True
             only_startd_rank = False
             if st.used >= st.lim.limit:
@@ -1091,8 +1214,10 @@ class _Cycle:
             s.num_jobs_considered += 1
             log_this = len(self.matches) < self.cfg.log_match_limit
             if log_this:
-                self.say(f"    Request {req.cluster_id:05d}.{req.proc_id:05d}: autocluster "
-                         f"{req.autocluster_id} (request count {k + 1} of {req.count})")
+                self.say(
+                    f"    Request {req.cluster_id:05d}.{req.proc_id:05d}: autocluster "
+                    f"{req.autocluster_id} (request count {k + 1} of {req.count})"
+                )
             self.diag.submitter_limit = 0  # HTCondor's rejForSubmitterLimit, per job
             job_limits = fixed or ""
             if fixed and (name := slots.limits.over(fixed)) is not None:
@@ -1117,7 +1242,9 @@ class _Cycle:
                     use_heap, row = True, heap[0][-1]
                 if row < 0:
                     if over_limits:  # HTCondor's message names them; the reason is generic
-                        self._reject(req, f"concurrency limit {', '.join(sorted(over_limits))} reached")
+                        self._reject(
+                            req, f"concurrency limit {', '.join(sorted(over_limits))} reached"
+                        )
                     else:
                         self._reject(req)
                     if self.diag.submitter_limit:
@@ -1150,8 +1277,11 @@ class _Cycle:
                 # unclaimed slot against the unclaimed limit; rank preemption always.
                 if limited and state != RANK_PREEMPTION:
                     cost = slots.match_cost(row, cons_of.get(row))
-                    used, allowed = ((st.used, st.lim.limit) if state == PRIO_PREEMPTION
-                                     else (st.used_unclaimed, st.lim.limit_unclaimed))
+                    used, allowed = (
+                        (st.used, st.lim.limit)
+                        if state == PRIO_PREEMPTION
+                        else (st.used_unclaimed, st.lim.limit_unclaimed)
+                    )
                     if not permits(cost, used, allowed):
                         self.diag.submitter_limit += 1
                         continue
@@ -1174,9 +1304,20 @@ class _Cycle:
         self.stats.rejections += 1
         reason = message or self.diag.reason()
         t = self.timer()
-        self.say(f"      Rejected {req.job_id} {req.submitter} {sinful(req.schedd_address)}: {reason}", t)
-        self.rejections.append(Rejection(req.submitter, req.schedd, req.schedd_address, req.autocluster_id,
-                                         req.job_id, reason, t))
+        self.say(
+            f"      Rejected {req.job_id} {req.submitter} {sinful(req.schedd_address)}: {reason}", t
+        )
+        self.rejections.append(
+            Rejection(
+                req.submitter,
+                req.schedd,
+                req.schedd_address,
+                req.autocluster_id,
+                req.job_id,
+                reason,
+                t,
+            )
+        )
 
     def _preempting(self, req: ResourceRequest, slots: _Slots, row: int) -> None:
         """A Claimed slot is about to be matched: its offer gets the inserted attributes,
@@ -1186,18 +1327,38 @@ class _Cycle:
         prio = _scalar_number(offer.eval("RemoteUserPrio"))
         new_rank = _scalar_number(offer.eval("Rank", req.ad, now=self.now))
         old_rank = _scalar_number(offer.eval("CurrentRank"))
-        self.say(preempting_line(remote, prio or 0.0, old_rank or 0.0, slots.names[row], req.submitter,
-                                 self.acct.eup(req.submitter), new_rank or 0.0))
+        self.say(
+            preempting_line(
+                remote,
+                prio or 0.0,
+                old_rank or 0.0,
+                slots.names[row],
+                req.submitter,
+                self.acct.eup(req.submitter),
+                new_rank or 0.0,
+            )
+        )
 
-    def _make_match(self, req: ResourceRequest, slots: _Slots, row: int, cons_of: dict[int, np.ndarray],
-                    heap: list[tuple], log_this: bool) -> float:
+    def _make_match(
+        self,
+        req: ResourceRequest,
+        slots: _Slots,
+        row: int,
+        cons_of: dict[int, np.ndarray],
+        heap: list[tuple],
+        log_this: bool,
+    ) -> float:
         offer = slots.ad(row)
         claim = slots.claims[row].pop(0)
         name = slots.names[row]
         addr = offer.eval("MyAddress")
         startd_address = from_sinful(addr) if isinstance(addr, str) else ""
         ip = offer.eval("StartdIpAddr")
-        startd_ip = ip if isinstance(ip, str) else (sinful(startd_address) if startd_address else "<0.0.0.0:0>")
+        startd_ip = (
+            ip
+            if isinstance(ip, str)
+            else (sinful(startd_address) if startd_address else "<0.0.0.0:0>")
+        )
         remote = offer.eval("RemoteUser")
         remote = remote if isinstance(remote, str) else "none"
         group = offer.eval("AccountingGroup")
@@ -1212,17 +1373,37 @@ class _Cycle:
         else:
             cost = float(slots.weight[row])
             slots.alive[row] = False
-        self.matches.append(Match(req.submitter, req.schedd, req.schedd_address, req.autocluster_id,
-                                  req.job_id, name, claim, offer, startd_address, cost))
+        self.matches.append(
+            Match(
+                req.submitter,
+                req.schedd,
+                req.schedd_address,
+                req.autocluster_id,
+                req.job_id,
+                name,
+                claim,
+                offer,
+                startd_address,
+                cost,
+            )
+        )
         self.acct.add_match(req.submitter, cost, self.now)
         if log_this:
-            self.say(f"      Matched {req.job_id} {req.submitter} {sinful(req.schedd_address)} "
-                     f"preempting {remote} {startd_ip} {name}")
+            self.say(
+                f"      Matched {req.job_id} {req.submitter} {sinful(req.schedd_address)} "
+                f"preempting {remote} {startd_ip} {name}"
+            )
             self.say(f"      Successfully matched with {name}")
         return cost
 
-    def _reoffer(self, req: ResourceRequest, slots: _Slots, row: int, cons_of: dict[int, np.ndarray],
-                 heap: list[tuple]) -> None:
+    def _reoffer(
+        self,
+        req: ResourceRequest,
+        slots: _Slots,
+        row: int,
+        cons_of: dict[int, np.ndarray],
+        heap: list[tuple],
+    ) -> None:
         """Put a p-slot back among this request's candidates if the next job still fits
         (HTCondor's returnPslotToMatchList), ranked on what it has left."""
         job = req.ad
@@ -1265,7 +1446,9 @@ def negotiate(
     return result
 
 
-def requests_from_ads(ads: Iterable[ClassAd], schedd: str, schedd_address: str) -> tuple[list[ResourceRequest], list[str]]:
+def requests_from_ads(
+    ads: Iterable[ClassAd], schedd: str, schedd_address: str
+) -> tuple[list[ResourceRequest], list[str]]:
     """Resource requests from one schedd's reply, and an error line for each bad one."""
     out: list[ResourceRequest] = []
     errors: list[str] = []

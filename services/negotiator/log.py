@@ -76,7 +76,9 @@ class LoggedMatch(tuple):
     submitter: str
     schedd: str
 
-    def __new__(cls, job: str, autocluster: int, submitter: str, schedd: str, slot: str) -> LoggedMatch:
+    def __new__(
+        cls, job: str, autocluster: int, submitter: str, schedd: str, slot: str
+    ) -> LoggedMatch:
         self = super().__new__(cls, (job, slot))
         self.autocluster, self.submitter, self.schedd = autocluster, submitter, schedd
         return self
@@ -90,8 +92,10 @@ class LoggedMatch(tuple):
         return self[1]
 
     def __repr__(self) -> str:
-        return (f"LoggedMatch(job={self.job!r}, autocluster={self.autocluster}, "
-                f"submitter={self.submitter!r}, schedd={self.schedd!r}, slot={self.slot!r})")
+        return (
+            f"LoggedMatch(job={self.job!r}, autocluster={self.autocluster}, "
+            f"submitter={self.submitter!r}, schedd={self.schedd!r}, slot={self.slot!r})"
+        )
 
 
 @dataclass(frozen=True)

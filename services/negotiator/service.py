@@ -89,9 +89,15 @@ class NegotiatorService(ngrpc.NegotiatorServicer):
         _method("UserPrio"): frozenset({Role.READ, Role.SUBMIT, Role.ADMIN, Role.DAEMON}),
     }
 
-    def __init__(self, ctx: DaemonContext, name: str = "negotiator", log_base_wall: float = 0.0,
-                 *, accountant: Accountant | None = None,
-                 priorities: Mapping[str, Mapping[str, float]] | None = None) -> None:
+    def __init__(
+        self,
+        ctx: DaemonContext,
+        name: str = "negotiator",
+        log_base_wall: float = 0.0,
+        *,
+        accountant: Accountant | None = None,
+        priorities: Mapping[str, Mapping[str, float]] | None = None,
+    ) -> None:
         self.ctx = ctx
         self.name = name
         self.log_base_wall = float(log_base_wall)
@@ -127,9 +133,17 @@ class NegotiatorService(ngrpc.NegotiatorServicer):
         loop = asyncio.get_running_loop()
         self._tasks.append(loop.create_task(self._cycle_loop()))
         if self.update_interval > 0:
-            self._tasks.append(loop.create_task(periodic(
-                self.ctx.clock, self.update_interval, self.advertise,
-                name=f"{self.name} ad", first_delay=self.update_interval)))
+            self._tasks.append(
+                loop.create_task(
+                    periodic(
+                        self.ctx.clock,
+                        self.update_interval,
+                        self.advertise,
+                        name=f"{self.name} ad",
+                        first_delay=self.update_interval,
+                    )
+                )
+            )
 
     async def stop(self) -> None:
         tasks, self._tasks = self._tasks, []
@@ -153,15 +167,21 @@ class NegotiatorService(ngrpc.NegotiatorServicer):
         }
 
     # -- the accountant on disk -------------------------------------------------------------
-    def _load_accountant(self, template: Accountant, priorities: Mapping[str, Mapping[str, float]]) -> Accountant:
+    def _load_accountant(
+        self, template: Accountant, priorities: Mapping[str, Mapping[str, float]]
+    ) -> Accountant:
         if self.state_file.exists():
             try:
                 data = json.loads(self.state_file.read_text())
                 return Accountant.from_dict(data).reconfigured(template)
             except (OSError, ValueError, AccountantError) as exc:
                 # A damaged file must not stop the pool; it is kept aside for a person.
-                log.error("%s: cannot read %s (%s); starting from the spec's priorities",
-                          self.name, self.state_file, exc)
+                log.error(
+                    "%s: cannot read %s (%s); starting from the spec's priorities",
+                    self.name,
+                    self.state_file,
+                    exc,
+                )
                 with contextlib.suppress(OSError):
                     self.state_file.replace(self.state_file.with_suffix(".json.bad"))
         acct = template.copy()
@@ -193,7 +213,9 @@ class NegotiatorService(ngrpc.NegotiatorServicer):
             self._replay.append((action, name, value, self.ctx.clock.now()))
         return self.accounting_ads()
 
-    def _apply(self, acct: Accountant, action: str, name: str, value: float, now: float, *, check: bool) -> None:
+    def _apply(
+        self, acct: Accountant, action: str, name: str, value: float, now: float, *, check: bool
+    ) -> None:
         if action == "setfactor":
             acct.set_factor(name, value)
         elif action == "setprio":
@@ -209,14 +231,19 @@ class NegotiatorService(ngrpc.NegotiatorServicer):
             self.accountant = acct
             self.save_accountant()
 
-    async def UserPrio(self, request: npb.UserPrioRequest,
-                       context: grpc.aio.ServicerContext) -> npb.UserPrioReply:
+    async def UserPrio(
+        self, request: npb.UserPrioRequest, context: grpc.aio.ServicerContext
+    ) -> npb.UserPrioReply:
         if request.action and current_role() != Role.ADMIN:
-            await context.abort(grpc.StatusCode.PERMISSION_DENIED,
-                                f"userprio -{request.action} needs the ADMIN role")
+            await context.abort(
+                grpc.StatusCode.PERMISSION_DENIED,
+                f"userprio -{request.action} needs the ADMIN role",
+            )
         if request.action and "@" not in request.name and request.action != "delete":
-            await context.abort(grpc.StatusCode.INVALID_ARGUMENT,
-                                f"-{request.action}: {request.name!r} is not of the form user@domain")
+            await context.abort(
+                grpc.StatusCode.INVALID_ARGUMENT,
+                f"-{request.action}: {request.name!r} is not of the form user@domain",
+            )
         try:
             ads = self.userprio(request.action, request.name, request.value)
         except AccountantError as exc:
@@ -240,8 +267,9 @@ class NegotiatorService(ngrpc.NegotiatorServicer):
             self._wake.set()
         return self.cadence.when_due()
 
-    async def Reschedule(self, request: npb.RescheduleRequest,
-                         context: grpc.aio.ServicerContext) -> npb.RescheduleReply:
+    async def Reschedule(
+        self, request: npb.RescheduleRequest, context: grpc.aio.ServicerContext
+    ) -> npb.RescheduleReply:
         return npb.RescheduleReply(next_cycle=self.reschedule(request.schedd_name))
 
     # -- the loop -------------------------------------------------------------------------
@@ -301,18 +329,30 @@ class NegotiatorService(ngrpc.NegotiatorServicer):
         except (grpc.aio.AioRpcError, WireError) as exc:
             # HTCondor: "Couldn't fetch ads" then "Aborting negotiation cycle"; no stats.
             self.peer_failures += 1
-            self._keep([LogLine(start, "---------- Started Negotiation Cycle ----------"),
-                        LogLine(start, "Phase 1:  Obtaining ads from collector ..."),
-                        LogLine(clock.now(), f"Couldn't fetch ads: {_why(exc)}"),
-                        LogLine(clock.now(), "Aborting negotiation cycle")])
+            self._keep(
+                [
+                    LogLine(start, "---------- Started Negotiation Cycle ----------"),
+                    LogLine(start, "Phase 1:  Obtaining ads from collector ..."),
+                    LogLine(clock.now(), f"Couldn't fetch ads: {_why(exc)}"),
+                    LogLine(clock.now(), "Aborting negotiation cycle"),
+                ]
+            )
             log.warning("%s: cannot fetch ads from the collector: %s", self.name, _why(exc))
             return None
         requests, failed = await self._fetch_requests(snapshot, notes)
         self._replay = []
         try:
             result = await asyncio.to_thread(
-                negotiate, snapshot, requests, self.accountant, self.cycle_config, start,
-                timer=clock.now, finish=False, phase1_notes=notes)
+                negotiate,
+                snapshot,
+                requests,
+                self.accountant,
+                self.cycle_config,
+                start,
+                timer=clock.now,
+                finish=False,
+                phase1_notes=notes,
+            )
         finally:
             replay, self._replay = self._replay, None
         self.accountant = result.accountant
@@ -331,9 +371,17 @@ class NegotiatorService(ngrpc.NegotiatorServicer):
         self.history.push(result.stats)
         self._keep(result.log)
         # the groups' quotas as this cycle assigned them: the targets usage is measured against
-        quotas = {g.name: round(g.quota, 3) for g in result.groups.groups[1:]} if result.groups else {}
-        self.ctx.events.emit(self.name, "cycle", cycle=self.cycles, duration=round(result.stats.duration, 3),
-                             matches=len(result.matches), **({"quotas": quotas} if quotas else {}))
+        quotas = (
+            {g.name: round(g.quota, 3) for g in result.groups.groups[1:]} if result.groups else {}
+        )
+        self.ctx.events.emit(
+            self.name,
+            "cycle",
+            cycle=self.cycles,
+            duration=round(result.stats.duration, 3),
+            matches=len(result.matches),
+            **({"quotas": quotas} if quotas else {}),
+        )
         await self.advertise()
         return result
 
@@ -351,24 +399,34 @@ class NegotiatorService(ngrpc.NegotiatorServicer):
             schedulers=ads_from_pb(schedd_reply.ads),
         )
 
-    async def _fetch_requests(self, snapshot: Snapshot, notes: list[LogLine]
-                              ) -> tuple[list[ResourceRequest], set[str]]:
+    async def _fetch_requests(
+        self, snapshot: Snapshot, notes: list[LogLine]
+    ) -> tuple[list[ResourceRequest], set[str]]:
         """Every schedd's resource requests; the submitters of schedds that failed."""
         schedds: dict[str, str] = {}  # schedd name -> address
         submitters_at: dict[str, set[str]] = {}
         for ad in snapshot.submitters:
-            idle, sname, addr, who = (ad.eval(a) for a in ("IdleJobs", "ScheddName", "ScheddIpAddr", "Name"))
+            idle, sname, addr, who = (
+                ad.eval(a) for a in ("IdleJobs", "ScheddName", "ScheddIpAddr", "Name")
+            )
             if not (isinstance(sname, str) and isinstance(addr, str)):
-                notes.append(LogLine(self.ctx.clock.now(),
-                                     "WARNING: ignoring submitter ad with no name and/or address"))
+                notes.append(
+                    LogLine(
+                        self.ctx.clock.now(),
+                        "WARNING: ignoring submitter ad with no name and/or address",
+                    )
+                )
                 continue
             submitters_at.setdefault(sname, set()).add(who if isinstance(who, str) else "")
             if isinstance(idle, int) and not isinstance(idle, bool) and idle > 0:
                 schedds[sname] = addr
 
         async def one(sname: str, addr: str) -> list[ClassAd]:
-            reply = await rpc.call(self._schedd(addr).GetResourceRequests,
-                                   spb.ResourceRequestsRequest(schedd_name=sname), timeout=RPC_TIMEOUT)
+            reply = await rpc.call(
+                self._schedd(addr).GetResourceRequests,
+                spb.ResourceRequestsRequest(schedd_name=sname),
+                timeout=RPC_TIMEOUT,
+            )
             return ads_from_pb(reply.requests)
 
         names = sorted(schedds)
@@ -382,7 +440,11 @@ class NegotiatorService(ngrpc.NegotiatorServicer):
                     raise reply
                 self.peer_failures += 1
                 failed |= submitters_at.get(sname, set())
-                notes.append(LogLine(self.ctx.clock.now(), f"    Failed to connect to {sname} {sinful(addr)}"))
+                notes.append(
+                    LogLine(
+                        self.ctx.clock.now(), f"    Failed to connect to {sname} {sinful(addr)}"
+                    )
+                )
                 log.warning("%s: schedd %s at %s failed: %s", self.name, sname, addr, _why(reply))
                 continue
             reqs, errors = requests_from_ads(reply, sname, from_sinful(addr))
@@ -402,19 +464,31 @@ class NegotiatorService(ngrpc.NegotiatorServicer):
         async def one(sname: str, matches: list[Match], rejections: list[Rejection]) -> None:
             msg = spb.MatchesRequest(schedd_name=sname, request_id=rpc.request_id(), cycle=cycle_no)
             for m in matches:
-                pm = msg.matches.add(submitter=m.submitter, autocluster_id=m.autocluster_id,
-                                     slot_name=m.slot_name, claim_id=m.claim_id,
-                                     startd_address=m.startd_address)
+                pm = msg.matches.add(
+                    submitter=m.submitter,
+                    autocluster_id=m.autocluster_id,
+                    slot_name=m.slot_name,
+                    claim_id=m.claim_id,
+                    startd_address=m.startd_address,
+                )
                 ad_to_pb(m.slot_ad, pm.slot)
             for r in rejections:
                 cluster, _, proc = r.job_id.partition(".")
-                msg.rejections.add(submitter=r.submitter, autocluster_id=r.autocluster_id,
-                                   cluster_id=int(cluster), proc_id=int(proc), reason=r.reason, time=r.time)
+                msg.rejections.add(
+                    submitter=r.submitter,
+                    autocluster_id=r.autocluster_id,
+                    cluster_id=int(cluster),
+                    proc_id=int(proc),
+                    reason=r.reason,
+                    time=r.time,
+                )
             await rpc.call(self._schedd(address[sname]).Matches, msg, timeout=RPC_TIMEOUT)
 
         names = sorted(address)
         outcomes = await asyncio.gather(
-            *(one(n, by_schedd.get(n, []), rejected.get(n, [])) for n in names), return_exceptions=True)
+            *(one(n, by_schedd.get(n, []), rejected.get(n, [])) for n in names),
+            return_exceptions=True,
+        )
         for sname, out in zip(names, outcomes, strict=True):
             matches = by_schedd.get(sname, [])
             if isinstance(out, BaseException):
@@ -422,18 +496,36 @@ class NegotiatorService(ngrpc.NegotiatorServicer):
                     raise out
                 self.peer_failures += 1
                 result.stats.submitters_failed |= {m.submitter for m in matches}
-                result.log.append(LogLine(self.ctx.clock.now(),
-                                          f"    Failed to send {len(matches)} matches to {sname} "
-                                          f"{sinful(address[sname])}"))
+                result.log.append(
+                    LogLine(
+                        self.ctx.clock.now(),
+                        f"    Failed to send {len(matches)} matches to {sname} "
+                        f"{sinful(address[sname])}",
+                    )
+                )
                 log.warning("%s: sending matches to %s failed: %s", self.name, sname, _why(out))
                 continue
             for m in matches:
-                self.ctx.events.emit(self.name, "match", job=m.job_id, autocluster=m.autocluster_id,
-                                     slot=m.slot_name, submitter=m.submitter, schedd=m.schedd,
-                                     claim=redact(m.claim_id))
+                self.ctx.events.emit(
+                    self.name,
+                    "match",
+                    job=m.job_id,
+                    autocluster=m.autocluster_id,
+                    slot=m.slot_name,
+                    submitter=m.submitter,
+                    schedd=m.schedd,
+                    claim=redact(m.claim_id),
+                )
             for r in rejected.get(sname, []):
-                self.ctx.events.emit(self.name, "reject", job=r.job_id, autocluster=r.autocluster_id,
-                                     submitter=r.submitter, schedd=r.schedd, reason=r.reason)
+                self.ctx.events.emit(
+                    self.name,
+                    "reject",
+                    job=r.job_id,
+                    autocluster=r.autocluster_id,
+                    submitter=r.submitter,
+                    schedd=r.schedd,
+                    reason=r.reason,
+                )
 
     # -- the Negotiator ad ---------------------------------------------------------------
     def negotiator_ad(self) -> ClassAd:

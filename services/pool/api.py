@@ -48,8 +48,11 @@ config = "NUM_CPUS = 4\\nMEMORY = 4096"
 __all__ = ["Pool", "run_pool"]
 
 
-def _spec_from(spec: PoolSpec | str | os.PathLike[str] | None, config: Mapping[str, Any] | str | None,
-               overrides: Mapping[str, Any]) -> PoolSpec:
+def _spec_from(
+    spec: PoolSpec | str | os.PathLike[str] | None,
+    config: Mapping[str, Any] | str | None,
+    overrides: Mapping[str, Any],
+) -> PoolSpec:
     if isinstance(spec, PoolSpec):
         out = spec
     elif spec is None:
@@ -61,10 +64,16 @@ def _spec_from(spec: PoolSpec | str | os.PathLike[str] | None, config: Mapping[s
     if config:
         from ..config import parse_config
 
-        text = config if isinstance(config, str) else "\n".join(f"{k} = {v}" for k, v in config.items())
+        text = (
+            config
+            if isinstance(config, str)
+            else "\n".join(f"{k} = {v}" for k, v in config.items())
+        )
         out.config = parse_config(text, "<Pool config>", out.config)
         # the given knobs go on top of each machine group's own
-        out.startds = [replace(g, config=parse_config(text, "<Pool config>", g.config)) for g in out.startds]
+        out.startds = [
+            replace(g, config=parse_config(text, "<Pool config>", g.config)) for g in out.startds
+        ]
     for k, v in overrides.items():
         setattr(out, k, v)
     return out
@@ -73,13 +82,20 @@ def _spec_from(spec: PoolSpec | str | os.PathLike[str] | None, config: Mapping[s
 class Pool:
     """A live pool on Ray. ``with Pool(spec) as pool: ...`` or ``start()``/``stop()``."""
 
-    def __init__(self, spec: PoolSpec | str | os.PathLike[str] | None = None, *,
-                 config: Mapping[str, Any] | str | None = None, state_dir: str | Path | None = None,
-                 **overrides: Any) -> None:
+    def __init__(
+        self,
+        spec: PoolSpec | str | os.PathLike[str] | None = None,
+        *,
+        config: Mapping[str, Any] | str | None = None,
+        state_dir: str | Path | None = None,
+        **overrides: Any,
+    ) -> None:
         self.spec = _spec_from(spec, config, overrides)
         self._live = LivePool(self.spec, state_dir=state_dir)
         self._loop = asyncio.new_event_loop()
-        self._thread = threading.Thread(target=self._loop.run_forever, name="mockpool-pool", daemon=True)
+        self._thread = threading.Thread(
+            target=self._loop.run_forever, name="mockpool-pool", daemon=True
+        )
         # The Ray this pool started (loopback only), None when Ray was already running.
         self.local_ray: LocalRay | None = None
         self._running = False
@@ -96,8 +112,9 @@ class Pool:
         import ray
 
         if not ray.is_initialized():
-            self.local_ray = start_local_ray(max(2, os.cpu_count() or 2), log_to_driver=False,
-                                             configure_logging=False)
+            self.local_ray = start_local_ray(
+                max(2, os.cpu_count() or 2), log_to_driver=False, configure_logging=False
+            )
         self._thread.start()
         try:
             self._run(self._live.start())
@@ -136,8 +153,14 @@ class Pool:
     def sleep_until(self, t: float) -> None:
         self._run(self._live.sleep_until(t))
 
-    def wait(self, condition: Callable[[], Any], timeout: float = 60.0, *,
-             fail_condition: Callable[[], Any] | None = None, poll: float = 0.1) -> bool:
+    def wait(
+        self,
+        condition: Callable[[], Any],
+        timeout: float = 60.0,
+        *,
+        fail_condition: Callable[[], Any] | None = None,
+        poll: float = 0.1,
+    ) -> bool:
         """Poll ``condition()`` until it is true (True) or ``timeout`` real seconds pass
         (False). ``fail_condition()`` true stops the wait early with False."""
         deadline = time.monotonic() + timeout
@@ -154,24 +177,42 @@ class Pool:
         assert self._live.client is not None, "the pool is not running"
         return self._live.client
 
-    def submit(self, description: str, *, owner: str = "mockpool", schedd: str = "",
-               source: str = "<submit>") -> tuple[int, int]:
+    def submit(
+        self,
+        description: str,
+        *,
+        owner: str = "mockpool",
+        schedd: str = "",
+        source: str = "<submit>",
+    ) -> tuple[int, int]:
         """Queue a submit description; returns (cluster id, number of jobs). The item files
         it names (``queue ... from <file>``) are read here, from the current folder."""
         return self._run(self.client.submit(description, owner=owner, schedd=schedd, source=source))
 
-    def jobs(self, constraint: str = "", projection: Sequence[str] = (), *, schedd: str = "",
-             history: bool = False) -> list[ClassAd]:
-        return self._run(self.client.jobs(constraint, projection, schedd=schedd, history=history))[0]
+    def jobs(
+        self,
+        constraint: str = "",
+        projection: Sequence[str] = (),
+        *,
+        schedd: str = "",
+        history: bool = False,
+    ) -> list[ClassAd]:
+        return self._run(self.client.jobs(constraint, projection, schedd=schedd, history=history))[
+            0
+        ]
 
     def all_jobs(self, constraint: str = "") -> list[ClassAd]:
         """Queue and history of every schedd."""
         out: list[ClassAd] = []
         for name in self.spec.schedd_names:
-            out += self.jobs(constraint, schedd=name) + self.jobs(constraint, schedd=name, history=True)
+            out += self.jobs(constraint, schedd=name) + self.jobs(
+                constraint, schedd=name, history=True
+            )
         return out
 
-    def ads(self, ad_type: str = "Machine", constraint: str = "", projection: Sequence[str] = ()) -> list[ClassAd]:
+    def ads(
+        self, ad_type: str = "Machine", constraint: str = "", projection: Sequence[str] = ()
+    ) -> list[ClassAd]:
         return self._run(self.client.query(ad_type, constraint, projection))
 
     def userprio(self, action: str = "", name: str = "", value: float = 0.0) -> list[ClassAd]:
@@ -189,9 +230,18 @@ class Pool:
     def slots(self, constraint: str = "") -> list[ClassAd]:
         return self.ads("Machine", constraint)
 
-    def act(self, action: str, job_ids: Sequence[str] = (), *, constraint: str = "", reason: str = "",
-            schedd: str = "") -> list[ActResult]:
-        return self._run(self.client.act(action, job_ids, constraint=constraint, reason=reason, schedd=schedd))
+    def act(
+        self,
+        action: str,
+        job_ids: Sequence[str] = (),
+        *,
+        constraint: str = "",
+        reason: str = "",
+        schedd: str = "",
+    ) -> list[ActResult]:
+        return self._run(
+            self.client.act(action, job_ids, constraint=constraint, reason=reason, schedd=schedd)
+        )
 
     def status(self) -> list[dict[str, Any]]:
         return self._run(self._live.status())
@@ -265,29 +315,47 @@ class Pool:
             (s for h in status for k, s in h["services"].items() if k == "NegotiatorService"), {}
         )
         summary = summarize(
-            now=now, real_seconds=real_seconds or now / self.spec.time_scale, time_scale=self.spec.time_scale,
-            slots=slots, jobs=queue + history, negotiator=negotiators[0] if negotiators else None,
-            negotiator_status=neg_status, host_status=status,
+            now=now,
+            real_seconds=real_seconds or now / self.spec.time_scale,
+            time_scale=self.spec.time_scale,
+            slots=slots,
+            jobs=queue + history,
+            negotiator=negotiators[0] if negotiators else None,
+            negotiator_status=neg_status,
+            host_status=status,
             jobs_submitted=sum(n for _, _, n in self._live.submitted),
-            workload_errors=self._live.workload_errors, machines=len(self.spec.machine_names),
+            workload_errors=self._live.workload_errors,
+            machines=len(self.spec.machine_names),
         )
         events = self.events
         m = measure(events, now=now, total_cpus=summary["total_cpus"], lag=summary["lag"])
         summary["measures"] = m.summary
         if out is not None:
             ads = {
-                "slots": slots, "schedds": self.ads("Scheduler"), "submitters": self.ads("Submitter"),
-                "negotiator": negotiators, "collector": self.ads("Collector"),
-                "jobs": queue, "history": history,
+                "slots": slots,
+                "schedds": self.ads("Scheduler"),
+                "submitters": self.ads("Submitter"),
+                "negotiator": negotiators,
+                "collector": self.ads("Collector"),
+                "jobs": queue,
+                "history": history,
             }
-            write_output(Path(out), events=events, negotiator_log=self._live.negotiator_log_lines,
-                         ads=ads, summary=summary)
+            write_output(
+                Path(out),
+                events=events,
+                negotiator_log=self._live.negotiator_log_lines,
+                ads=ads,
+                summary=summary,
+            )
             write_series(Path(out), m)
         return summary
 
 
-def run_pool(spec: PoolSpec, out: str | Path | None = None,
-             progress: Callable[[float, float], None] | None = None) -> dict[str, Any]:
+def run_pool(
+    spec: PoolSpec,
+    out: str | Path | None = None,
+    progress: Callable[[float, float], None] | None = None,
+) -> dict[str, Any]:
     """Run ``spec`` for its duration; write ``out``; return the summary."""
     with Pool(spec) as pool:
         t0 = time.monotonic()

@@ -72,18 +72,26 @@ class PoolClient:
             raise PoolError(e.details() or str(e.code()), e.code()) from None
 
     # ------------------------------------------------------------- negotiator
-    async def userprio(self, action: str = "", name: str = "", value: float = 0.0) -> tuple[list[ClassAd], float]:
+    async def userprio(
+        self, action: str = "", name: str = "", value: float = 0.0
+    ) -> tuple[list[ClassAd], float]:
         """condor_userprio: the Accounting ads after ``action`` (setfactor, setprio,
         resetusage, delete; "" only reads), and the negotiator's pool time."""
-        reply = await self._call(self._negotiator.UserPrio,
-                                 negotiator_pb2.UserPrioRequest(action=action, name=name, value=value))
+        reply = await self._call(
+            self._negotiator.UserPrio,
+            negotiator_pb2.UserPrioRequest(action=action, name=name, value=value),
+        )
         return ads_from_pb(reply.ads), reply.now
 
     # ------------------------------------------------------------- collector
-    async def query(self, ad_type: str, constraint: str = "", projection: Sequence[str] = ()) -> list[ClassAd]:
+    async def query(
+        self, ad_type: str, constraint: str = "", projection: Sequence[str] = ()
+    ) -> list[ClassAd]:
         reply = await self._call(
             self._collector.Query,
-            collector_pb2.QueryRequest(ad_type=ad_type, constraint=constraint, projection=list(projection)),
+            collector_pb2.QueryRequest(
+                ad_type=ad_type, constraint=constraint, projection=list(projection)
+            ),
         )
         return ads_from_pb(reply.ads)
 
@@ -107,8 +115,15 @@ class PoolClient:
         return ad_name, schedd_pb2_grpc.ScheddStub(ch)
 
     # ------------------------------------------------------------- schedd
-    async def submit(self, description: str, *, owner: str, schedd: str = "", source: str = "<submit>",
-                     inputs: SubmitInputs | None = None) -> tuple[int, int]:
+    async def submit(
+        self,
+        description: str,
+        *,
+        owner: str,
+        schedd: str = "",
+        source: str = "<submit>",
+        inputs: SubmitInputs | None = None,
+    ) -> tuple[int, int]:
         """Queue a description. Its item files and ``$ENV`` values are read here, on the
         user's side (relative paths from the current folder), unless ``inputs`` gives them."""
         if inputs is None:
@@ -120,25 +135,53 @@ class PoolClient:
         reply = await self._call(
             stub.Submit,
             schedd_pb2.SubmitRequest(
-                schedd_name=name, request_id=rpc.request_id(), description=description, source=source, owner=owner,
-                item_files=inputs.item_files, env=inputs.env,
+                schedd_name=name,
+                request_id=rpc.request_id(),
+                description=description,
+                source=source,
+                owner=owner,
+                item_files=inputs.item_files,
+                env=inputs.env,
             ),
         )
         return reply.cluster_id, reply.num_procs
 
-    async def jobs(self, constraint: str = "", projection: Sequence[str] = (), *, schedd: str = "",
-                   history: bool = False, limit: int = 0) -> tuple[list[ClassAd], ClassAd]:
+    async def jobs(
+        self,
+        constraint: str = "",
+        projection: Sequence[str] = (),
+        *,
+        schedd: str = "",
+        history: bool = False,
+        limit: int = 0,
+    ) -> tuple[list[ClassAd], ClassAd]:
         name, stub = await self._schedd(schedd)
-        req = schedd_pb2.JobQueryRequest(schedd_name=name, constraint=constraint, projection=list(projection), limit=limit)
+        req = schedd_pb2.JobQueryRequest(
+            schedd_name=name, constraint=constraint, projection=list(projection), limit=limit
+        )
         reply = await self._call(stub.History if history else stub.QueryJobs, req)
         return ads_from_pb(reply.jobs), ad_from_pb(reply.schedd)
 
-    async def act(self, action: str, job_ids: Sequence[str] = (), *, constraint: str = "", reason: str = "",
-                  owner: str = "", schedd: str = "") -> list[ActResult]:
+    async def act(
+        self,
+        action: str,
+        job_ids: Sequence[str] = (),
+        *,
+        constraint: str = "",
+        reason: str = "",
+        owner: str = "",
+        schedd: str = "",
+    ) -> list[ActResult]:
         name, stub = await self._schedd(schedd)
         reply = await self._call(
             stub.Act,
-            schedd_pb2.ActRequest(schedd_name=name, action=action, job_ids=list(job_ids), constraint=constraint,
-                                  reason=reason, owner=owner),
+            schedd_pb2.ActRequest(
+                schedd_name=name,
+                action=action,
+                job_ids=list(job_ids),
+                constraint=constraint,
+                reason=reason,
+                owner=owner,
+            ),
         )
         return [ActResult(r.job_id, r.ok, r.error) for r in reply.results]

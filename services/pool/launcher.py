@@ -94,29 +94,44 @@ class LivePool:
         # The NegotiatorLog's dates: the real date at pool time 0 plus pool seconds.
         log_base = time.time()
         self._central = actor.remote(
-            "central", config=spec.config, state_dir=str(self.state_dir / "central"),
-            log_base_wall=log_base, priorities={k: dict(v) for k, v in spec.priorities.items()},
-            identity="negotiator", **common,
+            "central",
+            config=spec.config,
+            state_dir=str(self.state_dir / "central"),
+            log_base_wall=log_base,
+            priorities={k: dict(v) for k, v in spec.priorities.items()},
+            identity="negotiator",
+            **common,
         )
         self.collector_address = await self._central.serve.remote()
         for gi, group in enumerate(spec.startds):
             machines = [(n, group.config) for n in group.names]
             for ci, chunk in enumerate(_chunks(machines, group.machines_per_actor)):
-                self._hosts.append(actor.remote(
-                    "startd", config=spec.config, machines=chunk,
-                    state_dir=str(self.state_dir / f"startd{gi}_{ci}"),
-                    identity=daemon_identity("startd", f"startd{gi}_{ci}"), **common,
-                ))
+                self._hosts.append(
+                    actor.remote(
+                        "startd",
+                        config=spec.config,
+                        machines=chunk,
+                        state_dir=str(self.state_dir / f"startd{gi}_{ci}"),
+                        identity=daemon_identity("startd", f"startd{gi}_{ci}"),
+                        **common,
+                    )
+                )
         for si, sgroup in enumerate(spec.schedds):
             for ci, names in enumerate(_chunks(list(sgroup.names), sgroup.per_actor)):
                 # Each schedd signs its claim traffic as itself; the actor's own identity
                 # (for ads and reschedules) names the actor.
-                self._hosts.append(actor.remote(
-                    "schedd", config=spec.config, schedds=names,
-                    state_dir=str(self.state_dir / "schedd"),
-                    identity=daemon_identity("schedd", names[0] if len(names) == 1 else f"actor{si}_{ci}"),
-                    **common,
-                ))
+                self._hosts.append(
+                    actor.remote(
+                        "schedd",
+                        config=spec.config,
+                        schedds=names,
+                        state_dir=str(self.state_dir / "schedd"),
+                        identity=daemon_identity(
+                            "schedd", names[0] if len(names) == 1 else f"actor{si}_{ci}"
+                        ),
+                        **common,
+                    )
+                )
         await asyncio.gather(*(h.serve.remote(self.collector_address) for h in self._hosts))
         self.clock = ScaledClock.starting_now(spec.time_scale)
         self.log_base_wall = log_base
@@ -167,8 +182,13 @@ class LivePool:
     async def _submit(self, item: SubmitItem) -> None:
         assert self.client is not None
         try:
-            cluster, n = await self.client.submit(item.description, owner=item.owner, schedd=item.schedd,
-                                                  source=item.source, inputs=item.inputs)
+            cluster, n = await self.client.submit(
+                item.description,
+                owner=item.owner,
+                schedd=item.schedd,
+                source=item.source,
+                inputs=item.inputs,
+            )
             self.submitted.append((item, cluster, n))
         except Exception as e:  # the pool keeps running; the summary reports it
             self.workload_errors.append(f"submit at {item.at:g} to {item.schedd}: {e}")
@@ -191,7 +211,9 @@ class LivePool:
                 await self.drain()
             except Exception:  # an actor died: stop the rest anyway
                 log.exception("draining events at stop")
-            results = await asyncio.gather(*(h.stop.remote() for h in hosts), return_exceptions=True)
+            results = await asyncio.gather(
+                *(h.stop.remote() for h in hosts), return_exceptions=True
+            )
             self.final_status = [r for r in results if isinstance(r, dict)]
             for h in hosts:
                 ray.kill(h, no_restart=True)
@@ -232,4 +254,6 @@ class LivePool:
         return list(self._log_lines)
 
     async def status(self) -> list[dict[str, Any]]:
-        return list(await asyncio.gather(*(h.status.remote() for h in [self._central, *self._hosts])))
+        return list(
+            await asyncio.gather(*(h.status.remote() for h in [self._central, *self._hosts]))
+        )

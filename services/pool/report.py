@@ -149,14 +149,14 @@ def summarize(
         "jobs": job_counts(jobs),
         "jobs_submitted": jobs_submitted,
         "workload_errors": list(workload_errors),
-        "cpu_utilisation": round(busy_cpu_seconds(jobs, now) / (cpus * now), 4) if cpus and now > 0 else 0.0,
+        "cpu_utilisation": round(busy_cpu_seconds(jobs, now) / (cpus * now), 4)
+        if cpus and now > 0
+        else 0.0,
         "slot_states": dict(Counter(str(s.get_value("State", "")) for s in slots)),
         "lag": {f"{h['role']}:{h['pid']}": h.get("lag") for h in host_status},
         "peak_rss_mb": {"actors": peak, "total": round(sum(peak.values()), 1)},
         "negotiator": stats,
     }
-
-
 
 
 def write_output(

@@ -98,7 +98,15 @@ from .workload import (
     submit_description,
 )
 
-__all__ = ["MachineGroup", "PoolSpec", "ScheddGroup", "SpecError", "SubmitItem", "load_spec", "parse_spec"]
+__all__ = [
+    "MachineGroup",
+    "PoolSpec",
+    "ScheddGroup",
+    "SpecError",
+    "SubmitItem",
+    "load_spec",
+    "parse_spec",
+]
 
 
 class SpecError(ValueError):
@@ -227,8 +235,18 @@ _POOL_KEYS = {"time_scale", "duration", "seed", "host", "name"}
 _STARTD_KEYS = {"name", "count", "machines_per_actor", "config", "config_file"}
 _SCHEDD_KEYS = {"name", "count", "per_actor"}
 _SUBMIT_KEYS = {"at", "schedd", "owner", "description", "file"}
-_WORKLOAD_KEYS = {"name", "owner", "accounting_group", "schedd", "jobs", "duration", "arrival",
-                  "request_cpus", "request_memory", "request_disk"}
+_WORKLOAD_KEYS = {
+    "name",
+    "owner",
+    "accounting_group",
+    "schedd",
+    "jobs",
+    "duration",
+    "arrival",
+    "request_cpus",
+    "request_memory",
+    "request_disk",
+}
 _TOP_KEYS = {"pool", "config", "startds", "schedds", "submit", "workload", "accountant"}
 _NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.\-]*")
 _ACCOUNTANT_KEYS = {"factor", "priority"}
@@ -240,30 +258,49 @@ class _Builder:
         self.source = source
         self.base_dir = base_dir
 
-    def fail(self, table: str | None, index: int | None, key: str | None, problem: str) -> SpecError:
+    def fail(
+        self, table: str | None, index: int | None, key: str | None, problem: str
+    ) -> SpecError:
         if key:
             line = self.lines.key(table, index, key)
         else:
             line = self.lines.table_start(table, index) if table else 0
-        where = f"[[{table}]] #{index + 1}" if index is not None else (f"[{table}]" if table else "")
+        where = (
+            f"[[{table}]] #{index + 1}" if index is not None else (f"[{table}]" if table else "")
+        )
         what = f"{where} {key}" if key and where else (key or where)
         return SpecError(f"{self.source}:{line or 1}: {what}: {problem}".replace(": : ", ": "))
 
-    def _num(self, tbl: dict[str, Any], table: str, index: int | None, key: str, default: Any,
-             kind: type, minimum: float, strict: bool = False) -> Any:
+    def _num(
+        self,
+        tbl: dict[str, Any],
+        table: str,
+        index: int | None,
+        key: str,
+        default: Any,
+        kind: type,
+        minimum: float,
+        strict: bool = False,
+    ) -> Any:
         v = tbl.get(key, default)
         ok_types = (int,) if kind is int else (int, float)
         if isinstance(v, bool) or not isinstance(v, ok_types):
-            raise self.fail(table, index, key, f"must be a {'whole ' if kind is int else ''}number, got {v!r}")
+            raise self.fail(
+                table, index, key, f"must be a {'whole ' if kind is int else ''}number, got {v!r}"
+            )
         if v < minimum or (strict and v == minimum):
             rel = ">" if strict else ">="
             raise self.fail(table, index, key, f"must be {rel} {minimum}, got {v!r}")
         return kind(v)
 
-    def _unknown(self, tbl: dict[str, Any], allowed: set[str], table: str, index: int | None) -> None:
+    def _unknown(
+        self, tbl: dict[str, Any], allowed: set[str], table: str, index: int | None
+    ) -> None:
         for k in tbl:
             if k not in allowed:
-                raise self.fail(table, index, k, f"unknown key (expected one of {', '.join(sorted(allowed))})")
+                raise self.fail(
+                    table, index, k, f"unknown key (expected one of {', '.join(sorted(allowed))})"
+                )
 
     def _list(self, data: dict[str, Any], name: str) -> list[dict[str, Any]]:
         v = data.get(name, [])
@@ -276,7 +313,9 @@ class _Builder:
     def build(self, data: dict[str, Any]) -> PoolSpec:
         for k in data:
             if k not in _TOP_KEYS:
-                raise self.fail(None, None, k, f"unknown table (expected {', '.join(sorted(_TOP_KEYS))})")
+                raise self.fail(
+                    None, None, k, f"unknown table (expected {', '.join(sorted(_TOP_KEYS))})"
+                )
         spec = PoolSpec(source=self.source)
         pool = data.get("pool", {})
         if not isinstance(pool, dict):
@@ -292,7 +331,9 @@ class _Builder:
         spec.config = self._config(data.get("config", {}), spec.seed)
         self._negotiator_config(spec.config)
         spec.priorities = self._accountant(data.get("accountant", {}))
-        spec.startds = [self._startds(t, i, spec.config) for i, t in enumerate(self._list(data, "startds"))]
+        spec.startds = [
+            self._startds(t, i, spec.config) for i, t in enumerate(self._list(data, "startds"))
+        ]
         names = [n for g in spec.startds for n in g.names]
         if len(set(n.lower() for n in names)) != len(names):
             dup = next(n for n in names if sum(m.lower() == n.lower() for m in names) > 1)
@@ -303,11 +344,18 @@ class _Builder:
             spec.schedds.append(self._schedds(t, i, taken, len(groups)))
         for i, t in enumerate(self._list(data, "submit")):
             spec.submits.append(self._submit(t, i, spec))
-        spec.workloads = [self._workload(t, i, spec) for i, t in enumerate(self._list(data, "workload"))]
+        spec.workloads = [
+            self._workload(t, i, spec) for i, t in enumerate(self._list(data, "workload"))
+        ]
         names = [w.name for w in spec.workloads]
         if len(set(names)) != len(names):
             dup = next(n for n in names if names.count(n) > 1)
-            raise self.fail("workload", len(names) - 1 - names[::-1].index(dup), "name", f"{dup!r} is used twice")
+            raise self.fail(
+                "workload",
+                len(names) - 1 - names[::-1].index(dup),
+                "name",
+                f"{dup!r} is used twice",
+            )
         spec.submits.extend(self._generated(spec))
         spec.submits.sort(key=lambda s: s.at)
         return spec
@@ -322,8 +370,9 @@ class _Builder:
             raise SpecError(str(e)) from None
         return config
 
-    def _config_table(self, tbl: dict[str, Any], base: ConfigDict, table: str,
-                      index: int | None) -> ConfigDict:
+    def _config_table(
+        self, tbl: dict[str, Any], base: ConfigDict, table: str, index: int | None
+    ) -> ConfigDict:
         """``file`` first, then the ``text`` block (HTCondor config as it is), then single
         knobs, each on top of the one before."""
         if "file" in tbl:
@@ -337,8 +386,9 @@ class _Builder:
                 raise self.fail(table, index, "text", "must be a string of HTCondor config lines")
             prefix = "\n" * self.lines.value_start(table, index, "text")
             before = base
-            base = read_local_config(parse_config(prefix + text, self.source, base),
-                                     self.base_dir, before=before)
+            base = read_local_config(
+                parse_config(prefix + text, self.source, base), self.base_dir, before=before
+            )
         lines: list[str] = []
         for k, v in tbl.items():
             if k in ("file", "text"):
@@ -348,8 +398,13 @@ class _Builder:
             elif isinstance(v, list):
                 v = ", ".join(str(x) for x in v)
             elif isinstance(v, dict):
-                raise self.fail(table, index, k, "is a table: a TOML key with a dot makes one; "
-                                "put dotted knob names in the text = \'\'\'...\'\'\' block")
+                raise self.fail(
+                    table,
+                    index,
+                    k,
+                    "is a table: a TOML key with a dot makes one; "
+                    "put dotted knob names in the text = '''...''' block",
+                )
             elif not isinstance(v, (int, float, str)):
                 raise self.fail(table, index, k, f"must be a string, number or boolean, got {v!r}")
             line = self.lines.key(table, index, k)
@@ -396,14 +451,20 @@ class _Builder:
             raise self.fail(None, None, "accountant", 'must be tables: [accountant."user@domain"]')
         out: dict[str, dict[str, float]] = {}
         for name, values in tbl.items():
+
             def bad(key: str | None, problem: str, name: str = name) -> SpecError:
-                return SpecError(f"{self.source}:{self._accountant_line(name, key)}: "
-                                 f"[accountant.\"{name}\"]{' ' + key if key else ''}: {problem}")
+                return SpecError(
+                    f"{self.source}:{self._accountant_line(name, key)}: "
+                    f'[accountant."{name}"]{" " + key if key else ""}: {problem}'
+                )
+
             if not isinstance(values, dict):
                 raise bad(None, "must be a table with factor and/or priority")
             for k, v in values.items():
                 if k not in _ACCOUNTANT_KEYS:
-                    raise bad(k, f"unknown key (expected one of {', '.join(sorted(_ACCOUNTANT_KEYS))})")
+                    raise bad(
+                        k, f"unknown key (expected one of {', '.join(sorted(_ACCOUNTANT_KEYS))})"
+                    )
                 if isinstance(v, bool) or not isinstance(v, (int, float)):
                     raise bad(k, f"must be a number, got {v!r}")
             if "factor" in values and not values["factor"] >= 1:
@@ -428,7 +489,12 @@ class _Builder:
         except (IndexError, KeyError, ValueError) as e:
             raise self.fail("startds", i, "name", f"bad name pattern {pattern!r}: {e}") from None
         if count > 1 and len(set(names)) != count:
-            raise self.fail("startds", i, "name", f"pattern {pattern!r} gives every machine the same name; use {{}}")
+            raise self.fail(
+                "startds",
+                i,
+                "name",
+                f"pattern {pattern!r} gives every machine the same name; use {{}}",
+            )
         bad = next((n for n in names if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.\-]*", n)), None)
         if bad is not None:
             raise self.fail("startds", i, "name", f"{bad!r} is not a valid machine name")
@@ -442,8 +508,12 @@ class _Builder:
                 cfg = self._config_table(t["config"], cfg, "startds.config", i)
             elif "config" in t:
                 if not isinstance(t["config"], str):
-                    raise self.fail("startds", i, "config", "must be a string of HTCondor config lines")
-                cfg = parse_config(self._inline("startds", i, "config", t["config"]), self.source, cfg)
+                    raise self.fail(
+                        "startds", i, "config", "must be a string of HTCondor config lines"
+                    )
+                cfg = parse_config(
+                    self._inline("startds", i, "config", t["config"]), self.source, cfg
+                )
             cpus = cfg.get_int("NUM_CPUS", 1)
             mem = cfg.get_size_mb("MEMORY", 1024)
             disk = cfg.get_size_kb("DISK", 10 * 1024 * 1024)
@@ -481,7 +551,9 @@ class _Builder:
             raise self.fail(table, i, "schedd", "must be a schedd index or name")
         if isinstance(which, int):
             if not 0 <= which < len(schedds):
-                raise self.fail(table, i, "schedd", f"index {which} out of range (0..{len(schedds) - 1})")
+                raise self.fail(
+                    table, i, "schedd", f"index {which} out of range (0..{len(schedds) - 1})"
+                )
             return schedds[which]
         match = [n for n in schedds if n.lower() == which.lower()]
         if not match:
@@ -495,19 +567,30 @@ class _Builder:
         for key, default in (("owner", ""), ("accounting_group", ""), ("name", f"workload{i + 1}")):
             v = t.get(key, default)
             if not isinstance(v, str) or ((v or key == "owner") and not _NAME.fullmatch(v)):
-                raise self.fail("workload", i, key, f"must be a name (letters, digits, _ . -), got {v!r}")
+                raise self.fail(
+                    "workload", i, key, f"must be a name (letters, digits, _ . -), got {v!r}"
+                )
             names[key] = v
         jobs = self._num(t, "workload", i, "jobs", 1, int, 1)
         if "duration" not in t:
             raise self.fail("workload", i, None, "needs duration (pool seconds, or a distribution)")
         try:
             return Workload(
-                names["name"], names["owner"], schedd, jobs,
+                names["name"],
+                names["owner"],
+                schedd,
+                jobs,
                 duration=parse_distribution("duration", t["duration"]),
                 arrival=parse_arrival("arrival", t.get("arrival", {"kind": "at_once"})),
-                request_cpus=parse_distribution("request_cpus", t.get("request_cpus", 1), positive=True),
-                request_memory=parse_distribution("request_memory", t.get("request_memory", 128), positive=True),
-                request_disk=parse_distribution("request_disk", t.get("request_disk", 1024), positive=True),
+                request_cpus=parse_distribution(
+                    "request_cpus", t.get("request_cpus", 1), positive=True
+                ),
+                request_memory=parse_distribution(
+                    "request_memory", t.get("request_memory", 128), positive=True
+                ),
+                request_disk=parse_distribution(
+                    "request_disk", t.get("request_disk", 1024), positive=True
+                ),
                 accounting_group=names["accounting_group"],
             )
         except WorkloadError as e:

@@ -154,7 +154,9 @@ class SlotPolicy:
         )
 
 
-def eval_number(ad: ClassAd, name: str, target: ClassAd | None, *, now: float | None = None) -> int | float | None:
+def eval_number(
+    ad: ClassAd, name: str, target: ClassAd | None, *, now: float | None = None
+) -> int | float | None:
     """``name`` evaluated in ``ad`` against ``target`` (at pool time ``now``) if it is a
     number (not a bool)."""
     value = ad.eval(name, target, now=now)

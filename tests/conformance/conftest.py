@@ -57,6 +57,7 @@ def require_oracle() -> None:
     pytest.importorskip("htcondor2", exc_type=ImportError, reason=_MISSING or None)
     pytest.importorskip("classad2", exc_type=ImportError, reason=_MISSING or None)
 
+
 # Hypothesis settings shared by the folder: repeatable (derandomize) and no deadline.
 # Shrinking is off by default so that a disagreement costs seconds, not minutes, in CI;
 # set MOCKPOOL_CONFORMANCE_SHRINK=1 to get minimal failing examples.

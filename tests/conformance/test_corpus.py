@@ -117,8 +117,11 @@ KNOWN_DIFFERENCES = {
 }
 
 LINES = [
-    pytest.param(n, t, id=f"L{n}", marks=pytest.mark.xfail(strict=True, reason=KNOWN_DIFFERENCES[t]))
-    if t in KNOWN_DIFFERENCES else pytest.param(n, t, id=f"L{n}")
+    pytest.param(
+        n, t, id=f"L{n}", marks=pytest.mark.xfail(strict=True, reason=KNOWN_DIFFERENCES[t])
+    )
+    if t in KNOWN_DIFFERENCES
+    else pytest.param(n, t, id=f"L{n}")
     for n, t in corpus_lines()
 ]
 

@@ -78,6 +78,8 @@ def test_symmetric_match_agrees(job_spec, slot_spec):
     expected = job2.symmetricMatch(slot2)
     got = matches(job, slot)
     assert type(got) is bool, f"matches() returned {got!r}"
-    assert got == expected, f"matches: ours {got}, oracle {expected}\n  JOB={job_spec}\n  SLOT={slot_spec}"
+    assert got == expected, (
+        f"matches: ours {got}, oracle {expected}\n  JOB={job_spec}\n  SLOT={slot_spec}"
+    )
     # and the other way round
     assert matches(slot, job) == slot2.symmetricMatch(job2)

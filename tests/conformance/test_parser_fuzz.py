@@ -140,12 +140,79 @@ def reparse_equal(tree: Expr) -> None:
 
 # ------------------------------------------------------------------ random text
 TOKENS = (
-    "(", ")", "[", "]", "{", "}", ",", ";", ".", "=", "==", "!=", "=?=", "=!=", "<", "<=",
-    ">", ">=", "<<", ">>", ">>>", "+", "-", "*", "/", "%", "!", "~", "&", "|", "^", "&&",
-    "||", "?", ":", "?:", "is", "isnt", "true", "false", "undefined", "error", "MY",
-    "TARGET", "a", "Memory", "x.y", "0", "1", "-1", "1.5", "1e10", "1e", ".5", "5.",
-    "9223372036854775808", '"s"', '"', "'", "'q'", "\\", '"\\"', "strcat", "size", "#",
-    "//", "/*", "*/", "\n", " ", "\t", "\x00", "é",
+    "(",
+    ")",
+    "[",
+    "]",
+    "{",
+    "}",
+    ",",
+    ";",
+    ".",
+    "=",
+    "==",
+    "!=",
+    "=?=",
+    "=!=",
+    "<",
+    "<=",
+    ">",
+    ">=",
+    "<<",
+    ">>",
+    ">>>",
+    "+",
+    "-",
+    "*",
+    "/",
+    "%",
+    "!",
+    "~",
+    "&",
+    "|",
+    "^",
+    "&&",
+    "||",
+    "?",
+    ":",
+    "?:",
+    "is",
+    "isnt",
+    "true",
+    "false",
+    "undefined",
+    "error",
+    "MY",
+    "TARGET",
+    "a",
+    "Memory",
+    "x.y",
+    "0",
+    "1",
+    "-1",
+    "1.5",
+    "1e10",
+    "1e",
+    ".5",
+    "5.",
+    "9223372036854775808",
+    '"s"',
+    '"',
+    "'",
+    "'q'",
+    "\\",
+    '"\\"',
+    "strcat",
+    "size",
+    "#",
+    "//",
+    "/*",
+    "*/",
+    "\n",
+    " ",
+    "\t",
+    "\x00",
+    "é",
 )
 
 
@@ -173,8 +240,15 @@ def test_truncated_expressions(text, cut):
 
 def test_syntax_error_position_points_at_the_problem():
     # (text, lowest and highest acceptable position of the error)
-    cases = (("1 +", 2, 3), ("(1", 1, 2), ("1 2", 2, 2), ("a ? b", 4, 5), ("f(1,", 3, 4),
-             ("1 + * 2", 4, 4), ("[a = ]", 5, 5))
+    cases = (
+        ("1 +", 2, 3),
+        ("(1", 1, 2),
+        ("1 2", 2, 2),
+        ("a ? b", 4, 5),
+        ("f(1,", 3, 4),
+        ("1 + * 2", 4, 4),
+        ("[a = ]", 5, 5),
+    )
     for text, lo, hi in cases:
         with pytest.raises(ClassAdSyntaxError) as info:
             parse_expr(text)
@@ -267,7 +341,10 @@ def test_long_chain_of_mixed_operators():
     assert evaluate_safely(tree) == sum(i * 2 - 1 for i in range(5000))
 
 
-@pytest.mark.xfail(strict=True, reason="HTCondor parses ?: chains in a loop; ours counts each ?: toward the nesting limit")
+@pytest.mark.xfail(
+    strict=True,
+    reason="HTCondor parses ?: chains in a loop; ours counts each ?: toward the nesting limit",
+)
 def test_long_elvis_chain_agrees_with_oracle():
     """classad2 parses `?:` in a loop (left-assoc, postfix level): 300 terms are flat."""
     text = "undefined ?: " * 300 + "1"
@@ -380,13 +457,17 @@ def classad_string(s: str) -> str:
     return '"' + "".join(out) + '"'
 
 
-string_values = st.text(
-    st.one_of(
-        st.sampled_from('\\"\'\n\t/ é☃aZ'),
-        st.characters(codec="utf-8", exclude_characters="\x00"),
-    ),
-    max_size=12,
-).filter(lambda s: not s.startswith("/Expr(")).map(classad_string)
+string_values = (
+    st.text(
+        st.one_of(
+            st.sampled_from("\\\"'\n\t/ é☃aZ"),
+            st.characters(codec="utf-8", exclude_characters="\x00"),
+        ),
+        max_size=12,
+    )
+    .filter(lambda s: not s.startswith("/Expr("))
+    .map(classad_string)
+)
 
 value_texts = st.one_of(
     expressions(max_leaves=4),
@@ -394,11 +475,27 @@ value_texts = st.one_of(
     st.floats(allow_nan=False, allow_infinity=False).map(repr),
     st.integers(-(2**63) + 1, 2**63 - 1).map(str),
     st.sampled_from(
-        ("undefined", "error", "true", "false", "{}", "[]", "-5", "-2.5", "(1 + 2) * 3",
-         "{1, -2, 2.5, \"x\", undefined, error, true}", "[a = 1; b = {1, [c = \"d\"]}]",
-         "{[a = 1], [b = a]}", "MY.Alpha + TARGET.Beta", "1e300", "-0.0", "0.1")
+        (
+            "undefined",
+            "error",
+            "true",
+            "false",
+            "{}",
+            "[]",
+            "-5",
+            "-2.5",
+            "(1 + 2) * 3",
+            '{1, -2, 2.5, "x", undefined, error, true}',
+            '[a = 1; b = {1, [c = "d"]}]',
+            "{[a = 1], [b = a]}",
+            "MY.Alpha + TARGET.Beta",
+            "1e300",
+            "-0.0",
+            "0.1",
+        )
     ),
 )
+
 
 # classad2 prints reals with 16 significant digits, so it writes DBL_MAX-ish reals as
 # numbers that read back as inf (and as real("INF") inside expressions).  ORACLE oddity;
@@ -464,7 +561,9 @@ def _old_syntax_holds(ad) -> bool:
     line break, and a string ending in a backslash reads as an escaped quote unless the
     line ends there."""
     return not any(
-        type(n) is Literal and type(n.value) is str and ("\n" in n.value or "\r" in n.value or n.value.endswith("\\"))
+        type(n) is Literal
+        and type(n.value) is str
+        and ("\n" in n.value or "\r" in n.value or n.value.endswith("\\"))
         for name in ad
         for n in walk(ad[name])
     )
@@ -533,7 +632,10 @@ def _ours_json_objects(text: str) -> list[Any]:
     return data if isinstance(data, list) else [data]
 
 
-@pytest.mark.xfail(strict=False, reason="our JSON writes /Expr()/ unescaped and lists with expressions as one string; HTCondor writes \\/Expr()\\/ and arrays")
+@pytest.mark.xfail(
+    strict=False,
+    reason="our JSON writes /Expr()/ unescaped and lists with expressions as one string; HTCondor writes \\/Expr()\\/ and arrays",
+)
 @settings(max_examples=250, **HYPOTHESIS_SETTINGS)
 @given(spec=ad_specs)
 def test_json_matches_classad2(spec):
@@ -545,13 +647,14 @@ def test_json_matches_classad2(spec):
     assert len(objects) == 1
     expected = _canonical_json(_expr_marked(oracle.printJson()))
     got = _canonical_json(objects[0])
-    assert got == expected, (
-        f"JSON for {spec}:\n  ours   {ours_text}\n  oracle {oracle.printJson()}"
-    )
+    assert got == expected, f"JSON for {spec}:\n  ours   {ours_text}\n  oracle {oracle.printJson()}"
 
 
-@pytest.mark.xfail(strict=False, reason="JSON expression marker differs from HTCondor; in old syntax a newline in a "
-                   "string ends the line, as in HTCondor's own printOld")
+@pytest.mark.xfail(
+    strict=False,
+    reason="JSON expression marker differs from HTCondor; in old syntax a newline in a "
+    "string ends the line, as in HTCondor's own printOld",
+)
 @pytest.mark.parametrize("form", ["json", "old", "new"])
 @settings(max_examples=150, **HYPOTHESIS_SETTINGS)
 @given(spec=ad_specs)
@@ -640,8 +743,18 @@ def test_ads_convert_to_and_from_classad2(spec):
         assert agree or close, f"from_oracle_ad({spec}): {where}"
 
 
-OLD_SYNTAX_STRINGS = ["a\\b", "C:\\dir\\", 'x"y', 'back\\slash "q"', "\\n is two characters",
-                      "tab\there", "\\\\server\\share", "é☃", "\x1f", "'single'"]
+OLD_SYNTAX_STRINGS = [
+    "a\\b",
+    "C:\\dir\\",
+    'x"y',
+    'back\\slash "q"',
+    "\\n is two characters",
+    "tab\there",
+    "\\\\server\\share",
+    "é☃",
+    "\x1f",
+    "'single'",
+]
 
 
 @pytest.mark.parametrize("value", OLD_SYNTAX_STRINGS)

@@ -510,7 +510,11 @@ def test_bad_submit_is_refused(unharmed: QuietPool, case: str) -> None:
     msg = schedd_pb2.SubmitRequest(
         schedd_name=unharmed.schedd_name, owner="mallory", description=BAD_SUBMITS[case]
     )
-    got = unharmed.call("/mockpool.v1.Schedd/Submit", msg.SerializeToString(), token=unharmed.token("submit", "mallory"))
+    got = unharmed.call(
+        "/mockpool.v1.Schedd/Submit",
+        msg.SerializeToString(),
+        token=unharmed.token("submit", "mallory"),
+    )
     assert got.code == grpc.StatusCode.INVALID_ARGUMENT, got
     assert "<submit>:" in got.details and len(got.details) <= rpc.MAX_DETAIL_CHARS
 
@@ -533,7 +537,11 @@ def test_poison_submit_is_refused(unharmed: QuietPool, case: str) -> None:
     msg = schedd_pb2.SubmitRequest(
         schedd_name=unharmed.schedd_name, owner="mallory", description=POISON_SUBMITS[case]
     )
-    got = unharmed.call("/mockpool.v1.Schedd/Submit", msg.SerializeToString(), token=unharmed.token("submit", "mallory"))
+    got = unharmed.call(
+        "/mockpool.v1.Schedd/Submit",
+        msg.SerializeToString(),
+        token=unharmed.token("submit", "mallory"),
+    )
     assert got.code == grpc.StatusCode.INVALID_ARGUMENT, got
     assert len(got.details) <= rpc.MAX_DETAIL_CHARS
     rc, _, err = unharmed.cli("history")

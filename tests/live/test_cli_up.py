@@ -25,10 +25,17 @@ SPEC = Path(__file__).resolve().parents[2] / "examples" / "pslot.toml"
 
 def mockpool(*args: str, pool: Path, check: bool = True) -> subprocess.CompletedProcess[str]:
     env = dict(os.environ, MOCKPOOL_HOME=str(pool))
-    proc = subprocess.run([sys.executable, "-m", "mockpool.cli.main", *args], capture_output=True,
-                          text=True, env=env, timeout=240)
+    proc = subprocess.run(
+        [sys.executable, "-m", "mockpool.cli.main", *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=240,
+    )
     if check and proc.returncode != 0:
-        raise AssertionError(f"mockpool {' '.join(args)} failed ({proc.returncode}):\n{proc.stdout}\n{proc.stderr}")
+        raise AssertionError(
+            f"mockpool {' '.join(args)} failed ({proc.returncode}):\n{proc.stdout}\n{proc.stderr}"
+        )
     return proc
 
 
@@ -59,22 +66,31 @@ def test_secret_and_tokens_are_owner_only(up_pool: Path) -> None:
 def test_token_create_and_users_act_only_on_their_own_jobs(up_pool: Path, tmp_path: Path) -> None:
     carol, dave = tmp_path / "carol.token", tmp_path / "dave.token"
     for user, path in (("carol", carol), ("dave", dave)):
-        out = mockpool("token", "create", "--user", user, "--role", "submit", "--out", str(path), pool=up_pool)
+        out = mockpool(
+            "token", "create", "--user", user, "--role", "submit", "--out", str(path), pool=up_pool
+        )
         assert f"Wrote a submit token for {user}" in out.stdout
         assert stat.S_IMODE(path.stat().st_mode) == 0o600
     sub = tmp_path / "one.sub"
     sub.write_text("executable = /bin/sleep\narguments = 100000\nrequest_cpus = 1\nqueue 1\n")
-    cluster = mockpool("submit", str(sub), "--token", str(carol), pool=up_pool).stdout.split()[-1].rstrip(".")
+    cluster = (
+        mockpool("submit", str(sub), "--token", str(carol), pool=up_pool)
+        .stdout.split()[-1]
+        .rstrip(".")
+    )
     assert "carol" in mockpool("q", cluster, pool=up_pool).stdout
     # the invoking user's own submit token may not submit as carol
     refused = mockpool("submit", str(sub), "--owner", "carol", pool=up_pool, check=False)
     assert refused.returncode != 0 and "may not submit jobs as 'carol'" in refused.stderr
     # dave may not remove carol's job (condor_rm's words); carol may
     denied = mockpool("rm", f"{cluster}.0", "--token", str(dave), pool=up_pool, check=False)
-    assert denied.returncode == 1 and f"Permission denied to remove job {cluster}.0" in denied.stderr
-    assert f"Job {cluster}.0 marked for removal" in mockpool(
-        "rm", f"{cluster}.0", "--token", str(carol), pool=up_pool
-    ).stdout
+    assert (
+        denied.returncode == 1 and f"Permission denied to remove job {cluster}.0" in denied.stderr
+    )
+    assert (
+        f"Job {cluster}.0 marked for removal"
+        in mockpool("rm", f"{cluster}.0", "--token", str(carol), pool=up_pool).stdout
+    )
     bad = mockpool("token", "create", "--role", "submit", pool=up_pool, check=False)
     assert bad.returncode == 2 and "give --user" in bad.stderr
 
@@ -100,13 +116,19 @@ def test_submit_q_status_hold_release_rm_history(up_pool: Path, tmp_path: Path) 
     assert "carol@mockpool" in mockpool("status", "-submitters", pool=up_pool).stdout
     assert "negotiator" in mockpool("status", "-negotiator", pool=up_pool).stdout.lower()
 
-    assert f"Job {cluster}.0 held" in mockpool("hold", f"{cluster}.0", "--token", admin, pool=up_pool).stdout
+    assert (
+        f"Job {cluster}.0 held"
+        in mockpool("hold", f"{cluster}.0", "--token", admin, pool=up_pool).stdout
+    )
     held = mockpool("q", "-long", f"{cluster}.0", pool=up_pool).stdout
     assert "JobStatus = 5" in held and "HoldReason" in held
     released = mockpool("release", f"{cluster}.0", "--token", admin, pool=up_pool).stdout
     assert f"Job {cluster}.0 released" in released
     out = mockpool("rm", cluster, "--token", admin, pool=up_pool).stdout
-    assert f"Job {cluster}.0 marked for removal" in out and f"Job {cluster}.1 marked for removal" in out
+    assert (
+        f"Job {cluster}.0 marked for removal" in out
+        and f"Job {cluster}.1 marked for removal" in out
+    )
 
     unknown = mockpool("rm", "999.0", pool=up_pool, check=False)
     assert unknown.returncode == 1 and "999.0" in unknown.stderr
@@ -136,9 +158,24 @@ def test_submit_reads_item_files_on_the_users_side(up_pool: Path, tmp_path: Path
     )
     env = dict(os.environ, MOCKPOOL_HOME=str(up_pool))
     admin = str(up_pool / "tokens" / "admin")  # the queue superuser submits as dora
-    out = subprocess.run([sys.executable, "-m", "mockpool.cli.main", "submit", "job.sub", "--owner",
-                          "dora", "--token", admin], capture_output=True, text=True, env=env,
-                         cwd=tmp_path, timeout=240)
+    out = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "mockpool.cli.main",
+            "submit",
+            "job.sub",
+            "--owner",
+            "dora",
+            "--token",
+            admin,
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=tmp_path,
+        timeout=240,
+    )
     assert out.returncode == 0, out.stderr
     cluster = out.stdout.strip().split()[-1].rstrip(".")
     long = mockpool("q", "-long", cluster, pool=up_pool).stdout
@@ -228,7 +265,9 @@ def test_status_any_shows_every_ad_with_the_accounting_ads(up_pool: Path) -> Non
     assert {"Accounting", "Machine", "Negotiator", "Scheduler", "Collector"} <= types
     assert "MachinePrivate" not in types  # claim ids never leave the collector this way
     assert any(line.startswith("Accounting ") and "alice@mockpool" in line for line in lines)
-    long = mockpool("status", "-any", "-long", "-constraint", 'MyType == "Accounting"', pool=up_pool).stdout
+    long = mockpool(
+        "status", "-any", "-long", "-constraint", 'MyType == "Accounting"', pool=up_pool
+    ).stdout
     assert 'MyType = "Accounting"' in long and "PriorityFactor = " in long
 
 

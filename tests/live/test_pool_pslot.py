@@ -74,7 +74,11 @@ def test_all_fifteen_jobs_complete(pool: Pool) -> None:
 def test_bad_input_is_refused_and_changes_nothing(pool: Pool) -> None:
     before = [(j.get_value("ClusterId"), j.get_value("ProcId")) for j in pool.all_jobs()]
     with pytest.raises(PoolError) as info:
-        pool.submit("executable = /bin/sleep\nrequest_memory = 12Q\nqueue\n", owner="alice", source="bad.sub")
+        pool.submit(
+            "executable = /bin/sleep\nrequest_memory = 12Q\nqueue\n",
+            owner="alice",
+            source="bad.sub",
+        )
     assert "bad.sub:2" in str(info.value) and "12Q" in str(info.value)
     results = pool.act("remove", ["999.0"])
     assert len(results) == 1 and not results[0].ok and "999.0" in results[0].error
@@ -85,8 +89,10 @@ def test_bad_input_is_refused_and_changes_nothing(pool: Pool) -> None:
     # the pool still works: a good submit after the bad ones runs
     cluster, n = pool.submit("executable = /bin/sleep\narguments = 10\nqueue 1\n", owner="bob")
     assert n == 1
-    assert pool.wait(lambda: len(pool.jobs(f"ClusterId == {cluster} && JobStatus == 4", history=True)) == 1,
-                     timeout=60)
+    assert pool.wait(
+        lambda: len(pool.jobs(f"ClusterId == {cluster} && JobStatus == 4", history=True)) == 1,
+        timeout=60,
+    )
 
 
 async def test_rpc_without_token_is_refused(pool: Pool) -> None:

@@ -48,16 +48,26 @@ def utc(monkeypatch):
 
 
 def job(cluster: int, proc: int, status: int = 1, **kw) -> ClassAd:
-    attrs = dict(ClusterId=cluster, ProcId=proc, Owner="alice", JobStatus=status, QDate=0,
-                 Cmd="/bin/sleep", Args="60", JobPrio=0, ImageSize=100)
+    attrs = dict(
+        ClusterId=cluster,
+        ProcId=proc,
+        Owner="alice",
+        JobStatus=status,
+        QDate=0,
+        Cmd="/bin/sleep",
+        Args="60",
+        JobPrio=0,
+        ImageSize=100,
+    )
     attrs.update(kw)
     return ClassAd(attrs)
 
 
 def q(jobs, **kw) -> str:
     kw.setdefault("now_wall", BASE + 300)
-    return format_q(jobs, schedd_name="schedd@submit", schedd_address="<10.0.0.1:9618>",
-                    base_wall=BASE, **kw)
+    return format_q(
+        jobs, schedd_name="schedd@submit", schedd_address="<10.0.0.1:9618>", base_wall=BASE, **kw
+    )
 
 
 def lines(*ls: str) -> str:
@@ -70,10 +80,18 @@ HEADER_1005 = "\n\n-- Schedd: schedd@submit : <10.0.0.1:9618> @ 11/22/24 10:05:0
 # -- time helpers ----------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("secs, text", [
-    (90061, "1+01:01:01"), (60, "0+00:01:00"), (0, "0+00:00:00"), (59.9, "0+00:00:59"),
-    (86399, "0+23:59:59"), (123 * 86400 + 5, "123+00:00:05"), (-5, "0+00:00:00"),
-])
+@pytest.mark.parametrize(
+    "secs, text",
+    [
+        (90061, "1+01:01:01"),
+        (60, "0+00:01:00"),
+        (0, "0+00:00:00"),
+        (59.9, "0+00:00:59"),
+        (86399, "0+23:59:59"),
+        (123 * 86400 + 5, "123+00:00:05"),
+        (-5, "0+00:00:00"),
+    ],
+)
 def test_fmt_duration(secs, text):
     assert fmt_duration(secs) == text
 
@@ -91,7 +109,13 @@ def test_fmt_date_is_month_day_hour_minute_in_local_time(monkeypatch):
 def test_natural_cmp_orders_slots_like_condor_status():
     names = ["slot1_10@x", "slot1@x", "slot1_2@x", "slot1_1@x", "slot10@x", "slot2@x"]
     assert sorted(names, key=functools.cmp_to_key(natural_cmp)) == [
-        "slot1@x", "slot1_1@x", "slot1_2@x", "slot1_10@x", "slot2@x", "slot10@x"]
+        "slot1@x",
+        "slot1_1@x",
+        "slot1_2@x",
+        "slot1_10@x",
+        "slot2@x",
+        "slot10@x",
+    ]
     assert natural_cmp("exec01", "exec1") < 0  # more leading zeros first (strverscmp)
     assert natural_cmp("a", "a") == 0
     assert natural_cmp("exec9", "exec10") < 0 < natural_cmp("exec10", "exec9")
@@ -114,6 +138,7 @@ def test_natural_key_orders_exactly_as_natural_cmp(a, b):
 
 # -- condor_q batch ----------------------------------------------------------------------
 
+
 # OWNER AUTO (>= "OWNER"), BATCH_NAME >= 10 left, SUBMITTED 12 right, five counters 6 right
 # ("_" for 0), JOB_IDS as is; one space between columns.
 def test_q_batch_fifteen_idle_jobs_of_one_cluster():
@@ -130,12 +155,31 @@ def test_q_batch_fifteen_idle_jobs_of_one_cluster():
 
 def mixed_jobs() -> list[ClassAd]:
     return [
-        job(22, 0, 2, Owner="bob", JobBatchName="sweep", QDate=120, JobCurrentStartDate=200,
-            MemoryUsage=12345, JobPrio=-10, Args="600"),
+        job(
+            22,
+            0,
+            2,
+            Owner="bob",
+            JobBatchName="sweep",
+            QDate=120,
+            JobCurrentStartDate=200,
+            MemoryUsage=12345,
+            JobPrio=-10,
+            Args="600",
+        ),
         job(20, 1, 5, QDate=60, RemoteWallClockTime=120.0, ImageSize=2500, Args="600"),
         job(20, 0, 2, QDate=60, JobCurrentStartDate=100, ImageSize=2500, Args="600"),
-        job(21, 0, 1, Owner="bob", JobBatchName="sweep", QDate=120, JobPrio=5, ImageSize=2500,
-            Args="600"),
+        job(
+            21,
+            0,
+            1,
+            Owner="bob",
+            JobBatchName="sweep",
+            QDate=120,
+            JobPrio=5,
+            ImageSize=2500,
+            Args="600",
+        ),
         job(20, 2, 4, QDate=60, ImageSize=2500, Args="600"),
     ]
 
@@ -192,7 +236,8 @@ def test_q_batch_long_batch_name_is_shrunk_to_fit_80_columns():
     ]
     wide = q([job(12, p, JobBatchName=name) for p in range(15)], width=None)
     assert wide.splitlines()[4] == (
-        "alice my_parameter_sweep_2024_run  11/22 10:00      _      _     15     15 12.0-14")
+        "alice my_parameter_sweep_2024_run  11/22 10:00      _      _     15     15 12.0-14"
+    )
 
 
 def test_q_batch_with_no_jobs_keeps_the_default_columns_and_hold():
@@ -208,30 +253,42 @@ def test_q_batch_with_no_jobs_keeps_the_default_columns_and_hold():
 
 
 def test_q_header_summarizes_a_sinful_with_parameters():
-    out = format_q([], schedd_name="s@h", schedd_address="<10.0.0.1:9618?addrs=10.0.0.1-9618&alias=h>",
-                   now_wall=BASE, base_wall=BASE)
+    out = format_q(
+        [],
+        schedd_name="s@h",
+        schedd_address="<10.0.0.1:9618?addrs=10.0.0.1-9618&alias=h>",
+        now_wall=BASE,
+        base_wall=BASE,
+    )
     assert out.startswith("\n\n-- Schedd: s@h : <10.0.0.1:9618?... @ 11/22/24 10:00:00\n")
 
 
 def test_q_my_jobs_query_prints_three_totals_lines():
-    out = q([job(1, 0)], me=("alice", JobTotals(jobs=1, idle=1)),
-            total_all=JobTotals(jobs=3, idle=2, held=1))
-    assert out.endswith(lines(
-        "",
-        "Total for query: 1 jobs; 0 completed, 0 removed, 1 idle, 0 running, 0 held, 0 suspended ",
-        "Total for alice: 1 jobs; 0 completed, 0 removed, 1 idle, 0 running, 0 held, 0 suspended ",
-        "Total for all users: 3 jobs; 0 completed, 0 removed, 2 idle, 0 running, 1 held, 0 suspended",
-        "",
-    ))
+    out = q(
+        [job(1, 0)],
+        me=("alice", JobTotals(jobs=1, idle=1)),
+        total_all=JobTotals(jobs=3, idle=2, held=1),
+    )
+    assert out.endswith(
+        lines(
+            "",
+            "Total for query: 1 jobs; 0 completed, 0 removed, 1 idle, 0 running, 0 held, 0 suspended ",
+            "Total for alice: 1 jobs; 0 completed, 0 removed, 1 idle, 0 running, 0 held, 0 suspended ",
+            "Total for all users: 3 jobs; 0 completed, 0 removed, 2 idle, 0 running, 1 held, 0 suspended",
+            "",
+        )
+    )
 
 
 def test_job_totals_count_as_the_schedd_does():
     jobs = [job(1, k, s) for k, s in enumerate([1, 2, 3, 4, 5, 6, 7, 7])]
-    assert JobTotals.of(jobs) == JobTotals(jobs=8, completed=1, removed=1, idle=1, running=2,
-                                           held=1, suspended=2)
+    assert JobTotals.of(jobs) == JobTotals(
+        jobs=8, completed=1, removed=1, idle=1, running=2, held=1, suspended=2
+    )
 
 
 # -- condor_q -nobatch -------------------------------------------------------------------
+
 
 # " ID" 5 right ("%4d."), " " 3 no prefix ("%-3d"), OWNER 14 left, SUBMITTED 11, RUN_TIME 12,
 # ST 2 left, PRI >= 3 left, SIZE 4 right truncated ("%.1f" MB), CMD basename + args.
@@ -275,12 +332,27 @@ def test_q_nobatch_missing_owner_fills_the_column():
 
 
 def test_q_long_sorts_jobs_and_attributes_and_hides_private_ones():
-    a = ClassAd({"ProcId": 0, "ClusterId": 2, "owner": "bob", "ClaimId": "<1.2.3.4:5>#1#2#s",
-                 "_condor_priv_x": 1, "Args": "x"})
+    a = ClassAd(
+        {
+            "ProcId": 0,
+            "ClusterId": 2,
+            "owner": "bob",
+            "ClaimId": "<1.2.3.4:5>#1#2#s",
+            "_condor_priv_x": 1,
+            "Args": "x",
+        }
+    )
     b = ClassAd({"ClusterId": 1, "ProcId": 3, "JobStatus": 1})
     assert format_q_long([a, b]) == lines(
-        "ClusterId = 1", "JobStatus = 1", "ProcId = 3", "",
-        'Args = "x"', "ClusterId = 2", 'owner = "bob"', "ProcId = 0", "",
+        "ClusterId = 1",
+        "JobStatus = 1",
+        "ProcId = 3",
+        "",
+        'Args = "x"',
+        "ClusterId = 2",
+        'owner = "bob"',
+        "ProcId = 0",
+        "",
     )
 
 
@@ -288,17 +360,43 @@ def test_q_long_sorts_jobs_and_attributes_and_hides_private_ones():
 
 
 def slot(name: str, state: str, activity: str, memory: int, entered: int, **kw) -> ClassAd:
-    attrs = dict(Name=name, Machine=name.split("@")[1], OpSys="LINUX", Arch="X86_64",
-                 State=state, Activity=activity, Memory=memory, EnteredCurrentActivity=entered)
+    attrs = dict(
+        Name=name,
+        Machine=name.split("@")[1],
+        OpSys="LINUX",
+        Arch="X86_64",
+        State=state,
+        Activity=activity,
+        Memory=memory,
+        EnteredCurrentActivity=entered,
+    )
     attrs.update(kw)
     return ClassAd(attrs)
 
 
 def pslot_and_ten_dslots() -> list[ClassAd]:
-    dyn = [slot(f"slot1_{k}@exec0001", "Claimed", "Busy", 1024, 100 + k, CondorLoadAvg=1.0,
-                SlotType="Dynamic", DynamicSlot=True) for k in (7, 10, 1, 3, 9, 2, 5, 8, 4, 6)]
-    p = slot("slot1@exec0001", "Unclaimed", "Idle", 6144, 0, SlotType="Partitionable",
-             PartitionableSlot=True)
+    dyn = [
+        slot(
+            f"slot1_{k}@exec0001",
+            "Claimed",
+            "Busy",
+            1024,
+            100 + k,
+            CondorLoadAvg=1.0,
+            SlotType="Dynamic",
+            DynamicSlot=True,
+        )
+        for k in (7, 10, 1, 3, 9, 2, 5, 8, 4, 6)
+    ]
+    p = slot(
+        "slot1@exec0001",
+        "Unclaimed",
+        "Idle",
+        6144,
+        0,
+        SlotType="Partitionable",
+        PartitionableSlot=True,
+    )
     return [*dyn[:5], p, *dyn[5:]]
 
 
@@ -332,7 +430,11 @@ def test_status_pslot_and_ten_dynamic_slots_in_natural_order_with_totals():
 
 def test_status_on_an_80_column_terminal_crops_the_name_column():
     # remain = 79 - 65 - 34 = -20 -> Name 14 wide, cut; every line fits 79 columns
-    ads = [a for a in pslot_and_ten_dslots() if a.get_value("Name") in ("slot1_10@exec0001", "slot1_7@exec0001")]
+    ads = [
+        a
+        for a in pslot_and_ten_dslots()
+        if a.get_value("Name") in ("slot1_10@exec0001", "slot1_7@exec0001")
+    ]
     out = format_status(ads, now=90061, width=80).splitlines()
     assert out[:4] == [
         "Name           OpSys      Arch     State   Activity LoadAv Mem     ActvtyTime",
@@ -344,8 +446,11 @@ def test_status_on_an_80_column_terminal_crops_the_name_column():
 
 def test_status_sorts_by_machine_then_name_and_sizes_name_to_the_longest():
     long = "slot1@" + "a-very-long-execute-host-name.example.org"  # 47 characters
-    ads = [slot("slot2@exec10", "Owner", "Idle", 1, 5), slot("slot1@exec9", "Matched", "Idle", 1, 5),
-           slot(long, "Preempting", "Vacating", 1, 5)]
+    ads = [
+        slot("slot2@exec10", "Owner", "Idle", 1, 5),
+        slot("slot1@exec9", "Matched", "Idle", 1, 5),
+        slot(long, "Preempting", "Vacating", 1, 5),
+    ]
     out = format_status(ads, now=5).splitlines()
     assert [r.split()[0] for r in out[2:5]] == [long, "slot1@exec9", "slot2@exec10"]
     assert out[0].startswith("Name" + " " * 44 + "OpSys")  # 47 wide, then the separator
@@ -360,14 +465,28 @@ def test_status_sorts_by_machine_then_name_and_sizes_name_to_the_longest():
 def test_status_missing_values_and_malformed_ads():
     # LoadAv absent -> 0.000 (documented difference); Memory "OR ??" -> [????];
     # ActvtyTime "OR -"; an unknown State still makes its Arch/OpSys row but counts nothing.
-    ads = [ClassAd(dict(Name="slot1@x", Machine="x", OpSys="LINUX", Arch="X86_64",
-                        State="Shutdown", Activity="Idle")),
-           ClassAd(dict(Name="slot2@x", Machine="x", State="Owner", Activity="Idle", Memory=3))]
+    ads = [
+        ClassAd(
+            dict(
+                Name="slot1@x",
+                Machine="x",
+                OpSys="LINUX",
+                Arch="X86_64",
+                State="Shutdown",
+                Activity="Idle",
+            )
+        ),
+        ClassAd(dict(Name="slot2@x", Machine="x", State="Owner", Activity="Idle", Memory=3)),
+    ]
     out = format_status(ads, now=10).splitlines()
-    assert out[2] == ("slot1@x                            LINUX      X86_64   Shutdown Idle"
-                      "      0.000 [????]           -")
-    assert out[3] == ("slot2@x                            [????????] [??????] Owner    Idle"
-                      "      0.000      3           -")
+    assert out[2] == (
+        "slot1@x                            LINUX      X86_64   Shutdown Idle"
+        "      0.000 [????]           -"
+    )
+    assert out[3] == (
+        "slot2@x                            [????????] [??????] Owner    Idle"
+        "      0.000      3           -"
+    )
     assert out[5:] == [
         "               Total Owner Claimed Unclaimed Matched Preempting  Drain Backfill BkIdle",
         "",
@@ -386,13 +505,29 @@ def test_status_with_no_ads_prints_nothing():
 
 
 def test_status_long_sorts_ads_and_attributes_case_insensitively():
-    a = ClassAd({"Name": "slot1@exec10", "Machine": "exec10", "arch": "X86_64",
-                 "Activity": "Idle", "_zz": 1, "Capability": "secret", "LoadAvg": 0.5})
+    a = ClassAd(
+        {
+            "Name": "slot1@exec10",
+            "Machine": "exec10",
+            "arch": "X86_64",
+            "Activity": "Idle",
+            "_zz": 1,
+            "Capability": "secret",
+            "LoadAvg": 0.5,
+        }
+    )
     b = ClassAd({"Machine": "exec9", "Name": "slot1@exec9", "ClaimIdList": ["a"]})
     assert format_long([a, b]) == lines(
-        'Machine = "exec9"', 'Name = "slot1@exec9"', "",
-        "_zz = 1", 'Activity = "Idle"', 'arch = "X86_64"', "LoadAvg = 0.5",
-        'Machine = "exec10"', 'Name = "slot1@exec10"', "",
+        'Machine = "exec9"',
+        'Name = "slot1@exec9"',
+        "",
+        "_zz = 1",
+        'Activity = "Idle"',
+        'arch = "X86_64"',
+        "LoadAvg = 0.5",
+        'Machine = "exec10"',
+        'Name = "slot1@exec10"',
+        "",
     )
 
 
@@ -405,7 +540,9 @@ def test_status_any_lists_every_ad_by_type_and_name():
     ads = [
         ClassAd(dict(MyType="Accounting", Name="group_physics.alice@mockpool")),
         ClassAd(dict(MyType="Negotiator", Name="negotiator", Machine="cm")),
-        ClassAd(dict(MyType="Machine", TargetType="Job", Name="slot1@exec0001", Machine="exec0001")),
+        ClassAd(
+            dict(MyType="Machine", TargetType="Job", Name="slot1@exec0001", Machine="exec0001")
+        ),
         ClassAd(dict(MyType="AVeryLongAdTypeNameIndeed", Name="x" * 45)),
         ClassAd(dict(MyType="Submitter")),
     ]
@@ -423,10 +560,26 @@ def test_status_any_lists_every_ad_by_type_and_name():
 
 
 def test_status_schedd_table_and_totals():
-    ads = [ClassAd(dict(Name="schedd@submit10", Machine="submit10", TotalRunningJobs=1,
-                        TotalIdleJobs=0, TotalHeldJobs=0)),
-           ClassAd(dict(Name="schedd@submit2", Machine="submit2", TotalRunningJobs=3,
-                        TotalIdleJobs=12, TotalHeldJobs=1))]
+    ads = [
+        ClassAd(
+            dict(
+                Name="schedd@submit10",
+                Machine="submit10",
+                TotalRunningJobs=1,
+                TotalIdleJobs=0,
+                TotalHeldJobs=0,
+            )
+        ),
+        ClassAd(
+            dict(
+                Name="schedd@submit2",
+                Machine="submit2",
+                TotalRunningJobs=3,
+                TotalIdleJobs=12,
+                TotalHeldJobs=1,
+            )
+        ),
+    ]
     assert format_status_schedd(ads) == lines(
         "Name            Machine      RunningJobs   IdleJobs   HeldJobs",
         "",
@@ -455,12 +608,36 @@ def test_status_schedd_missing_counts_are_blank_and_malformed():
 # rows as -schedd; totals keyed by submitter Name, key column as wide as the longest name
 def test_status_submitters_rows_and_per_submitter_totals():
     ads = [
-        ClassAd(dict(Name="alice@mockpool", ScheddName="schedd@submit2", Machine="submit2",
-                     RunningJobs=1, IdleJobs=4, HeldJobs=0)),
-        ClassAd(dict(Name="bob@mockpool", ScheddName="schedd@submit1", Machine="submit1",
-                     RunningJobs=0, IdleJobs=2, HeldJobs=0)),
-        ClassAd(dict(Name="alice@mockpool", ScheddName="schedd@submit1", Machine="submit1",
-                     RunningJobs=3, IdleJobs=12, HeldJobs=1)),
+        ClassAd(
+            dict(
+                Name="alice@mockpool",
+                ScheddName="schedd@submit2",
+                Machine="submit2",
+                RunningJobs=1,
+                IdleJobs=4,
+                HeldJobs=0,
+            )
+        ),
+        ClassAd(
+            dict(
+                Name="bob@mockpool",
+                ScheddName="schedd@submit1",
+                Machine="submit1",
+                RunningJobs=0,
+                IdleJobs=2,
+                HeldJobs=0,
+            )
+        ),
+        ClassAd(
+            dict(
+                Name="alice@mockpool",
+                ScheddName="schedd@submit1",
+                Machine="submit1",
+                RunningJobs=3,
+                IdleJobs=12,
+                HeldJobs=1,
+            )
+        ),
     ]
     assert format_status_submitters(ads) == lines(
         "Name            Machine      RunningJobs   IdleJobs   HeldJobs",
@@ -480,11 +657,20 @@ def test_status_submitters_rows_and_per_submitter_totals():
 
 # Name >= 12 AUTO, LastCycleEnd 12 right (M/D hh:mm), then %5d %7d %8d %7d %7d %7d %10d
 def test_status_negotiator():
-    ad = ClassAd(dict(Name="negotiator@cm", Machine="cm", LastNegotiationCycleTime0=598,
-                      LastNegotiationCycleDuration0=2, LastNegotiationCycleCandidateSlots0=11,
-                      LastNegotiationCycleActiveSubmitterCount0=2,
-                      LastNegotiationCycleNumSchedulers0=1, LastNegotiationCycleNumIdleJobs0=14,
-                      LastNegotiationCycleMatches0=10, LastNegotiationCycleRejections0=4))
+    ad = ClassAd(
+        dict(
+            Name="negotiator@cm",
+            Machine="cm",
+            LastNegotiationCycleTime0=598,
+            LastNegotiationCycleDuration0=2,
+            LastNegotiationCycleCandidateSlots0=11,
+            LastNegotiationCycleActiveSubmitterCount0=2,
+            LastNegotiationCycleNumSchedulers0=1,
+            LastNegotiationCycleNumIdleJobs0=14,
+            LastNegotiationCycleMatches0=10,
+            LastNegotiationCycleRejections0=4,
+        )
+    )
     assert format_status_negotiator([ad], base_wall=BASE) == lines(
         "Name          LastCycleEnd (Sec)   Slots Submitrs Schedds    Jobs Matches Rejections",
         "",
@@ -497,8 +683,17 @@ def test_status_negotiator():
 
 def history_jobs() -> list[ClassAd]:
     return [
-        job(13, 0, 3, Owner="bob", QDate=120, CompletionDate=0, RemoteWallClockTime=0.0,
-            Cmd="/home/bob/analysis/run.sh", Args="--all"),
+        job(
+            13,
+            0,
+            3,
+            Owner="bob",
+            QDate=120,
+            CompletionDate=0,
+            RemoteWallClockTime=0.0,
+            Cmd="/home/bob/analysis/run.sh",
+            Args="--all",
+        ),
         job(12, 0, 4, QDate=0, CompletionDate=3661, RemoteWallClockTime=3600.0, Args="3600"),
     ]
 

@@ -432,7 +432,7 @@ def test_submitter_ads_are_kept_per_schedd() -> None:
     for schedd, idle in (("schedd1", 3), ("schedd2", 5)):
         ad = ClassAd(Name="alice@mockpool", ScheddName=schedd, IdleJobs=idle)
         store.update("Submitter", ad, 10.0)
-    ads = store.query("Submitter", "Name == \"alice@mockpool\"")
+    ads = store.query("Submitter", 'Name == "alice@mockpool"')
     assert sorted(int(a.get_value("IdleJobs")) for a in ads) == [3, 5]
     gone = ClassAd(Name="alice@mockpool", ScheddName="schedd1")
     store.invalidate("Submitter", store.ad_name("Submitter", gone))
@@ -444,4 +444,6 @@ def test_costly_constraint_is_refused_by_name(pool: AdStore) -> None:
     with pytest.raises(CostlyConstraint, match=r"constraint .*regexp.* is too costly"):
         pool.query("Machine", poison, now=100.0)
     assert names(pool.query("Machine", 'regexp("^slot[12]@", Name)', now=100.0)) == [
-        "slot1@a", "slot2@a"]
+        "slot1@a",
+        "slot2@a",
+    ]

@@ -20,7 +20,9 @@ def test_generated_code_is_fresh(tmp_path: Path) -> None:
     mod.generate(tmp_path)
     committed = ROOT / "services" / "v1"
     fresh = sorted(p.name for p in tmp_path.iterdir())
-    assert fresh == sorted(p.name for p in committed.iterdir() if p.is_file() and p.name != "__pycache__")
+    assert fresh == sorted(
+        p.name for p in committed.iterdir() if p.is_file() and p.name != "__pycache__"
+    )
     for name in fresh:
         assert (tmp_path / name).read_text() == (committed / name).read_text(), (
             f"services/v1/{name} is stale: run python scripts/genproto.py"

@@ -26,17 +26,42 @@ def _same(a, b) -> bool:
 
 
 SLOTS = [
-    ClassAd(Name="slot1@a", Memory=1024, Cpus=1, Arch="X86_64", Start=True,
-            Requirements=parse_expr("START && TARGET.RequestMemory <= Memory")),
-    ClassAd(Name="slot1@b", Memory=4096, Cpus=4, Arch="x86_64", Start=parse_expr("TARGET.Owner != \"bob\""),
-            Requirements=parse_expr("START")),
-    ClassAd(Name="slot1@c", Memory=8192, Cpus=8, Arch="aarch64", Start=False, Requirements=parse_expr("START")),
-    ClassAd(Name="slot1@d", Memory=parse_expr("Cpus * 2048"), Cpus=2, Arch="X86_64", Requirements=True),
+    ClassAd(
+        Name="slot1@a",
+        Memory=1024,
+        Cpus=1,
+        Arch="X86_64",
+        Start=True,
+        Requirements=parse_expr("START && TARGET.RequestMemory <= Memory"),
+    ),
+    ClassAd(
+        Name="slot1@b",
+        Memory=4096,
+        Cpus=4,
+        Arch="x86_64",
+        Start=parse_expr('TARGET.Owner != "bob"'),
+        Requirements=parse_expr("START"),
+    ),
+    ClassAd(
+        Name="slot1@c",
+        Memory=8192,
+        Cpus=8,
+        Arch="aarch64",
+        Start=False,
+        Requirements=parse_expr("START"),
+    ),
+    ClassAd(
+        Name="slot1@d", Memory=parse_expr("Cpus * 2048"), Cpus=2, Arch="X86_64", Requirements=True
+    ),
     ClassAd(Name="slot1@e", Cpus=16, Arch=UNDEFINED),  # no Memory, no Requirements
 ]
-JOB = ClassAd(Owner="alice", RequestMemory=2048, RequestCpus=2,
-              Requirements=parse_expr('Memory >= RequestMemory && Arch == "x86_64"'),
-              Rank=parse_expr("Memory + Cpus"))
+JOB = ClassAd(
+    Owner="alice",
+    RequestMemory=2048,
+    RequestCpus=2,
+    Requirements=parse_expr('Memory >= RequestMemory && Arch == "x86_64"'),
+    Rank=parse_expr("Memory + Cpus"),
+)
 
 
 def test_match_vector_hand_worked():
@@ -71,20 +96,29 @@ def test_fallbacks_are_counted_not_silent():
     assert v.to_values(table.pool) == [2, 5, 9, 3, 17]
     assert stats.fallbacks == 1 and stats.fallback_rows == 5
     assert not CompiledExpr("[a = Cpus].a").vectorized
-    assert CompiledExpr("Cpus > 2 && stringListMember(Arch, \"x86_64,aarch64\")").vectorized
+    assert CompiledExpr('Cpus > 2 && stringListMember(Arch, "x86_64,aarch64")').vectorized
 
 
 def test_policy_functions_run_in_the_kernel_and_nested_ad_ones_fall_back():
-    for text in ('versionGE(Arch, "1.9")', 'version_in_range(Arch, "1", "2")', 'stringListsIntersect(Arch, "a")',
-                 'stringListSubsetMatch("a", Arch)', 'versionCmp(Arch, "2")'):
+    for text in (
+        'versionGE(Arch, "1.9")',
+        'version_in_range(Arch, "1", "2")',
+        'stringListsIntersect(Arch, "a")',
+        'stringListSubsetMatch("a", Arch)',
+        'versionCmp(Arch, "2")',
+    ):
         assert CompiledExpr(text).vectorized, text
     # these evaluate an expression inside listed ads, and CurrentTime may be an ad's own
     assert not CompiledExpr("countMatches(x > 1, AvailableGPUs) > 0").vectorized
     assert not CompiledExpr("evalInEachContext(x, L)").vectorized
     assert not CompiledExpr("CurrentTime > 5").vectorized
     stats = KernelStats()
-    table = SlotTable.from_ads([ClassAd(L=parse_expr("{[x = 2], [x = 0]}")), ClassAd(CurrentTime=3)])
-    v = CompiledExpr("countMatches(x > 1, L) + CurrentTime").eval(table, JOB, "target", stats=stats, now=100)
+    table = SlotTable.from_ads(
+        [ClassAd(L=parse_expr("{[x = 2], [x = 0]}")), ClassAd(CurrentTime=3)]
+    )
+    v = CompiledExpr("countMatches(x > 1, L) + CurrentTime").eval(
+        table, JOB, "target", stats=stats, now=100
+    )
     assert v.to_values(table.pool) == [101, 3]  # 1 + the pool time; 0 + the ad's own CurrentTime
     assert stats.fallbacks == 1
 
@@ -97,9 +131,12 @@ def test_requirements_mask_counts_numbers_as_true():
 
 # -- property: random tables, random expressions --------------------------------------
 _VALUES = st.one_of(
-    st.integers(-5, 5), st.sampled_from([0.0, 1.5, -2.5, 1e300]), st.booleans(),
+    st.integers(-5, 5),
+    st.sampled_from([0.0, 1.5, -2.5, 1e300]),
+    st.booleans(),
     st.sampled_from(["a", "A", "b", "x86_64", "X86_64", "a,b", "", "1.10", "1.9", "8.9.11", " , "]),
-    st.just(UNDEFINED), st.just(ERROR),
+    st.just(UNDEFINED),
+    st.just(ERROR),
 )
 _ATTRS = ["A", "B", "C"]
 _SLOT_EXPRS = ["A + 1", "TARGET.J * 2", "B", "ifThenElse(A > 0, B, TARGET.J)", "C ?: 7"]
@@ -122,10 +159,50 @@ def _slot_ads(draw):
     return ads
 
 
-_LEAVES = ["A", "B", "C", "J", "MY.A", "TARGET.A", "TARGET.J", "MY.J", "1", "2.5", '"a"', '"X86_64"',
-           "undefined", "error", "true", "false", "0", "CurrentTime", '"2.0.1"']
-_BINOPS = ["+", "-", "*", "/", "%", "==", "!=", "<", "<=", ">", ">=", "=?=", "=!=", "&&", "||", "&", "|",
-           "^", "<<", ">>", ">>>"]
+_LEAVES = [
+    "A",
+    "B",
+    "C",
+    "J",
+    "MY.A",
+    "TARGET.A",
+    "TARGET.J",
+    "MY.J",
+    "1",
+    "2.5",
+    '"a"',
+    '"X86_64"',
+    "undefined",
+    "error",
+    "true",
+    "false",
+    "0",
+    "CurrentTime",
+    '"2.0.1"',
+]
+_BINOPS = [
+    "+",
+    "-",
+    "*",
+    "/",
+    "%",
+    "==",
+    "!=",
+    "<",
+    "<=",
+    ">",
+    ">=",
+    "=?=",
+    "=!=",
+    "&&",
+    "||",
+    "&",
+    "|",
+    "^",
+    "<<",
+    ">>",
+    ">>>",
+]
 
 
 @st.composite
@@ -143,17 +220,37 @@ def _exprs(draw, depth=0):
         return f"({a} ?: {b})"
     if k == 5:
         return f"{draw(st.sampled_from(['-', '!', '~']))}{a}"
-    fn = draw(st.sampled_from(["ifThenElse({a}, {b}, 3)", "isUndefined({a})", "int({a})", "strcat({a}, {b})",
-                                "stringListMember({a}, \"a,b\")", "floor({a})", "size({a})", "toUpper({a})",
-                                "stringListsIntersect({a}, \"b, a\")", "stringListSubsetMatch({a}, {b})",
-                                "stringListIMember({a}, {b})", "versionGE({a}, \"1.9\")", "versionCmp({a}, {b})",
-                                "version_in_range({a}, \"1.2\", {b})", "countMatches(A > 0, {{{a}, [A = 1]}})",
-                                "formatTime({a}, \"%Y\")"]))
+    fn = draw(
+        st.sampled_from(
+            [
+                "ifThenElse({a}, {b}, 3)",
+                "isUndefined({a})",
+                "int({a})",
+                "strcat({a}, {b})",
+                'stringListMember({a}, "a,b")',
+                "floor({a})",
+                "size({a})",
+                "toUpper({a})",
+                'stringListsIntersect({a}, "b, a")',
+                "stringListSubsetMatch({a}, {b})",
+                "stringListIMember({a}, {b})",
+                'versionGE({a}, "1.9")',
+                "versionCmp({a}, {b})",
+                'version_in_range({a}, "1.2", {b})',
+                "countMatches(A > 0, {{{a}, [A = 1]}})",
+                'formatTime({a}, "%Y")',
+            ]
+        )
+    )
     return fn.format(a=a, b=b)
 
 
-@settings(max_examples=400, deadline=None, derandomize=True,
-          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@settings(
+    max_examples=400,
+    deadline=None,
+    derandomize=True,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
 @given(slots=_slot_ads(), text=_exprs(), job_j=_VALUES, const_is=st.sampled_from(["my", "target"]))
 def test_kernel_agrees_with_scalar_evaluator(slots, text, job_j, const_is):
     job = ClassAd(J=job_j, A=3)
@@ -161,7 +258,9 @@ def test_kernel_agrees_with_scalar_evaluator(slots, text, job_j, const_is):
     for k, slot in enumerate(slots):
         my, target = (job, slot) if const_is == "my" else (slot, job)
         want = evaluate(text, my, target, now=1_000_000)
-        assert _same(got[k], want), f"row {k}: {text} -> kernel {got[k]!r}, scalar {want!r}; slot {slot}"
+        assert _same(got[k], want), (
+            f"row {k}: {text} -> kernel {got[k]!r}, scalar {want!r}; slot {slot}"
+        )
 
 
 @pytest.mark.parametrize("n", [1, 1000])

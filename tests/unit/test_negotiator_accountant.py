@@ -100,7 +100,11 @@ def test_group_records_are_charged_and_age_with_their_subtree():
     a = Accountant(halflife=100.0, groups=groups)
     a.update_priorities(0.0)
     a.check_matches({"g.h.u@mockpool": 4.0, "g.v@mockpool": 2.0, "w@mockpool": 1.0}, 0.0)
-    assert a.resources_used("g.h") == 4.0 and a.resources_used("g") == 2.0 and a.resources_used("<none>") == 1.0
+    assert (
+        a.resources_used("g.h") == 4.0
+        and a.resources_used("g") == 2.0
+        and a.resources_used("<none>") == 1.0
+    )
     a.update_priorities(100.0)
     # g ages toward its whole subtree's 6, not its own 2 (HierWeightedResourcesUsed)
     assert a.rup("g") == pytest.approx(0.5 * 0.5 + 0.5 * 6)

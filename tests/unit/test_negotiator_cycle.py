@@ -21,8 +21,18 @@ STARTD = "10.0.0.1:9618"
 SCHEDD = "10.0.0.2:9618"
 
 
-def slot(name: str, *, cpus: int = 1, memory: int = 1024, disk: int = 10_000_000, state: str = "Unclaimed",
-         start: str = "True", rank: str = "0.0", partitionable: bool = False, **extra: object) -> ClassAd:
+def slot(
+    name: str,
+    *,
+    cpus: int = 1,
+    memory: int = 1024,
+    disk: int = 10_000_000,
+    state: str = "Unclaimed",
+    start: str = "True",
+    rank: str = "0.0",
+    partitionable: bool = False,
+    **extra: object,
+) -> ClassAd:
     ad = ClassAd()
     ad["MyType"] = "Machine"
     ad["Name"] = name
@@ -44,8 +54,12 @@ def slot(name: str, *, cpus: int = 1, memory: int = 1024, disk: int = 10_000_000
     ad["MyAddress"] = f"<{STARTD}>"
     ad["StartdIpAddr"] = f"<{STARTD}>"
     for k, v in extra.items():
-        ad[k] = parse_expr(v) if isinstance(v, str) and k in ("ConsumptionMemory", "ConsumptionCpus",
-                                                                "ConsumptionDisk") else v
+        ad[k] = (
+            parse_expr(v)
+            if isinstance(v, str)
+            and k in ("ConsumptionMemory", "ConsumptionCpus", "ConsumptionDisk")
+            else v
+        )
     return ad
 
 
@@ -63,12 +77,25 @@ def private(name: str, claims: list[str] | None = None) -> ClassAd:
 
 def pool(*slots: ClassAd, claims: dict[str, list[str]] | None = None) -> Snapshot:
     claims = claims or {}
-    return Snapshot(list(slots), [private(s.eval("Name"), claims.get(s.eval("Name"))) for s in slots])
+    return Snapshot(
+        list(slots), [private(s.eval("Name"), claims.get(s.eval("Name"))) for s in slots]
+    )
 
 
-def request(ac: int, count: int, *, submitter: str = "alice@mockpool", cpus: int = 1, memory: int = 1024,
-            disk: int = 1000, requirements: str | None = None, rank: str | None = None,
-            schedd: str = "schedd1", address: str = SCHEDD, cluster: int | None = None) -> ResourceRequest:
+def request(
+    ac: int,
+    count: int,
+    *,
+    submitter: str = "alice@mockpool",
+    cpus: int = 1,
+    memory: int = 1024,
+    disk: int = 1000,
+    requirements: str | None = None,
+    rank: str | None = None,
+    schedd: str = "schedd1",
+    address: str = SCHEDD,
+    cluster: int | None = None,
+) -> ResourceRequest:
     ad = ClassAd()
     ad["ClusterId"] = cluster if cluster is not None else ac
     ad["ProcId"] = 0
@@ -76,9 +103,13 @@ def request(ac: int, count: int, *, submitter: str = "alice@mockpool", cpus: int
     ad["RequestCpus"] = cpus
     ad["RequestMemory"] = memory
     ad["RequestDisk"] = disk
-    ad["Requirements"] = parse_expr(requirements or (
-        "(TARGET.Arch == \"X86_64\") && (TARGET.OpSys == \"LINUX\") && (TARGET.Disk >= RequestDisk)"
-        " && (TARGET.Memory >= RequestMemory) && (TARGET.Cpus >= RequestCpus)"))
+    ad["Requirements"] = parse_expr(
+        requirements
+        or (
+            '(TARGET.Arch == "X86_64") && (TARGET.OpSys == "LINUX") && (TARGET.Disk >= RequestDisk)'
+            " && (TARGET.Memory >= RequestMemory) && (TARGET.Cpus >= RequestCpus)"
+        )
+    )
     if rank is not None:
         ad["Rank"] = parse_expr(rank)
     ad["AutoClusterId"] = ac
@@ -91,8 +122,13 @@ def cfg(text: str = ""):
     return parse_config(text, "test")
 
 
-def run(snapshot: Snapshot, requests: list[ResourceRequest], config_text: str = "", now: float = 100.0,
-        accountant: Accountant | None = None):
+def run(
+    snapshot: Snapshot,
+    requests: list[ResourceRequest],
+    config_text: str = "",
+    now: float = 100.0,
+    accountant: Accountant | None = None,
+):
     return negotiate(snapshot, requests, accountant or Accountant(), cfg(config_text), now)
 
 
@@ -103,13 +139,22 @@ def test_static_pool_three_slots_five_jobs():
     snap = pool(*(slot(f"slot{i}@exec0001") for i in (1, 2, 3)))
     res = run(snap, [request(1, 5)])
     assert len(res.matches) == 3
-    assert {m.slot_name for m in res.matches} == {"slot1@exec0001", "slot2@exec0001", "slot3@exec0001"}
+    assert {m.slot_name for m in res.matches} == {
+        "slot1@exec0001",
+        "slot2@exec0001",
+        "slot3@exec0001",
+    }
     # the 4th job found nothing: one rejection, the autocluster's 5th job never offered
     assert res.stats.rejections == 1
     assert res.stats.num_jobs_considered == 4
     assert res.stats.matches == 3
     m = res.matches[0]
-    assert (m.submitter, m.schedd, m.autocluster_id, m.job_id) == ("alice@mockpool", "schedd1", 1, "1.0")
+    assert (m.submitter, m.schedd, m.autocluster_id, m.job_id) == (
+        "alice@mockpool",
+        "schedd1",
+        1,
+        "1.0",
+    )
     assert m.startd_address == STARTD
     assert m.claim_id.startswith(f"<{STARTD}>#") and m.cost == 1.0
     # each static slot's own claim id, each used once
@@ -134,8 +179,11 @@ def test_rejected_autocluster_skipped_for_rest_of_turn():
 
 
 def test_job_rank_memory_picks_biggest_slot_first():
-    snap = pool(slot("slot1@exec0001", memory=1024), slot("slot2@exec0001", memory=8192),
-                slot("slot3@exec0001", memory=4096))
+    snap = pool(
+        slot("slot1@exec0001", memory=1024),
+        slot("slot2@exec0001", memory=8192),
+        slot("slot3@exec0001", memory=4096),
+    )
     # PRE_JOB_RANK comes first; with it unset, the job's Rank decides
     res = run(snap, [request(1, 2, rank="Memory")], "NEGOTIATOR_PRE_JOB_RANK =")
     assert [m.slot_name for m in res.matches] == ["slot2@exec0001", "slot3@exec0001"]
@@ -146,10 +194,17 @@ def test_job_rank_memory_picks_biggest_slot_first():
 
 def test_pre_job_rank_default_prefers_fewer_cpus_then_less_memory():
     # default PRE_JOB_RANK: ... - 100000 * Cpus - Memory: fewest cpus, then least memory
-    snap = pool(slot("slot1@exec0001", cpus=4, memory=1024), slot("slot2@exec0001", cpus=1, memory=4096),
-                slot("slot3@exec0001", cpus=1, memory=2048))
+    snap = pool(
+        slot("slot1@exec0001", cpus=4, memory=1024),
+        slot("slot2@exec0001", cpus=1, memory=4096),
+        slot("slot3@exec0001", cpus=1, memory=2048),
+    )
     res = run(snap, [request(1, 3)])
-    assert [m.slot_name for m in res.matches] == ["slot3@exec0001", "slot2@exec0001", "slot1@exec0001"]
+    assert [m.slot_name for m in res.matches] == [
+        "slot3@exec0001",
+        "slot2@exec0001",
+        "slot1@exec0001",
+    ]
 
 
 def test_pre_job_rank_beats_job_rank_and_startd_rank_counts():
@@ -169,7 +224,9 @@ def test_pre_job_rank_config_and_post_job_rank_tiebreak():
 
 
 def test_start_false_never_matched():
-    snap = pool(slot("slot1@exec0001", start="False"), slot("slot2@exec0001", start="TARGET.Owner == \"bob\""))
+    snap = pool(
+        slot("slot1@exec0001", start="False"), slot("slot2@exec0001", start='TARGET.Owner == "bob"')
+    )
     res = run(snap, [request(1, 2)])
     assert res.matches == []
     res = run(snap, [request(1, 2, submitter="bob@mockpool")])
@@ -177,8 +234,11 @@ def test_start_false_never_matched():
 
 
 def test_job_requirements_against_slot_attributes():
-    snap = pool(slot("slot1@exec0001", memory=1024), slot("slot2@exec0001", memory=2048),
-                slot("slot1@exec0002", memory=4096, HasGPU=True))
+    snap = pool(
+        slot("slot1@exec0001", memory=1024),
+        slot("slot2@exec0001", memory=2048),
+        slot("slot1@exec0002", memory=4096, HasGPU=True),
+    )
     res = run(snap, [request(1, 5, requirements="TARGET.Memory >= 2000")])
     assert sorted(m.slot_name for m in res.matches) == ["slot1@exec0002", "slot2@exec0001"]
     res = run(snap, [request(1, 5, requirements="HasGPU =?= true")])
@@ -186,7 +246,9 @@ def test_job_requirements_against_slot_attributes():
 
 
 def test_claimed_and_owner_slots_skipped_and_counted():
-    claimed = slot("slot1@exec0001", state="Claimed", RemoteOwner="bob@mockpool", RemoteUser="bob@mockpool")
+    claimed = slot(
+        "slot1@exec0001", state="Claimed", RemoteOwner="bob@mockpool", RemoteUser="bob@mockpool"
+    )
     owner = slot("slot2@exec0001", state="Owner")
     free = slot("slot3@exec0001")
     res = run(pool(claimed, owner, free), [request(1, 3)], "NEGOTIATOR_CONSIDER_PREEMPTION = False")
@@ -222,8 +284,15 @@ CP_DEFAULTS = {  # what a startd with CONSUMPTION_POLICY = True advertises by de
 }
 
 
-def pslot(name: str = "slot1@exec0001", *, cpus: int = 10, memory: int = 10240, claims: int = 20,
-          policy: bool = True, **extra):
+def pslot(
+    name: str = "slot1@exec0001",
+    *,
+    cpus: int = 10,
+    memory: int = 10240,
+    claims: int = 20,
+    policy: bool = True,
+    **extra,
+):
     """A p-slot and its claim ids; with ``policy`` it advertises a consumption policy
     (MachineResources, Consumption<Res>: the startd's defaults unless given)."""
     if policy:
@@ -247,8 +316,9 @@ def test_seed_pslot_ten_cpus_twenty_claims_fifteen_jobs():
 
 def test_seed_consumption_memory_quantize_512():
     # ~1.9 GB p-slot, ConsumptionMemory = quantize(target.RequestMemory,{512}): 3 matches
-    ad, ids = pslot(cpus=10, memory=1900, claims=20,
-                    ConsumptionMemory="quantize(target.RequestMemory,{512})")
+    ad, ids = pslot(
+        cpus=10, memory=1900, claims=20, ConsumptionMemory="quantize(target.RequestMemory,{512})"
+    )
     res = run(pool(ad, claims={"slot1@exec0001": ids}), [request(1, 15, cpus=1, memory=100)])
     assert len(res.matches) == 3
     # cost: SlotWeight = Cpus went 10 -> 7
@@ -280,8 +350,10 @@ def test_pslot_requirements_see_resources_left_across_requests():
 def test_pslot_memory_left_is_what_later_requirements_see():
     ad, ids = pslot(cpus=4, memory=8192, claims=10)
     snap = pool(ad, claims={"slot1@exec0001": ids})
-    reqs = [request(1, 1, memory=4096), request(2, 1, memory=512, cluster=20,
-                                                requirements="TARGET.Memory >= 5000")]
+    reqs = [
+        request(1, 1, memory=4096),
+        request(2, 1, memory=512, cluster=20, requirements="TARGET.Memory >= 5000"),
+    ]
     res = run(snap, reqs)
     assert [m.autocluster_id for m in res.matches] == [1]  # 4096 left < 5000
     reqs[1] = request(2, 1, memory=512, cluster=20, requirements="TARGET.Memory >= 4000")
@@ -305,7 +377,11 @@ def test_pslot_reoffered_within_a_request_by_its_new_rank():
     snap = pool(a, b, claims={"slot1@exec0001": ids_a, "slot1@exec0002": ids_b})
     res = run(snap, [request(1, 3, memory=2048)], "NEGOTIATOR_PRE_JOB_RANK = Memory")
     # 8192 -> (6144 left) -> 6144 beats 6000 -> (4096 left) -> now exec0002's 6000 wins
-    assert [m.slot_name for m in res.matches] == ["slot1@exec0001", "slot1@exec0001", "slot1@exec0002"]
+    assert [m.slot_name for m in res.matches] == [
+        "slot1@exec0001",
+        "slot1@exec0001",
+        "slot1@exec0002",
+    ]
 
 
 def test_pslot_and_static_mixed_pre_job_rank_packs_pslot():
@@ -318,8 +394,14 @@ def test_pslot_and_static_mixed_pre_job_rank_packs_pslot():
 
 def test_zero_consumption_is_not_a_match():
     # quantize(0,{1}) is 1, so the defaults never consume nothing; a policy can
-    ad, ids = pslot(cpus=4, memory=8192, claims=10, ConsumptionCpus="0", ConsumptionMemory="0",
-                    ConsumptionDisk="0")
+    ad, ids = pslot(
+        cpus=4,
+        memory=8192,
+        claims=10,
+        ConsumptionCpus="0",
+        ConsumptionMemory="0",
+        ConsumptionDisk="0",
+    )
     res = run(pool(ad, claims={"slot1@exec0001": ids}), [request(1, 1)])
     assert res.matches == []
     assert res.stats.rejections == 1
@@ -337,7 +419,9 @@ def test_negative_or_undefined_consumption_is_not_a_match():
 def test_consumption_overrides_job_requests_while_matching():
     # RequestMemory 100 consumes 512; a job asking Memory >= 3 * RequestMemory sees 1536,
     # more than the 1000 MB p-slot has (HTCondor's cp_override_requested) -> no match
-    ad, ids = pslot(cpus=4, memory=1000, claims=10, ConsumptionMemory="quantize(target.RequestMemory,{512})")
+    ad, ids = pslot(
+        cpus=4, memory=1000, claims=10, ConsumptionMemory="quantize(target.RequestMemory,{512})"
+    )
     snap = pool(ad, claims={"slot1@exec0001": ids})
     res = run(snap, [request(1, 1, memory=100, requirements="TARGET.Memory >= 3 * RequestMemory")])
     assert res.matches == []
@@ -347,7 +431,9 @@ def test_consumption_overrides_job_requests_while_matching():
 
 def test_seed_quantize_512_on_1903_mb_three_dynamic_slots_of_512():
     # 1903 MB: 1903 -> 1391 -> 879 -> 367 left, under 512: 3 matches, each consuming 512 MB
-    ad, ids = pslot(cpus=10, memory=1903, claims=20, ConsumptionMemory="quantize(target.RequestMemory,{512})")
+    ad, ids = pslot(
+        cpus=10, memory=1903, claims=20, ConsumptionMemory="quantize(target.RequestMemory,{512})"
+    )
     res = run(pool(ad, claims={"slot1@exec0001": ids}), [request(1, 15, cpus=1, memory=100)])
     assert [m.slot_ad.eval("Memory") for m in res.matches] == [1903, 1391, 879]
     assert [m.cost for m in res.matches] == [1.0, 1.0, 1.0]
@@ -366,8 +452,11 @@ def test_policy_pslot_match_costs_what_it_takes_not_the_whole_slot():
     (m,) = run(pool(ad, claims={"slot1@exec0001": ids}), [request(1, 1, cpus=2)]).matches
     assert m.cost == 4.0
     # unweighted (NEGOTIATOR_USE_SLOT_WEIGHTS = False): every match costs 1
-    (m,) = run(pool(ad, claims={"slot1@exec0001": ids}), [request(1, 1, cpus=2)],
-               "NEGOTIATOR_USE_SLOT_WEIGHTS = False").matches
+    (m,) = run(
+        pool(ad, claims={"slot1@exec0001": ids}),
+        [request(1, 1, cpus=2)],
+        "NEGOTIATOR_USE_SLOT_WEIGHTS = False",
+    ).matches
     assert m.cost == 1.0
 
 
@@ -377,14 +466,20 @@ def test_seed_group_quota_one_on_a_policy_pslot():
     # refused; the group is charged 1 cpu, not the slot's 10.
     ad, ids = pslot(cpus=10, memory=20480, claims=20)
     who = "a.alice@mockpool"
-    res = run(pool(ad, claims={"slot1@exec0001": ids}), [request(1, 2, submitter=who)],
-              "GROUP_NAMES = a\nGROUP_QUOTA_a = 1\nGROUP_ACCEPT_SURPLUS = False")
+    res = run(
+        pool(ad, claims={"slot1@exec0001": ids}),
+        [request(1, 2, submitter=who)],
+        "GROUP_NAMES = a\nGROUP_QUOTA_a = 1\nGROUP_ACCEPT_SURPLUS = False",
+    )
     (m,) = res.matches
     assert m.submitter == who and m.cost == 1.0
     assert res.accountant.resources_used(who) == 1.0
     # with surplus accepted, the rest of the pool flows to the group: both jobs match
-    res = run(pool(ad, claims={"slot1@exec0001": ids}), [request(1, 2, submitter=who)],
-              "GROUP_NAMES = a\nGROUP_QUOTA_a = 1\nGROUP_ACCEPT_SURPLUS = True")
+    res = run(
+        pool(ad, claims={"slot1@exec0001": ids}),
+        [request(1, 2, submitter=who)],
+        "GROUP_NAMES = a\nGROUP_QUOTA_a = 1\nGROUP_ACCEPT_SURPLUS = True",
+    )
     assert len(res.matches) == 2
 
 
@@ -431,8 +526,13 @@ def test_negative_or_non_numeric_slot_weight_weighs_one():
 def limited(ac: int, count: int, limits: object, **kw) -> ResourceRequest:
     r = request(ac, count, **kw)
     ad = r.ad.copy()
-    ad["ConcurrencyLimits"] = parse_expr(limits) if isinstance(limits, str) and not limits.startswith("=") \
-        else limits[1:] if isinstance(limits, str) else limits
+    ad["ConcurrencyLimits"] = (
+        parse_expr(limits)
+        if isinstance(limits, str) and not limits.startswith("=")
+        else limits[1:]
+        if isinstance(limits, str)
+        else limits
+    )
     return ResourceRequest.from_ad(ad, r.schedd, r.schedd_address)
 
 
@@ -442,13 +542,19 @@ def test_limit_of_three_lets_three_of_ten_jobs_match():
     assert len(res.matches) == 3
     assert res.stats.rejections == 1  # the 4th job; the autocluster is done for this cycle
     rejected = [ln.text for ln in res.log if "Rejected" in ln.text]
-    assert rejected == [f"      Rejected 1.0 alice@mockpool <{SCHEDD}>: concurrency limit db reached"]
+    assert rejected == [
+        f"      Rejected 1.0 alice@mockpool <{SCHEDD}>: concurrency limit db reached"
+    ]
     # the schedd is told HTCondor's message (the job's LastRejMatchReason), names included
-    assert [(r.job_id, r.reason) for r in res.rejections] == [("1.0", "concurrency limit db reached")]
+    assert [(r.job_id, r.reason) for r in res.rejections] == [
+        ("1.0", "concurrency limit db reached")
+    ]
 
 
 def test_limits_in_use_are_counted_from_claimed_slot_ads():
-    busy = [slot(f"slot{i}@exec0002", state="Claimed", ConcurrencyLimits="Db,other") for i in (1, 2)]
+    busy = [
+        slot(f"slot{i}@exec0002", state="Claimed", ConcurrencyLimits="Db,other") for i in (1, 2)
+    ]
     free = [slot(f"slot{i}@exec0001") for i in range(1, 6)]
     res = run(pool(*busy, *free), [limited(1, 5, "=db")], "DB_LIMIT = 3")
     assert len(res.matches) == 1  # 2 in use + 1 = 3
@@ -482,7 +588,9 @@ def test_bad_limit_or_slot_weight_knob_names_file_and_line():
         run(pool(slot("slot1@exec0001")), [], "\nDB_LIMIT = lots")
     with pytest.raises(NegotiatorInputError, match="test:1: CONCURRENCY_LIMIT_DEFAULT"):
         run(pool(slot("slot1@exec0001")), [], "CONCURRENCY_LIMIT_DEFAULT = many")
-    with pytest.raises(NegotiatorInputError, match='test:1: SLOT_WEIGHT = "heavy": evaluates to \'heavy\''):
+    with pytest.raises(
+        NegotiatorInputError, match="test:1: SLOT_WEIGHT = \"heavy\": evaluates to 'heavy'"
+    ):
         run(pool(slot("slot1@exec0001")), [], 'SLOT_WEIGHT = "heavy"')
     with pytest.raises(NegotiatorInputError, match="test:1: SLOT_WEIGHT = Cpus \\*: syntax error"):
         run(pool(slot("slot1@exec0001")), [], "SLOT_WEIGHT = Cpus *")
@@ -502,15 +610,24 @@ def test_submitters_negotiate_in_eup_order():
     # his 0.18 up (HTCondor's no-crumbs rule).
     assert [m.submitter for m in res.matches] == ["alice@mockpool", "bob@mockpool"]
     names = [ln.text for ln in res.log if ln.text.startswith("  Negotiating with")]
-    assert names == [f"  Negotiating with alice@mockpool at <{SCHEDD}>",
-                     f"  Negotiating with bob@mockpool at <{SCHEDD}>"]
-    assert f"      Rejected 2.0 alice@mockpool <{SCHEDD}>: submitter limit exceeded" in [ln.text for ln in res.log]
+    assert names == [
+        f"  Negotiating with alice@mockpool at <{SCHEDD}>",
+        f"  Negotiating with bob@mockpool at <{SCHEDD}>",
+    ]
+    assert f"      Rejected 2.0 alice@mockpool <{SCHEDD}>: submitter limit exceeded" in [
+        ln.text for ln in res.log
+    ]
 
 
 def test_usage_from_claimed_slots_orders_submitters():
     # bob holds 4 cpus; after one half-life his RUP is 0.5*0.5 + 0.5*4 = 2.25 > alice 0.5
-    claimed = slot("slot9@exec0009", cpus=4, state="Claimed", RemoteOwner="bob@mockpool",
-                   RemoteUser="bob@mockpool")
+    claimed = slot(
+        "slot9@exec0009",
+        cpus=4,
+        state="Claimed",
+        RemoteOwner="bob@mockpool",
+        RemoteUser="bob@mockpool",
+    )
     free = slot("slot1@exec0001")
     snap = pool(claimed, free)
     reqs = [request(1, 1, submitter="bob@mockpool"), request(2, 1, submitter="alice@mockpool")]
@@ -531,8 +648,14 @@ def first_cost(res, who):
 
 
 def test_accounting_group_names_usage():
-    claimed = slot("slot9@exec0009", cpus=2, state="Claimed", RemoteOwner="alice@mockpool",
-                   RemoteUser="alice@mockpool", AccountingGroup="group_physics.alice@mockpool")
+    claimed = slot(
+        "slot9@exec0009",
+        cpus=2,
+        state="Claimed",
+        RemoteOwner="alice@mockpool",
+        RemoteUser="alice@mockpool",
+        AccountingGroup="group_physics.alice@mockpool",
+    )
     res = run(pool(claimed), [])
     assert res.accountant.resources_used("group_physics.alice@mockpool") == 2.0
     assert res.accountant.resources_used("alice@mockpool") == 0.0
@@ -548,7 +671,10 @@ def test_unweighted_slots_cost_one():
 
 def test_two_schedds_one_submitter_each_get_a_turn():
     snap = pool(slot("slot1@exec0001"), slot("slot2@exec0001"))
-    reqs = [request(1, 1, schedd="s1", address="10.0.0.2:1"), request(1, 1, schedd="s2", address="10.0.0.3:1")]
+    reqs = [
+        request(1, 1, schedd="s1", address="10.0.0.2:1"),
+        request(1, 1, schedd="s2", address="10.0.0.3:1"),
+    ]
     res = run(snap, reqs)
     assert sorted(m.schedd for m in res.matches) == ["s1", "s2"]
     assert set(res.matches_by_schedd()) == {"s1", "s2"}
@@ -589,8 +715,10 @@ def test_ten_thousand_slots_hundreds_of_requests_is_fast():
         slots.append(ad)
         claims[f"slot4@exec{m:04d}"] = ids
     snap = pool(*slots, claims=claims)
-    reqs = [request(k, 30, memory=512 + (k % 7) * 256, submitter=f"u{k % 10}@mockpool", cluster=k)
-            for k in range(1, 301)]
+    reqs = [
+        request(k, 30, memory=512 + (k % 7) * 256, submitter=f"u{k % 10}@mockpool", cluster=k)
+        for k in range(1, 301)
+    ]
     t0 = time.perf_counter()
     res = run(snap, reqs)
     elapsed = time.perf_counter() - t0
@@ -606,8 +734,12 @@ def test_poison_requirements_rejected_by_name_others_still_match():
     # Requirements that would run PCRE2 to its match limit once per slot (a distinct
     # subject each): over the request's budget, so the job is rejected for this cycle.
     snap = pool(*(slot(f"slot{i}@exec0001") for i in (1, 2, 3)))
-    poison = request(1, 2, submitter="mallory@mockpool", requirements=(
-        'regexp("(a+)+$", strcat("' + "a" * 30 + '", TARGET.Name, "!"))'))
+    poison = request(
+        1,
+        2,
+        submitter="mallory@mockpool",
+        requirements=('regexp("(a+)+$", strcat("' + "a" * 30 + '", TARGET.Name, "!"))'),
+    )
     good = request(2, 2, submitter="bob@mockpool")
     res = run(snap, [poison, good])
     assert [m.autocluster_id for m in res.matches] == [2, 2]
@@ -620,15 +752,28 @@ def test_poison_requirements_rejected_by_name_others_still_match():
 def test_current_time_is_the_cycle_time_in_start_requirements_and_ranks():
     # slot1 opens at pool time 500, slot2 at 200; the job prefers the slot whose start
     # time is furthest behind CurrentTime. Driven at now=300, then at now=600.
-    snap = pool(slot("slot1@exec0001", start="CurrentTime >= 500", OpensAt=500),
-                slot("slot2@exec0001", start="time() >= 200", OpensAt=200))
+    snap = pool(
+        slot("slot1@exec0001", start="CurrentTime >= 500", OpensAt=500),
+        slot("slot2@exec0001", start="time() >= 200", OpensAt=200),
+    )
     want = "(CurrentTime - TARGET.OpensAt) >= 0"
-    res = run(snap, [request(1, 2, requirements=want, rank="CurrentTime - TARGET.OpensAt")],
-              "NEGOTIATOR_PRE_JOB_RANK =", now=300.0)
+    res = run(
+        snap,
+        [request(1, 2, requirements=want, rank="CurrentTime - TARGET.OpensAt")],
+        "NEGOTIATOR_PRE_JOB_RANK =",
+        now=300.0,
+    )
     assert [m.slot_name for m in res.matches] == ["slot2@exec0001"]
-    res = run(snap, [request(1, 2, requirements=want, rank="CurrentTime - TARGET.OpensAt")],
-              "NEGOTIATOR_PRE_JOB_RANK =", now=600.0)
-    assert [m.slot_name for m in res.matches] == ["slot2@exec0001", "slot1@exec0001"]  # Rank 400 before 100
+    res = run(
+        snap,
+        [request(1, 2, requirements=want, rank="CurrentTime - TARGET.OpensAt")],
+        "NEGOTIATOR_PRE_JOB_RANK =",
+        now=600.0,
+    )
+    assert [m.slot_name for m in res.matches] == [
+        "slot2@exec0001",
+        "slot1@exec0001",
+    ]  # Rank 400 before 100
     # the pre-job rank sees the cycle's time too: 500 - 600 = -100 beats 200 - 600 = -400
     res = run(snap, [request(1, 2)], "NEGOTIATOR_PRE_JOB_RANK = OpensAt - CurrentTime", now=600.0)
     assert [m.slot_name for m in res.matches] == ["slot1@exec0001", "slot2@exec0001"]

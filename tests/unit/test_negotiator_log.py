@@ -76,7 +76,9 @@ def test_golden_cycle():
 def test_timer_stamps_lines_and_phases():
     ticks = itertools.count(10.0, 0.5)
     snap = pool(slot("slot1@exec0001"))
-    res = negotiate(snap, [request(1, 1)], Accountant(), parse_config(""), 8.0, timer=lambda: next(ticks))
+    res = negotiate(
+        snap, [request(1, 1)], Accountant(), parse_config(""), 8.0, timer=lambda: next(ticks)
+    )
     assert res.log[0].t == 8.0 and res.log[0].text.startswith("----------")
     times = [ln.t for ln in res.log]
     assert times == sorted(times)
@@ -90,9 +92,15 @@ def test_timer_stamps_lines_and_phases():
 def test_finish_later_counts_sending_in_phase4():
     snap = pool(slot("slot1@exec0001"))
     res = negotiate(snap, [request(1, 1)], Accountant(), parse_config(""), 50.0, finish=False)
-    assert not res.finished and res.log[-1].text != "---------- Finished Negotiation Cycle ----------"
+    assert (
+        not res.finished and res.log[-1].text != "---------- Finished Negotiation Cycle ----------"
+    )
     res.finish(53.0)
-    assert res.stats.end_time == 53.0 and res.stats.duration == 3.0 and res.stats.duration_phase4 == 3.0
+    assert (
+        res.stats.end_time == 53.0
+        and res.stats.duration == 3.0
+        and res.stats.duration_phase4 == 3.0
+    )
     assert res.log[-1] == LogLine(53.0, "---------- Finished Negotiation Cycle ----------")
     res.finish(60.0)  # only once
     assert res.stats.end_time == 53.0
@@ -103,8 +111,13 @@ def test_parse_round_trip_with_several_cycles():
     text_lines = []
     snap = pool(slot("slot1@exec0001"), slot("slot2@exec0001"))
     for now in (0.0, 60.0):
-        res = negotiate(snap, [request(1, 1), request(5, 1, memory=10**6, cluster=9)], acct,
-                        parse_config(""), now)
+        res = negotiate(
+            snap,
+            [request(1, 1), request(5, 1, memory=10**6, cluster=9)],
+            acct,
+            parse_config(""),
+            now,
+        )
         acct = res.accountant
         text_lines += format_lines(res.log, BASE)
     text_lines.insert(3, "11/14/23 22:13:20 some other daemon chatter")
@@ -114,8 +127,11 @@ def test_parse_round_trip_with_several_cycles():
     c0, c1 = cycles
     assert (c0.start, c0.end, c1.start, c1.end) == (BASE, BASE, BASE + 60, BASE + 60)
     assert [(m.job, m.autocluster, m.submitter, m.slot) for m in c0.matches] == [
-        ("1.0", 1, "alice@mockpool", "slot1@exec0001")]
-    assert [(r.job, r.autocluster, r.reason) for r in c0.rejections] == [("9.0", 5, "no match found")]
+        ("1.0", 1, "alice@mockpool", "slot1@exec0001")
+    ]
+    assert [(r.job, r.autocluster, r.reason) for r in c0.rejections] == [
+        ("9.0", 5, "no match found")
+    ]
     assert c0.submitters == ["alice@mockpool"]
     assert (c0.public_ads, c0.private_ads) == (2, 2)
 
@@ -133,8 +149,10 @@ def test_idle_pool_cycle_still_logs_every_phase():
 
 
 def test_parse_unfinished_cycle():
-    lines = ["11/14/23 22:13:20 ---------- Started Negotiation Cycle ----------",
-             "11/14/23 22:13:20 Phase 1:  Obtaining ads from collector ..."]
+    lines = [
+        "11/14/23 22:13:20 ---------- Started Negotiation Cycle ----------",
+        "11/14/23 22:13:20 Phase 1:  Obtaining ads from collector ...",
+    ]
     (c,) = parse_negotiator_log("\n".join(lines))
     assert c.end is None and c.matches == []
 
@@ -147,7 +165,9 @@ def test_match_lines_are_capped_and_summarised():
     assert len(res.matches) == 8
     text = "\n".join(format_lines(res.log, BASE))
     assert text.count("Successfully matched") == 3
-    assert "    ... 5 more matches not logged (NegotiatorLog shows at most 3 matches a cycle)" in text
+    assert (
+        "    ... 5 more matches not logged (NegotiatorLog shows at most 3 matches a cycle)" in text
+    )
     (c,) = parse_negotiator_log(text)
     assert len(c.matches) == 3 and c.unlogged_matches == 5
 

@@ -74,8 +74,14 @@ class FakeSchedd(schedd_pb2_grpc.ScheddServicer):
 
 
 def submitter_ad(name: str, schedd: str, address: str, idle: int) -> ClassAd:
-    return ClassAd(MyType="Submitter", Name=name, ScheddName=schedd, ScheddIpAddr=f"<{address}>",
-                   MyAddress=f"<{address}>", IdleJobs=idle)
+    return ClassAd(
+        MyType="Submitter",
+        Name=name,
+        ScheddName=schedd,
+        ScheddIpAddr=f"<{address}>",
+        MyAddress=f"<{address}>",
+        IdleJobs=idle,
+    )
 
 
 @dataclass
@@ -91,7 +97,9 @@ class Pool:
     channels: list[grpc.aio.Channel] = field(default_factory=list)
 
     def stub(self, role: Role) -> negotiator_pb2_grpc.NegotiatorStub:
-        ch = rpc.make_channel(self.address, auth.make_token(self.secret, role, "alice" if role is Role.SUBMIT else ""))
+        ch = rpc.make_channel(
+            self.address, auth.make_token(self.secret, role, "alice" if role is Role.SUBMIT else "")
+        )
         self.channels.append(ch)
         return negotiator_pb2_grpc.NegotiatorStub(ch)
 
@@ -115,16 +123,25 @@ async def pool(tmp_path: Path) -> AsyncIterator[Pool]:
         collector_pb2_grpc.add_CollectorServicer_to_server(collector, server)
         schedd_pb2_grpc.add_ScheddServicer_to_server(schedd, server)
 
-    peer_server, peer = await rpc.start_server([add_peers], interceptors=[auth.TokenAuthInterceptor(secret)])
+    peer_server, peer = await rpc.start_server(
+        [add_peers], interceptors=[auth.TokenAuthInterceptor(secret)]
+    )
     collector.slots = [slot(f"slot{i}@exec0001") for i in (1, 2, 3)]
     collector.private = [private(s.eval("Name")) for s in collector.slots]
     events = EventLog(clock)
-    ctx = DaemonContext(clock=clock, config=parse_config("", "pool.conf"), secret=secret,
-                        collector_address=peer, events=events, state_dir=tmp_path)
+    ctx = DaemonContext(
+        clock=clock,
+        config=parse_config("", "pool.conf"),
+        secret=secret,
+        collector_address=peer,
+        events=events,
+        state_dir=tmp_path,
+    )
     svc = NegotiatorService(ctx, log_base_wall=BASE)
     server, addr = await rpc.start_server(
         [svc.add_to_server],
-        interceptors=[auth.TokenAuthInterceptor(secret, method_roles=svc.METHOD_ROLES)])
+        interceptors=[auth.TokenAuthInterceptor(secret, method_roles=svc.METHOD_ROLES)],
+    )
     ctx.address = addr
     p = Pool(clock, svc, collector, schedd, peer, addr, secret, events)
     try:
@@ -140,14 +157,20 @@ async def pool(tmp_path: Path) -> AsyncIterator[Pool]:
 
 async def test_cycle_at_start_matches_and_advertises(pool: Pool):
     p = pool
-    p.collector.ads[("Submitter", "alice@mockpool")] = submitter_ad("alice@mockpool", "schedd1", p.peer, 5)
+    p.collector.ads[("Submitter", "alice@mockpool")] = submitter_ad(
+        "alice@mockpool", "schedd1", p.peer, 5
+    )
     p.schedd.requests["schedd1"] = [request(1, 5).ad]
     await p.svc.start()
     await until(lambda: p.svc.cycles == 1)
     # one Matches message for the schedd, with the three slots and their claim ids
     (msg,) = p.schedd.matches
     assert msg.schedd_name == "schedd1" and msg.cycle == 1
-    assert sorted(m.slot_name for m in msg.matches) == ["slot1@exec0001", "slot2@exec0001", "slot3@exec0001"]
+    assert sorted(m.slot_name for m in msg.matches) == [
+        "slot1@exec0001",
+        "slot2@exec0001",
+        "slot3@exec0001",
+    ]
     assert all(m.claim_id.endswith(m.slot_name) for m in msg.matches)  # fake ids end in the name
     assert msg.matches[0].startd_address == "10.0.0.1:9618"
     assert ad_from_pb(msg.matches[0].slot).eval("Name") == msg.matches[0].slot_name
@@ -181,7 +204,9 @@ async def test_reschedule_roles_and_cadence(pool: Pool):
         await p.stub(Role.READ).Reschedule(negotiator_pb2.RescheduleRequest(schedd_name="schedd1"))
     assert info.value.code() == grpc.StatusCode.PERMISSION_DENIED
     await p.clock.advance(1.0)
-    reply = await p.stub(Role.SUBMIT).Reschedule(negotiator_pb2.RescheduleRequest(schedd_name="schedd1"))
+    reply = await p.stub(Role.SUBMIT).Reschedule(
+        negotiator_pb2.RescheduleRequest(schedd_name="schedd1")
+    )
     assert reply.next_cycle == 20.0  # due now, but CYCLE_DELAY after the last end (t=0)
     await p.clock.advance(18.0)
     await asyncio.sleep(0.05)
@@ -196,13 +221,23 @@ async def test_reschedule_roles_and_cadence(pool: Pool):
 async def test_the_cycle_event_carries_the_groups_quotas(pool: Pool, tmp_path: Path):
     # the targets a run's usage is measured against (services/pool/measures.py)
     p = pool
-    config = parse_config("GROUP_NAMES = group_a, group_b\nGROUP_QUOTA_group_a = 2\n"
-                          "GROUP_QUOTA_DYNAMIC_group_b = 0.25", "pool.conf")
-    ctx = DaemonContext(clock=p.clock, config=config, secret=p.secret, collector_address=p.peer,
-                        events=p.events, state_dir=tmp_path / "groups")
+    config = parse_config(
+        "GROUP_NAMES = group_a, group_b\nGROUP_QUOTA_group_a = 2\n"
+        "GROUP_QUOTA_DYNAMIC_group_b = 0.25",
+        "pool.conf",
+    )
+    ctx = DaemonContext(
+        clock=p.clock,
+        config=config,
+        secret=p.secret,
+        collector_address=p.peer,
+        events=p.events,
+        state_dir=tmp_path / "groups",
+    )
     svc = NegotiatorService(ctx, name="grouped")
     p.collector.ads[("Submitter", "group_a.alice@mockpool")] = submitter_ad(
-        "group_a.alice@mockpool", "schedd1", p.peer, 1)
+        "group_a.alice@mockpool", "schedd1", p.peer, 1
+    )
     p.schedd.requests["schedd1"] = [request(1, 1, submitter="group_a.alice@mockpool").ad]
     try:
         await svc.start()
@@ -217,8 +252,12 @@ async def test_the_cycle_event_carries_the_groups_quotas(pool: Pool, tmp_path: P
 
 async def test_failing_schedd_is_skipped_for_the_cycle(pool: Pool):
     p = pool
-    p.collector.ads[("Submitter", "alice@mockpool")] = submitter_ad("alice@mockpool", "schedd1", p.peer, 1)
-    p.collector.ads[("Submitter", "bob@mockpool")] = submitter_ad("bob@mockpool", "schedd2", DEAD, 4)
+    p.collector.ads[("Submitter", "alice@mockpool")] = submitter_ad(
+        "alice@mockpool", "schedd1", p.peer, 1
+    )
+    p.collector.ads[("Submitter", "bob@mockpool")] = submitter_ad(
+        "bob@mockpool", "schedd2", DEAD, 4
+    )
     p.schedd.requests["schedd1"] = [request(1, 1).ad]
     await p.svc.start()
     await until(lambda: p.svc.cycles == 1, timeout=20)
@@ -243,7 +282,9 @@ async def test_collector_down_aborts_the_cycle_and_keeps_running(pool: Pool):
 
 async def test_userprio_reads_for_anyone_changes_for_admin_and_persists(pool: Pool, tmp_path: Path):
     p = pool
-    p.collector.ads[("Submitter", "alice@mockpool")] = submitter_ad("alice@mockpool", "schedd1", p.peer, 2)
+    p.collector.ads[("Submitter", "alice@mockpool")] = submitter_ad(
+        "alice@mockpool", "schedd1", p.peer, 2
+    )
     p.schedd.requests["schedd1"] = [request(1, 2).ad]
     await p.svc.start()
     await until(lambda: p.svc.cycles == 1)
@@ -259,17 +300,28 @@ async def test_userprio_reads_for_anyone_changes_for_admin_and_persists(pool: Po
     assert names == {"alice@mockpool", "<none>"}
     with pytest.raises(grpc.aio.AioRpcError) as info:
         await p.stub(Role.SUBMIT).UserPrio(
-            negotiator_pb2.UserPrioRequest(action="setfactor", name="alice@mockpool", value=5))
+            negotiator_pb2.UserPrioRequest(action="setfactor", name="alice@mockpool", value=5)
+        )
     assert info.value.code() == grpc.StatusCode.PERMISSION_DENIED
     admin = p.stub(Role.ADMIN)
     with pytest.raises(grpc.aio.AioRpcError) as info:
-        await admin.UserPrio(negotiator_pb2.UserPrioRequest(action="setfactor", name="alice@mockpool", value=0.5))
-    assert info.value.code() == grpc.StatusCode.INVALID_ARGUMENT and ">= 1" in (info.value.details() or "")
+        await admin.UserPrio(
+            negotiator_pb2.UserPrioRequest(action="setfactor", name="alice@mockpool", value=0.5)
+        )
+    assert info.value.code() == grpc.StatusCode.INVALID_ARGUMENT and ">= 1" in (
+        info.value.details() or ""
+    )
     with pytest.raises(grpc.aio.AioRpcError) as info:
-        await admin.UserPrio(negotiator_pb2.UserPrioRequest(action="setprio", name="alice", value=3))
+        await admin.UserPrio(
+            negotiator_pb2.UserPrioRequest(action="setprio", name="alice", value=3)
+        )
     assert "user@domain" in (info.value.details() or "")
-    await admin.UserPrio(negotiator_pb2.UserPrioRequest(action="setfactor", name="alice@mockpool", value=5))
-    await admin.UserPrio(negotiator_pb2.UserPrioRequest(action="setprio", name="bob@mockpool", value=7))
+    await admin.UserPrio(
+        negotiator_pb2.UserPrioRequest(action="setfactor", name="alice@mockpool", value=5)
+    )
+    await admin.UserPrio(
+        negotiator_pb2.UserPrioRequest(action="setprio", name="bob@mockpool", value=7)
+    )
     assert p.svc.accountant.factor("alice@mockpool") == 5.0
     # A negotiator restarted on the same state folder keeps the accountant.
     again = NegotiatorService(p.svc.ctx, name="again")
@@ -282,8 +334,14 @@ async def test_userprio_reads_for_anyone_changes_for_admin_and_persists(pool: Po
 
 async def test_spec_priorities_seed_a_negotiator_without_state(tmp_path: Path):
     clock = ManualClock(0.0)
-    ctx = DaemonContext(clock=clock, config=parse_config("", "pool.conf"), secret=auth.make_secret(),
-                        collector_address=DEAD, events=EventLog(clock), state_dir=tmp_path)
+    ctx = DaemonContext(
+        clock=clock,
+        config=parse_config("", "pool.conf"),
+        secret=auth.make_secret(),
+        collector_address=DEAD,
+        events=EventLog(clock),
+        state_dir=tmp_path,
+    )
     svc = NegotiatorService(ctx, priorities={"alice@mockpool": {"factor": 500.0, "priority": 10.0}})
     assert svc.accountant.eup("alice@mockpool") == 5000.0
     (tmp_path / "accountant.json").write_text("{not json")

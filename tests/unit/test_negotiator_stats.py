@@ -8,19 +8,51 @@ from mockpool.classad import ClassAd
 from mockpool.negotiator import CycleStats, StatsHistory
 
 NAMES = [
-    "Time", "End", "Period", "Duration", "Phase1Duration", "Phase2Duration", "Phase3Duration",
-    "Phase4Duration", "TotalSlots", "TrimmedSlots", "CandidateSlots", "SlotShareIter",
-    "NumSchedulers", "NumIdleJobs", "NumJobsConsidered", "Matches", "Rejections", "MatchRate",
-    "MatchRateSustained", "ActiveSubmitterCount", "Pies", "PieSpins", "PrefetchDuration",
-    "PrefetchCpuTime", "CpuTime", "Phase1CpuTime", "Phase2CpuTime", "Phase3CpuTime",
-    "Phase4CpuTime", "ScheddsOutOfTime", "SubmittersFailed", "SubmittersOutOfTime",
+    "Time",
+    "End",
+    "Period",
+    "Duration",
+    "Phase1Duration",
+    "Phase2Duration",
+    "Phase3Duration",
+    "Phase4Duration",
+    "TotalSlots",
+    "TrimmedSlots",
+    "CandidateSlots",
+    "SlotShareIter",
+    "NumSchedulers",
+    "NumIdleJobs",
+    "NumJobsConsidered",
+    "Matches",
+    "Rejections",
+    "MatchRate",
+    "MatchRateSustained",
+    "ActiveSubmitterCount",
+    "Pies",
+    "PieSpins",
+    "PrefetchDuration",
+    "PrefetchCpuTime",
+    "CpuTime",
+    "Phase1CpuTime",
+    "Phase2CpuTime",
+    "Phase3CpuTime",
+    "Phase4CpuTime",
+    "ScheddsOutOfTime",
+    "SubmittersFailed",
+    "SubmittersOutOfTime",
     "SubmittersShareLimit",
 ]
 
 
 def cycle(start: float, end: float, matches: int) -> CycleStats:
-    return CycleStats(start_time=start, end_time=end, duration=end - start, matches=matches,
-                      active_submitters={"bob@mockpool", "alice@mockpool"}, active_schedds={"s1"})
+    return CycleStats(
+        start_time=start,
+        end_time=end,
+        duration=end - start,
+        matches=matches,
+        active_submitters={"bob@mockpool", "alice@mockpool"},
+        active_schedds={"s1"},
+    )
 
 
 def test_attribute_names_are_htcondors():

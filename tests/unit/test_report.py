@@ -28,7 +28,12 @@ SLOTS = [
 
 def test_job_counts_by_state_name() -> None:
     assert job_counts([*JOBS, job(2, 0, 9)]) == {
-        "Idle": 1, "Running": 1, "Removed": 0, "Completed": 1, "Held": 1, "Unknown": 1,
+        "Idle": 1,
+        "Running": 1,
+        "Removed": 0,
+        "Completed": 1,
+        "Held": 1,
+        "Unknown": 1,
     }
 
 
@@ -42,23 +47,40 @@ def test_total_cpus_counts_each_machine_once() -> None:
 
 def test_summary_and_output_folder(tmp_path: Path) -> None:
     s = summarize(
-        now=300, real_seconds=10, time_scale=30, slots=SLOTS, jobs=JOBS, negotiator=None,
+        now=300,
+        real_seconds=10,
+        time_scale=30,
+        slots=SLOTS,
+        jobs=JOBS,
+        negotiator=None,
         negotiator_status={"cycles": 5, "matches": 3},
         host_status=[{"role": "central", "pid": 1, "peak_rss_mb": 100.0, "lag": None}],
-        jobs_submitted=4, workload_errors=[], machines=2,
+        jobs_submitted=4,
+        workload_errors=[],
+        machines=2,
     )
     assert s["achieved_scale"] == 30
     assert s["cpu_utilisation"] == round(190 / (10 * 300), 4)
     assert s["slot_states"] == {"Unclaimed": 1, "Claimed": 2}
     assert (s["cycles"], s["matches"]) == (5, 3)
-    write_output(tmp_path, events=[{"t": 1.0, "daemon": "x", "kind": "k"}], negotiator_log=["line"],
-                 ads={"slots": SLOTS, "jobs": JOBS}, summary=s)
+    write_output(
+        tmp_path,
+        events=[{"t": 1.0, "daemon": "x", "kind": "k"}],
+        negotiator_log=["line"],
+        ads={"slots": SLOTS, "jobs": JOBS},
+        summary=s,
+    )
     assert json.loads((tmp_path / "summary.json").read_text())["total_cpus"] == 10
     assert (tmp_path / "NegotiatorLog").read_text() == "line\n"
     slots = parse_ads((tmp_path / "ads" / "slots.ads").read_text())
     assert [a.get_value("Name") for a in slots] == ["slot1@a", "slot1_1@a", "slot1@b"]
     jobs = parse_ads((tmp_path / "ads" / "jobs.ads").read_text())
-    assert [(a.get_value("ClusterId"), a.get_value("ProcId")) for a in jobs] == [(1, 0), (1, 1), (1, 2), (1, 3)]
+    assert [(a.get_value("ClusterId"), a.get_value("ProcId")) for a in jobs] == [
+        (1, 0),
+        (1, 1),
+        (1, 2),
+        (1, 3),
+    ]
 
 
 def test_the_summary_lines_give_the_measures_when_jobs_ran() -> None:

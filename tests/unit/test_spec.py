@@ -65,7 +65,10 @@ def test_good_spec() -> None:
     assert s.config.lookup("START_JOBS") == "30"
     assert s.config.raw("NUM_CPUS") != "8"  # group knobs stay in the group
     # workload sorted by submit time; schedd by name or index
-    assert [(x.at, x.schedd, x.owner) for x in s.submits] == [(0.0, "schedd1", "alice"), (60.0, "schedd2", "bob")]
+    assert [(x.at, x.schedd, x.owner) for x in s.submits] == [
+        (0.0, "schedd1", "alice"),
+        (60.0, "schedd2", "bob"),
+    ]
 
 
 def test_examples_load() -> None:
@@ -107,16 +110,25 @@ def test_bad_config_table_value() -> None:
 
 
 def test_bad_preemption_policy_refuses_the_pool() -> None:
-    msg = _error("[config]\nNEGOTIATOR_INTERVAL = 60\nPREEMPTION_REQUIREMENTS = 'RemoteUserPrio >'\n")
-    assert msg.startswith("pool.toml:3: PREEMPTION_REQUIREMENTS = ") and "not a ClassAd expression" in msg
+    msg = _error(
+        "[config]\nNEGOTIATOR_INTERVAL = 60\nPREEMPTION_REQUIREMENTS = 'RemoteUserPrio >'\n"
+    )
+    assert (
+        msg.startswith("pool.toml:3: PREEMPTION_REQUIREMENTS = ")
+        and "not a ClassAd expression" in msg
+    )
     msg = _error("[config]\nPREEMPTION_RANK = '\"high\"'\n")
-    assert msg.startswith("pool.toml:2: PREEMPTION_RANK = ") and "must be a number expression" in msg
+    assert (
+        msg.startswith("pool.toml:2: PREEMPTION_RANK = ") and "must be a number expression" in msg
+    )
     msg = _error("[config]\nNEGOTIATOR_CONSIDER_PREEMPTION = 'sometimes'\n")
     assert msg.startswith("pool.toml:2:") and "NEGOTIATOR_CONSIDER_PREEMPTION" in msg
 
 
 def test_slot_layout_that_does_not_fit() -> None:
-    text = "[[startds]]\nconfig = '''\nNUM_CPUS = 2\nSLOT_TYPE_1 = cpus=4\nNUM_SLOTS_TYPE_1 = 1\n'''\n"
+    text = (
+        "[[startds]]\nconfig = '''\nNUM_CPUS = 2\nSLOT_TYPE_1 = cpus=4\nNUM_SLOTS_TYPE_1 = 1\n'''\n"
+    )
     assert "pool.toml" in _error(text)
 
 
@@ -128,7 +140,9 @@ def test_bad_submit_description_names_line() -> None:
 
 def test_submit_schedd_must_exist() -> None:
     assert "out of range" in _error("[[submit]]\nschedd = 3\nowner = 'a'\ndescription = 'queue'\n")
-    assert "no schedd named" in _error("[[submit]]\nschedd = 'x'\nowner = 'a'\ndescription = 'queue'\n")
+    assert "no schedd named" in _error(
+        "[[submit]]\nschedd = 'x'\nowner = 'a'\ndescription = 'queue'\n"
+    )
     assert "owner" in _error("[[submit]]\ndescription = 'queue'\n")
 
 
@@ -147,9 +161,14 @@ def test_up_and_run_refuse_a_bad_preemption_policy(tmp_path, capsys) -> None:
     from mockpool.cli.main import main
 
     spec = tmp_path / "bad.toml"
-    spec.write_text("[pool]\ntime_scale = 60\n\n[config]\nPREEMPTION_REQUIREMENTS = 'RemoteUserPrio >'\n")
+    spec.write_text(
+        "[pool]\ntime_scale = 60\n\n[config]\nPREEMPTION_REQUIREMENTS = 'RemoteUserPrio >'\n"
+    )
     for cmd in ("up", "run"):
-        assert main([cmd, str(spec), *(["--pool", str(tmp_path / "home")] if cmd == "up" else [])]) == 2
+        assert (
+            main([cmd, str(spec), *(["--pool", str(tmp_path / "home")] if cmd == "up" else [])])
+            == 2
+        )
         err = capsys.readouterr().err
         assert f"{spec}:5: PREEMPTION_REQUIREMENTS = " in err and "not a ClassAd expression" in err
     assert not (tmp_path / "home").exists()  # nothing was started
