@@ -35,6 +35,7 @@ from mockpool.classad import (
     parse_expr,
     unparse,
 )
+from mockpool.classad.lexer import OPERATORS
 from mockpool.classad.tree import AdExpr, Literal, Unary, walk
 from mockpool.classad.values import wrap_int
 
@@ -139,43 +140,9 @@ def reparse_equal(tree: Expr) -> None:
 
 
 # ------------------------------------------------------------------ random text
+# Every operator the lexer knows, then words, literals and junk it must reject cleanly.
 TOKENS = (
-    "(",
-    ")",
-    "[",
-    "]",
-    "{",
-    "}",
-    ",",
-    ";",
-    ".",
-    "=",
-    "==",
-    "!=",
-    "=?=",
-    "=!=",
-    "<",
-    "<=",
-    ">",
-    ">=",
-    "<<",
-    ">>",
-    ">>>",
-    "+",
-    "-",
-    "*",
-    "/",
-    "%",
-    "!",
-    "~",
-    "&",
-    "|",
-    "^",
-    "&&",
-    "||",
-    "?",
-    ":",
-    "?:",
+    *OPERATORS,
     "is",
     "isnt",
     "true",
