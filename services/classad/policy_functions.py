@@ -12,7 +12,7 @@ from typing import Any
 
 from .ad import ClassAd
 from .convert import to_string
-from .functions import _ev, _fn, _strict, _tokens
+from .functions import _ev, _fn, _split_list, _strict, _tokens
 from .operators import fold
 from .tree import AttrRef, Expr, ListExpr, Select
 from .values import ERROR, UNDEFINED
@@ -117,18 +117,7 @@ def _version_in_range(args, scope, ctx, name):
 def _raw_items(s: str, delims: str) -> list[str]:
     """fnCall.cpp's split_string_list: split on any delimiter, drop empty items, no trim;
     an empty delimiter set means " ,"."""
-    delims = delims or " ,"
-    out, cur = [], []
-    for ch in s:
-        if ch in delims:
-            if cur:
-                out.append("".join(cur))
-                cur = []
-        else:
-            cur.append(ch)
-    if cur:
-        out.append("".join(cur))
-    return out
+    return _split_list(s, delims or " ,")
 
 
 @_fn("stringListsIntersect")
