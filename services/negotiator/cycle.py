@@ -110,7 +110,15 @@ DEFAULT_LOG_MATCH_LIMIT = 1000
 
 
 class NegotiatorInputError(ValueError):
-    """A resource request, slot ad or knob the negotiator cannot use."""
+    """A resource request, slot ad or knob the negotiator cannot use.
+
+    ``knob``: the knob to locate the problem by, when the message does not say where it
+    is (a message from a ConfigError, or one naming a knob's file and line, already does).
+    """
+
+    def __init__(self, message: str, *, knob: str | None = None) -> None:
+        super().__init__(message)
+        self.knob = knob
 
 
 # ------------------------------------------------------------------------------ inputs
@@ -206,14 +214,15 @@ class CycleConfig:
                 raise NegotiatorInputError(str(exc)) from None
             if not text:
                 if required:
-                    raise NegotiatorInputError(f"{name} must be set")
+                    raise NegotiatorInputError(f"{name} must be set", knob=name)
                 return None
             try:
                 return parse_expr(text)
             except ClassAdSyntaxError as exc:
                 knob = config.knob(name)
-                where = f"{knob.where}: {knob.name}" if knob is not None else name
-                raise NegotiatorInputError(f"{where} = {text}: {exc}") from None
+                if knob is None:
+                    raise NegotiatorInputError(f"{name} = {text}: {exc}", knob=name) from None
+                raise NegotiatorInputError(f"{knob.where}: {knob.name} = {text}: {exc}") from None
 
         try:
             use_weights = config.get_bool("NEGOTIATOR_USE_SLOT_WEIGHTS", True)
@@ -227,7 +236,9 @@ class CycleConfig:
                 for k, d in (("CYCLE", 1200), ("SUBMITTER", 60), ("SCHEDD", 120), ("PIESPIN", 120))
             )
             groups = GroupConfig.from_config(config)
-        except (ConfigError, GroupConfigError, ValueError) as exc:
+        except GroupConfigError as exc:
+            raise NegotiatorInputError(str(exc), knob=exc.knob) from None
+        except ValueError as exc:  # ConfigError included: its message says where
             raise NegotiatorInputError(str(exc)) from None
         slot_weight = expr("SLOT_WEIGHT", True)
         assert slot_weight is not None
@@ -261,7 +272,8 @@ def _check_number(config: ConfigDict, name: str, e: Expr) -> None:
     where = f"{knob.where}: {knob.name}" if knob is not None else name
     shown = repr(value) if isinstance(value, (str, bool, list)) else str(value).upper()
     raise NegotiatorInputError(
-        f"{where} = {config.lookup(name)}: evaluates to {shown} on a one-cpu slot, not a number"
+        f"{where} = {config.lookup(name)}: evaluates to {shown} on a one-cpu slot, not a number",
+        knob=None if knob is not None else name,
     )
 
 

@@ -423,10 +423,9 @@ class _Builder:
             knob = config.knob(e.knob)
             raise SpecError(f"{knob.where if knob else self.source}: {e}") from None
         except NegotiatorInputError as e:
-            if re.match(r"\S+:\d+: ", str(e)):  # the message already says where
+            if e.knob is None:  # the message says where
                 raise SpecError(str(e)) from None
-            name = re.match(r"[A-Za-z0-9_.]+", str(e))
-            knob = config.knob(name.group(0)) if name else None
+            knob = config.knob(e.knob)
             raise SpecError(f"{knob.where if knob else self.source}: {e}") from None
 
     def _accountant_line(self, name: str, key: str | None) -> int:
