@@ -7,6 +7,7 @@ and events show :func:`redact`'s form, which keeps the public prefix.
 
 from __future__ import annotations
 
+import random
 import secrets
 
 __all__ = ["from_sinful", "make_claim_id", "redact", "sinful"]
@@ -25,9 +26,14 @@ def from_sinful(text: str) -> str:
     return text.split("?", 1)[0]
 
 
-def make_claim_id(address: str, birthday: int, sequence: int) -> str:
-    """A fresh claim id; 128 bits of secret from the OS's CSPRNG (never a seeded RNG)."""
-    return f"{sinful(address)}#{int(birthday)}#{int(sequence)}#{secrets.token_hex(16)}"
+def make_claim_id(
+    address: str, birthday: int, sequence: int, rng: random.Random | None = None
+) -> str:
+    """A fresh claim id with 128 bits of secret: from the OS's CSPRNG, or from ``rng``
+    in a virtual run, where the seed must fix every random choice (its ids never leave
+    the process, and a replay must give the same ones)."""
+    secret = f"{rng.getrandbits(128):032x}" if rng is not None else secrets.token_hex(16)
+    return f"{sinful(address)}#{int(birthday)}#{int(sequence)}#{secret}"
 
 
 def redact(claim_id: str) -> str:

@@ -11,11 +11,12 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import random
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 import grpc
 import grpc.aio
@@ -37,6 +38,8 @@ __all__ = [
     "abort_invalid",
     "periodic",
 ]
+
+T = TypeVar("T")
 
 # Real seconds a daemon-to-daemon call may take before it is abandoned.
 RPC_TIMEOUT = 10.0
@@ -88,16 +91,17 @@ class ReplyCache:
 
 
 class Channels:
-    """One grpc.aio channel per peer address, made on (and only used from) this loop."""
+    """One channel per peer address, made on (and only used from) this loop."""
 
-    def __init__(self, token: str) -> None:
+    def __init__(self, token: str, transport: rpc.Transport = rpc.GRPC) -> None:
         self._token = token
+        self._transport = transport
         self._channels: dict[str, grpc.aio.Channel] = {}
 
     def get(self, address: str) -> grpc.aio.Channel:
         ch = self._channels.get(address)
         if ch is None:
-            ch = self._channels[address] = rpc.make_channel(address, self._token)
+            ch = self._channels[address] = self._transport.channel(address, self._token)
         return ch
 
     async def close(self) -> None:
@@ -121,6 +125,24 @@ class DaemonContext:
     host: str = "127.0.0.1"
     identity: str = ""  # this actor's daemon identity (``startd/startd0_0``), in its tokens
     channels: dict[tuple[Role, str], Channels] = field(default_factory=dict)
+    transport: rpc.Transport = rpc.GRPC
+    # Pool seconds a negotiation cycle costs beyond the time it took (virtual runs charge
+    # compute this way; live, the compute took real time already): (slots, matches,
+    # cpu seconds) -> pool seconds.
+    cycle_charge: Callable[[int, int, float], float] | None = None
+    virtual: bool = False  # on virtual time: nothing may run in a thread
+
+    def claim_rng(self, name: str) -> random.Random | None:
+        """The source of daemon ``name``'s claim-id secrets: seeded in a virtual run
+        (a string seed hashes the same in every process), else None (the OS's CSPRNG)."""
+        return random.Random(f"{self.seed}:{name}") if self.virtual else None
+
+    async def offload(self, fn: Callable[..., T], /, *args: Any, **kwargs: Any) -> T:
+        """Run a long computation off the event loop (a worker thread), or inline in a
+        virtual run, where a thread would race the virtual clock."""
+        if self.virtual:
+            return fn(*args, **kwargs)
+        return await asyncio.to_thread(fn, *args, **kwargs)
 
     def channel(
         self, address: str, role: Role = Role.DAEMON, identity: str | None = None
@@ -131,7 +153,7 @@ class DaemonContext:
 
         key = (role, self.identity if identity is None else identity)
         if key not in self.channels:
-            self.channels[key] = Channels(make_token(self.secret, *key))
+            self.channels[key] = Channels(make_token(self.secret, *key), self.transport)
         return self.channels[key].get(address)
 
     async def close_channels(self) -> None:

@@ -26,7 +26,7 @@ import random
 import time
 import uuid
 from collections.abc import AsyncIterator, Callable, Iterable, Sequence
-from typing import Any
+from typing import Any, Protocol
 
 import grpc
 import grpc.aio
@@ -36,13 +36,16 @@ from .auth import bearer_interceptors
 __all__ = [
     "MAX_DETAIL_CHARS",
     "SERVER_OPTIONS",
+    "GRPC",
     "RpcUnavailableError",
     "ServicerAdder",
+    "Transport",
     "WireGuard",
     "call",
     "clip_detail",
     "make_channel",
     "request_id",
+    "seed_jitter",
     "start_server",
     "stop_server",
 ]
@@ -258,6 +261,56 @@ def make_channel(
     )
 
 
+class Transport(Protocol):
+    """How a daemon host serves and reaches its peers: gRPC over sockets (``GRPC``), or
+    in one process for a virtual run (``inprocess.InProcessNetwork``)."""
+
+    async def start_server(
+        self,
+        servicer_adders: Iterable[ServicerAdder],
+        host: str = "127.0.0.1",
+        port: int = 0,
+        *,
+        interceptors: Sequence[grpc.aio.ServerInterceptor],
+    ) -> tuple[Any, str]: ...
+
+    async def stop_server(self, server: Any, grace: float | None = 1.0) -> None: ...
+
+    def channel(self, address: str, token: str) -> Any: ...
+
+
+class _GrpcTransport:
+    """Real gRPC: ``start_server``, ``stop_server`` and ``make_channel`` of this module."""
+
+    async def start_server(
+        self,
+        servicer_adders: Iterable[ServicerAdder],
+        host: str = "127.0.0.1",
+        port: int = 0,
+        *,
+        interceptors: Sequence[grpc.aio.ServerInterceptor],
+    ) -> tuple[Any, str]:
+        return await start_server(servicer_adders, host, port, interceptors=interceptors)
+
+    async def stop_server(self, server: Any, grace: float | None = 1.0) -> None:
+        await stop_server(server, grace)
+
+    def channel(self, address: str, token: str) -> grpc.aio.Channel:
+        return make_channel(address, token)
+
+
+GRPC: Transport = _GrpcTransport()
+
+
+# Retry jitter. A virtual run seeds it (``seed_jitter``) so that its retries, which pace
+# pool time there, replay exactly.
+_jitter = random.Random()
+
+
+def seed_jitter(seed: int) -> None:
+    _jitter.seed(seed)
+
+
 def request_id() -> str:
     """A fresh id (128 random bits, hex) that makes a retried request idempotent."""
     return uuid.uuid4().hex
@@ -328,4 +381,4 @@ async def call(
                 ) from exc
             # Full-ish jitter: many clients of a restarted daemon must not retry in step.
             delay = min(max_backoff, backoff * 2 ** (attempt - 1))
-            await asyncio.sleep(delay * random.uniform(0.5, 1.0))
+            await asyncio.sleep(delay * _jitter.uniform(0.5, 1.0))

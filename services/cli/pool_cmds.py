@@ -17,7 +17,7 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -30,11 +30,19 @@ from ..pool.client import PoolClient, PoolError
 from ..pool.serve import POOL_FILE, default_dir, remove_pool_files, token_path
 from ..pool.spec import SpecError, load_spec
 from ..pool.submit_files import SubmitFileError, read_submit_inputs, read_user_file
+from ..pool.virtual import CLOCKS, CycleCost, parse_dilation
 from ..schedd.submit import SubmitError, quote
 from . import layouts
 from .userprio_layout import format_userprio
 
 T = TypeVar("T")
+
+
+def _dilation(text: str) -> float:
+    try:
+        return parse_dilation(text)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
 
 
 def _fail(message: str, code: int = 1) -> int:
@@ -57,27 +65,67 @@ def cmd_run(ns: argparse.Namespace) -> int:
         spec.duration = ns.duration
     if ns.time_scale is not None:
         spec.time_scale = ns.time_scale
+    if ns.clock is not None:
+        spec.clock = ns.clock
+    if ns.until_done:
+        spec.until_done = True
+    if ns.latency is not None:
+        spec.latency = ns.latency
+    if ns.time_dilation is not None:
+        spec.cycle_cost = CycleCost(cpu_factor=ns.time_dilation)
     out = Path(ns.out) if ns.out else Path("mockpool-out") / Path(ns.spec).stem
+    until = " or until the work is done" if spec.until_done else ""
+    if spec.clock == "virtual":
+        how = "in virtual time"
+    else:
+        how = (
+            f"at time scale {spec.time_scale:g} "
+            f"(about {spec.duration / spec.time_scale:.0f} real s)"
+        )
     print(
         f"Running {ns.spec}: {len(spec.machine_names)} machines, {len(spec.schedd_names)} schedds, "
-        f"{spec.duration:g} pool s at time scale {spec.time_scale:g} "
-        f"(about {spec.duration / spec.time_scale:.0f} real s)",
+        f"{spec.duration:g} pool s{until} {how}",
         flush=True,
     )
-
-    def progress(now: float, total: float) -> None:
-        if sys.stdout.isatty():
-            print(f"\r  pool time {now:8.0f} / {total:.0f}", end="", flush=True)
-
-    summary = run_pool(spec, out, progress)
-    if sys.stdout.isatty():
-        print()
+    with _progress_bar() as progress:
+        summary = run_pool(spec, out, progress)
     print(format_summary(summary))
     print(f"Output written to {out}/ (events.jsonl, NegotiatorLog, ads/, summary.json, *.csv)")
     print(format_report(check_dir(out)))  # informative: `mockpool check DIR` sets the status
     if ns.report:
         return cmd_report(argparse.Namespace(dir=str(out)))
     return 0
+
+
+@contextlib.contextmanager
+def _progress_bar() -> Iterator[Callable[[float, float], None] | None]:
+    """A rich progress bar over pool time (pool time, wall time, ETA) on a terminal."""
+    if not sys.stdout.isatty():
+        yield None
+        return
+    from rich.progress import (
+        BarColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+        TimeRemainingColumn,
+    )
+
+    columns = (
+        TextColumn("pool time {task.completed:>9.0f} / {task.total:.0f} s"),
+        BarColumn(),
+        TextColumn("wall"),
+        TimeElapsedColumn(),
+        TextColumn("ETA"),
+        TimeRemainingColumn(),
+    )
+    with Progress(*columns, transient=True) as bar:
+        task = bar.add_task("run", total=None)
+
+        def update(now: float, total: float) -> None:
+            bar.update(task, completed=now, total=total)
+
+        yield update
 
 
 def cmd_report(ns: argparse.Namespace) -> int:
@@ -535,6 +583,28 @@ def add_pool_commands(sub: argparse._SubParsersAction) -> None:  # type: ignore[
         "--report",
         action="store_true",
         help="also write report.html (plots) into the output folder",
+    )
+    p.add_argument(
+        "--clock",
+        choices=CLOCKS,
+        help="live: Ray actors on a scaled wall clock (default); virtual: every daemon in "
+        "this process, time jumping to the next thing that happens",
+    )
+    p.add_argument(
+        "--until-done",
+        action="store_true",
+        help="stop once every job of the workload has left the queue",
+    )
+    p.add_argument(
+        "--latency",
+        type=_dilation,
+        help="virtual: pool seconds a message takes each way (default 0)",
+    )
+    p.add_argument(
+        "--time-dilation",
+        type=_dilation,
+        metavar="FACTOR",
+        help="virtual: charge each negotiation cycle its CPU time x FACTOR in pool time",
     )
     p.set_defaults(func=cmd_run)
 

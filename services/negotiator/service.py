@@ -8,8 +8,9 @@ then runs a cycle:
    ``Schedd.GetResourceRequests`` from every schedd whose submitters have idle jobs, all
    schedds at once. A schedd that fails is logged ("Failed to connect to") and left out
    of this cycle.
-2. Phases 2-4: :func:`negotiate`, in a worker thread (``asyncio.to_thread``) so the
-   actor's other daemons keep serving while it computes.
+2. Phases 2-4: :func:`negotiate`, in a worker thread (``DaemonContext.offload``) so the
+   actor's other daemons keep serving while it computes; a virtual run computes inline
+   and charges the cycle to pool time by the spec's rule (``DaemonContext.cycle_charge``).
 3. One ``Schedd.Matches`` message per schedd, all at once (still phase 4, as in
    HTCondor); then the cycle is finished, its stats pushed into the history and the
    Negotiator ad advertised (also every NEGOTIATOR_UPDATE_INTERVAL, so it never expires).
@@ -342,7 +343,7 @@ class NegotiatorService(ngrpc.NegotiatorServicer):
         requests, failed = await self._fetch_requests(snapshot, notes)
         self._replay = []
         try:
-            result = await asyncio.to_thread(
+            result = await self.ctx.offload(
                 negotiate,
                 snapshot,
                 requests,
@@ -359,6 +360,11 @@ class NegotiatorService(ngrpc.NegotiatorServicer):
         for action, name, value, when in replay:
             self._apply(self.accountant.copy(), action, name, value, when, check=False)
         self.groups = result.groups
+        charge = self.ctx.cycle_charge
+        if charge is not None:
+            await clock.sleep(
+                charge(len(snapshot.slots), len(result.matches), time.process_time() - cpu0)
+            )
         try:
             self.save_accountant()
         except OSError as exc:

@@ -29,12 +29,14 @@ from typing import Any, TypeVar
 
 from ..auth import Role
 from ..classad import ClassAd
+from ..virtualtime import VirtualEventLoop
 from .client import ActResult
 from .launcher import LivePool
 from .localray import LocalRay, start_local_ray, stop_local_ray
 from .measures import measure, write_series
 from .report import summarize, write_output
 from .spec import PoolSpec, load_spec, parse_spec
+from .virtual import CLOCKS
 
 T = TypeVar("T")
 
@@ -91,8 +93,12 @@ class Pool:
         **overrides: Any,
     ) -> None:
         self.spec = _spec_from(spec, config, overrides)
+        if self.spec.clock not in CLOCKS:
+            raise ValueError(f"clock must be one of {', '.join(CLOCKS)}, got {self.spec.clock!r}")
         self._live = LivePool(self.spec, state_dir=state_dir)
-        self._loop = asyncio.new_event_loop()
+        # A virtual pool's loop keeps pool time: it stands still between calls and runs
+        # only as far as sleep_until/wait/run let it.
+        self._loop = VirtualEventLoop() if self.virtual else asyncio.new_event_loop()
         self._thread = threading.Thread(
             target=self._loop.run_forever, name="mockpool-pool", daemon=True
         )
@@ -108,16 +114,26 @@ class Pool:
         return asyncio.run_coroutine_threadsafe(coro, self._loop).result(timeout)
 
     # ------------------------------------------------------------------ lifecycle
-    def start(self) -> Pool:
-        import ray
+    @property
+    def virtual(self) -> bool:
+        """Whether this pool runs in virtual time (one process, no Ray)."""
+        return self.spec.clock == "virtual"
 
-        if not ray.is_initialized():
-            self.local_ray = start_local_ray(
-                max(2, os.cpu_count() or 2), log_to_driver=False, configure_logging=False
-            )
+    async def _start(self) -> None:
+        await self._live.start()
+        self._live.hold()  # a virtual pool waits for the caller from here on
+
+    def start(self) -> Pool:
+        if not self.virtual:
+            import ray
+
+            if not ray.is_initialized():
+                self.local_ray = start_local_ray(
+                    max(2, os.cpu_count() or 2), log_to_driver=False, configure_logging=False
+                )
         self._thread.start()
         try:
-            self._run(self._live.start())
+            self._run(self._start())
         except BaseException:
             self.stop()
             raise
@@ -162,7 +178,20 @@ class Pool:
         poll: float = 0.1,
     ) -> bool:
         """Poll ``condition()`` until it is true (True) or ``timeout`` real seconds pass
-        (False). ``fail_condition()`` true stops the wait early with False."""
+        (False). ``fail_condition()`` true stops the wait early with False.
+
+        A virtual pool moves only while waited on: it runs ``poll`` x time_scale pool
+        seconds between polls, for at most ``timeout`` x time_scale pool seconds (what
+        the same wait covers on a live pool of this spec)."""
+        if self.virtual:
+            scale = self.spec.time_scale
+            limit, step = self.now + timeout * scale, max(poll * scale, 1e-3)
+            while True:
+                if condition():
+                    return True
+                if (fail_condition is not None and fail_condition()) or self.now >= limit:
+                    return False
+                self.sleep_until(min(limit, self.now + step))
         deadline = time.monotonic() + timeout
         while True:
             if condition():
@@ -356,12 +385,19 @@ def run_pool(
     out: str | Path | None = None,
     progress: Callable[[float, float], None] | None = None,
 ) -> dict[str, Any]:
-    """Run ``spec`` for its duration; write ``out``; return the summary."""
+    """Run ``spec`` for its duration (or until its work is done, if it says so); write
+    ``out``; return the summary. ``progress(now, duration)`` is called every step."""
     with Pool(spec) as pool:
         t0 = time.monotonic()
-        while (now := pool.now) < spec.duration:
-            if progress:
-                progress(now, spec.duration)
-            pool.sleep_until(min(spec.duration, now + max(1.0, spec.time_scale)))
-            pool.drain()  # keep the actors' event buffers small
+        if pool.virtual:
+            # Virtual steps cost nothing when nothing happens; small ones end an
+            # until-done run within a pool second of its last job.
+            step = 1.0 if spec.until_done else max(1.0, spec.duration / 500)
+        else:
+            step = max(1.0, spec.time_scale)  # about a real second
+        pool._run(
+            pool._live.run_for(
+                spec.duration, until_done=spec.until_done, step=step, on_step=progress
+            )
+        )
         return pool.collect(out, real_seconds=time.monotonic() - t0)

@@ -50,9 +50,12 @@ class ActResult:
 class PoolClient:
     """Async client; make it (and use it) on one event loop. ``await client.close()``."""
 
-    def __init__(self, collector_address: str, token: str) -> None:
+    def __init__(
+        self, collector_address: str, token: str, *, transport: rpc.Transport | None = None
+    ) -> None:
         self.collector_address = collector_address
-        self._channel = rpc.make_channel(collector_address, token)
+        self._transport = transport or rpc.GRPC  # a virtual pool's in-process network
+        self._channel = self._transport.channel(collector_address, token)
         self._token = token
         self._collector = collector_pb2_grpc.CollectorStub(self._channel)
         # The negotiator shares the central manager's server with the collector.
@@ -111,7 +114,7 @@ class PoolClient:
         ad_name, address = await self.schedd_address(name)
         ch = self._schedd_channels.get(address)
         if ch is None:
-            ch = self._schedd_channels[address] = rpc.make_channel(address, self._token)
+            ch = self._schedd_channels[address] = self._transport.channel(address, self._token)
         return ad_name, schedd_pb2_grpc.ScheddStub(ch)
 
     # ------------------------------------------------------------- schedd

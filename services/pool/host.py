@@ -18,6 +18,7 @@ import logging
 import os
 import resource
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -25,7 +26,7 @@ import grpc.aio
 
 from .. import rpc
 from ..auth import Role, TokenAuthInterceptor
-from ..clock import ScaledClock
+from ..clock import Clock, ScaledClock
 from ..config import ConfigDict
 from ..daemon import DaemonContext, EventLog, Service
 from ..ownerfiles import private_dir
@@ -40,7 +41,7 @@ class _PendingClock:
     Services keep ``ctx.clock``; ``run()`` swaps the ScaledClock in behind it."""
 
     def __init__(self) -> None:
-        self.inner: ScaledClock | None = None
+        self.inner: Clock | None = None
 
     def now(self) -> float:
         return self.inner.now() if self.inner else 0.0
@@ -85,6 +86,9 @@ class DaemonHost:
         log_base_wall: float = 0.0,
         priorities: dict[str, dict[str, float]] | None = None,
         identity: str = "",
+        transport: rpc.Transport | None = None,
+        clock: Clock | None = None,
+        cycle_charge: Callable[[int, int, float], float] | None = None,
     ) -> None:
         if role not in ROLES:
             raise ValueError(f"unknown host role {role!r} (expected one of {ROLES})")
@@ -100,6 +104,11 @@ class DaemonHost:
         self._log_base_wall = log_base_wall
         self._priorities = priorities or {}
         self._identity = identity  # the name in this actor's daemon tokens
+        # A virtual run hosts every daemon in one process: an in-process transport, the
+        # virtual clock (already running) and its rule for charging cycles to pool time.
+        self._transport = transport or rpc.GRPC
+        self._given_clock = clock
+        self._cycle_charge = cycle_charge
         self._clock = _PendingClock()
         self._services: list[Service] = []
         self._server: Any = None
@@ -119,13 +128,16 @@ class DaemonHost:
             seed=self._seed,
             host=self._host,
             identity=self._identity,
+            transport=self._transport,
+            cycle_charge=self._cycle_charge,
+            virtual=self._given_clock is not None,
         )
         self._ctx = ctx
         self._services = self._build(ctx)
         roles: dict[str, frozenset[Role]] = {}
         for s in self._services:
             roles.update(s.METHOD_ROLES)
-        self._server, ctx.address = await rpc.start_server(
+        self._server, ctx.address = await self._transport.start_server(
             [s.add_to_server for s in self._services],
             self._host,
             0,
@@ -159,7 +171,7 @@ class DaemonHost:
     ) -> None:
         """Start the pool clock and the loops (of services ``only``, by index, if given)."""
         if self._clock.inner is None:
-            self._clock.inner = ScaledClock(time_scale, epoch_wall)
+            self._clock.inner = self._given_clock or ScaledClock(time_scale, epoch_wall)
         for i, s in enumerate(self._services):
             if only is None or i in only:
                 await s.start()
@@ -174,7 +186,7 @@ class DaemonHost:
             except Exception:
                 log.exception("stopping %s", type(s).__name__)
         if self._server is not None:
-            await rpc.stop_server(self._server, 0.5)
+            await self._transport.stop_server(self._server, 0.5)
             self._server = None
         if self._ctx is not None:
             await self._ctx.close_channels()
@@ -196,6 +208,14 @@ class DaemonHost:
             "rpcs_received": dict(self._calls.counts),
             "services": {type(s).__name__: s.status() for s in self._services},
         }
+
+    async def jobs_in_queue(self) -> int:
+        """Jobs in the queues of this host's schedds (0 for other roles)."""
+        total = 0
+        for s in self._services:
+            for core in s.status().get("schedds", {}).values():
+                total += int(core.get("jobs", 0))
+        return total
 
     async def drain_events(self) -> list[dict[str, Any]]:
         return self._ctx.events.drain() if self._ctx else []

@@ -12,6 +12,11 @@ Start order (pool time 0 is when every daemon is reachable):
 
 Events and NegotiatorLog lines stay in the actors until drained here, so a pool on a
 multi-node Ray cluster needs no shared file system.
+
+A spec with ``clock = "virtual"`` starts the same hosts in this process instead of as Ray
+actors (:class:`LocalActor` is called the way an actor handle is), on the virtual clock of
+the running loop (a ``VirtualEventLoop``), over an in-process network: the same daemons,
+the same start order, the same outputs.
 """
 
 from __future__ import annotations
@@ -20,14 +25,20 @@ import asyncio
 import logging
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
+from .. import rpc
 from ..auth import Role, daemon_identity, make_secret, make_token
-from ..clock import ScaledClock
+from ..clock import Clock, ScaledClock
+from ..inprocess import InProcessNetwork
+from ..virtualtime import VirtualClock, VirtualEventLoop
 from .client import PoolClient
 from .host import DaemonHost
 from .spec import PoolSpec, SubmitItem
+from .virtual import VIRTUAL_EPOCH
 
 log = logging.getLogger(__name__)
 
@@ -36,6 +47,17 @@ STARTUP_TIMEOUT = 120.0  # real seconds for every daemon to advertise itself
 
 def _chunks(items: list[Any], size: int) -> list[list[Any]]:
     return [items[i : i + size] for i in range(0, len(items), size)]
+
+
+class LocalActor:
+    """A :class:`DaemonHost` in this process, called as a Ray actor handle is:
+    ``await host.serve.remote(address)``."""
+
+    def __init__(self, host: DaemonHost) -> None:
+        self.host = host
+
+    def __getattr__(self, name: str) -> SimpleNamespace:
+        return SimpleNamespace(remote=getattr(self.host, name))
 
 
 class LivePool:
@@ -50,7 +72,7 @@ class LivePool:
         self.state_dir = Path(state_dir)
         self.secret = make_secret()
         self.token = make_token(self.secret, Role.ADMIN, "admin")
-        self.clock: ScaledClock | None = None  # the pool clock, from the moment pool time starts
+        self.clock: Clock | None = None  # the pool clock, from the moment pool time starts
         self.log_base_wall = 0.0
         self.collector_address = ""
         self.client: PoolClient | None = None
@@ -62,6 +84,9 @@ class LivePool:
         self.submitted: list[tuple[SubmitItem, int, int]] = []
         self.workload_errors: list[str] = []
         self.final_status: list[dict[str, Any]] = []
+        self.virtual = spec.clock == "virtual"
+        self.network: InProcessNetwork | None = None
+        self.vloop: VirtualEventLoop | None = None  # the loop whose time is pool time
 
     def make_token(self, role: Role | str, identity: str = "") -> str:
         """A token for this pool: ``make_token(Role.SUBMIT, "alice")`` acts as alice."""
@@ -74,26 +99,56 @@ class LivePool:
 
     @property
     def epoch_wall(self) -> float:
-        return self.clock.epoch_wall if self.clock else 0.0
+        if self.virtual:
+            return VIRTUAL_EPOCH
+        return self.clock.epoch_wall if isinstance(self.clock, ScaledClock) else 0.0
 
     def now(self) -> float:
         """Pool time (seconds since pool time 0)."""
         return self.clock.now() if self.clock else 0.0
 
     async def sleep_until(self, t: float) -> None:
+        """Let pool time run to ``t`` (a virtual pool runs no further until told)."""
         assert self.clock is not None, "the pool has not started"
+        if self.vloop is not None:
+            self.vloop.hold(t)
         await self.clock.sleep_until(t)
+
+    def hold(self) -> None:
+        """A virtual pool stands still from now until the next ``sleep_until``."""
+        if self.vloop is not None:
+            self.vloop.hold()
+
+    def _actor_factory(self) -> Callable[..., Any]:
+        """How a daemon host is made: a Ray actor, or (virtual) an object in this loop."""
+        if not self.virtual:
+            import ray
+
+            return ray.remote(num_cpus=0, max_restarts=0)(DaemonHost).remote  # type: ignore[no-any-return]
+        loop = asyncio.get_running_loop()
+        if not isinstance(loop, VirtualEventLoop):
+            raise RuntimeError("a virtual pool must run on a VirtualEventLoop")
+        self.vloop = loop
+        self.network = InProcessNetwork(self.spec.latency)
+        self.clock = VirtualClock(loop)
+        rpc.seed_jitter(self.spec.seed)
+        cost = self.spec.cycle_cost
+        local = {
+            "transport": self.network,
+            "clock": self.clock,
+            "cycle_charge": None if cost.free else cost.charge,
+        }
+        return lambda *a, **kw: LocalActor(DaemonHost(*a, **kw, **local))
 
     # ------------------------------------------------------------------ start/stop
     async def start(self) -> None:
-        import ray
-
         spec = self.spec
-        actor = ray.remote(num_cpus=0, max_restarts=0)(DaemonHost)
+        spawn = self._actor_factory()
         common = {"secret": self.secret, "host": spec.host, "seed": spec.seed}
-        # The NegotiatorLog's dates: the real date at pool time 0 plus pool seconds.
-        log_base = time.time()
-        self._central = actor.remote(
+        # The NegotiatorLog's dates: the real date at pool time 0 plus pool seconds (a
+        # virtual run's fixed date, so that a replay writes the same bytes).
+        log_base = VIRTUAL_EPOCH if self.virtual else time.time()
+        self._central = spawn(
             "central",
             config=spec.config,
             state_dir=str(self.state_dir / "central"),
@@ -107,7 +162,7 @@ class LivePool:
             machines = [(n, group.config) for n in group.names]
             for ci, chunk in enumerate(_chunks(machines, group.machines_per_actor)):
                 self._hosts.append(
-                    actor.remote(
+                    spawn(
                         "startd",
                         config=spec.config,
                         machines=chunk,
@@ -121,7 +176,7 @@ class LivePool:
                 # Each schedd signs its claim traffic as itself; the actor's own identity
                 # (for ads and reschedules) names the actor.
                 self._hosts.append(
-                    actor.remote(
+                    spawn(
                         "schedd",
                         config=spec.config,
                         schedds=names,
@@ -133,11 +188,12 @@ class LivePool:
                     )
                 )
         await asyncio.gather(*(h.serve.remote(self.collector_address) for h in self._hosts))
-        self.clock = ScaledClock.starting_now(spec.time_scale)
+        if not self.virtual:
+            self.clock = ScaledClock.starting_now(spec.time_scale)
         self.log_base_wall = log_base
         await asyncio.gather(*(h.run.remote(spec.time_scale, self.epoch_wall) for h in self._hosts))
         await self._central.run.remote(spec.time_scale, self.epoch_wall, [0])  # collector only
-        self.client = PoolClient(self.collector_address, self.token)
+        self.client = PoolClient(self.collector_address, self.token, transport=self.network)
         await self._wait_advertised()
         due_now = [s for s in spec.submits if s.at <= 0]
         for item in due_now:
@@ -200,8 +256,8 @@ class LivePool:
             await self._submit(item)
 
     async def stop(self) -> list[dict[str, Any]]:
-        import ray
-
+        if self.vloop is not None:
+            self.vloop.release()  # stopping takes (virtual) time: let it pass
         if self._workload is not None:
             self._workload.cancel()
             await asyncio.gather(self._workload, return_exceptions=True)
@@ -215,8 +271,11 @@ class LivePool:
                 *(h.stop.remote() for h in hosts), return_exceptions=True
             )
             self.final_status = [r for r in results if isinstance(r, dict)]
-            for h in hosts:
-                ray.kill(h, no_restart=True)
+            if not self.virtual:
+                import ray
+
+                for h in hosts:
+                    ray.kill(h, no_restart=True)
         self._central, self._hosts = None, []
         if self.client is not None:
             await self.client.close()
@@ -225,6 +284,37 @@ class LivePool:
             self._tmp.cleanup()
             self._tmp = None
         return self.final_status
+
+    # ------------------------------------------------------------------ a whole run
+    async def work_done(self) -> bool:
+        """Every job of the spec's workload has been submitted and has left the queue."""
+        if self._workload is not None and not self._workload.done():
+            return False
+        counts = await asyncio.gather(*(h.jobs_in_queue.remote() for h in self._hosts))
+        return sum(counts) == 0
+
+    async def run_for(
+        self,
+        duration: float,
+        *,
+        until_done: bool = False,
+        step: float,
+        on_step: Callable[[float, float], None] | None = None,
+    ) -> None:
+        """Let pool time run to ``duration`` in steps of ``step`` pool seconds (draining
+        events each step), or until the work is done if ``until_done``. A virtual pool
+        checks for the end after every step in which an event happened."""
+        while (now := self.now()) < duration:
+            if on_step is not None:
+                on_step(now, duration)
+            await self.sleep_until(min(duration, now + step))
+            before = len(self._events)
+            await self.drain()  # keep the actors' event buffers small
+            happened = len(self._events) > before or not self.virtual
+            if until_done and happened and await self.work_done():
+                break
+        if on_step is not None:
+            on_step(self.now(), duration)
 
     # ------------------------------------------------------------------ observation
     async def drain(self) -> None:

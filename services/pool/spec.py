@@ -6,6 +6,10 @@ time_scale = 60          # pool seconds per real second
 duration = 3600          # pool seconds to run (``mockpool run``)
 seed = 1
 host = "127.0.0.1"       # where servers listen (loopback unless you say otherwise)
+clock = "live"           # or "virtual": every daemon in one process, time jumps ahead
+until_done = false       # stop when every job of the workload has left the queue
+latency = 0.0            # virtual: pool seconds a message takes each way
+cycle_cost = "zero"      # virtual: or { per_slot = s, per_match = s } or { cpu_factor = f }
 
 [config]                 # HTCondor knobs, as in a condor_config
 file = "condor_config"   # optional: read first, then the text block, then single knobs
@@ -89,6 +93,7 @@ from ..negotiator.preemption import check_negotiator_config
 from ..schedd.submit import MAX_JOBS_PER_SUBMISSION, SubmitError, SubmitInputs, parse_submit
 from ..startd.machine import Machine
 from .submit_files import SubmitFileError, read_submit_inputs, read_user_file
+from .virtual import CLOCKS, CycleCost, parse_cycle_cost
 from .workload import (
     Workload,
     WorkloadError,
@@ -150,6 +155,10 @@ class PoolSpec:
     submits: list[SubmitItem] = field(default_factory=list)
     priorities: dict[str, dict[str, float]] = field(default_factory=dict)  # [accountant."name"]
     workloads: list[Workload] = field(default_factory=list)  # [[workload]], also in submits
+    clock: str = "live"  # "live" (Ray actors, gRPC, scaled wall clock) or "virtual"
+    latency: float = 0.0  # virtual runs: pool seconds a message takes each way
+    cycle_cost: CycleCost = field(default_factory=CycleCost)  # virtual runs: see virtual.py
+    until_done: bool = False  # stop once every job of the workload has left the queue
 
     @property
     def schedd_names(self) -> list[str]:
@@ -231,7 +240,17 @@ def parse_spec(text: str, source: str = "<spec>", *, base_dir: Path | None = Non
     return _Builder(text, source, base_dir or Path.cwd()).build(data)
 
 
-_POOL_KEYS = {"time_scale", "duration", "seed", "host", "name"}
+_POOL_KEYS = {
+    "time_scale",
+    "duration",
+    "seed",
+    "host",
+    "name",
+    "clock",
+    "latency",
+    "cycle_cost",
+    "until_done",
+}
 _STARTD_KEYS = {"name", "count", "machines_per_actor", "config", "config_file"}
 _SCHEDD_KEYS = {"name", "count", "per_actor"}
 _SUBMIT_KEYS = {"at", "schedd", "owner", "description", "file"}
@@ -328,6 +347,21 @@ class _Builder:
         if not isinstance(host, str) or not host:
             raise self.fail("pool", None, "host", f"must be a host name or address, got {host!r}")
         spec.host = host
+        spec.clock = pool.get("clock", "live")
+        if spec.clock not in CLOCKS:
+            raise self.fail(
+                "pool", None, "clock", f"must be one of {', '.join(CLOCKS)}, got {spec.clock!r}"
+            )
+        spec.latency = self._num(pool, "pool", None, "latency", 0.0, float, 0)
+        try:
+            spec.cycle_cost = parse_cycle_cost(pool.get("cycle_cost", "zero"))
+        except ValueError as exc:
+            raise self.fail("pool", None, "cycle_cost", str(exc)) from None
+        spec.until_done = pool.get("until_done", False)
+        if not isinstance(spec.until_done, bool):
+            raise self.fail(
+                "pool", None, "until_done", f"must be true or false, got {spec.until_done!r}"
+            )
         spec.config = self._config(data.get("config", {}), spec.seed)
         self._negotiator_config(spec.config)
         spec.priorities = self._accountant(data.get("accountant", {}))

@@ -68,6 +68,7 @@ from __future__ import annotations
 
 import heapq
 import math
+import random
 from dataclasses import dataclass
 
 from ..claimid import from_sinful, make_claim_id, redact, sinful
@@ -259,7 +260,14 @@ class Machine:
     """A simulated execute machine: slots, claims and running jobs."""
 
     def __init__(
-        self, name: str, config: ConfigDict, address: str, birthday: int, now: float
+        self,
+        name: str,
+        config: ConfigDict,
+        address: str,
+        birthday: int,
+        now: float,
+        *,
+        rng: random.Random | None = None,
     ) -> None:
         if not name or "@" in name:
             raise ConfigError(f"machine name {name!r} must be non-empty and have no '@'")
@@ -272,6 +280,7 @@ class Machine:
         # a prefix, and a redacted id still says which machine issued it.
         self._id_prefix = f"<{from_sinful(address)}?alias={name}>"
         self._seq = 0
+        self._rng = rng  # claim-id secrets: seeded in a virtual run, else the OS's CSPRNG
         cpus, memory, disk, detected_memory, detected_disk = _machine_totals(cfg)
         specs = slot_types(cfg, DETECTED_CPUS, detected_memory, detected_disk)
         maxc = cfg.get_int("MAX_CLAIM_ALIVES_MISSED") * cfg.get_int("ALIVE_INTERVAL")
@@ -357,7 +366,7 @@ class Machine:
 
     def _new_id(self) -> str:
         self._seq += 1
-        return make_claim_id(self._id_prefix, self.birthday, self._seq)
+        return make_claim_id(self._id_prefix, self.birthday, self._seq, self._rng)
 
     def _changed(self) -> None:
         self._version += 1

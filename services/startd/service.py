@@ -194,7 +194,9 @@ class StartdService:
         birthday = int(self.ctx.clock.now())
         now = self.ctx.clock.now()
         for name, cfg in self._specs:
-            self._machines[name] = Machine(name, cfg, self.ctx.address, birthday, now)
+            self._machines[name] = Machine(
+                name, cfg, self.ctx.address, birthday, now, rng=self.ctx.claim_rng(name)
+            )
         self._changed.update(self._machines)
 
     @property

@@ -1,0 +1,232 @@
+"""The in-process transport of a virtual run: the same servicers, no sockets.
+
+A daemon's shell talks to its peers through stubs made on a channel and serves through
+handlers added to a server (``rpc.Transport``). Here the "server" is a table of the very
+handlers grpc.aio would be given, and a channel's call serializes the request, waits the
+network's latency (pool seconds), runs the server's interceptors (``WireGuard``, the token
+check) and the handler in a task of its own (so the caller's identity, a context variable,
+stays on the server's side), and hands back the decoded reply or the same
+``AioRpcError`` a gRPC client would get. Messages cross as bytes, so nothing the caller
+keeps is shared with the callee, and the wire layer is exercised exactly as live.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import logging
+from collections.abc import Awaitable, Callable, Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import grpc
+import grpc.aio
+
+from .auth import AUTH_METADATA_KEY
+from .rpc import ServicerAdder, WireGuard, clip_detail
+
+__all__ = ["InProcessNetwork"]
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class _CallDetails:
+    method: str
+    invocation_metadata: tuple[tuple[str, str], ...]
+    timeout: float | None = None
+
+
+class _Aborted(grpc.aio.AbortError):
+    """How ``context.abort`` leaves the handler (grpc.aio raises AbortError too)."""
+
+
+class _Context:
+    """The parts of ``grpc.aio.ServicerContext`` the servicers use."""
+
+    def __init__(self, peer: str, metadata: tuple[tuple[str, str], ...]) -> None:
+        self._peer = peer
+        self._metadata = metadata
+        self.code: grpc.StatusCode = grpc.StatusCode.OK
+        self.details = ""
+
+    async def abort(self, code: grpc.StatusCode, details: str = "", *_: Any) -> None:
+        self.code, self.details = code, details
+        raise _Aborted()
+
+    def set_code(self, code: grpc.StatusCode) -> None:
+        self.code = code
+
+    def set_details(self, details: str) -> None:
+        self.details = details
+
+    def invocation_metadata(self) -> tuple[tuple[str, str], ...]:
+        return self._metadata
+
+    def peer(self) -> str:
+        return self._peer
+
+    def time_remaining(self) -> float | None:
+        return None
+
+
+def _error(code: grpc.StatusCode, details: str) -> grpc.aio.AioRpcError:
+    return grpc.aio.AioRpcError(
+        code, grpc.aio.Metadata(), grpc.aio.Metadata(), clip_detail(details), None
+    )
+
+
+class _Server:
+    """One daemon host's handlers behind its interceptors."""
+
+    def __init__(self, address: str, interceptors: Sequence[grpc.aio.ServerInterceptor]) -> None:
+        self.address = address
+        self._handlers: dict[str, grpc.RpcMethodHandler] = {}
+        self._interceptors = [WireGuard(), *interceptors]
+        self.stopped = False
+
+    # -- what generated ``add_*Servicer_to_server`` calls -----------------------------------
+    def add_generic_rpc_handlers(self, handlers: Iterable[Any]) -> None:
+        for h in handlers:
+            for method, handler in getattr(h, "_method_handlers", {}).items():
+                self._handlers.setdefault(method, handler)
+
+    def add_registered_method_handlers(self, service: str, handlers: dict[str, Any]) -> None:
+        for name, handler in handlers.items():
+            self._handlers[f"/{service}/{name}"] = handler
+
+    # -- one call ------------------------------------------------------------------------
+    async def _lookup(self, details: _CallDetails) -> grpc.RpcMethodHandler | None:
+        return self._handlers.get(details.method)
+
+    async def handle(self, details: _CallDetails, raw: bytes, peer: str) -> bytes:
+        cont: Callable[[_CallDetails], Awaitable[Any]] = self._lookup
+        for icp in reversed(self._interceptors):
+            cont = _chain(icp, cont)
+        handler = await cont(details)
+        if handler is None or handler.request_streaming or handler.response_streaming:
+            raise _error(grpc.StatusCode.UNIMPLEMENTED, f"Method not found: {details.method}")
+        request = handler.request_deserializer(raw) if handler.request_deserializer else raw
+        context = _Context(peer, details.invocation_metadata)
+        try:
+            reply = await handler.unary_unary(request, context)
+        except grpc.aio.AbortError:
+            raise _error(context.code, context.details) from None
+        if context.code != grpc.StatusCode.OK:
+            raise _error(context.code, context.details)
+        return handler.response_serializer(reply) if handler.response_serializer else reply
+
+
+def _chain(
+    icp: grpc.aio.ServerInterceptor, cont: Callable[[_CallDetails], Awaitable[Any]]
+) -> Callable[[_CallDetails], Awaitable[Any]]:
+    async def step(details: _CallDetails) -> Any:
+        return await icp.intercept_service(cont, details)  # type: ignore[arg-type]
+
+    return step
+
+
+class _UnaryUnary:
+    """A stub method bound to one peer: ``await stub.Method(request, timeout=...)``."""
+
+    def __init__(
+        self,
+        channel: _Channel,
+        method: str,
+        serialize: Callable[[Any], bytes] | None,
+        deserialize: Callable[[bytes], Any] | None,
+    ) -> None:
+        self._channel = channel
+        self._method = method.encode()  # rpc.call reads it to name the method in errors
+        self._path = method
+        self._serialize = serialize
+        self._deserialize = deserialize
+
+    async def __call__(
+        self,
+        request: Any,
+        *,
+        timeout: float | None = None,
+        metadata: Sequence[tuple[str, str]] | None = None,
+        **_: Any,
+    ) -> Any:
+        ch = self._channel
+        net = ch.network
+        raw = self._serialize(request) if self._serialize else request
+        md = (*(metadata or ()), (AUTH_METADATA_KEY, f"Bearer {ch.token}"))
+        await net.delay()
+        server = net.servers.get(ch.address)
+        if server is None or server.stopped:
+            raise _error(grpc.StatusCode.UNAVAILABLE, f"no daemon listens at {ch.address}")
+        details = _CallDetails(self._path, md, timeout)
+        # A task of its own: the server's context variables (the caller's principal)
+        # must not leak into the caller, as they cannot across a real socket.
+        reply = await asyncio.ensure_future(server.handle(details, raw, ch.peer))
+        await net.delay()
+        return self._deserialize(reply) if self._deserialize else reply
+
+
+class _Channel:
+    def __init__(self, network: InProcessNetwork, address: str, token: str) -> None:
+        self.network = network
+        self.address = address
+        self.token = token
+        self.peer = "inprocess"
+
+    def unary_unary(
+        self,
+        method: str,
+        request_serializer: Callable[[Any], bytes] | None = None,
+        response_deserializer: Callable[[bytes], Any] | None = None,
+        **_: Any,
+    ) -> _UnaryUnary:
+        return _UnaryUnary(self, method, request_serializer, response_deserializer)
+
+    def unary_stream(self, method: str, *_: Any, **__: Any) -> Any:
+        raise NotImplementedError(f"{method}: streaming calls have no in-process transport")
+
+    async def close(self) -> None:
+        return None
+
+
+class InProcessNetwork:
+    """Every daemon host of a virtual run, by address, and channels between them.
+
+    ``latency`` is the pool seconds a message takes each way (0 by default: deliveries
+    still go through the loop, in the order they were sent).
+    """
+
+    def __init__(self, latency: float = 0.0) -> None:
+        if not latency >= 0:
+            raise ValueError(f"latency must be a number >= 0, got {latency!r}")
+        self.latency = float(latency)
+        self.servers: dict[str, _Server] = {}
+        self._ports = itertools.count(9618)
+
+    async def delay(self) -> None:
+        await asyncio.sleep(self.latency)
+
+    # -- rpc.Transport ------------------------------------------------------------------
+    async def start_server(
+        self,
+        servicer_adders: Iterable[ServicerAdder],
+        host: str = "127.0.0.1",
+        port: int = 0,
+        *,
+        interceptors: Sequence[grpc.aio.ServerInterceptor],
+    ) -> tuple[_Server, str]:
+        address = f"{host}:{port or next(self._ports)}"
+        if address in self.servers and not self.servers[address].stopped:
+            raise RuntimeError(f"cannot serve at {address}: in use")
+        server = _Server(address, interceptors)
+        for add in servicer_adders:
+            add(server)  # type: ignore[arg-type]
+        self.servers[address] = server
+        return server, address
+
+    async def stop_server(self, server: Any, grace: float | None = 1.0) -> None:
+        server.stopped = True
+        self.servers.pop(server.address, None)
+
+    def channel(self, address: str, token: str) -> _Channel:
+        return _Channel(self, address, token)
