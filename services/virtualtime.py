@@ -66,6 +66,10 @@ class VirtualEventLoop(asyncio.SelectorEventLoop):
         self.horizon = math.inf
         super().__init__(selector)
         selector.loop = self
+        # asyncio runs the timers due before time() + resolution; its default (the
+        # monotonic clock's 1 ns) vanishes in rounding past ~2e7 s (a pool-year), where
+        # a due timer would then never run. A microsecond holds to ~1e10 s.
+        self._clock_resolution = _SNAP
 
     def time(self) -> float:
         return self._vtime

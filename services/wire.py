@@ -11,13 +11,22 @@ beyond the wire's 64 bits) raises WireError too, never protobuf's ValueError, an
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 
 from .classad import ERROR, UNDEFINED, ClassAd, ClassAdSyntaxError, parse_expr, unparse
+from .classad.ad import to_expr
 from .classad.tree import Expr, Literal
 from .v1 import classad_pb2 as pb
 
-__all__ = ["WireError", "ad_from_pb", "ad_to_pb", "ads_from_pb", "ads_to_pb", "texts_to_ad"]
+__all__ = [
+    "AdDecoder",
+    "WireError",
+    "ad_from_pb",
+    "ad_to_pb",
+    "ads_from_pb",
+    "ads_to_pb",
+    "texts_to_ad",
+]
 
 _INT64 = range(-(2**63), 2**63)
 
@@ -86,7 +95,10 @@ def _parse_cached(text: str) -> Expr:
 
 def ad_from_pb(msg: pb.ClassAd) -> ClassAd:
     """The ClassAd in ``msg``; WireError names the attribute whose expression is bad."""
-    ad = ClassAd()
+    return ClassAd.from_exprs(_exprs_from_pb(msg))
+
+
+def _exprs_from_pb(msg: pb.ClassAd) -> Iterator[tuple[str, Expr]]:
     for attr in msg.attributes:
         name = attr.name
         if not name:
@@ -95,17 +107,46 @@ def ad_from_pb(msg: pb.ClassAd) -> ClassAd:
             text = attr.expression
             try:
                 # Nested ads get a parent pointer when stored: never share those trees.
-                ad[name] = parse_expr(text) if "[" in text else _parse_cached(text)
+                yield name, parse_expr(text) if "[" in text else _parse_cached(text)
             except ClassAdSyntaxError as exc:
                 raise WireError(f"attribute {name}: {exc}") from None
             continue
         lit = attr.literal
         kind = lit.WhichOneof("kind")
         if kind in _SCALARS:
-            ad[name] = Literal(getattr(lit, kind))
+            yield name, Literal(getattr(lit, kind))
         else:
-            ad[name] = _literal_from_pb(lit)
-    return ad
+            yield name, to_expr(_literal_from_pb(lit))
+
+
+class AdDecoder:
+    """Decodes repeated ads, reusing the ClassAd of an ad whose bytes it decoded in the
+    previous round: a negotiator reads the same slot ads cycle after cycle, and only the
+    slots that changed since differ. Ads are treated as immutable once decoded."""
+
+    def __init__(self) -> None:
+        self._last: dict[bytes, ClassAd] = {}
+        self._this: dict[bytes, ClassAd] = {}
+        self.hits = 0
+        self.misses = 0
+
+    def decode(self, msgs: Iterable[pb.ClassAd]) -> list[ClassAd]:
+        out = []
+        for m in msgs:
+            raw = m.SerializeToString()
+            ad = self._this.get(raw) or self._last.get(raw)
+            if ad is None:
+                ad = ad_from_pb(m)
+                self.misses += 1
+            else:
+                self.hits += 1
+            self._this[raw] = ad
+            out.append(ad)
+        return out
+
+    def end_round(self) -> None:
+        """Forget the ads not seen in this round (the memory stays one round's ads)."""
+        self._last, self._this = self._this, {}
 
 
 def ads_to_pb(

@@ -53,7 +53,7 @@ from ..v1 import negotiator_pb2 as npb
 from ..v1 import negotiator_pb2_grpc as ngrpc
 from ..v1 import schedd_pb2 as spb
 from ..v1 import schedd_pb2_grpc as sgrpc
-from ..wire import WireError, ad_to_pb, ads_from_pb
+from ..wire import AdDecoder, WireError, ad_to_pb, ads_from_pb
 from .accountant import Accountant, AccountantError
 from .accounting_ads import accounting_ads
 from .cadence import Cadence
@@ -121,6 +121,8 @@ class NegotiatorService(ngrpc.NegotiatorServicer):
         self._tasks: list[asyncio.Task[None]] = []
         self._wake: asyncio.Event | None = None
         self._start_time = 0
+        # Slot ads that did not change since the last cycle are not decoded again.
+        self._slot_decoder = AdDecoder()
 
     # -- Service protocol ----------------------------------------------------------------
     def add_to_server(self, server: grpc.aio.Server) -> None:
@@ -398,9 +400,12 @@ class NegotiatorService(ngrpc.NegotiatorServicer):
             rpc.call(coll.Query, cpb.QueryRequest(ad_type="Scheduler"), timeout=RPC_TIMEOUT),
             rpc.call(coll.Query, cpb.QueryRequest(ad_type="Submitter"), timeout=RPC_TIMEOUT),
         )
+        slots = self._slot_decoder.decode(snap_reply.slots)
+        private = self._slot_decoder.decode(snap_reply.private_ads)
+        self._slot_decoder.end_round()
         return Snapshot(
-            slots=ads_from_pb(snap_reply.slots),
-            private_ads=ads_from_pb(snap_reply.private_ads),
+            slots=slots,
+            private_ads=private,
             submitters=ads_from_pb(submitter_reply.ads),
             schedulers=ads_from_pb(schedd_reply.ads),
         )

@@ -15,6 +15,8 @@ def test_jobs_complete(mockpool_factory):
   (a spec path, TOML text or ``PoolSpec``; ``config`` adds HTCondor knobs); every pool
   it started is stopped at the end of the test.
 - ``mockpool_pool``: one default pool (a 4-cpu machine, one schedd) for the test.
+- ``mockpool_virtual_factory``: the same factory for pools in virtual time (every daemon
+  in the test's process, no Ray): ``pool.wait`` and ``pool.sleep_until`` move its clock.
 """
 
 from __future__ import annotations
@@ -60,6 +62,24 @@ def mockpool_factory(mockpool_ray: None) -> Iterator[Callable[..., Any]]:
 
     def factory(spec: Any = None, *, config: Any = None, **overrides: Any) -> Pool:
         pool = Pool(spec, config=config, **overrides)
+        pools.append(pool)
+        return pool.start()
+
+    try:
+        yield factory
+    finally:
+        for pool in reversed(pools):
+            pool.stop()
+
+
+@pytest.fixture
+def mockpool_virtual_factory() -> Iterator[Callable[..., Any]]:
+    from .api import Pool
+
+    pools: list[Pool] = []
+
+    def factory(spec: Any = None, *, config: Any = None, **overrides: Any) -> Pool:
+        pool = Pool(spec, config=config, **{"clock": "virtual", **overrides})
         pools.append(pool)
         return pool.start()
 

@@ -414,7 +414,8 @@ class StartdService:
                 self._change_event.clear()
                 if full:
                     next_full = now + self._update_interval
-                if not await self.advertise([self._machines[n] for n in names], now):
+                batch = [self._machines[n] for n in names]
+                if not await self.advertise(batch, now, only_changed=not full):
                     self._changed.update(names)
                     next_full = min(next_full, now + RETRY_INTERVAL)
                     await clock.sleep_until(now + RETRY_INTERVAL)
@@ -425,10 +426,12 @@ class StartdService:
                 await clock.sleep_until(clock.now() + RETRY_INTERVAL)
 
     def build_updates(
-        self, machines: list[Machine], now: float
+        self, machines: list[Machine], now: float, *, only_changed: bool = False
     ) -> tuple[list[bytes], dict[str, int]]:
         """Serialized ``AdUpdate``s: invalidations first (a slot name may come back in the
-        same request), then every slot's public and private ad.
+        same request), then every slot's public and private ad (``only_changed``: only the
+        slots that changed since their ads were last built, as HTCondor's startd updates
+        one slot at a time; the other slots' ads in the collector are still current).
 
         The wire form of a slot's ads is cached (serialized, ~1 KB a slot) and rebuilt only
         when the slot changed; otherwise only its time-dependent attributes are encoded
@@ -453,7 +456,10 @@ class StartdService:
             seq = m.next_sequence()
             for slot in m.ordered_slots():
                 cached = self._ad_cache.get(slot.name)
-                if cached is None or cached[0] is not slot or cached[1] != slot.version:
+                stale = cached is None or cached[0] is not slot or cached[1] != slot.version
+                if only_changed and not stale:
+                    continue
+                if stale:
                     pub = collector_pb2.AdUpdate(ad_type="Machine")
                     self._pairs_to_pb(ad_pairs(slot, m.info, now, seq)[:-n_volatile], pub.ad)
                     priv = collector_pb2.AdUpdate(
@@ -461,6 +467,7 @@ class StartdService:
                     )
                     cached = (slot, slot.version, pub.SerializeToString(), priv.SerializeToString())
                     self._ad_cache[slot.name] = cached
+                assert cached is not None
                 tail = collector_pb2.AdUpdate()
                 add = tail.ad.attributes.add
                 for name, value in zip(VOLATILE, volatile_values(slot, now, seq)):
@@ -496,9 +503,11 @@ class StartdService:
             hit = self._texts[id(expr)] = (expr, unparse(expr))
         return hit[1]
 
-    async def advertise(self, machines: list[Machine], now: float) -> bool:
+    async def advertise(
+        self, machines: list[Machine], now: float, *, only_changed: bool = False
+    ) -> bool:
         """Send these machines' ads (and pending invalidations); True when all arrived."""
-        updates, versions = self.build_updates(machines, now)
+        updates, versions = self.build_updates(machines, now, only_changed=only_changed)
         if not updates:
             return True
         if not self.ctx.collector_address:
@@ -519,6 +528,9 @@ class StartdService:
         except grpc.aio.AioRpcError as e:
             self.stats["advertise_failures"] += 1
             log.warning("startd: cannot advertise to the collector: %s", e.details())
+            for m in machines:  # not sent: the retry must build (and send) them again
+                for slot in m.ordered_slots():
+                    self._ad_cache.pop(slot.name, None)
             return False
         self._invalidate.clear()
         for m in machines:

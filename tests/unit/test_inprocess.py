@@ -1,0 +1,125 @@
+"""The in-process transport answers as gRPC does: tokens, roles, bad bytes, no daemon."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import grpc
+import grpc.aio
+import pytest
+
+from mockpool.auth import Role, make_secret, make_token
+from mockpool.config import parse_config
+from mockpool.inprocess import InProcessNetwork
+from mockpool.pool.host import DaemonHost
+from mockpool.v1 import collector_pb2 as cpb
+from mockpool.v1 import collector_pb2_grpc as cgrpc
+from mockpool.virtualtime import VirtualClock, VirtualEventLoop
+
+
+def _run(coro_fn, tmp_path: Path, latency: float = 0.0):  # type: ignore[no-untyped-def]
+    loop = VirtualEventLoop()
+    clock = VirtualClock(loop)
+    net = InProcessNetwork(latency)
+    secret = make_secret()
+    host = DaemonHost(
+        "central",
+        secret=secret,
+        config=parse_config("", "<test>"),
+        state_dir=str(tmp_path / "central"),
+        transport=net,
+        clock=clock,
+    )
+
+    async def main():  # type: ignore[no-untyped-def]
+        address = await host.serve()
+        await host.run(1.0, 0.0, [0])  # the collector only
+        try:
+            return await coro_fn(net, address, secret, clock)
+        finally:
+            await host.stop()
+
+    try:
+        return loop.run_until_complete(main())
+    finally:
+        loop.close()
+
+
+def _code(exc: pytest.ExceptionInfo[grpc.aio.AioRpcError]) -> grpc.StatusCode:
+    return exc.value.code()
+
+
+def test_a_valid_call_is_answered(tmp_path: Path) -> None:
+    async def body(net, address, secret, clock):  # type: ignore[no-untyped-def]
+        stub = cgrpc.CollectorStub(net.channel(address, make_token(secret, Role.READ, "u")))
+        reply = await stub.Query(cpb.QueryRequest(ad_type="Collector"))
+        return [a.name for ad in reply.ads for a in ad.attributes]
+
+    names = _run(body, tmp_path)
+    assert "MyType" in names
+
+
+def test_refusals_carry_grpc_codes(tmp_path: Path) -> None:
+    async def body(net, address, secret, clock):  # type: ignore[no-untyped-def]
+        codes = {}
+        bad = cgrpc.CollectorStub(net.channel(address, "not-a-token"))
+        with pytest.raises(grpc.aio.AioRpcError) as e:
+            await bad.Query(cpb.QueryRequest(ad_type="Machine"))
+        codes["token"] = _code(e)
+        reader = cgrpc.CollectorStub(net.channel(address, make_token(secret, Role.READ, "u")))
+        with pytest.raises(grpc.aio.AioRpcError) as e:
+            await reader.Advertise(cpb.AdvertiseRequest())
+        codes["role"] = _code(e)
+        raw = net.channel(address, make_token(secret, Role.READ, "u")).unary_unary(
+            "/mockpool.v1.Collector/Query",
+            request_serializer=None,
+            response_deserializer=cpb.QueryReply.FromString,
+        )
+        with pytest.raises(grpc.aio.AioRpcError) as e:
+            await raw(b"\xff\xff\xff")
+        codes["bytes"] = _code(e)
+        with pytest.raises(grpc.aio.AioRpcError) as e:
+            await reader.Query(cpb.QueryRequest(ad_type="Machine", constraint="1 +"))
+        codes["constraint"] = _code(e)
+        elsewhere = cgrpc.CollectorStub(net.channel("nowhere:1", make_token(secret, Role.READ)))
+        with pytest.raises(grpc.aio.AioRpcError) as e:
+            await elsewhere.Query(cpb.QueryRequest(ad_type="Machine"))
+        codes["address"] = _code(e)
+        return codes
+
+    codes = _run(body, tmp_path)
+    assert codes == {
+        "token": grpc.StatusCode.UNAUTHENTICATED,
+        "role": grpc.StatusCode.PERMISSION_DENIED,
+        "bytes": grpc.StatusCode.INVALID_ARGUMENT,
+        "constraint": grpc.StatusCode.INVALID_ARGUMENT,
+        "address": grpc.StatusCode.UNAVAILABLE,
+    }
+
+
+def test_latency_is_charged_each_way_in_pool_time(tmp_path: Path) -> None:
+    async def body(net, address, secret, clock):  # type: ignore[no-untyped-def]
+        stub = cgrpc.CollectorStub(net.channel(address, make_token(secret, Role.READ, "u")))
+        t0 = clock.now()
+        await stub.Query(cpb.QueryRequest(ad_type="Collector"))
+        return clock.now() - t0
+
+    assert _run(body, tmp_path, latency=0.25) == pytest.approx(0.5)
+
+
+def test_the_callers_identity_does_not_leak_into_the_caller(tmp_path: Path) -> None:
+    from mockpool.auth import current_role
+
+    async def body(net, address, secret, clock):  # type: ignore[no-untyped-def]
+        stub = cgrpc.CollectorStub(net.channel(address, make_token(secret, Role.ADMIN, "a")))
+        await stub.Query(cpb.QueryRequest(ad_type="Collector"))
+        await asyncio.sleep(0)
+        return current_role()
+
+    assert _run(body, tmp_path) is None
+
+
+def test_a_negative_latency_is_refused() -> None:
+    with pytest.raises(ValueError, match="latency"):
+        InProcessNetwork(-1.0)

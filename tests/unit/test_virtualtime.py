@@ -1,0 +1,128 @@
+"""The virtual-time event loop: time jumps to the next timer, never passes its horizon."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+
+import pytest
+
+from mockpool.virtualtime import VirtualClock, VirtualEventLoop
+
+
+@pytest.fixture
+def vloop():
+    loop = VirtualEventLoop()
+    yield loop
+    loop.close()
+
+
+def test_timers_fire_in_time_order_and_time_jumps(vloop: VirtualEventLoop) -> None:
+    clock = VirtualClock(vloop)
+    seen: list[tuple[float, str]] = []
+
+    async def every(name: str, dt: float, n: int) -> None:
+        for _ in range(n):
+            await clock.sleep(dt)
+            seen.append((clock.now(), name))
+
+    async def main() -> None:
+        await asyncio.gather(every("a", 7, 3), every("b", 3, 5), clock.sleep_until(86_400))
+
+    vloop.run_until_complete(main())
+    # b at 3,6,9,12,15 and a at 7,14,21, interleaved by time; a day passed at once
+    assert seen == [
+        (3, "b"),
+        (6, "b"),
+        (7, "a"),
+        (9, "b"),
+        (12, "b"),
+        (14, "a"),
+        (15, "b"),
+        (21, "a"),
+    ]
+    assert clock.now() == 86_400
+
+
+def test_sleep_until_lands_exactly_on_its_time(vloop: VirtualEventLoop) -> None:
+    clock = VirtualClock(vloop)
+
+    async def main() -> list[float]:
+        out = []
+        for t in (0.1, 0.30000000000000004, 1e7 + 0.1, 1e9 / 3):
+            await clock.sleep_until(t)
+            out.append(clock.now() - t)
+        return out
+
+    assert vloop.run_until_complete(main()) == [0.0, 0.0, 0.0, 0.0]
+
+
+def test_time_never_passes_the_horizon(vloop: VirtualEventLoop) -> None:
+    clock = VirtualClock(vloop)
+    fired: list[float] = []
+    vloop.call_at(50.0, lambda: fired.append(vloop.time()))
+    vloop.call_at(150.0, lambda: fired.append(vloop.time()))
+    vloop.hold(100.0)
+    thread = threading.Thread(target=vloop.run_forever)
+    thread.start()
+    try:
+        # the loop ran to the horizon and waits there (for real) for another thread
+        now = asyncio.run_coroutine_threadsafe(_now(clock), vloop).result(10)
+        assert now == 100.0 and fired == [50.0]
+
+        async def advance() -> float:
+            vloop.hold(200.0)
+            await clock.sleep_until(200.0)
+            return clock.now()
+
+        assert asyncio.run_coroutine_threadsafe(advance(), vloop).result(10) == 200.0
+        assert fired == [50.0, 150.0]
+    finally:
+        vloop.call_soon_threadsafe(vloop.stop)
+        thread.join(10)
+
+
+async def _now(clock: VirtualClock) -> float:
+    await asyncio.sleep(0)
+    return clock.now()
+
+
+def test_no_timer_and_no_horizon_leaves_time_where_it_is(vloop: VirtualEventLoop) -> None:
+    # Nothing is due, ever: time must not run to infinity; the loop waits for a caller.
+    thread = threading.Thread(target=vloop.run_forever)
+    thread.start()
+    try:
+        fut = asyncio.run_coroutine_threadsafe(_now(VirtualClock(vloop)), vloop)
+        assert fut.result(10) == 0.0
+    finally:
+        vloop.call_soon_threadsafe(vloop.stop)
+        thread.join(10)
+
+
+def test_hold_never_moves_time_back(vloop: VirtualEventLoop) -> None:
+    vloop.run_until_complete(VirtualClock(vloop).sleep_until(30))
+    vloop.hold(10)
+    assert vloop.horizon == 30
+    vloop.release()
+    assert vloop.horizon == float("inf")
+
+
+def test_same_program_same_interleaving() -> None:
+    def run() -> list[str]:
+        loop = VirtualEventLoop()
+        clock = VirtualClock(loop)
+        trace: list[str] = []
+
+        async def worker(i: int) -> None:
+            for k in range(4):
+                await clock.sleep((i * 7 + k * 3) % 5)
+                trace.append(f"{clock.now():g}:{i}")
+
+        async def main() -> None:
+            await asyncio.gather(*(worker(i) for i in range(6)))
+
+        loop.run_until_complete(main())
+        loop.close()
+        return trace
+
+    assert run() == run()

@@ -1,0 +1,181 @@
+"""Pools in virtual time: the same daemons in one process, a clock that jumps ahead.
+
+No Ray here: every pool runs in the test's process on a ``VirtualEventLoop``.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from mockpool import Pool
+from mockpool.negotiator.log import NegotiatorLog
+from mockpool.pool.api import run_pool
+from mockpool.pool.check import check_dir
+from mockpool.pool.spec import SpecError, load_spec, parse_spec
+
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLES = ROOT / "examples"
+
+
+def _events(out: Path) -> list[dict]:
+    return [json.loads(line) for line in (out / "events.jsonl").read_text().splitlines()]
+
+
+def test_pslot_example_gives_the_seed_numbers(tmp_path: Path) -> None:
+    spec = load_spec(EXAMPLES / "pslot.toml")
+    spec.clock = "virtual"
+    summary = run_pool(spec, tmp_path / "out")
+    cycles = NegotiatorLog((tmp_path / "out" / "NegotiatorLog").read_text().splitlines()).cycles
+    assert len(cycles[0].matches) == 10
+    assert summary["jobs"]["Completed"] == 15 and summary["jobs_submitted"] == 15
+    assert check_dir(tmp_path / "out").ok
+    # 60 s jobs, NEGOTIATOR_INTERVAL 60: ten start in the first cycle, five in the third
+    # (the second comes before the first ten end); every job runs exactly 60 pool s.
+    events = _events(tmp_path / "out")
+    exits = [e for e in events if e["kind"] == "job_exit"]
+    first = [e["t"] for e in events if e["kind"] == "cycle"]
+    assert [round(b - a, 6) for a, b in itertools.pairwise(first)] == [60.0] * 4
+    assert len({e["job"] for e in exits}) == 15
+
+
+def _run_cli(spec: Path, out: Path, *args: str, hashseed: str) -> subprocess.CompletedProcess:
+    env = {**os.environ, "PYTHONHASHSEED": hashseed}
+    return subprocess.run(
+        [sys.executable, "-m", "mockpool.cli.main", "run", str(spec), "--out", str(out), *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+    )
+
+
+@pytest.mark.parametrize("example", ["pslot.toml", "workload.toml"])
+def test_same_spec_and_seed_give_identical_bytes(tmp_path: Path, example: str) -> None:
+    # Two processes with different string hashing: nothing may depend on set order.
+    outs = []
+    for i, hashseed in enumerate(("1", "2")):
+        out = tmp_path / f"run{i}"
+        proc = _run_cli(EXAMPLES / example, out, "--clock", "virtual", hashseed=hashseed)
+        assert proc.returncode == 0, proc.stderr
+        outs.append(out)
+    for name in ("events.jsonl", "NegotiatorLog"):
+        a, b = ((o / name).read_bytes() for o in outs)
+        assert a == b, name
+        assert a  # not two empty files
+
+
+def _allocation_and_claims(seed: int) -> tuple[list[tuple[str, str]], list[str]]:
+    with Pool(EXAMPLES / "pslot.toml", clock="virtual", seed=seed) as pool:
+        pool.sleep_until(30)
+        claims = sorted(str(a.get_value("Capability")) for a in pool.ads("MachinePrivate"))
+        matches = [(m.job, m.slot) for c in pool.negotiator_log.cycles for m in c.matches]
+    return matches, claims
+
+
+def test_a_different_seed_changes_claim_ids_and_not_the_allocation() -> None:
+    m1, c1 = _allocation_and_claims(1)
+    m1b, c1b = _allocation_and_claims(1)
+    m2, c2 = _allocation_and_claims(2)
+    assert len(m1) == 10 and m1 == m2 == m1b
+    assert c1 == c1b  # seeded: a replay has the same secrets
+    # same public part (address, birthday, sequence), other secrets
+    assert [c.rsplit("#", 1)[0] for c in c1] == [c.rsplit("#", 1)[0] for c in c2]
+    assert not set(c1) & set(c2)
+
+
+def test_until_done_stops_when_the_queue_is_empty(tmp_path: Path) -> None:
+    spec = load_spec(EXAMPLES / "pslot.toml")
+    spec.clock, spec.duration, spec.until_done = "virtual", 1_000_000.0, True
+    summary = run_pool(spec, tmp_path / "out")
+    assert summary["jobs"]["Completed"] == 15
+    last_exit = max(e["t"] for e in _events(tmp_path / "out") if e["kind"] == "job_exit")
+    # the run ends within a step (one pool second) of the last job leaving the queue
+    assert last_exit <= summary["pool_seconds"] <= last_exit + 1.0 + 1e-6
+
+
+def _cycle_durations(spec_text: str) -> list[float]:
+    spec = parse_spec(spec_text, "<test>", base_dir=EXAMPLES)
+    with Pool(spec) as pool:
+        pool.sleep_until(200)
+        pool.drain()
+        return [e["duration"] for e in pool.events if e["kind"] == "cycle"]
+
+
+PSLOT = (EXAMPLES / "pslot.toml").read_text()
+
+
+def test_a_cycle_is_charged_per_slot_and_per_match() -> None:
+    text = PSLOT.replace(
+        "seed = 1",
+        'seed = 1\nclock = "virtual"\ncycle_cost = { per_slot = 0.5, per_match = 1.0 }',
+    )
+    durations = _cycle_durations(text)
+    # cycle 1: one p-slot in the snapshot, 10 matches -> 0.5 + 10 = 10.5 pool s; cycle 2
+    # sees the p-slot and its 10 dynamic slots and matches nothing -> 11 x 0.5 = 5.5.
+    assert durations[:2] == [10.5, 5.5]
+
+
+def test_a_free_cycle_takes_no_pool_time() -> None:
+    durations = _cycle_durations(PSLOT.replace("seed = 1", 'seed = 1\nclock = "virtual"'))
+    assert durations and set(durations) == {0.0}
+
+
+def test_time_stands_still_between_api_calls(mockpool_virtual_factory) -> None:  # type: ignore[no-untyped-def]
+    pool = mockpool_virtual_factory(EXAMPLES / "pslot.toml")
+    t0 = pool.now
+    for _ in range(3):
+        assert pool.jobs("JobStatus == 1")  # queries take no pool time
+    assert pool.now == t0
+    assert pool.wait(lambda: len(pool.jobs("JobStatus == 4", history=True)) == 15, timeout=10)
+    assert 125 < pool.now < 200  # the last five jobs run from the third cycle (~125 s)
+
+
+def test_wait_gives_up_after_its_timeout_in_pool_time(mockpool_virtual_factory) -> None:  # type: ignore[no-untyped-def]
+    pool = mockpool_virtual_factory(EXAMPLES / "pslot.toml", time_scale=10)
+    t0 = pool.now
+    assert not pool.wait(lambda: False, timeout=3)
+    assert pool.now == pytest.approx(t0 + 30)
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--clock", "sundial"], "invalid choice: 'sundial'"),
+        (["--clock", "virtual", "--time-dilation", "-1"], "time dilation must be"),
+        (["--clock", "virtual", "--time-dilation", "fast"], "time dilation must be a number"),
+        (["--clock", "virtual", "--time-dilation", "nan"], "time dilation must be"),
+    ],
+)
+def test_bad_clock_options_are_refused_before_anything_starts(
+    tmp_path: Path, args: list[str], message: str
+) -> None:
+    out = tmp_path / "out"
+    proc = _run_cli(EXAMPLES / "pslot.toml", out, *args, hashseed="0")
+    assert proc.returncode == 2
+    assert message in proc.stderr
+    assert not out.exists()
+
+
+@pytest.mark.parametrize(
+    ("line", "message"),
+    [
+        ('clock = "sundial"', "clock: must be one of live, virtual"),
+        ("cycle_cost = { cpu_factor = -2 }", "cpu_factor must be a finite number >= 0"),
+        ('cycle_cost = { per_match = "1" }', "per_match must be a number"),
+        ("cycle_cost = { cpu_factor = 1, per_slot = 1 }", "cannot be combined"),
+        ("cycle_cost = { per_hour = 1 }", "unknown key 'per_hour'"),
+        ("latency = -0.1", "latency: must be >= 0"),
+    ],
+)
+def test_bad_clock_settings_in_a_spec_name_their_line(line: str, message: str) -> None:
+    text = PSLOT.replace("seed = 1", f"seed = 1\n{line}")
+    with pytest.raises(SpecError, match=message) as e:
+        parse_spec(text, "pool.toml")
+    assert str(e.value).startswith("pool.toml:11:")
