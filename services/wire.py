@@ -21,10 +21,12 @@ from .v1 import classad_pb2 as pb
 __all__ = [
     "AdDecoder",
     "WireError",
+    "ad_from_bytes",
     "ad_from_pb",
     "ad_to_pb",
     "ads_from_pb",
     "ads_to_pb",
+    "iter_attribute_entries",
     "texts_to_ad",
 ]
 
@@ -95,28 +97,89 @@ def _parse_cached(text: str) -> Expr:
 
 def ad_from_pb(msg: pb.ClassAd) -> ClassAd:
     """The ClassAd in ``msg``; WireError names the attribute whose expression is bad."""
-    return ClassAd.from_exprs(_exprs_from_pb(msg))
+    return ad_from_bytes(msg.SerializeToString())
 
 
-def _exprs_from_pb(msg: pb.ClassAd) -> Iterator[tuple[str, Expr]]:
-    for attr in msg.attributes:
-        name = attr.name
-        if not name:
-            raise WireError("attribute with an empty name")
-        if attr.WhichOneof("expr") == "expression":
-            text = attr.expression
-            try:
-                # Nested ads get a parent pointer when stored: never share those trees.
-                yield name, parse_expr(text) if "[" in text else _parse_cached(text)
-            except ClassAdSyntaxError as exc:
-                raise WireError(f"attribute {name}: {exc}") from None
-            continue
-        lit = attr.literal
-        kind = lit.WhichOneof("kind")
-        if kind in _SCALARS:
-            yield name, Literal(getattr(lit, kind))
+def iter_attribute_entries(buf: bytes) -> Iterator[tuple[int, int, int]]:
+    """(entry start, attribute start, end) of each ``attributes`` entry of a serialised
+    ClassAd, walking the bytes directly. Raises ValueError on anything but the plain
+    shape a protobuf encoder writes (field 1 entries, each starting with its name), so
+    the caller can fall back to parsing."""
+    i, n = 0, len(buf)
+    while i < n:
+        start = i
+        if buf[i] != 0x0A:  # not field 1, length-delimited
+            raise ValueError("unexpected field")
+        i += 1
+        length = shift = 0
+        while True:
+            b = buf[i]
+            i += 1
+            length |= (b & 0x7F) << shift
+            shift += 7
+            if b < 0x80:
+                break
+        end = i + length
+        if length < 2 or end > n or buf[i] != 0x0A or buf[i + 1] >= 0x80:  # name first, < 128
+            raise ValueError("unexpected attribute layout")
+        yield start, i, end
+        i = end
+
+
+# Decoded attributes by their bytes: slot ads repeat the same (name, value) pairs across
+# slots and updates, so most attributes of a busy pool's traffic decode once. Only
+# immutable trees are kept (nested ads get a parent pointer when stored).
+_ATTR_CACHE: dict[bytes, tuple[str, Expr]] = {}
+_ATTR_CACHE_LIMIT = 500_000
+
+
+def ad_from_bytes(raw: bytes) -> ClassAd:
+    """The ClassAd in the serialised ``mockpool.v1.ClassAd`` ``raw`` (WireError names the
+    attribute whose expression is bad; a message that does not parse is a WireError)."""
+    try:
+        spans = list(iter_attribute_entries(raw))
+    except (ValueError, IndexError):
+        try:
+            msg = pb.ClassAd.FromString(raw)
+        except Exception as exc:
+            raise WireError(f"not a ClassAd message: {exc}") from None
+        return ClassAd.from_exprs(_decode_attribute(a)[:2] for a in msg.attributes)
+    cache = _ATTR_CACHE
+    if len(cache) > _ATTR_CACHE_LIMIT:
+        cache.clear()
+    pairs = []
+    for _start, begin, end in spans:
+        key = raw[begin:end]
+        hit = cache.get(key)
+        if hit is None:
+            name, expr, shareable = _decode_attribute(pb.Attribute.FromString(key))
+            if shareable:
+                cache[key] = (name, expr)
+            pairs.append((name, expr))
         else:
-            yield name, to_expr(_literal_from_pb(lit))
+            pairs.append(hit)
+    return ClassAd.from_exprs(pairs)
+
+
+def _decode_attribute(attr: pb.Attribute) -> tuple[str, Expr, bool]:
+    """(name, expression, whether the tree may be shared between ads)."""
+    name = attr.name
+    if not name:
+        raise WireError("attribute with an empty name")
+    if attr.WhichOneof("expr") == "expression":
+        text = attr.expression
+        try:
+            if "[" in text:  # may hold a nested ad: a tree of its own
+                return name, parse_expr(text), False
+            return name, _parse_cached(text), True
+        except ClassAdSyntaxError as exc:
+            raise WireError(f"attribute {name}: {exc}") from None
+    lit = attr.literal
+    kind = lit.WhichOneof("kind")
+    if kind in _SCALARS:
+        return name, Literal(getattr(lit, kind)), True
+    value = to_expr(_literal_from_pb(lit))
+    return name, value, kind != "ad" and kind != "list"
 
 
 class AdDecoder:
@@ -136,7 +199,7 @@ class AdDecoder:
             raw = m.SerializeToString()
             ad = self._this.get(raw) or self._last.get(raw)
             if ad is None:
-                ad = ad_from_pb(m)
+                ad = ad_from_bytes(raw)
                 self.misses += 1
             else:
                 self.hits += 1

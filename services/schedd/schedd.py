@@ -96,6 +96,9 @@ STATUS_NAMES = {
     HELD: "Held",
 }
 HOLD_CODE_USER = 1  # HoldReasonCode "UserRequest"
+# No claim is kept alive more often than this (pool seconds), whatever its job lease: so
+# a claim made now needs nothing before now + MIN_ALIVE_EVERY.
+MIN_ALIVE_EVERY = 10.0
 
 _JOB_ID = re.compile(r"(\d+)(?:\.(\d+))?\Z")
 _VERBS = {"remove": "remove", "hold": "hold", "release": "release"}
@@ -1273,8 +1276,10 @@ class Schedd:
             lease = claim.job.number("JobLeaseDuration", 0.0)
             if lease > 0:
                 every = min(every, lease / 3)
-            claim.alive_every = max(10.0, every)
-        return claim.alive_every or max(10.0, float(self.config.get_int("ALIVE_INTERVAL", 300)))
+            claim.alive_every = max(MIN_ALIVE_EVERY, every)
+        return claim.alive_every or max(
+            MIN_ALIVE_EVERY, float(self.config.get_int("ALIVE_INTERVAL", 300))
+        )
 
     def _alive_due(self) -> dict[str, float]:
         """Per startd address, when its claims next need a keepalive: each claim within

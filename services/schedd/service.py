@@ -25,6 +25,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import logging
+import math
 from collections import Counter
 from collections.abc import Awaitable, Mapping
 from typing import Any
@@ -48,6 +49,7 @@ from ..v1 import startd_pb2_grpc as tgrpc
 from ..wire import WireError, ad_from_pb, ad_to_pb, ads_to_pb
 from .queue import JobQueue, QueueError
 from .schedd import (
+    MIN_ALIVE_EVERY,
     ActivationOutcome,
     ClaimOutcome,
     CostlyConstraint,
@@ -648,15 +650,22 @@ class ScheddService(sgrpc.ScheddServicer):
                     await asyncio.gather(*calls)
                     continue
                 times = [t for c in self.cores.values() if (t := c.next_keepalive()) is not None]
+                due = min(times, default=math.inf)
                 waits = [asyncio.ensure_future(self._alive_wake.wait())]
                 if times:
-                    waits.append(asyncio.ensure_future(clock.sleep_until(min(times))))
+                    waits.append(asyncio.ensure_future(clock.sleep_until(due)))
                 try:
                     await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
                 finally:
                     for f in waits:
                         f.cancel()
                     await asyncio.gather(*waits, return_exceptions=True)
+                # Claims changed: a claim made now needs no keepalive before
+                # now + MIN_ALIVE_EVERY, so one look then covers every change until then
+                # (a busy schedd changes claims thousands of times a cycle).
+                changed_at = clock.now()
+                if changed_at < due:
+                    await clock.sleep_until(min(due, changed_at + MIN_ALIVE_EVERY))
             except asyncio.CancelledError:
                 raise
             except Exception:

@@ -66,9 +66,11 @@ def test_time_never_passes_the_horizon(vloop: VirtualEventLoop) -> None:
     thread = threading.Thread(target=vloop.run_forever)
     thread.start()
     try:
-        # the loop ran to the horizon and waits there (for real) for another thread
-        now = asyncio.run_coroutine_threadsafe(_now(clock), vloop).result(10)
-        assert now == 100.0 and fired == [50.0]
+        # time runs to the horizon and waits there (for real) for another thread
+        reached = asyncio.run_coroutine_threadsafe(clock.sleep_until(100.0), vloop)
+        reached.result(10)
+        assert asyncio.run_coroutine_threadsafe(_now(clock), vloop).result(10) == 100.0
+        assert fired == [50.0]
 
         async def advance() -> float:
             vloop.hold(200.0)
