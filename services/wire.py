@@ -129,7 +129,7 @@ def iter_attribute_entries(buf: bytes) -> Iterator[tuple[int, int, int]]:
 # Decoded attributes by their bytes: slot ads repeat the same (name, value) pairs across
 # slots and updates, so most attributes of a busy pool's traffic decode once. Only
 # immutable trees are kept (nested ads get a parent pointer when stored).
-_ATTR_CACHE: dict[bytes, tuple[str, Expr]] = {}
+_ATTR_CACHE: dict[bytes, tuple[str, str, Expr]] = {}
 _ATTR_CACHE_LIMIT = 500_000
 
 
@@ -147,18 +147,22 @@ def ad_from_bytes(raw: bytes) -> ClassAd:
     cache = _ATTR_CACHE
     if len(cache) > _ATTR_CACHE_LIMIT:
         cache.clear()
-    pairs = []
+    entries = []
+    nested = False
     for _start, begin, end in spans:
         key = raw[begin:end]
         hit = cache.get(key)
         if hit is None:
             name, expr, shareable = _decode_attribute(pb.Attribute.FromString(key))
+            hit = (name.lower(), name, expr)
             if shareable:
-                cache[key] = (name, expr)
-            pairs.append((name, expr))
-        else:
-            pairs.append(hit)
-    return ClassAd.from_exprs(pairs)
+                cache[key] = hit
+            else:
+                nested = True
+        entries.append(hit)
+    if nested:  # nested ads need their parent pointer set
+        return ClassAd.from_exprs((name, expr) for _, name, expr in entries)
+    return ClassAd.from_entries(entries)
 
 
 def _decode_attribute(attr: pb.Attribute) -> tuple[str, Expr, bool]:

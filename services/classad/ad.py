@@ -58,6 +58,17 @@ class ClassAd(MutableMapping[str, Expr]):
             attrs[key] = (old[0] if old else name, expr)
         return ad
 
+    @classmethod
+    def from_entries(cls, entries: list[tuple[str, str, Expr]]) -> ClassAd:
+        """An ad from (lower-case name, name, expression) entries with no nested ads and
+        no name twice (checked: otherwise the general path): the wire decoder's path."""
+        ad = cls()
+        attrs = {key: (name, expr) for key, name, expr in entries}
+        if len(attrs) != len(entries):
+            return cls.from_exprs((name, expr) for _, name, expr in entries)
+        ad._attrs = attrs
+        return ad
+
     # -- mapping protocol -------------------------------------------------
     def __getitem__(self, name: str) -> Expr:
         return self._attrs[name.lower()][1]
