@@ -64,6 +64,7 @@ import struct
 import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from ..classad import ERROR, UNDEFINED, ClassAd, evaluate, format_ad, unparse
 from ..classad.tree import Literal
@@ -1222,3 +1223,21 @@ def format_better_analyze(
         if reason is not None:
             out.append(f"Reason for last match failure: {reason}\n")
     return "".join(out)
+
+
+def sweep_table(rows: list[dict[str, Any]], knobs: list[str], measures: list[str]) -> str:
+    """A sweep's table: one line per knob combination, each measure as mean ± 95% CI."""
+    cols = [_Col(k, left=True) for k in knobs] + [_Col("SEEDS")]
+    cols += [_Col(m.upper()) for m in measures]
+
+    def cell(row: dict[str, Any], m: str) -> str:
+        mean, ci = row.get(m), row.get(f"{m}_ci95")
+        if mean is None:
+            return "-"
+        return f"{mean:.4g}" if ci is None else f"{mean:.4g}±{ci:.2g}"
+
+    lines = [
+        [str(r[k]) for k in knobs] + [str(r["seeds"])] + [cell(r, m) for m in measures]
+        for r in rows
+    ]
+    return _table(cols, lines, None)

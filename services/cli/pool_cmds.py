@@ -128,6 +128,70 @@ def _progress_bar() -> Iterator[Callable[[float, float], None] | None]:
         yield update
 
 
+def cmd_sweep(ns: argparse.Namespace) -> int:
+    from ..pool.sweep import MEASURES, SweepError, parse_set, run_sweep
+
+    try:
+        sets = [parse_set(t) for t in ns.set or []]
+        if not sets:
+            raise SweepError("give at least one --set KNOB=VALUE[,VALUE...]")
+    except SweepError as e:
+        return _fail(str(e), 2)
+    overrides: dict[str, Any] = {}
+    if ns.duration is not None:
+        overrides["duration"] = ns.duration
+    if ns.until_done:
+        overrides["until_done"] = True
+    out = Path(ns.out) if ns.out else Path("mockpool-out") / f"sweep-{Path(ns.spec).stem}"
+    print(f"Sweeping {ns.spec} ({ns.clock} clock) into {out}/", flush=True)
+    with _count_bar() as progress:
+        try:
+            rows = run_sweep(
+                ns.spec,
+                sets,
+                seeds=ns.seeds,
+                clock=ns.clock,
+                out=out,
+                workers=ns.workers,
+                overrides=overrides,
+                progress=progress,
+            )
+        except SweepError as e:
+            return _fail(str(e), 2)
+        except KeyboardInterrupt:
+            print("\ninterrupted: finished points are kept; run again to resume", flush=True)
+            return 130
+    knobs = [k for k, _ in sets]
+    shown = ["loading_factor", "wait_mean_s", "cycles", "cycle_seconds"]
+    assert all(m in MEASURES for m in shown)
+    print(layouts.sweep_table(rows, knobs, shown))
+    print(f"Table written to {out}/sweep.csv and {out}/sweep.json")
+    return 0
+
+
+@contextlib.contextmanager
+def _count_bar() -> Iterator[Callable[[int, int, int], None]]:
+    """Points done out of the total, with ETA (rich on a terminal, lines otherwise)."""
+    if not sys.stdout.isatty():
+
+        def line(done: int, total: int, reused: int) -> None:
+            print(f"  {done}/{total} points ({reused} from an earlier run)", flush=True)
+
+        yield line
+        return
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
+
+    with Progress(
+        "points", BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(), transient=True
+    ) as bar:
+        task = bar.add_task("sweep", total=None)
+
+        def update(done: int, total: int, reused: int) -> None:
+            bar.update(task, completed=done, total=total)
+
+        yield update
+
+
 def cmd_report(ns: argparse.Namespace) -> int:
     from ..pool.measures import MeasureError
     from ..pool.plots import write_report
@@ -607,6 +671,24 @@ def add_pool_commands(sub: argparse._SubParsersAction) -> None:  # type: ignore[
         help="virtual: charge each negotiation cycle its CPU time x FACTOR in pool time",
     )
     p.set_defaults(func=cmd_run)
+
+    p = sub.add_parser(
+        "sweep", help="run a spec over a grid of knob values and seeds; gather the measures"
+    )
+    p.add_argument("spec")
+    p.add_argument(
+        "--set",
+        action="append",
+        metavar="KNOB=V1,V2,...",
+        help="a knob and the values to sweep (repeat for a grid)",
+    )
+    p.add_argument("--seeds", type=int, default=1, help="runs per combination (seed, seed+1, ...)")
+    p.add_argument("--clock", choices=CLOCKS, default="virtual")
+    p.add_argument("--out", help="output folder (default mockpool-out/sweep-<spec name>)")
+    p.add_argument("--workers", type=int, help="parallel runs (default: the CPU count)")
+    p.add_argument("--duration", type=float, help="pool seconds per run (overrides the spec)")
+    p.add_argument("--until-done", action="store_true", help="end each run when its queue is empty")
+    p.set_defaults(func=cmd_sweep)
 
     p = sub.add_parser(
         "report", help="write report.html (measures and plots) for a run's output folder"

@@ -68,10 +68,13 @@ class Cadence:
 
     def try_start(self, now: float) -> bool:
         """The timer fired at ``now``: True if a cycle starts now, else it is re-armed."""
-        if self.last_end is not None and now - self.last_end < self.cycle_delay:
+        # Compare with the very sums the timer was armed at: ``now - last < delay`` can
+        # be true at ``now == last + delay`` in floating point, re-arming the timer at the
+        # instant it fired, forever (a virtual clock never moves past it by itself).
+        if self.last_end is not None and now < self.last_end + self.cycle_delay:
             self.next_due = self.last_end + self.cycle_delay
             return False
-        if self.last_start is not None and now - self.last_start < self.min_interval:
+        if self.last_start is not None and now < self.last_start + self.min_interval:
             self.next_due = self.last_start + self.min_interval
             return False
         self.reschedule_pending = False

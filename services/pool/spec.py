@@ -217,13 +217,15 @@ class _Lines:
 # ------------------------------------------------------------------ parsing
 
 
-def load_spec(path: str | os.PathLike[str]) -> PoolSpec:
+def load_spec(path: str | os.PathLike[str], *, seed: int | None = None) -> PoolSpec:
+    """The spec in ``path``; ``seed`` replaces its ``[pool] seed`` (workloads are drawn
+    from it as the spec is read)."""
     p = Path(path)
     try:
         text = p.read_text()
     except (OSError, UnicodeDecodeError) as e:
         raise SpecError(f"{path}: cannot read: {getattr(e, 'strerror', None) or e}") from None
-    return parse_spec(text, os.fspath(path), base_dir=p.parent)
+    return parse_spec(text, os.fspath(path), base_dir=p.parent, seed=seed)
 
 
 def _toml_line(exc: tomllib.TOMLDecodeError) -> str:
@@ -232,11 +234,19 @@ def _toml_line(exc: tomllib.TOMLDecodeError) -> str:
     return f"{m.group(1)}: {msg} (column {m.group(2)})" if m else f"1: {msg}"
 
 
-def parse_spec(text: str, source: str = "<spec>", *, base_dir: Path | None = None) -> PoolSpec:
+def parse_spec(
+    text: str, source: str = "<spec>", *, base_dir: Path | None = None, seed: int | None = None
+) -> PoolSpec:
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
         raise SpecError(f"{source}:{_toml_line(e)}") from None
+    if seed is not None:
+        if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+            raise SpecError(f"{source}: seed must be a whole number >= 0, got {seed!r}")
+        pool = data.setdefault("pool", {})
+        if isinstance(pool, dict):
+            pool["seed"] = seed
     return _Builder(text, source, base_dir or Path.cwd()).build(data)
 
 

@@ -83,3 +83,19 @@ def test_bad_values_are_refused():
     c = Cadence()
     with pytest.raises(CadenceError, match="before it starts"):
         c.finished(10.0, 5.0)
+
+
+@pytest.mark.parametrize(("end", "delay"), [(5.05, 0.3), (125.05, 0.1), (1234.56, 0.3)])
+def test_the_timer_fires_at_exactly_end_plus_delay_and_the_cycle_starts(
+    end: float, delay: float
+) -> None:
+    # (end + delay) - end < delay in floating point for these: the minimum must be
+    # judged against the very time the timer was armed for, or a clock that stops at
+    # that instant (virtual time) re-arms it there forever.
+    assert (end + delay) - end < delay
+    c = Cadence(cycle_delay=delay, min_interval=0.0)
+    assert c.try_start(end - 0.01)
+    c.finished(end - 0.01, end)
+    assert not c.try_start(end)
+    assert c.next_due == end + delay
+    assert c.try_start(c.next_due)
