@@ -1236,8 +1236,10 @@ def sweep_table(rows: list[dict[str, Any]], knobs: list[str], measures: list[str
             return "-"
         return f"{mean:.4g}" if ci is None else f"{mean:.4g}±{ci:.2g}"
 
-    lines = [
+    lines: list[list[str | None]] = [
         [str(r[k]) for k in knobs] + [str(r["seeds"])] + [cell(r, m) for m in measures]
         for r in rows
     ]
+    for i, col in enumerate(cols):
+        _auto(col, [col.heading] + [line[i] for line in lines])
     return _table(cols, lines, None)
