@@ -306,7 +306,8 @@ def parse_history_long(text: str, source: str, on_error: str = "refuse") -> Trac
         try:
             ad = parse_ad(block)
         except ClassAdSyntaxError as e:
-            reader.problem(start + (e.line or 1), f"bad -long line: {e.reason}")
+            what = str(e).split(": ", 1)[-1]  # the parser's line is the ad's, not the file's
+            reader.problem(start + (e.line or 1), f"bad -long line: {what} (column {e.column})")
             continue
         _add_ad(reader, ad, start + 1)
     return reader.out
