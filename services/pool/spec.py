@@ -183,6 +183,16 @@ class TraceSummary:
     removals: int
     skipped: tuple[str, ...]  # one message (file:line: problem) per job left out
 
+    def describe(self, shown: int = 10) -> str:
+        """What ``mockpool run`` says about the trace: jobs, removals, what was skipped."""
+        text = f"Trace {self.name} ({self.file}): {self.jobs} jobs, {self.removals} removals"
+        if self.skipped:
+            text += f"; {len(self.skipped)} skipped:"
+            text += "".join(f"\n  {m}" for m in self.skipped[:shown])
+            if len(self.skipped) > shown:
+                text += f"\n  ... and {len(self.skipped) - shown} more"
+        return text
+
 
 @dataclass
 class PoolSpec:

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from mockpool.classad import parse_expr
-from mockpool.pool.spec import SpecError, parse_spec
+from mockpool.pool.spec import SpecError, load_spec, parse_spec
 from mockpool.pool.trace import (
     TraceError,
     TraceJob,
@@ -383,6 +383,18 @@ def test_spec_trace_bad_line_refused_with_trace_file_and_line(tmp_path: Path) ->
     assert spec.traces[0].skipped == (
         "w.swf:3: an SWF line has 18 fields, this one has 3 (skipped)",
     )
+    assert spec.traces[0].describe() == (
+        "Trace trace1 (w.swf): 1 jobs, 0 removals; 1 skipped:\n"
+        "  w.swf:3: an SWF line has 18 fields, this one has 3 (skipped)"
+    )
+    assert spec.traces[0].describe(shown=0).endswith("1 skipped:\n  ... and 1 more")
+
+
+def test_example_spec_replays_the_shipped_trace() -> None:
+    spec = load_spec(ROOT / "examples" / "trace.toml")
+    (t,) = spec.traces
+    assert (t.name, t.jobs, t.removals, t.skipped) == ("shipped", 20, 2, ())
+    assert len(spec.submits) == 20 and [r.at for r in spec.removals] == [76.0, 171.0]
 
 
 @pytest.mark.parametrize(
