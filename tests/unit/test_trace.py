@@ -394,7 +394,7 @@ def test_example_spec_replays_the_shipped_trace() -> None:
     spec = load_spec(ROOT / "examples" / "trace.toml")
     (t,) = spec.traces
     assert (t.name, t.jobs, t.removals, t.skipped) == ("shipped", 20, 2, ())
-    assert len(spec.submits) == 20 and [r.at for r in spec.removals] == [76.0, 171.0]
+    assert len(spec.submits) == 20 and [r.at for r in spec.removals] == [106.0, 201.0]
 
 
 @pytest.mark.parametrize(
