@@ -214,6 +214,12 @@ class PoolSpec:
     cycle_cost: CycleCost = field(default_factory=CycleCost)  # virtual runs: see virtual.py
     until_done: bool = False  # stop once every job of the workload has left the queue
 
+    def timeline(self) -> list[SubmitItem | RemoveItem]:
+        """Submits and removals in the order to send them: by time, submits first at
+        equal times (a removal may name a job submitted at the same instant)."""
+        items: list[SubmitItem | RemoveItem] = [*self.submits, *self.removals]
+        return sorted(items, key=lambda x: (x.at, isinstance(x, RemoveItem)))
+
     @property
     def schedd_names(self) -> list[str]:
         return [n for g in self.schedds for n in g.names]

@@ -362,6 +362,19 @@ def test_spec_trace_becomes_submit_items_and_removals() -> None:
     assert (t.name, t.file, t.jobs, t.removals, t.skipped) == ("trace1", "history.json", 20, 2, ())
 
 
+def test_spec_timeline_puts_removals_after_submits_of_the_same_instant(tmp_path: Path) -> None:
+    # job 1 submitted at 0 and cancelled at once (wait 0, run -1); job 2 submitted at 0
+    (tmp_path / "w.swf").write_text(
+        "1 0 0 -1 1 -1 -1 1 -1 -1 5 1 -1 -1 -1 -1 -1 -1\n2 0 0 9 1 -1 -1 1 -1 -1 1 1 -1 -1 -1 -1 -1 -1\n"
+    )
+    spec = _spec("w.swf", base=tmp_path)  # shift 5
+    kinds = [(type(x).__name__, x.at) for x in spec.timeline()]
+    assert kinds == [("SubmitItem", 5.0), ("SubmitItem", 5.0), ("RemoveItem", 5.0)]
+    # job 1 asks to run 0 + 1 s, so its removal (at its submit) comes before its end
+    assert ["arguments = 1\n" in x.description for x in spec.submits] == [True, False]
+    assert spec.removals[0].constraint == 'MockTrace == "trace1" && MockTraceJob == "1"'
+
+
 def test_spec_trace_format_by_extension_and_by_key(tmp_path: Path) -> None:
     (tmp_path / "jobs.txt").write_text((DATA / "history.swf").read_text())
     spec = _spec("jobs.txt", 'format = "swf"\nremovals = false\nlimit = 4', base=tmp_path)
