@@ -258,6 +258,7 @@ def parse_history_json(text: str, source: str, on_error: str = "refuse") -> Trac
     reader = _Reader(source, on_error)
     decoder = json.JSONDecoder()
     pos = len(text) - len(text.lstrip())
+    line, counted = 1, 0
     if text.startswith("[", pos):
         pos += 1
     elif not text.startswith("{", pos):
@@ -268,7 +269,8 @@ def parse_history_json(text: str, source: str, on_error: str = "refuse") -> Trac
             pos += 1
         if pos >= len(text) or text[pos] == "]":
             break
-        line = _line_of(text, pos)
+        line += text.count("\n", counted, pos)  # counted so far: linear, not per ad
+        counted = pos
         try:
             obj, end = decoder.raw_decode(text, pos)
             if not isinstance(obj, dict):
