@@ -87,6 +87,8 @@ def cmd_run(ns: argparse.Namespace) -> int:
         f"{spec.duration:g} pool s{until} {how}",
         flush=True,
     )
+    for trace in spec.traces:
+        print(trace.describe(), flush=True)
     with _progress_bar() as progress:
         summary = run_pool(spec, out, progress)
     print(format_summary(summary))

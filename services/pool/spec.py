@@ -42,6 +42,11 @@ jobs = 100
 duration = { dist = "normal", mean = 90, sigma = 20 }
 arrival = { kind = "poisson", rate = 0.1 }
 
+[[trace]]                # a recorded job history replayed (see trace.py)
+file = "history.json"    # condor_history -json, -long text, or SWF (.swf)
+compress = 2.0           # submit times divided by this
+on_error = "skip"        # or "refuse": a bad trace line stops the load
+
 [[submit]]               # submitted at pool time `at` to schedd index `schedd`
 at = 0
 schedd = 0
@@ -59,6 +64,10 @@ GROUP_QUOTA_DYNAMIC_<g>, GROUP_SORT_EXPR, ...), slot layouts and every submit de
 ``[[workload]]`` tables are drawn from the pool seed at load and become submit items
 like ``[[submit]]`` ones (one per cluster of equal jobs arriving together); an impossible
 distribution or arrival is refused with the line and the key.
+``[[trace]]`` tables are read at load too: their jobs become submit items (each job tagged
+``MockTrace`` and ``MockTraceJob``) and their removed jobs :class:`RemoveItem` s in
+``removals``; a bad trace line names the trace file and its line, and is refused or (with
+``on_error = "skip"``) left out and listed in ``traces``.
 The ``[accountant]`` table only seeds a negotiator that has no saved state yet. An error
 names the file, the line and the problem. Config and submit text written inline keeps the spec file's line numbers.
 Submit files and the item files of ``queue ... from <file>`` are read here, relative to the
@@ -93,6 +102,15 @@ from ..negotiator.preemption import check_negotiator_config
 from ..schedd.submit import MAX_JOBS_PER_SUBMISSION, SubmitError, SubmitInputs, parse_submit
 from ..startd.machine import Machine
 from .submit_files import SubmitFileError, read_submit_inputs, read_user_file
+from .trace import (
+    FORMATS,
+    ON_ERROR,
+    TraceError,
+    read_trace,
+    remove_constraint,
+    replay,
+    submit_clusters,
+)
 from .virtual import CLOCKS, CycleCost, parse_cycle_cost
 from .workload import (
     Workload,
@@ -106,9 +124,11 @@ from .workload import (
 __all__ = [
     "MachineGroup",
     "PoolSpec",
+    "RemoveItem",
     "ScheddGroup",
     "SpecError",
     "SubmitItem",
+    "TraceSummary",
     "load_spec",
     "parse_spec",
 ]
@@ -142,6 +162,38 @@ class SubmitItem:
     inputs: SubmitInputs = field(default_factory=SubmitInputs)
 
 
+@dataclass(frozen=True)
+class RemoveItem:
+    """A removal (condor_rm -constraint) at pool time ``at``: a trace's removed job."""
+
+    at: float
+    schedd: str  # schedd name
+    constraint: str  # selects the job(s) to remove
+    reason: str  # RemoveReason
+    source: str  # for error messages: the trace file and line
+
+
+@dataclass(frozen=True)
+class TraceSummary:
+    """A ``[[trace]]`` as loaded: what it replays and what ``on_error = "skip"`` left out."""
+
+    name: str
+    file: str
+    jobs: int
+    removals: int
+    skipped: tuple[str, ...]  # one message (file:line: problem) per job left out
+
+    def describe(self, shown: int = 10) -> str:
+        """What ``mockpool run`` says about the trace: jobs, removals, what was skipped."""
+        text = f"Trace {self.name} ({self.file}): {self.jobs} jobs, {self.removals} removals"
+        if self.skipped:
+            text += f"; {len(self.skipped)} skipped:"
+            text += "".join(f"\n  {m}" for m in self.skipped[:shown])
+            if len(self.skipped) > shown:
+                text += f"\n  ... and {len(self.skipped) - shown} more"
+        return text
+
+
 @dataclass
 class PoolSpec:
     source: str
@@ -155,10 +207,18 @@ class PoolSpec:
     submits: list[SubmitItem] = field(default_factory=list)
     priorities: dict[str, dict[str, float]] = field(default_factory=dict)  # [accountant."name"]
     workloads: list[Workload] = field(default_factory=list)  # [[workload]], also in submits
+    traces: list[TraceSummary] = field(default_factory=list)  # [[trace]], also in submits
+    removals: list[RemoveItem] = field(default_factory=list)  # traces' removals, by time
     clock: str = "live"  # "live" (Ray actors, gRPC, scaled wall clock) or "virtual"
     latency: float = 0.0  # virtual runs: pool seconds a message takes each way
     cycle_cost: CycleCost = field(default_factory=CycleCost)  # virtual runs: see virtual.py
     until_done: bool = False  # stop once every job of the workload has left the queue
+
+    def timeline(self) -> list[SubmitItem | RemoveItem]:
+        """Submits and removals in the order to send them: by time, submits first at
+        equal times (a removal may name a job submitted at the same instant)."""
+        items: list[SubmitItem | RemoveItem] = [*self.submits, *self.removals]
+        return sorted(items, key=lambda x: (x.at, isinstance(x, RemoveItem)))
 
     @property
     def schedd_names(self) -> list[str]:
@@ -276,7 +336,27 @@ _WORKLOAD_KEYS = {
     "request_memory",
     "request_disk",
 }
-_TOP_KEYS = {"pool", "config", "startds", "schedds", "submit", "workload", "accountant"}
+_TRACE_KEYS = {
+    "name",
+    "file",
+    "format",
+    "schedd",
+    "compress",
+    "shift",
+    "limit",
+    "removals",
+    "on_error",
+}
+_TOP_KEYS = {
+    "pool",
+    "config",
+    "startds",
+    "schedds",
+    "submit",
+    "workload",
+    "trace",
+    "accountant",
+}
 _NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.\-]*")
 _ACCOUNTANT_KEYS = {"factor", "priority"}
 
@@ -401,7 +481,11 @@ class _Builder:
                 f"{dup!r} is used twice",
             )
         spec.submits.extend(self._generated(spec))
+        taken_names = set(names)
+        for i, t in enumerate(self._list(data, "trace")):
+            self._trace(t, i, spec, taken_names)
         spec.submits.sort(key=lambda s: s.at)
+        spec.removals.sort(key=lambda r: r.at)
         return spec
 
     def _config(self, tbl: Any, seed: int) -> ConfigDict:
@@ -656,6 +740,68 @@ class _Builder:
                     raise SpecError(f"{source}: [[workload]] #{i + 1}: {e}") from None
             out.append(SubmitItem(c.at, c.schedd, c.owner, text, source))
         return out
+
+    def _trace(self, t: dict[str, Any], i: int, spec: PoolSpec, taken: set[str]) -> None:
+        """A [[trace]]: its jobs as submit items, its removed jobs as removals."""
+        self._unknown(t, _TRACE_KEYS, "trace", i)
+        name = t.get("name", f"trace{i + 1}")
+        if not isinstance(name, str) or not _NAME.fullmatch(name) or name in taken:
+            raise self.fail(
+                "trace",
+                i,
+                "name",
+                f"must be a name not used twice (letters, digits, _ . -), got {name!r}",
+            )
+        taken.add(name)
+        path = t.get("file")
+        if not isinstance(path, str) or not path:
+            raise self.fail("trace", i, "file" if "file" in t else None, "needs file (a path)")
+        fmt = t.get("format")
+        if fmt is not None and fmt not in FORMATS:
+            raise self.fail(
+                "trace", i, "format", f"must be one of {', '.join(FORMATS)}, got {fmt!r}"
+            )
+        on_error = t.get("on_error", "refuse")
+        if on_error not in ON_ERROR:
+            raise self.fail(
+                "trace", i, "on_error", f"must be one of {', '.join(ON_ERROR)}, got {on_error!r}"
+            )
+        removals = t.get("removals", True)
+        if not isinstance(removals, bool):
+            raise self.fail("trace", i, "removals", f"must be true or false, got {removals!r}")
+        compress = self._num(t, "trace", i, "compress", 1.0, float, 0, strict=True)
+        shift = self._num(t, "trace", i, "shift", 0.0, float, 0)
+        limit = self._num(t, "trace", i, "limit", 0, int, 0)
+        schedd = self._schedd(t, "trace", i, spec)
+        try:
+            read = read_trace(self.base_dir / path, fmt, on_error=on_error, source=path)
+        except TraceError as e:
+            raise SpecError(f"{e} ([[trace]] #{i + 1} of {self.source})") from None
+        jobs = replay(read.records, compress=compress, shift=shift, limit=limit, removals=removals)
+        limit_per = spec.config.get_int("MAX_JOBS_PER_SUBMISSION", MAX_JOBS_PER_SUBMISSION)
+        checked: set[str] = set()
+        for c in submit_clusters(jobs, name, max_per_cluster=limit_per):
+            source = f"{path}:{c.line}"
+            if c.owner not in checked:  # clusters differ in numbers only, owners in names
+                checked.add(c.owner)
+                try:
+                    parse_submit(c.description, source, owner=c.owner, validate=parse_expr)
+                except SubmitError as e:
+                    raise SpecError(f"{source}: [[trace]] #{i + 1}: {e}") from None
+            spec.submits.append(SubmitItem(c.at, schedd, c.owner, c.description, source))
+        removed = [j for j in jobs if j.remove_at is not None]
+        spec.removals.extend(
+            RemoveItem(
+                j.remove_at,
+                schedd,
+                remove_constraint(name, j.job_id),
+                f"trace {name}: job {j.job_id} was removed",
+                f"{path}:{j.line}",
+            )
+            for j in removed
+            if j.remove_at is not None
+        )
+        spec.traces.append(TraceSummary(name, path, len(jobs), len(removed), tuple(read.skipped)))
 
     def _submit(self, t: dict[str, Any], i: int, spec: PoolSpec) -> SubmitItem:
         self._unknown(t, _SUBMIT_KEYS, "submit", i)
