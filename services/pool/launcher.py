@@ -37,7 +37,7 @@ from ..inprocess import InProcessNetwork
 from ..virtualtime import VirtualClock, VirtualEventLoop
 from .client import PoolClient
 from .host import DaemonHost
-from .spec import PoolSpec, SubmitItem
+from .spec import PoolSpec, RemoveItem, SubmitItem
 from .virtual import VIRTUAL_EPOCH
 
 log = logging.getLogger(__name__)
@@ -195,12 +195,16 @@ class LivePool:
         await self._central.run.remote(spec.time_scale, self.epoch_wall, [0])  # collector only
         self.client = PoolClient(self.collector_address, self.token, transport=self.network)
         await self._wait_advertised()
-        due_now = [s for s in spec.submits if s.at <= 0]
-        for item in due_now:
-            await self._submit(item)
+        timeline = spec.timeline()
+        for item in timeline:
+            if item.at <= 0 and isinstance(item, SubmitItem):
+                await self._submit(item)
         await self._wait_submitters(sum(n for _, _, n in self.submitted))
+        for item in timeline:
+            if item.at <= 0 and isinstance(item, RemoveItem):
+                await self._remove(item)
         await self._central.run.remote(spec.time_scale, self.epoch_wall, [1])  # negotiator
-        later = [s for s in spec.submits if s.at > 0]
+        later = [s for s in timeline if s.at > 0]
         if later:
             self._workload = asyncio.create_task(self._feed(later))
 
@@ -250,10 +254,31 @@ class LivePool:
             self.workload_errors.append(f"submit at {item.at:g} to {item.schedd}: {e}")
             log.warning("workload submit failed: %s", e)
 
-    async def _feed(self, items: list[SubmitItem]) -> None:
+    async def _remove(self, item: RemoveItem) -> None:
+        """condor_rm -constraint for a trace's removed job (the summary reports failures)."""
+        assert self.client is not None
+        try:
+            results = await self.client.act(
+                "remove", constraint=item.constraint, schedd=item.schedd, reason=item.reason
+            )
+            problems = [f"{r.job_id}: {r.error}" for r in results if not r.ok]
+        except Exception as e:
+            problems = [str(e)]
+        if problems:
+            self.workload_errors.append(
+                f"remove at {item.at:g} ({item.source}): {'; '.join(problems)}"
+            )
+            log.warning("workload removal failed: %s", problems)
+
+    async def _feed(self, items: list[SubmitItem | RemoveItem]) -> None:
+        assert self.clock is not None
         for item in items:
-            await self.sleep_until(item.at)
-            await self._submit(item)
+            # the pool clock itself: a virtual pool's horizon belongs to its driver
+            await self.clock.sleep_until(item.at)
+            if isinstance(item, RemoveItem):
+                await self._remove(item)
+            else:
+                await self._submit(item)
 
     async def stop(self) -> list[dict[str, Any]]:
         if self.vloop is not None:

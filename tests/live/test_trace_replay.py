@@ -103,10 +103,6 @@ def test_completed_jobs_replay_their_submit_time_duration_and_shape(
     assert checked == 18
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="the launcher does not feed PoolSpec.removals yet (services/pool/launcher.py)",
-)
 def test_removed_jobs_are_removed_at_their_trace_time(
     replayed: tuple[Path, dict[str, TraceJob], dict[str, ClassAd]],
 ) -> None:

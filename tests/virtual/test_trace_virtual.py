@@ -97,10 +97,6 @@ def test_each_removal_selects_exactly_its_job(
         assert hits == [r.constraint.split('"')[-2]], r.constraint
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="the launcher does not feed PoolSpec.removals yet (services/pool/launcher.py)",
-)
 def test_removed_jobs_are_removed_at_their_trace_time(
     replayed: tuple[Path, dict[str, TraceJob], dict[str, ClassAd]],
 ) -> None:
