@@ -11,7 +11,7 @@ its cluster. The negotiator's ``cycle`` events give cycle durations, matches and
 groups' quotas.
 
 The *window* of the loading factors is from the first job start to the first negotiation
-cycle that starts at or after the last job end (the last job end when no cycle follows; the
+cycle that starts after the last job end (the last job end when no cycle follows; the
 run's end while jobs still run): the pool before its first match and after its last job
 is idle by construction and says nothing about the cadence, and a slot freed by the last
 job could take no new one before that cycle, so a saturated pool's window holds whole
@@ -240,7 +240,10 @@ def measure(
     interval = float(np.median(periods)) if len(periods) else None
     t0 = min((r.start for r in runs), default=0.0)
     t1 = max((r.end for r in runs), default=0.0)
-    t1 = max(t1, min(min((t for t in starts if t >= t1), default=t1), now))
+    # strictly after: a cycle that starts at the very instant the last job ends cannot
+    # give its slot a new job (the startd's update reaches the collector after the cycle
+    # fetched its ads), so a slot's match period holds to the cycle after that one
+    t1 = max(t1, min(min((t for t in starts if t > t1), default=t1), now))
     window = t1 - t0
 
     # loading factor: per slot, and over the pool's cpus

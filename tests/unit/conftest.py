@@ -82,7 +82,8 @@ def matched_counts(
 def saturated_events(jobs: int, slots: int, d: float, c: float) -> list[dict]:
     """A run's events with no claim reuse: ``jobs`` jobs of ``d`` s queued at 0 on ``slots``
     one-cpu slots, negotiation cycles starting at k·``c``, each slot matched again at the
-    first cycle after its job ends (the saw-tooth's model)."""
+    first cycle after its job ends (the saw-tooth's model; strictly after: a job that ends
+    at the instant a cycle starts is not seen by it, as in a real pool)."""
     import math
 
     events: list[dict] = [
@@ -99,7 +100,7 @@ def saturated_events(jobs: int, slots: int, d: float, c: float) -> list[dict]:
     for n in range(jobs):
         s = n % slots
         start, end = free[s], free[s] + d
-        free[s] = math.ceil(end / c) * c
+        free[s] = (math.floor(end / c) + 1) * c
         ids = {"slot": f"slot{s}@m", "job": f"1.{n}", "claim": f"c{n}"}
         events += [
             {
