@@ -1,7 +1,7 @@
 """The saw-tooth, from seed 000, in virtual time: fixed-duration jobs on static slots, no
 claim reuse (CLAIM_WORKLIFE = 0), a fixed NEGOTIATOR_INTERVAL C. A slot is matched at a
 cycle, runs its job for D, and waits for the first cycle after the job ends, so its
-loading factor is D / (C·(⌊D/C⌋ + ⌈D/C − ⌊D/C⌋⌉)). Measured over whole match periods it
+loading factor is D / (C·(⌊D/C⌋ + ⌈D/C - ⌊D/C⌋⌉)). Measured over whole match periods it
 must agree within ±0.01 at every D/C from 0.2 to 6 in steps of 0.1.
 
 At a whole D/C the job ends at the very instant a cycle starts, and that cycle has
