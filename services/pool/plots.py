@@ -25,7 +25,7 @@ from matplotlib.figure import Figure
 
 from .measures import Measures, load_run, measure, sawtooth
 
-__all__ = ["REPORT_NAME", "figures", "render_html", "write_report"]
+__all__ = ["REPORT_NAME", "figures", "render_html", "sweep_figures", "write_report"]
 
 REPORT_NAME = "report.html"
 
@@ -179,7 +179,6 @@ _HEADLINE = (
 
 def render_html(title: str, summary: dict[str, Any], m: Measures) -> str:
     """The report page for a run's summary and measures."""
-    e = html.escape
     rows = [(label, m.summary.get(key)) for key, label in _HEADLINE]
     rows += [
         ("mean wait (pool s)", m.summary["wait"]["mean"]),
@@ -188,11 +187,22 @@ def render_html(title: str, summary: dict[str, Any], m: Measures) -> str:
         ("matches", summary.get("matches")),
         ("worst clock lag (pool s)", m.summary["clock_lag"]["max"]),
     ]
+    return _page(title, rows, figures(m), "All measures (summary.json)", m.summary)
+
+
+def _page(
+    title: str,
+    rows: list[tuple[str, Any]],
+    figs: list[tuple[str, Figure]],
+    details_title: str,
+    details: Any,
+) -> str:
+    e = html.escape
     table = "\n".join(f"<tr><th>{e(k)}</th><td>{e(str(v))}</td></tr>" for k, v in rows)
-    figs = "\n".join(
+    images = "\n".join(
         f'<figure><img alt="{e(caption)}" src="data:image/png;base64,{_png(fig)}">'
         f"<figcaption>{e(caption)}</figcaption></figure>"
-        for caption, fig in figures(m)
+        for caption, fig in figs
     )
     return f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>{e(title)}</title>
@@ -200,15 +210,89 @@ def render_html(title: str, summary: dict[str, Any], m: Measures) -> str:
 figure{{margin:2em 0}}img{{max-width:100%}}</style></head>
 <body><h1>{e(title)}</h1>
 <table>{table}</table>
-{figs}
-<details><summary>All measures (summary.json)</summary><pre>{e(json.dumps(m.summary, indent=1))}</pre></details>
+{images}
+<details><summary>{e(details_title)}</summary><pre>{e(json.dumps(details, indent=1))}</pre></details>
 </body></html>
 """
 
 
+# A sweep's plotted measures: name in the table -> axis label.
+SWEEP_AXES = {
+    "loading_factor": "pool loading factor",
+    "wait_mean_s": "mean wait (pool s)",
+    "throughput_per_hour": "throughput (jobs per pool hour)",
+    "cycles": "negotiation cycles",
+    "cycle_seconds": "mean cycle duration (pool s)",
+    "cpu_utilisation": "CPU utilisation (fraction)",
+}
+
+
+def _number(text: str) -> float | None:
+    try:
+        return float(text)
+    except ValueError:
+        return None
+
+
+def sweep_figures(sweep: dict[str, Any]) -> list[tuple[str, Figure]]:
+    """Each measure against each swept knob: the mean over seeds with its 95% interval,
+    one line per combination of the other knobs."""
+    rows, knobs = sweep["table"], list(sweep["knobs"])
+    out = []
+    for knob in knobs:
+        others = [k for k in knobs if k != knob]
+        fig, axes = plt.subplots(2, 3, figsize=(12, 6.5))
+        for ax, (name, label) in zip(axes.flat, SWEEP_AXES.items(), strict=True):
+            lines: dict[tuple[str, ...], list[dict[str, Any]]] = defaultdict(list)
+            for r in rows:
+                lines[tuple(f"{k}={r[k]}" for k in others)].append(r)
+            for key, pts in lines.items():
+                pts = [p for p in pts if p.get(name) is not None]
+                xs = [_number(str(p[knob])) for p in pts]
+                if not pts or any(x is None for x in xs):  # a knob with text values
+                    xs = list(range(len(pts)))
+                    ax.set_xticks(xs, [str(p[knob]) for p in pts])
+                order = np.argsort(xs)
+                x = np.asarray(xs, dtype=float)[order]
+                y = np.asarray([p[name] for p in pts], dtype=float)[order]
+                err = np.asarray([p.get(f"{name}_ci95") or 0.0 for p in pts])[order]
+                ax.errorbar(x, y, yerr=err, marker="o", capsize=3, label=", ".join(key) or "all")
+            ax.set_xlabel(knob)
+            ax.set_ylabel(label)
+            ax.set_title(label, fontsize=9)
+            ax.legend(fontsize=7)
+        fig.suptitle(f"Measures against {knob} (mean over seeds, 95% interval)")
+        fig.tight_layout()
+        out.append((f"Each measure against {knob}", fig))
+    return out
+
+
+def write_sweep_report(folder: Path) -> Path:
+    from .measures import MeasureError
+
+    try:
+        sweep = json.loads((folder / "sweep.json").read_text())
+        sweep["table"], sweep["knobs"]
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise MeasureError(f"{folder / 'sweep.json'}: not a sweep table ({exc})") from None
+    rows: list[tuple[str, Any]] = [
+        ("spec", sweep.get("spec")),
+        ("clock", sweep.get("clock")),
+        ("knobs", ", ".join(f"{k} = {', '.join(v)}" for k, v in sweep["knobs"].items())),
+        ("seeds", sweep.get("seeds")),
+    ]
+    path = folder / REPORT_NAME
+    page = _page(f"mockpool sweep: {folder.name}", rows, sweep_figures(sweep), "Table", sweep)
+    path.write_text(page)
+    return path
+
+
 def write_report(folder: str | Path) -> Path:
-    """Write ``report.html`` into a run's output folder (MeasureError if it holds no run)."""
+    """Write ``report.html`` into a run's (or a sweep's) output folder (MeasureError if it
+    holds neither)."""
     folder = Path(folder)
+    if (folder / "sweep.json").exists():
+        return write_sweep_report(folder)
     events, summary = load_run(folder)
     m = measure(
         events,

@@ -96,6 +96,7 @@ from ..config import (
     read_local_config,
     slot_types,
 )
+from ..negotiator.cadence import Cadence, CadenceError
 from ..negotiator.cycle import CycleConfig, NegotiatorInputError
 from ..negotiator.groups import GroupConfig, GroupConfigError
 from ..negotiator.preemption import check_negotiator_config
@@ -286,6 +287,26 @@ def load_spec(path: str | os.PathLike[str], *, seed: int | None = None) -> PoolS
     except (OSError, UnicodeDecodeError) as e:
         raise SpecError(f"{path}: cannot read: {getattr(e, 'strerror', None) or e}") from None
     return parse_spec(text, os.fspath(path), base_dir=p.parent, seed=seed)
+
+
+def check_negotiator_knobs(config: ConfigDict, source: str) -> None:
+    """The negotiator's knobs, checked before a pool starts so a bad one stops it there
+    (SpecError with the knob's file and line, else ``source``)."""
+    neg = config.for_subsystem("NEGOTIATOR")
+    try:
+        GroupConfig.from_config(neg)
+        CycleConfig.from_config(neg)
+        Cadence.from_config(neg)
+    except GroupConfigError as e:
+        knob = config.knob(e.knob)
+        raise SpecError(f"{knob.where if knob else source}: {e}") from None
+    except NegotiatorInputError as e:
+        if e.knob is None:  # the message says where
+            raise SpecError(str(e)) from None
+        knob = config.knob(e.knob)
+        raise SpecError(f"{knob.where if knob else source}: {e}") from None
+    except (ConfigError, CadenceError) as e:
+        raise SpecError(f"{source}: {e}") from None
 
 
 def _toml_line(exc: tomllib.TOMLDecodeError) -> str:
@@ -542,19 +563,7 @@ class _Builder:
         return parse_config("\n".join(lines), self.source, base)
 
     def _negotiator_config(self, config: ConfigDict) -> None:
-        """The negotiator's knobs, checked now so a bad one stops the pool at start."""
-        neg = config.for_subsystem("NEGOTIATOR")
-        try:
-            GroupConfig.from_config(neg)
-            CycleConfig.from_config(neg)
-        except GroupConfigError as e:
-            knob = config.knob(e.knob)
-            raise SpecError(f"{knob.where if knob else self.source}: {e}") from None
-        except NegotiatorInputError as e:
-            if e.knob is None:  # the message says where
-                raise SpecError(str(e)) from None
-            knob = config.knob(e.knob)
-            raise SpecError(f"{knob.where if knob else self.source}: {e}") from None
+        check_negotiator_knobs(config, self.source)
 
     def _accountant_line(self, name: str, key: str | None) -> int:
         start = 0

@@ -27,7 +27,7 @@ from typing import Any
 
 from ..config import ConfigError
 from ..config.defaults import is_known
-from .spec import SpecError, load_spec
+from .spec import SpecError, check_negotiator_knobs, load_spec
 from .virtual import CLOCKS
 
 __all__ = [
@@ -143,7 +143,8 @@ def check(spec_path: str, points: Sequence[Point], clock: str, overrides: dict[s
             continue
         seen.add(p.knobs)
         try:
-            _spec_for(spec_path, p, clock, overrides)
+            spec = _spec_for(spec_path, p, clock, overrides)
+            check_negotiator_knobs(spec.config, f"--set {p.config_text()!r}")
         except (SpecError, ConfigError, ValueError) as exc:
             where = ", ".join(f"{k}={v}" for k, v in p.knobs)
             raise SweepError(f"{where}: {exc}" if where else str(exc)) from None

@@ -1,0 +1,139 @@
+"""mockpool sweep: the grid, the table (means and 95% intervals), resuming, bad input."""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from mockpool.pool.sweep import Point, SweepError, aggregate, parse_set, plan, run_sweep
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+
+
+def test_parse_set() -> None:
+    assert parse_set("NEGOTIATOR_INTERVAL=30, 60,120") == (
+        "NEGOTIATOR_INTERVAL",
+        ["30", "60", "120"],
+    )
+    assert parse_set("negotiator.NEGOTIATOR_INTERVAL=5")[1] == ["5"]
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("NOT_A_KNOB_AT_ALL=1", "not a configuration knob"),
+        ("NEGOTIATOR_INTERVAL=", "needs values"),
+        ("NEGOTIATOR_INTERVAL=30,,60", "needs values"),
+        ("NEGOTIATOR_INTERVAL", "expected KNOB=VALUE"),
+        ("NEGOTIATOR_INTERVAL=30,30", "given twice"),
+    ],
+)
+def test_bad_sets_are_refused(text: str, message: str) -> None:
+    with pytest.raises(SweepError, match=message):
+        parse_set(text)
+
+
+def test_plan_is_the_grid_times_the_seeds() -> None:
+    points = plan([("A", ["1", "2"]), ("B", ["x", "y", "z"])], [7, 8])
+    assert len(points) == 12
+    assert points[0] == Point((("A", "1"), ("B", "x")), 7)
+    assert points[1] == Point((("A", "1"), ("B", "x")), 8)
+    assert points[-1].name == "A-2__B-z__seed8"
+    with pytest.raises(SweepError, match="given twice"):
+        plan([("A", ["1"]), ("a", ["2"])], [0])
+
+
+def test_aggregate_means_and_student_intervals() -> None:
+    p = Point((("NEGOTIATOR_INTERVAL", "60"),), 0)
+    lf = [0.5, 0.7, 0.6]
+    rows = aggregate([(p, {"measures": {"pool_loading_factor": v}, "cycles": 10}) for v in lf])
+    (row,) = rows
+    # mean 0.6, sd 0.1, t(0.975, 2) = 4.303: 4.303 x 0.1 / sqrt(3) = 0.24844
+    assert row["loading_factor"] == pytest.approx(0.6)
+    assert row["loading_factor_ci95"] == pytest.approx(4.303 * 0.1 / math.sqrt(3), abs=1e-5)
+    assert row["cycles"] == 10 and row["cycles_ci95"] == 0
+    assert row["wait_mean_s"] is None and row["seeds"] == 3
+
+
+def test_a_sweep_runs_every_point_and_resumes(tmp_path: Path) -> None:
+    out = tmp_path / "sweep"
+    calls: list[tuple[int, int, int]] = []
+    rows = run_sweep(
+        str(EXAMPLES / "pslot.toml"),
+        [("NEGOTIATOR_INTERVAL", ["30", "60"])],
+        seeds=2,
+        out=out,
+        workers=2,
+        progress=lambda *a: calls.append(a),
+    )
+    assert [r["NEGOTIATOR_INTERVAL"] for r in rows] == ["30", "60"]
+    assert all(r["seeds"] == 2 and r["jobs_completed"] == 15 for r in rows)
+    # a shorter interval means more cycles in the spec's 300 s
+    assert rows[0]["cycles"] > rows[1]["cycles"]
+    assert calls[-1] == (4, 4, 0)
+    table = json.loads((out / "sweep.json").read_text())
+    assert table["knobs"] == {"NEGOTIATOR_INTERVAL": ["30", "60"]} and table["seeds"] == [1, 2]
+    with (out / "sweep.csv").open() as f:
+        assert len(list(csv.DictReader(f))) == 2
+    # interrupted: one point's run is gone; a second run redoes only that one
+    shutil.rmtree(out / "points" / "NEGOTIATOR_INTERVAL-60__seed2")
+    calls.clear()
+    again = run_sweep(
+        str(EXAMPLES / "pslot.toml"),
+        [("NEGOTIATOR_INTERVAL", ["30", "60"])],
+        seeds=2,
+        out=out,
+        workers=1,
+        progress=lambda *a: calls.append(a),
+    )
+    assert calls[0] == (3, 4, 3) and calls[-1] == (4, 4, 3)
+    assert again == rows  # virtual time: the rerun point gives the same numbers
+
+
+def test_the_cli_refuses_bad_values_before_running(tmp_path: Path) -> None:
+    out = tmp_path / "sweep"
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "mockpool.cli.main",
+            "sweep",
+            str(EXAMPLES / "pslot.toml"),
+            "--set",
+            "NEGOTIATOR_INTERVAL=60,-5",
+            "--out",
+            str(out),
+        ],
+        capture_output=True,
+        text=True,
+        env={**os.environ},
+        timeout=120,
+    )
+    assert proc.returncode == 2
+    assert "NEGOTIATOR_INTERVAL=-5" in proc.stderr and "must be a number >= 0" in proc.stderr
+    assert not (out / "points").exists()
+
+
+def test_the_report_of_a_sweep_plots_each_knob(tmp_path: Path) -> None:
+    from mockpool.pool.plots import write_report
+
+    out = tmp_path / "sweep"
+    run_sweep(
+        str(EXAMPLES / "pslot.toml"),
+        [("NEGOTIATOR_INTERVAL", ["30", "60"]), ("UPDATE_INTERVAL", ["60", "120"])],
+        seeds=1,
+        out=out,
+        workers=2,
+    )
+    page = write_report(out).read_text()
+    assert page.count("<img") == 2
+    assert "Each measure against NEGOTIATOR_INTERVAL" in page
+    assert "Each measure against UPDATE_INTERVAL" in page
