@@ -92,7 +92,9 @@ def cmd_run(ns: argparse.Namespace) -> int:
     with _progress_bar() as progress:
         summary = run_pool(spec, out, progress)
     print(format_summary(summary))
-    print(f"Output written to {out}/ (events.jsonl, NegotiatorLog, ads/, summary.json, *.csv)")
+    print(
+        f"Output written to {out}/ (events.jsonl, NegotiatorLog, ads/, summary.json, *.csv, metrics.prom)"
+    )
     print(format_report(check_dir(out)))  # informative: `mockpool check DIR` sets the status
     if ns.report:
         return cmd_report(argparse.Namespace(dir=str(out)))
@@ -272,6 +274,8 @@ def cmd_up(ns: argparse.Namespace) -> int:
     print(
         f"Pool up (pid {info['pid']}): collector at {info['collector']}, schedds {', '.join(info['schedds'])}"
     )
+    if info.get("metrics"):
+        print(f"Prometheus metrics at {info['metrics']}")
     print(f"Pool files in {d}; stop it with `mockpool down`")
     return 0
 

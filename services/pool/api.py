@@ -34,6 +34,8 @@ from .client import ActResult
 from .launcher import LivePool
 from .localray import LocalRay, start_local_ray, stop_local_ray
 from .measures import measure, write_series
+from .metrics import PoolMetrics, exposition
+from .metrics import Snapshot as MetricsSnapshot
 from .report import summarize, write_output
 from .spec import PoolSpec, load_spec, parse_spec
 from .virtual import CLOCKS
@@ -105,6 +107,8 @@ class Pool:
         # The Ray this pool started (loopback only), None when Ray was already running.
         self.local_ray: LocalRay | None = None
         self._running = False
+        self._metrics_server: Any = None
+        self.metrics_url = ""  # where a live pool serves its Prometheus metrics, if asked
 
     @classmethod
     def from_spec(cls, path: str | os.PathLike[str], **kw: Any) -> Pool:
@@ -134,14 +138,39 @@ class Pool:
         self._thread.start()
         try:
             self._run(self._start())
+            if self.spec.metrics_port and not self.virtual:
+                self._serve_metrics(self.spec.metrics_port)
         except BaseException:
             self.stop()
             raise
         self._running = True
         return self
 
+    def metrics(self) -> MetricsSnapshot:
+        """What a Prometheus scrape of this pool reads now."""
+        return self._run(self._live.metrics_snapshot(), timeout=60)
+
+    def _serve_metrics(self, port: int) -> None:
+        from prometheus_client import CollectorRegistry, start_http_server
+
+        registry = CollectorRegistry(auto_describe=False)
+        registry.register(PoolMetrics(self.metrics))
+        try:
+            server, _thread = start_http_server(port, addr=self.spec.host, registry=registry)
+        except OSError as exc:
+            raise RuntimeError(
+                f"cannot serve metrics on {self.spec.host}:{port}: {exc.strerror or exc}"
+            ) from None
+        self._metrics_server = server
+        host = f"[{self.spec.host}]" if ":" in self.spec.host else self.spec.host
+        self.metrics_url = f"http://{host}:{server.server_port}/metrics"
+
     def stop(self) -> list[dict[str, Any]]:
         status: list[dict[str, Any]] = []
+        if self._metrics_server is not None:
+            self._metrics_server.shutdown()
+            self._metrics_server.server_close()
+            self._metrics_server = None
         if self._thread.is_alive():
             try:
                 status = self._run(self._live.stop(), timeout=60)
@@ -377,6 +406,7 @@ class Pool:
                 summary=summary,
             )
             write_series(Path(out), m)
+            (Path(out) / "metrics.prom").write_bytes(exposition(self.metrics()))
         return summary
 
 

@@ -196,6 +196,7 @@ class DaemonHost:
         lag = self._clock.lag_stats()
         return {
             "role": self.role,
+            "identity": self._identity,
             "pid": os.getpid(),
             "address": self._ctx.address if self._ctx else "",
             # ru_maxrss is KiB on Linux: the peak resident memory of this actor process.

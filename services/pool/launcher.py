@@ -25,6 +25,7 @@ import asyncio
 import logging
 import tempfile
 import time
+from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 from types import SimpleNamespace
@@ -37,6 +38,7 @@ from ..inprocess import InProcessNetwork
 from ..virtualtime import VirtualClock, VirtualEventLoop
 from .client import PoolClient
 from .host import DaemonHost
+from .metrics import Snapshot as MetricsSnapshot
 from .spec import PoolSpec, RemoveItem, SubmitItem
 from .virtual import VIRTUAL_EPOCH
 
@@ -342,6 +344,23 @@ class LivePool:
             on_step(self.now(), duration)
 
     # ------------------------------------------------------------------ observation
+    async def metrics_snapshot(self) -> MetricsSnapshot:
+        """What a metrics scrape reads: every actor's status, slots by State, submitters."""
+        assert self.client is not None
+        hosts = await self.status()
+        slots = await self.client.query("Machine", projection=["State"])
+        subs = await self.client.query(
+            "Submitter", projection=["Name", "IdleJobs", "RunningJobs", "HeldJobs"]
+        )
+        return MetricsSnapshot(
+            hosts=hosts,
+            slot_states=Counter(str(a.get_value("State", "Unknown")) for a in slots),
+            submitters=[
+                {k: a.get_value(k) for k in ("Name", "IdleJobs", "RunningJobs", "HeldJobs")}
+                for a in subs
+            ],
+        )
+
     async def drain(self) -> None:
         """Pull events and NegotiatorLog lines from every actor into this process."""
         hosts = [self._central, *self._hosts]

@@ -8,6 +8,8 @@ Folder layout (``--out DIR``):
 - ``ads/``: final ads in old ClassAd syntax, as ``condor_status -long`` and ``condor_q
   -long`` print them (sorted attributes, private ones left out, a blank line after each): ``slots.ads``, ``schedds.ads``, ``submitters.ads``,
   ``negotiator.ads``, ``collector.ads``, ``jobs.ads`` (queue) and ``history.ads``.
+- ``metrics.prom``: the pool's Prometheus metrics at the end, in the text format
+  (``services/pool/metrics.py``; a live pool with ``metrics_port`` serves them too).
 - ``summary.json``, with these keys:
 
   ===================== ===========================================================

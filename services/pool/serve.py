@@ -110,6 +110,7 @@ def main(argv: list[str] | None = None) -> int:
             "time_scale": spec.time_scale,
             "epoch_wall": pool.epoch_wall,
             "log_base_wall": pool.log_base_wall,
+            "metrics": pool.metrics_url,
             "spec": os.path.abspath(ns.spec),
             "ray": {"temp_dir": ray_dir.temp_dir, "session_dir": ray_dir.session_dir}
             if ray_dir

@@ -10,6 +10,7 @@ clock = "live"           # or "virtual": every daemon in one process, time jumps
 until_done = false       # stop when every job of the workload has left the queue
 latency = 0.0            # virtual: pool seconds a message takes each way
 cycle_cost = "zero"      # virtual: or { per_slot = s, per_match = s } or { cpu_factor = f }
+metrics_port = 0         # live: serve Prometheus metrics on host:port (0: off)
 
 [config]                 # HTCondor knobs, as in a condor_config
 file = "condor_config"   # optional: read first, then the text block, then single knobs
@@ -214,6 +215,7 @@ class PoolSpec:
     latency: float = 0.0  # virtual runs: pool seconds a message takes each way
     cycle_cost: CycleCost = field(default_factory=CycleCost)  # virtual runs: see virtual.py
     until_done: bool = False  # stop once every job of the workload has left the queue
+    metrics_port: int = 0  # a live pool serves Prometheus metrics here (0: not at all)
 
     def timeline(self) -> list[SubmitItem | RemoveItem]:
         """Submits and removals in the order to send them: by time, submits first at
@@ -341,6 +343,7 @@ _POOL_KEYS = {
     "latency",
     "cycle_cost",
     "until_done",
+    "metrics_port",
 }
 _STARTD_KEYS = {"name", "count", "machines_per_actor", "config", "config_file"}
 _SCHEDD_KEYS = {"name", "count", "per_actor"}
@@ -472,6 +475,11 @@ class _Builder:
         if not isinstance(spec.until_done, bool):
             raise self.fail(
                 "pool", None, "until_done", f"must be true or false, got {spec.until_done!r}"
+            )
+        spec.metrics_port = self._num(pool, "pool", None, "metrics_port", 0, int, 0)
+        if spec.metrics_port > 65535:
+            raise self.fail(
+                "pool", None, "metrics_port", f"must be a port number, got {spec.metrics_port}"
             )
         spec.config = self._config(data.get("config", {}), spec.seed)
         self._negotiator_config(spec.config)
