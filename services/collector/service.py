@@ -32,14 +32,12 @@ import grpc
 import grpc.aio
 
 from ..auth import Role, current_role
-from ..claimid import sinful
-from ..classad import ClassAd
 from ..daemon import DaemonContext, abort_invalid, periodic
 from ..v1 import collector_pb2 as cpb
 from ..v1 import collector_pb2_grpc as cgrpc
 from ..wire import WireError, ad_from_pb
+from .selfad import collector_ad
 from .store import (
-    MACHINE,
     MACHINE_PRIVATE,
     AdStore,
     CollectorError,
@@ -207,52 +205,16 @@ class CollectorService(cgrpc.CollectorServicer):
 
     def publish_self_ad(self) -> None:
         """Store the collector's own ad with fresh pool totals."""
-        now = self.ctx.clock.now()
         self._self_seq += 1
-        ad = ClassAd()
-        ad["MyType"] = "Collector"
-        ad["Name"] = self.name
-        if self.ctx.address:
-            ad["MyAddress"] = sinful(self.ctx.address)
-            ad["CollectorIpAddr"] = sinful(self.ctx.address)
-        ad["DaemonStartTime"] = self._start_time
-        ad["UpdateSequenceNumber"] = self._self_seq
-        if self.update_interval > 0:
-            ad["UpdateInterval"] = 24 * self.update_interval  # as HTCondor's init_classad
-        for attr, value in self._totals().items():
-            ad[attr] = value
-        self.store.update("Collector", ad, now, owned=True)
-
-    def _totals(self) -> dict[str, int]:
-        # HTCondor counts slot ads with a State by its first letter (C/U/O).
-        total = claimed = unclaimed = owner = machine_ads = 0
-        for rec in self.store.records(MACHINE):
-            machine_ads += 1
-            state = rec.ad.get_value("State")
-            if not isinstance(state, str):
-                continue
-            total += 1
-            first = state[:1]
-            claimed += first == "C"
-            unclaimed += first == "U"
-            owner += first == "O"
-        running = idle = submitter_ads = 0
-        for rec in self.store.records("Submitter"):
-            submitter_ads += 1
-            r, i = rec.ad.get_value("RunningJobs"), rec.ad.get_value("IdleJobs")
-            if type(r) is int and type(i) is int:
-                running += r
-                idle += i
-        return {
-            "HostsTotal": total,
-            "HostsClaimed": claimed,
-            "HostsUnclaimed": unclaimed,
-            "HostsOwner": owner,
-            "RunningJobs": running,
-            "IdleJobs": idle,
-            "MachineAds": machine_ads,
-            "SubmitterAds": submitter_ads,
-        }
+        ad = collector_ad(
+            self.store,
+            name=self.name,
+            address=self.ctx.address,
+            start_time=self._start_time,
+            sequence=self._self_seq,
+            update_interval=self.update_interval,
+        )
+        self.store.update("Collector", ad, self.ctx.clock.now(), owned=True)
 
     # -- RPCs --------------------------------------------------------------------
     async def Advertise(

@@ -68,6 +68,7 @@ from .cycle import (
     requests_from_ads,
 )
 from .log import LogLine, format_line
+from .phase1 import negotiator_ad, schedds_to_ask
 from .stats import StatsHistory
 
 __all__ = ["SERVICE_NAME", "NegotiatorService"]
@@ -414,23 +415,15 @@ class NegotiatorService(ngrpc.NegotiatorServicer):
         self, snapshot: Snapshot, notes: list[LogLine]
     ) -> tuple[list[ResourceRequest], set[str]]:
         """Every schedd's resource requests; the submitters of schedds that failed."""
-        schedds: dict[str, str] = {}  # schedd name -> address
-        submitters_at: dict[str, set[str]] = {}
-        for ad in snapshot.submitters:
-            idle, sname, addr, who = (
-                ad.eval(a) for a in ("IdleJobs", "ScheddName", "ScheddIpAddr", "Name")
-            )
-            if not (isinstance(sname, str) and isinstance(addr, str)):
-                notes.append(
-                    LogLine(
-                        self.ctx.clock.now(),
-                        "WARNING: ignoring submitter ad with no name and/or address",
-                    )
+        plan = schedds_to_ask(snapshot.submitters)
+        schedds, submitters_at = plan.addresses, plan.submitters_at
+        for _ in range(plan.ignored):
+            notes.append(
+                LogLine(
+                    self.ctx.clock.now(),
+                    "WARNING: ignoring submitter ad with no name and/or address",
                 )
-                continue
-            submitters_at.setdefault(sname, set()).add(who if isinstance(who, str) else "")
-            if isinstance(idle, int) and not isinstance(idle, bool) and idle > 0:
-                schedds[sname] = addr
+            )
 
         async def one(sname: str, addr: str) -> list[ClassAd]:
             reply = await rpc.call(
@@ -440,7 +433,7 @@ class NegotiatorService(ngrpc.NegotiatorServicer):
             )
             return ads_from_pb(reply.requests)
 
-        names = sorted(schedds)
+        names = plan.names()
         replies = await asyncio.gather(*(one(n, schedds[n]) for n in names), return_exceptions=True)
         requests: list[ResourceRequest] = []
         failed: set[str] = set()
@@ -540,16 +533,13 @@ class NegotiatorService(ngrpc.NegotiatorServicer):
 
     # -- the Negotiator ad ---------------------------------------------------------------
     def negotiator_ad(self) -> ClassAd:
-        now = self.ctx.clock.now()
-        ad = ClassAd()
-        ad["MyType"] = "Negotiator"
-        ad["Name"] = self.name
-        ad["NegotiatorName"] = self.name
-        ad["MyAddress"] = sinful(self.ctx.address) if self.ctx.address else ""
-        ad["NegotiatorIpAddr"] = ad.eval("MyAddress")
-        ad["DaemonStartTime"] = self._start_time
-        ad["MyCurrentTime"] = int(now)
-        ad["UpdateInterval"] = int(self.update_interval)
+        ad = negotiator_ad(
+            self.name,
+            self.ctx.address,
+            start_time=self._start_time,
+            now=self.ctx.clock.now(),
+            update_interval=self.update_interval,
+        )
         return self.history.publish(ad)
 
     async def advertise(self) -> None:

@@ -1,0 +1,68 @@
+"""The collector's own ad ("Collector"): who it is and the pool's totals, as HTCondor's
+collector publishes them (``HostsTotal``, ``HostsClaimed``, ``RunningJobs``, ...)."""
+
+from __future__ import annotations
+
+from ..claimid import sinful
+from ..classad import ClassAd
+from .store import MACHINE, AdStore
+
+__all__ = ["collector_ad", "pool_totals"]
+
+
+def pool_totals(store: AdStore) -> dict[str, int]:
+    """Slot ads by State (HTCondor counts a State by its first letter: C/U/O) and the
+    submitters' running and idle jobs."""
+    total = claimed = unclaimed = owner = machine_ads = 0
+    for rec in store.records(MACHINE):
+        machine_ads += 1
+        state = rec.ad.get_value("State")
+        if not isinstance(state, str):
+            continue
+        total += 1
+        first = state[:1]
+        claimed += first == "C"
+        unclaimed += first == "U"
+        owner += first == "O"
+    running = idle = submitter_ads = 0
+    for rec in store.records("Submitter"):
+        submitter_ads += 1
+        r, i = rec.ad.get_value("RunningJobs"), rec.ad.get_value("IdleJobs")
+        if type(r) is int and type(i) is int:
+            running += r
+            idle += i
+    return {
+        "HostsTotal": total,
+        "HostsClaimed": claimed,
+        "HostsUnclaimed": unclaimed,
+        "HostsOwner": owner,
+        "RunningJobs": running,
+        "IdleJobs": idle,
+        "MachineAds": machine_ads,
+        "SubmitterAds": submitter_ads,
+    }
+
+
+def collector_ad(
+    store: AdStore,
+    *,
+    name: str,
+    address: str,
+    start_time: int,
+    sequence: int,
+    update_interval: int,
+) -> ClassAd:
+    """The Collector ad with the store's current totals."""
+    ad = ClassAd()
+    ad["MyType"] = "Collector"
+    ad["Name"] = name
+    if address:
+        ad["MyAddress"] = sinful(address)
+        ad["CollectorIpAddr"] = sinful(address)
+    ad["DaemonStartTime"] = start_time
+    ad["UpdateSequenceNumber"] = sequence
+    if update_interval > 0:
+        ad["UpdateInterval"] = 24 * update_interval  # as HTCondor's init_classad
+    for attr, value in pool_totals(store).items():
+        ad[attr] = value
+    return ad

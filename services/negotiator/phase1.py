@@ -1,0 +1,54 @@
+"""Phase 1's plan: which schedds a cycle asks for resource requests, from the submitter
+ads in the collector (HTCondor asks each schedd whose submitters have idle jobs)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from ..claimid import sinful
+from ..classad import ClassAd
+
+__all__ = ["ScheddsToAsk", "negotiator_ad", "schedds_to_ask"]
+
+
+@dataclass
+class ScheddsToAsk:
+    addresses: dict[str, str] = field(default_factory=dict)  # schedd name -> its address
+    submitters_at: dict[str, set[str]] = field(default_factory=dict)  # schedd -> submitters
+    ignored: int = 0  # submitter ads with no schedd name or address
+
+    def names(self) -> list[str]:
+        """The schedds to ask, in the order the cycle asks them."""
+        return sorted(self.addresses)
+
+
+def schedds_to_ask(submitters: Sequence[ClassAd]) -> ScheddsToAsk:
+    plan = ScheddsToAsk()
+    for ad in submitters:
+        idle, sname, addr, who = (
+            ad.eval(a) for a in ("IdleJobs", "ScheddName", "ScheddIpAddr", "Name")
+        )
+        if not (isinstance(sname, str) and isinstance(addr, str)):
+            plan.ignored += 1
+            continue
+        plan.submitters_at.setdefault(sname, set()).add(who if isinstance(who, str) else "")
+        if isinstance(idle, int) and not isinstance(idle, bool) and idle > 0:
+            plan.addresses[sname] = addr
+    return plan
+
+
+def negotiator_ad(
+    name: str, address: str, *, start_time: int, now: float, update_interval: float
+) -> ClassAd:
+    """The Negotiator ad without its cycle statistics (``StatsHistory.publish`` adds them)."""
+    ad = ClassAd()
+    ad["MyType"] = "Negotiator"
+    ad["Name"] = name
+    ad["NegotiatorName"] = name
+    ad["MyAddress"] = sinful(address) if address else ""
+    ad["NegotiatorIpAddr"] = ad.eval("MyAddress")
+    ad["DaemonStartTime"] = start_time
+    ad["MyCurrentTime"] = int(now)
+    ad["UpdateInterval"] = int(update_interval)
+    return ad
