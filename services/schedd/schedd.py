@@ -1060,31 +1060,9 @@ class Schedd:
         the id stays the p-slot's Capability, for the negotiator to hand out."""
         if claim_id in self.claims or claim_id == claim.claim_id:
             return
-        if self.totals()[RUNNING] + self._reserved >= self.max_jobs_running:
+        job = self._take_runnable_job(claim.submitter, slot_ad, now, fit=False)
+        if job is None:
             return
-        best: tuple[int, int, int] | None = None  # (-prio, cluster, proc) as IdleIndex orders
-        best_group: tuple[str, int] | None = None
-        for group in self._idle.groups():
-            if group[0] != claim.submitter:
-                continue
-            key = self._idle.first(group)
-            if key is None:
-                continue
-            job = self.jobs[key]
-            order = (-job.prio, job.cluster, job.proc)
-            if best is not None and order >= best:
-                continue
-            limits = job.ad.eval("ConcurrencyLimits", slot_ad)
-            if isinstance(limits, str) and limits:
-                continue
-            if not matches(job.ad, slot_ad, now=now):
-                continue
-            best, best_group = order, group
-        if best_group is None:
-            return
-        key = self._idle.pop(best_group)
-        assert key is not None
-        job = self.jobs[key]
         slot_name = slot_ad.get_value("Name", claim.slot_name)
         left = Claim(
             claim_id,
@@ -1109,6 +1087,42 @@ class Schedd:
             claim=_redact(claim_id),
             submitter=claim.submitter,
         )
+
+    def _take_runnable_job(
+        self, submitter: str, slot_ad: ClassAd, now: float, *, fit: bool
+    ) -> Job | None:
+        """The submitter's best idle job (JobPrio, then Cluster.Proc) that matches
+        ``slot_ad`` both ways, taken off the idle index (HTCondor's FindRunnableJob).
+        As HTCondor's claim recycling does by default, a job with concurrency limits is
+        left to the negotiator, which counts them. ``fit``: the job's requests must also
+        fit the slot as it is (a claimed static or dynamic slot is not carved again)."""
+        if self.totals()[RUNNING] + self._reserved >= self.max_jobs_running:
+            return None
+        best: tuple[int, int, int] | None = None  # (-prio, cluster, proc) as IdleIndex orders
+        best_group: tuple[str, int] | None = None
+        for group in self._idle.groups():
+            if group[0] != submitter:
+                continue
+            key = self._idle.first(group)
+            if key is None:
+                continue
+            job = self.jobs[key]
+            order = (-job.prio, job.cluster, job.proc)
+            if best is not None and order >= best:
+                continue
+            limits = job.ad.eval("ConcurrencyLimits", slot_ad)
+            if isinstance(limits, str) and limits:
+                continue
+            if fit and not _fits(job.ad, slot_ad, now):
+                continue
+            if not matches(job.ad, slot_ad, now=now):
+                continue
+            best, best_group = order, group
+        if best_group is None:
+            return None
+        key = self._idle.pop(best_group)
+        assert key is not None
+        return self.jobs[key]
 
     def on_activation_results(self, outcomes: Iterable[ActivationOutcome], now: float) -> Outbox:
         """Activated: the job is Running. Refused: the job is idle, the claim released."""
@@ -1192,7 +1206,8 @@ class Schedd:
             job.claim = None
             claim.job = None
             claim.state = "idle"
-            if e.reason:  # evicted (killed, lease expired): back to the queue
+            evicted = bool(e.reason)
+            if evicted:  # evicted (killed, lease expired): back to the queue
                 job.set("LastVacateTime", int(end))
                 job.set("VacateReason", e.reason)
                 self._left_slot(job)
@@ -1212,19 +1227,33 @@ class Schedd:
                     exit_code=int(e.exit_code),
                     submitter=job.submitter,
                 )
-            self._claim_finished(claim, now, out)
+            self._claim_finished(claim, now, out, reuse=not evicted)
         self._commit()
         return out
 
-    def _claim_finished(self, claim: Claim, now: float, out: Outbox) -> None:
-        """A job left ``claim``; decide what the claim does next.
-
-        Claim reuse hooks in here: pick the next idle job of ``claim.submitter`` that
-        matches ``claim.slot_ad`` (both Requirements, startd Rank >= current), reserve it
-        and return an Activation on the same claim, without a negotiation cycle; the
-        startd enforces CLAIM_WORKLIFE. This issue has no reuse: the claim is released.
-        """
-        self._drop_claim(claim, out)
+    def _claim_finished(self, claim: Claim, now: float, out: Outbox, *, reuse: bool) -> None:
+        """A job left ``claim``: claim reuse. The next idle job of the same submitter that
+        matches the slot (both Requirements) and fits it runs on the same claim, with no
+        negotiation cycle; the startd refuses the activation once CLAIM_WORKLIFE has
+        passed, and the job goes back to Idle. Nothing to run, or an evicted job: the
+        claim is released."""
+        job = None
+        if reuse and claim.slot_ad is not None:
+            job = self._take_runnable_job(claim.submitter, claim.slot_ad, now, fit=True)
+        if job is None:
+            self._drop_claim(claim, out)
+            return
+        claim.job, job.claim = job, claim
+        self._reserved += 1
+        claim.state = "activating"
+        out.activations[claim.startd_address].append(Activation(claim.claim_id, job.ad, job.job_id))
+        self._emit(
+            "claim_reuse",
+            job=job.job_id,
+            slot=claim.slot_name,
+            claim=_redact(claim.claim_id),
+            submitter=claim.submitter,
+        )
 
     def on_releases_done(self, claim_ids: Iterable[str], now: float) -> None:
         """ReleaseClaims was sent: removed jobs that waited for their claim leave."""
@@ -1441,6 +1470,24 @@ class Schedd:
 
 
 # --------------------------------------------------------------------------- rules
+
+
+_FITTED = ("Cpus", "Memory", "Disk")
+
+
+def _fits(job_ad: ClassAd, slot_ad: ClassAd, now: float) -> bool:
+    """Whether the job's RequestCpus/Memory/Disk fit the slot's Cpus/Memory/Disk."""
+    for res in _FITTED:
+        request = job_ad.lookup(f"Request{res}")
+        if request is None:
+            continue
+        want = evaluate(request, job_ad, slot_ad, now=now)
+        have = slot_ad.eval(res)
+        if isinstance(want, bool) or not isinstance(want, int | float):
+            continue  # no request of this resource
+        if isinstance(have, bool) or not isinstance(have, int | float) or want > have:
+            return False
+    return True
 
 
 def _applies(action: str, status: int) -> bool:

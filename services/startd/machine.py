@@ -59,7 +59,7 @@ released as by :meth:`Machine.release` (a dynamic slot's resources go back to it
 
 Known differences: no Matched state (the startd hears of a match only with the claim
 request), so MATCH_TIMEOUT has nothing to time; no Owner state, vacating (an evicted job
-leaves at once) or suspension yet; CLAIM_WORKLIFE is enforced in a later issue; the
+leaves at once) or suspension yet; CLAIM_WORKLIFE is enforced at activation; the
 startd checks the job's Requirements as well as its own (HTCondor's startd re-checks only
 its own side).
 """
@@ -287,6 +287,8 @@ class Machine:
         self._leftovers = cfg.get_bool("CLAIM_PARTITIONABLE_LEFTOVERS")
         self._default_lease = float(maxc)
         self._alive_interval = float(cfg.get_int("ALIVE_INTERVAL"))
+        # -1: a claim runs jobs forever; N: no new job once the claim is older than N s
+        self._worklife = cfg.get_int("CLAIM_WORKLIFE")
         self._slots: dict[str, Slot] = {}  # every slot by Name, dynamic ones included
         self._top: list[Slot] = []  # static and partitionable, in SlotID order
         self._offers: dict[str, Slot] = {}  # claim ids a claim request may bring
@@ -785,6 +787,14 @@ class Machine:
                 f"claim {redact(claim_id)} on {slot.name} is already running job "
                 f"{claim.job.cluster}.{claim.job.proc}"
             )
+        # HTCondor's Resource::claimWorklifeExpired: after the first job, a claim older
+        # than CLAIM_WORKLIFE takes no more (0: one job per claim; -1: no limit)
+        age = now - claim.claimed_at
+        if claim.activations > 0 and self._worklife >= 0 and age > self._worklife:
+            raise ClaimRefusedError(
+                f"claim {redact(claim_id)} on {slot.name} is {age:g} s old: past "
+                f"CLAIM_WORKLIFE ({self._worklife} s), it takes no new job"
+            )
         cluster, proc = job_ad.eval("ClusterId"), job_ad.eval("ProcId")
         for attr, value in (("ClusterId", cluster), ("ProcId", proc)):
             if isinstance(value, bool) or not isinstance(value, int) or value < 0:
@@ -811,6 +821,7 @@ class Machine:
             retirement=_retirement(slot, ad, job_ad, now),
         )
         claim.job = job
+        claim.activations += 1
         claim.concurrency_limits = _limits(job_ad, ad)
         claim.last_heard = now
         slot.set_state("Claimed", "Busy", now)

@@ -201,6 +201,7 @@ class Claim:
     job: RunningJob | None = None
     job_ad: ClassAd | None = None  # the job the claim was requested for (a preempting claim's)
     concurrency_limits: str = ""  # the job's ConcurrencyLimits as evaluated, published
+    activations: int = 0  # jobs started on this claim (CLAIM_WORKLIFE counts from the 2nd)
 
 
 @dataclass(slots=True, eq=False)

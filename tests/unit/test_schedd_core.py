@@ -778,3 +778,85 @@ def test_keepalive_period_floor_is_ten_seconds(path: Path) -> None:
     s.submit(SLEEP + "queue\n", "a.sub", "alice", 0.0)
     start(s, "1.0", 1, 0.0)
     assert s.next_keepalive() == 10
+
+
+def static_slot_ad(cpus: int = 1, memory: int = 2048, start: str = "true") -> ClassAd:
+    from mockpool.classad import parse_expr
+
+    ad = ClassAd(Name="slot1@exec1", Cpus=cpus, Memory=memory, Disk=10_000_000)
+    ad["Start"] = parse_expr(start)
+    ad["Requirements"] = parse_expr("START")
+    return ad
+
+
+def claimed(s: Schedd, now: float, slot_ad: ClassAd, n: int = 1) -> str:
+    """Match the best idle job of alice's autocluster 1 onto slot1@exec1 with its ad,
+    claim and activate it at ``now``; the claim id."""
+    s.on_matches([Match(ALICE, 1, "slot1@exec1", cid(n), "exec1:1")], now)
+    s.on_claim_results(
+        [ClaimOutcome(cid(n), True, claim_id=cid(n), slot_name="slot1@exec1", slot_ad=slot_ad)],
+        now,
+    )
+    s.on_activation_results([ActivationOutcome(cid(n), True, start_time=now)], now)
+    return cid(n)
+
+
+def exit_(s: Schedd, claim: str, job: str, start: float, end: float, reason: str = ""):  # type: ignore[no-untyped-def]
+    cluster, proc = (int(x) for x in job.split("."))
+    exits = [JobExit(claim, cluster, proc, start, end, 0, "slot1@exec1", reason)]
+    return s.on_job_exits(exits, end)
+
+
+def test_claim_reuse_runs_the_next_job_on_the_same_claim(path: Path) -> None:
+    """Three 60 s jobs, one claim: 1.0 at 10-70, 1.1 at 70-130, 1.2 at 130-190."""
+    s = make(path)
+    s.submit(SLEEP + "request_memory = 1024\nqueue 3\n", "a.sub", "alice", 0.0)
+    claim = claimed(s, 10.0, static_slot_ad())
+    for job, nxt, t in (("1.0", "1.1", 70.0), ("1.1", "1.2", 130.0)):
+        out = exit_(s, claim, job, t - 60, t)
+        assert not out.releases and not out.claims
+        assert [(a.claim_id, a.job_id) for a in out.activations["exec1:1"]] == [(claim, nxt)]
+        s.on_activation_results([ActivationOutcome(claim, True, start_time=t)], t)
+        ad = job_ad(s, nxt)
+        assert v(ad, "JobStatus") == RUNNING and v(ad, "JobCurrentStartDate") == t
+        assert v(ad, "RemoteHost") == "slot1@exec1"
+    out = exit_(s, claim, "1.2", 130.0, 190.0)
+    assert dict(out.releases) == {"exec1:1": [claim]}  # nothing left to run: released
+    assert [v(h, "CompletionDate") for h in s.history()] == [190, 130, 70]
+    kinds = [k for k, _ in s.drain_events()]
+    assert kinds.count("claim_reuse") == 2 and kinds.count("match") == 1
+
+
+def test_claim_reuse_takes_only_a_fitting_matching_job_of_the_same_submitter(path: Path) -> None:
+    s = make(path)
+    s.submit(SLEEP + "request_memory = 1024\nqueue\n", "a.sub", "alice", 0.0)  # 1.0
+    s.submit(SLEEP + "request_memory = 4096\npriority = 5\nqueue\n", "b.sub", "alice", 0.0)
+    s.submit(SLEEP + "request_memory = 512\nqueue\n", "c.sub", "bob", 0.0)  # 3.0: bob's
+    s.submit(SLEEP + "concurrency_limits = lic\nqueue\n", "d.sub", "alice", 0.0)  # 4.0
+    s.submit(SLEEP + 'requirements = TARGET.Name == "other"\nqueue\n', "e.sub", "alice", 0.0)
+    s.submit(SLEEP + "request_memory = 2048\nqueue\n", "f.sub", "alice", 0.0)  # 6.0
+    claim = claimed(s, 1.0, static_slot_ad(memory=2048))
+    assert v(job_ad(s, "1.0"), "JobStatus") == RUNNING  # the match was autocluster 1's
+    # On exit, 2.0 has the best priority but 4096 MB does not fit the 2048 MB slot,
+    # bob's 3.0 is bob's, 4.0 has a concurrency limit (left to the negotiator), and
+    # 5.0's Requirements refuse the slot: 6.0 runs.
+    out = exit_(s, claim, "1.0", 1.0, 61.0)
+    assert [a.job_id for a in out.activations["exec1:1"]] == ["6.0"]
+
+
+def test_an_evicted_job_gives_its_claim_back_and_a_refused_activation_releases(
+    path: Path,
+) -> None:
+    s = make(path)
+    s.submit(SLEEP + "queue 3\n", "a.sub", "alice", 0.0)
+    claim = claimed(s, 1.0, static_slot_ad())
+    out = exit_(s, claim, "1.0", 1.0, 30.0, reason="lease expired")
+    assert dict(out.releases) == {"exec1:1": [claim]} and not out.activations
+    claim = claimed(s, 40.0, static_slot_ad(), n=2)
+    out = exit_(s, claim, "1.0", 40.0, 100.0)
+    (act,) = out.activations["exec1:1"]
+    # the startd refuses it (CLAIM_WORKLIFE passed): the job is idle, the claim released
+    out = s.on_activation_results([ActivationOutcome(claim, False, "CLAIM_WORKLIFE")], 100.0)
+    assert dict(out.releases) == {"exec1:1": [claim]}
+    assert v(job_ad(s, act.job_id), "JobStatus") == IDLE
+    assert len(s.resource_requests()) == 1

@@ -715,3 +715,35 @@ def test_empty_consumption_knob_falls_back_to_the_request() -> None:
     no_request = job()
     del no_request["RequestMemory"]
     assert ad.eval("ConsumptionMemory", no_request) == 0
+
+
+@pytest.mark.parametrize(
+    ("worklife", "second_at", "ok"),
+    [
+        ("-1", 10_000, True),  # no limit
+        ("0", 60, False),  # one job per claim
+        ("100", 100, True),  # age 100 is not past 100
+        ("100", 101, False),
+        ("1200", 60, True),  # HTCondor's default
+    ],
+)
+def test_claim_worklife_limits_new_jobs_on_a_claim(worklife: str, second_at: int, ok: bool) -> None:
+    """Claimed at 0, first job 0-60; the second activation at ``second_at``."""
+    m = machine(f"NUM_CPUS = 1\nSLOT_TYPE_0_PARTITIONABLE = False\nCLAIM_WORKLIFE = {worklife}\n")
+    cid = priv(m, "slot1@exec0001").eval("Capability")
+    claim(m, cid, "slot1@exec0001")
+    m.activate(cid, job(MockDuration=60), now=0)
+    assert [e.job_id for e in m.advance(60)] == ["1.0"]
+    if ok:
+        a = m.activate(cid, job(1, 1, MockDuration=60), now=second_at)
+        assert (a.job_id, a.start) == ("1.1", second_at)
+    else:
+        with pytest.raises(ClaimRefusedError, match="past CLAIM_WORKLIFE"):
+            m.activate(cid, job(1, 1), now=second_at)
+
+
+def test_claim_worklife_never_stops_the_first_job() -> None:
+    m = machine("NUM_CPUS = 1\nSLOT_TYPE_0_PARTITIONABLE = False\nCLAIM_WORKLIFE = 0\n")
+    cid = priv(m, "slot1@exec0001").eval("Capability")
+    claim(m, cid, "slot1@exec0001")
+    assert m.activate(cid, job(), now=500).job_id == "1.0"
