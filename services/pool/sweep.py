@@ -254,8 +254,13 @@ def run_sweep(
     reused = len(results)
     if progress:
         progress(len(results), len(points), reused)
-    if todo:
-        n = workers or max(1, min(len(todo), os.cpu_count() or 1))
+    n = workers or max(1, min(len(todo), os.cpu_count() or 1))
+    if todo and n == 1 and clock == "virtual":
+        for p in todo:  # one at a time, in this process
+            results[p] = run_point(spec_path, p, clock, overrides, str(root / "points" / p.name))
+            if progress:
+                progress(len(results), len(points), reused)
+    elif todo:
         if clock == "live":
             n = 1  # each live point is a pool of Ray actors of its own: one at a time
         ctx = multiprocessing.get_context("spawn")  # no fork of a process that ran gRPC

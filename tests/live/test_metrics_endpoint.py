@@ -44,7 +44,7 @@ def test_the_counters_move(ray_session: None) -> None:
         second = _scrape(pool.metrics_url)
     assert second["mockpool_negotiation_cycles_total"] > first["mockpool_negotiation_cycles_total"]
     assert second["mockpool_job_exits_total"] == 15
-    assert second["mockpool_negotiation_matches_total"] >= 15
+    assert second["mockpool_negotiation_matches_total"] >= 10  # claim reuse runs the rest
     assert "mockpool_slots" in second and "mockpool_clock_lag_seconds" in second
     # the server is gone with the pool
     with pytest.raises(OSError):

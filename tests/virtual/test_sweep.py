@@ -71,7 +71,7 @@ def test_a_sweep_runs_every_point_and_resumes(tmp_path: Path) -> None:
         [("NEGOTIATOR_INTERVAL", ["30", "60"])],
         seeds=2,
         out=out,
-        workers=2,
+        workers=1,
         progress=lambda *a: calls.append(a),
     )
     assert [r["NEGOTIATOR_INTERVAL"] for r in rows] == ["30", "60"]
@@ -96,6 +96,26 @@ def test_a_sweep_runs_every_point_and_resumes(tmp_path: Path) -> None:
     )
     assert calls[0] == (3, 4, 3) and calls[-1] == (4, 4, 3)
     assert again == rows  # virtual time: the rerun point gives the same numbers
+
+
+def _cli(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "mockpool.cli.main", "sweep", *args],
+        capture_output=True,
+        text=True,
+        env={**os.environ},
+        timeout=300,
+    )
+
+
+def test_the_cli_runs_points_in_parallel_worker_processes(tmp_path: Path) -> None:
+    out = tmp_path / "sweep"
+    spec = str(EXAMPLES / "pslot.toml")
+    proc = _cli(spec, "--set", "NEGOTIATOR_INTERVAL=30,60", "--workers", "2", "--out", str(out))
+    assert proc.returncode == 0, proc.stderr
+    assert "NEGOTIATOR_INTERVAL" in proc.stdout and "LOADING_FACTOR" in proc.stdout
+    rows = json.loads((out / "sweep.json").read_text())["table"]
+    assert [r["jobs_completed"] for r in rows] == [15, 15]
 
 
 def test_the_cli_refuses_bad_values_before_running(tmp_path: Path) -> None:
@@ -131,7 +151,7 @@ def test_the_report_of_a_sweep_plots_each_knob(tmp_path: Path) -> None:
         [("NEGOTIATOR_INTERVAL", ["30", "60"]), ("UPDATE_INTERVAL", ["60", "120"])],
         seeds=1,
         out=out,
-        workers=2,
+        workers=1,
     )
     page = write_report(out).read_text()
     assert page.count("<img") == 2
