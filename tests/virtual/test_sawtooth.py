@@ -33,7 +33,7 @@ seed = 0
 
 [config]
 NEGOTIATOR_INTERVAL = {c}
-CLAIM_WORKLIFE = 0
+CLAIM_WORKLIFE = {worklife}
 
 [[startds]]
 count = 1
@@ -54,14 +54,19 @@ queue {jobs}
 """
 
 
-def _measured(x: float, out: Path) -> float:
+def _measured(x: float, out: Path, *, worklife: int = 0, per_slot: int = JOBS_PER_SLOT) -> float:
     d = round(x * C)
-    periods = JOBS_PER_SLOT * math.ceil(x + 1e-9)  # every job, then the cycle after
+    periods = per_slot * math.ceil(x + 1e-9)  # every job, then the cycle after
     text = SPEC.format(
-        duration=(periods + 2) * C + 10, c=C, slots=SLOTS, d=d, jobs=SLOTS * JOBS_PER_SLOT
+        duration=(periods + 2) * C + 10,
+        c=C,
+        worklife=worklife,
+        slots=SLOTS,
+        d=d,
+        jobs=SLOTS * per_slot,
     )
     summary = run_pool(parse_spec(text, f"<saw-tooth D/C={x:.1f}>"), out)
-    assert summary["jobs"]["Completed"] == SLOTS * JOBS_PER_SLOT
+    assert summary["jobs"]["Completed"] == SLOTS * per_slot
     return summary["measures"]["pool_loading_factor"]
 
 
@@ -80,3 +85,16 @@ def test_a_whole_multiple_waits_one_more_period(tmp_path: Path) -> None:
     # D = C: the formula's 1.0 holds only if the slot were matched at the instant its
     # job ends; it is matched a cycle later, so it is busy half the time.
     assert _measured(1.0, tmp_path / "one") == pytest.approx(0.5, abs=0.01)
+
+
+def test_with_claim_reuse_short_jobs_keep_the_pool_near_full(tmp_path: Path) -> None:
+    # CLAIM_WORKLIFE = -1: each slot runs its n jobs back to back on one claim from the
+    # first cycle; the window ends at the first cycle after the last job, so the pool is
+    # busy n·D of C·(⌊n·D/C⌋ + 1): n·x / (⌊n·x⌋ + 1), near 1 at every D/C (the
+    # saw-tooth's 0.2 at D/C = 0.2 becomes 0.89 with 40 jobs a slot).
+    n = 40
+    for x in (0.2, 0.5, 1.0, 1.5, 2.5, 4.0):
+        got = _measured(x, tmp_path / f"reuse{x}", worklife=-1, per_slot=n)
+        want = n * x / (math.floor(n * x + 1e-9) + 1)
+        assert got == pytest.approx(want, abs=0.01), x
+        assert got > 0.88 and got >= sawtooth(x + 1e-9)
