@@ -11,8 +11,9 @@ its cluster. The negotiator's ``cycle`` events give cycle durations, matches and
 groups' quotas.
 
 The *window* of the loading factors is from the first job start to the first negotiation
-cycle that starts after the last job end (the last job end when no cycle follows; the
-run's end while jobs still run): the pool before its first match and after its last job
+cycle that starts after the last job end (when the run stopped before that cycle, as an
+until-done run does, the time it was due by the median interval; the run's end while
+jobs still run): the pool before its first match and after its last job
 is idle by construction and says nothing about the cadence, and a slot freed by the last
 job could take no new one before that cycle, so a saturated pool's window holds whole
 match periods and its loading factor is the saw-tooth's.
@@ -243,7 +244,14 @@ def measure(
     # strictly after: a cycle that starts at the very instant the last job ends cannot
     # give its slot a new job (the startd's update reaches the collector after the cycle
     # fetched its ads), so a slot's match period holds to the cycle after that one
-    t1 = max(t1, min(min((t for t in starts if t > t1), default=t1), now))
+    after = [t for t in starts if t > t1]
+    if after:
+        t1 = max(t1, min(after[0], now))
+    elif starts and interval and runs and all(r.finished for r in runs):
+        # the run stopped before that cycle was due (an until-done run): when it was due
+        due = starts[-1] + interval * (math.floor((t1 - starts[-1]) / interval + 1e-9) + 1)
+        if due > now:
+            t1 = due
     window = t1 - t0
 
     # loading factor: per slot, and over the pool's cpus

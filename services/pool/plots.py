@@ -267,6 +267,45 @@ def sweep_figures(sweep: dict[str, Any]) -> list[tuple[str, Figure]]:
     return out
 
 
+def sweep_sawtooth(sweep: dict[str, Any]) -> Figure | None:
+    """Loading factor against D/C when every point ran jobs of one duration: one line per
+    combination of the knobs other than NEGOTIATOR_INTERVAL, over the theory."""
+    knob = next((k for k in sweep["knobs"] if k.upper() == "NEGOTIATOR_INTERVAL"), None)
+    # D/C is measured where the run had a class of one duration; points of the same
+    # interval (claim reuse on: too few cycles to measure one) share it
+    x_of = {r.get(knob): r["d_over_c"] for r in sweep["table"] if r.get("d_over_c")}
+    rows = [
+        {**r, "d_over_c": r.get("d_over_c") or x_of.get(r.get(knob))}
+        for r in sweep["table"]
+        if r.get("loading_factor") is not None
+    ]
+    if len(rows) < 2 or not all(r["d_over_c"] for r in rows):
+        return None
+    others = [k for k in sweep["knobs"] if k != knob]
+    fig, ax = plt.subplots(figsize=(7, 4))
+    top = max(6.0, *(r["d_over_c"] * 1.05 for r in rows))
+    x = np.linspace(0.01, top, 3000)
+    ax.plot(x, [sawtooth(v) for v in x], color="tab:gray", lw=1, label="theory: no claim reuse")
+    lines: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for r in rows:
+        lines[", ".join(f"{k}={r[k]}" for k in others) or "measured"].append(r)
+    for label, pts in lines.items():
+        pts.sort(key=lambda r: r["d_over_c"])
+        ax.plot(
+            [p["d_over_c"] for p in pts],
+            [p["loading_factor"] for p in pts],
+            "o",
+            ms=4,
+            label=label,
+        )
+    ax.set_title("Loading factor against job duration in negotiation cycles")
+    ax.set_xlabel("job duration D / negotiation interval C (cycles)")
+    ax.set_ylabel("pool loading factor (busy time / total)")
+    ax.set_ylim(0, 1.05)
+    ax.legend(loc="lower right", fontsize=8)
+    return fig
+
+
 def write_sweep_report(folder: Path) -> Path:
     from .measures import MeasureError
 
@@ -281,8 +320,12 @@ def write_sweep_report(folder: Path) -> Path:
         ("knobs", ", ".join(f"{k} = {', '.join(v)}" for k, v in sweep["knobs"].items())),
         ("seeds", sweep.get("seeds")),
     ]
+    figs = sweep_figures(sweep)
+    saw = sweep_sawtooth(sweep)
+    if saw is not None:
+        figs.insert(0, ("Loading factor against job duration, with the theoretical saw-tooth", saw))
     path = folder / REPORT_NAME
-    page = _page(f"mockpool sweep: {folder.name}", rows, sweep_figures(sweep), "Table", sweep)
+    page = _page(f"mockpool sweep: {folder.name}", rows, figs, "Table", sweep)
     path.write_text(page)
     return path
 

@@ -71,7 +71,17 @@ MEASURES: dict[str, Callable[[dict[str, Any]], float | None]] = {
     "matches_per_cycle": _get("measures", "matches_per_cycle", "mean"),
     "cycle_seconds": _get("measures", "cycle_duration", "mean"),
     "cpu_utilisation": _get("cpu_utilisation"),
+    "d_over_c": lambda s: _single_class(s, "d_over_c"),
 }
+
+
+def _single_class(summary: dict[str, Any], key: str) -> float | None:
+    """A run whose jobs all have one duration: its D/C (the saw-tooth's x), else None."""
+    classes = summary.get("measures", {}).get("duration_classes") or []
+    if len(classes) != 1 or not isinstance(classes[0].get(key), int | float):
+        return None
+    return float(classes[0][key])
+
 
 # Two-sided 95% Student's t for 1..30 degrees of freedom; 1.96 beyond.
 _T95 = (

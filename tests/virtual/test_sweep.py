@@ -154,6 +154,8 @@ def test_the_report_of_a_sweep_plots_each_knob(tmp_path: Path) -> None:
         workers=1,
     )
     page = write_report(out).read_text()
-    assert page.count("<img") == 2
+    # each knob, and the saw-tooth (every point ran jobs of one duration)
+    assert page.count("<img") == 3
+    assert "Loading factor against job duration" in page
     assert "Each measure against NEGOTIATOR_INTERVAL" in page
     assert "Each measure against UPDATE_INTERVAL" in page
