@@ -159,3 +159,22 @@ def test_the_report_of_a_sweep_plots_each_knob(tmp_path: Path) -> None:
     assert "Loading factor against job duration" in page
     assert "Each measure against NEGOTIATOR_INTERVAL" in page
     assert "Each measure against UPDATE_INTERVAL" in page
+
+
+def test_a_cadence_sweep_shows_the_trade_off_with_intervals_from_5_seeds(tmp_path: Path) -> None:
+    # examples/workload.toml: two submitters (a batch of 90 s jobs and a Poisson stream
+    # in a group); a longer NEGOTIATOR_INTERVAL means fewer cycles (less negotiator
+    # load) and longer waits
+    rows = run_sweep(
+        str(EXAMPLES / "workload.toml"),
+        [("NEGOTIATOR_INTERVAL", ["20", "60", "180"])],
+        seeds=5,
+        out=tmp_path / "sweep",
+        workers=1,
+    )
+    by = {r["NEGOTIATOR_INTERVAL"]: r for r in rows}
+    assert all(r["seeds"] == 5 for r in rows)
+    assert by["20"]["cycles"] > by["60"]["cycles"] > by["180"]["cycles"]
+    assert by["20"]["wait_mean_s"] < by["60"]["wait_mean_s"] < by["180"]["wait_mean_s"]
+    for r in rows:  # five seeds: an interval around every mean
+        assert r["loading_factor_ci95"] is not None and r["wait_mean_s_ci95"] > 0
