@@ -79,6 +79,7 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -280,15 +281,55 @@ class _Lines:
 # ------------------------------------------------------------------ parsing
 
 
-def load_spec(path: str | os.PathLike[str], *, seed: int | None = None) -> PoolSpec:
+def load_spec(
+    path: str | os.PathLike[str],
+    *,
+    seed: int | None = None,
+    workload: Mapping[str, str] | None = None,
+) -> PoolSpec:
     """The spec in ``path``; ``seed`` replaces its ``[pool] seed`` (workloads are drawn
-    from it as the spec is read)."""
+    from it as the spec is read), and ``workload`` sets ``NAME.KEY[.SUBKEY]`` of its
+    ``[[workload]]`` tables to TOML values (``{"batch.duration.sigma": "20"}``)."""
     p = Path(path)
     try:
         text = p.read_text()
     except (OSError, UnicodeDecodeError) as e:
         raise SpecError(f"{path}: cannot read: {getattr(e, 'strerror', None) or e}") from None
-    return parse_spec(text, os.fspath(path), base_dir=p.parent, seed=seed)
+    return parse_spec(text, os.fspath(path), base_dir=p.parent, seed=seed, workload=workload)
+
+
+def _set_workload(data: dict[str, Any], path: str, value: str, source: str) -> None:
+    """Set ``NAME.KEY[.SUBKEY...]`` of the ``[[workload]]`` named NAME to a TOML value."""
+    name, _, rest = path.partition(".")
+    keys = rest.split(".") if rest else []
+    tables = data.get("workload", [])
+    table = (
+        next((t for t in tables if isinstance(t, dict) and t.get("name") == name), None)
+        if isinstance(tables, list)
+        else None
+    )
+    if table is None or not keys or not all(keys):
+        names = (
+            [t.get("name") for t in tables if isinstance(t, dict)]
+            if isinstance(tables, list)
+            else []
+        )
+        raise SpecError(
+            f"{source}: workload.{path}: expected workload.NAME.KEY with NAME one of "
+            f"{', '.join(map(str, names)) or '(no [[workload]] tables)'}"
+        )
+    try:
+        parsed = tomllib.loads(f"v = {value}")["v"]
+    except tomllib.TOMLDecodeError:
+        parsed = value  # a bare word: a string
+    node = table
+    for i, key in enumerate(keys[:-1]):
+        child = node.get(key)
+        if not isinstance(child, dict):
+            where = ".".join([name, *keys[: i + 1]])
+            raise SpecError(f"{source}: workload.{path}: workload.{where} is not a table")
+        node = child
+    node[keys[-1]] = parsed
 
 
 def check_negotiator_knobs(config: ConfigDict, source: str) -> None:
@@ -318,12 +359,19 @@ def _toml_line(exc: tomllib.TOMLDecodeError) -> str:
 
 
 def parse_spec(
-    text: str, source: str = "<spec>", *, base_dir: Path | None = None, seed: int | None = None
+    text: str,
+    source: str = "<spec>",
+    *,
+    base_dir: Path | None = None,
+    seed: int | None = None,
+    workload: Mapping[str, str] | None = None,
 ) -> PoolSpec:
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
         raise SpecError(f"{source}:{_toml_line(e)}") from None
+    for path, value in (workload or {}).items():
+        _set_workload(data, path, value, source)
     if seed is not None:
         if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
             raise SpecError(f"{source}: seed must be a whole number >= 0, got {seed!r}")

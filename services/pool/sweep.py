@@ -1,5 +1,8 @@
 """Sweeps: one spec run for every combination of knob values, several seeds each.
 
+A swept parameter is an HTCondor knob or ``workload.NAME.KEY[.SUBKEY]`` of the spec's
+``[[workload]]`` named NAME (``--set workload.batch.duration.sigma=0,20,40``).
+
 ``mockpool sweep SPEC --set NEGOTIATOR_INTERVAL=30,60,120 --seeds 5`` plans the grid
 (every combination of the ``--set`` values, times seeds ``s .. s+N-1`` from the spec's
 own seed), runs each point as a whole pool (virtual time by default) in worker
@@ -97,8 +100,11 @@ def parse_set(text: str) -> tuple[str, list[str]]:
     knob = knob.strip()
     if not eq or not knob:
         raise SweepError(f"--set {text!r}: expected KNOB=VALUE[,VALUE...]")
-    if not is_known(knob):
-        raise SweepError(f"--set {knob}: not a configuration knob mockpool knows")
+    if not knob.startswith(WORKLOAD_PREFIX) and not is_known(knob):
+        raise SweepError(
+            f"--set {knob}: not a configuration knob mockpool knows "
+            f"(or {WORKLOAD_PREFIX}NAME.KEY of a [[workload]])"
+        )
     items = [v.strip() for v in values.split(",")]
     if not values.strip() or any(not v for v in items):
         raise SweepError(f"--set {knob}: needs values, e.g. {knob}=30,60,120")
@@ -119,7 +125,18 @@ class Point:
         return "__".join("".join(c if c.isalnum() or c in "-._" else "_" for c in p) for p in parts)
 
     def config_text(self) -> str:
-        return "\n".join(f"{k} = {v}" for k, v in self.knobs)
+        return "\n".join(f"{k} = {v}" for k, v in self.knobs if not _workload_key(k))
+
+    def workload(self) -> dict[str, str]:
+        """``NAME.KEY`` of [[workload]] tables -> value, for ``load_spec``."""
+        return {k[len(WORKLOAD_PREFIX) :]: v for k, v in self.knobs if _workload_key(k)}
+
+
+WORKLOAD_PREFIX = "workload."
+
+
+def _workload_key(knob: str) -> bool:
+    return knob.startswith(WORKLOAD_PREFIX)
 
 
 def plan(sets: Sequence[tuple[str, list[str]]], seeds: Sequence[int]) -> list[Point]:
@@ -139,7 +156,7 @@ def plan(sets: Sequence[tuple[str, list[str]]], seeds: Sequence[int]) -> list[Po
 def _spec_for(spec_path: str, point: Point, clock: str, overrides: dict[str, Any]) -> Any:
     from .api import _spec_from
 
-    spec = load_spec(spec_path, seed=point.seed)
+    spec = load_spec(spec_path, seed=point.seed, workload=point.workload())
     return _spec_from(spec, point.config_text() or None, {"clock": clock, **overrides})
 
 

@@ -178,3 +178,34 @@ def test_a_cadence_sweep_shows_the_trade_off_with_intervals_from_5_seeds(tmp_pat
     assert by["20"]["wait_mean_s"] < by["60"]["wait_mean_s"] < by["180"]["wait_mean_s"]
     for r in rows:  # five seeds: an interval around every mean
         assert r["loading_factor_ci95"] is not None and r["wait_mean_s_ci95"] > 0
+
+
+def test_a_workload_parameter_can_be_swept(tmp_path: Path) -> None:
+    assert parse_set("workload.tuned.duration.sigma=0,40") == (
+        "workload.tuned.duration.sigma",
+        ["0", "40"],
+    )
+    rows = run_sweep(
+        str(EXAMPLES / "tuning.toml"),
+        [("workload.tuned.duration.sigma", ["0", "40"])],
+        out=tmp_path / "sweep",
+        workers=1,
+    )
+    lf = {r["workload.tuned.duration.sigma"]: r["loading_factor"] for r in rows}
+    assert lf["0"] == pytest.approx(0.9, abs=0.01) and lf["40"] < 0.85
+
+
+@pytest.mark.parametrize(
+    ("knob", "message"),
+    [
+        ("workload.nosuch.jobs=1", "NAME one of tuned"),
+        ("workload.tuned.owner.first=x", "workload.tuned.owner is not a table"),
+        ("workload.tuned.duration.sigma=-5", "sigma"),
+    ],
+)
+def test_bad_workload_parameters_are_refused_before_running(
+    tmp_path: Path, knob: str, message: str
+) -> None:
+    with pytest.raises(SweepError, match=message):
+        run_sweep(str(EXAMPLES / "tuning.toml"), [parse_set(knob)], out=tmp_path / "s")
+    assert not (tmp_path / "s").exists()
