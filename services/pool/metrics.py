@@ -75,6 +75,9 @@ def families(snap: Snapshot) -> list[Any]:
         labels=["daemon"],
     )
     slots = GaugeMetricFamily("mockpool_slots", "Slots by State", labels=["state"])
+    ads = GaugeMetricFamily(
+        "mockpool_collector_ads", "Ads the collector holds, by type", labels=["daemon", "type"]
+    )
     submitter = GaugeMetricFamily(
         "mockpool_submitter_jobs", "A submitter's jobs by state", labels=["submitter", "state"]
     )
@@ -83,6 +86,10 @@ def families(snap: Snapshot) -> list[Any]:
         if h.get("lag"):
             lag.add_metric([actor], float(h["lag"].get("max", 0.0)))
         services = h.get("services", {})
+        coll = services.get("CollectorService")
+        if coll:
+            for ad_type, n in sorted(coll.get("ads", {}).items()):
+                ads.add_metric(["collector", ad_type], float(n))
         neg = services.get("NegotiatorService")
         if neg:
             name = str(neg.get("name", "negotiator"))
@@ -120,6 +127,7 @@ def families(snap: Snapshot) -> list[Any]:
         exits,
         lag,
         slots,
+        ads,
         submitter,
     ]
 

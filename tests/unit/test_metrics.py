@@ -73,6 +73,7 @@ def test_every_metric_says_what_it_counts() -> None:
     assert got[("mockpool_job_exits_total", ((d, "startd/startd0_0"),))] == 30
     assert got[("mockpool_clock_lag_seconds", ((d, "negotiator"),))] == 2.5
     assert got[("mockpool_slots", (("state", "Claimed"),))] == 2
+    assert got[("mockpool_collector_ads", ((d, "collector"), ("type", "Machine")))] == 3
     assert got[("mockpool_submitter_jobs", (("state", "idle"), ("submitter", "alice@pool")))] == 4
     assert got[("mockpool_submitter_jobs", (("state", "held"), ("submitter", "alice@pool")))] == 0
 
