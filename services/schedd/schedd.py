@@ -956,8 +956,10 @@ class Schedd:
                 )
             )
             out.accepted += 1
+            # the negotiator owns the match ("match", naming the autocluster's first job);
+            # the schedd owns which job took it
             self._emit(
-                "match",
+                "job_matched",
                 job=job.job_id,
                 slot=m.slot_name,
                 claim=_redact(m.claim_id),

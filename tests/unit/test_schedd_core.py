@@ -161,7 +161,7 @@ def test_job_life_times(path: Path) -> None:
     assert v(h, "RemoteWallClockTime") == 60.0 and v(h, "ExitCode") == 0
     assert v(h, "EnteredCurrentStatus") == 100 and v(h, "QDate") == 10
     kinds = [k for k, _ in s.drain_events()]
-    assert kinds == ["submit", "match", "claim", "activate", "job_exit", "release"]
+    assert kinds == ["submit", "job_matched", "claim", "activate", "job_exit", "release"]
 
 
 def test_run_time_accumulates_over_hold_and_rerun(path: Path) -> None:
@@ -824,7 +824,7 @@ def test_claim_reuse_runs_the_next_job_on_the_same_claim(path: Path) -> None:
     assert dict(out.releases) == {"exec1:1": [claim]}  # nothing left to run: released
     assert [v(h, "CompletionDate") for h in s.history()] == [190, 130, 70]
     kinds = [k for k, _ in s.drain_events()]
-    assert kinds.count("claim_reuse") == 2 and kinds.count("match") == 1
+    assert kinds.count("claim_reuse") == 2 and kinds.count("job_matched") == 1
 
 
 def test_claim_reuse_takes_only_a_fitting_matching_job_of_the_same_submitter(path: Path) -> None:
