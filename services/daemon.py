@@ -156,6 +156,26 @@ class DaemonContext:
             self.channels[key] = Channels(make_token(self.secret, *key), self.transport)
         return self.channels[key].get(address)
 
+    async def locate(self, ad_type: str, constraint: str) -> str | None:
+        """The address (``host:port``) in the MyAddress of the first ``ad_type`` ad the
+        collector has for ``constraint``: daemons find each other by name, so one that
+        came back on a new address is reached there. None if none (or no collector)."""
+        from .claimid import from_sinful
+        from .v1 import collector_pb2 as cpb
+        from .v1 import collector_pb2_grpc as cgrpc
+        from .wire import ad_from_pb
+
+        if not self.collector_address:
+            return None
+        stub = cgrpc.CollectorStub(self.channel(self.collector_address, Role.DAEMON))
+        request = cpb.QueryRequest(ad_type=ad_type, constraint=constraint, projection=["MyAddress"])
+        reply = await rpc.call(stub.Query, request, timeout=RPC_TIMEOUT)
+        for msg in reply.ads:
+            value = ad_from_pb(msg).get_value("MyAddress")
+            if isinstance(value, str) and value:
+                return from_sinful(value)
+        return None
+
     async def close_channels(self) -> None:
         for ch in self.channels.values():
             await ch.close()

@@ -161,7 +161,14 @@ class _UnaryUnary:
         details = _CallDetails(self._path, md, timeout)
         # A task of its own: the server's context variables (the caller's principal)
         # must not leak into the caller, as they cannot across a real socket.
-        reply = await asyncio.ensure_future(server.handle(details, raw, ch.peer))
+        handled = asyncio.ensure_future(server.handle(details, raw, ch.peer))
+        if timeout is None:
+            reply = await handled
+        else:  # the caller's deadline, as gRPC's: a hung daemon is given up on
+            try:
+                reply = await asyncio.wait_for(handled, timeout)
+            except TimeoutError:
+                raise _error(grpc.StatusCode.DEADLINE_EXCEEDED, "Deadline Exceeded") from None
         await net.delay()
         return self._deserialize(reply) if self._deserialize else reply
 

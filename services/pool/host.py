@@ -30,6 +30,7 @@ from ..clock import Clock, ScaledClock
 from ..config import ConfigDict
 from ..daemon import DaemonContext, EventLog, Service
 from ..ownerfiles import private_dir
+from .hostfaults import FaultInterceptor, HostFaults, PeerRule
 
 log = logging.getLogger(__name__)
 
@@ -40,16 +41,18 @@ class _PendingClock:
     """Stands in for the pool clock between serve() and run(): time stands still at 0.
     Services keep ``ctx.clock``; ``run()`` swaps the ScaledClock in behind it."""
 
-    def __init__(self) -> None:
+    def __init__(self, faults: HostFaults) -> None:
         self.inner: Clock | None = None
+        self._faults = faults  # a skewed clock reads ahead; a paused host's timers wait
 
     def now(self) -> float:
-        return self.inner.now() if self.inner else 0.0
+        return self.inner.now() + self._faults.skew if self.inner else 0.0
 
     async def sleep_until(self, t: float) -> None:
         if self.inner is None:
             raise RuntimeError("the pool clock has not started")
-        await self.inner.sleep_until(t)
+        await self.inner.sleep_until(t - self._faults.skew)
+        await self._faults.resumed()
 
     async def sleep(self, dt: float) -> None:
         await self.sleep_until(self.now() + max(0.0, dt))
@@ -109,14 +112,17 @@ class DaemonHost:
         self._transport = transport or rpc.GRPC
         self._given_clock = clock
         self._cycle_charge = cycle_charge
-        self._clock = _PendingClock()
+        self.faults = HostFaults(seed)
+        self._clock = _PendingClock(self.faults)
         self._services: list[Service] = []
         self._server: Any = None
         self._ctx: DaemonContext | None = None
         self._started = False
         self._calls = _CallCounter()
 
-    async def serve(self, collector_address: str = "") -> str:
+    async def serve(self, collector_address: str = "", port: int = 0) -> str:
+        """Build the services and start the server (on ``port``: a restarted central
+        manager comes back where every daemon looks for its collector)."""
         private_dir(self._state_dir)  # queues hold claim ids: owner-only
         ctx = DaemonContext(
             clock=self._clock,  # type: ignore[arg-type]
@@ -140,8 +146,12 @@ class DaemonHost:
         self._server, ctx.address = await self._transport.start_server(
             [s.add_to_server for s in self._services],
             self._host,
-            0,
-            interceptors=[self._calls, TokenAuthInterceptor(self._secret, method_roles=roles)],
+            port,
+            interceptors=[
+                self._calls,
+                FaultInterceptor(self.faults, self._clock.sleep),
+                TokenAuthInterceptor(self._secret, method_roles=roles),
+            ],
         )
         if self.role == "central":
             ctx.collector_address = ctx.address
@@ -228,6 +238,22 @@ class DaemonHost:
             if drain is not None:
                 lines.extend(drain())
         return lines
+
+    async def serving(self) -> bool:
+        """Whether this host's daemons run (False in an actor Ray has just restarted)."""
+        return self._started
+
+    async def pause(self, on: bool) -> None:
+        self.faults.pause(on)
+
+    async def set_skew(self, seconds: float) -> None:
+        self.faults.skew = float(seconds)
+
+    async def set_rule(self, name: str, rule: PeerRule | None) -> None:
+        if rule is None:
+            self.faults.rules.pop(name, None)
+        else:
+            self.faults.rules[name] = rule
 
     async def ping(self) -> float:
         await asyncio.sleep(0)

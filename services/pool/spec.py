@@ -11,6 +11,7 @@ until_done = false       # stop when every job of the workload has left the queu
 latency = 0.0            # virtual: pool seconds a message takes each way
 cycle_cost = "zero"      # virtual: or { per_slot = s, per_match = s } or { cpu_factor = f }
 metrics_port = 0         # live: serve Prometheus metrics on host:port (0: off)
+restarts = 0             # Ray restarts a crashed actor this often (as condor_master would)
 
 [config]                 # HTCondor knobs, as in a condor_config
 file = "condor_config"   # optional: read first, then the text block, then single knobs
@@ -47,6 +48,12 @@ arrival = { kind = "poisson", rate = 0.1 }
 file = "history.json"    # condor_history -json, -long text, or SWF (.swf)
 compress = 2.0           # submit times divided by this
 on_error = "skip"        # or "refuse": a bad trace line stops the load
+
+[[faults]]               # a fault plan (see faults.py): crash, restart, pause,
+kind = "crash"           # partition, drop, delay, skew, or kind = "random"
+target = "schedd1"       # a daemon or actor name (or constraint = "...")
+at = 600                 # pool seconds
+duration = 120           # a crash with a duration comes back after it
 
 [[submit]]               # submitted at pool time `at` to schedd index `schedd`
 at = 0
@@ -104,6 +111,8 @@ from ..negotiator.groups import GroupConfig, GroupConfigError
 from ..negotiator.preemption import check_negotiator_config
 from ..schedd.submit import MAX_JOBS_PER_SUBMISSION, SubmitError, SubmitInputs, parse_submit
 from ..startd.machine import Machine
+from .faults import Fault, FaultError, check_plan, parse_fault
+from .layout import actor_plans
 from .submit_files import SubmitFileError, read_submit_inputs, read_user_file
 from .trace import (
     FORMATS,
@@ -217,6 +226,8 @@ class PoolSpec:
     cycle_cost: CycleCost = field(default_factory=CycleCost)  # virtual runs: see virtual.py
     until_done: bool = False  # stop once every job of the workload has left the queue
     metrics_port: int = 0  # a live pool serves Prometheus metrics here (0: not at all)
+    faults: list[Fault] = field(default_factory=list)  # [[faults]], names resolved to actors
+    restarts: int = 0  # Ray restarts a dead actor this many times (0: it stays down)
 
     def timeline(self) -> list[SubmitItem | RemoveItem]:
         """Submits and removals in the order to send them: by time, submits first at
@@ -392,6 +403,7 @@ _POOL_KEYS = {
     "cycle_cost",
     "until_done",
     "metrics_port",
+    "restarts",
 }
 _STARTD_KEYS = {"name", "count", "machines_per_actor", "config", "config_file"}
 _SCHEDD_KEYS = {"name", "count", "per_actor"}
@@ -428,6 +440,7 @@ _TOP_KEYS = {
     "workload",
     "trace",
     "accountant",
+    "faults",
 }
 _NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.\-]*")
 _ACCOUNTANT_KEYS = {"factor", "priority"}
@@ -525,6 +538,7 @@ class _Builder:
                 "pool", None, "until_done", f"must be true or false, got {spec.until_done!r}"
             )
         spec.metrics_port = self._num(pool, "pool", None, "metrics_port", 0, int, 0)
+        spec.restarts = self._num(pool, "pool", None, "restarts", 0, int, 0)
         if spec.metrics_port > 65535:
             raise self.fail(
                 "pool", None, "metrics_port", f"must be a port number, got {spec.metrics_port}"
@@ -563,7 +577,22 @@ class _Builder:
             self._trace(t, i, spec, taken_names)
         spec.submits.sort(key=lambda s: s.at)
         spec.removals.sort(key=lambda r: r.at)
+        spec.faults = self._faults(data, spec)
         return spec
+
+    def _faults(self, data: dict[str, Any], spec: PoolSpec) -> list[Fault]:
+        """``[[faults]]``: checked against the pool's daemons before anything starts."""
+        faults: list[Fault] = []
+        for i, t in enumerate(self._list(data, "faults")):
+            where = f"{self.source}:{self.lines.table_start('faults', i) or 1}: [[faults]] #{i + 1}"
+            try:
+                faults.extend(parse_fault(t, where))
+            except FaultError as e:
+                raise SpecError(str(e)) from None
+        try:
+            return check_plan(faults, actor_plans(spec))
+        except FaultError as e:
+            raise SpecError(str(e)) from None
 
     def _config(self, tbl: Any, seed: int) -> ConfigDict:
         if not isinstance(tbl, dict):

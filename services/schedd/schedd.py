@@ -243,6 +243,9 @@ class Claim:
     jobs_run: int = 0  # for CLAIM_WORKLIFE-style reuse decisions later
     ready: float = 0.0  # waiting: when the startd will have evicted the slot's job
     alive_every: float = 0.0  # keepalive period from the job it was claimed for (0: not yet)
+    lease: float = 0.0  # the claim's lease, as its startd keeps it (0: not yet known)
+    heard: float = 0.0  # when its startd last answered for it (claim, activation, keepalive)
+    reconnecting: bool = False  # loaded at a restart: not yet confirmed by its startd
 
 
 @dataclass(frozen=True)
@@ -376,6 +379,7 @@ class Schedd:
         self._startup = Outbox()
         self._reported: set[str] = set()  # bad records already reported (history)
         self._alive_sent: dict[str, float] = {}  # startd address -> last keepalive sent
+        self._reconnect_asked: set[str] = set()  # startds asked about reloaded claims
         self._load(now)
 
     # --- small helpers ------------------------------------------------------------------
@@ -573,9 +577,11 @@ class Schedd:
                 stored.submitter,
                 job,
                 "active",
-                stored.activated,
+                now,
                 activated=stored.activated,
                 jobs_run=1,
+                heard=now,
+                reconnecting=True,
             )
             running[job.key] = claim
         for job in list(self.jobs.values()):
@@ -992,7 +998,7 @@ class Schedd:
                 self.claims[claim.claim_id] = claim
             claim.slot_name = o.slot_name or claim.slot_name
             claim.slot_ad = o.slot_ad if o.slot_ad is not None else claim.slot_ad
-            claim.since = now
+            claim.since = claim.heard = now
             self._emit(
                 "claim",
                 slot=claim.slot_name,
@@ -1150,6 +1156,7 @@ class Schedd:
 
     def _start_running(self, claim: Claim, job: Job, start: float, now: float) -> None:
         claim.state = "active"
+        claim.heard = now
         claim.activated = start
         claim.jobs_run += 1
         self._reserved -= 1
@@ -1204,6 +1211,7 @@ class Schedd:
                 continue
             start = e.start_time if e.start_time > 0 else claim.activated
             end = e.end_time if e.end_time > 0 else now
+            claim.heard, claim.reconnecting = now, False
             self._account_run(job, start, end)
             job.claim = None
             claim.job = None
@@ -1301,33 +1309,92 @@ class Schedd:
 
     def _alive_every(self, claim: Claim) -> float:
         """min(ALIVE_INTERVAL, JobLeaseDuration / 3) of the claim's job, at least 10 s;
-        kept when the job leaves (the startd's lease was set when the claim was made)."""
+        kept when the job leaves (the startd's lease was set when the claim was made).
+        Sets the claim's lease as its startd computes it: the job's JobLeaseDuration, else
+        MAX_CLAIM_ALIVES_MISSED x ALIVE_INTERVAL."""
+        interval = float(self.config.get_int("ALIVE_INTERVAL", 300))
         if claim.job is not None and not claim.alive_every:
-            every = float(self.config.get_int("ALIVE_INTERVAL", 300))
+            every = interval
             lease = claim.job.number("JobLeaseDuration", 0.0)
             if lease > 0:
                 every = min(every, lease / 3)
             claim.alive_every = max(MIN_ALIVE_EVERY, every)
-        return claim.alive_every or max(
-            MIN_ALIVE_EVERY, float(self.config.get_int("ALIVE_INTERVAL", 300))
-        )
+            claim.lease = (
+                lease if lease > 0 else self.config.get_int("MAX_CLAIM_ALIVES_MISSED", 6) * interval
+            )
+        return claim.alive_every or max(MIN_ALIVE_EVERY, interval)
 
     def _alive_due(self) -> dict[str, float]:
         """Per startd address, when its claims next need a keepalive: each claim within
-        its period of being made or of the last keepalive to that startd."""
+        its period of being made or of the last keepalive to that startd; a claim loaded
+        at a restart at once (the reconnect)."""
         due: dict[str, float] = {}
         for claim in self.claims.values():
             if claim.state not in ("active", "idle", "waiting"):
                 continue
             addr = claim.startd_address
-            t = max(self._alive_sent.get(addr, claim.since), claim.since) + self._alive_every(claim)
+            if claim.reconnecting and addr not in self._reconnect_asked:
+                t = claim.since
+            else:
+                last = max(self._alive_sent.get(addr, claim.since), claim.since)
+                t = last + self._alive_every(claim)
             if t < due.get(addr, math.inf):
                 due[addr] = t
         return due
 
+    def _lease_deadlines(self) -> list[tuple[float, Claim]]:
+        """(when the schedd gives up on it, claim) for every claim past its request."""
+        out = []
+        for claim in self.claims.values():
+            if claim.state in ("active", "idle", "waiting"):
+                self._alive_every(claim)
+                if claim.lease > 0:
+                    out.append((claim.heard + claim.lease, claim))
+        return out
+
     def next_keepalive(self) -> float | None:
-        """When :meth:`keepalives_due` next has something to send (None: no claims)."""
-        return min(self._alive_due().values(), default=None)
+        """When :meth:`alive_round` next has something to do (None: no claims): a
+        keepalive to send or a lease to give up on."""
+        times = list(self._alive_due().values())
+        times += [t for t, _ in self._lease_deadlines()]
+        return min(times, default=None)
+
+    def alive_round(self, now: float) -> tuple[Outbox, dict[str, list[str]]]:
+        """What is due now: claims whose startd has not answered for a whole lease are
+        given up (the job is Idle again, as HTCondor's shadow gives up reconnecting once
+        the job lease has run out), then the keepalives to send."""
+        out = Outbox()
+        for deadline, claim in self._lease_deadlines():
+            if deadline <= now:
+                self._give_up(claim, now, out)
+        self._commit()
+        return out, self.keepalives_due(now)
+
+    def _give_up(self, claim: Claim, now: float, out: Outbox) -> None:
+        job = claim.job
+        reason = f"Job disconnected too long: JobLeaseDuration ({claim.lease:g} seconds) expired"
+        claim.job = None
+        if job is not None:
+            job.claim = None
+            if claim.state == "active" and job.status == RUNNING:
+                self._account_run(job, claim.activated, now)
+                self._left_slot(job)
+                self._transition(job, IDLE, now)
+            elif job.status == IDLE:
+                self._reserved -= 1
+                self._unreserve(job)
+        self._emit(
+            "reconnect_failed",
+            job=job.job_id if job is not None else "",
+            slot=claim.slot_name,
+            claim=_redact(claim.claim_id),
+            reason=reason,
+            heard=round(claim.heard, 3),
+            lease=claim.lease,
+        )
+        self._drop_claim(claim, out)
+        if claim.claim_id in self._releasing:
+            self.on_releases_done([claim.claim_id], now)
 
     def keepalives_due(self, now: float) -> dict[str, list[str]]:
         """The keepalives to send now: every claim held at each startd that has one due
@@ -1339,7 +1406,40 @@ class Schedd:
         out = {a: ids for a, ids in held.items() if a in due}
         for addr in out:
             self._alive_sent[addr] = now
+            self._reconnect_asked.add(addr)
         return out
+
+    def on_keepalive_answer(
+        self, claim_ids: Iterable[str], unknown: Iterable[str], now: float
+    ) -> None:
+        """A startd answered a keepalive: the claims it knows are heard from (a claim
+        loaded at a restart is reconnected: its job runs on); those it does not know are
+        lost and their jobs Idle again."""
+        lost = set(unknown)
+        for cid in claim_ids:
+            claim = self.claims.get(cid)
+            if claim is None or cid in lost:
+                continue
+            claim.heard = now
+            if claim.reconnecting:
+                claim.reconnecting = False
+                self._emit(
+                    "job_reconnected",
+                    job=claim.job.job_id if claim.job is not None else "",
+                    slot=claim.slot_name,
+                    claim=_redact(cid),
+                )
+        if lost:
+            self.on_claims_lost(lost, now)
+
+    def readdress(self, old: str, new: str) -> None:
+        """A startd came back on a new address (found through the collector): its claims
+        are reached there."""
+        for claim in self.claims.values():
+            if claim.startd_address == old:
+                claim.startd_address = new
+        self._alive_sent.pop(old, None)
+        self._reconnect_asked.discard(old)
 
     # --- queries ------------------------------------------------------------------------
 

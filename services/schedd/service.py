@@ -35,8 +35,9 @@ import grpc.aio
 
 from .. import rpc
 from ..auth import ALL_ROLES, Role, caller, daemon_identity, submit_owner
-from ..claimid import from_sinful, sinful
+from ..claimid import sinful
 from ..classad import ClassAd
+from ..classad.unparse import quote_string
 from ..daemon import RPC_TIMEOUT, DaemonContext, ReplyCache, abort_invalid, periodic
 from ..v1 import collector_pb2 as cpb
 from ..v1 import collector_pb2_grpc as cgrpc
@@ -573,20 +574,8 @@ class ScheddService(sgrpc.ScheddServicer):
             log.warning("%s: reschedule failed: %s", schedd_name, exc)
 
     async def _find_negotiator(self) -> str | None:
-        if not self.ctx.collector_address:
-            return None
-        stub = cgrpc.CollectorStub(self.ctx.channel(self.ctx.collector_address, Role.DAEMON))
-        reply = await rpc.call(
-            stub.Query,
-            cpb.QueryRequest(ad_type="Negotiator", projection=["MyAddress"]),
-            timeout=RPC_TIMEOUT,
-        )
-        for msg in reply.ads:
-            value = ad_from_pb(msg).get_value("MyAddress")
-            if isinstance(value, str) and value:
-                self._negotiator = from_sinful(value)
-                return self._negotiator
-        return None
+        self._negotiator = await self.ctx.locate("Negotiator", "")
+        return self._negotiator
 
     # --- loops --------------------------------------------------------------------------
 
@@ -644,7 +633,11 @@ class ScheddService(sgrpc.ScheddServicer):
                 now = clock.now()
                 calls: list[Awaitable[None]] = []
                 for core in self.cores.values():
-                    for address, claim_ids in core.keepalives_due(now).items():
+                    given_up, due = core.alive_round(now)
+                    if given_up:
+                        self._after(core)
+                        calls.append(self._send(core, given_up))
+                    for address, claim_ids in due.items():
                         calls.append(self._keepalive_one(core, address, claim_ids))
                 if calls:
                     await asyncio.gather(*calls)
@@ -673,6 +666,8 @@ class ScheddService(sgrpc.ScheddServicer):
                 await clock.sleep_until(clock.now() + 10.0)
 
     async def _keepalive_one(self, core: Schedd, address: str, claim_ids: list[str]) -> None:
+        """One KeepAlive; when its startd does not answer, look its machine up in the
+        collector: a startd that came back on a new address is asked there."""
         request = tpb.KeepAliveRequest(schedd_name=core.name, claim_ids=claim_ids)
         try:
             reply = await rpc.call(
@@ -681,8 +676,33 @@ class ScheddService(sgrpc.ScheddServicer):
         except grpc.aio.AioRpcError as exc:
             log.warning("%s: KeepAlive to %s failed: %s", core.name, address, exc.details())
             self.stats["rpc_failures"] += 1
-            return
+            moved = await self._relocate(core, address, claim_ids)
+            if moved is None:
+                return
+            try:
+                reply = await rpc.call(
+                    self._stub(core, moved).KeepAlive, request, timeout=RPC_TIMEOUT
+                )
+            except grpc.aio.AioRpcError:
+                self.stats["rpc_failures"] += 1
+                return
         self.stats["keepalives"] += 1
-        if reply.unknown_claim_ids:
-            core.on_claims_lost(list(reply.unknown_claim_ids), self.ctx.clock.now())
-            self._after(core)
+        core.on_keepalive_answer(claim_ids, reply.unknown_claim_ids, self.ctx.clock.now())
+        self._after(core, changed=bool(reply.unknown_claim_ids))
+
+    async def _relocate(self, core: Schedd, address: str, claim_ids: list[str]) -> str | None:
+        """The new address of the startd behind ``address`` (by a machine it held a claim
+        on), if the collector has one that differs."""
+        claim = next((core.claims[c] for c in claim_ids if c in core.claims), None)
+        if claim is None:
+            return None
+        machine = claim.slot_name.rpartition("@")[2]
+        try:
+            found = await self.ctx.locate("Machine", f"Machine == {quote_string(machine)}")
+        except grpc.aio.AioRpcError:
+            return None
+        if found is None or found == address:
+            return None
+        log.info("%s: startd of %s moved from %s to %s", core.name, machine, address, found)
+        core.readdress(address, found)
+        return found

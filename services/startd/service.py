@@ -35,6 +35,7 @@ from .. import rpc
 from ..auth import Principal, Role, caller
 from ..claimid import from_sinful, redact
 from ..classad import ClassAd, Expr, unparse
+from ..classad.unparse import quote_string
 from ..config import ConfigDict, ConfigError
 from ..daemon import RPC_TIMEOUT, DaemonContext, ReplyCache
 from ..v1 import (
@@ -129,6 +130,7 @@ class StartdService:
         self._ad_cache: dict[str, tuple[Slot, int, bytes, bytes]] = {}
         self._pending_exits: dict[str, list[schedd_pb2.JobExit]] = {}
         self._senders: dict[str, asyncio.Task[None]] = {}
+        self._moved: dict[str, str] = {}  # schedd address -> where it came back (collector)
         self._tasks: list[asyncio.Task[None]] = []
         self._replies = ReplyCache(_REPLAY_CACHE)
         self.stats: dict[str, int] = dict.fromkeys(
@@ -606,7 +608,8 @@ class StartdService:
                 end=round(e.end, 3),
                 **({"reason": e.reason} if e.reason else {}),
             )
-            self._pending_exits.setdefault(e.schedd_address, []).append(
+            address = self._moved.get(e.schedd_address, e.schedd_address)
+            self._pending_exits.setdefault(address, []).append(
                 schedd_pb2.JobExit(
                     schedd_name=e.schedd_name,
                     claim_id=e.claim_id,
@@ -620,11 +623,7 @@ class StartdService:
                 )
             )
         for address in list(self._pending_exits):
-            if address not in self._senders:
-                task = asyncio.get_running_loop().create_task(
-                    self._deliver(address), name=f"startd-exits-{address}"
-                )
-                self._senders[address] = task
+            self._start_sender(address)
         return exits
 
     async def _deliver(self, address: str) -> None:
@@ -648,9 +647,36 @@ class StartdService:
                         log.warning(
                             "startd: cannot report %d job exits to %s: %s", len(exits), address, e
                         )
+                        moved = await self._relocate_schedd(address, exits)
+                        if moved is not None:  # the schedd came back elsewhere: send there
+                            self._pending_exits.setdefault(moved, [])[:0] = exits
+                            self._start_sender(moved)
+                            break
                         await clock.sleep_until(clock.now() + RETRY_INTERVAL)
         finally:
             self._senders.pop(address, None)
+
+    def _start_sender(self, address: str) -> None:
+        if address not in self._senders:
+            task = asyncio.get_running_loop().create_task(
+                self._deliver(address), name=f"startd-exits-{address}"
+            )
+            self._senders[address] = task
+
+    async def _relocate_schedd(self, address: str, exits: list[schedd_pb2.JobExit]) -> str | None:
+        """Where the collector says the exits' schedd is now, if not at ``address``."""
+        name = exits[0].schedd_name if exits else ""
+        if not name:
+            return None
+        try:
+            found = await self.ctx.locate("Scheduler", f"Name == {quote_string(name)}")
+        except Exception:  # no collector either: retry later
+            return None
+        if found is None or found == address:
+            return None
+        log.info("startd: schedd %s moved from %s to %s", name, address, found)
+        self._moved[address] = found
+        return found
 
 
 def _varint(n: int) -> bytes:

@@ -762,9 +762,11 @@ def test_keepalives_per_startd_at_each_claims_own_period(path: Path) -> None:
     assert s.next_keepalive() == 30
     assert s.keepalives_due(29.0) == {}
     assert s.keepalives_due(30.0) == {"exec1:1": [c1]}
+    s.on_keepalive_answer([c1], [], 30.0)
     assert s.next_keepalive() == 50
     # at 315 both are due: exec1 (since 50), exec2 (15 + 300)
     assert s.keepalives_due(315.0) == {"exec1:1": [c1], "exec2:1": [c2]}
+    s.on_keepalive_answer([c1, c2], [], 315.0)
     assert s.next_keepalive() == 335
     s.on_claims_lost([c1], 320.0)  # the startd did not know it: dropped, job idle again
     assert v(job_ad(s, "1.0"), "JobStatus") == IDLE
@@ -860,3 +862,61 @@ def test_an_evicted_job_gives_its_claim_back_and_a_refused_activation_releases(
     assert dict(out.releases) == {"exec1:1": [claim]}
     assert v(job_ad(s, act.job_id), "JobStatus") == IDLE
     assert len(s.resource_requests()) == 1
+
+
+def test_the_schedd_gives_up_a_claim_whose_startd_is_silent_for_a_whole_lease(
+    path: Path,
+) -> None:
+    """Lease 60, claimed and running at 10; keepalives at 30 and 50 get no answer: at
+    10 + 60 = 70 the schedd gives up (HTCondor's shadow: "Job disconnected too long"),
+    the job is Idle again with its 60 s of run accounted, and the claim is released."""
+    s = make(path)
+    s.submit(SLEEP + "job_lease_duration = 60\nqueue\n", "a.sub", "alice", 0.0)
+    c1 = start(s, "1.0", 1, 10.0)
+    s.drain_events()
+    assert s.alive_round(30.0)[1] == {"exec1:1": [c1]}  # sent, never answered
+    assert s.alive_round(50.0)[1] == {"exec1:1": [c1]}
+    assert s.next_keepalive() == 70
+    out, due = s.alive_round(69.9)
+    assert not out and v(job_ad(s, "1.0"), "JobStatus") == RUNNING
+    out, due = s.alive_round(70.0)
+    assert out.releases == {"exec1:1": [c1]} and due == {}
+    ad = job_ad(s, "1.0")
+    assert v(ad, "JobStatus") == IDLE and v(ad, "RemoteWallClockTime") == 60.0
+    kinds = [k for k, _ in s.drain_events()]
+    assert kinds[0] == "reconnect_failed" and "release" in kinds
+    assert s.claims == {} and s.next_keepalive() is None
+
+
+def test_an_answered_keepalive_moves_the_schedds_deadline(path: Path) -> None:
+    s = make(path)
+    s.submit(SLEEP + "job_lease_duration = 60\nqueue\n", "a.sub", "alice", 0.0)
+    c1 = start(s, "1.0", 1, 10.0)
+    s.alive_round(30.0)
+    s.on_keepalive_answer([c1], [], 31.0)
+    assert s.alive_round(70.0)[0].releases == {}  # heard at 31: gives up at 91
+    assert v(job_ad(s, "1.0"), "JobStatus") == RUNNING
+    assert max(t for t, _ in s._lease_deadlines()) == 91.0
+
+
+def test_a_restarted_schedd_asks_its_startds_at_once_and_reconnects(path: Path) -> None:
+    """Restart at 100 (claim made at 10, lease 2400): the loaded claim is asked about at
+    once; the startd knows it: the job runs on ("job_reconnected"). A second job's claim
+    is unknown to its startd: that job is Idle again."""
+    s = make(path)
+    s.submit(SLEEP + "queue 2\n", "a.sub", "alice", 0.0)
+    c1 = start(s, "1.0", 1, 10.0)
+    c2 = start(s, "1.1", 2, 10.0, host="exec2:1")
+    s.queue.close()
+    r = make(path, now=100.0)
+    assert r.next_keepalive() == 100.0
+    out, due = r.alive_round(100.0)
+    assert due == {"exec1:1": [c1], "exec2:1": [c2]}
+    r.drain_events()
+    r.on_keepalive_answer([c1], [], 100.5)
+    r.on_keepalive_answer([c2], [c2], 100.5)
+    events = r.drain_events()
+    assert ("job_reconnected", "1.0") in [(k, f.get("job")) for k, f in events]
+    assert v(job_ad(r, "1.0"), "JobStatus") == RUNNING
+    assert v(job_ad(r, "1.1"), "JobStatus") == IDLE
+    assert r.next_keepalive() == 400.0  # asked again 300 s after it was sent

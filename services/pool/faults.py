@@ -1,0 +1,270 @@
+"""Fault plans as data: what goes wrong, where, when and for how long.
+
+A fault is a kind, a target, a start time and a duration in pool seconds:
+
+- ``crash``: the target's actor dies (``kill -9``); with a duration, it is restarted that
+  long after (a schedd from its queue database, a startd with new claim ids, the central
+  manager on its old port, keeping the accountant); without one it stays down;
+- ``restart``: crash and come back at once (no duration);
+- ``pause``: alive but answering nothing, its timers stopped: a catatonic daemon;
+- ``partition`` (with ``peer``): calls between the two fail as a broken connection does;
+- ``drop`` (with ``peer``, ``fraction``): that fraction of the calls between them fail;
+- ``delay`` (with ``peer``, ``delay``, optional ``fraction``): calls wait ``delay`` s;
+- ``skew`` (with ``skew``): the target's clock reads ``skew`` seconds ahead.
+
+A target (and a peer) is a daemon's name (a machine, a schedd, ``collector``,
+``negotiator``) or an actor's name (see ``layout.py``); ``constraint`` instead picks every
+daemon whose ad (Machine or Scheduler) matches, when the fault starts.
+
+A plan is a list of faults, or ``kind = "random"``: a seeded draw of faults with ``rate``
+per pool hour per kind over ``targets`` between ``start`` and ``until``, each lasting
+``duration``. A plan is checked before anything is injected: an unknown daemon, kind or
+key, a missing or non-positive duration, or two faults that contradict each other (on one
+target at overlapping times, where one crashes, restarts or pauses it, or both skew it;
+two network faults on the same pair) are refused with the fault's place in the plan.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, replace
+from typing import Any
+
+from .layout import ActorPlan, find_actor
+
+KINDS = ("crash", "restart", "pause", "partition", "drop", "delay", "skew")
+NEEDS_PEER = ("partition", "drop", "delay")
+EXCLUSIVE = ("crash", "restart", "pause")  # nothing else may act on the target meanwhile
+RANDOM_KINDS = ("crash", "restart", "pause", "partition", "drop", "delay")
+_KEYS = {"kind", "target", "constraint", "peer", "at", "duration", "fraction", "delay", "skew"}
+_RANDOM_KEYS = {
+    "kind",
+    "seed",
+    "rate",
+    "targets",
+    "start",
+    "until",
+    "duration",
+    "fraction",
+    "delay",
+}
+
+
+class FaultError(ValueError):
+    """A fault plan that cannot run; the message names the fault and the problem."""
+
+
+@dataclass(frozen=True)
+class Fault:
+    kind: str
+    target: str = ""  # a daemon or actor name ("" with a constraint)
+    at: float = 0.0
+    duration: float = 0.0  # 0: a crash that stays down, or an instant restart
+    peer: str = ""
+    constraint: str = ""
+    fraction: float = 1.0
+    delay: float = 0.0
+    skew: float = 0.0
+    where: str = ""  # its place in the plan, for messages
+
+    @property
+    def end(self) -> float:
+        return self.at + self.duration if self.duration else float("inf")
+
+    def describe(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"fault": self.kind, "target": self.target or self.constraint}
+        if self.peer:
+            out["peer"] = self.peer
+        if self.duration:
+            out["duration"] = self.duration
+        if self.kind in ("drop", "delay") and self.fraction < 1:
+            out["fraction"] = self.fraction
+        if self.kind == "delay":
+            out["delay"] = self.delay
+        if self.kind == "skew":
+            out["skew"] = self.skew
+        return out
+
+
+def _number(t: Mapping[str, Any], key: str, default: float, where: str) -> float:
+    v = t.get(key, default)
+    if isinstance(v, bool) or not isinstance(v, int | float):
+        raise FaultError(f"{where}: {key} must be a number, got {v!r}")
+    return float(v)
+
+
+def parse_fault(t: Mapping[str, Any], where: str) -> list[Fault]:
+    """One ``[[faults]]`` table: a fault, or the faults of a random plan."""
+    kind = t.get("kind")
+    if kind == "random":
+        return _random_plan(t, where)
+    if kind not in KINDS:
+        raise FaultError(
+            f"{where}: unknown kind {kind!r} (expected one of {', '.join(KINDS)} or random)"
+        )
+    for k in t:
+        if k not in _KEYS:
+            raise FaultError(f"{where}: unknown key {k!r} (expected {', '.join(sorted(_KEYS))})")
+    target, constraint = t.get("target", ""), t.get("constraint", "")
+    if not isinstance(target, str) or not isinstance(constraint, str):
+        raise FaultError(f"{where}: target and constraint must be strings")
+    if bool(target) == bool(constraint):
+        raise FaultError(f"{where}: give a target (a daemon or actor name) or a constraint")
+    peer = t.get("peer", "")
+    if kind in NEEDS_PEER and (not isinstance(peer, str) or not peer):
+        raise FaultError(f"{where}: a {kind} fault needs a peer (the other daemon)")
+    if kind not in NEEDS_PEER and peer:
+        raise FaultError(f"{where}: a {kind} fault takes no peer")
+    at = _number(t, "at", 0.0, where)
+    if at < 0:
+        raise FaultError(f"{where}: at must be >= 0, got {at:g}")
+    duration = _number(t, "duration", 0.0, where)
+    if kind == "restart":
+        if "duration" in t:
+            raise FaultError(f"{where}: a restart is instant: it takes no duration")
+    elif ("duration" in t or kind != "crash") and not duration > 0:
+        raise FaultError(f"{where}: duration must be > 0 pool seconds, got {duration:g}")
+    fraction = _number(t, "fraction", 1.0, where)
+    if not 0 < fraction <= 1:
+        raise FaultError(f"{where}: fraction must be in (0, 1], got {fraction:g}")
+    delay = _number(t, "delay", 0.0, where)
+    if kind == "delay" and not delay > 0:
+        raise FaultError(f"{where}: a delay fault needs delay > 0 pool seconds")
+    skew = _number(t, "skew", 0.0, where)
+    if kind == "skew" and skew == 0:
+        raise FaultError(f"{where}: a skew fault needs skew != 0 seconds")
+    return [
+        Fault(
+            kind,
+            target,
+            at,
+            duration,
+            peer,
+            constraint,
+            fraction,
+            delay,
+            skew,
+            where,
+        )
+    ]
+
+
+def _random_plan(t: Mapping[str, Any], where: str) -> list[Fault]:
+    for k in t:
+        if k not in _RANDOM_KEYS:
+            raise FaultError(
+                f"{where}: unknown key {k!r} for a random plan "
+                f"(expected {', '.join(sorted(_RANDOM_KEYS))})"
+            )
+    seed = t.get("seed", 0)
+    if isinstance(seed, bool) or not isinstance(seed, int):
+        raise FaultError(f"{where}: seed must be a whole number")
+    rates = t.get("rate", {})
+    if not isinstance(rates, dict) or not rates:
+        raise FaultError(f"{where}: rate must be a table of faults per pool hour by kind")
+    for kind, r in rates.items():
+        if kind not in RANDOM_KINDS:
+            raise FaultError(
+                f"{where}: rate.{kind}: not a kind (expected {', '.join(RANDOM_KINDS)})"
+            )
+        if isinstance(r, bool) or not isinstance(r, int | float) or r < 0:
+            raise FaultError(f"{where}: rate.{kind} must be a number >= 0")
+    targets = t.get("targets", [])
+    if not isinstance(targets, list) or not targets or not all(isinstance(x, str) for x in targets):
+        raise FaultError(f"{where}: targets must be a list of daemon or actor names")
+    start = _number(t, "start", 0.0, where)
+    until = _number(t, "until", 0.0, where)
+    if not until > start >= 0:
+        raise FaultError(f"{where}: needs 0 <= start < until (pool seconds)")
+    duration = _number(t, "duration", 60.0, where)
+    if not duration > 0:
+        raise FaultError(f"{where}: duration must be > 0 pool seconds, got {duration:g}")
+    fraction = _number(t, "fraction", 0.5, where)
+    delay = _number(t, "delay", 5.0, where)
+    rng = random.Random(seed)
+    drawn: list[Fault] = []
+    for kind in sorted(rates):
+        rate = float(rates[kind]) / 3600.0
+        tt = start
+        while rate > 0:
+            tt += rng.expovariate(rate)
+            if tt >= until:
+                break
+            target = rng.choice(targets)
+            peer = ""
+            if kind in NEEDS_PEER:
+                others = [x for x in targets if x != target]
+                if not others:
+                    continue
+                peer = rng.choice(others)
+            drawn.append(
+                Fault(
+                    kind,
+                    target,
+                    round(tt, 3),
+                    0.0 if kind == "restart" else duration,
+                    peer,
+                    fraction=fraction if kind in ("drop", "delay") else 1.0,
+                    delay=delay if kind == "delay" else 0.0,
+                    where=f"{where} (random, seed {seed})",
+                )
+            )
+    # Draws that would contradict one drawn before are left out, so a plan always runs.
+    kept: list[Fault] = []
+    for f in sorted(drawn, key=lambda f: (f.at, f.kind, f.target)):
+        if not any(_conflict(f, g) for g in kept):
+            kept.append(f)
+    return kept
+
+
+def _ends(f: Fault) -> tuple[str, ...]:
+    return tuple(sorted(x.lower() for x in (f.target, f.peer) if x))
+
+
+def _conflict(a: Fault, b: Fault) -> bool:
+    a_end = a.end if a.kind != "restart" else a.at
+    b_end = b.end if b.kind != "restart" else b.at
+    if a.at > b_end or b.at > a_end:
+        return False
+    a_on = {x.lower() for x in (a.target, a.peer) if x}
+    b_on = {x.lower() for x in (b.target, b.peer) if x}
+    if not a_on & b_on:
+        return False
+    if a.kind in EXCLUSIVE or b.kind in EXCLUSIVE:
+        return True
+    if a.kind == b.kind == "skew":
+        return True
+    return a.kind in NEEDS_PEER and b.kind in NEEDS_PEER and _ends(a) == _ends(b)
+
+
+def check_plan(faults: Iterable[Fault], plans: list[ActorPlan]) -> list[Fault]:
+    """The plan with names resolved to actors, or FaultError naming the first problem.
+    Faults that act on actors conflict per actor, so names are compared as actors."""
+    resolved: list[Fault] = []
+    for f in faults:
+        names = {}
+        for key in ("target", "peer"):
+            name = getattr(f, key)
+            if not name:
+                continue
+            actor = find_actor(plans, name)
+            if actor is None:
+                known = ", ".join(sorted({d for p in plans for d in p.daemons}))
+                raise FaultError(
+                    f"{f.where}: {key} {name!r}: no such daemon (the pool has {known})"
+                )
+            names[key] = actor.name
+        if names.get("peer") and names["peer"] == names.get("target"):
+            raise FaultError(
+                f"{f.where}: {f.target!r} and {f.peer!r} are in one actor: nothing to cut"
+            )
+        resolved.append(replace(f, **names))
+    for i, a in enumerate(resolved):
+        for b in resolved[:i]:
+            if _conflict(a, b):
+                raise FaultError(
+                    f"{a.where}: {a.kind} of {a.target} at {a.at:g} contradicts {b.where}: "
+                    f"{b.kind} of {b.target} at {b.at:g}"
+                )
+    return sorted(resolved, key=lambda f: f.at)
