@@ -183,6 +183,21 @@ class Pool:
             self.local_ray = None
         return status
 
+    # ------------------------------------------------------------------ faults
+    def fault(self, kind: str, target: str = "", **keys: Any) -> None:
+        """Inject a fault now (``duration`` and the rest as in a ``[[faults]]`` table;
+        see faults.py): ``pool.fault("crash", "schedd1", duration=120)``. A plan that
+        cannot run raises FaultError before anything is injected."""
+        self._run(self._live.inject({"kind": kind, "target": target, **keys}, "Pool.fault"))
+
+    def crash(self, target: str) -> None:
+        """Kill the actor of daemon ``target`` as kill -9 would; it stays down."""
+        self._run(self._live.crash(target, cause="Pool.crash"))
+
+    def restart(self, target: str) -> None:
+        """Start the actor of daemon ``target`` again (crashing it first if it runs)."""
+        self._run(self._live.restart(target, cause="Pool.restart"), timeout=120)
+
     def __enter__(self) -> Pool:
         return self.start()
 

@@ -14,6 +14,7 @@ NegotiatorLog lines from hosts, so a run on a multi-node cluster needs no shared
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import os
 import resource
@@ -201,6 +202,17 @@ class DaemonHost:
         if self._ctx is not None:
             await self._ctx.close_channels()
         return final
+
+    async def crash(self) -> None:
+        """A virtual run's crash: the daemons stop at once, nothing flushed or said (a
+        live one's is Ray killing the process)."""
+        if self._server is not None:
+            await self._transport.stop_server(self._server, 0)
+            self._server = None
+        for s in self._services:
+            with contextlib.suppress(Exception):
+                await s.stop()
+        self._started = False
 
     async def status(self) -> dict[str, Any]:
         lag = self._clock.lag_stats()

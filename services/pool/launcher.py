@@ -27,6 +27,7 @@ import tempfile
 import time
 from collections import Counter
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -37,7 +38,9 @@ from ..clock import Clock, ScaledClock
 from ..inprocess import InProcessNetwork
 from ..virtualtime import VirtualClock, VirtualEventLoop
 from .client import PoolClient
+from .faults import check_plan, parse_fault, run_plan
 from .host import DaemonHost
+from .layout import ActorPlan, actor_plans, find_actor
 from .metrics import Snapshot as MetricsSnapshot
 from .spec import PoolSpec, RemoveItem, SubmitItem
 from .virtual import VIRTUAL_EPOCH
@@ -45,10 +48,6 @@ from .virtual import VIRTUAL_EPOCH
 log = logging.getLogger(__name__)
 
 STARTUP_TIMEOUT = 120.0  # real seconds for every daemon to advertise itself
-
-
-def _chunks(items: list[Any], size: int) -> list[list[Any]]:
-    return [items[i : i + size] for i in range(0, len(items), size)]
 
 
 class LocalActor:
@@ -60,6 +59,22 @@ class LocalActor:
 
     def __getattr__(self, name: str) -> SimpleNamespace:
         return SimpleNamespace(remote=getattr(self.host, name))
+
+
+WATCH_EVERY = 0.5  # real seconds between looks at every actor
+
+
+@dataclass
+class _Actor:
+    """One daemon host of the pool: its plan, how it was made, and whether it runs."""
+
+    plan: ActorPlan
+    args: dict[str, Any]
+    handle: Any
+    address: str = ""
+    alive: bool = True
+    restarting: bool = False
+    down_since: float = 0.0
 
 
 class LivePool:
@@ -80,6 +95,11 @@ class LivePool:
         self.client: PoolClient | None = None
         self._central: Any = None
         self._hosts: list[Any] = []  # startd and schedd actors
+        self._actors: dict[str, _Actor] = {}  # by actor name (layout.py), central first
+        self._monitor: asyncio.Task[None] | None = None
+        self._faults: asyncio.Task[None] | None = None
+        self._spawn: Callable[..., Any] | None = None
+        self._injected: set[asyncio.Task[None]] = set()  # faults injected while running
         self._events: list[dict[str, Any]] = []
         self._log_lines: list[str] = []
         self._workload: asyncio.Task[None] | None = None
@@ -126,7 +146,8 @@ class LivePool:
         if not self.virtual:
             import ray
 
-            return ray.remote(num_cpus=0, max_restarts=0)(DaemonHost).remote  # type: ignore[no-any-return]
+            restarts = self.spec.restarts
+            return ray.remote(num_cpus=0, max_restarts=restarts)(DaemonHost).remote  # type: ignore[no-any-return]
         loop = asyncio.get_running_loop()
         if not isinstance(loop, VirtualEventLoop):
             raise RuntimeError("a virtual pool must run on a VirtualEventLoop")
@@ -143,56 +164,60 @@ class LivePool:
         return lambda *a, **kw: LocalActor(DaemonHost(*a, **kw, **local))
 
     # ------------------------------------------------------------------ start/stop
+    def _host_args(self, plan: ActorPlan, log_base: float) -> dict[str, Any]:
+        """What a host is made with: the same again when it is restarted."""
+        spec = self.spec
+        common = {"secret": self.secret, "host": spec.host, "seed": spec.seed}
+        if plan.role == "central":
+            return {
+                "config": spec.config,
+                "state_dir": str(self.state_dir / "central"),
+                "log_base_wall": log_base,
+                "priorities": {k: dict(v) for k, v in spec.priorities.items()},
+                "identity": "negotiator",
+                **common,
+            }
+        if plan.role == "startd":
+            group = spec.startds[plan.group]
+            return {
+                "config": spec.config,
+                "machines": [(n, group.config) for n in plan.daemons],
+                "state_dir": str(self.state_dir / plan.name),
+                "identity": daemon_identity("startd", plan.name),
+                **common,
+            }
+        # Each schedd signs its claim traffic as itself; the actor's own identity (for ads
+        # and reschedules) names the actor.
+        return {
+            "config": spec.config,
+            "schedds": list(plan.daemons),
+            "state_dir": str(self.state_dir / "schedd"),
+            "identity": daemon_identity("schedd", plan.name),
+            **common,
+        }
+
     async def start(self) -> None:
         spec = self.spec
-        spawn = self._actor_factory()
-        common = {"secret": self.secret, "host": spec.host, "seed": spec.seed}
+        spawn = self._spawn = self._actor_factory()
         # The NegotiatorLog's dates: the real date at pool time 0 plus pool seconds (a
         # virtual run's fixed date, so that a replay writes the same bytes).
         log_base = VIRTUAL_EPOCH if self.virtual else time.time()
-        self._central = spawn(
-            "central",
-            config=spec.config,
-            state_dir=str(self.state_dir / "central"),
-            log_base_wall=log_base,
-            priorities={k: dict(v) for k, v in spec.priorities.items()},
-            identity="negotiator",
-            **common,
+        self.log_base_wall = log_base
+        for plan in actor_plans(spec):
+            args = self._host_args(plan, log_base)
+            self._actors[plan.name] = _Actor(plan, args, spawn(plan.role, **args))
+        central = self._actors["central"]
+        self._central = central.handle
+        self.collector_address = central.address = await self._central.serve.remote()
+        self._hosts = [a.handle for a in self._actors.values() if a.plan.role != "central"]
+        others = [a for a in self._actors.values() if a.plan.role != "central"]
+        addresses = await asyncio.gather(
+            *(a.handle.serve.remote(self.collector_address) for a in others)
         )
-        self.collector_address = await self._central.serve.remote()
-        for gi, group in enumerate(spec.startds):
-            machines = [(n, group.config) for n in group.names]
-            for ci, chunk in enumerate(_chunks(machines, group.machines_per_actor)):
-                self._hosts.append(
-                    spawn(
-                        "startd",
-                        config=spec.config,
-                        machines=chunk,
-                        state_dir=str(self.state_dir / f"startd{gi}_{ci}"),
-                        identity=daemon_identity("startd", f"startd{gi}_{ci}"),
-                        **common,
-                    )
-                )
-        for si, sgroup in enumerate(spec.schedds):
-            for ci, names in enumerate(_chunks(list(sgroup.names), sgroup.per_actor)):
-                # Each schedd signs its claim traffic as itself; the actor's own identity
-                # (for ads and reschedules) names the actor.
-                self._hosts.append(
-                    spawn(
-                        "schedd",
-                        config=spec.config,
-                        schedds=names,
-                        state_dir=str(self.state_dir / "schedd"),
-                        identity=daemon_identity(
-                            "schedd", names[0] if len(names) == 1 else f"actor{si}_{ci}"
-                        ),
-                        **common,
-                    )
-                )
-        await asyncio.gather(*(h.serve.remote(self.collector_address) for h in self._hosts))
+        for a, address in zip(others, addresses, strict=True):
+            a.address = address
         if not self.virtual:
             self.clock = ScaledClock.starting_now(spec.time_scale)
-        self.log_base_wall = log_base
         await asyncio.gather(*(h.run.remote(spec.time_scale, self.epoch_wall) for h in self._hosts))
         await self._central.run.remote(spec.time_scale, self.epoch_wall, [0])  # collector only
         self.client = PoolClient(self.collector_address, self.token, transport=self.network)
@@ -209,6 +234,10 @@ class LivePool:
         later = [s for s in timeline if s.at > 0]
         if later:
             self._workload = asyncio.create_task(self._feed(later))
+        if not self.virtual:
+            self._monitor = asyncio.create_task(self._watch())
+        if spec.faults:
+            self._faults = asyncio.create_task(run_plan(self, spec.faults))
 
     async def _wait_advertised(self) -> None:
         assert self.client is not None
@@ -285,10 +314,11 @@ class LivePool:
     async def stop(self) -> list[dict[str, Any]]:
         if self.vloop is not None:
             self.vloop.release()  # stopping takes (virtual) time: let it pass
-        if self._workload is not None:
-            self._workload.cancel()
-            await asyncio.gather(self._workload, return_exceptions=True)
-        hosts = ([self._central] if self._central is not None else []) + self._hosts
+        for task in (self._workload, self._monitor, self._faults, *self._injected):
+            if task is not None:
+                task.cancel()
+                await asyncio.gather(task, return_exceptions=True)
+        hosts = [a.handle for a in self._actors.values() if a.alive]
         if hosts:
             try:
                 await self.drain()
@@ -301,9 +331,9 @@ class LivePool:
             if not self.virtual:
                 import ray
 
-                for h in hosts:
-                    ray.kill(h, no_restart=True)
-        self._central, self._hosts = None, []
+                for a in self._actors.values():
+                    ray.kill(a.handle, no_restart=True)
+        self._central, self._hosts, self._actors = None, [], {}
         if self.client is not None:
             await self.client.close()
             self.client = None
@@ -317,7 +347,10 @@ class LivePool:
         """Every job of the spec's workload has been submitted and has left the queue."""
         if self._workload is not None and not self._workload.done():
             return False
-        counts = await asyncio.gather(*(h.jobs_in_queue.remote() for h in self._hosts))
+        schedds = [a for a in self._actors.values() if a.plan.role == "schedd"]
+        if any(not a.alive for a in schedds):
+            return False  # a schedd that is down still holds its jobs
+        counts = await asyncio.gather(*(a.handle.jobs_in_queue.remote() for a in schedds))
         return sum(counts) == 0
 
     async def run_for(
@@ -363,16 +396,21 @@ class LivePool:
 
     async def drain(self) -> None:
         """Pull events and NegotiatorLog lines from every actor into this process."""
-        hosts = [self._central, *self._hosts]
+        live = [a for a in self._actors.values() if a.alive]
         batches = await asyncio.gather(
-            *(h.drain_events.remote() for h in hosts), return_exceptions=True
+            *(a.handle.drain_events.remote() for a in live), return_exceptions=True
         )
-        for b in batches:
+        for a, b in zip(live, batches, strict=True):
             if isinstance(b, BaseException):  # a dead actor's undrained events are lost
-                log.warning("cannot drain events from an actor: %s", b)
+                self._died(a, b)
                 continue
             self._events.extend(b)
-        self._log_lines.extend(await self._central.drain_log.remote())
+        central = self._actors.get("central")
+        if central is not None and central.alive:
+            try:
+                self._log_lines.extend(await central.handle.drain_log.remote())
+            except Exception as e:
+                self._died(central, e)
 
     @property
     def events(self) -> list[dict[str, Any]]:
@@ -388,6 +426,113 @@ class LivePool:
         return list(self._log_lines)
 
     async def status(self) -> list[dict[str, Any]]:
-        return list(
-            await asyncio.gather(*(h.status.remote() for h in [self._central, *self._hosts]))
+        """Every live actor's status (a dead one's is left out)."""
+        live = [a for a in self._actors.values() if a.alive]
+        got = await asyncio.gather(
+            *(a.handle.status.remote() for a in live), return_exceptions=True
+        )
+        out = []
+        for a, st in zip(live, got, strict=True):
+            if isinstance(st, BaseException):
+                self._died(a, st)
+            else:
+                out.append(st)
+        return out
+
+    # ------------------------------------------------------------------ deaths, restarts
+    def emit(self, kind: str, daemon: str = "master", **fields: Any) -> None:
+        """An event the pool's master owns (deaths, restarts, faults), as HTCondor's
+        condor_master logs its daemons' ends and starts."""
+        self._events.append({"t": round(self.now(), 3), "daemon": daemon, "kind": kind, **fields})
+
+    def actor(self, target: str) -> _Actor:
+        plan = find_actor([a.plan for a in self._actors.values()], target)
+        if plan is None:
+            names = ", ".join(sorted(d for a in self._actors.values() for d in a.plan.daemons))
+            raise KeyError(f"no daemon or actor {target!r} in this pool (it has {names})")
+        return self._actors[plan.name]
+
+    def _died(self, a: _Actor, why: BaseException | str) -> None:
+        if not a.alive:
+            return
+        a.alive = False
+        a.down_since = self.now()
+        log.warning("actor %s died: %s", a.plan.name, why)
+        self.emit(
+            "daemon_died", actor=a.plan.name, daemons=list(a.plan.daemons), cause=str(why)[:200]
+        )
+
+    async def _watch(self) -> None:
+        """Notice deaths (one death is one death: the rest run on) and, when the spec
+        asks Ray for restarts, bring a restarted actor's daemons back up."""
+        while True:
+            await asyncio.sleep(WATCH_EVERY)
+            for a in list(self._actors.values()):
+                if a.restarting:
+                    continue
+                try:
+                    serving = await asyncio.wait_for(a.handle.serving.remote(), WATCH_EVERY * 4)
+                except Exception as e:
+                    if a.alive and not isinstance(e, TimeoutError):  # paused: not dead
+                        self._died(a, e)
+                    continue
+                if not serving and not a.restarting and self.spec.restarts > 0:
+                    self._died(a, "the actor's process ended")  # Ray made a new one
+                    await self._bring_up(a, a.handle, cause="ray")
+
+    async def inject(self, table: dict[str, Any], where: str) -> None:
+        """Check one fault (a ``[[faults]]`` table; ``at`` defaults to now) and run it."""
+        table = {"at": self.now(), **table}
+        if not table.get("target"):
+            table.pop("target", None)
+        plan = check_plan(parse_fault(table, where), [a.plan for a in self._actors.values()])
+        task = asyncio.create_task(run_plan(self, plan))
+        self._injected.add(task)
+        task.add_done_callback(self._injected.discard)
+
+    async def crash(self, target: str, cause: str = "fault") -> _Actor:
+        """Kill ``target``'s actor at once, as kill -9 would (or, virtual, stop it
+        answering and drop it): its daemons are down until restarted."""
+        a = self.actor(target)
+        if not a.alive:
+            return a
+        if self.virtual:
+            assert isinstance(a.handle, LocalActor)
+            await a.handle.host.crash()
+        else:
+            import ray
+
+            ray.kill(a.handle, no_restart=True)
+        self._died(a, cause)
+        return a
+
+    async def restart(self, target: str, cause: str = "fault") -> _Actor:
+        """Start ``target``'s actor again (crashing it first if it runs): a schedd from
+        its queue, a startd with new claim ids, the central manager on its old port."""
+        a = self.actor(target)
+        if a.alive:
+            await self.crash(target, cause)
+        assert self._spawn is not None
+        await self._bring_up(a, self._spawn(a.plan.role, **a.args), cause=cause)
+        return a
+
+    async def _bring_up(self, a: _Actor, handle: Any, cause: str) -> None:
+        a.restarting = True
+        try:
+            port = int(a.address.rpartition(":")[2]) if a.plan.role == "central" else 0
+            address = await handle.serve.remote(self.collector_address, port)
+            await handle.run.remote(self.spec.time_scale, self.epoch_wall)
+        finally:
+            a.restarting = False
+        a.handle, a.address, a.alive = handle, address, True
+        if a.plan.role == "central":
+            self._central = handle
+        self._hosts = [x.handle for x in self._actors.values() if x.plan.role != "central"]
+        self.emit(
+            "daemon_restarted",
+            actor=a.plan.name,
+            daemons=list(a.plan.daemons),
+            address=address,
+            down=round(self.now() - a.down_since, 3),
+            cause=cause,
         )

@@ -1346,6 +1346,8 @@ class Schedd:
         """(when the schedd gives up on it, claim) for every claim past its request."""
         out = []
         for claim in self.claims.values():
+            if claim.reconnecting and claim.startd_address not in self._reconnect_asked:
+                continue  # its lease runs from the reconnect (the restart's first keepalive)
             if claim.state in ("active", "idle", "waiting"):
                 self._alive_every(claim)
                 if claim.lease > 0:
@@ -1404,9 +1406,13 @@ class Schedd:
         for addr in set(self._alive_sent) - set(held):
             del self._alive_sent[addr]  # no claims left there
         out = {a: ids for a, ids in held.items() if a in due}
-        for addr in out:
+        for addr, ids in out.items():
             self._alive_sent[addr] = now
-            self._reconnect_asked.add(addr)
+            if addr not in self._reconnect_asked:
+                self._reconnect_asked.add(addr)
+                for cid in ids:
+                    if self.claims[cid].reconnecting:
+                        self.claims[cid].heard = now
         return out
 
     def on_keepalive_answer(
