@@ -17,7 +17,11 @@ Invariants:
 - ``claim_two_schedds``: a claim id is granted to one schedd, and no other schedd says
   it holds it.
 - ``lease_late``: a claim whose lease expired ended no earlier than its deadline and at
-  most one keepalive interval after it.
+  most one keepalive interval after it (after the end of a pause of its startd, whose
+  timers wait while it is catatonic).
+
+Faults: a ``daemon_died`` event of the master ends every claim and dynamic slot of the
+startds that died; a restarted startd starts whole.
 
 Not checked yet: that the accountant's usage equals what the slots say (the output
 folder holds no accountant ads).
@@ -98,6 +102,21 @@ def _gjid_key(ad: ClassAd) -> tuple[str, str] | None:
     return None
 
 
+def _machine_of(claim_id: str) -> str:
+    """The machine a claim id names (``<host:port?alias=exec0001>#...``)."""
+    head = claim_id.partition(">")[0]
+    return head.partition("alias=")[2]
+
+
+def _deaths(events: list[Event]) -> dict[int, set[str]]:
+    """Line -> the machines whose startd died there (a crash ends all their claims)."""
+    return {
+        n: {str(d) for d in e.get("daemons", ())}
+        for n, e in events
+        if e["kind"] == "daemon_died" and e.get("daemon") == "master"
+    }
+
+
 def check(
     events: list[Event],
     queue: list[ClassAd],
@@ -135,8 +154,8 @@ def check(
                     )
                 )
     out += _jobs(events, startd, owner, queue, history)
-    out += _slots(startd, slots)
-    out += _leases(startd)
+    out += _slots(startd, slots, _deaths(events))
+    out += _leases(startd, _pauses(events))
     jobs = len(queue) + len(history)
     return Report(len(events), jobs, out)
 
@@ -193,7 +212,11 @@ def _jobs(
                 )
             )
     running: dict[tuple[str, str], tuple[str, int]] = {}  # job -> (claim, activate line)
-    for n, e in startd:
+    deaths = _deaths(events)
+    for n, e in sorted(startd + [(n, {}) for n in deaths]):
+        if n in deaths:  # a dead startd runs nothing any more
+            running = {k: v for k, v in running.items() if _machine_of(v[0]) not in deaths[n]}
+            continue
         cid, job = e.get("claim"), e.get("job")
         if cid is None or job is None or cid not in owner:
             continue
@@ -215,7 +238,9 @@ def _jobs(
     return out
 
 
-def _slots(startd: list[Event], slots: list[ClassAd]) -> list[Violation]:
+def _slots(
+    startd: list[Event], slots: list[ClassAd], deaths: dict[int, set[str]]
+) -> list[Violation]:
     out: list[Violation] = []
     totals: dict[str, tuple[float, ...]] = {}
     final_children: dict[str, list[ClassAd]] = defaultdict(list)
@@ -243,7 +268,10 @@ def _slots(startd: list[Event], slots: list[ClassAd]) -> list[Violation]:
                     )
                 )
     alive: dict[str, tuple[tuple[float, ...], int]] = {}  # dynamic slot -> (amounts, line)
-    for n, e in startd:
+    for n, e in sorted(startd + [(n, {}) for n in deaths]):
+        if n in deaths:  # its slots went with it; a restarted startd starts whole
+            alive = {s: v for s, v in alive.items() if s.partition("@")[2] not in deaths[n]}
+            continue
         slot = e["slot"]
         parent = _parent(slot)
         if parent is None:
@@ -280,13 +308,34 @@ def _slots(startd: list[Event], slots: list[ClassAd]) -> list[Violation]:
     return out
 
 
-def _leases(startd: list[Event]) -> list[Violation]:
+def _pauses(events: list[Event]) -> dict[str, list[tuple[float, float]]]:
+    """Daemon -> the (start, end) of its pauses: a catatonic startd's timers wait."""
+    out: dict[str, list[tuple[float, float]]] = defaultdict(list)
+    open_at: dict[str, float] = {}
+    for _, e in events:
+        if e.get("daemon") != "master" or e.get("fault") != "pause":
+            continue
+        for d in e.get("daemons", ()):
+            if e["kind"] == "fault_start":
+                open_at[d] = float(e["t"])
+            elif e["kind"] == "fault_end" and d in open_at:
+                out[d].append((open_at.pop(d), float(e["t"])))
+    for d, t in open_at.items():
+        out[d].append((t, float("inf")))
+    return out
+
+
+def _leases(startd: list[Event], pauses: dict[str, list[tuple[float, float]]]) -> list[Violation]:
     out: list[Violation] = []
     for n, e in startd:
         if e["kind"] != "lease_expired":
             continue
         deadline, lease = float(e.get("deadline", 0)), float(e.get("lease", 0))
         interval = float(e.get("interval") or max(10.0, min(300.0, lease / 3)))
+        due = deadline
+        for start, end in pauses.get(e["daemon"], ()):
+            if start <= deadline <= end:  # it could only act once the pause ended
+                due = end
         subject = f"claim {e.get('claim')}"
         if "last_heard" in e and abs(float(e["last_heard"]) + lease - deadline) > _EPSILON:
             out.append(
@@ -307,7 +356,7 @@ def _leases(startd: list[Event]) -> list[Violation]:
                     (n,),
                 )
             )
-        elif e["t"] > deadline + interval + _EPSILON:
+        elif e["t"] > due + interval + _EPSILON:
             out.append(
                 Violation(
                     "lease_late",

@@ -306,8 +306,9 @@ async def _constraint_targets(pool: FaultTarget, f: Fault) -> list[str]:
 async def apply_fault(pool: FaultTarget, f: Fault, start: bool) -> None:
     """Start (or end) one fault on a running pool; every step is an event."""
     targets = [f.target] if f.target else await _constraint_targets(pool, f)
+    daemons = sorted(d for t in targets for d in pool.actor(t).plan.daemons)
     if start:
-        pool.emit("fault_start", **f.describe(), actors=targets)
+        pool.emit("fault_start", **f.describe(), actors=targets, daemons=daemons)
     for target in targets:
         a = pool.actor(target)
         rule_name = f"{f.kind}:{f.target}:{f.peer}:{f.at:g}"
@@ -333,7 +334,7 @@ async def apply_fault(pool: FaultTarget, f: Fault, start: bool) -> None:
                 if here.alive:
                     await here.handle.set_rule.remote(rule_name, rule)
     if not start or f.kind == "restart":
-        pool.emit("fault_end", **f.describe(), actors=targets)
+        pool.emit("fault_end", **f.describe(), actors=targets, daemons=daemons)
 
 
 async def run_plan(pool: FaultTarget, faults: list[Fault]) -> None:
