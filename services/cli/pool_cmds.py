@@ -21,6 +21,9 @@ from collections.abc import Awaitable, Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
+import grpc.aio
+
+from .. import rpc
 from ..auth import Role, read_token
 from ..clock import ScaledClock
 from ..ownerfiles import private_dir
@@ -32,6 +35,7 @@ from ..pool.spec import SpecError, load_spec
 from ..pool.submit_files import SubmitFileError, read_submit_inputs, read_user_file
 from ..pool.virtual import CLOCKS, CycleCost, parse_dilation
 from ..schedd.submit import SubmitError, quote
+from ..v1 import master_pb2, master_pb2_grpc
 from . import layouts
 from .userprio_layout import format_userprio
 
@@ -625,6 +629,61 @@ def _cmd_act(action: str) -> Callable[[argparse.Namespace], int]:
     return run
 
 
+def _with_master(ns: argparse.Namespace, role: Role, body: Callable[[Any], Awaitable[T]]) -> T:
+    """Run ``body`` with a stub of the `up` pool's master (the process holding it)."""
+    d = _pool_dir(ns)
+    info = _pool_info(d)
+    path = Path(ns.token) if getattr(ns, "token", None) else token_path(d, role)
+    try:
+        token = read_token(path)
+    except (OSError, ValueError) as e:
+        raise SystemExit(f"mockpool: cannot read the {role.value} token {path}: {e}") from None
+    if not info.get("master"):
+        raise SystemExit(f"mockpool: the pool in {d} serves no master (an older `up`?)")
+
+    async def go() -> T:
+        channel = rpc.GRPC.channel(info["master"], token)
+        try:
+            return await body(master_pb2_grpc.MasterStub(channel))
+        finally:
+            await channel.close()
+
+    try:
+        return asyncio.run(go())
+    except grpc.aio.AioRpcError as e:
+        raise SystemExit(f"mockpool: {e.details() or e.code()}") from None
+
+
+def cmd_fault(ns: argparse.Namespace) -> int:
+    request = master_pb2.FaultRequest(
+        kind=ns.kind, target=ns.target or "", constraint=ns.constraint or "", peer=ns.peer or ""
+    )
+    for key in ("duration", "fraction", "delay", "skew"):
+        value = getattr(ns, key)
+        if value is not None:
+            setattr(request, key, value)
+
+    async def body(stub: Any) -> str:
+        reply = await rpc.call(stub.Fault, request, timeout=120.0)
+        return str(reply.message)
+
+    print(_with_master(ns, Role.ADMIN, body))
+    return 0
+
+
+def cmd_daemons(ns: argparse.Namespace) -> int:
+    async def body(stub: Any) -> Any:
+        return await rpc.call(stub.Daemons, master_pb2.DaemonsRequest(), timeout=30.0)
+
+    reply = _with_master(ns, Role.READ, body)
+    print(f"{'Actor':<14} {'Role':<8} {'State':<6} {'Pid':>8} {'Address':<22} Daemons")
+    for a in reply.actors:
+        daemons = ", ".join(a.daemons)
+        state = "up" if a.alive else "down"
+        print(f"{a.actor:<14} {a.role:<8} {state:<6} {a.pid:>8} {a.address:<22} {daemons}")
+    return 0
+
+
 def add_pool_commands(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     def token_arg(p: argparse.ArgumentParser) -> None:
         p.add_argument(
@@ -702,6 +761,24 @@ def add_pool_commands(sub: argparse._SubParsersAction) -> None:  # type: ignore[
     p.add_argument("dir", help="the output folder of `mockpool run`")
     p.set_defaults(func=cmd_report)
 
+    p = sub.add_parser(
+        "fault",
+        help="inject a fault into the `up` pool: crash, restart, pause, partition, drop, "
+        "delay or skew a daemon (needs the ADMIN token)",
+    )
+    p.add_argument("kind", help="crash, restart, pause, partition, drop, delay or skew")
+    p.add_argument("target", nargs="?", help="a daemon (schedd1, exec0001, collector) or actor")
+    p.add_argument("--constraint", help="instead of a target: daemons whose ads match")
+    p.add_argument("--peer", help="partition, drop, delay: the daemon at the other end")
+    p.add_argument("--duration", type=float, help="pool seconds (a crash: down this long)")
+    p.add_argument("--fraction", type=float, help="drop, delay: the fraction of calls")
+    p.add_argument("--delay", type=float, help="delay: pool seconds each call waits")
+    p.add_argument("--skew", type=float, help="skew: seconds the clock reads ahead")
+    pool_arg(p)
+    p.set_defaults(func=cmd_fault)
+    p = sub.add_parser("daemons", help="the `up` pool's actors, their daemons and their state")
+    pool_arg(p)
+    p.set_defaults(func=cmd_daemons)
     p = sub.add_parser("check", help="check a run's output folder against the pool's invariants")
     p.add_argument("dir", help="a `mockpool run` output folder")
     p.set_defaults(func=cmd_check)

@@ -108,6 +108,7 @@ class Pool:
         self.local_ray: LocalRay | None = None
         self._running = False
         self._metrics_server: Any = None
+        self._master: Any = None  # the master's gRPC server, when served
         self.metrics_url = ""  # where a live pool serves its Prometheus metrics, if asked
 
     @classmethod
@@ -173,6 +174,9 @@ class Pool:
             self._metrics_server = None
         if self._thread.is_alive():
             try:
+                if self._master is not None:
+                    self._run(self._master.stop(0.5), timeout=10)
+                    self._master = None
                 status = self._run(self._live.stop(), timeout=60)
             finally:
                 self._loop.call_soon_threadsafe(self._loop.stop)
@@ -189,6 +193,14 @@ class Pool:
         see faults.py): ``pool.fault("crash", "schedd1", duration=120)``. A plan that
         cannot run raises FaultError before anything is injected."""
         self._run(self._live.inject({"kind": kind, "target": target, **keys}, "Pool.fault"))
+
+    def serve_master(self) -> str:
+        """Serve the master service (``mockpool fault``, ``mockpool daemons``) beside the
+        pool; its address. Stopped with the pool."""
+        from .master import serve_master
+
+        self._master, address = self._run(serve_master(self._live, self.spec.host))
+        return address
 
     def crash(self, target: str) -> None:
         """Kill the actor of daemon ``target`` as kill -9 would; it stays down."""

@@ -259,6 +259,25 @@ class LivePool:
                 )
             await asyncio.sleep(0.05)
 
+    async def _wait_readvertised(self, a: _Actor) -> None:
+        """Until the collector has a restarted actor's daemons at their new address (so
+        that whoever looks them up by name finds them there)."""
+        assert self.client is not None
+        ad_type, attr = ("Machine", "Machine") if a.plan.role == "startd" else ("Scheduler", "Name")
+        want = {d.lower() for d in a.plan.daemons}
+        deadline = time.monotonic() + STARTUP_TIMEOUT
+        while time.monotonic() < deadline:
+            ads = await self.client.query(ad_type, projection=[attr, "MyAddress"])
+            there = {
+                str(ad.get_value(attr, "")).lower()
+                for ad in ads
+                if a.address in str(ad.get_value("MyAddress", ""))
+            }
+            if want <= there:
+                return
+            await asyncio.sleep(0.05)
+        log.warning("%s restarted but has not advertised its new address", a.plan.name)
+
     async def _wait_submitters(self, idle: int) -> None:
         """Wait until the collector's submitter ads show ``idle`` idle jobs, so that the
         first cycle sees the time-0 workload (schedds advertise on change, not at once)."""
@@ -445,6 +464,9 @@ class LivePool:
         condor_master logs its daemons' ends and starts."""
         self._events.append({"t": round(self.now(), 3), "daemon": daemon, "kind": kind, **fields})
 
+    def actors(self) -> list[_Actor]:
+        return list(self._actors.values())
+
     def actor(self, target: str) -> _Actor:
         plan = find_actor([a.plan for a in self._actors.values()], target)
         if plan is None:
@@ -527,6 +549,8 @@ class LivePool:
         a.handle, a.address, a.alive = handle, address, True
         if a.plan.role == "central":
             self._central = handle
+        elif not self.virtual:  # a virtual one advertises in the instant it starts
+            await self._wait_readvertised(a)
         self._hosts = [x.handle for x in self._actors.values() if x.plan.role != "central"]
         self.emit(
             "daemon_restarted",

@@ -7,13 +7,16 @@
 - ``tokens/admin``, ``tokens/read``, ``tokens/submit``: tokens for the least role each
   tool needs (the SUBMIT token names the user who ran ``up``);
 - ``state/``: the daemons' state (the schedds' job queues, which hold claim ids);
-- ``pool.json``: collector address, schedd names, time scale, epoch, this process' pid,
+- ``pool.json``: collector address, the master's address (``mockpool fault``), schedd
+  names, time scale, epoch, this process' pid,
   and what ``down`` needs to clean up after a crash of this process: the processes the
   pool started (pid and start time), Ray's folder and the state folder;
 - ``NegotiatorLog`` and ``events.jsonl``, appended as the pool runs.
 
 SIGTERM or SIGINT stops the pool cleanly and removes ``pool.json``, the secret, the tokens
-and the state. ``--duration`` (pool seconds) stops it on its own.
+and the state. ``--duration`` (pool seconds) stops it on its own. One daemon's death does
+not stop it: the death is an event (``daemon_died``) and the other daemons run on, until
+``mockpool fault restart NAME`` brings it back.
 """
 
 from __future__ import annotations
@@ -111,6 +114,7 @@ def main(argv: list[str] | None = None) -> int:
             "epoch_wall": pool.epoch_wall,
             "log_base_wall": pool.log_base_wall,
             "metrics": pool.metrics_url,
+            "master": pool.serve_master(),  # mockpool fault / daemons talk to this process
             "spec": os.path.abspath(ns.spec),
             "ray": {"temp_dir": ray_dir.temp_dir, "session_dir": ray_dir.session_dir}
             if ray_dir

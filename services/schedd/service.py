@@ -631,17 +631,15 @@ class ScheddService(sgrpc.ScheddServicer):
             try:
                 self._alive_wake.clear()
                 now = clock.now()
-                calls: list[Awaitable[None]] = []
                 for core in self.cores.values():
                     given_up, due = core.alive_round(now)
                     if given_up:
                         self._after(core)
-                        calls.append(self._send(core, given_up))
+                        self._spawn(self._send(core, given_up))
                     for address, claim_ids in due.items():
-                        calls.append(self._keepalive_one(core, address, claim_ids))
-                if calls:
-                    await asyncio.gather(*calls)
-                    continue
+                        # in the background: a startd that does not answer (catatonic)
+                        # must not hold up the keepalives to others nor giving up on it
+                        self._spawn(self._keepalive_one(core, address, claim_ids))
                 times = [t for c in self.cores.values() if (t := c.next_keepalive()) is not None]
                 due = min(times, default=math.inf)
                 waits = [asyncio.ensure_future(self._alive_wake.wait())]

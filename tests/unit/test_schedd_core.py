@@ -911,6 +911,7 @@ def test_a_restarted_schedd_asks_its_startds_at_once_and_reconnects(path: Path) 
     r = make(path, now=100.0)
     assert r.next_keepalive() == 100.0
     out, due = r.alive_round(100.0)
+    assert not out
     assert due == {"exec1:1": [c1], "exec2:1": [c2]}
     r.drain_events()
     r.on_keepalive_answer([c1], [], 100.5)

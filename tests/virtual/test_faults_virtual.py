@@ -12,9 +12,24 @@ from pathlib import Path
 import pytest
 
 from mockpool import Pool
-from mockpool.pool.check import check_dir
+from mockpool.pool.check import Report, check, check_dir
 from mockpool.pool.faults import FaultError
 from mockpool.pool.spec import SpecError, parse_spec
+
+
+@pytest.fixture
+def check_pool():  # type: ignore[no-untyped-def]
+    """The invariant checker over a running pool's events and its final ads."""
+
+    def run(pool: Pool) -> Report:
+        events = list(enumerate(pool.events, 1))
+        queue, history = [], []
+        for name in pool.spec.schedd_names:
+            queue += pool.jobs(schedd=name)
+            history += pool.jobs(schedd=name, history=True)
+        return check(events, queue, history, pool.slots())
+
+    return run
 
 
 def kinds(events: list[dict], *wanted: str) -> list[dict]:
