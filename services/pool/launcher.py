@@ -22,6 +22,7 @@ the same start order, the same outputs.
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import tempfile
 import time
@@ -48,6 +49,7 @@ from .virtual import VIRTUAL_EPOCH
 log = logging.getLogger(__name__)
 
 STARTUP_TIMEOUT = 120.0  # real seconds for every daemon to advertise itself
+PROGRESS_FILE = "pool-progress.json"  # in the state folder: where a resumed pool goes on
 
 
 class LocalActor:
@@ -109,6 +111,7 @@ class LivePool:
         self.virtual = spec.clock == "virtual"
         self.network: InProcessNetwork | None = None
         self.vloop: VirtualEventLoop | None = None  # the loop whose time is pool time
+        self._resumed_at, self._fed = self._load_progress()
 
     def make_token(self, role: Role | str, identity: str = "") -> str:
         """A token for this pool: ``make_token(Role.SUBMIT, "alice")`` acts as alice."""
@@ -217,12 +220,16 @@ class LivePool:
         for a, address in zip(others, addresses, strict=True):
             a.address = address
         if not self.virtual:
-            self.clock = ScaledClock.starting_now(spec.time_scale)
+            # pool time goes on from where a pool on this state folder stopped
+            self.clock = ScaledClock.starting_now(
+                spec.time_scale, delay=-self._resumed_at / spec.time_scale
+            )
         await asyncio.gather(*(h.run.remote(spec.time_scale, self.epoch_wall) for h in self._hosts))
         await self._central.run.remote(spec.time_scale, self.epoch_wall, [0])  # collector only
         self.client = PoolClient(self.collector_address, self.token, transport=self.network)
         await self._wait_advertised()
-        timeline = spec.timeline()
+        # A resumed pool's workload went in before (up to what it had fed): not twice.
+        timeline = spec.timeline()[self._fed :]
         for item in timeline:
             if item.at <= 0 and isinstance(item, SubmitItem):
                 await self._submit(item)
@@ -230,6 +237,8 @@ class LivePool:
         for item in timeline:
             if item.at <= 0 and isinstance(item, RemoveItem):
                 await self._remove(item)
+        self._fed += sum(1 for item in timeline if item.at <= 0)
+        self._save_progress()
         await self._central.run.remote(spec.time_scale, self.epoch_wall, [1])  # negotiator
         later = [s for s in timeline if s.at > 0]
         if later:
@@ -329,6 +338,28 @@ class LivePool:
                 await self._remove(item)
             else:
                 await self._submit(item)
+            self._fed += 1
+            self._save_progress()
+
+    def _load_progress(self) -> tuple[float, int]:
+        """(pool time, timeline items fed) of the pool that last ran on this state folder
+        (a live pool resumes there), else (0, 0)."""
+        path = self.state_dir / PROGRESS_FILE
+        if self.virtual or not path.exists():
+            return 0.0, 0
+        try:
+            data = json.loads(path.read_text())
+            return float(data["now"]), int(data["fed"])
+        except (OSError, ValueError, KeyError, TypeError) as e:
+            raise ValueError(f"{path}: not a pool's progress file ({e})") from None
+
+    def _save_progress(self) -> None:
+        if self.virtual or self._tmp is not None or self.clock is None:
+            return
+        path = self.state_dir / PROGRESS_FILE
+        tmp = path.with_suffix(".tmp")
+        tmp.write_text(json.dumps({"now": round(self.now(), 3), "fed": self._fed}))
+        tmp.replace(path)
 
     async def stop(self) -> list[dict[str, Any]]:
         if self.vloop is not None:
@@ -424,6 +455,7 @@ class LivePool:
                 self._died(a, b)
                 continue
             self._events.extend(b)
+        self._save_progress()
         central = self._actors.get("central")
         if central is not None and central.alive:
             try:

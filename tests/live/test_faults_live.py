@@ -234,3 +234,38 @@ queue 2
     finally:
         down = mockpool("down", home=home, check=False)
         assert down.returncode == 0, down.stderr
+
+
+def test_a_pool_on_an_old_state_folder_resumes_it_instead_of_doubling_its_workload(
+    ray_session: None, tmp_path: Path
+) -> None:
+    text = spec(jobs=3, machines=2, length=100_000)
+    with Pool(parse_spec(text, "<test>"), state_dir=tmp_path) as pool:
+        assert pool.wait(lambda: len(pool.jobs("JobStatus == 2")) == 3, timeout=WAIT)
+        stopped_at = pool.now
+    with Pool(parse_spec(text, "<test>"), state_dir=tmp_path) as pool:
+        assert pool.now >= stopped_at  # pool time goes on
+        assert len(pool.jobs()) == 3  # the spec's workload is not submitted again
+        # the old startds are gone: the new ones do not know the claims (found through
+        # the collector by machine name), so the jobs are Idle and run again
+        assert pool.wait(lambda: len(kinds(pool.events, "claim_lost")) == 3, timeout=WAIT)
+        assert pool.wait(lambda: len(kinds(pool.events, "activate")) >= 6, timeout=WAIT)
+        assert pool.wait(lambda: len(pool.jobs("JobStatus == 2")) == 3, timeout=WAIT)
+        events = pool.events
+    assert kinds(events, "submit") == []
+
+
+def test_ray_restarts_a_killed_schedd_when_the_spec_asks(ray_session: None) -> None:
+    text = spec(jobs=2, machines=1, length=100_000).replace(
+        "time_scale = 40", "time_scale = 40\nrestarts = 2"
+    )
+    with Pool(parse_spec(text, "<test>")) as pool:
+        assert pool.wait(lambda: len(pool.jobs("JobStatus == 2")) == 2, timeout=WAIT)
+        pid = next(st["pid"] for st in pool.status() if st["identity"] == "schedd/schedd1")
+        os.kill(pid, signal.SIGKILL)
+        assert pool.wait(lambda: len(kinds(pool.events, "job_reconnected")) == 2, timeout=WAIT)
+        events = pool.events
+        assert len(pool.jobs("JobStatus == 2")) == 2
+    (died,) = kinds(events, "daemon_died")
+    (back,) = kinds(events, "daemon_restarted")
+    assert died["actor"] == back["actor"] == "schedd1" and back["cause"] == "ray"
