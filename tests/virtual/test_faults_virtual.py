@@ -303,3 +303,24 @@ def test_pool_fault_refuses_an_unknown_daemon_and_changes_nothing(check_pool) ->
             pool.fault("crash", "nowhere")
         pool.sleep_until(60)
         assert kinds(pool.events, "daemon_died", "fault_start") == []
+
+
+def test_a_restarted_central_manager_keeps_the_accountant_and_is_refilled(check_pool) -> None:
+    with Pool(parse_spec(spec(jobs=4, length=2000), "<t>")) as pool:
+        pool.sleep_until(600)
+        before = {a.eval("Name"): a.eval("AccumulatedUsage") for a in pool.userprio()}
+        assert before and all(v > 0 for v in before.values())
+        pool.restart("negotiator")
+        # the collector comes back where every daemon looks for it; the next updates
+        # (UPDATE_INTERVAL 30, SCHEDD_INTERVAL 60) refill it
+        pool.sleep_until(700)
+        assert len(pool.slots()) == 6 and len(pool.ads("Scheduler")) == 2
+        after = {a.eval("Name"): a.eval("AccumulatedUsage") for a in pool.userprio()}
+        assert all(after[name] >= usage for name, usage in before.items())
+        pool.sleep_until(3000)
+        events = pool.events
+        assert pool.jobs() == [] and len(pool.jobs(history=True)) == 4
+        report = check_pool(pool)
+    assert report.violations == []
+    (back,) = kinds(events, "daemon_restarted")
+    assert back["actor"] == "central" and back["address"].endswith(":9618")
