@@ -84,6 +84,7 @@ DEFAULTS: dict[str, str] = {
     "ALIVE_INTERVAL": "300",
     "MAX_CLAIM_ALIVES_MISSED": "6",
     "MATCH_TIMEOUT": "120",
+    "NEGOTIATOR_INFORM_STARTD": "false",
     "JOB_DEFAULT_LEASE_DURATION": "2400",
     # schedd and submit
     "SCHEDD_INTERVAL": "300",

@@ -53,6 +53,8 @@ from ..v1 import negotiator_pb2 as npb
 from ..v1 import negotiator_pb2_grpc as ngrpc
 from ..v1 import schedd_pb2 as spb
 from ..v1 import schedd_pb2_grpc as sgrpc
+from ..v1 import startd_pb2 as tpb
+from ..v1 import startd_pb2_grpc
 from ..wire import AdDecoder, WireError, ad_to_pb, ads_from_pb
 from .accountant import Accountant, AccountantError
 from .accounting_ads import accounting_ads
@@ -120,6 +122,7 @@ class NegotiatorService(ngrpc.NegotiatorServicer):
         self.log_dropped = 0
         self._log: list[str] = []
         self._tasks: list[asyncio.Task[None]] = []
+        self._informing: set[asyncio.Task[None]] = set()  # MatchInfo to startds in flight
         self._wake: asyncio.Event | None = None
         self._start_time = 0
         # Slot ads that did not change since the last cycle are not decoded again.
@@ -150,7 +153,8 @@ class NegotiatorService(ngrpc.NegotiatorServicer):
             )
 
     async def stop(self) -> None:
-        tasks, self._tasks = self._tasks, []
+        tasks, self._tasks = [*self._tasks, *self._informing], []
+        self._informing = set()
         for t in tasks:
             t.cancel()
         for t in tasks:
@@ -457,6 +461,27 @@ class NegotiatorService(ngrpc.NegotiatorServicer):
                 notes.append(LogLine(self.ctx.clock.now(), f"    Ignoring request: {e}"))
         return requests, failed
 
+    def _inform_startds(self, result: CycleResult) -> None:
+        """NEGOTIATOR_INFORM_STARTD: tell each startd the ids of its matched slots (in the
+        background; a startd that does not hear simply never enters Matched)."""
+        by_startd: dict[str, list[str]] = {}
+        for m in result.matches:
+            by_startd.setdefault(m.startd_address, []).append(m.claim_id)
+
+        async def one(address: str, ids: list[str]) -> None:
+            stub = startd_pb2_grpc.StartdStub(self.ctx.channel(address))
+            try:
+                await rpc.call(
+                    stub.MatchInfo, tpb.MatchInfoRequest(claim_ids=ids), timeout=RPC_TIMEOUT
+                )
+            except Exception as e:  # the startd is down or slow: the match stands anyway
+                log.warning("negotiator: MatchInfo to %s failed: %s", address, e)
+
+        for address, ids in by_startd.items():
+            task = asyncio.get_running_loop().create_task(one(address, ids))
+            self._informing.add(task)
+            task.add_done_callback(self._informing.discard)
+
     async def _send_matches(self, result: CycleResult) -> None:
         """One Matches message per schedd (its matches and rejections), all at once."""
         by_schedd = result.matches_by_schedd()
@@ -489,6 +514,8 @@ class NegotiatorService(ngrpc.NegotiatorServicer):
             await rpc.call(self._schedd(address[sname]).Matches, msg, timeout=RPC_TIMEOUT)
 
         names = sorted(address)
+        if self.ctx.config.get_bool("NEGOTIATOR_INFORM_STARTD"):
+            self._inform_startds(result)
         outcomes = await asyncio.gather(
             *(one(n, by_schedd.get(n, []), rejected.get(n, [])) for n in names),
             return_exceptions=True,

@@ -69,7 +69,7 @@ from __future__ import annotations
 import heapq
 import math
 import random
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from ..claimid import from_sinful, make_claim_id, redact, sinful
 from ..classad import ERROR, UNDEFINED, ClassAd, evaluate
@@ -208,6 +208,7 @@ class Tick:
 
     exits: list[JobExitRecord]
     expired: list[LeaseExpiry]
+    unmatched: list[str] = field(default_factory=list)  # slots whose match timed out
 
 
 def _machine_totals(cfg: ConfigDict) -> tuple[int, int, int, int, int]:
@@ -286,6 +287,7 @@ class Machine:
         maxc = cfg.get_int("MAX_CLAIM_ALIVES_MISSED") * cfg.get_int("ALIVE_INTERVAL")
         self._leftovers = cfg.get_bool("CLAIM_PARTITIONABLE_LEFTOVERS")
         self._default_lease = float(maxc)
+        self._match_timeout = float(cfg.get_int("MATCH_TIMEOUT"))
         self._alive_interval = float(cfg.get_int("ALIVE_INTERVAL"))
         # -1: a claim runs jobs forever; N: no new job once the claim is older than N s
         self._worklife = cfg.get_int("CLAIM_WORKLIFE")
@@ -516,6 +518,7 @@ class Machine:
         self._check_match(slot, ad, job_ad, now)
         slot.claim = self._new_claim(claim_id, ad, job_ad, schedd_name, schedd_address, owner, now)
         slot.set_state("Claimed", "Idle", now)
+        slot.matched_until = 0.0
         del self._offers[claim_id]
         self._held[claim_id] = slot
         self._offer_preempt_id(slot)
@@ -941,10 +944,45 @@ class Machine:
         return min((c.last_heard + c.lease_duration for c in self._held_claims()), default=None)
 
     def next_wakeup(self) -> float | None:
-        """When :meth:`tick` next has something to do: a job end, an eviction or a lease
-        deadline (None: nothing is due until a request comes)."""
+        """When :meth:`tick` next has something to do: a job end, an eviction, a lease
+        deadline or a match timeout (None: nothing is due until a request comes)."""
         times = [t for t in (self.next_event_time(), self.next_lease_deadline()) if t is not None]
+        times += [s.matched_until for s in self._top if s.state == "Matched"]
         return min(times, default=None)
+
+    def match_info(self, claim_ids: list[str], now: float) -> list[str]:
+        """The negotiator matched these ids (NEGOTIATOR_INFORM_STARTD): each one that is an
+        Unclaimed static slot's current id puts that slot in Matched until it is claimed
+        or MATCH_TIMEOUT passes (claim.cpp start_match_timer). Returns the ids refused
+        (unknown, claimed, a preempting id, or a partitionable slot's)."""
+        refused = []
+        for cid in claim_ids:
+            slot = self._offers.get(cid)
+            if (
+                slot is None
+                or slot.claim_id != cid
+                or slot.state != "Unclaimed"
+                or slot.kind != "Static"
+            ):
+                refused.append(cid)
+                continue
+            slot.set_state("Matched", "Idle", now)
+            slot.matched_until = now + self._match_timeout
+            self._changed()
+        return refused
+
+    def _match_timeouts(self, now: float) -> list[str]:
+        """Matched slots never claimed within MATCH_TIMEOUT: Unclaimed again, their claim
+        id unchanged (claim.cpp match_timed_out)."""
+        out = []
+        for slot in self._top:
+            if slot.state == "Matched" and slot.matched_until <= now:
+                slot.set_state("Unclaimed", "Idle", slot.matched_until)
+                slot.matched_until = 0.0
+                out.append(slot.name)
+        if out:
+            self._changed()
+        return out
 
     def expire_leases(self, now: float) -> list[LeaseExpiry]:
         """End every claim whose lease ran out by ``now``, in deadline order (each at its
@@ -976,7 +1014,7 @@ class Machine:
     def tick(self, now: float) -> Tick:
         """Everything due by ``now``: jobs end first (a job that ends before its lease
         runs out exits normally), then expired leases end their claims."""
-        return Tick(self.advance(now), self.expire_leases(now))
+        return Tick(self.advance(now), self.expire_leases(now), self._match_timeouts(now))
 
     def keepalive(self, claim_ids: list[str], now: float) -> list[str]:
         """Record that the schedd was heard from; returns the ids this machine lacks."""

@@ -86,13 +86,25 @@ class _Servicer(startd_pb2_grpc.StartdServicer):
     ) -> pb.KeepAliveReply:
         return self._svc.keep_alive(request)
 
+    async def MatchInfo(
+        self, request: pb.MatchInfoRequest, context: grpc.aio.ServicerContext
+    ) -> pb.MatchInfoReply:
+        who = caller()
+        if who.role is not Role.ADMIN and not (
+            who.role is Role.DAEMON and who.name == "negotiator"
+        ):
+            await context.abort(
+                grpc.StatusCode.PERMISSION_DENIED, f"{who} may not report matches: the negotiator's"
+            )
+        return self._svc.match_info(request)
+
 
 class StartdService:
     """Every simulated machine of one startd actor behind one servicer."""
 
     METHOD_ROLES = {
         _SERVICE + m: frozenset({Role.DAEMON, Role.ADMIN})
-        for m in ("RequestClaims", "ActivateClaims", "ReleaseClaims", "KeepAlive")
+        for m in ("RequestClaims", "ActivateClaims", "ReleaseClaims", "KeepAlive", "MatchInfo")
     }
 
     def __init__(
@@ -377,6 +389,29 @@ class StartdService:
                 reply.unknown_claim_ids.append(claim_id)
         return reply
 
+    def match_info(self, request: pb.MatchInfoRequest) -> pb.MatchInfoReply:
+        """Matched slots (NEGOTIATOR_INFORM_STARTD), grouped by machine for the cores."""
+        now = self.ctx.clock.now()
+        by_machine: dict[str, list[str]] = {}
+        refused: list[str] = []
+        for cid in request.claim_ids:
+            name = cid.partition("alias=")[2].partition(">")[0]
+            if name in self._machines:
+                by_machine.setdefault(name, []).append(cid)
+            else:
+                refused.append(cid)
+        for name, ids in by_machine.items():
+            machine = self._machines[name]
+            bad = machine.match_info(ids, now)
+            refused += bad
+            matched = [c for c in ids if c not in bad]
+            if matched:
+                self._touch(machine)
+                self._wake_at(machine.next_wakeup() or now, name)
+            for cid in matched:
+                self.ctx.events.emit(name, "slot_matched", claim=redact(cid))
+        return pb.MatchInfoReply(refused_claim_ids=refused)
+
     def _drop_stale(self, claim_id: str) -> None:
         m = self._held.get(claim_id)
         if m is not None and not m.holds(claim_id):
@@ -572,6 +607,12 @@ class StartdService:
             if tick.exits or tick.expired:
                 self._touch(machine)
             exits.extend(tick.exits)
+            for slot_name in tick.unmatched:
+                self._touch(machine)
+                log.info("%s: State change: match timed out", slot_name)
+                self.ctx.events.emit(
+                    machine.name, "match_timeout", slot=slot_name, message="match timed out"
+                )
             for x in tick.expired:
                 self._held.pop(x.claim_id, None)
                 self.stats["leases_expired"] += 1

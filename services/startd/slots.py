@@ -223,6 +223,7 @@ class Slot:
     state: str = "Unclaimed"
     activity: str = "Idle"
     entered_state: float = 0.0
+    matched_until: float = 0.0  # Matched (NEGOTIATOR_INFORM_STARTD): when MATCH_TIMEOUT ends it
     entered_activity: float = 0.0
     times: dict[tuple[str, str], float] = field(default_factory=dict)
     claim: Claim | None = None

@@ -26,37 +26,41 @@ _sym_db = _symbol_database.Default()
 from mockpool.v1 import classad_pb2 as mockpool_dot_v1_dot_classad__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x18mockpool/v1/startd.proto\x12\x0bmockpool.v1\x1a\x19mockpool/v1/classad.proto\"\xaa\x01\n\x0c\x43laimRequest\x12\x10\n\x08\x63laim_id\x18\x01 \x01(\t\x12\x11\n\tslot_name\x18\x02 \x01(\t\x12!\n\x03job\x18\x03 \x01(\x0b\x32\x14.mockpool.v1.ClassAd\x12\x13\n\x0bschedd_name\x18\x04 \x01(\t\x12\x16\n\x0eschedd_address\x18\x05 \x01(\t\x12\r\n\x05owner\x18\x06 \x01(\t\x12\x16\n\x0esend_leftovers\x18\x07 \x01(\x08\"\xcd\x01\n\x0b\x43laimResult\x12\x10\n\x08\x63laim_id\x18\x01 \x01(\t\x12\n\n\x02ok\x18\x02 \x01(\x08\x12\r\n\x05\x65rror\x18\x03 \x01(\t\x12\x11\n\tslot_name\x18\x04 \x01(\t\x12\"\n\x04slot\x18\x05 \x01(\x0b\x32\x14.mockpool.v1.ClassAd\x12\x12\n\nready_time\x18\x06 \x01(\x01\x12\x19\n\x11leftover_claim_id\x18\x07 \x01(\t\x12+\n\rleftover_slot\x18\x08 \x01(\x0b\x32\x14.mockpool.v1.ClassAd\"U\n\x14RequestClaimsRequest\x12\x12\n\nrequest_id\x18\x01 \x01(\t\x12)\n\x06\x63laims\x18\x02 \x03(\x0b\x32\x19.mockpool.v1.ClaimRequest\"?\n\x12RequestClaimsReply\x12)\n\x07results\x18\x01 \x03(\x0b\x32\x18.mockpool.v1.ClaimResult\"A\n\nActivation\x12\x10\n\x08\x63laim_id\x18\x01 \x01(\t\x12!\n\x03job\x18\x02 \x01(\x0b\x32\x14.mockpool.v1.ClassAd\"S\n\x10\x41\x63tivationResult\x12\x10\n\x08\x63laim_id\x18\x01 \x01(\t\x12\n\n\x02ok\x18\x02 \x01(\x08\x12\r\n\x05\x65rror\x18\x03 \x01(\t\x12\x12\n\nstart_time\x18\x04 \x01(\x01\"Y\n\x15\x41\x63tivateClaimsRequest\x12\x12\n\nrequest_id\x18\x01 \x01(\t\x12,\n\x0b\x61\x63tivations\x18\x02 \x03(\x0b\x32\x17.mockpool.v1.Activation\"E\n\x13\x41\x63tivateClaimsReply\x12.\n\x07results\x18\x01 \x03(\x0b\x32\x1d.mockpool.v1.ActivationResult\"=\n\x14ReleaseClaimsRequest\x12\x12\n\nrequest_id\x18\x01 \x01(\t\x12\x11\n\tclaim_ids\x18\x02 \x03(\t\"?\n\x12ReleaseClaimsReply\x12)\n\x07results\x18\x01 \x03(\x0b\x32\x18.mockpool.v1.ClaimResult\":\n\x10KeepAliveRequest\x12\x13\n\x0bschedd_name\x18\x01 \x01(\t\x12\x11\n\tclaim_ids\x18\x02 \x03(\t\"+\n\x0eKeepAliveReply\x12\x19\n\x11unknown_claim_ids\x18\x01 \x03(\t2\xd3\x02\n\x06Startd\x12S\n\rRequestClaims\x12!.mockpool.v1.RequestClaimsRequest\x1a\x1f.mockpool.v1.RequestClaimsReply\x12V\n\x0e\x41\x63tivateClaims\x12\".mockpool.v1.ActivateClaimsRequest\x1a .mockpool.v1.ActivateClaimsReply\x12S\n\rReleaseClaims\x12!.mockpool.v1.ReleaseClaimsRequest\x1a\x1f.mockpool.v1.ReleaseClaimsReply\x12G\n\tKeepAlive\x12\x1d.mockpool.v1.KeepAliveRequest\x1a\x1b.mockpool.v1.KeepAliveReplyb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x18mockpool/v1/startd.proto\x12\x0bmockpool.v1\x1a\x19mockpool/v1/classad.proto\"%\n\x10MatchInfoRequest\x12\x11\n\tclaim_ids\x18\x01 \x03(\t\"+\n\x0eMatchInfoReply\x12\x19\n\x11refused_claim_ids\x18\x01 \x03(\t\"\xaa\x01\n\x0c\x43laimRequest\x12\x10\n\x08\x63laim_id\x18\x01 \x01(\t\x12\x11\n\tslot_name\x18\x02 \x01(\t\x12!\n\x03job\x18\x03 \x01(\x0b\x32\x14.mockpool.v1.ClassAd\x12\x13\n\x0bschedd_name\x18\x04 \x01(\t\x12\x16\n\x0eschedd_address\x18\x05 \x01(\t\x12\r\n\x05owner\x18\x06 \x01(\t\x12\x16\n\x0esend_leftovers\x18\x07 \x01(\x08\"\xcd\x01\n\x0b\x43laimResult\x12\x10\n\x08\x63laim_id\x18\x01 \x01(\t\x12\n\n\x02ok\x18\x02 \x01(\x08\x12\r\n\x05\x65rror\x18\x03 \x01(\t\x12\x11\n\tslot_name\x18\x04 \x01(\t\x12\"\n\x04slot\x18\x05 \x01(\x0b\x32\x14.mockpool.v1.ClassAd\x12\x12\n\nready_time\x18\x06 \x01(\x01\x12\x19\n\x11leftover_claim_id\x18\x07 \x01(\t\x12+\n\rleftover_slot\x18\x08 \x01(\x0b\x32\x14.mockpool.v1.ClassAd\"U\n\x14RequestClaimsRequest\x12\x12\n\nrequest_id\x18\x01 \x01(\t\x12)\n\x06\x63laims\x18\x02 \x03(\x0b\x32\x19.mockpool.v1.ClaimRequest\"?\n\x12RequestClaimsReply\x12)\n\x07results\x18\x01 \x03(\x0b\x32\x18.mockpool.v1.ClaimResult\"A\n\nActivation\x12\x10\n\x08\x63laim_id\x18\x01 \x01(\t\x12!\n\x03job\x18\x02 \x01(\x0b\x32\x14.mockpool.v1.ClassAd\"S\n\x10\x41\x63tivationResult\x12\x10\n\x08\x63laim_id\x18\x01 \x01(\t\x12\n\n\x02ok\x18\x02 \x01(\x08\x12\r\n\x05\x65rror\x18\x03 \x01(\t\x12\x12\n\nstart_time\x18\x04 \x01(\x01\"Y\n\x15\x41\x63tivateClaimsRequest\x12\x12\n\nrequest_id\x18\x01 \x01(\t\x12,\n\x0b\x61\x63tivations\x18\x02 \x03(\x0b\x32\x17.mockpool.v1.Activation\"E\n\x13\x41\x63tivateClaimsReply\x12.\n\x07results\x18\x01 \x03(\x0b\x32\x1d.mockpool.v1.ActivationResult\"=\n\x14ReleaseClaimsRequest\x12\x12\n\nrequest_id\x18\x01 \x01(\t\x12\x11\n\tclaim_ids\x18\x02 \x03(\t\"?\n\x12ReleaseClaimsReply\x12)\n\x07results\x18\x01 \x03(\x0b\x32\x18.mockpool.v1.ClaimResult\":\n\x10KeepAliveRequest\x12\x13\n\x0bschedd_name\x18\x01 \x01(\t\x12\x11\n\tclaim_ids\x18\x02 \x03(\t\"+\n\x0eKeepAliveReply\x12\x19\n\x11unknown_claim_ids\x18\x01 \x03(\t2\x9c\x03\n\x06Startd\x12S\n\rRequestClaims\x12!.mockpool.v1.RequestClaimsRequest\x1a\x1f.mockpool.v1.RequestClaimsReply\x12V\n\x0e\x41\x63tivateClaims\x12\".mockpool.v1.ActivateClaimsRequest\x1a .mockpool.v1.ActivateClaimsReply\x12S\n\rReleaseClaims\x12!.mockpool.v1.ReleaseClaimsRequest\x1a\x1f.mockpool.v1.ReleaseClaimsReply\x12G\n\tKeepAlive\x12\x1d.mockpool.v1.KeepAliveRequest\x1a\x1b.mockpool.v1.KeepAliveReply\x12G\n\tMatchInfo\x12\x1d.mockpool.v1.MatchInfoRequest\x1a\x1b.mockpool.v1.MatchInfoReplyb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'mockpool.v1.startd_pb2', _globals)
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
-  _globals['_CLAIMREQUEST']._serialized_start=69
-  _globals['_CLAIMREQUEST']._serialized_end=239
-  _globals['_CLAIMRESULT']._serialized_start=242
-  _globals['_CLAIMRESULT']._serialized_end=447
-  _globals['_REQUESTCLAIMSREQUEST']._serialized_start=449
-  _globals['_REQUESTCLAIMSREQUEST']._serialized_end=534
-  _globals['_REQUESTCLAIMSREPLY']._serialized_start=536
-  _globals['_REQUESTCLAIMSREPLY']._serialized_end=599
-  _globals['_ACTIVATION']._serialized_start=601
-  _globals['_ACTIVATION']._serialized_end=666
-  _globals['_ACTIVATIONRESULT']._serialized_start=668
-  _globals['_ACTIVATIONRESULT']._serialized_end=751
-  _globals['_ACTIVATECLAIMSREQUEST']._serialized_start=753
-  _globals['_ACTIVATECLAIMSREQUEST']._serialized_end=842
-  _globals['_ACTIVATECLAIMSREPLY']._serialized_start=844
-  _globals['_ACTIVATECLAIMSREPLY']._serialized_end=913
-  _globals['_RELEASECLAIMSREQUEST']._serialized_start=915
-  _globals['_RELEASECLAIMSREQUEST']._serialized_end=976
-  _globals['_RELEASECLAIMSREPLY']._serialized_start=978
-  _globals['_RELEASECLAIMSREPLY']._serialized_end=1041
-  _globals['_KEEPALIVEREQUEST']._serialized_start=1043
-  _globals['_KEEPALIVEREQUEST']._serialized_end=1101
-  _globals['_KEEPALIVEREPLY']._serialized_start=1103
-  _globals['_KEEPALIVEREPLY']._serialized_end=1146
-  _globals['_STARTD']._serialized_start=1149
-  _globals['_STARTD']._serialized_end=1488
+  _globals['_MATCHINFOREQUEST']._serialized_start=68
+  _globals['_MATCHINFOREQUEST']._serialized_end=105
+  _globals['_MATCHINFOREPLY']._serialized_start=107
+  _globals['_MATCHINFOREPLY']._serialized_end=150
+  _globals['_CLAIMREQUEST']._serialized_start=153
+  _globals['_CLAIMREQUEST']._serialized_end=323
+  _globals['_CLAIMRESULT']._serialized_start=326
+  _globals['_CLAIMRESULT']._serialized_end=531
+  _globals['_REQUESTCLAIMSREQUEST']._serialized_start=533
+  _globals['_REQUESTCLAIMSREQUEST']._serialized_end=618
+  _globals['_REQUESTCLAIMSREPLY']._serialized_start=620
+  _globals['_REQUESTCLAIMSREPLY']._serialized_end=683
+  _globals['_ACTIVATION']._serialized_start=685
+  _globals['_ACTIVATION']._serialized_end=750
+  _globals['_ACTIVATIONRESULT']._serialized_start=752
+  _globals['_ACTIVATIONRESULT']._serialized_end=835
+  _globals['_ACTIVATECLAIMSREQUEST']._serialized_start=837
+  _globals['_ACTIVATECLAIMSREQUEST']._serialized_end=926
+  _globals['_ACTIVATECLAIMSREPLY']._serialized_start=928
+  _globals['_ACTIVATECLAIMSREPLY']._serialized_end=997
+  _globals['_RELEASECLAIMSREQUEST']._serialized_start=999
+  _globals['_RELEASECLAIMSREQUEST']._serialized_end=1060
+  _globals['_RELEASECLAIMSREPLY']._serialized_start=1062
+  _globals['_RELEASECLAIMSREPLY']._serialized_end=1125
+  _globals['_KEEPALIVEREQUEST']._serialized_start=1127
+  _globals['_KEEPALIVEREQUEST']._serialized_end=1185
+  _globals['_KEEPALIVEREPLY']._serialized_start=1187
+  _globals['_KEEPALIVEREPLY']._serialized_end=1230
+  _globals['_STARTD']._serialized_start=1233
+  _globals['_STARTD']._serialized_end=1645
 # @@protoc_insertion_point(module_scope)

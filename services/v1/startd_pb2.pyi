@@ -8,6 +8,18 @@ from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
 
 DESCRIPTOR: _descriptor.FileDescriptor
 
+class MatchInfoRequest(_message.Message):
+    __slots__ = ("claim_ids",)
+    CLAIM_IDS_FIELD_NUMBER: _ClassVar[int]
+    claim_ids: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, claim_ids: _Optional[_Iterable[str]] = ...) -> None: ...
+
+class MatchInfoReply(_message.Message):
+    __slots__ = ("refused_claim_ids",)
+    REFUSED_CLAIM_IDS_FIELD_NUMBER: _ClassVar[int]
+    refused_claim_ids: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, refused_claim_ids: _Optional[_Iterable[str]] = ...) -> None: ...
+
 class ClaimRequest(_message.Message):
     __slots__ = ("claim_id", "slot_name", "job", "schedd_name", "schedd_address", "owner", "send_leftovers")
     CLAIM_ID_FIELD_NUMBER: _ClassVar[int]

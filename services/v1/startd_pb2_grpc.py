@@ -55,6 +55,11 @@ class StartdStub:
                 request_serializer=mockpool_dot_v1_dot_startd__pb2.KeepAliveRequest.SerializeToString,
                 response_deserializer=mockpool_dot_v1_dot_startd__pb2.KeepAliveReply.FromString,
                 _registered_method=True)
+        self.MatchInfo = channel.unary_unary(
+                '/mockpool.v1.Startd/MatchInfo',
+                request_serializer=mockpool_dot_v1_dot_startd__pb2.MatchInfoRequest.SerializeToString,
+                response_deserializer=mockpool_dot_v1_dot_startd__pb2.MatchInfoReply.FromString,
+                _registered_method=True)
 
 
 class StartdServicer:
@@ -85,6 +90,14 @@ class StartdServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def MatchInfo(self, request, context):
+        """NEGOTIATOR_INFORM_STARTD: the negotiator tells a startd which of its slots it matched
+        (HTCondor's MATCH_INFO); such a slot is Matched until claimed or MATCH_TIMEOUT.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_StartdServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -107,6 +120,11 @@ def add_StartdServicer_to_server(servicer, server):
                     servicer.KeepAlive,
                     request_deserializer=mockpool_dot_v1_dot_startd__pb2.KeepAliveRequest.FromString,
                     response_serializer=mockpool_dot_v1_dot_startd__pb2.KeepAliveReply.SerializeToString,
+            ),
+            'MatchInfo': grpc.unary_unary_rpc_method_handler(
+                    servicer.MatchInfo,
+                    request_deserializer=mockpool_dot_v1_dot_startd__pb2.MatchInfoRequest.FromString,
+                    response_serializer=mockpool_dot_v1_dot_startd__pb2.MatchInfoReply.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -217,6 +235,33 @@ class Startd:
             '/mockpool.v1.Startd/KeepAlive',
             mockpool_dot_v1_dot_startd__pb2.KeepAliveRequest.SerializeToString,
             mockpool_dot_v1_dot_startd__pb2.KeepAliveReply.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def MatchInfo(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/mockpool.v1.Startd/MatchInfo',
+            mockpool_dot_v1_dot_startd__pb2.MatchInfoRequest.SerializeToString,
+            mockpool_dot_v1_dot_startd__pb2.MatchInfoReply.FromString,
             options,
             channel_credentials,
             insecure,

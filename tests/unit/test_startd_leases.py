@@ -123,3 +123,40 @@ def test_keepalive_interval_of_an_expired_lease() -> None:
     short, long_ = m.tick(300).expired
     assert short.keepalive_interval == 10  # 20 / 3 is under the 10 s floor
     assert long_.keepalive_interval == 100  # min(120, 300 / 3)
+
+
+# ------------------------------------------------------------------ MATCH_TIMEOUT
+
+
+def _static_machine(timeout: int = 120) -> Machine:
+    cfg = parse_config(
+        f"NUM_CPUS = 2\nNUM_SLOTS_TYPE_1 = 2\nSLOT_TYPE_1 = cpus=1\nMATCH_TIMEOUT = {timeout}",
+        "<test>",
+    )
+    return Machine("exec1", cfg, "127.0.0.1:9", 100, 0.0)
+
+
+def test_a_slot_the_negotiator_reports_matched_waits_match_timeout_then_is_unclaimed() -> None:
+    """NEGOTIATOR_INFORM_STARTD: slot1's id reported at 10 -> Matched; never claimed, it is
+    Unclaimed again at 10 + 120 = 130 with the same id (claim.cpp match_timed_out)."""
+    m = _static_machine()
+    slot1 = m.slot("slot1@exec1")
+    cid = slot1.claim_id
+    assert m.match_info([cid, "<bogus>#1#1#x"], 10.0) == ["<bogus>#1#1#x"]
+    assert slot1.state == "Matched" and m.next_wakeup() == 130.0
+    assert m.tick(129.9).unmatched == []
+    assert m.tick(130.0).unmatched == ["slot1@exec1"]
+    assert (slot1.state, slot1.claim_id, slot1.entered_state) == ("Unclaimed", cid, 130.0)
+    assert m.next_wakeup() is None
+
+
+def test_a_matched_slot_claimed_in_time_stays_claimed() -> None:
+    m = _static_machine(timeout=60)
+    slot = m.slot("slot2@exec1")
+    cid = slot.claim_id
+    m.match_info([cid], 0.0)
+    m.request_claim(cid, slot.name, job(), "schedd1", "127.0.0.1:1", "alice@x", 30.0)
+    assert slot.state == "Claimed"
+    assert m.tick(61.0).unmatched == []
+    # a claimed (or preempting) id is not Matched again
+    assert m.match_info([cid], 62.0) == [cid]

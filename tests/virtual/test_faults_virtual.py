@@ -324,3 +324,46 @@ def test_a_restarted_central_manager_keeps_the_accountant_and_is_refilled(check_
     assert report.violations == []
     (back,) = kinds(events, "daemon_restarted")
     assert back["actor"] == "central" and back["address"].endswith(":9618")
+
+
+@pytest.mark.parametrize("inform", [True, False])
+def test_a_match_never_claimed_times_out_when_the_negotiator_informs_startds(
+    check_pool, inform: bool
+) -> None:
+    """NEGOTIATOR_INFORM_STARTD = true: the startd hears of the match (Matched); the
+    schedd cannot reach it to claim (a partition), so after MATCH_TIMEOUT (60) the slot is
+    Unclaimed again. HTCondor's default (false): the startd never hears of matches."""
+    text = spec(
+        """
+[[faults]]
+kind = "partition"
+target = "schedd1"
+peer = "exec0001"
+at = 0
+duration = 150
+""",
+        jobs=1,
+        machines=1,
+        length=100,
+    ).replace(
+        'config = "NUM_CPUS = 2"',
+        'config = "NUM_CPUS = 1\\nSLOT_TYPE_1 = cpus=1\\nNUM_SLOTS_TYPE_1 = 1"',
+    )
+    text = text.replace(
+        "CLASSAD_LIFETIME = 90",
+        f"CLASSAD_LIFETIME = 90\nMATCH_TIMEOUT = 60\nNEGOTIATOR_INFORM_STARTD = {str(inform).lower()}",
+    )
+    with Pool(parse_spec(text, "<t>")) as pool:
+        pool.sleep_until(40)
+        assert [s.eval("State") for s in pool.slots()] == ["Matched" if inform else "Unclaimed"]
+        pool.sleep_until(1000)
+        events = pool.events
+        assert len(pool.jobs(history=True)) == 1
+        report = check_pool(pool)
+    assert report.violations == []
+    matched, timed_out = kinds(events, "slot_matched"), kinds(events, "match_timeout")
+    if inform:
+        assert timed_out and timed_out[0]["t"] == matched[0]["t"] + 60
+        assert timed_out[0]["message"] == "match timed out"
+    else:
+        assert matched == [] and timed_out == []
