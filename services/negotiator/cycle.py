@@ -788,14 +788,17 @@ def _accounting_name(ad: ClassAd) -> str | None:
 
 def slot_usage(
     slots: Sequence[ClassAd], weights: np.ndarray, claimed: np.ndarray
-) -> dict[str, float]:
-    """Weighted resources in use per submitter, from the Claimed slot ads."""
+) -> tuple[dict[str, float], dict[str, int]]:
+    """Weighted resources in use and slots held per submitter, from the Claimed slot ads
+    (the accountant's WeightedResourcesUsed and ResourcesUsed)."""
     usage: dict[str, float] = {}
+    counts: dict[str, int] = {}
     for r in np.flatnonzero(claimed):
         name = _accounting_name(slots[r])
         if name is not None:
             usage[name] = usage.get(name, 0.0) + float(weights[r])
-    return usage
+            counts[name] = counts.get(name, 0) + 1
+    return usage, counts
 
 
 # ------------------------------------------------------------------------- the cycle
@@ -882,7 +885,9 @@ class _Cycle:
         self.say("Phase 2:  Performing accounting ...", t1)
         slots = _Slots(snap, self.cfg, self.kstats, self.now)
         self.acct.update_priorities(self.now)
-        self.acct.check_matches(slot_usage(slots.ads, slots.weight, slots.claimed), self.now)
+        usage, counts = slot_usage(slots.ads, slots.weight, slots.claimed)
+        self.acct.check_matches(usage, self.now, counts)
+        s.charged = dict(sorted(counts.items()))  # for the checker: slots held per submitter
         slots.add_remote_prios(self.acct)
         s.claimed_slots_skipped = int((slots.claimed & ~slots.alive).sum())
         s.slots_without_claim_id = slots.no_claim_id

@@ -391,8 +391,10 @@ class NegotiatorService(ngrpc.NegotiatorServicer):
             self.name,
             "cycle",
             cycle=self.cycles,
+            start=round(start, 3),
             duration=round(result.stats.duration, 3),
             matches=len(result.matches),
+            charged=result.stats.charged,
             **({"quotas": quotas} if quotas else {}),
         )
         await self.advertise()

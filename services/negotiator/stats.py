@@ -39,6 +39,7 @@ class CycleStats:
 
     start_time: float = 0.0
     end_time: float = 0.0
+    charged: dict[str, int] = field(default_factory=dict)  # slots held per submitter at start
     duration: float = 0.0
     duration_phase1: float = 0.0
     duration_phase2: float = 0.0

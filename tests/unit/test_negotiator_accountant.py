@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
+from mockpool.classad import ClassAd
 from mockpool.config import parse_config
 from mockpool.negotiator import Accountant, AccountantError
+from mockpool.negotiator.cycle import slot_usage
 
 
 def test_new_submitter_starts_at_half_with_default_factor():
@@ -131,3 +134,23 @@ def test_factors_are_fixed_when_first_read_and_userprio_setters():
     assert a.delete("carol@mockpool") and not a.delete("carol@mockpool")
     b = Accountant.from_dict(a.to_dict())
     assert b.to_dict() == a.to_dict()
+
+
+def test_resources_used_counts_every_slot_a_submitter_holds() -> None:
+    """ResourcesUsed is the number of slots held (matchmaker.cpp counts each Claimed slot),
+    WeightedResourcesUsed their SlotWeight: alice holds three slots of weight 2, 1 and 1."""
+    ads = [
+        ClassAd(State="Claimed", RemoteUser="alice@x", RemoteOwner="alice@x"),
+        ClassAd(State="Claimed", RemoteUser="alice@x", RemoteOwner="alice@x"),
+        ClassAd(State="Claimed", RemoteUser="bob@x", RemoteOwner="bob@x"),
+        ClassAd(State="Claimed", RemoteUser="alice@x", RemoteOwner="alice@x"),
+        ClassAd(State="Unclaimed"),
+    ]
+    usage, counts = slot_usage(
+        ads, np.array([2.0, 1.0, 4.0, 1.0, 8.0]), np.array([1, 1, 1, 1, 0], dtype=bool)
+    )
+    assert usage == {"alice@x": 4.0, "bob@x": 4.0}
+    assert counts == {"alice@x": 3, "bob@x": 1}
+    acct = Accountant()
+    acct.check_matches(usage, 10.0, counts)
+    assert acct.records["alice@x"].resources_count == 3
