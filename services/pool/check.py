@@ -23,14 +23,19 @@ Invariants:
 Faults: a ``daemon_died`` event of the master ends every claim and dynamic slot of the
 startds that died; a restarted startd starts whole.
 
-Not checked yet: that the accountant's usage equals what the slots say (the output
-folder holds no accountant ads).
+- ``accountant_usage``: at each negotiation cycle, the slots the accountant charged each
+  submitter (ResourcesUsed, from the slot ads) agree with the claims the startds' events
+  show alive then: no fewer than it held through the last ``AD_DELAY`` pool seconds (ads
+  take time to reach the collector; a live run's window is 5 real seconds), no more than
+  it held at any moment of them.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
-from collections import defaultdict
+import math
+from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -46,7 +51,9 @@ INVARIANTS = (
     "slot_overcommitted",
     "claim_two_schedds",
     "lease_late",
+    "accountant_usage",
 )
+AD_DELAY = 60.0  # pool seconds an ad change may take to reach the negotiator's snapshot
 _EPSILON = 1e-3  # event times are rounded to the millisecond
 _RUN_ENDS = ("job_exit", "job_evicted", "release", "lease_expired")  # a run ends on its claim
 _RESOURCES = (("cpus", "Cpus"), ("memory", "Memory"), ("disk", "Disk"))
@@ -122,6 +129,7 @@ def check(
     queue: list[ClassAd],
     history: list[ClassAd],
     slots: list[ClassAd],
+    ad_delay: float = AD_DELAY,
 ) -> Report:
     """Every invariant over these events (in file order) and final ads."""
     out: list[Violation] = []
@@ -156,6 +164,7 @@ def check(
     out += _jobs(events, startd, owner, queue, history)
     out += _slots(startd, slots, _deaths(events))
     out += _leases(startd, _pauses(events))
+    out += _usage(events, startd, ad_delay)
     jobs = len(queue) + len(history)
     return Report(len(events), jobs, out)
 
@@ -308,6 +317,77 @@ def _slots(
     return out
 
 
+def _usage(events: list[Event], startd: list[Event], delay: float) -> list[Violation]:
+    """What the accountant charged at each cycle's start (slots held per submitter, from
+    the slot ads) against the claims the startds say were alive then. The snapshot may be
+    up to ``delay`` old: a submitter's count must lie between the slots it held through
+    the whole window before the cycle and those it held at any moment of it."""
+    cycles = [(n, e) for n, e in events if e["kind"] == "cycle" and "charged" in e]
+    if not cycles:
+        return []
+    # claim id -> [slot, submitter, start, end, end of its ad]: a dead startd's claims end
+    # with it, but its ads stay in the collector (and are charged) until they expire
+    spans: dict[str, list[Any]] = {}
+    deaths = _deaths(events)
+    expired: dict[str, float] = {}  # slot -> when the collector dropped its ad, the last time
+    # when the negotiator lost sight of a slot's ad (it expired: a silent startd; or the
+    # central manager restarted empty): a claim seen before need not be charged after
+    blind: dict[str, list[float]] = defaultdict(list)
+    restarts: list[float] = []
+    for _, e in events:
+        if e["kind"] in ("ad_expired", "ad_invalidated") and e.get("ad_type") == "Machine":
+            expired[str(e.get("name"))] = float(e["t"])
+            if e["kind"] == "ad_expired":
+                blind[str(e.get("name"))].append(float(e["t"]))
+        elif e["kind"] in ("daemon_died", "daemon_restarted") and e.get("actor") == "central":
+            restarts.append(float(e["t"]))
+    for n, e in sorted(startd + [(n, {"kind": "died", "t": 0}) for n in deaths]):
+        if n in deaths:
+            t = float(next(ev["t"] for m, ev in events if m == n))
+            for span in spans.values():
+                if span[3] == math.inf and span[0].partition("@")[2] in deaths[n]:
+                    span[3] = t
+                    gone = expired.get(span[0], math.inf)
+                    span[4] = gone if gone >= t else math.inf
+            continue
+        cid = e.get("claim")
+        if e["kind"] == "claim" and cid:
+            spans[cid] = [e["slot"], e.get("submitter", ""), float(e["t"]), math.inf, math.inf]
+        elif e["kind"] in ("release", "lease_expired") and cid in spans:
+            spans[cid][3] = spans[cid][4] = min(spans[cid][3], float(e["t"]))
+    out: list[Violation] = []
+    for n, e in cycles:
+        start = float(e.get("start", e["t"]))
+        lo_t = start - delay
+        by_slot: dict[str, list[list[Any]]] = defaultdict(list)
+        for span in spans.values():
+            if span[2] <= start + _EPSILON and span[4] >= lo_t - _EPSILON:
+                by_slot[span[0]].append(span)
+        low: Counter[str] = Counter()
+        high: Counter[str] = Counter()
+        for claims in by_slot.values():
+            for sub in {c[1] for c in claims}:
+                high[sub] += 1
+            c = claims[0]
+            unseen = any(c[2] <= t <= start for t in (*blind.get(c[0], ()), *restarts))
+            if len(claims) == 1 and c[2] <= lo_t and c[3] > start + _EPSILON and not unseen:
+                low[c[1]] += 1
+        charged = {str(k): int(v) for k, v in (e.get("charged") or {}).items()}
+        for sub in sorted(set(charged) | set(low)):
+            got = charged.get(sub, 0)
+            if not low[sub] <= got <= high[sub]:
+                out.append(
+                    Violation(
+                        "accountant_usage",
+                        f"submitter {sub}",
+                        f"cycle {e.get('cycle')} at {start:g} charged {got} slots; the "
+                        f"startds say it held {low[sub]} to {high[sub]} then",
+                        (n,),
+                    )
+                )
+    return out
+
+
 def _pauses(events: list[Event]) -> dict[str, list[tuple[float, float]]]:
     """Daemon -> the (start, end) of its pauses: a catatonic startd's timers wait."""
     out: dict[str, list[tuple[float, float]]] = defaultdict(list)
@@ -411,7 +491,12 @@ def check_dir(folder: str | Path) -> Report:
         raise CheckError(f"{d}: no events.jsonl here: not a mockpool run output folder")
     events = read_events(d / "events.jsonl")
     ads = {n: _read_ads(d / "ads" / f"{n}.ads") for n in ("jobs", "history", "slots")}
-    return check(events, ads["jobs"], ads["history"], ads["slots"])
+    delay = AD_DELAY
+    summary = d / "summary.json"
+    if summary.is_file():  # a live pool's ads lag by real time: a few real seconds
+        with contextlib.suppress(ValueError, TypeError, KeyError):
+            delay = max(AD_DELAY, 5.0 * float(json.loads(summary.read_text())["time_scale"]))
+    return check(events, ads["jobs"], ads["history"], ads["slots"], delay)
 
 
 def format_report(r: Report) -> str:

@@ -374,8 +374,11 @@ class LivePool:
                 await self.drain()
             except Exception:  # an actor died: stop the rest anyway
                 log.exception("draining events at stop")
-            results = await asyncio.gather(
-                *(h.stop.remote() for h in hosts), return_exceptions=True
+            # the central manager first: no negotiation cycle runs while the rest stop
+            # (a virtual pool's time runs free meanwhile, and cycles cost real time)
+            results = await asyncio.gather(hosts[0].stop.remote(), return_exceptions=True)
+            results += await asyncio.gather(
+                *(h.stop.remote() for h in hosts[1:]), return_exceptions=True
             )
             self.final_status = [r for r in results if isinstance(r, dict)]
             if not self.virtual:
@@ -550,6 +553,10 @@ class LivePool:
         a = self.actor(target)
         if not a.alive:
             return a
+        try:  # what it logged before it died is kept, as a crashed daemon's log file is
+            self._events.extend(await asyncio.wait_for(a.handle.drain_events.remote(), 10))
+        except Exception as e:
+            log.warning("cannot drain %s's events before the crash: %s", a.plan.name, e)
         if self.virtual:
             assert isinstance(a.handle, LocalActor)
             await a.handle.host.crash()

@@ -114,4 +114,4 @@ def test_mixed_example_run_passes_the_checker(
     report = check_dir(tmp_path)
     assert report.violations == []
     assert report.jobs == summary["jobs_submitted"]
-    assert f"Check: 6 invariants hold over {report.events} events and {report.jobs} jobs" in printed
+    assert f"Check: 7 invariants hold over {report.events} events and {report.jobs} jobs" in printed
