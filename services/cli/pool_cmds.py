@@ -30,6 +30,7 @@ from ..ownerfiles import private_dir
 from ..pool import processes
 from ..pool.check import CheckError, check_dir, format_report
 from ..pool.client import PoolClient, PoolError
+from ..pool.cluster import ClusterError, probe_address
 from ..pool.serve import POOL_FILE, default_dir, remove_pool_files, token_path
 from ..pool.spec import SpecError, load_spec
 from ..pool.submit_files import SubmitFileError, read_submit_inputs, read_user_file
@@ -94,7 +95,10 @@ def cmd_run(ns: argparse.Namespace) -> int:
     for trace in spec.traces:
         print(trace.describe(), flush=True)
     with _progress_bar() as progress:
-        summary = run_pool(spec, out, progress)
+        try:
+            summary = run_pool(spec, out, progress, address=ns.address or "")
+        except ClusterError as e:
+            return _fail(str(e), 1)
     print(format_summary(summary))
     print(
         f"Output written to {out}/ (events.jsonl, NegotiatorLog, ads/, summary.json, *.csv, metrics.prom)"
@@ -257,7 +261,14 @@ def cmd_up(ns: argparse.Namespace) -> int:
         _clean_up_after(d, info)  # a pool whose holder died: its leftovers go first
     private_dir(d)
     log = (d / "serve.log").open("w")
+    if ns.address:
+        try:
+            probe_address(ns.address)  # fail in seconds, here, not in the background
+        except ClusterError as e:
+            return _fail(str(e), 1)
     cmd = [sys.executable, "-m", "mockpool.pool.serve", ns.spec, "--dir", str(d)]
+    if ns.address:
+        cmd += ["--address", ns.address]
     if ns.duration:
         cmd += ["--duration", str(ns.duration)]
     proc = subprocess.Popen(
@@ -703,6 +714,11 @@ def add_pool_commands(sub: argparse._SubParsersAction) -> None:  # type: ignore[
 
     p = sub.add_parser("run", help="run a pool spec for its duration and write a report")
     p.add_argument("spec")
+    p.add_argument(
+        "--address",
+        help="run on this Ray cluster (host:port of its head, ray://host:port, or auto) "
+        "instead of a local Ray of its own",
+    )
     p.add_argument("--out", help="output folder (default mockpool-out/<spec name>)")
     p.add_argument("--duration", type=float, help="pool seconds to run (overrides the spec)")
     p.add_argument(
@@ -786,6 +802,7 @@ def add_pool_commands(sub: argparse._SubParsersAction) -> None:  # type: ignore[
     p = sub.add_parser("up", help="start a long-lived pool in the background")
     p.add_argument("spec")
     p.add_argument("--pool", metavar="DIR")
+    p.add_argument("--address", help="run on this Ray cluster (host:port, ray://host:port or auto)")
     p.add_argument(
         "--duration", type=float, default=0.0, help="stop by itself after this many pool seconds"
     )

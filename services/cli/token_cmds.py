@@ -10,7 +10,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from ..auth import Role, make_token, read_token, write_token
+from ..auth import Role, make_secret, make_token, read_token, write_token
 from ..pool.serve import SECRET_FILE, default_dir
 
 # Roles a person may be given; daemon and negotiator tokens are the pool's own.
@@ -61,6 +61,18 @@ def cmd_token_create(ns: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_token_secret(ns: argparse.Namespace) -> int:
+    """A fresh pool secret in a 0600 file, for a spec's ``[pool] secret_file`` (a pool on
+    a Ray cluster, reachable beyond loopback, shares it with every node)."""
+    try:
+        write_token(ns.out, make_secret())
+    except OSError as e:
+        print(f"mockpool: cannot write {ns.out}: {e.strerror or e}", file=sys.stderr)
+        return 1
+    print(f"Wrote a pool secret to {ns.out} (mode 0600)")
+    return 0
+
+
 def add_token_commands(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p = sub.add_parser("token", help="tokens for an `up` pool")
     tsub = p.add_subparsers(dest="token_command", required=True, metavar="ACTION")
@@ -78,3 +90,8 @@ def add_token_commands(sub: argparse._SubParsersAction) -> None:  # type: ignore
     )
     c.add_argument("--pool", metavar="DIR")
     c.set_defaults(func=cmd_token_create)
+    c = tsub.add_parser(
+        "secret", help="write a fresh pool secret to a file (0600), for [pool] secret_file"
+    )
+    c.add_argument("--out", metavar="FILE", required=True)
+    c.set_defaults(func=cmd_token_secret)

@@ -31,6 +31,7 @@ from ..auth import Role
 from ..classad import ClassAd
 from ..virtualtime import VirtualEventLoop
 from .client import ActResult
+from .cluster import join_cluster
 from .launcher import LivePool
 from .localray import LocalRay, start_local_ray, stop_local_ray
 from .measures import measure, write_series
@@ -92,6 +93,7 @@ class Pool:
         *,
         config: Mapping[str, Any] | str | None = None,
         state_dir: str | Path | None = None,
+        address: str = "",
         **overrides: Any,
     ) -> None:
         self.spec = _spec_from(spec, config, overrides)
@@ -106,6 +108,8 @@ class Pool:
         )
         # The Ray this pool started (loopback only), None when Ray was already running.
         self.local_ray: LocalRay | None = None
+        self.address = address  # a Ray cluster to run on ("" : a local Ray of its own)
+        self._joined = False
         self._running = False
         self._metrics_server: Any = None
         self._master: Any = None  # the master's gRPC server, when served
@@ -132,7 +136,10 @@ class Pool:
         if not self.virtual:
             import ray
 
-            if not ray.is_initialized():
+            if self.address:
+                join_cluster(self.address)  # ClusterError, fast, if it cannot be reached
+                self._joined = True
+            elif not ray.is_initialized():
                 self.local_ray = start_local_ray(
                     max(2, os.cpu_count() or 2), log_to_driver=False, configure_logging=False
                 )
@@ -185,6 +192,11 @@ class Pool:
         if self.local_ray is not None:
             stop_local_ray(self.local_ray)
             self.local_ray = None
+        if self._joined:  # leave the cluster running: this process only disconnects
+            import ray
+
+            ray.shutdown()
+            self._joined = False
         return status
 
     # ------------------------------------------------------------------ faults
@@ -441,10 +453,11 @@ def run_pool(
     spec: PoolSpec,
     out: str | Path | None = None,
     progress: Callable[[float, float], None] | None = None,
+    address: str = "",
 ) -> dict[str, Any]:
     """Run ``spec`` for its duration (or until its work is done, if it says so); write
     ``out``; return the summary. ``progress(now, duration)`` is called every step."""
-    with Pool(spec) as pool:
+    with Pool(spec, address=address) as pool:
         t0 = time.monotonic()
         if pool.virtual:
             # Virtual steps cost nothing when nothing happens; small ones end an

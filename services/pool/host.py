@@ -36,6 +36,7 @@ from .hostfaults import FaultInterceptor, HostFaults, PeerRule
 log = logging.getLogger(__name__)
 
 ROLES = ("central", "startd", "schedd")
+ROUTABLE = "routable"  # [pool] host: listen on the node's own address (a Ray cluster)
 
 
 class _PendingClock:
@@ -125,6 +126,10 @@ class DaemonHost:
         """Build the services and start the server (on ``port``: a restarted central
         manager comes back where every daemon looks for its collector)."""
         private_dir(self._state_dir)  # queues hold claim ids: owner-only
+        if self._host == ROUTABLE:  # on a Ray cluster: this node's address
+            import ray
+
+            self._host = ray.util.get_node_ip_address()
         ctx = DaemonContext(
             clock=self._clock,  # type: ignore[arg-type]
             config=self._config,
@@ -220,6 +225,7 @@ class DaemonHost:
             "role": self.role,
             "identity": self._identity,
             "pid": os.getpid(),
+            "node": _ray_node_id(),
             "address": self._ctx.address if self._ctx else "",
             # ru_maxrss is KiB on Linux: the peak resident memory of this actor process.
             "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
@@ -270,3 +276,10 @@ class DaemonHost:
     async def ping(self) -> float:
         await asyncio.sleep(0)
         return self._clock.now()
+
+
+def _ray_node_id() -> str:
+    """The Ray node this host runs on ("" outside Ray: a virtual run)."""
+    import ray
+
+    return ray.get_runtime_context().get_node_id() if ray.is_initialized() else ""

@@ -34,11 +34,12 @@ from types import SimpleNamespace
 from typing import Any
 
 from .. import rpc
-from ..auth import Role, daemon_identity, make_secret, make_token
+from ..auth import Role, daemon_identity, make_secret, make_token, read_token
 from ..clock import Clock, ScaledClock
 from ..inprocess import InProcessNetwork
 from ..virtualtime import VirtualClock, VirtualEventLoop
 from .client import PoolClient
+from .cluster import pack_group, placement_options
 from .faults import check_plan, parse_fault, run_plan
 from .host import DaemonHost
 from .layout import ActorPlan, actor_plans, find_actor
@@ -89,7 +90,8 @@ class LivePool:
             self._tmp = tempfile.TemporaryDirectory(prefix="mockpool-")
             state_dir = self._tmp.name
         self.state_dir = Path(state_dir)
-        self.secret = make_secret()
+        # a pool beyond loopback shares the secret its spec names with every node
+        self.secret = read_token(spec.secret_file) if spec.secret_file else make_secret()
         self.token = make_token(self.secret, Role.ADMIN, "admin")
         self.clock: Clock | None = None  # the pool clock, from the moment pool time starts
         self.log_base_wall = 0.0
@@ -149,8 +151,19 @@ class LivePool:
         if not self.virtual:
             import ray
 
-            restarts = self.spec.restarts
-            return ray.remote(num_cpus=0, max_restarts=restarts)(DaemonHost).remote  # type: ignore[no-any-return]
+            actor = ray.remote(num_cpus=0, max_restarts=self.spec.restarts)(DaemonHost)
+            placement = self.spec.placement
+            startds = [p for p in actor_plans(self.spec) if p.role == "startd"]
+            group = pack_group(len(startds)) if placement.get("startds") == "pack" else None
+            index = {p.name: i for i, p in enumerate(startds)}
+
+            def spawn(role: str, **kw: Any) -> Any:
+                i = index.get(str(kw.get("identity", "")).partition("/")[2], 0)
+                return actor.options(**placement_options(placement, role, i, group)).remote(
+                    role, **kw
+                )
+
+            return spawn
         loop = asyncio.get_running_loop()
         if not isinstance(loop, VirtualEventLoop):
             raise RuntimeError("a virtual pool must run on a VirtualEventLoop")
@@ -524,6 +537,10 @@ class LivePool:
         asks Ray for restarts, bring a restarted actor's daemons back up."""
         while True:
             await asyncio.sleep(WATCH_EVERY)
+            try:  # ship the daemons' events here often: a node lost takes its actors' with it
+                await self.drain()
+            except Exception as e:
+                log.warning("draining events: %s", e)
             for a in list(self._actors.values()):
                 if a.restarting:
                     continue

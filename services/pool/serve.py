@@ -82,6 +82,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument(
         "--duration", type=float, default=0.0, help="pool seconds to run (0: until stopped)"
     )
+    ap.add_argument("--address", default="", help="a Ray cluster to run on")
     ns = ap.parse_args(argv)
     try:
         spec = load_spec(ns.spec)
@@ -93,7 +94,7 @@ def main(argv: list[str] | None = None) -> int:
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     signal.signal(signal.SIGINT, lambda *_: stop.set())
     state = d / STATE_DIR
-    pool = Pool(spec, state_dir=state)
+    pool = Pool(spec, state_dir=state, address=ns.address)
     info: dict[str, Any] = {"state_dir": str(state)}
     try:
         pool.start()

@@ -5,7 +5,10 @@
 time_scale = 60          # pool seconds per real second
 duration = 3600          # pool seconds to run (``mockpool run``)
 seed = 1
-host = "127.0.0.1"       # where servers listen (loopback unless you say otherwise)
+host = "127.0.0.1"       # where servers listen (loopback unless you say otherwise;
+                         # "routable": each node's own address, on a Ray cluster)
+secret_file = ""         # the pool secret (`mockpool token secret --out F`); required
+                         # when host is not loopback
 clock = "live"           # or "virtual": every daemon in one process, time jumps ahead
 until_done = false       # stop when every job of the workload has left the queue
 latency = 0.0            # virtual: pool seconds a message takes each way
@@ -48,6 +51,10 @@ arrival = { kind = "poisson", rate = 0.1 }
 file = "history.json"    # condor_history -json, -long text, or SWF (.swf)
 compress = 2.0           # submit times divided by this
 on_error = "skip"        # or "refuse": a bad trace line stops the load
+
+[placement]              # on a Ray cluster: where actors go (Ray's SPREAD by default)
+central = "head"         # or "any": the collector and negotiator on the head node
+startds = "pack"         # or "spread": startd actors packed by a placement group
 
 [[faults]]               # a fault plan (see faults.py): crash, restart, pause,
 kind = "crash"           # partition, drop, delay, skew, or kind = "random"
@@ -96,6 +103,7 @@ try:
 except ImportError:  # Python 3.10
     import tomli as tomllib  # type: ignore[no-redef]
 
+from ..auth import read_token
 from ..classad import parse_expr
 from ..config import (
     ConfigDict,
@@ -228,6 +236,8 @@ class PoolSpec:
     metrics_port: int = 0  # a live pool serves Prometheus metrics here (0: not at all)
     faults: list[Fault] = field(default_factory=list)  # [[faults]], names resolved to actors
     restarts: int = 0  # Ray restarts a dead actor this many times (0: it stays down)
+    secret_file: str = ""  # the pool secret, from a file (required beyond loopback)
+    placement: dict[str, str] = field(default_factory=dict)  # [placement] on a Ray cluster
 
     def timeline(self) -> list[SubmitItem | RemoveItem]:
         """Submits and removals in the order to send them: by time, submits first at
@@ -404,6 +414,7 @@ _POOL_KEYS = {
     "until_done",
     "metrics_port",
     "restarts",
+    "secret_file",
 }
 _STARTD_KEYS = {"name", "count", "machines_per_actor", "config", "config_file"}
 _SCHEDD_KEYS = {"name", "count", "per_actor"}
@@ -441,7 +452,9 @@ _TOP_KEYS = {
     "trace",
     "accountant",
     "faults",
+    "placement",
 }
+LOOPBACK_HOSTS = ("127.0.0.1", "::1", "localhost")
 _NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.\-]*")
 _ACCOUNTANT_KEYS = {"factor", "priority"}
 
@@ -522,6 +535,25 @@ class _Builder:
         if not isinstance(host, str) or not host:
             raise self.fail("pool", None, "host", f"must be a host name or address, got {host!r}")
         spec.host = host
+        secret_file = pool.get("secret_file", "")
+        if not isinstance(secret_file, str):
+            raise self.fail("pool", None, "secret_file", "must be a path")
+        if secret_file:
+            path = self.base_dir / secret_file
+            try:
+                read_token(path)
+            except (OSError, ValueError) as e:
+                raise self.fail("pool", None, "secret_file", f"{path}: {e}") from None
+            spec.secret_file = str(path)
+        if host not in LOOPBACK_HOSTS and not spec.secret_file:
+            raise self.fail(
+                "pool",
+                None,
+                "host",
+                f"{host!r} is not loopback: a pool reachable from other machines needs "
+                "secret_file (a 0600 file holding the pool secret: `mockpool token secret "
+                "--out FILE`), so that every call still needs the pool's token",
+            )
         spec.clock = pool.get("clock", "live")
         if spec.clock not in CLOCKS:
             raise self.fail(
@@ -578,7 +610,25 @@ class _Builder:
         spec.submits.sort(key=lambda s: s.at)
         spec.removals.sort(key=lambda r: r.at)
         spec.faults = self._faults(data, spec)
+        spec.placement = self._placement(data.get("placement", {}))
         return spec
+
+    def _placement(self, tbl: Any) -> dict[str, str]:
+        """``[placement]`` on a Ray cluster: ``central = "any" | "head"``, ``startds =
+        "spread" | "pack"`` (Ray's SPREAD by default)."""
+        if not isinstance(tbl, dict):
+            raise self.fail(None, None, "placement", "must be a table")
+        allowed = {"central": ("any", "head"), "startds": ("spread", "pack")}
+        self._unknown(tbl, set(allowed), "placement", None)
+        for key, value in tbl.items():
+            if value not in allowed[key]:
+                raise self.fail(
+                    "placement",
+                    None,
+                    key,
+                    f"must be one of {', '.join(allowed[key])}, got {value!r}",
+                )
+        return dict(tbl)
 
     def _faults(self, data: dict[str, Any], spec: PoolSpec) -> list[Fault]:
         """``[[faults]]``: checked against the pool's daemons before anything starts."""

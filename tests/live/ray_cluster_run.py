@@ -1,0 +1,108 @@
+"""Run by tests/live/test_ray_cluster.py in a process of its own (a Ray driver joins one
+cluster only): a 3-node Ray cluster on this machine (ray.cluster_utils.Cluster), a pool
+spread over it, and a worker node removed mid-run. Prints one JSON line of findings."""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+
+from ray.cluster_utils import Cluster
+
+from mockpool import Pool
+from mockpool.auth import make_secret, write_token
+from mockpool.pool.check import check
+from mockpool.pool.client import PoolError
+from mockpool.pool.spec import parse_spec
+
+SPEC = """
+[pool]
+time_scale = 40
+host = "routable"
+secret_file = "{secret}"
+restarts = 2
+
+[placement]
+central = "head"
+
+[config]
+NEGOTIATOR_INTERVAL = 20
+UPDATE_INTERVAL = 30
+SCHEDD_INTERVAL = 30
+CLASSAD_LIFETIME = 90
+CONSUMPTION_POLICY = true
+
+[[startds]]
+count = 6
+machines_per_actor = 1
+config = "NUM_CPUS = 2"
+
+[[schedds]]
+count = 1
+
+[[submit]]
+at = 0
+owner = "alice"
+description = '''
+executable = /bin/sleep
+arguments = 600
+job_lease_duration = 120
+queue 10
+'''
+"""
+
+
+def finished(pool: Pool) -> bool:
+    """All 10 jobs in history (False while a schedd is coming back on another node)."""
+    try:
+        return len(pool.jobs(history=True)) == 10
+    except PoolError:
+        return False
+
+
+def main(folder: str) -> int:
+    secret = Path(folder) / "secret"
+    write_token(secret, make_secret())
+    cluster = Cluster(initialize_head=True, head_node_args={"num_cpus": 1})
+    workers = [cluster.add_node(num_cpus=1) for _ in range(2)]
+    cluster.wait_for_nodes()
+    out: dict[str, object] = {}
+    try:
+        spec = parse_spec(SPEC.format(secret=secret), "<cluster>")
+        with Pool(spec, address=cluster.address) as pool:
+            status = pool.status()
+            nodes = {st["identity"]: st["node"] for st in status}
+            out["nodes"] = len(set(nodes.values()))
+            out["central_on_head"] = nodes["negotiator"] == cluster.head_node.node_id
+            assert pool.wait(lambda: len(pool.jobs("JobStatus == 2")) == 10, timeout=180)
+            # the worker node with the most startd actors goes away
+            per_node = Counter(n for ident, n in nodes.items() if ident.startswith("startd/"))
+            victim = max(workers, key=lambda w: per_node.get(w.node_id, 0))
+            out["startds_lost"] = per_node.get(victim.node_id, 0)
+            pool.drain()  # what the daemons logged so far (their logs would survive them)
+            cluster.remove_node(victim)
+            removed_at = pool.now
+            done = pool.wait(lambda: finished(pool), timeout=300)
+            out["completed"] = done
+            events = pool.events
+            queue, history = pool.jobs(), pool.jobs(history=True)
+            report = check(list(enumerate(events, 1)), queue, history, pool.slots())
+            out["violations"] = [str(v) for v in report.violations]
+            out["died"] = sorted(e["actor"] for e in events if e["kind"] == "daemon_died")
+            out["requeued"] = sum(
+                1 for e in events if e["kind"] in ("reconnect_failed", "claim_lost")
+            )
+            out["removed_at"] = removed_at
+            out["jobs"] = len(queue) + len(history)
+    finally:
+        cluster.shutdown()
+    print(json.dumps(out))
+    return 0
+
+
+if __name__ == "__main__":
+    time.sleep(0)
+    sys.exit(main(sys.argv[1]))

@@ -1,0 +1,130 @@
+"""The deploy/ files, checked against the repository: the YAML parses and has what Ray's
+cluster launcher and KubeRay need, the image installs this package from files that exist,
+and the spec the manifests run is a valid pool. Also: joining a cluster that cannot be
+reached fails fast, and a pool that listens beyond loopback needs a secret file."""
+
+from __future__ import annotations
+
+import re
+import shlex
+from pathlib import Path
+
+import pytest
+import ray
+import yaml
+
+from mockpool.auth import make_secret, write_token
+from mockpool.cli.main import main
+from mockpool.pool.cluster import ClusterError, probe_address
+from mockpool.pool.spec import SpecError, parse_spec
+
+ROOT = Path(__file__).resolve().parents[2]
+DEPLOY = ROOT / "deploy"
+IMAGE_SPEC = "/home/ray/mockpool/deploy/pool.toml"
+
+
+def _yaml(name: str) -> dict:
+    return yaml.safe_load((DEPLOY / name).read_text())
+
+
+def test_cluster_launcher_yaml_has_what_ray_up_needs() -> None:
+    c = _yaml("ray-cluster.yaml")
+    for key in ("cluster_name", "provider", "auth", "available_node_types", "head_node_type"):
+        assert key in c, key
+    assert c["head_node_type"] in c["available_node_types"]
+    assert c["provider"]["type"] == "local" and c["provider"]["head_ip"]
+    assert any("ray start --head" in cmd for cmd in c["head_start_ray_commands"])
+    assert any("ray start --address" in cmd for cmd in c["worker_start_ray_commands"])
+    assert c["docker"]["image"] == "mockpool:latest"
+
+
+def _containers(template: dict) -> list[dict]:
+    return template["spec"]["containers"]
+
+
+@pytest.mark.parametrize("name", ["kuberay/raycluster.yaml", "kuberay/rayjob.yaml"])
+def test_kuberay_manifests_have_a_head_and_workers_on_the_image(name: str) -> None:
+    doc = _yaml(name)
+    assert doc["apiVersion"] == "ray.io/v1"
+    spec = doc["spec"] if doc["kind"] == "RayCluster" else doc["spec"]["rayClusterSpec"]
+    assert doc["kind"] in ("RayCluster", "RayJob")
+    head = spec["headGroupSpec"]
+    assert "rayStartParams" in head
+    groups = spec["workerGroupSpecs"]
+    assert groups and all(g["replicas"] >= 1 and "rayStartParams" in g for g in groups)
+    for template in [head["template"], *(g["template"] for g in groups)]:
+        (container,) = _containers(template)
+        assert container["image"] == "mockpool:latest"
+        assert {m["mountPath"] for m in container["volumeMounts"]} == {"/etc/mockpool"}
+
+
+def test_the_rayjob_runs_the_deploy_spec_on_its_own_cluster() -> None:
+    job = _yaml("kuberay/rayjob.yaml")
+    argv = shlex.split(job["spec"]["entrypoint"])
+    assert argv[:2] == ["mockpool", "run"] and argv[2] == IMAGE_SPEC
+    assert argv[argv.index("--address") + 1] == "auto"
+
+
+def test_the_dockerfile_copies_files_that_exist_and_installs_this_package() -> None:
+    lines = (DEPLOY / "Dockerfile").read_text().splitlines()
+    copies = [line.split()[1:] for line in lines if line.startswith("COPY")]
+    assert copies
+    for args in copies:
+        sources = [a for a in args[:-1] if not a.startswith("--")]
+        for src in sources:
+            assert (ROOT / src).exists(), f"Dockerfile copies {src}, which is not in the repo"
+    workdir = next(line.split()[1] for line in lines if line.startswith("WORKDIR"))
+    assert (workdir + "/deploy/pool.toml") == IMAGE_SPEC
+    run = " ".join(line for line in lines if line.startswith("RUN"))
+    assert re.search(r"pip install .*\s\.(\s|$)", run)  # this package, from the copy
+    assert "pyproject.toml" in " ".join(" ".join(a) for a in copies)
+    assert (ROOT / "pyproject.toml").read_text().count('name = "mockpool"') == 1
+
+
+def test_the_deploy_spec_is_a_valid_pool_with_its_secret(tmp_path: Path) -> None:
+    secret = tmp_path / "secret"
+    write_token(secret, make_secret())
+    text = (DEPLOY / "pool.toml").read_text()
+    assert 'secret_file = "/etc/mockpool/secret"' in text
+    spec = parse_spec(text.replace("/etc/mockpool/secret", str(secret)), "deploy/pool.toml")
+    assert spec.host == "routable" and spec.secret_file == str(secret)
+    assert spec.placement == {"central": "head", "startds": "spread"}
+    assert len(spec.machine_names) == 200 and spec.submits
+
+
+def test_a_pool_beyond_loopback_without_a_secret_file_refuses_to_start() -> None:
+    with pytest.raises(SpecError, match=r"<t>:3: \[pool\] host: 'routable' is not loopback"):
+        parse_spec('[pool]\ntime_scale = 10\nhost = "routable"\n', "<t>")
+    with pytest.raises(SpecError, match=r"host: '0\.0\.0\.0' is not loopback.*secret_file"):
+        parse_spec('[pool]\nhost = "0.0.0.0"\n', "<t>")
+
+
+def test_a_secret_file_others_can_read_is_refused(tmp_path: Path) -> None:
+    secret = tmp_path / "secret"
+    secret.write_text(make_secret())
+    secret.chmod(0o644)
+    with pytest.raises(SpecError, match="secret_file"):
+        parse_spec(f'[pool]\nhost = "routable"\nsecret_file = "{secret}"\n', "<t>")
+
+
+def test_bad_placement_is_refused() -> None:
+    with pytest.raises(SpecError, match=r"\[placement\] startds: must be one of spread, pack"):
+        parse_spec('[placement]\nstartds = "heap"\n', "<t>")
+
+
+def test_an_unreachable_cluster_fails_fast_with_a_clear_message(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with pytest.raises(ClusterError, match=r"cannot reach the Ray cluster at 127\.0\.0\.1:1"):
+        probe_address("127.0.0.1:1")
+    with pytest.raises(ClusterError, match="expected host:port"):
+        probe_address("nowhere")
+
+    # refused by the probe (a connect with a 3 s timeout), before Ray is asked to join
+    # (which retries for a minute or more)
+    def no_init(*args: object, **kwargs: object) -> None:
+        raise AssertionError("ray.init was called for an unreachable address")
+
+    monkeypatch.setattr(ray, "init", no_init)
+    assert main(["run", str(ROOT / "examples" / "pslot.toml"), "--address", "127.0.0.1:1"]) == 1
+    assert "cannot reach the Ray cluster at 127.0.0.1:1" in capsys.readouterr().err
