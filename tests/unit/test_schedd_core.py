@@ -829,6 +829,19 @@ def test_claim_reuse_runs_the_next_job_on_the_same_claim(path: Path) -> None:
     assert kinds.count("claim_reuse") == 2 and kinds.count("job_matched") == 1
 
 
+def test_an_idle_claim_is_released_at_once_whatever_unused_claim_timeout_says(
+    path: Path,
+) -> None:
+    """UNUSED_CLAIM_TIMEOUT is the dedicated (parallel universe) scheduler's knob
+    (param_info.in tags it ``schedd,dedicated_scheduler``): a vanilla job's claim with
+    nothing left to run is released when its job ends, as HTCondor's schedd does."""
+    s = make(path, config="UNUSED_CLAIM_TIMEOUT = 600")
+    s.submit(SLEEP + "request_memory = 1024\nqueue 1\n", "a.sub", "alice", 0.0)
+    claim = claimed(s, 10.0, static_slot_ad())
+    out = exit_(s, claim, "1.0", 10.0, 70.0)
+    assert dict(out.releases) == {"exec1:1": [claim]}
+
+
 def test_claim_reuse_takes_only_a_fitting_matching_job_of_the_same_submitter(path: Path) -> None:
     s = make(path)
     s.submit(SLEEP + "request_memory = 1024\nqueue\n", "a.sub", "alice", 0.0)  # 1.0

@@ -367,3 +367,42 @@ duration = 150
         assert timed_out[0]["message"] == "match timed out"
     else:
         assert matched == [] and timed_out == []
+
+
+def test_a_fault_on_daemons_matching_a_constraint_and_a_skewed_clock(check_pool) -> None:
+    """constraint = 'Machine == "exec0002"' pauses that startd's actor only; schedd2's
+    clock runs 500 s ahead for 100 s and schedd1's calls to exec0001 wait 5 s: the jobs
+    still complete and the checker passes."""
+    extra = """
+[[faults]]
+kind = "pause"
+constraint = 'Machine == "exec0002"'
+at = 30
+duration = 60
+
+[[faults]]
+kind = "skew"
+target = "schedd2"
+skew = 500
+at = 10
+duration = 100
+
+[[faults]]
+kind = "delay"
+target = "schedd1"
+peer = "exec0001"
+delay = 5
+at = 0
+duration = 200
+"""
+    with Pool(parse_spec(spec(extra, jobs=4, length=100), "<t>")) as pool:
+        pool.sleep_until(2000)
+        events = pool.events
+        assert pool.jobs() == [] and len(pool.jobs(history=True)) == 4
+        report = check_pool(pool)
+    assert report.violations == []
+    (paused,) = [e for e in kinds(events, "fault_start") if e["fault"] == "pause"]
+    assert paused["actors"] == ["startd0_1"] and paused["daemons"] == ["exec0002"]
+    assert [e["fault"] for e in kinds(events, "fault_end")] == ["pause", "skew", "delay"]
+    (skew,) = [e for e in kinds(events, "fault_start") if e["fault"] == "skew"]
+    assert (skew["t"], skew["skew"], skew["daemons"]) == (10, 500, ["schedd2"])
