@@ -37,6 +37,7 @@ __all__ = [
     "Service",
     "abort_invalid",
     "periodic",
+    "within",
 ]
 
 T = TypeVar("T")
@@ -223,6 +224,22 @@ async def periodic(
             log.exception("%s: periodic round failed", name)
         step = interval() if callable(interval) else interval
         next_t = max(next_t + step, clock.now())
+
+
+async def within(aw: Awaitable[T], timeout: float) -> T:
+    """``aw``'s result, or TimeoutError after ``timeout`` seconds (``aw`` is cancelled).
+    Unlike ``asyncio.wait_for`` on Python 3.11, a cancellation of the caller that lands
+    as ``aw`` finishes is never swallowed (a loop being stopped stops)."""
+    fut = asyncio.ensure_future(aw)
+    try:
+        done, _ = await asyncio.wait({fut}, timeout=timeout)
+    except asyncio.CancelledError:
+        fut.cancel()
+        raise
+    if not done:
+        fut.cancel()
+        raise TimeoutError(f"no answer within {timeout:g} s")
+    return fut.result()
 
 
 async def abort_invalid(context: grpc.aio.ServicerContext, message: str) -> None:

@@ -36,6 +36,7 @@ from typing import Any
 from .. import rpc
 from ..auth import Role, daemon_identity, make_secret, make_token, read_token
 from ..clock import Clock, ScaledClock
+from ..daemon import within
 from ..inprocess import InProcessNetwork
 from ..virtualtime import VirtualClock, VirtualEventLoop
 from .client import PoolClient
@@ -545,7 +546,7 @@ class LivePool:
                 if a.restarting:
                     continue
                 try:
-                    serving = await asyncio.wait_for(a.handle.serving.remote(), WATCH_EVERY * 4)
+                    serving = await within(a.handle.serving.remote(), WATCH_EVERY * 4)
                 except Exception as e:
                     if a.alive and not isinstance(e, TimeoutError):  # paused: not dead
                         self._died(a, e)
@@ -571,7 +572,7 @@ class LivePool:
         if not a.alive:
             return a
         try:  # what it logged before it died is kept, as a crashed daemon's log file is
-            self._events.extend(await asyncio.wait_for(a.handle.drain_events.remote(), 10))
+            self._events.extend(await within(a.handle.drain_events.remote(), 10))
         except Exception as e:
             log.warning("cannot drain %s's events before the crash: %s", a.plan.name, e)
         if self.virtual:

@@ -4,14 +4,13 @@ and ``mockpool daemons`` can list them. Faults need an ADMIN token, the list a R
 
 from __future__ import annotations
 
-import asyncio
 from typing import Any
 
 import grpc.aio
 
 from .. import rpc
 from ..auth import Role, TokenAuthInterceptor
-from ..daemon import abort_invalid
+from ..daemon import abort_invalid, within
 from ..v1 import master_pb2 as mpb
 from ..v1 import master_pb2_grpc as mgrpc
 from .faults import FaultError
@@ -67,7 +66,7 @@ class MasterService(mgrpc.MasterServicer):
             pid = 0
             if a.alive:
                 try:
-                    pid = int((await asyncio.wait_for(a.handle.status.remote(), 10))["pid"])
+                    pid = int((await within(a.handle.status.remote(), 10))["pid"])
                 except Exception:  # dying as we ask: its death is noticed by the pool
                     pid = 0
             reply.actors.add(
