@@ -85,6 +85,7 @@ from .slots import (
     eval_number,
     is_true,
     knob_where,
+    machine_identity,
     private_ad,
     public_ad,
     type_knob,
@@ -332,7 +333,9 @@ class Machine:
                         self._offers[cid] = slot
                 self._slots[slot.name] = slot
                 self._top.append(slot)
-        self.info = MachineInfo(name, self.address, self.birthday, cpus, memory, disk, n)
+        self.info = MachineInfo(
+            name, self.address, self.birthday, cpus, memory, disk, n, machine_identity(cfg, name)
+        )
         self._cfg = cfg
 
     def check_policies(self) -> None:

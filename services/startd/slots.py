@@ -279,6 +279,7 @@ class MachineInfo:
     total_memory: int
     total_disk: int
     total_slots: int
+    identity: tuple[tuple[str, str | int | bool], ...] = ()  # see machine_identity
 
     @cached_property
     def constants(self) -> tuple[tuple[str, str | int], ...]:
@@ -289,14 +290,45 @@ class MachineInfo:
             ("Machine", self.name),
             ("MyAddress", self.address),
             ("StartdIpAddr", self.address),
-            ("Arch", "X86_64"),
-            ("OpSys", "LINUX"),
+            *self.identity,
             ("TotalCpus", self.total_cpus),
             ("TotalMemory", self.total_memory),
             ("TotalDisk", self.total_disk),
             ("TotalSlots", self.total_slots),
             ("DaemonStartTime", self.birthday),
         )
+
+
+# (attribute, knob, default): the machine identity HTCondor's startd advertises from its
+# configuration; a mock machine "detects" HTCondor's usual x86_64 AlmaLinux 9 host.
+IDENTITY_KNOBS = (
+    ("Arch", "ARCH", "X86_64"),
+    ("OpSys", "OPSYS", "LINUX"),
+    ("OpSysAndVer", "OPSYSANDVER", "AlmaLinux9"),
+    ("OpSysMajorVer", "OPSYSMAJORVER", "9"),
+    ("OpSysName", "OPSYSNAME", "AlmaLinux"),
+    ("UidDomain", "UID_DOMAIN", "mockpool"),
+)
+
+
+def machine_identity(cfg: ConfigDict, machine: str) -> tuple[tuple[str, str | int | bool], ...]:
+    """Arch, OpSys..., UidDomain, FileSystemDomain (default: the machine's name, as
+    HTCondor's $(FULL_HOSTNAME)) and HasFileTransfer from one machine's configuration."""
+    pairs: list[tuple[str, str | int | bool]] = []
+    for attr, knob, default in IDENTITY_KNOBS:
+        text = cfg.get_str(knob, default).strip() or default
+        if attr == "OpSysMajorVer":
+            try:
+                pairs.append((attr, int(text)))
+            except ValueError:
+                found = cfg.knob(knob)
+                where = f"{found.where}: {knob}" if found is not None else knob
+                raise ConfigError(f"{where} = {text!r}: not an integer") from None
+        else:
+            pairs.append((attr, text))
+    pairs.append(("FileSystemDomain", cfg.get_str("FILESYSTEM_DOMAIN", "").strip() or machine))
+    pairs.append(("HasFileTransfer", True))
+    return tuple(pairs)
 
 
 # Attributes that change with time alone; they come last, in this order, so a shell that
