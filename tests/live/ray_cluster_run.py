@@ -5,6 +5,8 @@ spread over it, and a worker node removed mid-run. Prints one JSON line of findi
 from __future__ import annotations
 
 import json
+import os
+import subprocess
 import sys
 import time
 from collections import Counter
@@ -14,9 +16,11 @@ from ray.cluster_utils import Cluster
 
 from mockpool import Pool
 from mockpool.auth import make_secret, write_token
-from mockpool.pool.check import check
+from mockpool.pool.check import check, check_dir
 from mockpool.pool.client import PoolError
 from mockpool.pool.spec import parse_spec
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
 SPEC = """
 [pool]
@@ -97,10 +101,61 @@ def main(folder: str) -> int:
             )
             out["removed_at"] = removed_at
             out["jobs"] = len(queue) + len(history)
+        out.update(_examples_on(cluster.address, Path(folder)))
     finally:
         cluster.shutdown()
     print(json.dumps(out))
     return 0
+
+
+def _cli(*args: str, home: Path) -> subprocess.CompletedProcess[str]:
+    env = dict(os.environ, MOCKPOOL_HOME=str(home))
+    return subprocess.run(
+        [sys.executable, "-m", "mockpool.cli.main", *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+    )
+
+
+def _examples_on(address: str, folder: Path) -> dict[str, object]:
+    """The mixed example, run by `mockpool run --address` and checked; then held up by
+    `mockpool up --address` (startds packed) and read with the tools from this node."""
+    found: dict[str, object] = {}
+    out = folder / "mixed"
+    run = _cli(
+        "run",
+        str(EXAMPLES / "mixed.toml"),
+        "--address",
+        address,
+        "--out",
+        str(out),
+        home=folder / "home",
+    )
+    found["run_rc"] = run.returncode
+    found["run_err"] = run.stderr[-1500:] if run.returncode else ""
+    if run.returncode == 0:
+        report = check_dir(out)
+        found["mixed_violations"] = [str(v) for v in report.violations]
+        found["mixed_completed"] = json.loads((out / "summary.json").read_text())["jobs"].get(
+            "Completed", 0
+        )
+    packed = folder / "packed.toml"
+    packed.write_text((EXAMPLES / "mixed.toml").read_text() + '\n[placement]\nstartds = "pack"\n')
+    home = folder / "home"
+    up = _cli("up", str(packed), "--address", address, home=home)
+    found["up_rc"] = up.returncode
+    found["up_err"] = up.stderr[-1500:] if up.returncode else ""
+    if up.returncode == 0:
+        try:
+            found["status_has_slots"] = "pslot001" in _cli("status", home=home).stdout
+            found["q_has_jobs"] = "Total for query" in _cli("q", home=home).stdout
+            daemons = _cli("daemons", home=home).stdout
+            found["daemons_up"] = sum(1 for line in daemons.splitlines()[1:] if " up " in line)
+        finally:
+            found["down_rc"] = _cli("down", home=home).returncode
+    return found
 
 
 if __name__ == "__main__":

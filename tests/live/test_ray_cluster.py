@@ -1,7 +1,9 @@
 """A pool on a 3-node Ray cluster on this machine (in a process of its own: see
 ray_cluster_run.py): its actors land on different nodes, the central manager on the head
 as the spec asks, and a worker node removed mid-run behaves as crashed daemons: their
-claims are given up, the jobs run elsewhere, and none is lost or run twice."""
+claims are given up, the jobs run elsewhere, and none is lost or run twice. Then the
+mixed example runs there by `mockpool run --address` and passes the invariant checker,
+and `mockpool up --address` holds it (startds packed) for `status`, `q` and `daemons`."""
 
 from __future__ import annotations
 
@@ -30,3 +32,10 @@ def test_a_pool_spreads_over_a_ray_cluster_and_survives_losing_a_node(tmp_path: 
     assert found["completed"] and found["jobs"] == 10
     assert found["violations"] == []
     assert found["died"] and found["requeued"] >= 1
+    # the mixed example on the cluster, by `mockpool run --address`: the checker passes
+    assert found["run_rc"] == 0, found["run_err"]
+    assert found["mixed_violations"] == [] and found["mixed_completed"] > 0
+    # `mockpool up --address` (startds packed by a placement group), read from this node
+    assert found["up_rc"] == 0, found["up_err"]
+    assert found["status_has_slots"] and found["q_has_jobs"]
+    assert found["daemons_up"] >= 4 and found["down_rc"] == 0
