@@ -66,7 +66,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ..classad import ERROR, UNDEFINED, ClassAd, evaluate, format_ad, unparse
+from ..classad import ERROR, UNDEFINED, ClassAd, evaluate, format_ad, parse_expr, unparse
 from ..classad.tree import Literal
 from .analysis import JobAnalysis
 
@@ -76,6 +76,7 @@ __all__ = [
     "fmt_date",
     "fmt_duration",
     "format_better_analyze",
+    "format_dry_run",
     "format_history",
     "format_long",
     "format_q",
@@ -351,6 +352,27 @@ def _long_ad(ad: ClassAd) -> str:
 def format_long(ads: Iterable[ClassAd]) -> str:
     """condor_status -long: ads in Machine/Name order, each followed by a blank line."""
     return "".join(_long_ad(ad) + "\n" for ad in _status_sorted(_check_ads(ads, "ad")))
+
+
+def format_dry_run(procs: Sequence[dict[str, str]], *, full: bool = False) -> str:
+    """condor_submit -dry-run's output file: for each job a blank line and ``Attr=value``
+    lines, the first job's attributes in full (its cluster's, then ``ProcId``), each later
+    job only its ``ProcId`` and what differs from the first (as the simulated queue is
+    sent them). ``full`` (-dry-run:full) writes each job's whole ad in long form instead."""
+    ads = [ClassAd({k: parse_expr(v) for k, v in proc.items()}) for proc in procs]
+    if full:
+        return "\n" + "\n".join(format_ad(ad, "old", sort=True) for ad in ads)
+    texts = [{k: unparse(ad[k]) for k in ad} for ad in ads]
+    varying = {k for t in texts[1:] for k in t if t.get(k) != texts[0].get(k)}
+    varying.discard("ProcId")
+    out = []
+    for n, t in enumerate(texts):
+        out.append("")
+        if n == 0:
+            out += [f"{k}={v}" for k, v in t.items() if k not in varying and k != "ProcId"]
+        out.append(f"ProcId={t['ProcId']}")
+        out += [f"{k}={v}" for k, v in t.items() if k in varying]
+    return "\n".join(out) + "\n"
 
 
 def format_q_long(jobs: Iterable[ClassAd]) -> str:

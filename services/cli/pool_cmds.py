@@ -35,7 +35,7 @@ from ..pool.serve import POOL_FILE, default_dir, remove_pool_files, token_path
 from ..pool.spec import SpecError, load_spec
 from ..pool.submit_files import SubmitFileError, read_submit_inputs, read_user_file
 from ..pool.virtual import CLOCKS, CycleCost, parse_dilation
-from ..schedd.submit import SubmitError, quote
+from ..schedd.submit import SubmitError, SubmitInputs, parse_submit, quote
 from ..v1 import master_pb2, master_pb2_grpc
 from . import layouts
 from .userprio_layout import format_userprio
@@ -390,6 +390,8 @@ def cmd_submit(ns: argparse.Namespace) -> int:
         inputs = read_submit_inputs(text, ns.file)
     except (SubmitFileError, SubmitError) as e:
         return _fail(str(e))
+    if ns.dry_run is not None or ns.dry_run_full_out is not None:
+        return _dry_run(ns, text, inputs)
 
     async def body(c: PoolClient, info: dict[str, Any]) -> tuple[int, int]:
         # No --owner: the schedd takes the Owner from the SUBMIT token (its user).
@@ -400,6 +402,38 @@ def cmd_submit(ns: argparse.Namespace) -> int:
     cluster, n = _with_client(ns, Role.SUBMIT, body)
     print("Submitting job(s)" + "." * n)
     print(f"{n} job(s) submitted to cluster {cluster}.")
+    return 0
+
+
+def _dry_run(ns: argparse.Namespace, text: str, inputs: SubmitInputs) -> int:
+    """condor_submit -dry-run OUT: the job ads the description makes, built here with no
+    pool (cluster 1, this machine's user, the default submit host), written to OUT
+    (``-`` for stdout) as condor_submit's simulated queue writes them."""
+    owner = ns.owner or getpass.getuser()
+    try:
+        result = parse_submit(
+            text,
+            ns.file,
+            owner=owner,
+            qdate=int(time.time()),
+            item_files=inputs.item_files,
+            env=inputs.env,
+        )
+    except SubmitError as e:
+        return _fail(str(e))
+    full = ns.dry_run_full_out is not None
+    target = ns.dry_run_full_out if full else ns.dry_run
+    out = layouts.format_dry_run(result.procs, full=full)
+    n = len(result.procs)
+    print("Dry-Run job(s)" + "." * n)
+    if target == "-":
+        sys.stdout.write(out)
+    else:
+        try:
+            Path(target).write_text(out)
+        except OSError as e:
+            return _fail(f"cannot write the -dry-run output {target}: {e.strerror}")
+    print(f"{n} job(s) dry-run to cluster {result.cluster_id}.")
     return 0
 
 
@@ -816,6 +850,21 @@ def add_pool_commands(sub: argparse._SubParsersAction) -> None:  # type: ignore[
 
     p = sub.add_parser("submit", help="condor_submit: queue the jobs of a submit description")
     p.add_argument("file")
+    g = p.add_mutually_exclusive_group()
+    g.add_argument(
+        "-dry-run",
+        "--dry-run",
+        metavar="OUT",
+        dest="dry_run",
+        help="queue nothing: write the job attributes to OUT ('-': stdout), as condor_submit",
+    )
+    g.add_argument(
+        "-dry-run:full",
+        "--dry-run:full",
+        metavar="OUT",
+        dest="dry_run_full_out",
+        help="as -dry-run, writing each job's full ad (condor_submit -dry-run:full)",
+    )
     p.add_argument(
         "--owner",
         help="submitting user (default: the token's user; only an admin token may name another)",

@@ -20,11 +20,10 @@ import re
 from pathlib import Path
 
 from . import metaknobs
-from .configdict import ConfigDict, _parse_if_bool
+from .conditions import Conditions, evaluate_condition
+from .configdict import ConfigDict
 from .errors import ConfigError, MacroError
 from .lines import LineReader
-
-HTCONDOR_VERSION = (25, 0, 0)  # what ``if version >= x.y`` compares with
 
 _ASSIGN = re.compile(r"([A-Za-z0-9_][A-Za-z0-9_.]*)\s*=(.*)\Z", re.DOTALL)
 # NAME += value, NAME +,= value, NAME +&&= value (config.cpp: CONFIG_PLUS_SEP_CHARSET)
@@ -35,7 +34,6 @@ _DIRECTIVE = re.compile(
     re.IGNORECASE | re.DOTALL,
 )
 _USE = re.compile(r"(\w+)\s*(?:\((.*)\))?\s*\Z", re.DOTALL)
-_VERSION = re.compile(r"version\s*(==|>=|<=|>|<|!=)\s*(\d+(?:\.\d+){0,2})\Z", re.IGNORECASE)
 MAX_INCLUDE_DEPTH = 10
 
 
@@ -46,15 +44,14 @@ class _Parser:
         self.depth = depth
         self.at = at  # inside a metaknob: the line of its ``use``, which every knob carries
         self.line = 0
-        # one entry per open ``if``: (this branch is active, some branch was taken)
-        self.conds: list[tuple[bool, bool]] = []
+        self.conds = Conditions()
 
     def fail(self, problem: str) -> ConfigError:
         return ConfigError(f"{self.source}:{self.line}: {problem}")
 
     @property
     def active(self) -> bool:
-        return all(active for active, _ in self.conds)
+        return self.conds.active
 
     def run(self, text: str) -> None:
         reader = LineReader(text)
@@ -79,8 +76,10 @@ class _Parser:
                 continue  # "[Section]" lines without an operator are ignored, as in HTCondor
             else:
                 raise self.fail(f"cannot parse {line[:60]!r}: expected NAME = value")
-        if self.conds:
-            raise self.fail("'if' without 'endif'")
+        try:
+            self.conds.close()
+        except ValueError as e:
+            raise self.fail(str(e)) from None
 
     def plus(self, name: str, sep: str, double: str, rhs: str) -> str:
         """``NAME +<sep>= rhs``: the current raw value, the separator and ``rhs`` (a space
@@ -117,56 +116,19 @@ class _Parser:
             self.cfg.warnings.append(f"{self.source}:{self.line}: warning: {message}")
 
     def conditional(self, word: str, rest: str) -> None:
-        if word == "if":
-            outer = self.active
-            value = self.condition(rest) if outer else False
-            self.conds.append((value, value))
-            return
-        if not self.conds:
-            raise self.fail(f"'{word}' without 'if'")
-        _, taken = self.conds.pop()
-        if word == "endif":
-            return
-        outer = self.active
-        if word == "else":
-            self.conds.append((not taken, True))
-        else:
-            value = (not taken) and outer and self.condition(rest)
-            self.conds.append((value, taken or value))
+        try:
+            self.conds.step(word, rest, self.condition)
+        except ValueError as e:
+            raise self.fail(str(e)) from None
 
     def condition(self, text: str) -> bool:
-        negate = text.startswith("!")
-        text = text[1:].strip() if negate else text
-        words = text.split()
-        if len(words) == 2 and words[0].lower() == "defined":
-            value = self.cfg.is_defined(words[1])
-        elif m := _VERSION.match(text):
-            value = self.compare_version(m.group(1), m.group(2))
-        else:
+        def expand(t: str) -> str:
             try:
-                expanded = self.cfg.expand(text, f"{self.source}:{self.line}").strip()
+                return self.cfg.expand(t, f"{self.source}:{self.line}")
             except ConfigError as e:
                 raise self.fail(str(e)) from None
-            if not expanded:
-                value = False
-            else:
-                try:
-                    value = _parse_if_bool(expanded)
-                except ValueError:
-                    raise self.fail(f"unsupported 'if' condition {text!r}") from None
-        return value != negate
 
-    def compare_version(self, op: str, text: str) -> bool:
-        want = tuple(int(p) for p in text.split("."))
-        have = HTCONDOR_VERSION[: len(want)]  # "8.2.3 is equal to 8.2"
-        return {
-            "==": have == want,
-            "!=": have != want,
-            ">=": have >= want,
-            "<=": have <= want,
-            ">": have > want,
-            "<": have < want,
-        }[op]
+        return evaluate_condition(text, self.cfg.is_defined, expand)
 
     def include(self, rest: str) -> None:
         options, colon, target = rest.partition(":")

@@ -79,6 +79,9 @@ class _Actor:
     alive: bool = True
     restarting: bool = False
     down_since: float = 0.0
+    # which life of the actor this is: a call that fails after a restart says nothing
+    # about the new life (one death is one death)
+    incarnation: int = 0
 
 
 class LivePool:
@@ -463,22 +466,23 @@ class LivePool:
 
     async def drain(self) -> None:
         """Pull events and NegotiatorLog lines from every actor into this process."""
-        live = [a for a in self._actors.values() if a.alive]
+        live = [(a, a.incarnation) for a in self._actors.values() if a.alive]
         batches = await asyncio.gather(
-            *(a.handle.drain_events.remote() for a in live), return_exceptions=True
+            *(a.handle.drain_events.remote() for a, _ in live), return_exceptions=True
         )
-        for a, b in zip(live, batches, strict=True):
+        for (a, life), b in zip(live, batches, strict=True):
             if isinstance(b, BaseException):  # a dead actor's undrained events are lost
-                self._died(a, b)
+                self._died(a, b, life)
                 continue
             self._events.extend(b)
         self._save_progress()
         central = self._actors.get("central")
         if central is not None and central.alive:
+            life = central.incarnation
             try:
                 self._log_lines.extend(await central.handle.drain_log.remote())
             except Exception as e:
-                self._died(central, e)
+                self._died(central, e, life)
 
     @property
     def events(self) -> list[dict[str, Any]]:
@@ -495,14 +499,14 @@ class LivePool:
 
     async def status(self) -> list[dict[str, Any]]:
         """Every live actor's status (a dead one's is left out)."""
-        live = [a for a in self._actors.values() if a.alive]
+        live = [(a, a.incarnation) for a in self._actors.values() if a.alive]
         got = await asyncio.gather(
-            *(a.handle.status.remote() for a in live), return_exceptions=True
+            *(a.handle.status.remote() for a, _ in live), return_exceptions=True
         )
         out = []
-        for a, st in zip(live, got, strict=True):
+        for (a, life), st in zip(live, got, strict=True):
             if isinstance(st, BaseException):
-                self._died(a, st)
+                self._died(a, st, life)
             else:
                 out.append(st)
         return out
@@ -523,8 +527,10 @@ class LivePool:
             raise KeyError(f"no daemon or actor {target!r} in this pool (it has {names})")
         return self._actors[plan.name]
 
-    def _died(self, a: _Actor, why: BaseException | str) -> None:
-        if not a.alive:
+    def _died(self, a: _Actor, why: BaseException | str, life: int | None = None) -> None:
+        """``a`` is down; ``life`` is the incarnation a failed call went to (a call to
+        an earlier life that fails late is not a second death)."""
+        if not a.alive or (life is not None and life != a.incarnation):
             return
         a.alive = False
         a.down_since = self.now()
@@ -545,11 +551,12 @@ class LivePool:
             for a in list(self._actors.values()):
                 if a.restarting:
                     continue
+                life = a.incarnation
                 try:
                     serving = await within(a.handle.serving.remote(), WATCH_EVERY * 4)
                 except Exception as e:
                     if a.alive and not isinstance(e, TimeoutError):  # paused: not dead
-                        self._died(a, e)
+                        self._died(a, e, life)
                     continue
                 if not serving and not a.restarting and self.spec.restarts > 0:
                     self._died(a, "the actor's process ended")  # Ray made a new one
@@ -604,6 +611,7 @@ class LivePool:
         finally:
             a.restarting = False
         a.handle, a.address, a.alive = handle, address, True
+        a.incarnation += 1
         if a.plan.role == "central":
             self._central = handle
         elif not self.virtual:  # a virtual one advertises in the instant it starts

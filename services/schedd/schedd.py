@@ -61,6 +61,7 @@ from ..classad.tree import Expr
 from ..config import ConfigDict
 from .autocluster import Autoclusters, IdleIndex
 from .queue import Batch, JobQueue, StoredClaim
+from .requirements import SubmitHost
 from .submit import MAX_JOBS_PER_SUBMISSION, UID_DOMAIN, SubmitError, parse_submit
 
 __all__ = [
@@ -365,6 +366,7 @@ class Schedd:
         self.started = float(now)
         self.max_jobs_running = config.get_int("MAX_JOBS_RUNNING", 10000)
         self.claim_leftovers = config.get_bool("CLAIM_PARTITIONABLE_LEFTOVERS")
+        self.submit_host = SubmitHost.from_config(config, name)
         self.autoclusters = Autoclusters.from_config(config)
         self.jobs: dict[tuple[int, int], Job] = {}
         self.claims: dict[str, Claim] = {}
@@ -645,6 +647,7 @@ class Schedd:
             item_files=item_files,
             env=env,
             max_jobs=self.config.get_int("MAX_JOBS_PER_SUBMISSION", MAX_JOBS_PER_SUBMISSION),
+            host=self.submit_host,
         )
         values: dict[str, Any] = {}  # Owner text -> value: procs nearly always share one
         for texts in result.procs:

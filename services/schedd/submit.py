@@ -21,7 +21,9 @@ src/condor_utils/submit_utils.cpp:
   reads no file and no environment variable. The submitting tool finds the item files a
   description names (``submit_inputs``), reads them on the user's side and sends their
   text along (``item_files``), with the ``$ENV(NAME)`` values the description names
-  (``env``); a ``queue ... from <file>`` not sent is refused, and so is ``include``.
+  (``env``); a ``queue ... from <file>`` or ``include : <file>`` not sent is refused.
+- ``if``/``elif``/``else``/``endif`` as in configuration files (``defined NAME``,
+  ``version >= x.y``, or a value that reads as a boolean once expanded).
 - ``hold = true`` queues the jobs held, as condor_submit does: JobStatus 5, HoldReasonCode
   15 (SubmittedOnHold), HoldReason "submitted on hold at user's request".
 - Numbers must fit the job ad's types (64-bit integers, finite reals): a literal that
@@ -62,11 +64,16 @@ import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
+from ..classad import parse_expr
 from ..classad.numbers import INT64_MAX, out_of_range_number
+from ..classad.refs import references
+from ..classad.tree import Binary, Cond
 from ..config import ConfigDict, ConfigError, Knob, MacroError, expand_macros, parse_size
+from ..config.conditions import Conditions, evaluate_condition
 from ..config.constexpr import evaluate_constant
 from ..config.lines import LineReader
 from ..config.units import KIB, MIB
+from .requirements import SubmitHost, job_requirements, url_methods
 
 _LIMIT_SEP = re.compile(r"[,\s]+")
 _ATTR_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -106,10 +113,81 @@ _SLEEP_ARG = re.compile(r"(\d+(?:\.\d*)?|\.\d+)([smhd]?)\Z")
 _SLEEP_UNIT = {"": 1, "s": 1, "m": 60, "h": 3600, "d": 86400}
 _NAME_OK = re.compile(r"[^\s\"'\\,]+\Z")
 _MENTIONS_CPUS = re.compile(r"(?<![\w.])(?:target\.)?cpus(?!\w)", re.IGNORECASE)
-_INCLUDE = re.compile(r"@?include(?![\w.])(?!\s*=)", re.IGNORECASE)
+_INCLUDE = re.compile(r"@?include(?![\w.])(?!\s*=)\s*(.*)\Z", re.IGNORECASE | re.DOTALL)
+_CONDITIONAL = re.compile(
+    r"(if|elif|else|endif)(?![\w.])(?!\s*=)\s*(.*)\Z", re.IGNORECASE | re.DOTALL
+)
+MAX_INCLUDE_DEPTH = 10
 _ENV_NAME = re.compile(r"\$ENV\(\s*([A-Za-z_]\w*)\s*[:)]", re.IGNORECASE)
 _OUT_OF_RANGE = "number out of range (integers are 64-bit, reals finite)"
 _BOOL_WORDS = {"true": True, "yes": True, "1": True, "false": False, "no": False, "0": False}
+
+_BUILTIN_REQUEST_KEYS = {"request_cpus", "request_memory", "request_disk"}
+# request_* commands that are not resources: common misspellings condor_submit warns about
+_NOT_RESOURCES = {"cpu", "gpu", "gpu_memory", "gpus_memory"}
+_GPU_PROPERTIES = {"capability", "globalmemorymb", "driverversion", "maxsupportedversion"}
+# (job attribute, GPU property, RequireGPUs clause), in condor_submit's order
+_GPU_LIMIT_CLAUSES = (
+    ("GPUsMinCapability", "capability", "Capability >= GPUsMinCapability"),
+    ("GPUsMaxCapability", "capability", "Capability <= GPUsMaxCapability"),
+    ("GPUsMinMemory", "globalmemorymb", "GlobalMemoryMb >= GPUsMinMemory"),
+    ("GPUsMinRuntime", "maxsupportedversion", "MaxSupportedVersion >= GPUsMinRuntime"),
+)
+_IMAGE_OK = re.compile(r"[^\s\"]+\Z")
+# (submit command, job attribute) of the file-transfer strings; lists are comma-joined
+_TRANSFER_STRINGS = (
+    ("transfer_input_files", "TransferInput"),
+    ("transfer_output_files", "TransferOutput"),
+    ("transfer_plugins", "TransferPlugins"),
+    ("output_destination", "OutputDestination"),
+    ("transfer_output_remaps", "TransferOutputRemaps"),
+    ("checkpoint_files", "CheckpointFiles"),
+)
+_TRANSFER_BOOLS = (
+    ("preserve_relative_paths", "PreserveRelativePaths"),
+    ("encrypt_execute_directory", "EncryptExecuteDirectory"),
+)
+_TRANSFER_LISTS = {"TransferInput", "TransferOutput", "CheckpointFiles"}
+_VERSION = re.compile(r"(\d+)(?:\.(\d+))?\Z")
+
+
+def _image_kind(image: str) -> str:
+    """The job attribute condor_submit sets for a container_image's kind."""
+    image = image.strip()
+    if image.startswith("docker:"):
+        return "WantDockerImage"
+    return "WantSIF" if image.endswith(".sif") else "WantSandboxImage"
+
+
+def _cuda_version(text: str) -> str | None:
+    """cuda_version as the job ad holds it: x.y is x*1000 + y%100, x alone x*1000
+    (a number past 1000 is already in that form)."""
+    m = _VERSION.match(text.strip())
+    if not m:
+        return None
+    major = int(m.group(1))
+    if m.group(2) is not None:
+        return str(major * 1000 + int(m.group(2)) % 100)
+    return str(major if major >= 1000 else major * 1000)
+
+
+def _cuda_runtime(text: str) -> str | None:
+    """gpus_minimum_runtime x or x.y as x*1000 + y*10; None for an expression."""
+    m = _VERSION.match(text.strip())
+    if not m or (m.group(2) is not None and int(m.group(2)) >= 100):
+        return None
+    major = int(m.group(1))
+    if m.group(2) is None and major > 1000:
+        return str(major)
+    return str(major * 1000 + (int(m.group(2)) * 10 if m.group(2) else 0))
+
+
+def _and_operand(text: str) -> str:
+    """``text`` as an operand of ``&&``: in parentheses when its top operator binds looser."""
+    tree = parse_expr(text)
+    if (isinstance(tree, Binary) and tree.op == "||") or isinstance(tree, Cond):
+        return f"({text})"
+    return text
 
 
 # attribute names other code looks up by this spelling, whatever case +Attr used
@@ -209,12 +287,14 @@ class _Submit:
         env: Mapping[str, str] | None = None,
         max_jobs: int = MAX_JOBS_PER_SUBMISSION,
         read_item_file: Callable[[str], str] | None = None,
+        host: SubmitHost | None = None,
     ) -> None:
         self.source = source
+        self.host = host or SubmitHost()
         self.owner = owner
         self.cluster_id = cluster_id
         self.qdate = qdate
-        self.validate = validate
+        self.validate = validate or parse_expr  # requests may be expressions: always check
         self.item_files = dict(item_files or {})
         self.env = dict(env or {})
         self.max_jobs = max_jobs
@@ -226,6 +306,7 @@ class _Submit:
         self.procs: list[dict[str, str]] = []
         self.warnings: list[str] = []
         self.line = 0
+        self.queued = False
         self.live: dict[str, str] = {}
         self.used_live = False
         self.static: dict[str, str] = {}  # values that do not depend on live variables
@@ -286,18 +367,25 @@ class _Submit:
     # --- reading ----------------------------------------------------------------------
 
     def run(self, text: str) -> None:
+        self.read(text, 0)
+        if not self.queued:
+            raise self.fail("no queue statement: nothing to submit")
+
+    def read(self, text: str, depth: int) -> None:
+        """Read submit lines; ``include`` reads the named file's text in place."""
         reader = LineReader(text)
-        queued = False
+        conds = Conditions()
         for self.line, line in reader:
             try:
-                if m := _QUEUE.match(line):
+                if m := _CONDITIONAL.match(line):
+                    conds.step(m.group(1).lower(), m.group(2).strip(), self.condition)
+                elif not conds.active:
+                    continue
+                elif m := _QUEUE.match(line):
                     self.queue(m.group(1), reader)
-                    queued = True
-                elif _INCLUDE.match(line):
-                    raise self.fail(
-                        "include is not supported in a submit description: the schedd reads "
-                        "no files (put the included lines in the description)"
-                    )
+                    self.queued = True
+                elif m := _INCLUDE.match(line):
+                    self.include(m.group(1), depth)
                 elif m := _ATTR.match(line):
                     self.vars.set("MY." + m.group(1), m.group(2), self.source, self.line)
                 elif m := _ASSIGN.match(line):
@@ -308,8 +396,32 @@ class _Submit:
                     )
             except ConfigError as e:
                 raise SubmitError(str(e)) from None
-        if not queued:
-            raise self.fail("no queue statement: nothing to submit")
+            except ValueError as e:
+                if isinstance(e, SubmitError):
+                    raise
+                raise self.fail(str(e)) from None
+        try:
+            conds.close()
+        except ValueError as e:
+            raise self.fail(str(e)) from None
+
+    def condition(self, text: str) -> bool:
+        line = self.line
+        return evaluate_condition(text, self.vars.is_defined, lambda t: self.expand(t, line))
+
+    def include(self, rest: str, depth: int) -> None:
+        """``include : file``: the file is the submitting user's, read on their side and
+        sent along like an item file (commands, ``include command : cmd |``, are refused)."""
+        options, colon, target = rest.partition(":")
+        target = self.expand(target.strip(), self.line)
+        if not colon or not target or target.endswith("|") or options.strip():
+            raise self.fail("only 'include : <file>' is supported (not commands)")
+        if depth >= MAX_INCLUDE_DEPTH:
+            raise self.fail("includes nested too deeply")
+        line = self.line
+        text = self.sent_file(target, "include")
+        self.read(text, depth + 1)
+        self.line = line
 
     def queue(self, args: str, reader: LineReader) -> None:
         line = self.line
@@ -444,21 +556,22 @@ class _Submit:
         return self.item_file(tail).splitlines()
 
     def item_file(self, path: str) -> str:
-        """The text of an item file: read by the submitting side's reader, or as sent."""
+        return self.sent_file(path, "queue ... from")
+
+    def sent_file(self, path: str, what: str) -> str:
+        """A file the description names: read by the submitting side's reader, or as sent."""
         if self.read_item_file is not None:
             try:
                 text = self.read_item_file(path)
             except (OSError, ValueError) as e:  # ValueError: a NUL in the name, not UTF-8
-                raise self.fail(
-                    f"queue ... from {path}: {getattr(e, 'strerror', None) or e}"
-                ) from None
+                raise self.fail(f"{what} {path}: {getattr(e, 'strerror', None) or e}") from None
             self.item_files[path] = text
             return text
         text = self.item_files.get(path)
         if text is None:
             raise self.fail(
-                f"queue ... from {path}: the item file was not sent with the submit (the "
-                "schedd reads no files; the submitting tool sends the files a description names)"
+                f"{what} {path}: the file was not sent with the submit (the schedd reads no "
+                "files; the submitting tool sends the files a description names)"
             )
         return text
 
@@ -477,14 +590,19 @@ class _Submit:
             self.universe,
             self.executable,
             self.resources,
+            self.transfer,
             self.preferences,
             self.accounting,
             self.limits,
             self.records,
             self.hold,
-            self.forced_attributes,
         ):
             ad.update(self.section(build, queue_line))
+        forced = self.section(self.forced_attributes, queue_line)
+        if self.vars.knob("MY.Requirements") is None:  # +Requirements replaces it all
+            # +RequestFoo counts as a resource request, as in condor_submit
+            ad["Requirements"] = self.requirements({**ad, **forced})
+        ad.update(forced)
         return ad
 
     def section(self, build: Callable[[int], dict[str, str]], queue_line: int) -> dict[str, str]:
@@ -501,22 +619,108 @@ class _Submit:
         return attrs
 
     def universe(self, _: int) -> dict[str, str]:
+        """JobUniverse, and a container job's image attributes (docker_image or
+        container_image in the docker, container or vanilla universe)."""
         found = self.command("universe")
-        if found is None or not found[2]:
-            return {"JobUniverse": str(UNIVERSES["vanilla"])}
-        name = found[2].lower()
+        name = found[2].lower() if found and found[2] else "vanilla"
         if name not in UNIVERSES:
             raise self.bad(found, f"unknown universe (one of {', '.join(UNIVERSES)})")
-        return {"JobUniverse": str(UNIVERSES[name])}
+        attrs = {"JobUniverse": str(UNIVERSES[name])}
+        docker = self.command("docker_image")
+        image = self.command("container_image")
+        for given in (docker, image):
+            if given and given[2] and not _IMAGE_OK.match(given[2]):
+                raise self.bad(given, "not a valid container image")
+        docker_text = docker[2] if docker and docker[2] else ""
+        image_text = image[2] if image and image[2] else ""
+        if name == "docker":
+            if image_text:
+                raise self.bad(image, "docker universe does not allow use of container_image")
+            if not docker_text:
+                raise self.fail("docker jobs require a docker_image")
+            attrs.update(WantDocker="true", DockerImage=quote(docker_text))
+        elif name in ("container", "vanilla", "local") and (docker_text or image_text):
+            if docker_text and image_text:
+                raise self.bad(image, "cannot declare both docker_image and container_image")
+            attrs["WantContainer"] = "true"
+            if docker_text:
+                attrs.update(DockerImage=quote(docker_text), WantDockerImage="true")
+            else:
+                attrs["ContainerImage"] = quote(image_text)
+                kind = _image_kind(image_text)
+                attrs[kind] = "true"
+        elif name == "container":
+            raise self.fail("container jobs require a container_image or docker_image")
+        elif name == "vm":
+            raise self.bad(found, "the vm universe is not supported by mockpool")
+        return attrs
+
+    def transfer(self, _: int) -> dict[str, str]:
+        """File transfer: ShouldTransferFiles, WhenToTransferOutput, the transfer lists and
+        FileSystemDomain, which choose the Requirements' file-system clauses."""
+        attrs = {"FileSystemDomain": quote(self.host.file_system_domain)}
+        should = self.command("should_transfer_files", "ShouldTransferFiles")
+        should_text = "IF_NEEDED"
+        if should and should[2]:
+            should_text = should[2].upper()
+            if should_text not in ("YES", "NO", "IF_NEEDED"):
+                raise self.bad(should, "expected YES, NO or IF_NEEDED")
+        attrs["ShouldTransferFiles"] = quote(should_text)
+        when = self.command("when_to_transfer_output", "WhenToTransferOutput")
+        if should_text == "NO" and when and when[2]:
+            raise self.bad(when, "contradicts should_transfer_files = NO")
+        if should_text != "NO":
+            when_text = when[2].upper() if when and when[2] else "ON_EXIT"
+            if when_text not in ("ON_EXIT", "ON_EXIT_OR_EVICT", "ON_SUCCESS"):
+                raise self.bad(when, "expected ON_EXIT, ON_EXIT_OR_EVICT or ON_SUCCESS")
+            attrs["WhenToTransferOutput"] = quote(when_text)
+        for key, attr in _TRANSFER_STRINGS:
+            found = self.command(key)
+            if found and found[2]:
+                if should_text == "NO" and key == "transfer_input_files":
+                    raise self.bad(
+                        found, "files to transfer given, but should_transfer_files is NO"
+                    )
+                text = found[2]
+                if attr in _TRANSFER_LISTS:
+                    text = ",".join(x.strip() for x in text.split(",") if x.strip())
+                attrs[attr] = quote(text)
+        for key, attr in _TRANSFER_BOOLS:
+            found = self.command(key)
+            if found and found[2]:
+                word = _BOOL_WORDS.get(found[2].lower())
+                if word is None:
+                    raise self.bad(found, "expected True or False")
+                attrs[attr] = "true" if word else "false"
+        cuda = self.command("cuda_version")
+        if cuda and cuda[2]:
+            version = _cuda_version(cuda[2])
+            if version is None:
+                raise self.bad(cuda, "must be of the form 'x' or 'x.y' (positive integers)")
+            attrs["CUDAVersion"] = version
+        methods = url_methods(attrs)
+        if methods:
+            attrs["WantTransferPluginMethods"] = quote(",".join(methods))
+        return attrs
 
     def executable(self, queue_line: int) -> dict[str, str]:
         """Cmd, Args or Arguments, and MockDuration for ``/bin/sleep N``."""
         cmd = self.command("executable", "cmd")
-        if cmd is None or not cmd[2]:
-            raise self.fail("no executable given before this queue statement", queue_line)
-        attrs = {"Cmd": quote(cmd[2])}
         args = self.command("arguments", "args")
         text = args[2] if args else ""
+        universe = self.command("universe")
+        universe_name = universe[2].lower() if universe and universe[2] else "vanilla"
+        if cmd is None or not cmd[2]:
+            images = self.command("container_image") or self.command("docker_image")
+            if images and images[2] and universe_name in ("docker", "container", "vanilla"):
+                return {"Cmd": quote("")}  # a container job may run its image's entry point
+            raise self.fail("no executable given before this queue statement", queue_line)
+        if universe_name == "java" and not text.strip():
+            raise self.fail(
+                "in the java universe, arguments must name the class to run (arguments = MyClass)",
+                queue_line,
+            )
+        attrs = {"Cmd": quote(cmd[2])}
         if len(text) >= 2 and text[0] == text[-1] == '"':
             attrs["Arguments"] = quote(text[1:-1].replace('""', '"'))
         elif args is not None:
@@ -539,7 +743,9 @@ class _Submit:
             raise self.bad(found, _OUT_OF_RANGE)
         return int(value)
 
-    def size(self, found: tuple[str, int, str], unit: int, example: str) -> int | None:
+    def size(self, found: tuple[str, int, str], unit: int, example: str) -> str | None:
+        """A request_memory/request_disk value in the ad's unit; an expression is kept as
+        written (condor_submit's rule); ``undefined`` leaves the attribute out."""
         text = found[2].partition(",")[0].strip()  # "1G, 4G": the retry list is not modelled
         if text.lower() == "undefined":
             return None
@@ -548,7 +754,7 @@ class _Submit:
             try:
                 value = evaluate_constant(text)
             except ValueError:
-                value = None
+                return self.check_expr((found[0], found[1], text))
             if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
                 raise self.bad(found, f"expected a size such as {example}")
             if not _fits(value):
@@ -556,53 +762,99 @@ class _Submit:
             size = int(value)
         if size > INT64_MAX:
             raise self.bad(found, _OUT_OF_RANGE)
-        return size
+        return str(size)
 
     def resources(self, _: int) -> dict[str, str]:
-        """RequestCpus, RequestMemory, RequestDisk and the Requirements they imply."""
+        """Request<Res> for cpus, memory, disk, GPUs and custom resources, and the GPU
+        property limits (submit_utils.cpp SetRequestResources, SetRequestGpus)."""
         attrs: dict[str, str] = {}
         cpus = self.command("request_cpus", "RequestCpus")
         if cpus and cpus[2]:
-            try:
-                value = evaluate_constant(cpus[2])
-            except ValueError:
-                value = None
-            if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
-                raise self.bad(cpus, "expected a number of CPUs")
-            if not _fits(value):
-                raise self.bad(cpus, _OUT_OF_RANGE)
-            attrs["RequestCpus"] = _number_text(value)
+            if cpus[2].lower() != "undefined":
+                attrs["RequestCpus"] = self.amount(cpus, "a number of CPUs")
         else:
             attrs["RequestCpus"] = str(DEFAULT_REQUEST_CPUS)
         memory = self.command("request_memory", "RequestMemory")
-        mb = DEFAULT_REQUEST_MEMORY_MB
+        text = str(DEFAULT_REQUEST_MEMORY_MB)
         if memory and memory[2]:
-            mb = self.size(memory, MIB, "2048, 2GB or 512M")
-        if mb is not None:
-            attrs["RequestMemory"] = str(mb)
+            text = self.size(memory, MIB, "2048, 2GB or 512M")
+        if text is not None:
+            attrs["RequestMemory"] = text
         disk = self.command("request_disk", "RequestDisk")
-        kb = DEFAULT_REQUEST_DISK_KB
+        text = str(DEFAULT_REQUEST_DISK_KB)
         if disk and disk[2]:
-            kb = self.size(disk, KIB, "1048576, 1G or 100M")
-        if kb is not None:
-            attrs["RequestDisk"] = str(kb)
-        if self.vars.knob("MY.Requirements") is None:  # +Requirements replaces it all
-            attrs["Requirements"] = self.requirements(attrs)
+            text = self.size(disk, KIB, "1048576, 1G or 100M")
+        if text is not None:
+            attrs["RequestDisk"] = text
+        for knob in self.vars.knobs():
+            name = knob.name
+            if name[:8].lower() != "request_" or name.lower() in _BUILTIN_REQUEST_KEYS:
+                continue
+            tag = name[8:]
+            if len(tag) < 2 or tag.startswith("_") or tag.lower() in _NOT_RESOURCES:
+                continue
+            found = (name, knob.line, self.value(knob))
+            if found[2] and found[2].lower() != "undefined":
+                attr = "RequestGPUs" if tag.lower() == "gpus" else "Request" + tag
+                attrs[attr] = self.check_expr(found)
+        if "RequestGPUs" in attrs:
+            attrs.update(self.gpu_limits())
         return attrs
 
-    def requirements(self, attrs: dict[str, str]) -> str:
-        clauses = []
+    def gpu_limits(self) -> dict[str, str]:
+        """RequireGPUs and GPUsMin/Max* from require_gpus and gpus_minimum_* (only for a job
+        that requests GPUs); the limits become RequireGPUs clauses unless it names them."""
+        attrs: dict[str, str] = {}
+        require = self.command("require_gpus", "RequireGPUs")
+        if require and require[2]:
+            attrs["RequireGPUs"] = self.check_expr(require)
+        for key, attr in (
+            ("gpus_minimum_capability", "GPUsMinCapability"),
+            ("gpus_maximum_capability", "GPUsMaxCapability"),
+        ):
+            found = self.command(key, attr)
+            if found and found[2]:
+                attrs[attr] = self.check_expr(found)
+        found = self.command("gpus_minimum_memory", "GPUsMinMemory")
+        if found and found[2]:
+            size = parse_size(found[2], MIB)
+            attrs["GPUsMinMemory"] = str(size) if size is not None else self.check_expr(found)
+        found = self.command("gpus_minimum_runtime", "GPUsMinRuntime")
+        if found and found[2]:
+            attrs["GPUsMinRuntime"] = _cuda_runtime(found[2]) or self.check_expr(found)
+        props = set()
+        if "RequireGPUs" in attrs:
+            props = references(parse_expr(attrs["RequireGPUs"]), _GPU_PROPERTIES)[0]
+        clauses = [
+            clause
+            for attr, prop, clause in _GPU_LIMIT_CLAUSES
+            if attr in attrs and prop not in props
+        ]
+        if clauses:
+            if "RequireGPUs" in attrs:
+                clauses.insert(0, _and_operand(attrs["RequireGPUs"]))
+            attrs["RequireGPUs"] = " && ".join(clauses)
+        return attrs
+
+    def amount(self, found: tuple[str, int, str], what: str) -> str:
+        """A request written as a number (checked) or as an expression (kept as it is)."""
+        try:
+            value = evaluate_constant(found[2])
+        except ValueError:
+            return self.check_expr(found)
+        if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
+            raise self.bad(found, f"expected {what}")
+        if not _fits(value):
+            raise self.bad(found, _OUT_OF_RANGE)
+        return _number_text(value)
+
+    def requirements(self, ad: dict[str, str]) -> str:
         user = self.command("requirements")
-        if user and user[2]:
-            clauses.append(f"({self.check_expr(user)})")
-        if "RequestDisk" in attrs and int(attrs["RequestDisk"]) > 0:
-            clauses.append("(TARGET.Disk >= RequestDisk)")
-        if "RequestMemory" in attrs and int(attrs["RequestMemory"]) > 1:
-            clauses.append("(TARGET.Memory >= RequestMemory)")
-        mentions_cpus = bool(user and _MENTIONS_CPUS.search(user[2]))
-        if float(attrs["RequestCpus"]) > 1 and not mentions_cpus:
-            clauses.append("(TARGET.Cpus >= RequestCpus)")
-        return " && ".join(clauses) or "true"
+        text = self.check_expr(user) if user and user[2] else None
+        try:
+            return job_requirements(ad, text, self.host)
+        except ValueError as e:
+            raise self.bad(user, str(e)) if user else self.fail(str(e)) from None
 
     def preferences(self, _: int) -> dict[str, str]:
         """Rank, JobPrio and JobLeaseDuration."""
@@ -752,6 +1004,7 @@ def parse_submit(
     item_files: Mapping[str, str] | None = None,
     env: Mapping[str, str] | None = None,
     max_jobs: int = MAX_JOBS_PER_SUBMISSION,
+    host: SubmitHost | None = None,
 ) -> SubmitResult:
     """Job ads for a submit description, as condor_submit would queue them.
 
@@ -761,7 +1014,8 @@ def parse_submit(
     (requirements, rank, job_lease_duration, ``+Attr``) and may reject it by raising.
     ``item_files`` (path as written -> text) and ``env`` (``$ENV`` name -> value) are what
     the submitting side read for the description (:func:`submit_inputs`); nothing else is
-    read. More than ``max_jobs`` jobs is refused. Every problem raises ``SubmitError``
+    read. More than ``max_jobs`` jobs is refused. ``host`` is the submit machine (its Arch,
+    OpSys, FileSystemDomain and Requirements knobs). Every problem raises ``SubmitError``
     naming ``source`` and the line.
     """
     if not owner or not _NAME_OK.match(owner):
@@ -775,6 +1029,7 @@ def parse_submit(
         item_files=item_files,
         env=env,
         max_jobs=max_jobs,
+        host=host,
     )
     try:
         submit.run(text)
@@ -813,4 +1068,8 @@ def submit_inputs(
         scan.run(text)
     except RecursionError:
         raise SubmitError(f"{source}: input nested too deeply") from None
+    for included in scan.item_files.values():  # an included file's $ENV names too
+        for name in _ENV_NAME.findall(included):
+            if name in environ:
+                env.setdefault(name, environ[name])
     return SubmitInputs(scan.item_files, env)

@@ -8,6 +8,14 @@ from mockpool.negotiator import Accountant, ResourceRequest, Snapshot, negotiate
 
 FS_STARTD = "10.0.0.1:9618"
 FS_SCHEDD = "10.0.0.2:9618"
+# what a mock startd says about its platform: condor_submit's default Requirements ask
+# for the submit machine's Arch and OpSys and for file transfer or a shared file system
+MACHINE_IDENTITY = {
+    "Arch": "X86_64",
+    "OpSys": "LINUX",
+    "HasFileTransfer": True,
+    "FileSystemDomain": "exec1",
+}
 
 
 def static_pool(n: int, *, cpus: int = 1, claimed_by: dict[str, int] | None = None) -> Snapshot:

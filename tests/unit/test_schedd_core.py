@@ -8,6 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from conftest import MACHINE_IDENTITY
 
 from mockpool.classad import ClassAd
 from mockpool.config import parse_config
@@ -103,7 +104,7 @@ def test_submit_sets_htcondor_attributes(path: Path) -> None:
 def test_malformed_submit_raises_and_stores_nothing(path: Path) -> None:
     s = make(path)
     with pytest.raises(SubmitError, match=r"bad\.sub:2: "):
-        s.submit("executable = /bin/sleep\nrequest_cpus = lots\nqueue\n", "bad.sub", "alice", 1.0)
+        s.submit("executable = /bin/sleep\nrequest_cpus = (1\nqueue\n", "bad.sub", "alice", 1.0)
     assert s.jobs == {} and s.queue.next_cluster_id == 1 and s.queue.load_jobs() == []
     assert s.submit(SLEEP + "queue\n", "ok.sub", "alice", 2.0) == (1, 1)
 
@@ -619,7 +620,12 @@ def pslot_ad(cpus: int, memory: int, start: str = "true") -> ClassAd:
     from mockpool.classad import parse_expr
 
     ad = ClassAd(
-        Name="slot1@exec1", Cpus=cpus, Memory=memory, Disk=10_000_000, PartitionableSlot=True
+        Name="slot1@exec1",
+        Cpus=cpus,
+        Memory=memory,
+        Disk=10_000_000,
+        PartitionableSlot=True,
+        **MACHINE_IDENTITY,
     )
     ad["Start"] = parse_expr(start)
     ad["Requirements"] = parse_expr("START")
@@ -785,7 +791,7 @@ def test_keepalive_period_floor_is_ten_seconds(path: Path) -> None:
 def static_slot_ad(cpus: int = 1, memory: int = 2048, start: str = "true") -> ClassAd:
     from mockpool.classad import parse_expr
 
-    ad = ClassAd(Name="slot1@exec1", Cpus=cpus, Memory=memory, Disk=10_000_000)
+    ad = ClassAd(Name="slot1@exec1", Cpus=cpus, Memory=memory, Disk=10_000_000, **MACHINE_IDENTITY)
     ad["Start"] = parse_expr(start)
     ad["Requirements"] = parse_expr("START")
     return ad

@@ -212,7 +212,7 @@ async def test_malformed_submit_is_refused_and_queue_unchanged(pool: Pool) -> No
     with pytest.raises(grpc.aio.AioRpcError) as err:
         await pool.stub(Role.SUBMIT).Submit(
             spb.SubmitRequest(
-                description="executable = /bin/sleep\nrequest_memory = lots\nqueue\n",
+                description="executable = /bin/sleep\nrequest_memory = (lots\nqueue\n",
                 source="bad.sub",
                 owner="alice",
             )

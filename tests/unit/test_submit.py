@@ -75,7 +75,14 @@ class TestBasicJob:
                 "RequestCpus": "1",
                 "RequestMemory": "2048",
                 "RequestDisk": "1048576",
-                "Requirements": "(TARGET.Disk >= RequestDisk) && (TARGET.Memory >= RequestMemory)",
+                "Requirements": (
+                    '(TARGET.Arch == "X86_64") && (TARGET.OpSys == "LINUX") && '
+                    "(TARGET.Disk >= RequestDisk) && (TARGET.Memory >= RequestMemory) && "
+                    "((TARGET.FileSystemDomain == MY.FileSystemDomain) || (TARGET.HasFileTransfer))"
+                ),
+                "FileSystemDomain": '"mockpool"',
+                "ShouldTransferFiles": '"IF_NEEDED"',
+                "WhenToTransferOutput": '"ON_EXIT"',
                 "Rank": "0.0",
                 "JobPrio": "0",
                 "JobLeaseDuration": "2400",
@@ -104,7 +111,8 @@ class TestBasicJob:
 
     def test_universe(self):
         assert one("universe = Scheduler\nexecutable = x\nqueue\n")["JobUniverse"] == "7"
-        assert one("universe = docker\nexecutable = x\nqueue\n")["JobUniverse"] == "5"
+        docker = one("universe = docker\ndocker_image = centos:9\nexecutable = x\nqueue\n")
+        assert (docker["JobUniverse"], docker["WantDocker"]) == ("5", "true")
         with pytest.raises(
             SubmitError, match=r'^job.sub:1: universe = "standard": unknown universe'
         ):
@@ -211,22 +219,19 @@ class TestUnits:
     def test_request_cpus(self):
         ad = one("executable = x\nrequest_cpus = 4\nqueue\n")
         assert ad["RequestCpus"] == "4"
-        assert ad["Requirements"].endswith("&& (TARGET.Cpus >= RequestCpus)")
+        assert "&& (TARGET.Cpus >= RequestCpus) &&" in ad["Requirements"]
 
     def test_undefined_request_memory(self):
         ad = one("executable = x\nrequest_memory = undefined\nqueue\n")
-        assert "RequestMemory" not in ad and ad["Requirements"] == "(TARGET.Disk >= RequestDisk)"
+        assert "RequestMemory" not in ad and "Memory" not in ad["Requirements"]
 
     @pytest.mark.parametrize(
         ("line", "problem"),
         [
-            (
-                "request_memory = lots",
-                'request_memory = "lots": expected a size such as 2048, 2GB or 512M',
-            ),
-            ("request_memory = 5 PB", 'request_memory = "5 PB": expected a size'),
+            ("request_memory = 5 PB", 'request_memory = "5 PB": '),
             ("request_disk = -1", 'request_disk = "-1": expected a size'),
-            ("request_cpus = many", 'request_cpus = "many": expected a number of CPUs'),
+            ("request_cpus = -2", 'request_cpus = "-2": expected a number of CPUs'),
+            ("request_cpus = (1", 'request_cpus = "(1": '),
             ("priority = high", 'priority = "high": expected an integer'),
             ("nice_user = sure", 'nice_user = "sure": expected True or False'),
         ],
@@ -240,14 +245,18 @@ class TestUnits:
 class TestRequirements:
     def test_user_requirements_come_first(self):
         ad = one('executable = x\nrequirements = OpSys == "LINUX"\nqueue\n')
-        assert ad["Requirements"] == (
-            '(OpSys == "LINUX") && (TARGET.Disk >= RequestDisk) && (TARGET.Memory >= RequestMemory)'
+        assert ad["Requirements"] == (  # the user's OpSys: no OpSys clause
+            '(OpSys == "LINUX") && (TARGET.Arch == "X86_64") && (TARGET.Disk >= RequestDisk) && '
+            "(TARGET.Memory >= RequestMemory) && "
+            "((TARGET.FileSystemDomain == MY.FileSystemDomain) || (TARGET.HasFileTransfer))"
         )
 
     def test_cpus_clause_skipped_when_user_mentions_cpus(self):
         ad = one("executable = x\nrequest_cpus = 2\nrequirements = TARGET.Cpus >= 8\nqueue\n")
         assert ad["Requirements"] == (
-            "(TARGET.Cpus >= 8) && (TARGET.Disk >= RequestDisk) && (TARGET.Memory >= RequestMemory)"
+            '(TARGET.Cpus >= 8) && (TARGET.Arch == "X86_64") && (TARGET.OpSys == "LINUX") && '
+            "(TARGET.Disk >= RequestDisk) && (TARGET.Memory >= RequestMemory) && "
+            "((TARGET.FileSystemDomain == MY.FileSystemDomain) || (TARGET.HasFileTransfer))"
         )
 
     def test_forced_requirements_replace_everything(self):
@@ -268,7 +277,7 @@ class TestRequirements:
             "executable = x\nrequirements = Memory > 1\nrank = Mips\n+Foo = 1\nqueue\n",
             validate=validate,
         )
-        assert seen == ["Memory > 1", "Mips", "1"]
+        assert sorted(seen) == ["1", "Memory > 1", "Mips"]
         with pytest.raises(
             SubmitError, match=r'^job.sub:2: requirements = "\(Memory > 1": unbalanced'
         ):
@@ -533,8 +542,9 @@ def test_ads_are_classad_expressions_that_match_a_slot():
     job = parse_ad("[" + "; ".join(f"{k} = {v}" for k, v in ad.items()) + "]")
     assert evaluate(parse_expr(ad["Project"])) == 'a"b'
     assert evaluate(parse_expr(ad["Arguments"])) == "'1 2' x"
-    fits = parse_ad("[Memory = 4096; Disk = 10000000; Cpus = 4]")
-    too_small = parse_ad("[Memory = 4096; Disk = 10000000; Cpus = 1]")
+    machine = 'Arch = "X86_64"; OpSys = "LINUX"; HasFileTransfer = true; Disk = 10000000'
+    fits = parse_ad(f"[{machine}; Memory = 4096; Cpus = 4]")
+    too_small = parse_ad(f"[{machine}; Memory = 4096; Cpus = 1]")
     assert evaluate(job.lookup("Requirements"), job, fits) is True
     assert evaluate(job.lookup("Requirements"), job, too_small) is False
 
