@@ -33,10 +33,14 @@ src/condor_utils/submit_utils.cpp:
   (JOB_DEFAULT_REQUESTCPUS), RequestMemory 128 MB (JOB_DEFAULT_REQUESTMEMORY), RequestDisk
   1048576 KB (JOB_DEFAULT_REQUESTDISK evaluated with no input files), JobLeaseDuration 2400
   (JOB_DEFAULT_LEASE_DURATION), JobPrio 0, Rank 0.0, JobUniverse 5 (vanilla).
-- Requirements: the user's ``requirements`` in parentheses, then, as condor_submit appends
-  them, ``(TARGET.Disk >= RequestDisk)``, ``(TARGET.Memory >= RequestMemory)`` (when more
-  than 1 MB) and ``(TARGET.Cpus >= RequestCpus)`` (when more than 1 cpu and the user's
-  expression does not mention Cpus). ``+Requirements``/``MY.Requirements`` replace it all.
+- Requests: ``request_cpus``/``memory``/``disk`` (numbers with units, or expressions kept
+  as written), ``request_gpus`` and any other ``request_<res>`` as ``Request<res>``, and for a
+  GPU job ``require_gpus``, ``gpus_minimum_capability``/``maximum_capability``/
+  ``minimum_memory``/``minimum_runtime`` (folded into RequireGPUs) and ``cuda_version``.
+- Requirements: condor_submit's (:mod:`.requirements`); ``+Requirements``/``MY.Requirements``
+  replace it all.
+- ``if``/``elif``/``else``/``endif`` as in configuration files; ``include : <file>`` reads
+  a file the submitting side sent.
 - Accounting: ``accounting_group`` G and ``accounting_group_user`` U (default: the owner)
   give AcctGroup = G, AcctGroupUser = U, AccountingGroup = "G.U"; U alone gives
   AccountingGroup = "U". ``nice_user = true`` is the accounting group ``nice-user``
@@ -47,13 +51,10 @@ src/condor_utils/submit_utils.cpp:
   ConcurrencyLimits; ``concurrency_limits_expr`` gives it as an expression instead (not
   both).
 
-Known differences: no Arch/OpSys, file-transfer or FileSystemDomain clauses in Requirements
-(mock startds run nothing); request_cpus/memory/disk must be numbers or constant
-expressions (HTCondor also accepts ClassAd expressions such as ``MemoryUsage * 2``); the
-retry forms (``request_memory = 1G, 4G``) keep only the first value; executables are not
-made absolute nor checked; custom resources (``request_gpus``) and ``if`` in submit
-files are not handled; ``include`` is refused (HTCondor reads the file on the submit
-side); most other commands are accepted and ignored.
+Known differences (see also :mod:`.requirements`): the retry forms (``request_memory =
+1G, 4G``) keep only the first value; executables are not made absolute nor checked;
+``queue ... matching`` and item commands are refused; the vm universe is refused; most
+other commands are accepted and ignored.
 """
 
 from __future__ import annotations

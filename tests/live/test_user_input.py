@@ -81,10 +81,11 @@ def test_the_schedd_reads_no_file_a_user_names(pool: Pool, tmp_path: Path) -> No
     for path in (secret, fifo):
         err = _refused(pool, f"{SLEEP}arguments = $(t)\nqueue t from {path}\n", SubmitInputs())
         assert err.code == grpc.StatusCode.INVALID_ARGUMENT, err
-        assert f"evil.sub:4: queue ... from {path}: the item file was not sent" in str(err)
+        assert f"evil.sub:4: queue ... from {path}: the file was not sent" in str(err)
         assert "SECRET-TOKEN-TEXT" not in str(err)
     err = _refused(pool, f"{SLEEP}include : {secret}\nqueue\n", SubmitInputs())
-    assert "evil.sub:3: include is not supported" in str(err)
+    assert f"evil.sub:3: include {secret}: the file was not sent" in str(err)
+    assert "SECRET-TOKEN-TEXT" not in str(err)
     assert _ids(pool) == before
 
 

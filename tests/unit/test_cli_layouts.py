@@ -728,3 +728,35 @@ def test_bad_input_raises_layout_error_naming_the_problem():
     with pytest.raises(LayoutError, match="width must be positive"):
         q([], width=0)
     assert issubclass(LayoutError, ValueError)
+
+
+# -- condor_submit -dry-run ------------------------------------------------------------
+
+
+def test_dry_run_writes_the_first_job_whole_and_then_what_differs(tmp_path, capsys) -> None:
+    from mockpool.cli.main import main
+
+    sub = tmp_path / "job.sub"
+    sub.write_text("executable = /bin/sleep\narguments = $(Process)\nrequest_gpus = 1\nqueue 2\n")
+    assert main(["submit", "-dry-run", "-", str(sub), "--owner", "alice"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0] == "Dry-Run job(s).." and out[-1] == "2 job(s) dry-run to cluster 1."
+    body = out[1:-1]
+    assert body[0] == "" and "ClusterId=1" in body and 'Owner="alice"' in body
+    assert "RequestGPUs=1" in body
+    first, second = body.index("ProcId=0"), body.index("ProcId=1")
+    assert body[first + 1 : first + 3] == ['Args="0"', "MockDuration=0"]
+    assert body[second - 1] == "" and body[second + 1 :] == ['Args="1"', "MockDuration=1"]
+    out_file = tmp_path / "ads.txt"
+    assert main(["submit", "-dry-run:full", str(out_file), str(sub), "--owner", "alice"]) == 0
+    ads = out_file.read_text().split("\n\n")
+    assert len(ads) == 2 and 'Args = "1"' in ads[1] and "RequestGPUs = 1" in ads[0]
+
+
+def test_dry_run_of_a_bad_description_names_the_line(tmp_path, capsys) -> None:
+    from mockpool.cli.main import main
+
+    sub = tmp_path / "bad.sub"
+    sub.write_text("executable = x\nuniverse = docker\nqueue\n")
+    assert main(["submit", "-dry-run", "-", str(sub)]) != 0
+    assert "bad.sub:" in capsys.readouterr().err

@@ -69,7 +69,7 @@ def test_max_jobs_per_submission_is_the_schedds_knob(tmp_path: Path) -> None:
 def test_item_files_come_with_the_submit(tmp_path: Path) -> None:
     s = _schedd(tmp_path / "q.sqlite")
     text = "executable = /bin/sleep\narguments = $(t)\nqueue t from secs.txt\n"
-    with pytest.raises(SubmitError, match="the item file was not sent"):
+    with pytest.raises(SubmitError, match="the file was not sent"):
         s.submit(text, "a.sub", "alice", 0.0)
     assert s.submit(text, "a.sub", "alice", 0.0, item_files={"secs.txt": "5\n7\n"}) == (1, 2)
     assert [a.get_value("MockDuration") for a in s.query()] == [5, 7]

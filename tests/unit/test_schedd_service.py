@@ -402,7 +402,7 @@ async def test_item_files_and_env_travel_with_the_submit(pool: Pool) -> None:
     with pytest.raises(grpc.aio.AioRpcError) as err:
         await pool.stub(Role.SUBMIT).Submit(spb.SubmitRequest(description=text, owner="alice"))
     assert err.value.code() == grpc.StatusCode.INVALID_ARGUMENT
-    assert "queue ... from secs.txt: the item file was not sent" in err.value.details()
+    assert "queue ... from secs.txt: the file was not sent" in err.value.details()
     reply = await pool.stub(Role.SUBMIT).Submit(
         spb.SubmitRequest(
             description=text, owner="alice", item_files={"secs.txt": "5\n6\n"}, env={"MINE": "m"}

@@ -436,7 +436,7 @@ class TestQueue:
             ("queue x, y in (a, b)", "'queue ... in' takes one variable"),
             ("queue 1bad in (a)", "is not a variable name"),
             ("queue x from cmd |", "not supported"),
-            ("queue x from no_such_file.txt", "queue ... from no_such_file.txt: the item file was"),
+            ("queue x from no_such_file.txt", "queue ... from no_such_file.txt: the file was"),
             ("queue x in (a) extra", "unexpected 'extra' after the list"),
             ("queue x in [1:2:0] (a)", "a slice step must be positive"),
         ],
@@ -559,22 +559,34 @@ class TestUserFiles:
         with pytest.raises(SubmitError) as info:
             procs(f"executable = x\narguments = $(t)\nqueue t from {secret}\n")
         message = str(info.value)
-        assert message.startswith(f"job.sub:3: queue ... from {secret}: the item file was not sent")
+        assert message.startswith(f"job.sub:3: queue ... from {secret}: the file was not sent")
         assert "admin-token" not in message
 
     def test_a_fifo_is_never_opened(self, tmp_path):
         fifo = tmp_path / "fifo"
         os.mkfifo(fifo)  # opening it for reading would block until a writer comes
-        with pytest.raises(SubmitError, match=r"^job.sub:2: queue \.\.\. from .*fifo: the item"):
+        with pytest.raises(SubmitError, match=r"^job.sub:2: queue \.\.\. from .*fifo: the file"):
             procs(f"executable = x\nqueue t from {fifo}\n")
 
-    def test_include_is_refused(self):
-        with pytest.raises(SubmitError, match=r"^job.sub:2: include is not supported"):
+    def test_include_needs_the_file_sent_and_refuses_commands(self):
+        with pytest.raises(
+            SubmitError, match=r"^job.sub:2: include /etc/passwd: the file was not sent"
+        ):
             procs("executable = x\ninclude : /etc/passwd\nqueue\n")
-        with pytest.raises(SubmitError, match=r"^job.sub:1: include is not supported"):
+        with pytest.raises(SubmitError, match=r"^job.sub:1: only 'include : <file>'"):
             procs("@include : cmd |\nexecutable = x\nqueue\n")
         # a variable named include is still a variable
         assert one("include = 1\nexecutable = x\nqueue\n")["Cmd"] == '"x"'
+
+    def test_an_included_file_is_read_in_place_on_the_submitting_side(self, tmp_path):
+        (tmp_path / "common.sub").write_text("request_cpus = 4\n+Project = \"hep\"\n")
+        text = "executable = x\ninclude : common.sub\nrequest_memory = 1G\nqueue\n"
+        inputs = submit_inputs(
+            text, "job.sub", read_item_file=lambda p: (tmp_path / p).read_text(), environ={}
+        )
+        assert list(inputs.item_files) == ["common.sub"]
+        ad = one(text, item_files=inputs.item_files)
+        assert (ad["RequestCpus"], ad["Project"], ad["RequestMemory"]) == ("4", '"hep"', "1024")
 
     def test_item_file_path_with_macros_is_looked_up_as_expanded(self):
         ads = procs(
