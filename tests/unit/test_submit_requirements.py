@@ -192,7 +192,7 @@ def test_submit_host_knobs() -> None:
     ],
 )
 def test_refusals_name_the_problem(lines: str, problem: str) -> None:
-    with pytest.raises(SubmitError, match="^job.sub:") as info:
+    with pytest.raises(SubmitError, match=r"^job\.sub:") as info:
         one(f"executable = x\n{lines}\nqueue\n")
     assert problem in str(info.value)
 
