@@ -579,7 +579,7 @@ class TestUserFiles:
         assert one("include = 1\nexecutable = x\nqueue\n")["Cmd"] == '"x"'
 
     def test_an_included_file_is_read_in_place_on_the_submitting_side(self, tmp_path):
-        (tmp_path / "common.sub").write_text("request_cpus = 4\n+Project = \"hep\"\n")
+        (tmp_path / "common.sub").write_text('request_cpus = 4\n+Project = "hep"\n')
         text = "executable = x\ninclude : common.sub\nrequest_memory = 1G\nqueue\n"
         inputs = submit_inputs(
             text, "job.sub", read_item_file=lambda p: (tmp_path / p).read_text(), environ={}
