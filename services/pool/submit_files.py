@@ -10,6 +10,7 @@ naming the file.
 
 from __future__ import annotations
 
+import glob
 import os
 import stat
 from collections.abc import Mapping
@@ -61,7 +62,8 @@ def read_submit_inputs(
     base_dir: str | os.PathLike[str] | None = None,
     environ: Mapping[str, str] | None = None,
 ) -> SubmitInputs:
-    """The item files (relative paths from ``base_dir``, default the current folder) and
+    """The item files and ``queue ... matching`` names (relative paths from ``base_dir``,
+    default the current folder) and
     ``$ENV`` values (from ``environ``, default this process's) a description names.
     SubmitError (from the description's own parse) names the line."""
     base = Path(base_dir) if base_dir is not None else None
@@ -70,9 +72,22 @@ def read_submit_inputs(
         full = Path(path) if base is None or os.path.isabs(path) else base / path
         return read_user_file(full)
 
+    def matching(pattern: str, mode: str) -> list[str]:
+        root = base if base is not None and not os.path.isabs(pattern) else None
+        hits = sorted(glob.glob(pattern, root_dir=root))
+        # a folder is marked with a trailing slash, as glob(3)'s GLOB_MARK does
+        full = [(h, ((root / h) if root is not None else Path(h)).is_dir()) for h in hits]
+        marked = [(h.rstrip("/") + "/" if d else h, d) for h, d in full]
+        if mode == "files":
+            return [h for h, d in marked if not d]
+        if mode == "dirs":
+            return [h for h, d in marked if d]
+        return [h for h, _ in marked]
+
     return submit_inputs(
         description,
         source,
         read_item_file=read,
         environ=os.environ if environ is None else environ,
+        glob=matching,
     )

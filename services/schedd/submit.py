@@ -14,7 +14,8 @@ src/condor_utils/submit_utils.cpp:
 - Queue forms: ``queue``, ``queue N``, ``queue [N] [var] in [slice] a, b, c`` or ``(...)``
   (one line or until a line starting with ``)``), ``queue [N] [vars] from [slice] (...)``
   or ``from <file>`` (one job set per line, split on commas and/or spaces, the last variable
-  taking the rest of the line). ``matching`` and ``from <command> |`` are not supported.
+  taking the rest of the line), ``queue [N] [var] matching [files|dirs|any] [slice] globs``
+  (the submitting side lists the matches). ``from <command> |`` is not supported.
   A submit that would queue more than MAX_JOBS_PER_SUBMISSION jobs (``max_jobs``) is refused
   before any job is built, with condor_submit's words.
 - Files and the environment are the submitting user's, never the schedd's: this module
@@ -53,7 +54,7 @@ src/condor_utils/submit_utils.cpp:
 
 Known differences (see also :mod:`.requirements`): the retry forms (``request_memory =
 1G, 4G``) keep only the first value; executables are not made absolute nor checked;
-``queue ... matching`` and item commands are refused; the vm universe is refused; most
+item commands (``queue ... from cmd |``) are refused; the vm universe is refused; most
 other commands are accepted and ignored.
 """
 
@@ -109,6 +110,9 @@ _KEYWORD = re.compile(r"(?<![\w.])(in|from|matching)(?![\w.])", re.IGNORECASE)
 _IDENT = re.compile(r"[A-Za-z_]\w*\Z")
 _SLICE = re.compile(r"\[\s*(-?\d*)\s*(?::\s*(-?\d*)\s*(?::\s*(-?\d*)\s*)?)?\]")
 _ITEM_SEP = re.compile(r"[\s,]+")
+_MATCH_MODE = re.compile(r"(files|dirs|any)(?![\w.])", re.IGNORECASE)
+# item_files key of a ``queue ... matching``'s names (a NUL never starts a path)
+_MATCHING_KEY = "\0matching "
 _ROW_SEP = re.compile(r"\s*,\s*|\s+")
 _SLEEP_ARG = re.compile(r"(\d+(?:\.\d*)?|\.\d+)([smhd]?)\Z")
 _SLEEP_UNIT = {"": 1, "s": 1, "m": 60, "h": 3600, "d": 86400}
@@ -288,6 +292,7 @@ class _Submit:
         env: Mapping[str, str] | None = None,
         max_jobs: int = MAX_JOBS_PER_SUBMISSION,
         read_item_file: Callable[[str], str] | None = None,
+        glob: Callable[[str, str], list[str]] | None = None,
         host: SubmitHost | None = None,
     ) -> None:
         self.source = source
@@ -301,6 +306,7 @@ class _Submit:
         self.max_jobs = max_jobs
         # Set only on the submitting side (submit_inputs): read the item files, queue nothing.
         self.read_item_file = read_item_file
+        self.glob = glob
         self.owner_attr = quote(owner)
         self.user_attr = quote(f"{owner}@{UID_DOMAIN}")
         self.vars = ConfigDict(defaults={}, env=self.env)
@@ -486,9 +492,10 @@ class _Submit:
             if not _IDENT.match(name):
                 raise self.fail(f"queue: {name!r} is not a variable name")
         keyword = m.group(1).lower()
-        if keyword == "matching":
-            raise self.fail("'queue ... matching' is not supported by mockpool: list the items")
         tail = args[m.end() :].strip()
+        mode = "any"
+        if keyword == "matching" and (qual := _MATCH_MODE.match(tail)):
+            mode, tail = qual.group(1).lower(), tail[qual.end() :].strip()
         sliced = slice(None)
         if tail.startswith("["):
             sm = _SLICE.match(tail)
@@ -499,10 +506,13 @@ class _Submit:
                 raise self.fail("queue: a slice step must be positive")
             sliced = slice(*parts)
             tail = tail[sm.end() :].strip()
-        if keyword == "in" and len(names) > 1:
-            raise self.fail("'queue ... in' takes one variable; use 'from' for several")
+        if keyword in ("in", "matching") and len(names) > 1:
+            raise self.fail(f"'queue ... {keyword}' takes one variable; use 'from' for several")
         lines = self.item_lines(tail, keyword, reader)
-        if keyword == "in":
+        if keyword == "matching":
+            patterns = [item for ln in lines for item in _ITEM_SEP.split(ln) if item]
+            lines = self.matches(patterns, mode)
+        if keyword in ("in", "matching"):
             rows = [[item] for ln in lines for item in _ITEM_SEP.split(ln) if item]
         else:
             rows = []
@@ -550,11 +560,36 @@ class _Submit:
                     return lines
                 lines.append(ln)
             raise self.fail("queue: the item list has no closing ')'")
-        if keyword == "in":
+        if keyword in ("in", "matching"):
             return [tail]
         if tail.endswith("|"):
             raise self.fail("'queue ... from <command> |' is not supported by mockpool")
         return self.item_file(tail).splitlines()
+
+    def matches(self, patterns: list[str], mode: str) -> list[str]:
+        """The paths the submitting user's ``queue ... matching`` patterns name: globbed on
+        their side (files, dirs or any), each pattern's matches sorted, duplicates dropped,
+        and sent along with the description."""
+        key = f"{_MATCHING_KEY}{mode}\n" + "\n".join(patterns)
+        if self.glob is not None:
+            found: list[str] = []
+            for pattern in patterns:
+                try:
+                    hits = self.glob(pattern, mode)
+                except (OSError, ValueError) as e:
+                    raise self.fail(f"queue ... matching {pattern}: {e}") from None
+                if not hits:
+                    self.warn(f"{self.source}:{self.line}: '{pattern}' does not match any files")
+                found += [h for h in hits if h not in found]
+            self.item_files[key] = "\n".join(found)
+            return found
+        text = self.item_files.get(key)
+        if text is None:
+            raise self.fail(
+                "queue ... matching: the matching files were not sent with the submit (the "
+                "schedd lists no folders; the submitting tool sends the names)"
+            )
+        return [name for name in text.split("\n") if name]
 
     def item_file(self, path: str) -> str:
         return self.sent_file(path, "queue ... from")
@@ -1053,9 +1088,11 @@ def submit_inputs(
     *,
     read_item_file: Callable[[str], str],
     environ: Mapping[str, str],
+    glob: Callable[[str, str], list[str]] | None = None,
 ) -> SubmitInputs:
     """The item files and environment variables a description names, read on the
-    submitting side: ``read_item_file(path)`` for each ``queue ... from <file>`` (raising
+    submitting side: ``glob(pattern, "files" | "dirs" | "any")`` (sorted paths) for each
+    ``queue ... matching`` pattern, ``read_item_file(path)`` for each ``queue ... from <file>`` and ``include`` (raising
     OSError or ValueError when it cannot), ``environ`` for each ``$ENV(NAME)``. Runs the
     description's variables and queue statements (not its jobs), so a path made of macros
     is found as the schedd will expand it; a ``$ENV`` name made of macros is not sent.
@@ -1064,7 +1101,7 @@ def submit_inputs(
     env = {
         name: environ[name] for name in dict.fromkeys(_ENV_NAME.findall(text)) if name in environ
     }
-    scan = _Submit(source, "scan", 0, 0, None, env=env, read_item_file=read_item_file)
+    scan = _Submit(source, "scan", 0, 0, None, env=env, read_item_file=read_item_file, glob=glob)
     try:
         scan.run(text)
     except RecursionError:

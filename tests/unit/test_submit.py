@@ -429,7 +429,7 @@ class TestQueue:
     @pytest.mark.parametrize(
         ("line", "problem"),
         [
-            ("queue x matching *.dat", "'queue ... matching' is not supported"),
+            ("queue x matching *.dat", "queue ... matching: the matching files were not sent"),
             ("queue lots", "'lots' is not a number of jobs (or an unknown queue form)"),
             ("queue -1", "is not a number of jobs"),
             ("queue x in", "queue ... in: no items"),

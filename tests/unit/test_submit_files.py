@@ -15,6 +15,7 @@ from mockpool.cli.pool_cmds import selection_constraint
 from mockpool.pool import submit_files
 from mockpool.pool.spec import SpecError, load_spec
 from mockpool.pool.submit_files import SubmitFileError, read_submit_inputs, read_user_file
+from mockpool.schedd.submit import SubmitError, parse_submit
 
 
 class TestReadUserFile:
@@ -160,3 +161,24 @@ class TestCliArguments:
         assert "job.sub:2: queue ... from fifo: cannot read fifo: not a regular file" in (
             capsys.readouterr().err
         )
+
+
+def test_queue_matching_lists_the_users_files_and_sends_the_names(tmp_path) -> None:
+    for name in ("b.dat", "a.dat", "c.txt"):
+        (tmp_path / name).write_text("x")
+    (tmp_path / "d.dat").mkdir()
+    text = "executable = x\narguments = $(file)\nqueue file matching files *.dat c.*\n"
+    inputs = read_submit_inputs(text, "job.sub", base_dir=tmp_path)
+    ads = parse_submit(text, "job.sub", owner="alice", item_files=inputs.item_files).procs
+    assert [ad["Args"] for ad in ads] == ['"a.dat"', '"b.dat"', '"c.txt"']
+    any_kind = "executable = x\narguments = $(Item)\nqueue matching *.dat\n"
+    inputs = read_submit_inputs(any_kind, "job.sub", base_dir=tmp_path)
+    ads = parse_submit(any_kind, "job.sub", owner="alice", item_files=inputs.item_files).procs
+    assert [ad["Args"] for ad in ads] == ['"a.dat"', '"b.dat"', '"d.dat/"']  # GLOB_MARK
+    dirs = "executable = x\narguments = $(Item)\nqueue 2 matching dirs *\n"
+    inputs = read_submit_inputs(dirs, "job.sub", base_dir=tmp_path)
+    ads = parse_submit(dirs, "job.sub", owner="alice", item_files=inputs.item_files).procs
+    assert [ad["Args"] for ad in ads] == ['"d.dat/"', '"d.dat/"']
+    # the schedd lists no folders: without the names the submit is refused
+    with pytest.raises(SubmitError, match=r"job.sub:3: queue \.\.\. matching: the matching"):
+        parse_submit(text, "job.sub", owner="alice")
