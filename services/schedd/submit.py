@@ -268,15 +268,74 @@ def _number_text(value: float) -> str:
     return str(int(value)) if float(value).is_integer() else repr(float(value))
 
 
-def _first_argument(args: str) -> str:
-    """The first argument of an ``arguments`` value, old or new syntax."""
-    text = args.strip()
-    if len(text) >= 2 and text[0] == text[-1] == '"':
-        text = text[1:-1].replace('""', '"').strip()
-        if text.startswith("'"):
-            end = text.find("'", 1)
-            return text[1:end] if end > 0 else text[1:]
-    return text.split()[0] if text.split() else ""
+def split_arguments(text: str) -> tuple[list[str], bool]:
+    """The words of an ``arguments`` value and whether it was old syntax (HTCondor's
+    ArgList): new syntax is the whole value in double quotes (``""`` is a quote, single
+    quotes group, ``''`` inside them is a quote); old syntax splits on whitespace and takes
+    ``\\"`` for a quote, refusing a bare one. ValueError says what is wrong."""
+    stripped = text.lstrip()
+    if not stripped.startswith('"'):
+        if (bad := re.search(r'(?<!\\)"', text)) is not None:
+            raise ValueError(f"found illegal unescaped double-quote: {text[bad.start() :]}")
+        return text.replace('\\"', '"').split(), True
+    raw, pos = "", 1
+    while True:
+        if pos >= len(stripped):
+            raise ValueError("unterminated double-quote")
+        if stripped[pos] == '"':
+            if stripped[pos + 1 : pos + 2] == '"':
+                raw, pos = raw + '"', pos + 2
+                continue
+            break
+        raw, pos = raw + stripped[pos], pos + 1
+    if stripped[pos + 1 :].strip():
+        raise ValueError(
+            "unexpected characters following double-quote (repeat a double-quote to escape "
+            f"it): {stripped[pos:]}"
+        )
+    words: list[str] = []
+    word, in_word, k = "", False, 0
+    while k < len(raw):
+        c = raw[k]
+        if c == "'":
+            end = k + 1
+            while True:
+                if end >= len(raw):
+                    raise ValueError(f"unbalanced quote starting here: {raw[k:]}")
+                if raw[end] == "'":
+                    if raw[end + 1 : end + 2] == "'":
+                        word, end = word + "'", end + 2
+                        continue
+                    break
+                word, end = word + raw[end], end + 1
+            in_word, k = True, end + 1
+        elif c in " \t\n\r":
+            if in_word:
+                words.append(word)
+            word, in_word, k = "", False, k + 1
+        else:
+            word, in_word, k = word + c, True, k + 1
+    if in_word:
+        words.append(word)
+    return words, False
+
+
+def join_arguments(words: list[str]) -> str:
+    """Words in HTCondor's new-syntax raw form (the job's Arguments): a space, tab, newline
+    or single quote is put in single quotes (a quote doubled), runs of them in one pair."""
+    out = ""
+    for word in words:
+        if out:
+            out += " "
+        if not word:
+            out += "''"
+        for c in word:
+            if c in " \t\n\r'":
+                out = out[:-1] if out.endswith("'") else out + "'"
+                out += ("''" if c == "'" else c) + "'"
+            else:
+                out += c
+    return out
 
 
 class _Submit:
@@ -740,33 +799,51 @@ class _Submit:
         return attrs
 
     def executable(self, queue_line: int) -> dict[str, str]:
-        """Cmd, Args or Arguments, and MockDuration for ``/bin/sleep N``."""
+        """Cmd, Args (old syntax) or Arguments (new syntax), and MockDuration for
+        ``/bin/sleep N``."""
         cmd = self.command("executable", "cmd")
-        args = self.command("arguments", "args")
-        text = args[2] if args else ""
         universe = self.command("universe")
         universe_name = universe[2].lower() if universe and universe[2] else "vanilla"
+        attrs = {"Cmd": quote(cmd[2] if cmd else "")}
         if cmd is None or not cmd[2]:
             images = self.command("container_image") or self.command("docker_image")
-            if images and images[2] and universe_name in ("docker", "container", "vanilla"):
-                return {"Cmd": quote("")}  # a container job may run its image's entry point
-            raise self.fail("no executable given before this queue statement", queue_line)
-        if universe_name == "java" and not text.strip():
+            # a container job may run its image's entry point
+            if not (images and images[2] and universe_name in ("docker", "container", "vanilla")):
+                raise self.fail("no executable given before this queue statement", queue_line)
+        args = self.command("arguments", "args")
+        args2 = self.command("arguments2")
+        if args2 and args2[2] and args and args[2]:
+            raise self.bad(args2, "give 'arguments' or 'arguments2', not both")
+        words: list[str] = []
+        if args2 and args2[2]:
+            if not args2[2].lstrip().startswith('"'):
+                raise self.bad(args2, "expecting a double-quoted string (new syntax)")
+            words, _ = self.arguments(args2)
+            attrs["Arguments"] = quote(join_arguments(words))
+        elif args and args[2]:
+            words, old = self.arguments(args)
+            if old:
+                attrs["Args"] = quote(" ".join(words))
+            else:
+                attrs["Arguments"] = quote(join_arguments(words))
+        if universe_name == "java" and not words:
             raise self.fail(
                 "in the java universe, arguments must name the class to run (arguments = MyClass)",
                 queue_line,
             )
-        attrs = {"Cmd": quote(cmd[2])}
-        if len(text) >= 2 and text[0] == text[-1] == '"':
-            attrs["Arguments"] = quote(text[1:-1].replace('""', '"'))
-        elif args is not None:
-            attrs["Args"] = quote(text)
-        if os.path.basename(cmd[2]) == "sleep" and (m := _SLEEP_ARG.match(_first_argument(text))):
+        sleep = cmd is not None and os.path.basename(cmd[2]) == "sleep" and words
+        if sleep and (m := _SLEEP_ARG.match(words[0])):
             seconds = float(m.group(1)) * _SLEEP_UNIT[m.group(2)]
             if not _fits(seconds) and args is not None:
                 raise self.bad(args, f"{_OUT_OF_RANGE}: sleep {m.group(0)}")
             attrs["MockDuration"] = _number_text(seconds)
         return attrs
+
+    def arguments(self, found: tuple[str, int, str]) -> tuple[list[str], bool]:
+        try:
+            return split_arguments(found[2])
+        except ValueError as e:
+            raise self.bad(found, str(e)) from None
 
     def integer(self, found: tuple[str, int, str]) -> int:
         try:

@@ -218,3 +218,39 @@ def test_if_blocks_choose_commands() -> None:
     ):
         with pytest.raises(SubmitError, match=where):
             one(f"executable = x\n{bad}\nqueue\n")
+
+
+@pytest.mark.parametrize(
+    ("line", "attr", "value"),
+    [  # each checked against htcondor 24.12's Submit.jobs()
+        ("arguments = \"a 'b c' d\"", "Arguments", "a b' 'c d"),
+        ('arguments = "a ""b"" c"', "Arguments", 'a "b" c'),
+        ('arguments = a\\"b', "Args", 'a"b'),
+        ("arguments = \"a'b'c\"", "Arguments", "abc"),
+        ('arguments = "  a  b  "', "Arguments", "a b"),
+        ("arguments = a  b   c", "Args", "a b c"),
+        ("arguments = \"'a''b'\"", "Arguments", "a''''b"),
+        ("arguments2 = \"x 'y z'\"", "Arguments", "x y' 'z"),
+    ],
+)
+def test_arguments_are_stored_as_htcondor_writes_them(line: str, attr: str, value: str) -> None:
+    from mockpool.classad import evaluate
+
+    assert evaluate(one(f"executable = x\n{line}\nqueue\n")[attr]) == value
+
+
+@pytest.mark.parametrize(
+    ("line", "problem"),
+    [
+        ('arguments = a "b" c', 'found illegal unescaped double-quote: "b" c'),
+        ('arguments = "a \'b"', "unbalanced quote starting here: 'b"),
+        ('arguments = "one', "unterminated double-quote"),
+        ('arguments = "x" y', "unexpected characters following double-quote"),
+        ('arguments = a\narguments2 = "b"', "not both"),
+        ("arguments2 = b", "expecting a double-quoted string"),
+    ],
+)
+def test_arguments_htcondor_refuses(line: str, problem: str) -> None:
+    with pytest.raises(SubmitError) as info:
+        one(f"executable = x\n{line}\nqueue\n")
+    assert problem in str(info.value)
