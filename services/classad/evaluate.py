@@ -51,7 +51,7 @@ class EvalContext:
     """What one evaluation needs besides the tree: the two ads, the clock, randomness, and
     the step budget it may spend (a fresh default one unless given)."""
 
-    __slots__ = ("active", "budget", "now", "parents", "rng", "targets")
+    __slots__ = ("active", "alternates", "budget", "now", "parents", "rng", "targets")
 
     def __init__(
         self,
@@ -68,6 +68,9 @@ class EvalContext:
         if target is not None:
             self.targets.setdefault(id(target), my)
         self.parents: dict[int, ClassAd] = {}
+        # a nested ad's own alternate scope while evaluateInContext runs in it (HTCondor
+        # gives it the TARGET of the ad that holds it)
+        self.alternates: dict[int, ClassAd] = {}
         self.active: set[tuple[int, str]] = set()
         self.now = now
         self.rng = rng
@@ -152,6 +155,9 @@ def _lookup_bare(name: str, scope: ClassAd | None, ctx: EvalContext) -> Any:
         if low in ad:
             return eval_attr(ad, name, ctx)
         ad = ctx.parent_of(ad)
+    alternate = ctx.alternates.get(id(scope))
+    if alternate is not None:
+        return eval_attr(alternate, name, ctx) if low in alternate else UNDEFINED
     if ctx.parent_of(scope) is not None:
         return UNDEFINED  # only a top-level ad falls back to TARGET, not an ad nested in it
     tgt = ctx.target_of(scope)

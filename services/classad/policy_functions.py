@@ -206,7 +206,17 @@ def _in_context(expr: Expr, item: Any, scope: ClassAd | None, ctx: Any) -> Any:
         return ERROR
     if item.parent is None and scope is not None and item is not scope:
         ctx.parents.setdefault(id(item), scope)  # a nested ad reached by name sees its holder
-    return _ev(expr, item, ctx)
+    # In a match, HTCondor gives the nested ad the alternate scope of the side holding it:
+    # a GPU ad in the slot sees the job (RequireGPUs = Capability >= GPUsMinCapability).
+    holder = ctx.parent_of(item)
+    alternate = ctx.target_of(holder) if holder is not None else None
+    if alternate is None or id(item) in ctx.alternates:
+        return _ev(expr, item, ctx)
+    ctx.alternates[id(item)] = alternate
+    try:
+        return _ev(expr, item, ctx)
+    finally:
+        del ctx.alternates[id(item)]
 
 
 @_fn("evalInEachContext", "countMatches")

@@ -23,9 +23,12 @@ manual ("Dividing System Resources in Multi-core Machines"):
   what fits and reports the rest as broken), as is an ``auto`` share under 1 cpu, 1 MB or
   1 KB.
 
-Known differences: fractional CPUs are rounded down; swap is parsed and ignored; custom
-machine resources (GPUs, ``MACHINE_RESOURCE_<name>``) are not modelled (a percentage or
-``auto`` of an unknown resource is ignored, an amount is an error, as in HTCondor); ``K``
+Custom machine resources (GPUs, ``MACHINE_RESOURCE_<name>``, see :mod:`.resources`) are
+shared the same way, named exactly (``gpus=1``), with no minimum per slot; a percentage or
+``auto`` of a resource the machine lacks is ignored and an amount is an error, as in
+HTCondor.
+
+Known differences: fractional CPUs are rounded down; swap is parsed and ignored; ``K``
 for memory converts to MB (HTCondor ignores suffixes smaller than the unit); the
 ``min``/``minimal`` share and backfill slot types are not supported.
 """
@@ -63,6 +66,7 @@ class SlotTypeSpec:
     cpus: int
     memory_mb: int
     disk_kb: int
+    custom: tuple[tuple[str, int], ...] = ()  # (custom resource, units) per slot
 
 
 def _share(text: str) -> tuple[str, float]:
@@ -127,8 +131,23 @@ def _amount(resource: str, kind: str, value: float, total: int, blanket: bool) -
     return max(amount, floor)
 
 
-def _request(text: str, totals: dict[str, int]) -> dict[str, int | None]:
-    """Per-slot amounts of one slot type definition; None marks an auto share."""
+def _custom_amount(kind: str, value: float, total: int) -> int | None:
+    """Units of a custom resource one slot asks for (no floor: a slot may have none)."""
+    if kind == "auto":
+        return None
+    if kind == "fraction":
+        return int(value * total)
+    if kind.partition(":")[2]:
+        raise ValueError(f"custom resources take no unit suffix ({kind.partition(':')[2]!r})")
+    return int(value)
+
+
+def _request(
+    text: str, totals: dict[str, int], custom: dict[str, int] | None = None
+) -> dict[str, int | None]:
+    """Per-slot amounts of one slot type definition; None marks an auto share. ``custom``
+    holds the machine's custom resources (lower-case name -> units), named exactly."""
+    custom = custom or {}
     blanket = _AUTO
     named: dict[str, tuple[str, float]] = {}
     for item in _items(text):
@@ -143,25 +162,41 @@ def _request(text: str, totals: dict[str, int]) -> dict[str, int | None]:
         name, _, value = item.partition("=")
         # "gpus=1:constraint": constraints only matter for custom resources
         value = value.partition(":")[0]
-        resource = _resource(name)
         share = _share(value)
+        if name.strip().lower() in custom:
+            named[name.strip().lower()] = share
+            continue
+        resource = _resource(name)
         if resource is None:
             if share[0].startswith("amount") and share[1] > 0:
                 raise ValueError(f"unknown resource {name.strip()!r}")
             continue  # a share of a resource this machine lacks is ignored, as in HTCondor
         if resource != "swap":
             named[resource] = share
-    return {r: _amount(r, *(named.get(r) or blanket), totals[r], r not in named) for r in RESOURCES}
+    out = {r: _amount(r, *(named.get(r) or blanket), totals[r], r not in named) for r in RESOURCES}
+    for r, total in custom.items():
+        out[r] = _custom_amount(*(named.get(r) or blanket), total)
+    return out
 
 
 def slot_types(
-    cfg: ConfigDict, total_cpus: int, total_memory_mb: int, total_disk_kb: int
+    cfg: ConfigDict,
+    total_cpus: int,
+    total_memory_mb: int,
+    total_disk_kb: int,
+    custom: dict[str, int] | None = None,
 ) -> list[SlotTypeSpec]:
     """The slot types of a machine with these detected totals, as the startd builds them.
 
     NUM_CPUS, MEMORY (minus RESERVED_MEMORY) and DISK override the detected totals; NUM_CPUS
     may use ``$(DETECTED_CPUS)``, ``$(DETECTED_CPUS_LIMIT)`` and ``$(DETECTED_MEMORY)``.
+    ``custom`` holds the machine's custom resources (name -> units): a slot type shares
+    them as it shares cpus (``gpus=1``, a percentage, ``auto``; unnamed ones are auto),
+    except that a slot may get none, and auto shares are the remainder divided evenly,
+    rounded down.
     """
+    names = {k.lower(): k for k in custom or {}}
+    custom_totals = {k.lower(): v for k, v in (custom or {}).items()}
     cfg = cfg.with_predefined(
         {
             "DETECTED_CPUS": total_cpus,
@@ -220,26 +255,30 @@ def slot_types(
     requests: list[dict[str, int | None]] = []
     for _, _, _, text, knob in layout:
         try:
-            requests.append(_request(text, totals))
+            requests.append(_request(text, totals, custom_totals))
         except ValueError as e:
             raise ConfigError(f'{knob.where}: {knob.name} = "{text}": {e}') from None
 
     # explicit amounts first, then auto shares of what remains (buildCpuAttrs)
-    remain = dict(totals)
-    autos = dict.fromkeys(RESOURCES, 0)
+    remain = {**totals, **custom_totals}
+    autos = dict.fromkeys((*RESOURCES, *custom_totals), 0)
     for (_, count, _, text, knob), request in zip(layout, requests):
-        for r in RESOURCES:
+        for r in (*RESOURCES, *custom_totals):
             if request[r] is None:
                 autos[r] += count
                 continue
             remain[r] -= count * request[r]
             if remain[r] < 0:
-                asked = totals[r] - remain[r]
+                have = {**totals, **custom_totals}[r]
+                unit = _UNITS.get(r, names.get(r, r))
                 raise ConfigError(
-                    f'{knob.where}: {knob.name} = "{text}": the slot types ask for {asked} '
-                    f"{_UNITS[r]} but the machine has {totals[r]}"
+                    f'{knob.where}: {knob.name} = "{text}": the slot types ask for '
+                    f"{have - remain[r]} {unit} but the machine has {have}"
                 )
     share: dict[str, int] = {}
+    for r in custom_totals:
+        if autos[r]:
+            share[r] = max(0, remain[r]) // autos[r]
     for r in RESOURCES:
         if not autos[r]:
             continue
@@ -254,10 +293,18 @@ def slot_types(
 
     specs = []
     for (type_id, count, partitionable, _, _), request in zip(layout, requests):
-        amounts = {r: share[r] if request[r] is None else request[r] for r in RESOURCES}
+        amounts = {
+            r: share[r] if request[r] is None else request[r] for r in (*RESOURCES, *custom_totals)
+        }
         specs.append(
             SlotTypeSpec(
-                type_id, count, partitionable, amounts["cpus"], amounts["memory"], amounts["disk"]
+                type_id,
+                count,
+                partitionable,
+                amounts["cpus"],
+                amounts["memory"],
+                amounts["disk"],
+                tuple((names[r], amounts[r]) for r in custom_totals),
             )
         )
     return specs

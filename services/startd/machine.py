@@ -74,6 +74,7 @@ from dataclasses import dataclass, field
 from ..claimid import from_sinful, make_claim_id, redact, sinful
 from ..classad import ERROR, UNDEFINED, ClassAd, evaluate
 from ..config import ConfigDict, ConfigError, slot_types
+from ..config.resources import machine_resources
 from .slots import (
     CONSUMPTION_RESOURCES,
     Claim,
@@ -82,6 +83,7 @@ from .slots import (
     Slot,
     SlotPolicy,
     current_ad,
+    device_attr,
     eval_number,
     is_true,
     knob_where,
@@ -284,7 +286,13 @@ class Machine:
         self._seq = 0
         self._rng = rng  # claim-id secrets: seeded in a virtual run, else the OS's CSPRNG
         cpus, memory, disk, detected_memory, detected_disk = _machine_totals(cfg)
-        specs = slot_types(cfg, DETECTED_CPUS, detected_memory, detected_disk)
+        resources = machine_resources(cfg, name)
+        specs = slot_types(
+            cfg, DETECTED_CPUS, detected_memory, detected_disk, {r.name: r.count for r in resources}
+        )
+        custom_names = tuple(r.name for r in resources)
+        # the ids of each id resource, handed out to slots in order
+        free_ids = {r.name: list(r.ids) for r in resources if r.ids}
         maxc = cfg.get_int("MAX_CLAIM_ALIVES_MISSED") * cfg.get_int("ALIVE_INTERVAL")
         self._leftovers = cfg.get_bool("CLAIM_PARTITIONABLE_LEFTOVERS")
         self._default_lease = float(maxc)
@@ -305,10 +313,15 @@ class Machine:
         self._sequence = 0
         n = 0
         for spec in specs:
-            policy = SlotPolicy.from_config(cfg, spec.type_id)
+            policy = SlotPolicy.from_config(cfg, spec.type_id, custom_names)
             for _ in range(spec.count):
                 n += 1
                 kind = "Partitionable" if spec.partitionable else "Static"
+                custom = dict(spec.custom)
+                ids = {}
+                for res, units in custom.items():
+                    if res in free_ids:
+                        ids[res], free_ids[res] = free_ids[res][:units], free_ids[res][units:]
                 slot = Slot(
                     name=f"slot{n}@{name}",
                     slot_id=n,
@@ -324,6 +337,9 @@ class Machine:
                     claim_id=self._new_id(),
                     entered_state=now,
                     entered_activity=now,
+                    custom=custom,
+                    total_custom=dict(custom),
+                    ids=ids,
                 )
                 self._offers[slot.claim_id] = slot
                 if spec.partitionable and policy.consumption is not None:
@@ -334,9 +350,26 @@ class Machine:
                 self._slots[slot.name] = slot
                 self._top.append(slot)
         self.info = MachineInfo(
-            name, self.address, self.birthday, cpus, memory, disk, n, machine_identity(cfg, name)
+            name,
+            self.address,
+            self.birthday,
+            cpus,
+            memory,
+            disk,
+            n,
+            machine_identity(cfg, name),
+            tuple(resources),
         )
         self._cfg = cfg
+        self._resource_ids = {r.name: r.ids for r in resources if r.ids}
+        # each device's property ad (for Require<Res>), from the machine's constants
+        self._device_ads: dict[str, dict[str, ClassAd]] = {}
+        constants = dict(self.info.resource_constants)
+        for r in resources:
+            if r.properties:
+                self._device_ads[r.name] = {
+                    d: evaluate(constants[device_attr(r.name, d)]) for d in r.ids
+                }
 
     def check_policies(self) -> None:
         """Refuse a SLOT_WEIGHT or consumption expression that is not a number for a slot of
@@ -683,8 +716,13 @@ class Machine:
         for res in CONSUMPTION_RESOURCES:
             if target.lookup(f"Request{res}") is None:
                 target[f"Request{res}"] = 0
+        for res, _ in pslot.policy.custom_consumption:
+            if target.lookup(f"Request{res}") is None:
+                target[f"Request{res}"] = 0
         out = job_ad.copy()
-        for res, expr in zip(CONSUMPTION_RESOURCES, pslot.policy.consumption):
+        consumption = [*zip(CONSUMPTION_RESOURCES, pslot.policy.consumption)]
+        consumption += list(pslot.policy.custom_consumption)
+        for res, expr in consumption:
             value = evaluate(expr, pad, target, now=now)
             if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
                 raise ClaimRefusedError(
@@ -725,13 +763,23 @@ class Machine:
             if value < 0:
                 raise InvalidJobError(f"job {_job_id(job_ad)}: {attr} is negative ({value})")
             amounts[unit] = int(value)
-        have = {"cpus": pslot.cpus, "MB": pslot.memory, "KB": pslot.disk}
+        for res in pslot.custom:
+            value = eval_number(request, f"Request{res}", pad, now=now)
+            if value is not None and value < 0:
+                raise InvalidJobError(f"job {_job_id(job_ad)}: Request{res} is negative ({value})")
+            amounts[res] = math.ceil(value or 0)
+        have = {"cpus": pslot.cpus, "MB": pslot.memory, "KB": pslot.disk, **pslot.custom}
         short = [f"{amounts[u]} {u} (has {have[u]})" for u in have if amounts[u] > have[u]]
         if short:
             raise ClaimRefusedError(
                 f"{pslot.name} cannot be split for job {_job_id(job_ad)}: it asks for "
                 + ", ".join(short)
             )
+        taken = {
+            res: self._pick_ids(pslot, res, amounts[res], request, pad, now)
+            for res in pslot.ids
+            if amounts[res]
+        }
         sub = pslot.lowest_free_sub_id()
         dslot = Slot(
             name=f"slot{pslot.slot_id}_{sub}@{self.name}",
@@ -751,6 +799,9 @@ class Machine:
             entered_state=now,
             entered_activity=now,
             parent=pslot,
+            custom={res: amounts[res] for res in pslot.custom},
+            total_custom={res: amounts[res] for res in pslot.custom},
+            ids={res: taken.get(res, []) for res in pslot.ids},
         )
         # RANK and the lease are evaluated against the partitionable slot the job matched
         dslot.claim = self._new_claim(
@@ -760,6 +811,10 @@ class Machine:
         pslot.cpus -= dslot.cpus
         pslot.memory -= dslot.memory
         pslot.disk -= dslot.disk
+        for res, units in dslot.custom.items():
+            pslot.custom[res] -= units
+        for res, ids in dslot.ids.items():
+            pslot.ids[res] = [i for i in pslot.ids[res] if i not in ids]
         pslot.children[sub] = dslot
         # the used id is spent: a fresh one takes its place in the offer
         fresh = self._new_id()
@@ -774,6 +829,23 @@ class Machine:
         self._offer_preempt_id(dslot)
         self._changed()
         return ClaimGrant(dslot.claim_id, dslot.name, self._ad_copy(dslot, now))
+
+    def _pick_ids(
+        self, pslot: Slot, res: str, units: int, request: ClassAd, pad: ClassAd, now: float
+    ) -> list[str]:
+        """The first ``units`` free ids of ``res``; with a Require<Res> expression, the
+        first ones whose property ad satisfies it (as countMatches reads them)."""
+        free = pslot.ids[res]
+        require = request.lookup(f"Require{res}")
+        if require is not None:
+            props = self._device_ads.get(res, {})
+            free = [d for d in free if d in props and is_true(evaluate(require, props[d], request))]
+        if len(free) < units:
+            raise ClaimRefusedError(
+                f"{pslot.name} cannot be split for job {_job_id(request)}: it asks for "
+                f"{units} {res} matching Require{res} (has {len(free)})"
+            )
+        return free[:units]
 
     # --- jobs -------------------------------------------------------------------------
 
@@ -905,6 +977,11 @@ class Machine:
             parent.cpus += slot.cpus
             parent.memory += slot.memory
             parent.disk += slot.disk
+            for res, units in slot.custom.items():
+                parent.custom[res] += units
+            for res, ids in slot.ids.items():  # back in the machine's order
+                order = {d: k for k, d in enumerate(self._resource_ids[res])}
+                parent.ids[res] = sorted([*parent.ids[res], *ids], key=order.__getitem__)
             del parent.children[slot.sub_id]
             del self._slots[slot.name]
             self._removed.append(slot.name)

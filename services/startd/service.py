@@ -528,8 +528,11 @@ class StartdService:
                 attr.literal.str = value
             elif isinstance(value, list):
                 items = attr.literal.list.items
-                for v in value:
-                    items.add(integer=v)  # the only lists in slot ads: ChildCpus, ChildMemory
+                for v in value:  # ChildCpus, ChildMemory; Available<Res> of plain ids
+                    if isinstance(v, str):
+                        items.add(str=v)
+                    else:
+                        items.add(integer=v)
             else:
                 attr.expression = self._text(value)
 

@@ -25,6 +25,7 @@ request then preempts the claim (see ``Machine.request_claim``).
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -34,6 +35,7 @@ from ..claimid import redact
 from ..classad import ClassAd, Expr, parse_expr
 from ..classad.tree import ListExpr, Literal
 from ..config import ConfigDict, ConfigError
+from ..config.resources import MachineResource
 
 __all__ = [
     "ACCOUNTED",
@@ -106,9 +108,11 @@ class SlotPolicy:
     modify_request: tuple[tuple[str, Expr], ...]
     # CONSUMPTION_CPUS/_MEMORY/_DISK when the type has a consumption policy, else None
     consumption: tuple[Expr, Expr, Expr] | None = None
+    # (resource, CONSUMPTION_<RES>) for the machine's custom resources, with a policy
+    custom_consumption: tuple[tuple[str, Expr], ...] = ()
 
     @classmethod
-    def from_config(cls, cfg: ConfigDict, type_id: int) -> SlotPolicy:
+    def from_config(cls, cfg: ConfigDict, type_id: int, custom: tuple[str, ...] = ()) -> SlotPolicy:
         num_claims_text = type_knob(cfg, type_id, "NUM_CLAIMS")
         num_claims = None
         if num_claims_text is not None:
@@ -142,6 +146,20 @@ class SlotPolicy:
                 )
                 for res in CONSUMPTION_RESOURCES
             )
+        custom_consumption = ()
+        if consumption is not None:
+            custom_consumption = tuple(
+                (
+                    res,
+                    _expr(
+                        cfg,
+                        type_id,
+                        f"CONSUMPTION_{res.upper()}",
+                        f"ifthenelse(target.Request{res} =?= undefined, 0, target.Request{res})",
+                    ),
+                )
+                for res in custom
+            )
         return cls(
             type_id=type_id,
             start=_expr(cfg, type_id, "START", "True"),
@@ -151,6 +169,7 @@ class SlotPolicy:
             num_claims=num_claims,
             modify_request=modify,
             consumption=consumption,  # type: ignore[arg-type]
+            custom_consumption=custom_consumption,
         )
 
 
@@ -236,6 +255,11 @@ class Slot:
     preempt_id: str = ""
     preempting: Claim | None = None
     retire_end: float = 0.0  # when the retiring job is evicted
+    # custom resources (GPUs, MACHINE_RESOURCE_<name>): units left (a p-slot's) or owned,
+    # the slot's configured share, and the ids among them (a p-slot's: those not carved)
+    custom: dict[str, int] = field(default_factory=dict)
+    total_custom: dict[str, int] = field(default_factory=dict)
+    ids: dict[str, list[str]] = field(default_factory=dict)
     version: int = 0  # bumped on every change of the slot's ads
     ad_cache: tuple[int, ClassAd] | None = None  # (version, ad): see current_ad
 
@@ -280,6 +304,7 @@ class MachineInfo:
     total_disk: int
     total_slots: int
     identity: tuple[tuple[str, str | int | bool], ...] = ()  # see machine_identity
+    resources: tuple[MachineResource, ...] = ()  # custom resources, in name order
 
     @cached_property
     def constants(self) -> tuple[tuple[str, str | int], ...]:
@@ -296,7 +321,32 @@ class MachineInfo:
             ("TotalDisk", self.total_disk),
             ("TotalSlots", self.total_slots),
             ("DaemonStartTime", self.birthday),
+            *self.resource_constants,
         )
+
+    @cached_property
+    def machine_resources(self) -> str:
+        """MachineResources: the standard resources, then the custom ones."""
+        return " ".join([MACHINE_RESOURCES, *(r.name for r in self.resources)])
+
+    @cached_property
+    def resource_constants(self) -> tuple[tuple[str, AdValue], ...]:
+        """Total<Res> and Detected<Res> of each custom resource; for devices with
+        properties (the GPUs of the mock inventory), one nested ad per device,
+        ``<Res>_<id>`` (the id's dashes as underscores), and the properties all share as
+        ``<Res>_<Property>``, as HTCondor's startd publishes condor_gpu_discovery's."""
+        out: list[tuple[str, AdValue]] = []
+        for res in self.resources:
+            out.append((f"Total{res.name}", res.count))
+            out.append((f"Detected{res.name}", ", ".join(res.ids) if res.ids else res.count))
+            if res.properties:
+                out += [(f"{res.name}_{prop}", value) for prop, value in res.properties]
+                for dev in res.ids:
+                    fields = "; ".join(
+                        f"{p} = {_literal_text(v)}" for p, v in (("Id", dev), *res.properties)
+                    )
+                    out.append((device_attr(res.name, dev), parse_expr(f"[ {fields} ]")))
+        return tuple(out)
 
 
 # (attribute, knob, default): the machine identity HTCondor's startd advertises from its
@@ -329,6 +379,45 @@ def machine_identity(cfg: ConfigDict, machine: str) -> tuple[tuple[str, str | in
     pairs.append(("FileSystemDomain", cfg.get_str("FILESYSTEM_DOMAIN", "").strip() or machine))
     pairs.append(("HasFileTransfer", True))
     return tuple(pairs)
+
+
+def device_attr(resource: str, dev: str) -> str:
+    """The attribute holding one device's property ad: GPUs_GPU_1a2b3c4d."""
+    return f"{resource}_{dev.replace('-', '_').replace('.', '_')}"
+
+
+@functools.lru_cache(maxsize=4096)
+def _device_refs(resource: str, ids: tuple[str, ...]) -> Expr:
+    """``{ GPUs_GPU_a, GPUs_GPU_b }``, one shared object per set of ids (the shell caches
+    an expression's text by the object)."""
+    return parse_expr("{" + ", ".join(device_attr(resource, d) for d in ids) + "}")
+
+
+def _literal_text(value: str | int | float) -> str:
+    if isinstance(value, str):
+        return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    return repr(value)
+
+
+def resource_pairs(slot: Slot, info: MachineInfo) -> list[tuple[str, AdValue]]:
+    """The slot's custom resources: <Res> (units it has or, for a p-slot, has left),
+    TotalSlot<Res>, Assigned<Res> (its ids, comma-joined) and Available<Res> (the ids a
+    job could get here, as references to the devices' property ads when they have some,
+    so that ``countMatches(MY.RequireGPUs, TARGET.AvailableGPUs)`` reads them)."""
+    out: list[tuple[str, AdValue]] = []
+    for res in info.resources:
+        name = res.name
+        out.append((name, slot.custom.get(name, 0)))
+        out.append((f"TotalSlot{name}", slot.total_custom.get(name, 0)))
+        if res.ids:
+            ids = slot.ids.get(name, [])
+            if slot.kind != "Partitionable":
+                out.append((f"Assigned{name}", ",".join(ids)))
+            if res.properties:
+                out.append((f"Available{name}", _device_refs(name, tuple(ids))))
+            else:
+                out.append((f"Available{name}", list(ids)))
+    return out
 
 
 # Attributes that change with time alone; they come last, in this order, so a shell that
@@ -376,9 +465,12 @@ def ad_pairs(slot: Slot, info: MachineInfo, now: float, sequence: int) -> list[t
         ("Rank", policy.rank),
         ("SlotWeight", policy.slot_weight),
     ]
-    pairs.append(("MachineResources", MACHINE_RESOURCES))
+    pairs.append(("MachineResources", info.machine_resources))
+    if info.resources:
+        pairs += resource_pairs(slot, info)
     if slot.kind != "Static" and policy.consumption is not None:
         pairs += zip((f"Consumption{r}" for r in CONSUMPTION_RESOURCES), policy.consumption)
+        pairs += [(f"Consumption{r}", e) for r, e in policy.custom_consumption]
     if slot.kind == "Dynamic":
         pairs.append(("DSlotId", slot.sub_id))
     elif slot.kind == "Partitionable":
