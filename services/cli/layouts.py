@@ -82,6 +82,7 @@ __all__ = [
     "format_q",
     "format_q_long",
     "format_status",
+    "format_status_gpus",
     "format_status_negotiator",
     "format_status_schedd",
     "format_status_submitters",
@@ -808,6 +809,85 @@ def format_status(slots: Iterable[ClassAd], *, now: float, width: int | None = N
         _auto(cols[k], (r[k] for r in rows))
     if width is not None:
         _crop(cols, 0, None, 65, width)
+    return _table(cols, rows, width) + "\n" + _slot_totals(slots)
+
+
+_STATE_LETTERS = {
+    "Owner": "O",
+    "Unclaimed": "U",
+    "Matched": "M",
+    "Claimed": "C",
+    "Preempting": "P",
+    "Shutdown": "S",
+    "Delete": "X",
+    "Backfill": "F",
+    "Drained": "D",
+}
+_ACTIVITY_LETTERS = {
+    "Idle": "i",
+    "Busy": "b",
+    "Retiring": "r",
+    "Vacating": "v",
+    "Suspended": "s",
+    "Benchmarking": "e",
+    "Killing": "k",
+}
+_GPU_NAME = parse_expr(
+    'GPUs_DeviceName ?: join(",", evalInEachContext(DeviceName, AvailableGPUs)) ?: CUDADeviceName'
+)
+
+
+def _is_gpu_slot(ad: ClassAd) -> bool:
+    """condor_status' ``(PartitionableSlot && AssignedGPUs isnt undefined) ?: Gpus``, where
+    HTCondor's static and dynamic slots have no PartitionableSlot (mockpool's say false)."""
+    if ad.get_value("PartitionableSlot") is True:
+        return ad.lookup("AssignedGPUs") is not None
+    gpus = ad.get_value("GPUs")
+    return type(gpus) in (int, float) and gpus != 0
+
+
+def _readable_mb(mb: float) -> str:
+    """READABLE_MB: HTCondor's metric_units of the value in bytes ("39.6 GB")."""
+    value, power = mb * 1024.0 * 1024.0, 0
+    while value > 1024.0 and power < 4:
+        value, power = value / 1024.0, power + 1
+    return f"{value:.1f} {('B ', 'KB', 'MB', 'GB', 'TB')[power]}"
+
+
+def format_status_gpus(slots: Iterable[ClassAd], *, width: int | None = None) -> str:
+    """condor_status -gpus: the slots with GPUs (a p-slot with AssignedGPUs, or GPUs > 0),
+    Name, ST (state and activity letters), User, GPUs, GPU-Memory and GPU-Name, then the
+    standard Arch/OpSys summary."""
+    slots = [ad for ad in _status_sorted(_check_ads(slots, "slot ad")) if _is_gpu_slot(ad)]
+    _check_width(width)
+    if not slots:
+        return ""
+    cols = [  # WIDTH AUTO columns start as wide as their heading
+        _Col("Name", 4, left=True),
+        _Col("ST", 2, left=True),
+        _Col("User", 4, left=True, alt="_"),
+        _Col("GPUs", 4),
+        _Col("GPU-Memory", 10, alt="_"),
+        _Col("GPU-Name", 8, left=True, alt="*"),
+    ]
+    rows: list[list[str | None]] = []
+    for ad in slots:
+        state = _STATE_LETTERS.get(_str(ad, "State") or "", " ")
+        memory = _num(ad, "GPUs_GlobalMemoryMb")
+        name = evaluate(_GPU_NAME, ad)
+        gpus = _int(ad, "GPUs")
+        rows.append(
+            [
+                _str(ad, "Name"),
+                state + _ACTIVITY_LETTERS.get(_str(ad, "Activity") or "", " "),
+                _str(ad, "RemoteUser"),
+                None if gpus is None else f"{gpus:4d}",
+                None if memory is None else _readable_mb(memory),
+                name if isinstance(name, str) and name else None,
+            ]
+        )
+    for k in (0, 2, 4, 5):
+        _auto(cols[k], (r[k] for r in rows))
     return _table(cols, rows, width) + "\n" + _slot_totals(slots)
 
 

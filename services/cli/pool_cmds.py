@@ -542,6 +542,8 @@ def cmd_status(ns: argparse.Namespace) -> int:
             return layouts.format_status_submitters(ads, width=_width(None))
         if ad_type == "Any":
             return layouts.format_status_any(ads, width=_width(None))
+        if ns.gpus:
+            return layouts.format_status_gpus(ads, width=_width(None))
         return layouts.format_status(ads, now=_pool_now(info), width=_width(None))
 
     print(_with_client(ns, Role.READ, body), end="")
@@ -896,6 +898,7 @@ def add_pool_commands(sub: argparse._SubParsersAction) -> None:  # type: ignore[
     g.add_argument("-schedd", "--schedd", action="store_true")
     g.add_argument("-submitters", "--submitters", action="store_true")
     g.add_argument("-any", "--any", action="store_true", help="every ad: MyType, TargetType, Name")
+    g.add_argument("-gpus", "--gpus", action="store_true", help="the slots with GPUs")
     p.add_argument("--pool", metavar="DIR")
     token_arg(p)
     p.set_defaults(func=cmd_status)

@@ -401,7 +401,8 @@ def _literal_text(value: str | int | float) -> str:
 
 def resource_pairs(slot: Slot, info: MachineInfo) -> list[tuple[str, AdValue]]:
     """The slot's custom resources: <Res> (units it has or, for a p-slot, has left),
-    TotalSlot<Res>, Assigned<Res> (its ids, comma-joined) and Available<Res> (the ids a
+    TotalSlot<Res>, Assigned<Res> (its ids, comma-joined; a p-slot's not yet carved off)
+    and Available<Res> (the ids a
     job could get here, as references to the devices' property ads when they have some,
     so that ``countMatches(MY.RequireGPUs, TARGET.AvailableGPUs)`` reads them)."""
     out: list[tuple[str, AdValue]] = []
@@ -411,8 +412,7 @@ def resource_pairs(slot: Slot, info: MachineInfo) -> list[tuple[str, AdValue]]:
         out.append((f"TotalSlot{name}", slot.total_custom.get(name, 0)))
         if res.ids:
             ids = slot.ids.get(name, [])
-            if slot.kind != "Partitionable":
-                out.append((f"Assigned{name}", ",".join(ids)))
+            out.append((f"Assigned{name}", ",".join(ids)))
             if res.properties:
                 out.append((f"Available{name}", _device_refs(name, tuple(ids))))
             else:

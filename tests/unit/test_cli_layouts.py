@@ -760,3 +760,28 @@ def test_dry_run_of_a_bad_description_names_the_line(tmp_path, capsys) -> None:
     sub.write_text("executable = x\nuniverse = docker\nqueue\n")
     assert main(["submit", "-dry-run", "-", str(sub)]) != 0
     assert "bad.sub:" in capsys.readouterr().err
+
+
+def test_status_gpus_lists_the_slots_with_gpus() -> None:
+    from mockpool.cli.layouts import format_status_gpus
+    from mockpool.config import parse_config
+    from mockpool.startd.machine import Machine
+
+    def ads(name: str, text: str) -> list[ClassAd]:
+        return Machine(name, parse_config(text), "127.0.0.1:9000", 100, 0.0).public_ads(0.0)
+
+    gpu = ads("gpu01", "NUM_CPUS = 8\nuse FEATURE : GPUs\nMOCK_GPUS = 4\n")
+    out = format_status_gpus([*gpu, *ads("cpu01", "NUM_CPUS = 8\n")]).splitlines()
+    assert out[0].split() == ["Name", "ST", "User", "GPUs", "GPU-Memory", "GPU-Name"]
+    # 40536 MB is 39.6 GB in metric_units; the cpu-only machine is left out
+    assert out[2].split() == [
+        "slot1@gpu01",
+        "Ui",
+        "_",
+        "4",
+        "39.6",
+        "GB",
+        "NVIDIA",
+        "A100-SXM4-40GB",
+    ]
+    assert "cpu01" not in "\n".join(out) and out[-1].split()[:2] == ["Total", "1"]
