@@ -304,14 +304,19 @@ class LivePool:
             await asyncio.sleep(0.05)
         log.warning("%s restarted but has not advertised its new address", a.plan.name)
 
-    async def _wait_submitters(self, idle: int) -> None:
-        """Wait until the collector's submitter ads show ``idle`` idle jobs, so that the
-        first cycle sees the time-0 workload (schedds advertise on change, not at once)."""
+    async def _wait_submitters(self, queued: int) -> None:
+        """Wait until the collector's submitter ads count ``queued`` jobs (idle or held:
+        a description may queue its jobs held), so that the first cycle sees the time-0
+        workload (schedds advertise on change, not at once)."""
         assert self.client is not None
         deadline = time.monotonic() + STARTUP_TIMEOUT
-        while idle and time.monotonic() < deadline:
-            ads = await self.client.query("Submitter", projection=["IdleJobs"])
-            if sum(int(a.get_value("IdleJobs", 0) or 0) for a in ads) >= idle:
+        while queued and time.monotonic() < deadline:
+            ads = await self.client.query("Submitter", projection=["IdleJobs", "HeldJobs"])
+            seen = sum(
+                int(a.get_value("IdleJobs", 0) or 0) + int(a.get_value("HeldJobs", 0) or 0)
+                for a in ads
+            )
+            if seen >= queued:
                 return
             await asyncio.sleep(0.05)
 

@@ -120,6 +120,7 @@ from ..negotiator.preemption import check_negotiator_config
 from ..schedd.submit import MAX_JOBS_PER_SUBMISSION, SubmitError, SubmitInputs, parse_submit
 from ..startd.machine import Machine
 from .faults import Fault, FaultError, check_plan, parse_fault
+from .importer import ImportedMachine, ImportError_, read_jobs, read_machines
 from .layout import actor_plans
 from .submit_files import SubmitFileError, read_submit_inputs, read_user_file
 from .trace import (
@@ -442,7 +443,9 @@ _TRACE_KEYS = {
     "removals",
     "on_error",
 }
+_IMPORT_KEYS = {"status", "queue", "duration", "machines_per_actor", "schedd"}
 _TOP_KEYS = {
+    "import",
     "pool",
     "config",
     "startds",
@@ -581,6 +584,9 @@ class _Builder:
         spec.startds = [
             self._startds(t, i, spec.config) for i, t in enumerate(self._list(data, "startds"))
         ]
+        imported = data.get("import")
+        if imported is not None:
+            spec.startds.extend(self._import_machines(imported, spec.config))
         names = [n for g in spec.startds for n in g.names]
         if len(set(n.lower() for n in names)) != len(names):
             dup = next(n for n in names if sum(m.lower() == n.lower() for m in names) > 1)
@@ -604,6 +610,8 @@ class _Builder:
                 f"{dup!r} is used twice",
             )
         spec.submits.extend(self._generated(spec))
+        if imported is not None:
+            spec.submits.extend(self._import_jobs(imported, spec))
         taken_names = set(names)
         for i, t in enumerate(self._list(data, "trace")):
             self._trace(t, i, spec, taken_names)
@@ -884,6 +892,71 @@ class _Builder:
                     raise SpecError(f"{source}: [[workload]] #{i + 1}: {e}") from None
             out.append(SubmitItem(c.at, c.schedd, c.owner, text, source))
         return out
+
+    def _import_text(self, t: dict[str, Any], key: str) -> tuple[str, str] | None:
+        path = t.get(key)
+        if path is None:
+            return None
+        if not isinstance(path, str) or not path:
+            raise self.fail("import", None, key, "must be a path")
+        try:
+            return read_user_file(self.base_dir / path), path
+        except SubmitFileError as e:
+            raise self.fail("import", None, key, str(e)) from None
+
+    def _import_machines(self, t: Any, pool_cfg: ConfigDict) -> list[MachineGroup]:
+        """[import] status: the machines of a condor_status -long dump, in families of
+        machines whose configurations came out the same (see importer.py)."""
+        if not isinstance(t, dict):
+            raise self.fail(None, None, "import", "must be a table")
+        self._unknown(t, _IMPORT_KEYS, "import", None)
+        found = self._import_text(t, "status")
+        if found is None:
+            return []
+        text, path = found
+        per_actor = self._num(t, "import", None, "machines_per_actor", 100, int, 1)
+        try:
+            machines = read_machines(text, path)
+        except ImportError_ as e:
+            raise SpecError(f"{e} ([import] of {self.source})") from None
+        families: dict[str, list[ImportedMachine]] = {}
+        for m in machines:
+            if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.\-]*", m.name):
+                raise SpecError(f"{path}:{m.line}: {m.name!r} is not a valid machine name")
+            families.setdefault(m.config, []).append(m)
+        groups = []
+        for config, members in families.items():
+            first = members[0]
+            try:
+                cfg = parse_config(config, f"{path}:{first.line} (machine {first.name})", pool_cfg)
+                Machine(first.name, cfg, "127.0.0.1:0", 0, 0.0).check_policies()
+            except ConfigError as e:
+                raise SpecError(f"{e} ([import] of {self.source})") from None
+            groups.append(MachineGroup(tuple(m.name for m in members), per_actor, cfg))
+        return groups
+
+    def _import_jobs(self, t: dict[str, Any], spec: PoolSpec) -> list[SubmitItem]:
+        """[import] queue: the idle, running and held jobs of a condor_q -long dump,
+        queued again at time 0."""
+        found = self._import_text(t, "queue")
+        if found is None:
+            return []
+        text, path = found
+        duration = self._num(t, "import", None, "duration", 3600.0, float, 0, strict=True)
+        schedd = self._schedd(t, "import", None, spec)
+        try:
+            jobs = read_jobs(text, path, duration=duration)
+        except ImportError_ as e:
+            raise SpecError(f"{e} ([import] of {self.source})") from None
+        items = []
+        for job in jobs:
+            source = f"{path}:{job.line}"
+            try:
+                parse_submit(job.description, source, owner=job.owner, validate=parse_expr)
+            except SubmitError as e:
+                raise SpecError(f"{source}: [import]: {e}") from None
+            items.append(SubmitItem(0.0, schedd, job.owner, job.description, source))
+        return items
 
     def _trace(self, t: dict[str, Any], i: int, spec: PoolSpec, taken: set[str]) -> None:
         """A [[trace]]: its jobs as submit items, its removed jobs as removals."""

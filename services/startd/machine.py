@@ -83,7 +83,6 @@ from .slots import (
     Slot,
     SlotPolicy,
     current_ad,
-    device_attr,
     eval_number,
     is_true,
     knob_where,
@@ -362,14 +361,13 @@ class Machine:
         )
         self._cfg = cfg
         self._resource_ids = {r.name: r.ids for r in resources if r.ids}
-        # each device's property ad (for Require<Res>), from the machine's constants
-        self._device_ads: dict[str, dict[str, ClassAd]] = {}
-        constants = dict(self.info.resource_constants)
-        for r in resources:
-            if r.properties:
-                self._device_ads[r.name] = {
-                    d: evaluate(constants[device_attr(r.name, d)]) for d in r.ids
-                }
+        # each device's property ad, for Require<Res>: its own top-level ad, so that a
+        # name it lacks is the job's (the ads published in slot ads are nested in them)
+        self._device_ads = {
+            r.name: {d: ClassAd({"Id": d, **dict(r.properties)}) for d in r.ids}
+            for r in resources
+            if r.properties
+        }
 
     def check_policies(self) -> None:
         """Refuse a SLOT_WEIGHT or consumption expression that is not a number for a slot of

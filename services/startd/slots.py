@@ -33,7 +33,7 @@ from typing import Any
 
 from ..claimid import redact
 from ..classad import ClassAd, Expr, parse_expr
-from ..classad.tree import ListExpr, Literal
+from ..classad.tree import AdExpr, ListExpr, Literal
 from ..config import ConfigDict, ConfigError
 from ..config.resources import MachineResource
 
@@ -303,7 +303,7 @@ class MachineInfo:
     total_memory: int
     total_disk: int
     total_slots: int
-    identity: tuple[tuple[str, str | int | bool], ...] = ()  # see machine_identity
+    identity: tuple[tuple[str, AdValue], ...] = ()  # see machine_identity
     resources: tuple[MachineResource, ...] = ()  # custom resources, in name order
 
     @cached_property
@@ -361,10 +361,11 @@ IDENTITY_KNOBS = (
 )
 
 
-def machine_identity(cfg: ConfigDict, machine: str) -> tuple[tuple[str, str | int | bool], ...]:
+def machine_identity(cfg: ConfigDict, machine: str) -> tuple[tuple[str, AdValue], ...]:
     """Arch, OpSys..., UidDomain, FileSystemDomain (default: the machine's name, as
-    HTCondor's $(FULL_HOSTNAME)) and HasFileTransfer from one machine's configuration."""
-    pairs: list[tuple[str, str | int | bool]] = []
+    HTCondor's $(FULL_HOSTNAME)), HasFileTransfer and the STARTD_ATTRS from one machine's
+    configuration."""
+    pairs: list[tuple[str, AdValue]] = []
     for attr, knob, default in IDENTITY_KNOBS:
         text = cfg.get_str(knob, default).strip() or default
         if attr == "OpSysMajorVer":
@@ -378,7 +379,22 @@ def machine_identity(cfg: ConfigDict, machine: str) -> tuple[tuple[str, str | in
             pairs.append((attr, text))
     pairs.append(("FileSystemDomain", cfg.get_str("FILESYSTEM_DOMAIN", "").strip() or machine))
     pairs.append(("HasFileTransfer", True))
-    return tuple(pairs)
+    return tuple(pairs) + startd_attrs(cfg, {a.lower() for a, _ in pairs})
+
+
+def startd_attrs(cfg: ConfigDict, taken: set[str]) -> tuple[tuple[str, Expr], ...]:
+    """STARTD_ATTRS (and the older STARTD_EXPRS): each named knob that is defined is
+    published in every slot ad as an attribute of that name, its value an expression."""
+    names = (cfg.get_str("STARTD_ATTRS", "") + " " + cfg.get_str("STARTD_EXPRS", "")).replace(
+        ",", " "
+    )
+    out: list[tuple[str, Expr]] = []
+    for name in dict.fromkeys(names.split()):
+        if name.lower() in taken or not cfg.is_defined(name):
+            continue
+        taken.add(name.lower())
+        out.append((name, parse_expr(cfg.get_expr(name, validate=parse_expr))))
+    return tuple(out)
 
 
 def device_attr(resource: str, dev: str) -> str:
@@ -538,6 +554,8 @@ def volatile_values(slot: Slot, now: float, sequence: int) -> list[int]:
 
 
 def _as_expr(value: AdValue) -> Expr:
+    if isinstance(value, AdExpr):  # a nested ad belongs to one ad: it looks up its holder
+        return AdExpr(value.ad.copy())
     if isinstance(value, Expr):
         return value
     if isinstance(value, list):

@@ -475,7 +475,7 @@ def test_cli_submit_bad_files_are_clear_errors(unharmed: QuietPool, tmp_path: An
     cases = {
         "empty.sub": "",
         "no-queue.sub": "executable = /bin/true\n",
-        "bad-value.sub": "executable = /bin/true\nrequest_cpus = lots\nqueue\n",
+        "bad-value.sub": "executable = /bin/true\nrequest_cpus = -1\nqueue\n",
         "deep.sub": f"executable = /bin/true\nrequirements = {DEEP_EXPRESSIONS['parentheses']}\nqueue\n",
         "bad-queue.sub": "executable = /bin/true\nqueue -5\n",
     }
@@ -495,7 +495,7 @@ def test_cli_submit_bad_files_are_clear_errors(unharmed: QuietPool, tmp_path: An
 BAD_SUBMITS = {
     "no executable": "queue",
     "unknown universe": "universe = nowhere\nexecutable = /bin/true\nqueue",
-    "bad request_cpus": "executable = /bin/true\nrequest_cpus = many\nqueue",
+    "bad request_cpus": "executable = /bin/true\nrequest_cpus = -2\nqueue",
     "negative queue": "executable = /bin/true\nqueue -1",
     "queue 100000000": "executable = /bin/true\nrequirements = false\nqueue 100000000",
     "queue 1e12": "executable = /bin/true\nrequirements = false\nqueue 1000000000000",

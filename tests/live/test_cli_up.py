@@ -136,7 +136,7 @@ def test_submit_q_status_hold_release_rm_history(up_pool: Path, tmp_path: Path) 
 
 def test_bad_submit_file_names_line(up_pool: Path, tmp_path: Path) -> None:
     bad = tmp_path / "bad.sub"
-    bad.write_text("executable = /bin/sleep\nrequest_cpus = many\nqueue\n")
+    bad.write_text("executable = /bin/sleep\nrequest_cpus = -2\nqueue\n")
     proc = mockpool("submit", str(bad), pool=up_pool, check=False)
     assert proc.returncode != 0 and f"{bad}:2" in proc.stderr
 

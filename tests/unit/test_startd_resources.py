@@ -173,3 +173,25 @@ def test_bad_resource_configuration_names_the_knob(text: str, problem: str) -> N
     with pytest.raises(ConfigError) as info:
         machine("NUM_CPUS = 2\n" + text)
     assert problem in str(info.value)
+
+
+def test_require_gpus_picks_the_devices_that_satisfy_it() -> None:
+    m = machine(GPU_MACHINE + "MOCK_GPU_CAPABILITY = 7.5\n")
+    m.public_ads(0.0)  # publishing nests the device ads in slot ads: they must still work
+    ok = job("request_gpus = 1\ngpus_minimum_capability = 7.0")
+    grant = m.request_claim(offer(m), "slot1@gpu01", ok, "s", "a:1", "a", 1.0)
+    assert len(m.slot(grant.slot_name).ids["GPUs"]) == 1
+    too_new = job("request_gpus = 1\n+RequireGPUs = Capability >= 8.0", 1)
+    with pytest.raises(ClaimRefusedError, match="matching RequireGPUs"):
+        m._pick_ids(m.slot("slot1@gpu01"), "GPUs", 1, too_new, ClassAd(), 1.0)
+
+
+def test_a_gpu_job_can_be_activated_on_the_dynamic_slot_it_was_given() -> None:
+    # every slot ad holds its own copy of the device ads: a job's RequireGPUs sees the
+    # job through the dynamic slot it is checked against, whichever ad was built last
+    m = machine(GPU_MACHINE + "MOCK_GPU_CAPABILITY = 7.5\n")
+    ok = job("request_gpus = 1\ngpus_minimum_capability = 7.0")
+    grant = m.request_claim(offer(m), "slot1@gpu01", ok, "s", "a:1", "a", 1.0)
+    m.public_ads(1.0)
+    m.activate(grant.claim_id, ok, 2.0)
+    assert m.slot(grant.slot_name).claim.job is not None
