@@ -45,7 +45,8 @@ src/condor_utils/submit_utils.cpp:
 - Accounting: ``accounting_group`` G and ``accounting_group_user`` U (default: the owner)
   give AcctGroup = G, AcctGroupUser = U, AccountingGroup = "G.U"; U alone gives
   AccountingGroup = "U". ``nice_user = true`` is the accounting group ``nice-user``
-  (HTCondor >= 8.9.9), plus NiceUser = true and MaxJobRetirementTime = 0.
+  (HTCondor >= 8.9.9), plus MaxJobRetirementTime = 0 (HTCondor 24 no longer writes
+  NiceUser).
 - Concurrency limits (``SetConcurrencyLimits``): ``concurrency_limits`` is lower-cased,
   split on commas and whitespace, each item checked as ``name[.sub][:count]`` (names as
   ClassAd attribute names), sorted and joined with commas into the string
@@ -127,6 +128,7 @@ _ENV_NAME = re.compile(r"\$ENV\(\s*([A-Za-z_]\w*)\s*[:)]", re.IGNORECASE)
 _OUT_OF_RANGE = "number out of range (integers are 64-bit, reals finite)"
 _BOOL_WORDS = {"true": True, "yes": True, "1": True, "false": False, "no": False, "0": False}
 
+_NO_RECONNECT = {"local", "scheduler", "grid"}  # universes whose jobs get no JobLeaseDuration
 _BUILTIN_REQUEST_KEYS = {"request_cpus", "request_memory", "request_disk"}
 # request_* commands that are not resources: common misspellings condor_submit warns about
 _NOT_RESOURCES = {"cpu", "gpu", "gpu_memory", "gpus_memory"}
@@ -780,6 +782,12 @@ class _Submit:
                 if attr in _TRANSFER_LISTS:
                     text = ",".join(x.strip() for x in text.split(",") if x.strip())
                 attrs[attr] = quote(text)
+        image = self.command("container_image")
+        if image and image[2] and not image[2].startswith(("docker://", "oras://")):
+            # a local image travels with the job's input (process_container_input_files)
+            listed = attrs.get("TransferInput")
+            files = [listed[1:-1]] if listed else []
+            attrs["TransferInput"] = quote(",".join([*files, image[2].strip()]))
         for key, attr in _TRANSFER_BOOLS:
             found = self.command(key)
             if found and found[2]:
@@ -826,6 +834,8 @@ class _Submit:
                 attrs["Args"] = quote(" ".join(words))
             else:
                 attrs["Arguments"] = quote(join_arguments(words))
+        else:  # no arguments: an empty argument list, in the new syntax
+            attrs["Arguments"] = quote("")
         if universe_name == "java" and not words:
             raise self.fail(
                 "in the java universe, arguments must name the class to run (arguments = MyClass)",
@@ -859,7 +869,10 @@ class _Submit:
     def size(self, found: tuple[str, int, str], unit: int, example: str) -> str | None:
         """A request_memory/request_disk value in the ad's unit; an expression is kept as
         written (condor_submit's rule); ``undefined`` leaves the attribute out."""
-        text = found[2].partition(",")[0].strip()  # "1G, 4G": the retry list is not modelled
+        text = found[2].strip()
+        head = text.partition(",")[0].strip()
+        if head != text and parse_size(head, unit) is not None:
+            text = head  # "1G, 4G": a retry list; only the first is modelled
         if text.lower() == "undefined":
             return None
         size = parse_size(text, unit)
@@ -881,6 +894,9 @@ class _Submit:
         """Request<Res> for cpus, memory, disk, GPUs and custom resources, and the GPU
         property limits (submit_utils.cpp SetRequestResources, SetRequestGpus)."""
         attrs: dict[str, str] = {}
+        universe = self.command("universe")
+        if universe and universe[2].lower() == "grid":
+            return self.grid_resources()
         cpus = self.command("request_cpus", "RequestCpus")
         if cpus and cpus[2]:
             if cpus[2].lower() != "undefined":
@@ -912,6 +928,22 @@ class _Submit:
                 attrs[attr] = self.check_expr(found)
         if "RequestGPUs" in attrs:
             attrs.update(self.gpu_limits())
+        return attrs
+
+    def grid_resources(self) -> dict[str, str]:
+        """A grid job's requests: only those given (condor_submit sets no defaults)."""
+        attrs: dict[str, str] = {}
+        for key, attr in (("request_cpus", "RequestCpus"), ("request_gpus", "RequestGPUs")):
+            found = self.command(key, attr)
+            if found and found[2] and found[2].lower() != "undefined":
+                attrs[attr] = self.amount(found, f"a number of {key[8:]}")
+        for key, attr, unit, example in (
+            ("request_memory", "RequestMemory", MIB, "2048, 2GB or 512M"),
+            ("request_disk", "RequestDisk", KIB, "1048576, 1G or 100M"),
+        ):
+            found = self.command(key, attr)
+            if found and found[2] and (text := self.size(found, unit, example)) is not None:
+                attrs[attr] = text
         return attrs
 
     def gpu_limits(self) -> dict[str, str]:
@@ -976,8 +1008,11 @@ class _Submit:
         attrs = {
             "Rank": self.check_expr(rank) if rank and rank[2] else "0.0",
             "JobPrio": str(self.integer(prio)) if prio and prio[2] else "0",
-            "JobLeaseDuration": DEFAULT_LEASE,
         }
+        universe = self.command("universe")
+        name = universe[2].lower() if universe and universe[2] else "vanilla"
+        if name not in _NO_RECONNECT:  # HTCondor's universeCanReconnect (and grid)
+            attrs["JobLeaseDuration"] = DEFAULT_LEASE
         lease = self.command("job_lease_duration")
         if lease and lease[2]:
             text = self.check_expr(lease)
@@ -1003,7 +1038,6 @@ class _Submit:
             if word not in ("true", "false", "yes", "no", "1", "0"):
                 raise self.bad(nice, "expected True or False")
             if word in ("true", "yes", "1"):
-                attrs["NiceUser"] = "true"
                 attrs["MaxJobRetirementTime"] = "0"
                 if group_name is None:
                     group_name = NICE_USER_GROUP
@@ -1012,8 +1046,6 @@ class _Submit:
                         f"{self.source}:{nice[1]}: nice_user conflicts with accounting_group "
                         "and is ignored for accounting"
                     )
-            else:
-                attrs["NiceUser"] = "false"
         user_name = user[2] if user and user[2] else None
         if group_name is None and user_name is None:
             return attrs
