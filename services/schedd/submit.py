@@ -70,7 +70,7 @@ from dataclasses import dataclass, field
 from ..classad import parse_expr
 from ..classad.numbers import INT64_MAX, out_of_range_number
 from ..classad.refs import references
-from ..classad.tree import Binary, Cond
+from ..classad.tree import AttrRef, Binary, Cond, walk
 from ..config import ConfigDict, ConfigError, Knob, MacroError, expand_macros, parse_size
 from ..config.conditions import Conditions, evaluate_condition
 from ..config.constexpr import evaluate_constant
@@ -132,7 +132,31 @@ _NO_RECONNECT = {"local", "scheduler", "grid"}  # universes whose jobs get no Jo
 _BUILTIN_REQUEST_KEYS = {"request_cpus", "request_memory", "request_disk"}
 # request_* commands that are not resources: common misspellings condor_submit warns about
 _NOT_RESOURCES = {"cpu", "gpu", "gpu_memory", "gpus_memory"}
-_GPU_PROPERTIES = {"capability", "globalmemorymb", "driverversion", "maxsupportedversion"}
+# the properties condor_gpu_discovery -properties reports for a device
+_GPU_NAMES = (
+    "Capability",
+    "ClockMhz",
+    "ComputeUnits",
+    "CoresPerCU",
+    "DeviceName",
+    "DevicePciBusId",
+    "DeviceUuid",
+    "DriverVersion",
+    "ECCEnabled",
+    "GlobalMemoryMb",
+    "Id",
+    "MaxSupportedVersion",
+)
+_GPU_PROPERTIES = {n.lower() for n in _GPU_NAMES}
+_SCOPE_NAMES = {"my", "target", "parent", "self"}
+# the job attributes a RequireGPUs may name without a +Attr (condor_submit's own)
+_GPU_JOB_ATTRS = {
+    "gpusmincapability",
+    "gpusmaxcapability",
+    "gpusminmemory",
+    "gpusminruntime",
+    "requestgpus",
+}
 # (job attribute, GPU property, RequireGPUs clause), in condor_submit's order
 _GPU_LIMIT_CLAUSES = (
     ("GPUsMinCapability", "capability", "Capability >= GPUsMinCapability"),
@@ -969,7 +993,16 @@ class _Submit:
             attrs["GPUsMinRuntime"] = _cuda_runtime(found[2]) or self.check_expr(found)
         props = set()
         if "RequireGPUs" in attrs:
-            props = references(parse_expr(attrs["RequireGPUs"]), _GPU_PROPERTIES)[0]
+            tree = parse_expr(attrs["RequireGPUs"])
+            props = references(tree, _GPU_PROPERTIES)[0]
+            bare = {n.name.lower() for n in walk(tree) if isinstance(n, AttrRef)}
+            for name in sorted(bare - props - _SCOPE_NAMES):  # a device's or the job's
+                if name not in _GPU_JOB_ATTRS and self.vars.knob("MY." + name) is None:
+                    raise self.bad(
+                        require,  # type: ignore[arg-type]
+                        f"{name!r} is not a GPU property (one of {', '.join(_GPU_NAMES)}) "
+                        "nor an attribute of the job",
+                    )
         clauses = [
             clause
             for attr, prop, clause in _GPU_LIMIT_CLAUSES

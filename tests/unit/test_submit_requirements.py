@@ -254,3 +254,16 @@ def test_arguments_htcondor_refuses(line: str, problem: str) -> None:
     with pytest.raises(SubmitError) as info:
         one(f"executable = x\n{line}\nqueue\n")
     assert problem in str(info.value)
+
+
+def test_require_gpus_naming_an_unknown_property_is_refused() -> None:
+    with pytest.raises(SubmitError) as info:
+        one("executable = x\nrequest_gpus = 1\nrequire_gpus = Capabilty >= 8\nqueue\n")
+    assert "job.sub:3: require_gpus" in str(info.value)
+    assert "'capabilty' is not a GPU property" in str(info.value)
+    # properties, the job's own GPU limits and +Attr the job sets are all fine
+    ok = one(
+        "executable = x\nrequest_gpus = 1\n+MinMem = 8000\n"
+        "require_gpus = Capability >= 7 && GlobalMemoryMb >= MinMem && TARGET.Foo =!= 1\nqueue\n"
+    )
+    assert "RequireGPUs" in ok
