@@ -1,0 +1,53 @@
+"""HTCondor's own files on a live pool of Ray actors: a pool imported from the shipped
+condor_status/condor_q dumps (tests/data/import/), with x86_64, aarch64 and GPU machines,
+runs its jobs where condor_submit's Requirements allow, and condor_status -gpus shows the
+GPU slots (the virtual twins: tests/virtual/test_import.py, test_mixed_platforms.py)."""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from mockpool import Pool
+from mockpool.cli.layouts import format_status_gpus
+from mockpool.pool.spec import parse_spec
+
+pytestmark = [pytest.mark.live, pytest.mark.slow]
+
+DATA = Path(__file__).parent.parent / "data" / "import"
+SPEC = """
+[pool]
+time_scale = 200
+
+[config]
+NEGOTIATOR_INTERVAL = 20
+
+[import]
+status = "status.txt"
+queue = "queue.txt"
+"""
+
+
+def test_an_imported_mixed_pool_runs_gpu_and_platform_jobs_where_they_belong(
+    ray_session: None,
+) -> None:
+    with Pool(parse_spec(SPEC, str(DATA / "pool.toml"), base_dir=DATA)) as pool:
+        machines = {str(s.get_value("Machine")) for s in pool.slots()}
+        queued = Counter(str(j.get_value("Owner")) for j in pool.jobs())
+        # carol's GPU jobs each take one of gpu-01's two GPUs
+        assert pool.wait(lambda: len(pool.jobs('Owner == "carol" && JobStatus == 2')) == 2, 60)
+        table = format_status_gpus(pool.slots())
+        running = pool.jobs("JobStatus == 2")
+    assert machines == {"x86-01", "x86-02", "arm-01", "arm-02", "gpu-01"}
+    assert queued == Counter({"alice": 14, "bob": 10, "carol": 3})
+    hosts = {
+        (str(j.get_value("Owner")), str(j.get_value("RemoteHost")).split("@")[-1]) for j in running
+    }
+    assert {h for o, h in hosts if o == "carol"} == {"gpu-01"}
+    assert not any(h.startswith("arm-") for o, h in hosts if o in ("alice", "bob"))
+    rows = [ln.split() for ln in table.splitlines() if "@gpu-01" in ln]
+    # the p-slot with no GPU left and the two dynamic slots holding one each
+    gpus = sorted(int(r[3]) for r in rows if r[0].startswith("slot1_"))
+    assert gpus == [1, 1] and any("Tesla" in ln for ln in table.splitlines())
