@@ -150,7 +150,7 @@ def check(
                 )
             )
     for n, e in events:
-        if e["kind"] == "claim" and not _from_startd(e) and e.get("claim") in owner:
+        if e["kind"] == "claim_held" and e.get("claim") in owner:
             holder, line = owner[e["claim"]]
             if holder != e.get("daemon"):
                 out.append(
@@ -187,7 +187,7 @@ def _jobs(
             if isinstance(cluster, int) and isinstance(procs, int):
                 for p in range(procs):
                     submitted[(e["daemon"], f"{cluster}.{p}")] = n
-        elif e["kind"] == "job_exit" and "job" in e:
+        elif e["kind"] == "job_completed" and "job" in e:
             completed[(e["daemon"], e["job"])].append(n)
     for (schedd, job), lines in completed.items():
         if len(lines) > 1:

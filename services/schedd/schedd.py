@@ -900,7 +900,7 @@ class Schedd:
         self.claims.pop(claim.claim_id, None)
         self._batch.claims_del.add(claim.claim_id)
         out.releases[claim.startd_address].append(claim.claim_id)
-        self._emit("release", slot=claim.slot_name, claim=_redact(claim.claim_id))
+        self._emit("claim_dropped", slot=claim.slot_name, claim=_redact(claim.claim_id))
 
     def _unreserve(self, job: Job) -> None:
         if job.claim is not None and job.status == IDLE:
@@ -1003,7 +1003,7 @@ class Schedd:
             claim.slot_ad = o.slot_ad if o.slot_ad is not None else claim.slot_ad
             claim.since = claim.heard = now
             self._emit(
-                "claim",
+                "claim_held",
                 slot=claim.slot_name,
                 claim=_redact(claim.claim_id),
                 job=job.job_id if job else "",
@@ -1185,7 +1185,7 @@ class Schedd:
             start,
         )
         self._emit(
-            "activate",
+            "job_started",
             job=job.job_id,
             slot=claim.slot_name,
             claim=_redact(claim.claim_id),
@@ -1234,7 +1234,7 @@ class Schedd:
                 self._transition(job, COMPLETED, now)
                 self._to_history(job)
                 self._emit(
-                    "job_exit",
+                    "job_completed",
                     job=job.job_id,
                     slot=claim.slot_name,
                     exit_code=int(e.exit_code),

@@ -83,7 +83,7 @@ class ClaimProtocol(RuleBasedStateMachine):
     def _drain_events(self) -> None:
         for name, s in self.schedds.items():
             for kind, fields in s.drain_events():
-                if kind == "job_exit":
+                if kind == "job_completed":
                     self.completions[(name, fields["job"])] += 1
 
     def _send(self, s: Schedd, out) -> None:  # type: ignore[no-untyped-def]

@@ -162,7 +162,14 @@ def test_job_life_times(path: Path) -> None:
     assert v(h, "RemoteWallClockTime") == 60.0 and v(h, "ExitCode") == 0
     assert v(h, "EnteredCurrentStatus") == 100 and v(h, "QDate") == 10
     kinds = [k for k, _ in s.drain_events()]
-    assert kinds == ["submit", "job_matched", "claim", "activate", "job_exit", "release"]
+    assert kinds == [
+        "submit",
+        "job_matched",
+        "claim_held",
+        "job_started",
+        "job_completed",
+        "claim_dropped",
+    ]
 
 
 def test_run_time_accumulates_over_hold_and_rerun(path: Path) -> None:
@@ -903,7 +910,7 @@ def test_the_schedd_gives_up_a_claim_whose_startd_is_silent_for_a_whole_lease(
     ad = job_ad(s, "1.0")
     assert v(ad, "JobStatus") == IDLE and v(ad, "RemoteWallClockTime") == 60.0
     kinds = [k for k, _ in s.drain_events()]
-    assert kinds[0] == "reconnect_failed" and "release" in kinds
+    assert kinds[0] == "reconnect_failed" and "claim_dropped" in kinds
     assert s.claims == {} and s.next_keepalive() is None
 
 

@@ -355,7 +355,15 @@ async def test_matches_claim_activate_exit_release_keepalive(pool: Pool) -> None
 
     events = pool.ctx.events.drain()
     kinds = [e["kind"] for e in events]
-    for kind in ("submit", "job_matched", "claim", "activate", "job_exit", "release", "claim_lost"):
+    for kind in (
+        "submit",
+        "job_matched",
+        "claim_held",
+        "job_started",
+        "job_completed",
+        "claim_dropped",
+        "claim_lost",
+    ):
         assert kind in kinds, kind
     # claim ids appear in events only with their secret redacted
     shown = [e["claim"] for e in events if "claim" in e]
