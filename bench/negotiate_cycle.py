@@ -1,40 +1,55 @@
-"""The pure negotiation cycle at scale: `negotiate()` on 10,000 static slots.
+"""The pure negotiation cycle at scale: one `negotiate()` over a synthetic pool.
 
-    python bench/negotiate_cycle.py [--machines 625] [--jobs-per-schedd 6000] [--profile]
-                                    [--submitters 200] [--jobs-per-submitter 100]
-                                    [--pslots policy|whole]
+    python bench/negotiate_cycle.py [--slots 10000] [--autoclusters 1000] [--jobs 100000]
+                                    [--submitters 200] [--pslot-fraction 0.5]
+                                    [--groups tree|none] [--transfer IF_NEEDED|YES]
+                                    [--by-slot] [--profile]
+    python bench/negotiate_cycle.py --growth      # 1k to 100k slots, slots x autoclusters
 
-Slot ads come from real startd `Machine` cores (16 one-cpu slots each) and resource
-requests from real schedd cores, so the figures are those of the live negotiator minus
-the wire. Two runs, each printing matches, seconds, matches/s and the time of each phase:
+Slot ads come from real startd `Machine` cores: ``--pslot-fraction`` of the slots (by
+cpus) are 16-cpu partitionable slots with a consumption policy (the negotiator splits
+them), the rest one-cpu static slots, 16 to a machine. Resource requests come from real
+schedd cores: each submitter submits one job per autocluster (its own request_memory and
+request_cpus), then each request asks for ``jobs / autoclusters`` idle jobs, so a million
+idle jobs need not be written to SQLite. With ``--groups tree`` the submitters sit in a
+three-level group tree (4 groups x 5 subgroups x 2 leaves, dynamic quotas, surplus
+accepted at the leaves). With ``--transfer IF_NEEDED`` (condor_submit's default) every
+job's Requirements compare FileSystemDomain, one per machine, so each request is
+evaluated slot by slot; ``YES`` jobs do not, and are evaluated per class. ``--by-slot`` runs the slot-by-slot cycle (every slot its own
+class), the reference the class-based cycle must agree with.
 
-1. three submitters (3 schedds, one autocluster each), no groups;
-2. ``--submitters`` submitters in a three-level group tree (4 groups x 5 subgroups x 2
-   sub-subgroups, dynamic quotas, surplus accepted at the leaves), spread over 4 schedds.
-
-``--pslots policy``: each machine is one 16-cpu partitionable slot with a consumption
-policy (the negotiator splits it: 16 matches a machine); ``--pslots whole``: the same
-slot without a policy (matched whole: one match a machine).
+Prints cycle seconds (wall and CPU), matches per second, the time of each phase, the
+number of slot classes and the peak memory of the process (ru_maxrss).
 """
 
 from __future__ import annotations
 
 import argparse
 import cProfile
+import dataclasses
 import os
 import pstats
+import resource
 import tempfile
 import time
 
 from mockpool.config import parse_config
 from mockpool.negotiator.accountant import Accountant
-from mockpool.negotiator.cycle import Snapshot, negotiate, requests_from_ads
+from mockpool.negotiator.cycle import (
+    CycleConfig,
+    ResourceRequest,
+    Snapshot,
+    negotiate,
+    requests_from_ads,
+)
 from mockpool.schedd.queue import JobQueue
 from mockpool.schedd.schedd import Schedd
 from mockpool.startd.machine import Machine
 
+CPUS = 16
 
-def _tree_config(top: int = 4, mid: int = 5, leaf: int = 2) -> tuple[str, list[str]]:
+
+def tree_config(top: int = 4, mid: int = 5, leaf: int = 2) -> tuple[str, list[str]]:
     names, lines, leaves = [], [], []
     for a in range(top):
         ga = f"group_{a}"
@@ -53,100 +68,154 @@ def _tree_config(top: int = 4, mid: int = 5, leaf: int = 2) -> tuple[str, list[s
     return "GROUP_NAMES = " + ", ".join(names) + "\n" + "\n".join(lines) + "\n", leaves
 
 
-def _report(label: str, slots: int, requests: int, result, secs: float) -> None:  # type: ignore[no-untyped-def]
-    s = result.stats
-    print(
-        f"{label}: slots {slots}  requests {requests}  matches {len(result.matches)}  "
-        f"cycle {secs:.3f} s  {len(result.matches) / secs:,.0f} matches/s"
+def make_slots(slots: int, pslot_fraction: float) -> Snapshot:
+    """``slots`` cpus: a fraction as 16-cpu p-slots, the rest as one-cpu static slots."""
+    p_machines = round(slots * pslot_fraction / CPUS)
+    s_machines = max(0, (slots - p_machines * CPUS) // CPUS)
+    static = parse_config(
+        f"NUM_CPUS = {CPUS}\nMEMORY = 65536\nNUM_SLOTS_TYPE_1 = {CPUS}\nSLOT_TYPE_1 = 1/{CPUS}\n"
     )
-    print(
-        f"  phase 1 {s.duration_phase1:.3f} s  phase 2 {s.duration_phase2:.3f} s  "
-        f"phase 3 {s.duration_phase3:.3f} s  phase 4 {s.duration_phase4:.3f} s  "
-        f"pies {s.pies}  pie spins {s.pie_spins}  allocation rounds {s.slot_share_iterations}"
+    part = parse_config(
+        f"NUM_CPUS = {CPUS}\nMEMORY = 65536\nSLOT_TYPE_0_PARTITIONABLE = True\n"
+        "CONSUMPTION_POLICY = True\n"
     )
+    ads, private = [], []
+    for i in range(s_machines + p_machines):
+        cfg = static if i < s_machines else part
+        m = Machine(f"node{i:06d}", cfg, "127.0.0.1:1", 0, 0.0)
+        ads += m.public_ads(0.0)
+        private += m.private_ads()
+    return Snapshot(ads, private)
 
 
-def _timed(snapshot, requests, config, prof):  # type: ignore[no-untyped-def]
+def make_requests(
+    autoclusters: int,
+    jobs: int,
+    submitters: int,
+    groups: list[str] | None,
+    d: str,
+    transfer: str = "IF_NEEDED",
+) -> list[ResourceRequest]:
+    """``autoclusters`` requests spread over ``submitters`` (4 schedds), each asking for
+    ``jobs // autoclusters`` idle jobs."""
+    per_ac = max(1, jobs // autoclusters)
+    schedds = [
+        Schedd(f"schedd{k}", JobQueue(os.path.join(d, f"q{k}.db")), parse_config(""), 0.0)
+        for k in range(4)
+    ]
+    for u in range(submitters):
+        mine = autoclusters // submitters + (1 if u < autoclusters % submitters else 0)
+        if not mine:
+            continue
+        s = schedds[u % len(schedds)]
+        # one job per autocluster: request_memory varies, every 7th asks for 2 cpus
+        items = "\n".join(f"{512 + 8 * k}, {2 if k % 7 == 6 else 1}" for k in range(mine))
+        group = f"accounting_group = {groups[u % len(groups)]}\n" if groups else ""
+        s.submit(
+            f"executable=/bin/sleep\narguments=600\nshould_transfer_files={transfer}\n"
+            "request_memory=$(mem)\n"
+            f"request_cpus=$(cpus)\n{group}queue mem, cpus from (\n{items}\n)",
+            "bench.sub",
+            f"user{u:03d}",
+            0.0,
+        )
+    out = []
+    for s in schedds:
+        reqs, errors = requests_from_ads(s.resource_requests(), s.name, "127.0.0.1:3")
+        assert not errors, errors
+        for r in reqs:
+            r.ad["ResourceRequestCount"] = per_ac
+            out.append(dataclasses.replace(r, count=per_ac))
+        s.queue.close()
+    return out
+
+
+def run_once(ns: argparse.Namespace, slots: int, autoclusters: int, jobs: int) -> dict:
+    snapshot = make_slots(slots, ns.pslot_fraction)
+    group_text, leaves = tree_config() if ns.groups == "tree" else ("", None)
+    with tempfile.TemporaryDirectory() as d:
+        requests = make_requests(autoclusters, jobs, ns.submitters, leaves, d, ns.transfer)
+    config = CycleConfig.from_config(parse_config(group_text))
+    if ns.by_slot:
+        config = dataclasses.replace(config, slot_classes=False)
+    prof = cProfile.Profile() if ns.profile else None
     t0 = time.perf_counter()
+    c0 = time.process_time()
     if prof:
         prof.enable()
     result = negotiate(
-        snapshot, requests, Accountant(), config, 0.0, timer=lambda: time.perf_counter() - t0
+        snapshot,
+        requests,
+        Accountant(),
+        config,
+        0.0,
+        timer=lambda: time.perf_counter() - t0,
+        cpu_timer=time.process_time,
     )
     if prof:
         prof.disable()
-    return result, time.perf_counter() - t0
+        pstats.Stats(prof).sort_stats("tottime").print_stats(25)
+    secs, cpu = time.perf_counter() - t0, time.process_time() - c0
+    s = result.stats
+    return {
+        "slots": len(snapshot.slots),
+        "requests": len(requests),
+        "matches": len(result.matches),
+        "secs": secs,
+        "cpu": cpu,
+        "phases": (s.duration_phase1, s.duration_phase2, s.duration_phase3, s.duration_phase4),
+        "classes": s.slot_classes,
+    }
+
+
+def report(r: dict) -> None:
+    p = r["phases"]
+    print(
+        f"slots {r['slots']:,}  requests {r['requests']:,}  matches {r['matches']:,}  "
+        f"classes {r['classes']:,}  cycle {r['secs']:.3f} s (cpu {r['cpu']:.3f} s)  "
+        f"{r['matches'] / r['secs']:,.0f} matches/s"
+    )
+    print(
+        f"  phase 1 {p[0]:.3f} s  phase 2 {p[1]:.3f} s  phase 3 {p[2]:.3f} s  "
+        f"phase 4 {p[3]:.3f} s  peak memory {peak_mib():,.0f} MiB"
+    )
+
+
+def peak_mib() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    ap.add_argument("--machines", type=int, default=625)
-    ap.add_argument("--jobs-per-schedd", type=int, default=6000)
-    ap.add_argument("--profile", action="store_true")
-    ap.add_argument("--pslots", choices=("policy", "whole"))
+    ap.add_argument("--slots", type=int, default=10_000)
+    ap.add_argument("--autoclusters", type=int, default=1_000)
+    ap.add_argument("--jobs", type=int, default=100_000)
     ap.add_argument("--submitters", type=int, default=200)
-    ap.add_argument("--jobs-per-submitter", type=int, default=100)
-    ns = ap.parse_args()
-    text = "NUM_CPUS = 16\nMEMORY = 65536\n"
-    if ns.pslots is None:
-        text += "NUM_SLOTS_TYPE_1 = 16\nSLOT_TYPE_1 = 1/16\n"
-    else:
-        text += "SLOT_TYPE_0_PARTITIONABLE = True\n"
-        text += "CONSUMPTION_POLICY = True\n" if ns.pslots == "policy" else ""
-    cfg = parse_config(text)
-    slots, private = [], []
-    for i in range(ns.machines):
-        m = Machine(f"node{i:05d}", cfg, "127.0.0.1:1", 0, 0.0)
-        slots += m.public_ads(0.0)
-        private += m.private_ads()
-    requests = []
-    with tempfile.TemporaryDirectory() as d:
-        for k in range(3):
-            s = Schedd(f"schedd{k}", JobQueue(os.path.join(d, f"q{k}.db")), parse_config(""), 0.0)
-            s.submit(
-                f"executable=/bin/sleep\narguments=600\nrequest_memory=1024\nqueue {ns.jobs_per_schedd}",
-                "bench.sub",
-                f"user{k}",
-                0.0,
-            )
-            reqs, _ = requests_from_ads(s.resource_requests(), f"schedd{k}", "127.0.0.1:2")
-            requests += reqs
-            s.queue.close()
-        group_text, leaves = _tree_config()
-        tree_requests = []
-        schedds = [
-            Schedd(f"gschedd{k}", JobQueue(os.path.join(d, f"g{k}.db")), parse_config(""), 0.0)
-            for k in range(4)
-        ]
-        for u in range(ns.submitters):
-            s = schedds[u % len(schedds)]
-            s.submit(
-                f"executable=/bin/sleep\narguments=600\nrequest_memory=1024\n"
-                f"accounting_group = {leaves[u % len(leaves)]}\nqueue {ns.jobs_per_submitter}",
-                "bench.sub",
-                f"user{u}",
-                0.0,
-            )
-        for s in schedds:
-            reqs, _ = requests_from_ads(s.resource_requests(), s.name, "127.0.0.1:3")
-            tree_requests += reqs
-            s.queue.close()
-    snapshot = Snapshot(slots, private)
-    prof = cProfile.Profile() if ns.profile else None
-    result, secs = _timed(snapshot, requests, parse_config(""), prof)
-    _report("3 submitters, no groups", len(slots), len(requests), result, secs)
-    result, secs = _timed(snapshot, tree_requests, parse_config(group_text), prof)
-    _report(
-        f"{ns.submitters} submitters, {len(leaves)} leaf groups in 3 levels",
-        len(slots),
-        len(tree_requests),
-        result,
-        secs,
+    ap.add_argument("--pslot-fraction", type=float, default=0.5)
+    ap.add_argument("--groups", choices=("tree", "none"), default="tree")
+    ap.add_argument(
+        "--transfer",
+        choices=("IF_NEEDED", "YES"),
+        default="IF_NEEDED",
+        help="should_transfer_files: IF_NEEDED jobs read FileSystemDomain, YES jobs do not",
     )
-    if prof:
-        pstats.Stats(prof).sort_stats("cumulative").print_stats(20)
+    ap.add_argument("--by-slot", action="store_true", help="every slot its own class")
+    ap.add_argument("--growth", action="store_true", help="1k to 100k slots")
+    ap.add_argument("--profile", action="store_true")
+    ns = ap.parse_args()
+    if not ns.growth:
+        report(run_once(ns, ns.slots, ns.autoclusters, ns.jobs))
+        return
+    print("slots x autoclusters: cycle seconds")
+    for slots in (1_000, 10_000, 100_000):
+        for acs in (10, 100, 1_000, 10_000):
+            r = run_once(ns, slots, acs, 10 * slots)
+            print(
+                f"  {slots:>7,} x {acs:>6,}: {r['secs']:7.3f} s  matches {r['matches']:>7,}  "
+                f"classes {r['classes']:>6,}"
+            )
 
 
 if __name__ == "__main__":

@@ -63,7 +63,6 @@ from ..classad import UNDEFINED, ClassAd, ClassAdSyntaxError, evaluate, matches,
 from ..classad import vector as V
 from ..classad.budget import BudgetExceeded
 from ..classad.kernel import (
-    Column,
     CompiledExpr,
     KernelStats,
     SlotTable,
@@ -71,6 +70,7 @@ from ..classad.kernel import (
     table_budget,
 )
 from ..classad.tree import AttrRef, Expr, Literal, Select
+from ..classad.unparse import unparse
 from ..config import ConfigDict, ConfigError
 from .accountant import Accountant
 from .groups import ROOT, Group, GroupConfig, GroupConfigError, GroupTree
@@ -82,11 +82,11 @@ from .preemption import (
     PRIO_PREEMPTION,
     RANK_PREEMPTION,
     Diagnosis,
-    Preemption,
     preempting_line,
     preemption_policy,
     with_submitter_attrs,
 )
+from .slotclasses import CandidateStream, ClassView, SlotClasses, referenced_attrs
 from .stats import CycleStats
 
 __all__ = [
@@ -107,6 +107,8 @@ POOL_DOMAIN = "mockpool"  # accounting names are "<owner or group>@mockpool"
 NO_RANK = -sys.float_info.max  # HTCondor: a rank that is not a number is -DBL_MAX
 RESOURCES = ("Cpus", "Memory", "Disk")
 DEFAULT_LOG_MATCH_LIMIT = 1000
+# the job attributes a request's evaluation against slots starts from
+_SHAPE = ("Requirements", "Rank", "ConcurrencyLimits")
 
 
 class NegotiatorInputError(ValueError):
@@ -202,6 +204,9 @@ class CycleConfig:
     groups: GroupConfig = field(default_factory=GroupConfig)
     # NEGOTIATOR_MAX_TIME_PER_CYCLE / _SUBMITTER / _SCHEDD / _PIESPIN, pool seconds
     max_time: tuple[int, int, int, int] = (1200, 60, 120, 120)
+    # Evaluate per slot class (.slotclasses); False: every slot its own class, the
+    # slot-by-slot cycle the class-based one must agree with.
+    slot_classes: bool = True
 
     @classmethod
     def from_config(
@@ -379,49 +384,6 @@ def _preserve_int(x: float) -> int | float:
     return int(x) if float(x).is_integer() else float(x)
 
 
-class _LiveTable(SlotTable):
-    """A SlotTable whose resource columns follow the cycle's deductions from p-slots."""
-
-    def __init__(self, ads: Sequence[ClassAd]) -> None:
-        super().__init__(ads)
-        self._live: dict[str, Column] = {}
-
-    def column(self, name: str) -> Column:
-        col = self._live.get(name.lower())
-        return col if col is not None else super().column(name)
-
-    def set_numbers(self, name: str, rows: np.ndarray, values: np.ndarray) -> None:
-        """Rows ``rows`` of attribute ``name`` now hold the literal numbers ``values``."""
-        key = name.lower()
-        base = self.column(key)
-        n, lit = self.n, base.lit
-        tags = lit.tags().copy()
-        i = np.array(np.broadcast_to(lit.i if lit.i is not None else 0, (n,)), dtype=np.int64)
-        f = np.array(np.broadcast_to(lit.f if lit.f is not None else 0.0, (n,)), dtype=np.float64)
-        s = np.array(np.broadcast_to(lit.s if lit.s is not None else 0, (n,)), dtype=np.int64)
-        o = None
-        if lit.o is not None:
-            o = np.empty(n, dtype=object)
-            if isinstance(lit.o, np.ndarray) and lit.o.ndim == 1:
-                o[:] = lit.o
-            else:
-                o.fill(lit.o)
-        integral = values == np.floor(values)
-        ri, rf = rows[integral], rows[~integral]
-        tags[ri], i[ri] = V.I, values[integral].astype(np.int64)
-        tags[rf], f[rf] = V.R, values[~integral]
-        present = base.present.copy()
-        present[rows] = True
-        exprs = []
-        for grows, e in base.exprs:
-            keep = grows[~np.isin(grows, rows)]
-            if len(keep):
-                exprs.append((keep, e))
-        vec = V.Vec(n, tags, i, f, s, o).simplify()
-        vec.src = key
-        self._live[key] = Column(key, present, vec, exprs)
-
-
 _MY = AttrRef("MY")
 
 
@@ -433,11 +395,16 @@ class _Slots:
     """The cycle's slots: one table, what is still on offer, what p-slots have left."""
 
     def __init__(
-        self, snapshot: Snapshot, cfg: CycleConfig, stats: KernelStats, now: float
+        self,
+        snapshot: Snapshot,
+        cfg: CycleConfig,
+        stats: KernelStats,
+        now: float,
+        jobs: Sequence[ClassAd] = (),
     ) -> None:
         self.now = now  # the pool time the slots' and jobs' expressions see (time(), CurrentTime)
         self.ads = list(snapshot.slots)
-        self.table = _LiveTable(self.ads)
+        self.table = SlotTable(self.ads)  # every slot, for the phase-2 masks
         self.cfg = cfg
         self.kstats = stats
         n = self.n = len(self.ads)
@@ -480,15 +447,27 @@ class _Slots:
                 self.claims[r] = _claim_ids(p, bool(self.has_cp[r]))
         has_claim = np.array([bool(c) for c in self.claims], dtype=bool) if n else np.zeros(0, bool)
         self.alive = offered & has_claim
+        self.n_alive = int(self.alive.sum())
         self.no_claim_id = int((self.unclaimed & ~has_claim).sum())
         self.remote_prio: dict[int, tuple[float, float]] = {}  # Claimed rows: (EUP, in use)
-        self.preempt = Preemption(
-            self.ads,
-            self.alive & ~self.unclaimed,
-            cfg.preemption_requirements,
-            cfg.preemption_rank,
-            stats,
+        self._deducted: set[int] = set()  # p-slots split this cycle
+        # Requests are evaluated per slot class (see .slotclasses), on a table of one
+        # representative ad per class whose p-slot rows follow the cycle's deductions.
+        # Names with a value per machine (FileSystemDomain) are left out of the key of
+        # the grouped slots; a request that reads one is evaluated slot by slot.
+        attrs = self._referenced(jobs) if cfg.slot_classes else None
+        self.classes = SlotClasses.build(
+            t,
+            self.alive,
+            self.alive & self.unclaimed & ~self.has_cp,
+            self.alive & self.has_cp,
+            attrs,
+            self.resources,
+            wide_above=max(64, int(math.sqrt(n))),
         )
+        self.view = self._view(self.classes)
+        self._fine: ClassView | None = None
+        self.weight_cache: dict[tuple[int, bytes], float] = {}
         # Resources left (p-slots change during the cycle) and slot weights.
         # Custom resources (GPUs, MACHINE_RESOURCE_<name>) are rows after Cpus/Memory/Disk;
         # a slot without one has none of it and its jobs consume none (cp_deduct_assets
@@ -506,7 +485,6 @@ class _Slots:
         self.limits = ConcurrencyLimits(
             cfg.limit_max, [self.ads[r] for r in np.flatnonzero(has_limits)]
         )
-        self._dirty: set[int] = set()
         # Expressions compiled once a cycle.
         self.pre = CompiledExpr(cfg.pre_job_rank) if cfg.pre_job_rank is not None else None
         self.post = CompiledExpr(cfg.post_job_rank) if cfg.post_job_rank is not None else None
@@ -579,19 +557,80 @@ class _Slots:
         ok = np.where(present, ok_own, ok_dflt) & (w >= 0)
         return np.where(ok, w, 1.0)
 
+    def _referenced(self, jobs: Sequence[ClassAd]) -> set[str] | None:
+        """The slot attributes this cycle's expressions can reach (None: unknowable)."""
+        cfg = self.cfg
+        roots = [
+            e
+            for e in (
+                cfg.pre_job_rank,
+                cfg.post_job_rank,
+                cfg.slot_weight,
+                cfg.preemption_requirements,
+                cfg.preemption_rank,
+            )
+            if e is not None
+        ]
+        names = ["Requirements", "Rank", "CurrentRank", "SlotWeight", "ConcurrencyLimits"]
+        names += [f"Consumption{res}" for res in self.resources]
+        return referenced_attrs(self.table, jobs, roots, names)
+
+    def _view(self, classes: SlotClasses) -> ClassView:
+        cfg = self.cfg
+        view = ClassView(
+            self.ads,
+            classes,
+            self.alive,
+            self.has_cp,
+            ~self.unclaimed,
+            (cfg.preemption_requirements, cfg.preemption_rank),
+            self.kstats,
+        )
+        view.dirty.update(self._deducted)
+        if self.remote_prio:
+            rows = np.fromiter(self.remote_prio, dtype=np.int64)
+            prio, used = (np.array(v) for v in zip(*self.remote_prio.values(), strict=True))
+            view.table.set_numbers("RemoteUserPrio", classes.of[rows], prio)
+            view.table.set_numbers("RemoteUserResourcesInUse", classes.of[rows], used)
+        return view
+
+    def fine(self) -> ClassView:
+        """Every live slot its own class: for a request that reads a wide name."""
+        if self._fine is None:
+            self._fine = self._view(
+                SlotClasses.build(self.table, self.alive, self.alive, self.alive, None, ())
+            )
+        return self._fine
+
+    def views(self) -> list[ClassView]:
+        return [self.view] if self._fine is None else [self.view, self._fine]
+
+    def kill(self, row: int) -> None:
+        """Row ``row`` is no longer a candidate this cycle."""
+        if self.alive[row]:
+            self.alive[row] = False
+            self.n_alive -= 1
+            for v in self.views():
+                v.kill(row)
+
     def add_remote_prios(self, acct: Accountant) -> None:
         """RemoteUserPrio and RemoteUserResourcesInUse on the Claimed candidates (as a
         float, as HTCondor's addRemoteUserPrios assigns it)."""
-        by_user = self.preempt.prio_inputs()
+        view = self.view
+        by_user = view.preempt.prio_inputs()  # Claimed classes: one slot each
         if not by_user:
             return
-        rows = np.fromiter((r for rs in by_user.values() for r in rs), dtype=np.int64)
-        prio = np.array([float(np.float32(acct.eup(u))) for u, rs in by_user.items() for _ in rs])
-        used = np.array([acct.resources_used(u) for u, rs in by_user.items() for _ in rs])
-        self.table.set_numbers("RemoteUserPrio", rows, prio)
-        self.table.set_numbers("RemoteUserResourcesInUse", rows, used)
+        crows = np.fromiter((c for cs in by_user.values() for c in cs), dtype=np.int64)
+        prio = np.array([float(np.float32(acct.eup(u))) for u, cs in by_user.items() for _ in cs])
+        used = np.array([acct.resources_used(u) for u, cs in by_user.items() for _ in cs])
+        view.table.set_numbers("RemoteUserPrio", crows, prio)
+        view.table.set_numbers("RemoteUserResourcesInUse", crows, used)
         self.remote_prio = dict(
-            zip(rows.tolist(), zip(prio.tolist(), used.tolist(), strict=True), strict=True)
+            zip(
+                view.reps[crows].tolist(),
+                zip(prio.tolist(), used.tolist(), strict=True),
+                strict=True,
+            )
         )
 
     def offer_with_remote_prio(self, row: int) -> ClassAd:
@@ -611,27 +650,38 @@ class _Slots:
         ad = self.current.get(row)
         return ad if ad is not None else self.ads[row]
 
-    def slot_weight(self, ad: ClassAd) -> float:
+    def slot_weight(self, ad: ClassAd, row: int, avail: np.ndarray) -> float:
+        """The SlotWeight of p-slot ``row``'s ad ``ad`` holding ``avail``; remembered per
+        base class and resources left."""
         if not self.cfg.use_slot_weights:
             return 1.0
-        e = ad.lookup("SlotWeight") or self.cfg.slot_weight
-        w = _scalar_number(evaluate(e, ad, None, now=self.now))
-        return w if w is not None and w >= 0 else 1.0
+        base = int(self.classes.base[row])
+        key = (base, avail.tobytes())
+        w = self.weight_cache.get(key) if base >= 0 else None
+        if w is None:
+            e = ad.lookup("SlotWeight") or self.cfg.slot_weight
+            v = _scalar_number(evaluate(e, ad, None, now=self.now))
+            w = v if v is not None and v >= 0 else 1.0
+            if base >= 0:
+                self.weight_cache[key] = w
+        return w
 
     def deduct(self, row: int, cons: np.ndarray) -> float:
         """Take ``cons`` from p-slot ``row``; returns the cost W(S) - W(S')."""
         before = self.ad(row)
-        w0 = self.slot_weight(before)
+        w0 = self.slot_weight(before, row, self.avail[:, row])
         self.avail[:, row] -= cons
         # A fresh copy each time: the ad offered with an earlier match must not change.
         ad = self.current[row] = before.copy()
         for k, res in enumerate(self.resources):
             if self.owns[k, row]:
                 ad[res] = _preserve_int(self.avail[k, row])
-        self._dirty.add(row)
+        self._deducted.add(row)
+        for v in self.views():
+            v.dirty.add(row)
         if not self.cfg.use_slot_weights:
             return 1.0
-        return w0 - self.slot_weight(ad)
+        return w0 - self.slot_weight(ad, row, self.avail[:, row])
 
     def match_cost(self, row: int, cons: np.ndarray | None) -> float:
         """What matching ``row`` would cost, without taking it (cp_deduct_assets' test
@@ -641,32 +691,30 @@ class _Slots:
         if not self.cfg.use_slot_weights:
             return 1.0
         before = self.ad(row)
-        after = before.copy()
-        for k, res in enumerate(self.resources):
-            if self.owns[k, row]:
-                after[res] = _preserve_int(self.avail[k, row] - cons[k])
-        return self.slot_weight(before) - self.slot_weight(after)
+        left = self.avail[:, row] - cons
+        w1 = self.weight_cache.get((int(self.classes.base[row]), left.tobytes()))
+        if w1 is None:
+            after = before.copy()
+            for k, res in enumerate(self.resources):
+                if self.owns[k, row]:
+                    after[res] = _preserve_int(left[k])
+            w1 = self.slot_weight(after, row, left)
+        return self.slot_weight(before, row, self.avail[:, row]) - w1
 
-    def flush(self) -> None:
-        """Bring the table's resource columns up to date (once per request, not per match)."""
-        if not self._dirty:
-            return
-        rows = np.fromiter(sorted(self._dirty), dtype=np.int64)
-        for k, res in enumerate(self.resources):
-            own = rows[self.owns[k, rows]]
-            if len(own):
-                self.table.set_numbers(res, own, self.avail[k, own])
-        self._dirty.clear()
+    def flush(self, view: ClassView) -> None:
+        """Bring a view's resource columns up to date (once per request, not per match)."""
+        view.sync(self.avail, self.owns, self.resources)
 
     # -- per request ------------------------------------------------------------------
-    def consumption(self, job: ClassAd, rows: np.ndarray) -> np.ndarray:
-        """(len(rows), resources) consumption of ``job`` on p-slots ``rows``; NaN where
-        invalid, 0 of a resource the slot does not list."""
-        t, n = self.table, self.n
-        out = np.full((len(rows), len(self.resources)), np.nan)
+    def consumption(self, view: ClassView, job: ClassAd, crows: np.ndarray) -> np.ndarray:
+        """(len(crows), resources) consumption of ``job`` on the p-slot classes ``crows``;
+        NaN where invalid, 0 of a resource the slot does not list."""
+        t = view.table
+        rows = view.reps[crows]
+        out = np.full((len(crows), len(self.resources)), np.nan)
         for k, (_attr, own) in enumerate(self.cons_exprs):
-            vals, ok = _numbers(own.eval(t, job, "target", stats=self.kstats, now=self.now), n)
-            out[:, k] = np.where(self.owns[k, rows], np.where(ok[rows], vals[rows], np.nan), 0.0)
+            vals, ok = _numbers(own.eval(t, job, "target", stats=self.kstats, now=self.now), t.n)
+            out[:, k] = np.where(self.owns[k, rows], np.where(ok[crows], vals[crows], np.nan), 0.0)
         return out
 
     def scalar_consumption(self, job: ClassAd, row: int) -> np.ndarray:
@@ -683,18 +731,24 @@ class _Slots:
         return out
 
     def ranks(
-        self, job: ClassAd, rows: np.ndarray, job_rank: np.ndarray, state: np.ndarray
+        self,
+        view: ClassView,
+        job: ClassAd,
+        rows: np.ndarray,
+        job_rank: np.ndarray,
+        state: np.ndarray,
     ) -> np.ndarray:
         """(len(rows), 5) of (pre-job rank, job Rank, post-job rank, preemption state,
-        PREEMPTION_RANK); the last only where preempting."""
+        PREEMPTION_RANK) for the classes ``rows``; the last only where preempting."""
         out = np.empty((len(rows), 5))
         preempting = state[rows] != NO_PREEMPTION
-        for k, ce in ((0, self.pre), (2, self.post), (4, self.preempt.rank)):
+        for k, ce in ((0, self.pre), (2, self.post), (4, view.preempt.rank)):
             if ce is None or (k == 4 and not preempting.any()):
                 out[:, k] = NO_RANK
                 continue
             vals, ok = _numbers(
-                ce.eval(self.table, job, "target", stats=self.kstats, now=self.now), self.n
+                ce.eval(view.table, job, "target", stats=self.kstats, now=self.now),
+                view.table.n,
             )
             with np.errstate(over="ignore"):
                 single = vals[rows].astype(np.float32).astype(np.float64)
@@ -858,6 +912,7 @@ class _Cycle:
         self.rejections: list[Rejection] = []
         self.diag = Diagnosis()  # why the last request's candidates fell out
         self.groups: GroupTree | None = None
+        self._reads_wide: set[tuple[str, ...]] = set()  # request shapes (_SHAPE)
 
     def say(self, text: str, t: float | None = None) -> None:
         self.log.append(LogLine(self.timer() if t is None else t, text))
@@ -883,7 +938,8 @@ class _Cycle:
 
         # Phase 2: accounting and trimming.
         self.say("Phase 2:  Performing accounting ...", t1)
-        slots = _Slots(snap, self.cfg, self.kstats, self.now)
+        slots = _Slots(snap, self.cfg, self.kstats, self.now, [r.ad for r in self.requests])
+        s.slot_classes = len(slots.view.reps)
         self.acct.update_priorities(self.now)
         usage, counts = slot_usage(slots.ads, slots.weight, slots.claimed)
         self.acct.check_matches(usage, self.now, counts)
@@ -1089,7 +1145,7 @@ class _Cycle:
             idle=lambda tn: sum(tn.left),
             acct=self.acct,
             turn=turn,
-            slots_left=lambda: bool(slots.alive.any()),
+            slots_left=lambda: slots.n_alive > 0,
             untrimmed_weight=pool_size,
             min_slot_weight=min_weight,
             group=group,
@@ -1137,28 +1193,48 @@ class _Cycle:
 
     def _candidates(
         self, req: ResourceRequest, slots: _Slots
-    ) -> tuple[np.ndarray, np.ndarray, dict[int, np.ndarray]]:
-        """Rows that match ``req`` now, best first, their rank keys, and p-slot consumption."""
-        slots.flush()
+    ) -> tuple[CandidateStream, dict[int, np.ndarray]]:
+        """The slots that match ``req`` now, best first, and each p-slot's consumption,
+        evaluated per slot class; again slot by slot if that read a wide name."""
         job = with_submitter_attrs(
             req.ad, self.acct.eup(req.submitter), self.acct.resources_used(req.submitter)
         )
+        view = slots.view
+        if not view.table.wide:
+            return self._candidates_in(view, req, job, slots)
+        # A request whose expressions read a wide name once will again: remember them.
+        shape = tuple(unparse(e) for e in map(req.ad.lookup, _SHAPE) if e is not None)
+        if shape not in self._reads_wide:
+            view.table.touched = False
+            fallbacks = self.kstats.fallbacks
+            out = self._candidates_in(view, req, job, slots)
+            if not view.table.touched and self.kstats.fallbacks == fallbacks:
+                return out
+            self._reads_wide.add(shape)
+        return self._candidates_in(slots.fine(), req, job, slots)
+
+    def _candidates_in(
+        self, view: ClassView, req: ResourceRequest, job: ClassAd, slots: _Slots
+    ) -> tuple[CandidateStream, dict[int, np.ndarray]]:
+        slots.flush(view)
         self.diag = Diagnosis()
         # one budget for everything this request evaluates against the slots
-        budget = table_budget(slots.table.n)
-        mr = match_vector(job, slots.table, now=self.now, budget=budget)
+        budget = table_budget(slots.n)
+        ct = view.table
+        mr = match_vector(job, ct, now=self.now, budget=budget)
         self.kstats.fallbacks += mr.fallbacks
-        mask = slots.alive & ~slots.has_cp & mr.matches
+        live = view.alive > 0
+        mask = live & ~view.has_cp & mr.matches
         cons_of: dict[int, np.ndarray] = {}
-        prow = np.flatnonzero(slots.alive & slots.has_cp)
-        if len(prow):
+        pcls = np.flatnonzero(live & view.has_cp)  # a p-slot is a class of its own
+        if len(pcls):
             job_cp = _with_zero_requests(job, slots.resources)
-            cons = slots.consumption(job_cp, prow)
-            fits = _sufficient(cons, slots.avail[:, prow].T)
-            prow, cons = prow[fits], cons[fits]
-            if len(prow):
+            cons = slots.consumption(view, job_cp, pcls)
+            fits = _sufficient(cons, slots.avail[:, view.reps[pcls]].T)
+            pcls, cons = pcls[fits], cons[fits]
+            if len(pcls):
                 if (cons == cons[0]).all():  # the usual case: one policy, one job shape
-                    uniq, inverse = cons[:1], np.zeros(len(prow), dtype=np.int64)
+                    uniq, inverse = cons[:1], np.zeros(len(pcls), dtype=np.int64)
                 else:
                     uniq, inverse = np.unique(cons, axis=0, return_inverse=True)
                     inverse = inverse.reshape(-1)
@@ -1167,17 +1243,22 @@ class _Cycle:
                     m = (
                         mr.matches
                         if jo is job
-                        else match_vector(jo, slots.table, now=self.now, budget=budget).matches
+                        else match_vector(jo, ct, now=self.now, budget=budget).matches
                     )
-                    sel = prow[inverse == k]
+                    sel = pcls[inverse == k]
                     mask[sel] = m[sel]
-                keep = mask[prow]
-                cons_of = {int(r): c for r, c in zip(prow[keep], cons[keep], strict=True)}
-        mask, state = slots.preempt.classify(slots.table, job, mask, req.submitter, self.diag)
-        rows = np.flatnonzero(mask)
-        keys = slots.ranks(job, rows, mr.rank, state)
-        order = np.lexsort((rows, -keys[:, 4], -keys[:, 3], -keys[:, 2], -keys[:, 1], -keys[:, 0]))
-        return rows[order], keys[order], cons_of
+                keep = mask[pcls]
+                cons_of = {
+                    int(r): c for r, c in zip(view.reps[pcls[keep]], cons[keep], strict=True)
+                }
+        mask, state = view.preempt.classify(ct, job, mask, req.submitter, self.diag)
+        crows = np.flatnonzero(mask)
+        keys = slots.ranks(view, job, crows, mr.rank, state)
+        order = np.lexsort(
+            (view.reps[crows], -keys[:, 4], -keys[:, 3], -keys[:, 2], -keys[:, 1], -keys[:, 0])
+        )
+        stream = CandidateStream(crows[order], keys[order], view, slots.alive)
+        return stream, cons_of
 
     def _match_request(
         self, req: ResourceRequest, turn: _Turn, i: int, slots: _Slots, st: _TurnUsage
@@ -1191,7 +1272,7 @@ class _Cycle:
         per_slot = cl is not None and not isinstance(cl, Literal)
         over_limits: set[str] = set()
         try:
-            rows, keys, cons_of = self._candidates(req, slots)
+            stream, cons_of = self._candidates(req, slots)
         except BudgetExceeded as exc:
             self._reject(
                 req,
@@ -1200,7 +1281,7 @@ class _Cycle:
             )
             return False, False
         heap: list[tuple] = []  # re-offered p-slots, by _heap_key
-        ptr = 0
+        self._reoffered: dict[tuple[int, bytes], tuple] = {}  # this request's, by p-slot state
         s = self.stats
         limited = math.isfinite(st.lim.limit_unclaimed) or math.isfinite(st.lim.limit)
         while turn.left[i] > 0:
@@ -1244,17 +1325,19 @@ class _Cycle:
             while True:
                 row = -1
                 use_heap = False
+                head = stream.peek()
                 if only_startd_rank:
                     # Past the limit on spin 1: only a startd that prefers the job (rank
                     # preemption); unclaimed slots and re-offered p-slots are passed over.
-                    while ptr < len(rows) and keys[ptr, 3] != RANK_PREEMPTION:
-                        ptr += 1
-                    if ptr < len(rows):
-                        row = int(rows[ptr])
-                elif ptr < len(rows):
-                    a = _heap_key(*keys[ptr], int(rows[ptr]))
+                    while head is not None and stream.key[3] != RANK_PREEMPTION:
+                        stream.skip_group()
+                        head = stream.peek()
+                    if head is not None:
+                        row = head
+                elif head is not None:
+                    a = _heap_key(*stream.key, head)
                     use_heap = bool(heap) and heap[0] < a
-                    row = a[-1] if not use_heap else heap[0][-1]
+                    row = head if not use_heap else heap[0][-1]
                 elif heap:
                     use_heap, row = True, heap[0][-1]
                 if row < 0:
@@ -1273,14 +1356,16 @@ class _Cycle:
                     return False, False
                 if use_heap:
                     heapq.heappop(heap)
+                    state = NO_PREEMPTION
                 else:
-                    ptr += 1
+                    state = stream.key[3]
+                    stream.pop()
                 if not slots.alive[row]:
                     continue
                 claims = slots.claims[row]
                 if not claims:  # cannot happen for alive rows; kept as HTCondor's guard
                     self.say(f"      {slots.names[row]} has no claim id")
-                    slots.alive[row] = False
+                    slots.kill(row)
                     continue
                 if per_slot:
                     value = req.ad.eval("ConcurrencyLimits", slots.ad(row))
@@ -1289,7 +1374,6 @@ class _Cycle:
                         self.diag.concurrency_limit += 1
                         over_limits.add(name)
                         continue
-                state = keys[ptr - 1, 3] if not use_heap else NO_PREEMPTION
                 # SubmitterLimitPermits: priority preemption against the limit, an
                 # unclaimed slot against the unclaimed limit; rank preemption always.
                 if limited and state != RANK_PREEMPTION:
@@ -1340,7 +1424,7 @@ class _Cycle:
         """A Claimed slot is about to be matched: its offer gets the inserted attributes,
         and the NegotiatorLog says who is preempted for whom."""
         offer = slots.offer_with_remote_prio(row)
-        remote = slots.preempt.remote[row] or "?"
+        remote = slots.view.preempt.remote[slots.classes.of[row]] or "?"
         prio = _scalar_number(offer.eval("RemoteUserPrio"))
         new_rank = _scalar_number(offer.eval("Rank", req.ad, now=self.now))
         old_rank = _scalar_number(offer.eval("CurrentRank"))
@@ -1384,12 +1468,12 @@ class _Cycle:
         if slots.has_cp[row]:
             cost = slots.deduct(row, cons_of[row])
             if not slots.claims[row]:
-                slots.alive[row] = False
+                slots.kill(row)
             else:
                 self._reoffer(req, slots, row, cons_of, heap)
         else:
             cost = float(slots.weight[row])
-            slots.alive[row] = False
+            slots.kill(row)
         self.matches.append(
             Match(
                 req.submitter,
@@ -1422,16 +1506,30 @@ class _Cycle:
         heap: list[tuple],
     ) -> None:
         """Put a p-slot back among this request's candidates if the next job still fits
-        (HTCondor's returnPslotToMatchList), ranked on what it has left."""
-        job = req.ad
-        cons = slots.scalar_consumption(_with_zero_requests(job, slots.resources), row)
-        if not _sufficient(cons[None, :], slots.avail[:, row][None, :])[0]:
-            return
-        if not matches(_override_requests(job, cons, slots.resources), slots.ad(row), now=self.now):
+        (HTCondor's returnPslotToMatchList), ranked on what it has left. P-slots of one
+        base class holding the same resources give the same answer: it is remembered."""
+        base = int(slots.classes.base[row])
+        key = (base, slots.avail[:, row].tobytes())
+        found = self._reoffered.get(key) if base >= 0 else None
+        if found is None:
+            found = self._reoffer_test(req.ad, slots, row)
+            if base >= 0:
+                self._reoffered[key] = found
+        cons, ranks = found
+        if cons is None:
             return
         cons_of[row] = cons
-        pre, rank, post = slots.scalar_ranks(job, row)
-        heapq.heappush(heap, _heap_key(pre, rank, post, NO_PREEMPTION, NO_RANK, row))
+        heapq.heappush(heap, _heap_key(*ranks, NO_PREEMPTION, NO_RANK, row))
+
+    def _reoffer_test(
+        self, job: ClassAd, slots: _Slots, row: int
+    ) -> tuple[np.ndarray | None, tuple[float, float, float]]:
+        cons = slots.scalar_consumption(_with_zero_requests(job, slots.resources), row)
+        if not _sufficient(cons[None, :], slots.avail[:, row][None, :])[0]:
+            return None, (0.0, 0.0, 0.0)
+        if not matches(_override_requests(job, cons, slots.resources), slots.ad(row), now=self.now):
+            return None, (0.0, 0.0, 0.0)
+        return cons, slots.scalar_ranks(job, row)
 
 
 def negotiate(

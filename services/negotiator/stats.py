@@ -72,6 +72,7 @@ class CycleStats:
     claimed_slots_skipped: int = 0  # Claimed slots trimmed (preemption off, or retiring)
     slots_without_claim_id: int = 0
     kernel_fallbacks: int = 0
+    slot_classes: int = 0  # rows the requests were evaluated on (.slotclasses)
 
     def summary(self) -> dict[str, Any]:
         """JSON-able figures for status() and events."""

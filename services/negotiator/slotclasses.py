@@ -1,0 +1,373 @@
+"""Slot classes: slots that look the same to every expression a cycle can evaluate.
+
+A cycle evaluates each request against every candidate slot (Requirements both ways, the
+job's Rank, NEGOTIATOR_PRE/POST_JOB_RANK, consumption policies, preemption policy). Two
+slots whose ads hold the same value for every attribute any of those expressions can
+reach give the same results, so the cycle evaluates one row per *class* and takes the
+class's slots in snapshot order. Which attributes can be reached is a closure: start
+from the names the cycle's own expressions use, add every name referenced by a slot's or
+a job's expression for a name already reached, until nothing new comes. Names are taken
+whatever their scope (MY, TARGET or bare), which can only split classes more.
+
+Only unclaimed slots that are matched whole are grouped. A partitionable slot with a
+consumption policy changes as it is split, and a Claimed slot carries its remote user's
+priority, so each of those is a class of its own; the p-slots still share a *base* (the
+class they would have with their resources left out), which keys the caches of their
+per-state evaluations.
+
+An expression that names attributes at run time (``eval``) or draws random numbers turns
+classes off for the cycle: every slot is then its own class, which is exactly the
+slot-by-slot cycle.
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..classad import ClassAd
+from ..classad import vector as V
+from ..classad.kernel import Column, KernelStats, SlotTable
+from ..classad.tree import AdExpr, AttrRef, Call, Expr, Literal, Select, Subscript
+from .preemption import Preemption
+
+__all__ = ["CandidateStream", "ClassTable", "ClassView", "SlotClasses", "referenced_attrs"]
+
+_SCOPES = {"my", "target", "self", "parent"}
+_DYNAMIC_CALLS = {"eval", "random"}
+
+
+class _Dynamic(Exception):
+    """An expression whose references cannot be known before it runs."""
+
+
+def _walk(expr: Expr, out: set[str]) -> None:
+    """Add every attribute name ``expr`` refers to (any scope, nested ads included)."""
+    stack = [expr]
+    while stack:
+        node = stack.pop()
+        t = type(node)
+        if t is Literal:
+            if isinstance(node.value, ClassAd):
+                stack.extend(node.value.values())
+            continue
+        if t is AttrRef:
+            name = node.name.lower()
+            if name not in _SCOPES:
+                out.add(name)
+            continue
+        if t is Select:
+            out.add(node.name.lower())
+        elif t is Call:
+            if node.name.lower() in _DYNAMIC_CALLS:
+                raise _Dynamic(node.name)
+        elif t is Subscript:
+            if not (type(node.index) is Literal and isinstance(node.index.value, int)):
+                raise _Dynamic("subscript")
+        elif t is AdExpr:
+            stack.extend(node.ad.values())
+            continue
+        stack.extend(node.children())
+
+
+def _is_literal(e: Expr) -> bool:
+    return type(e) is Literal and not isinstance(e.value, ClassAd)
+
+
+def referenced_attrs(
+    table: SlotTable, jobs: Iterable[ClassAd], roots: Iterable[Expr], names: Iterable[str]
+) -> set[str] | None:
+    """Lower-case names of every attribute the cycle's expressions can reach from
+    ``roots`` and ``names``, through the slots' and the jobs' expressions; None when an
+    expression refers to attributes only known at run time."""
+    jobs = list(jobs)
+    reached: set[str] = set()
+    frontier: set[str] = {n.lower() for n in names}
+    walked: set[int] = set()
+    try:
+        for e in roots:
+            _walk(e, frontier)
+        while frontier:
+            name = frontier.pop()
+            if name in reached:
+                continue
+            reached.add(name)
+            found: set[str] = set()
+            exprs: list[Expr] = [e for _rows, e in table.column(name).exprs]
+            for job in jobs:
+                e = job.lookup(name)
+                if e is not None and not _is_literal(e) and id(e) not in walked:
+                    walked.add(id(e))
+                    exprs.append(e)
+            for e in exprs:
+                _walk(e, found)
+            frontier |= found - reached
+    except _Dynamic:
+        return None
+    return reached
+
+
+def _codes(table: SlotTable, name: str) -> np.ndarray:
+    """An int per row, equal exactly where two rows hold the same value (or the same
+    expression text) for ``name``; -1 where it is missing."""
+    col = table.column(name)
+    _values, inverse = table.uniques(col)
+    code = inverse.astype(np.int64)
+    code[~col.present] = -1
+    for k, (rows, _e) in enumerate(col.exprs):
+        code[rows] = -2 - k
+    return code
+
+
+@dataclass
+class SlotClasses:
+    """``of[row]``: the class of each candidate row (-1 for rows that are not);
+    ``members[c]``: its rows in snapshot order; ``base[row]``: the p-slot base."""
+
+    of: np.ndarray
+    members: list[np.ndarray]
+    base: np.ndarray
+
+    @property
+    def reps(self) -> np.ndarray:
+        return np.fromiter((int(m[0]) for m in self.members), dtype=np.int64, count=len(self))
+
+    def __len__(self) -> int:
+        return len(self.members)
+
+    # names left out of the grouped rows' key (see ``build``)
+    wide: frozenset[str] = frozenset()
+
+    @classmethod
+    def build(
+        cls,
+        table: SlotTable,
+        candidates: np.ndarray,
+        groupable: np.ndarray,
+        split: np.ndarray,
+        attrs: set[str] | None,
+        resources: Sequence[str],
+        wide_above: int | None = None,
+    ) -> SlotClasses:
+        """Classes of the ``candidates`` rows: ``groupable`` rows with equal values of
+        every name in ``attrs`` share one; the others are classes of their own. The
+        ``split`` rows (p-slots that are split) get a base that leaves out
+        ``resources``. ``attrs`` None: every row is its own class.
+
+        ``wide_above``: a name with more distinct values than that among the grouped rows
+        (FileSystemDomain, one per machine) is left out of their key, and listed in
+        ``wide``; a result is then only good for a class if no wide name was read."""
+        n = table.n
+        of = np.full(n, -1, dtype=np.int64)
+        base = np.full(n, -1, dtype=np.int64)
+        rows = np.flatnonzero(candidates)
+        if attrs is None or not len(rows):
+            of[rows] = np.arange(len(rows))
+            return cls(of, [rows[k : k + 1] for k in range(len(rows))], base)
+        names = sorted(attrs)
+        key = np.empty((n, len(names) + 1), dtype=np.int64)
+        res = {r.lower() for r in resources}
+        wide: set[str] = set()
+        grouped_rows = np.flatnonzero(groupable)
+        for k, name in enumerate(names):
+            key[:, k] = _codes(table, name)
+            if name in res:  # a p-slot's base leaves its resources out, not their presence
+                key[split, k] = np.where(key[split, k] == -1, -1, -3 - 2**40)
+            if (
+                wide_above is not None
+                and len(grouped_rows) > wide_above
+                and len(np.unique(key[grouped_rows, k])) > wide_above
+            ):
+                wide.add(name)
+                key[grouped_rows, k] = 0
+        key[:, -1] = groupable.astype(np.int64) + 2 * split.astype(np.int64)
+        _u, gid = np.unique(key[rows], axis=0, return_inverse=True)
+        gid = gid.reshape(-1)
+        base[rows] = gid
+        grouped = groupable[rows]
+        # grouped rows: one class per key, in order of its first row; others: their own
+        order: dict[int, int] = {}
+        members: list[list[int]] = []
+        for r, g, gr in zip(rows.tolist(), gid.tolist(), grouped.tolist(), strict=True):
+            if gr:
+                c = order.get(g)
+                if c is None:
+                    c = order[g] = len(members)
+                    members.append([])
+                members[c].append(r)
+            else:
+                members.append([r])
+            of[r] = order[g] if gr else len(members) - 1
+        return cls(of, [np.asarray(m, dtype=np.int64) for m in members], base, frozenset(wide))
+
+
+class ClassTable(SlotTable):
+    """One representative ad per class. Its resource columns follow the cycle's
+    deductions from p-slots; reading a ``wide`` column sets ``touched``."""
+
+    def __init__(self, ads: Sequence[ClassAd], wide: frozenset[str] = frozenset()) -> None:
+        super().__init__(ads)
+        self._live: dict[str, Column] = {}
+        self.wide = wide
+        self.touched = False
+
+    def column(self, name: str) -> Column:
+        key = name.lower()
+        if key in self.wide:
+            self.touched = True
+        col = self._live.get(key)
+        return col if col is not None else super().column(name)
+
+    def set_numbers(self, name: str, rows: np.ndarray, values: np.ndarray) -> None:
+        """Rows ``rows`` of attribute ``name`` now hold the literal numbers ``values``."""
+        key = name.lower()
+        base = self.column(key)
+        n, lit = self.n, base.lit
+        tags = lit.tags().copy()
+        i = np.array(np.broadcast_to(lit.i if lit.i is not None else 0, (n,)), dtype=np.int64)
+        f = np.array(np.broadcast_to(lit.f if lit.f is not None else 0.0, (n,)), dtype=np.float64)
+        s = np.array(np.broadcast_to(lit.s if lit.s is not None else 0, (n,)), dtype=np.int64)
+        o = None
+        if lit.o is not None:
+            o = np.empty(n, dtype=object)
+            if isinstance(lit.o, np.ndarray) and lit.o.ndim == 1:
+                o[:] = lit.o
+            else:
+                o.fill(lit.o)
+        integral = values == np.floor(values)
+        ri, rf = rows[integral], rows[~integral]
+        tags[ri], i[ri] = V.I, values[integral].astype(np.int64)
+        tags[rf], f[rf] = V.R, values[~integral]
+        present = base.present.copy()
+        present[rows] = True
+        exprs = []
+        for grows, e in base.exprs:
+            keep = grows[~np.isin(grows, rows)]
+            if len(keep):
+                exprs.append((keep, e))
+        vec = V.Vec(n, tags, i, f, s, o).simplify()
+        vec.src = key
+        self._live[key] = Column(key, present, vec, exprs)
+
+
+class ClassView:
+    """The cycle's slots as classes: the class table, which classes still have live
+    rows, where each class's live rows start, and the preemption view of its Claimed
+    classes (each one slot). Changes to p-slots wait in ``dirty`` until ``sync``."""
+
+    def __init__(
+        self,
+        ads: Sequence[ClassAd],
+        classes: SlotClasses,
+        alive: np.ndarray,
+        has_cp: np.ndarray,
+        claimed: np.ndarray,
+        preemption: tuple[Expr | None, Expr | None],
+        stats: KernelStats,
+    ) -> None:
+        self.classes = classes
+        self.reps = classes.reps
+        self.table = ClassTable([ads[r] for r in self.reps], classes.wide)
+        self.has_cp = has_cp[self.reps]
+        self.alive = np.bincount(classes.of[alive], minlength=len(self.reps))
+        self.starts = np.zeros(len(self.reps), dtype=np.int64)
+        self.sizes = np.fromiter((len(m) for m in classes.members), np.int64, len(self.reps))
+        self.preempt = Preemption(self.table.ads, claimed[self.reps], *preemption, stats)
+        self.dirty: set[int] = set()
+
+    def kill(self, row: int) -> None:
+        self.alive[self.classes.of[row]] -= 1
+
+    def sync(self, avail: np.ndarray, owns: np.ndarray, resources: Sequence[str]) -> None:
+        """Bring the p-slot rows' resource columns up to date."""
+        if not self.dirty:
+            return
+        rows = np.fromiter(sorted(self.dirty), dtype=np.int64)
+        for k, res in enumerate(resources):
+            own = rows[owns[k, rows]]
+            if len(own):
+                self.table.set_numbers(res, self.classes.of[own], avail[k, own])
+        self.dirty.clear()
+
+
+class CandidateStream:
+    """A request's candidates, best first: classes in the order of their rank keys, the
+    rows of classes with equal keys merged in snapshot order, dead rows passed over.
+
+    ``peek()`` gives the next live row and its key (None when there is none); ``pop()``
+    takes it. A class's leading dead rows are skipped once for the whole cycle
+    (``starts``)."""
+
+    def __init__(
+        self,
+        classes: np.ndarray,
+        keys: np.ndarray,
+        view: ClassView,
+        alive: np.ndarray,
+    ) -> None:
+        self._view = view
+        self._alive = alive
+        self._classes = classes
+        self._keys = keys
+        if len(classes) > 1:
+            cut = np.flatnonzero((keys[1:] != keys[:-1]).any(axis=1)) + 1
+            self._bounds = np.concatenate(([0], cut, [len(classes)])).tolist()
+        else:
+            self._bounds = [0, len(classes)] if len(classes) else [0]
+        self._g = 0
+        self._rows: Iterator[int] | None = None
+        self._head: int | None = None
+        self.key: tuple | None = None  # the head's (pre, rank, post, state, prank)
+
+    def _class_rows(self, c: int) -> Iterator[int]:
+        m, alive, starts = self._view.classes.members[c], self._alive, self._view.starts
+        s = int(starts[c])
+        while s < len(m) and not alive[m[s]]:
+            s += 1
+        starts[c] = s
+        return iter(m[s:].tolist())
+
+    def _open(self) -> bool:
+        if self._g + 1 >= len(self._bounds):
+            return False
+        a, b = self._bounds[self._g], self._bounds[self._g + 1]
+        self._g += 1
+        self.key = tuple(self._keys[a].tolist())
+        cs = self._classes[a:b]
+        if len(cs) == 1:
+            self._rows = self._class_rows(int(cs[0]))
+            return True
+        # classes of one slot (p-slots, Claimed slots) in one sorted array, merged with
+        # the rows of the larger classes
+        size = self._view.sizes[cs]
+        singles = self._view.reps[cs[size == 1]]
+        singles = np.sort(singles[self._alive[singles]])
+        parts = [iter(singles.tolist())] + [self._class_rows(int(c)) for c in cs[size > 1]]
+        self._rows = parts[0] if len(parts) == 1 else heapq.merge(*parts)
+        return True
+
+    def peek(self) -> int | None:
+        while self._head is None:
+            if self._rows is None and not self._open():
+                return None
+            for r in self._rows:  # type: ignore[union-attr]
+                if self._alive[r]:
+                    self._head = r
+                    break
+            else:
+                self._rows = None
+        return self._head
+
+    def pop(self) -> int:
+        r = self.peek()
+        assert r is not None
+        self._head = None
+        return r
+
+    def skip_group(self) -> None:
+        """Pass over the rest of the current key's rows."""
+        self._head = None
+        self._rows = None

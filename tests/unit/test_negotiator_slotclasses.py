@@ -1,0 +1,235 @@
+"""Slot classes: the class-based cycle makes exactly the matches of the slot-by-slot one.
+
+The differential test draws random pools (static and partitionable slots, Claimed slots,
+several machine shapes, START and Rank expressions that read the job, a FileSystemDomain
+per machine or shared) and random requests, runs the cycle with classes and with every
+slot its own class (``CycleConfig.slot_classes = False``), and compares the matches in
+order, the rejections and the whole NegotiatorLog.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import random
+
+import numpy as np
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from mockpool.classad import ClassAd, parse_expr
+from mockpool.classad.kernel import SlotTable
+from mockpool.config import parse_config
+from mockpool.negotiator import Accountant, ResourceRequest, Snapshot, negotiate
+from mockpool.negotiator.cycle import CycleConfig
+from mockpool.negotiator.slotclasses import SlotClasses, referenced_attrs
+
+STARTD = "10.0.0.1:9618"
+SCHEDD = "10.0.0.2:9618"
+
+STARTS = [
+    "True",
+    'TARGET.RequestMemory <= MY.Memory / 2 || TARGET.Owner == "bob"',
+    "TARGET.JobPrio >= 0",
+]
+SLOT_RANKS = ["0", "TARGET.JobPrio", 'TARGET.Owner == "alice"']
+JOB_REQUIREMENTS = [
+    '(TARGET.Arch == "X86_64") && (TARGET.Memory >= RequestMemory) && '
+    "((TARGET.FileSystemDomain == MY.FileSystemDomain) || (TARGET.HasFileTransfer))",
+    "TARGET.HasFileTransfer && TARGET.Memory >= RequestMemory && TARGET.Cpus >= RequestCpus",
+    "(TARGET.Memory >= RequestMemory) && (TARGET.FileSystemDomain == MY.FileSystemDomain)",
+    'TARGET.Arch == "X86_64" && TARGET.Disk >= RequestDisk',
+]
+JOB_RANKS = [None, "TARGET.Memory", "-TARGET.SlotID", "TARGET.Cpus"]
+CONFIGS = [
+    "",
+    "NEGOTIATOR_PRE_JOB_RANK = MY.Memory\nNEGOTIATOR_POST_JOB_RANK = 0",
+    "NEGOTIATOR_CONSIDER_PREEMPTION = False",
+    "PREEMPTION_REQUIREMENTS = False",
+]
+CP = {
+    "ConsumptionCpus": "quantize(target.RequestCpus,{1})",
+    "ConsumptionMemory": "quantize(target.RequestMemory,{128})",
+    "ConsumptionDisk": "quantize(target.RequestDisk,{1024})",
+}
+
+
+def _slot(rng: random.Random, machine: int, slot_id: int, fsd: str, **kw: object) -> ClassAd:
+    ad = ClassAd()
+    name = f"slot{slot_id}@m{machine:03d}"
+    ad["MyType"] = "Machine"
+    ad["Name"] = name
+    ad["Machine"] = f"m{machine:03d}"
+    ad["SlotID"] = slot_id
+    ad["State"] = "Unclaimed"
+    ad["Activity"] = "Idle"
+    ad["PartitionableSlot"] = False
+    ad["Arch"] = "X86_64" if rng.random() < 0.9 else "aarch64"
+    ad["OpSys"] = "LINUX"
+    ad["HasFileTransfer"] = rng.random() < 0.9
+    ad["FileSystemDomain"] = fsd
+    ad["Disk"] = 1_000_000
+    ad["Start"] = parse_expr(rng.choice(STARTS))
+    ad["Requirements"] = parse_expr("START")
+    ad["Rank"] = parse_expr(rng.choice(SLOT_RANKS))
+    ad["SlotWeight"] = parse_expr("Cpus")
+    ad["MyAddress"] = f"<{STARTD}>"
+    for k, v in kw.items():
+        ad[k] = parse_expr(v) if k.startswith("Consumption") else v
+    return ad
+
+
+def random_pool(rng: random.Random, machines: int) -> Snapshot:
+    slots, privates = [], []
+    shared = rng.random() < 0.3  # one FileSystemDomain for every machine
+    for m in range(machines):
+        fsd = "shared.fs" if shared else f"m{m:03d}.fs"
+        if rng.random() < 0.25:  # a partitionable slot with a consumption policy
+            ad = _slot(
+                rng,
+                m,
+                1,
+                fsd,
+                Cpus=rng.choice([4, 8, 16]),
+                Memory=rng.choice([8192, 16384]),
+                PartitionableSlot=True,
+                MachineResources="Cpus Memory Disk Swap",
+                **CP,
+            )
+            ids = [f"<{STARTD}>#1#{m}#p{k}" for k in range(rng.choice([4, 8, 32]))]
+            p = ClassAd(Name=ad.eval("Name"), Capability=ids[0], ClaimIdList=ids)
+            slots.append(ad)
+            privates.append(p)
+            continue
+        memory = rng.choice([1024, 2048, 4096])
+        for k in range(1, rng.choice([1, 2, 4]) + 1):
+            ad = _slot(rng, m, k, fsd, Cpus=rng.choice([1, 1, 2]), Memory=memory)
+            if rng.random() < 0.15:
+                who = rng.choice(["alice", "bob", "dave"])
+                ad["State"] = "Claimed"
+                ad["Activity"] = "Busy"
+                ad["RemoteUser"] = f"{who}@mockpool"
+                ad["RemoteOwner"] = f"{who}@mockpool"
+                ad["AccountingGroup"] = f"{who}@mockpool"
+                ad["CurrentRank"] = 0.0
+            slots.append(ad)
+            privates.append(ClassAd(Name=ad.eval("Name"), Capability=f"<{STARTD}>#1#{m}#s{k}"))
+    return Snapshot(slots, privates)
+
+
+def random_requests(rng: random.Random, n: int) -> list[ResourceRequest]:
+    out = []
+    for ac in range(1, n + 1):
+        who = rng.choice(["alice", "bob", "carol"])
+        ad = ClassAd()
+        ad["ClusterId"] = ac
+        ad["ProcId"] = 0
+        ad["Owner"] = who
+        ad["JobPrio"] = rng.choice([-1, 0, 5])
+        ad["RequestCpus"] = rng.choice([1, 1, 2])
+        ad["RequestMemory"] = rng.choice([512, 1000, 2048, 3000])
+        ad["RequestDisk"] = 1000
+        ad["FileSystemDomain"] = rng.choice(["m001.fs", "shared.fs", "submit.fs"])
+        ad["Requirements"] = parse_expr(rng.choice(JOB_REQUIREMENTS))
+        rank = rng.choice(JOB_RANKS)
+        if rank is not None:
+            ad["Rank"] = parse_expr(rank)
+        ad["AutoClusterId"] = ac
+        ad["Submitter"] = f"{who}@mockpool"
+        ad["ResourceRequestCount"] = rng.choice([1, 3, 8, 20])
+        out.append(ResourceRequest.from_ad(ad, "schedd1", SCHEDD))
+    return out
+
+
+def outcome(result) -> tuple:  # type: ignore[no-untyped-def]
+    return (
+        [(m.submitter, m.job_id, m.slot_name, m.claim_id, m.cost) for m in result.matches],
+        [(r.autocluster_id, r.reason) for r in result.rejections],
+        [line.text for line in result.log],
+    )
+
+
+def both_ways(snapshot: Snapshot, requests: list[ResourceRequest], text: str):  # type: ignore[no-untyped-def]
+    cfg = CycleConfig.from_config(parse_config(text, "test"))
+    acct = Accountant()
+    by_class = negotiate(snapshot, requests, acct, cfg, 100.0)
+    by_slot = negotiate(
+        snapshot, requests, acct, dataclasses.replace(cfg, slot_classes=False), 100.0
+    )
+    return by_class, by_slot
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    seed=st.integers(0, 2**32 - 1),
+    machines=st.sampled_from([6, 30, 120]),
+    config=st.sampled_from(CONFIGS),
+)
+def test_class_based_cycle_makes_the_matches_of_the_slot_by_slot_cycle(
+    seed: int, machines: int, config: str
+) -> None:
+    rng = random.Random(seed)
+    snapshot = random_pool(rng, machines)
+    requests = random_requests(rng, rng.choice([3, 12, 30]))
+    by_class, by_slot = both_ways(snapshot, requests, config)
+    assert outcome(by_class) == outcome(by_slot)
+    assert by_slot.stats.slot_classes == by_slot.stats.candidate_slots
+
+
+def test_alike_slots_form_one_class_and_a_wide_name_is_left_out_of_the_key() -> None:
+    """100 one-slot machines alike but for FileSystemDomain (one each, so wide) and
+    SlotID (two values): two classes; FileSystemDomain is listed as wide."""
+    rng = random.Random(7)
+    ads = []
+    for m in range(100):
+        ad = _slot(rng, m, 1 + m % 2, f"m{m}.fs", Cpus=1, Memory=1024)
+        ad["Arch"] = "X86_64"
+        ad["HasFileTransfer"] = True
+        ad["Start"] = parse_expr("True")
+        ad["Rank"] = parse_expr("0")
+        ads.append(ad)
+    table = SlotTable(ads)
+    job = ClassAd(Requirements=parse_expr(JOB_REQUIREMENTS[0]), RequestMemory=1)
+    post = parse_expr("SlotID")
+    attrs = referenced_attrs(table, [job], [post], ["Requirements", "Rank"])
+    assert attrs is not None and {"filesystemdomain", "slotid", "memory"} <= attrs
+    every = np.ones(100, dtype=bool)
+    none = np.zeros(100, dtype=bool)
+    classes = SlotClasses.build(table, every, every, none, attrs, (), wide_above=64)
+    assert classes.wide == {"filesystemdomain"}
+    assert len(classes) == 2
+    assert classes.members[0].tolist() == list(range(0, 100, 2))
+
+
+def test_eval_in_an_expression_turns_classes_off() -> None:
+    ads = [ClassAd(Start=parse_expr('eval("Memory > 1")'), Memory=m) for m in (1, 2)]
+    table = SlotTable(ads)
+    assert referenced_attrs(table, [], [], ["Start"]) is None
+
+
+def test_a_request_that_reads_a_wide_name_gets_the_slot_by_slot_answer() -> None:
+    """A job that must run where its files are (FileSystemDomain == its own) finds the
+    one machine of 100 in its domain, although FileSystemDomain is not in the class key."""
+    rng = random.Random(3)
+    slots, privates = [], []
+    for m in range(100):
+        ad = _slot(rng, m, 1, f"m{m:03d}.fs", Cpus=1, Memory=1024)
+        ad["Arch"] = "X86_64"
+        ad["Start"] = parse_expr("True")
+        slots.append(ad)
+        privates.append(ClassAd(Name=ad.eval("Name"), Capability=f"<{STARTD}>#1#{m}#s"))
+    job = ClassAd(
+        ClusterId=1,
+        ProcId=0,
+        RequestMemory=100,
+        RequestDisk=1,
+        FileSystemDomain="m042.fs",
+        Requirements=parse_expr(JOB_REQUIREMENTS[2]),
+        AutoClusterId=1,
+        Submitter="alice@mockpool",
+        ResourceRequestCount=2,
+    )
+    req = ResourceRequest.from_ad(job, "schedd1", SCHEDD)
+    by_class, by_slot = both_ways(Snapshot(slots, privates), [req], "")
+    assert [m.slot_name for m in by_class.matches] == ["slot1@m042"]
+    assert outcome(by_class) == outcome(by_slot)
+    assert by_class.stats.slot_classes < 100
