@@ -913,6 +913,8 @@ class _Cycle:
         self.diag = Diagnosis()  # why the last request's candidates fell out
         self.groups: GroupTree | None = None
         self._reads_wide: set[tuple[str, ...]] = set()  # request shapes (_SHAPE)
+        # the current request's re-offer tests, by p-slot base and resources left
+        self._reoffered: dict[tuple[int, bytes], tuple] = {}
 
     def say(self, text: str, t: float | None = None) -> None:
         self.log.append(LogLine(self.timer() if t is None else t, text))
@@ -1208,6 +1210,7 @@ class _Cycle:
             view.table.touched = False
             fallbacks = self.kstats.fallbacks
             out = self._candidates_in(view, req, job, slots)
+            # a scalar fallback reads the representative's ad unwatched: not trusted either
             if not view.table.touched and self.kstats.fallbacks == fallbacks:
                 return out
             self._reads_wide.add(shape)
@@ -1281,7 +1284,7 @@ class _Cycle:
             )
             return False, False
         heap: list[tuple] = []  # re-offered p-slots, by _heap_key
-        self._reoffered: dict[tuple[int, bytes], tuple] = {}  # this request's, by p-slot state
+        self._reoffered.clear()  # the re-offer tests are this request's
         s = self.stats
         limited = math.isfinite(st.lim.limit_unclaimed) or math.isfinite(st.lim.limit)
         while turn.left[i] > 0:

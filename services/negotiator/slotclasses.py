@@ -31,46 +31,11 @@ import numpy as np
 from ..classad import ClassAd
 from ..classad import vector as V
 from ..classad.kernel import Column, KernelStats, SlotTable
-from ..classad.tree import AdExpr, AttrRef, Call, Expr, Literal, Select, Subscript
+from ..classad.refs import DynamicReference, every_name
+from ..classad.tree import Expr, Literal
 from .preemption import Preemption
 
 __all__ = ["CandidateStream", "ClassTable", "ClassView", "SlotClasses", "referenced_attrs"]
-
-_SCOPES = {"my", "target", "self", "parent"}
-_DYNAMIC_CALLS = {"eval", "random"}
-
-
-class _Dynamic(Exception):
-    """An expression whose references cannot be known before it runs."""
-
-
-def _walk(expr: Expr, out: set[str]) -> None:
-    """Add every attribute name ``expr`` refers to (any scope, nested ads included)."""
-    stack = [expr]
-    while stack:
-        node = stack.pop()
-        t = type(node)
-        if t is Literal:
-            if isinstance(node.value, ClassAd):
-                stack.extend(node.value.values())
-            continue
-        if t is AttrRef:
-            name = node.name.lower()
-            if name not in _SCOPES:
-                out.add(name)
-            continue
-        if t is Select:
-            out.add(node.name.lower())
-        elif t is Call:
-            if node.name.lower() in _DYNAMIC_CALLS:
-                raise _Dynamic(node.name)
-        elif t is Subscript:
-            if not (type(node.index) is Literal and isinstance(node.index.value, int)):
-                raise _Dynamic("subscript")
-        elif t is AdExpr:
-            stack.extend(node.ad.values())
-            continue
-        stack.extend(node.children())
 
 
 def _is_literal(e: Expr) -> bool:
@@ -89,7 +54,7 @@ def referenced_attrs(
     walked: set[int] = set()
     try:
         for e in roots:
-            _walk(e, frontier)
+            every_name(e, frontier)
         while frontier:
             name = frontier.pop()
             if name in reached:
@@ -103,9 +68,9 @@ def referenced_attrs(
                     walked.add(id(e))
                     exprs.append(e)
             for e in exprs:
-                _walk(e, found)
+                every_name(e, found)
             frontier |= found - reached
-    except _Dynamic:
+    except DynamicReference:
         return None
     return reached
 
@@ -130,6 +95,7 @@ class SlotClasses:
     of: np.ndarray
     members: list[np.ndarray]
     base: np.ndarray
+    wide: frozenset[str] = frozenset()  # names left out of the grouped rows' key (build)
 
     @property
     def reps(self) -> np.ndarray:
@@ -137,9 +103,6 @@ class SlotClasses:
 
     def __len__(self) -> int:
         return len(self.members)
-
-    # names left out of the grouped rows' key (see ``build``)
-    wide: frozenset[str] = frozenset()
 
     @classmethod
     def build(
@@ -187,21 +150,20 @@ class SlotClasses:
         _u, gid = np.unique(key[rows], axis=0, return_inverse=True)
         gid = gid.reshape(-1)
         base[rows] = gid
-        grouped = groupable[rows]
-        # grouped rows: one class per key, in order of its first row; others: their own
-        order: dict[int, int] = {}
-        members: list[list[int]] = []
-        for r, g, gr in zip(rows.tolist(), gid.tolist(), grouped.tolist(), strict=True):
-            if gr:
-                c = order.get(g)
-                if c is None:
-                    c = order[g] = len(members)
-                    members.append([])
-                members[c].append(r)
-            else:
-                members.append([r])
-            of[r] = order[g] if gr else len(members) - 1
-        return cls(of, [np.asarray(m, dtype=np.int64) for m in members], base, frozenset(wide))
+        # grouped rows: one class per key (np.unique orders them, which the cycle does
+        # not depend on); the other rows: a class each
+        in_group = groupable[rows]
+        grouped = rows[in_group]
+        keys, inverse = np.unique(gid[in_group], return_inverse=True)
+        inverse = inverse.reshape(-1)
+        by_class = grouped[np.argsort(inverse, kind="stable")]
+        sizes = np.bincount(inverse, minlength=len(keys))
+        members = np.split(by_class, np.cumsum(sizes)[:-1]) if len(keys) else []
+        singles = rows[~in_group]
+        members += [singles[k : k + 1] for k in range(len(singles))]
+        of[by_class] = np.repeat(np.arange(len(keys)), sizes)
+        of[singles] = np.arange(len(keys), len(members))
+        return cls(of, members, base, frozenset(wide))
 
 
 class ClassTable(SlotTable):
@@ -293,6 +255,13 @@ class ClassView:
         self.dirty.clear()
 
 
+def _rows_from(m: np.ndarray, s: int, chunk: int = 256) -> Iterator[int]:
+    """The rows of ``m`` from ``s`` on, converted a chunk at a time: a request usually
+    takes a few rows of a large class."""
+    for a in range(s, len(m), chunk):
+        yield from m[a : a + chunk].tolist()
+
+
 class CandidateStream:
     """A request's candidates, best first: classes in the order of their rank keys, the
     rows of classes with equal keys merged in snapshot order, dead rows passed over.
@@ -328,7 +297,7 @@ class CandidateStream:
         while s < len(m) and not alive[m[s]]:
             s += 1
         starts[c] = s
-        return iter(m[s:].tolist())
+        return _rows_from(m, s)
 
     def _open(self) -> bool:
         if self._g + 1 >= len(self._bounds):
