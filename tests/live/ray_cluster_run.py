@@ -131,6 +131,8 @@ def _examples_on(address: str, folder: Path) -> dict[str, object]:
         address,
         "--out",
         str(out),
+        "--duration",
+        "600",
         home=folder / "home",
     )
     found["run_rc"] = run.returncode

@@ -92,7 +92,7 @@ def test_crashed_schedd_restarted_within_the_lease_finishes_every_job_once(
     ray_session: None,
 ) -> None:
     # a 600 s lease (15 real seconds): room for a new actor to start on a busy machine
-    with Pool(parse_spec(spec(jobs=4, machines=2, lease=600, length=2000), "<test>")) as pool:
+    with Pool(parse_spec(spec(jobs=4, machines=2, lease=600, length=1000), "<test>")) as pool:
         assert pool.wait(lambda: len(pool.jobs("JobStatus == 2")) == 4, timeout=WAIT)
         started = {f"1.{j.eval('ProcId')}": j.eval("RemoteHost") for j in pool.jobs()}
         pool.crash("schedd1")

@@ -107,7 +107,10 @@ def test_mixed_example_run_passes_the_checker(
 ) -> None:
     from mockpool.cli.main import main
 
-    assert main(["run", str(EXAMPLES / "mixed.toml"), "--out", str(tmp_path)]) == 0
+    assert (
+        main(["run", str(EXAMPLES / "mixed.toml"), "--out", str(tmp_path), "--duration", "600"])
+        == 0
+    )
     printed = capsys.readouterr().out
     summary = json.loads((tmp_path / "summary.json").read_text())
     assert summary["matches"] > 0 and summary["jobs"]["Completed"] > 0

@@ -153,5 +153,5 @@ def test_two_submitters_with_hold_and_release(ray_session: None) -> None:
 
 def test_mixed_example(ray_session: None) -> None:
     spec = load_spec(EXAMPLES / "mixed.toml")
-    spec.time_scale = 20  # 740 claims at once must not lag a live start by a cycle
+    spec.time_scale = 60
     _compare(spec, until=3600, exact=False)
