@@ -120,18 +120,25 @@ class ConfigDict(Mapping[str, str]):
         self._env = env
         self.subsystem: str | None = None
         self.warnings: list[str] = []
+        # Values are read far more often than knobs are set (a daemon reads its knobs
+        # on every timer): each view memoizes ``_value`` per name, valid while the
+        # generation of the knobs it shares is unchanged (``set`` bumps it).
+        self._generation = [0]
+        self._memo: dict[str, tuple[int, tuple[Knob, str] | None]] = {}
 
     # --- views and copies -------------------------------------------------------------
 
     def _view(self) -> ConfigDict:
         view = object.__new__(ConfigDict)
         view.__dict__.update(self.__dict__)
+        view._memo = {}
         return view
 
     def copy(self) -> ConfigDict:
         """An independent copy (later ``set`` calls do not affect each other)."""
         other = self._view()
         other._knobs = dict(self._knobs)
+        other._generation = [0]
         other.warnings = list(self.warnings)
         return other
 
@@ -175,6 +182,7 @@ class ConfigDict(Mapping[str, str]):
             raise ConfigError(f"{where}: {name} = {raw}: {e}") from None
         knob = Knob(name, raw, source, line)
         self._knobs[key] = knob  # a redefinition keeps the knob's place in the order
+        self._generation[0] += 1
         return knob
 
     def update(self, values: Mapping[str, object], source: str = "<set>") -> None:
@@ -263,10 +271,17 @@ class ConfigDict(Mapping[str, str]):
         """The first non-empty value of knob, predefined macro, default (HTCondor treats
         an empty value as unset)."""
         key = name.lower()
+        generation = self._generation[0]
+        memo = self._memo.get(key)
+        if memo is not None and memo[0] == generation:
+            return memo[1]
+        found = None
         for k in (self.knob(name), self._predefined.get(key), self._defaults.get(key)):
             if k is not None and (text := self._expanded(k).strip()):
-                return k, text
-        return None
+                found = k, text
+                break
+        self._memo[key] = (generation, found)
+        return found
 
     def _typed(self, name: str, default: Any, parse: Callable[[str], T], what: str) -> T:
         found = self._value(name)

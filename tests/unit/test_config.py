@@ -709,3 +709,20 @@ class TestRobustness:
             slot_types(c, 8, 16000, 100000)
         except ConfigError:
             pass
+
+
+def test_a_value_read_before_a_knob_changes_is_read_again_after() -> None:
+    # values are memoized per view; any set on the shared knobs must be seen by every view
+    cfg = ConfigDict()
+    view = cfg.for_subsystem("SCHEDD")
+    assert cfg.get_int("ALIVE_INTERVAL") == 300 and view.get_int("ALIVE_INTERVAL") == 300
+    cfg.set("BASE", "10")
+    cfg.set("ALIVE_INTERVAL", "$(BASE) * 2")
+    assert cfg.get_int("ALIVE_INTERVAL") == 20 and view.get_int("ALIVE_INTERVAL") == 20
+    cfg.set("BASE", "30")  # a knob the value is expanded from
+    assert cfg.get_int("ALIVE_INTERVAL") == 60
+    cfg.set("SCHEDD.ALIVE_INTERVAL", "45")
+    assert view.get_int("ALIVE_INTERVAL") == 45 and cfg.get_int("ALIVE_INTERVAL") == 60
+    copy = cfg.copy()
+    copy.set("ALIVE_INTERVAL", "7")
+    assert copy.get_int("ALIVE_INTERVAL") == 7 and cfg.get_int("ALIVE_INTERVAL") == 60
