@@ -30,6 +30,7 @@ from .evaluate import EvalContext
 from .evaluate import evaluate as scalar_evaluate
 from .functions import call as scalar_call
 from .parser import parse_expr
+from .refs import DynamicReference, every_name
 from .tree import (
     AdExpr,
     AttrRef,
@@ -131,11 +132,16 @@ def _value_keys(v: Vec) -> tuple[np.ndarray, np.ndarray]:
 class SlotTable:
     """Slot ads as columns, built lazily per attribute and cached."""
 
-    def __init__(self, ads: Sequence[ClassAd]) -> None:
+    def __init__(self, ads: Sequence[ClassAd], watch: frozenset[str] = frozenset()) -> None:
         self.ads = list(ads)
         self.n = len(self.ads)
         self.pool = V.StringPool()
         self._cols: dict[str, Column] = {}
+        # Lower-case names whose reading sets ``touched``: a caller that holds rows for
+        # many ads (slot classes) learns whether an evaluation read a name that differs
+        # among the ads a row stands for.
+        self.watch = watch
+        self.touched = False
 
     @classmethod
     def from_ads(cls, ads: Sequence[ClassAd]) -> SlotTable:
@@ -146,6 +152,8 @@ class SlotTable:
 
     def column(self, name: str) -> Column:
         key = name.lower()
+        if key in self.watch:
+            self.touched = True
         col = self._cols.get(key)
         if col is None:
             col = self._build(key)
@@ -660,6 +668,9 @@ class MatchResult:
     rank: np.ndarray  # float64 per slot: the job's Rank (0.0 where not a number)
     fallbacks: int
     stats: KernelStats
+    # rows whose job Requirements may differ among the ads they stand for (match_vector's
+    # ``varies``); None when not asked
+    unknown: np.ndarray | None = None
 
 
 # MY.: an ad without its own Requirements does not borrow the other ad's (as matches()).
@@ -678,21 +689,39 @@ def match_vector(
     *,
     now: float | None = None,
     budget: Budget | None = None,
+    varies: Varying | None = None,
 ) -> MatchResult:
     """The symmetric match of one job against every slot, and the job's Rank of each.
 
     With `budget`, raises BudgetExceeded past it; without, the default one
-    (:func:`table_budget`) and, past it, no slot matches."""
+    (:func:`table_budget`) and, past it, no slot matches.
+
+    ``varies``: rows of a table whose rows each stand for several ads that differ in the
+    table's watched names (see :func:`_kleene`, whose preconditions the caller has
+    checked); the job's Requirements are then evaluated in three-valued logic and the
+    result's ``unknown`` holds the rows where they may differ among the ads."""
     tbl = slots if isinstance(slots, SlotTable) else SlotTable.from_ads(slots)
     if budget is None:
         try:
-            return match_vector(job, tbl, now=now, budget=table_budget(tbl.n))
+            return match_vector(job, tbl, now=now, budget=table_budget(tbl.n), varies=varies)
         except BudgetExceeded:
             stats = KernelStats()
             return MatchResult(np.zeros(tbl.n, dtype=bool), np.zeros(tbl.n), 0, stats)
     stats = KernelStats()
     ev = _Evaluator(tbl, job, stats, now, budget)
-    job_req = V.truth(ev.top(_JOB_REQ, CONST)).is_true()
+    unknown = None
+    req = job.lookup("Requirements") if varies is not None else None
+    if req is not None:
+        assert varies is not None
+        touched = tbl.touched
+        ev.active.add((CONST, "requirements"))  # a reference back to it is UNDEFINED
+        val, unknown = _kleene(ev, req, varies)
+        ev.active.discard((CONST, "requirements"))
+        tbl.touched = touched  # what it read of the watched names is in ``unknown``
+        stats.vector_evals += 1
+        job_req = V.truth(val).is_true()
+    else:
+        job_req = V.truth(ev.top(_JOB_REQ, CONST)).is_true()
     mask = job_req
     if mask.any():
         # the slots' own Requirements, with the job as TARGET; only where the job matched
@@ -705,7 +734,82 @@ def match_vector(
     if job.lookup("Rank") is not None:
         rv = ev.top(_RANK, CONST)
         rank = _as_float(rv, tbl.n)
-    return MatchResult(mask, rank, stats.fallbacks, stats)
+    return MatchResult(mask, rank, stats.fallbacks, stats, unknown)
+
+
+@dataclass
+class Varying:
+    """Rows that each stand for several ads which differ in the table's watched names
+    (``rows``), and the names whose values may follow them (``names``, the watched ones
+    and those whose expressions reach one)."""
+
+    rows: np.ndarray
+    names: frozenset[str]
+    _reads: dict[int, tuple[Expr, bool]] = field(default_factory=dict)
+
+    def reads(self, node: Expr) -> bool:
+        """Whether ``node`` names one of ``names`` (memoized: a request's tree is walked
+        once a cycle)."""
+        hit = self._reads.get(id(node))
+        if hit is None or hit[0] is not node:
+            found: set[str] = set()
+            try:
+                every_name(node, found)
+                hit = (node, not found.isdisjoint(self.names))
+            except DynamicReference:
+                hit = (node, True)
+            self._reads[id(node)] = hit
+        return hit[1]
+
+
+def _kleene(ev: _Evaluator, node: Expr, varies: Varying) -> tuple[Vec, np.ndarray]:
+    """A job's Requirements over rows that each stand for several slots, which agree on
+    every name but the table's watched ones, and on those agree in type: the value of
+    each row (of its first slot) and where it may differ among the row's slots.
+
+    The caller has checked (``slotclasses.kleene_safe``) that the expression is ``&&``,
+    ``||`` and ``!`` over leaves whose watched reads pass only through operators whose
+    result type follows from their operands' types. A leaf that read a watched name then
+    has the same type on all of a row's slots; where that type is a boolean or a number
+    (``varies``), its truth may differ, else its value is the same. The logic is
+    ClassAd's three-valued one: ``x || true`` is true whatever boolean ``x`` is, and
+    ``x && false`` false, which is how condor_submit's
+    ``(TARGET.FileSystemDomain == MY.FileSystemDomain) || (TARGET.HasFileTransfer)``
+    is decided per class while FileSystemDomain differs per machine."""
+    if not varies.reads(node):  # nothing in it can differ: the plain evaluator
+        return ev.guarded(node, CONST, None), np.zeros(ev.t.n, dtype=bool)
+    t = type(node)
+    if t is Paren:
+        return _kleene(ev, node.inner, varies)
+    if t is Unary and node.op == "!":
+        v, u = _kleene(ev, node.operand, varies)
+        return V.unary("!", v), u
+    if t is Binary and node.op in _LOGIC:
+        lv, lu = _kleene(ev, node.left, varies)
+        if lv.uniform and not lu.any():  # as the plain evaluator, skip a decided right
+            if lv.tag == E:
+                return lv, lu
+            tv = V.truth(lv)
+            if V.is_const(tv) and tv.tag == B and bool(tv.i) == (node.op == "||"):
+                return tv, lu
+        rv, ru = _kleene(ev, node.right, varies)
+        lt, lf, l_undef, _le = V._bool_parts(V.truth(lv))
+        rt, rf, _ru, _re = V._bool_parts(V.truth(rv))
+        if node.op == "||":
+            # a known true or error left decides; a known false/undefined one defers to
+            # the right; a varying one is decided only by a right that is known true
+            unk = np.where(lu, ru | ~rt, (lf | l_undef) & ru)
+            return V.logical_or(lv, rv), unk
+        unk = np.where(lu, ru | ~rf, (lt | l_undef) & ru)
+        return V.logical_and(lv, rv), unk
+    tbl = ev.t
+    touched, tbl.touched = tbl.touched, False
+    v = ev.guarded(node, CONST, None)
+    read, tbl.touched = tbl.touched, touched
+    if not read:
+        return v, np.zeros(tbl.n, dtype=bool)
+    tags = v.tags()
+    return v, varies.rows & ((tags == B) | (tags == I) | (tags == R))
 
 
 def _as_float(v: Vec, n: int) -> np.ndarray:

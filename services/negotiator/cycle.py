@@ -66,6 +66,7 @@ from ..classad.kernel import (
     CompiledExpr,
     KernelStats,
     SlotTable,
+    Varying,
     match_vector,
     table_budget,
 )
@@ -86,7 +87,7 @@ from .preemption import (
     preemption_policy,
     with_submitter_attrs,
 )
-from .slotclasses import CandidateStream, ClassView, SlotClasses, referenced_attrs
+from .slotclasses import CandidateStream, ClassView, SlotClasses, WideTaint, referenced_attrs
 from .stats import CycleStats
 
 __all__ = [
@@ -455,17 +456,24 @@ class _Slots:
         # representative ad per class whose p-slot rows follow the cycle's deductions.
         # Names with a value per machine (FileSystemDomain) are left out of the key of
         # the grouped slots; a request that reads one is evaluated slot by slot.
-        attrs = self._referenced(jobs) if cfg.slot_classes else None
+        reached = self._referenced(jobs) if cfg.slot_classes else None
         self.classes = SlotClasses.build(
             t,
             self.alive,
             self.alive & self.unclaimed & ~self.has_cp,
             self.alive & self.has_cp,
-            attrs,
+            None if reached is None else set(reached),
             self.resources,
             wide_above=max(64, int(math.sqrt(n))),
         )
         self.view = self._view(self.classes)
+        # A job's Requirements that read a wide name may still be decided per class in
+        # three-valued logic (condor_submit's FileSystemDomain clause): see WideTaint.
+        self.taint = (
+            WideTaint.of(reached, self.classes.wide)
+            if reached is not None and self.classes.wide
+            else None
+        )
         self._fine: ClassView | None = None
         self.weight_cache: dict[tuple[int, bytes], float] = {}
         # Resources left (p-slots change during the cycle) and slot weights.
@@ -557,8 +565,9 @@ class _Slots:
         ok = np.where(present, ok_own, ok_dflt) & (w >= 0)
         return np.where(ok, w, 1.0)
 
-    def _referenced(self, jobs: Sequence[ClassAd]) -> set[str] | None:
-        """The slot attributes this cycle's expressions can reach (None: unknowable)."""
+    def _referenced(self, jobs: Sequence[ClassAd]) -> dict[str, list[Expr]] | None:
+        """The attributes this cycle's expressions can reach, with the expressions they
+        hold (None: unknowable)."""
         cfg = self.cfg
         roots = [
             e
@@ -1202,31 +1211,53 @@ class _Cycle:
             req.ad, self.acct.eup(req.submitter), self.acct.resources_used(req.submitter)
         )
         view = slots.view
-        if not view.table.wide:
-            return self._candidates_in(view, req, job, slots)
-        # A request whose expressions read a wide name once will again: remember them.
+        if slots.taint is None:
+            out = self._candidates_in(view, req, job, slots)
+            assert out is not None
+            return out
+        # A request whose expressions read a wide name undecided once will again:
+        # remember them.
         shape = tuple(unparse(e) for e in map(req.ad.lookup, _SHAPE) if e is not None)
         if shape not in self._reads_wide:
+            requirements = req.ad.lookup("Requirements")
+            varies = (
+                Varying(view.sizes > 1, slots.taint.tainted)
+                if requirements is not None and slots.taint.kleene_safe(requirements)
+                else None
+            )
             view.table.touched = False
             fallbacks = self.kstats.fallbacks
-            out = self._candidates_in(view, req, job, slots)
+            out = self._candidates_in(view, req, job, slots, varies)
             # a scalar fallback reads the representative's ad unwatched: not trusted either
-            if not view.table.touched and self.kstats.fallbacks == fallbacks:
+            if out is not None and not view.table.touched and self.kstats.fallbacks == fallbacks:
                 return out
             self._reads_wide.add(shape)
-        return self._candidates_in(slots.fine(), req, job, slots)
+        self.stats.requests_by_slot += 1
+        out = self._candidates_in(slots.fine(), req, job, slots)
+        assert out is not None
+        return out
 
     def _candidates_in(
-        self, view: ClassView, req: ResourceRequest, job: ClassAd, slots: _Slots
-    ) -> tuple[CandidateStream, dict[int, np.ndarray]]:
+        self,
+        view: ClassView,
+        req: ResourceRequest,
+        job: ClassAd,
+        slots: _Slots,
+        varies: Varying | None = None,
+    ) -> tuple[CandidateStream, dict[int, np.ndarray]] | None:
+        """As ``_candidates`` on ``view``; with ``varies`` (the classes whose slots differ
+        in a wide name), the job's Requirements in three-valued logic, and None when
+        they are undecided for a live class."""
         slots.flush(view)
         self.diag = Diagnosis()
         # one budget for everything this request evaluates against the slots
         budget = table_budget(slots.n)
         ct = view.table
-        mr = match_vector(job, ct, now=self.now, budget=budget)
+        mr = match_vector(job, ct, now=self.now, budget=budget, varies=varies)
         self.kstats.fallbacks += mr.fallbacks
         live = view.alive > 0
+        if mr.unknown is not None and (mr.unknown & live).any():
+            return None
         mask = live & ~view.has_cp & mr.matches
         cons_of: dict[int, np.ndarray] = {}
         pcls = np.flatnonzero(live & view.has_cp)  # a p-slot is a class of its own
@@ -1246,7 +1277,10 @@ class _Cycle:
                     m = (
                         mr.matches
                         if jo is job
-                        else match_vector(jo, ct, now=self.now, budget=budget).matches
+                        # (p-slots are classes of one: never undecided)
+                        else match_vector(
+                            jo, ct, now=self.now, budget=budget, varies=varies
+                        ).matches
                     )
                     sel = pcls[inverse == k]
                     mask[sel] = m[sel]

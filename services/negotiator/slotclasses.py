@@ -32,10 +32,17 @@ from ..classad import ClassAd
 from ..classad import vector as V
 from ..classad.kernel import Column, KernelStats, SlotTable
 from ..classad.refs import DynamicReference, every_name
-from ..classad.tree import Expr, Literal
+from ..classad.tree import AttrRef, Binary, Expr, Literal, Paren, Select, Unary
 from .preemption import Preemption
 
-__all__ = ["CandidateStream", "ClassTable", "ClassView", "SlotClasses", "referenced_attrs"]
+__all__ = [
+    "CandidateStream",
+    "ClassTable",
+    "ClassView",
+    "SlotClasses",
+    "WideTaint",
+    "referenced_attrs",
+]
 
 
 def _is_literal(e: Expr) -> bool:
@@ -44,12 +51,13 @@ def _is_literal(e: Expr) -> bool:
 
 def referenced_attrs(
     table: SlotTable, jobs: Iterable[ClassAd], roots: Iterable[Expr], names: Iterable[str]
-) -> set[str] | None:
-    """Lower-case names of every attribute the cycle's expressions can reach from
-    ``roots`` and ``names``, through the slots' and the jobs' expressions; None when an
-    expression refers to attributes only known at run time."""
+) -> dict[str, list[Expr]] | None:
+    """Every attribute the cycle's expressions can reach from ``roots`` and ``names``,
+    through the slots' and the jobs' expressions, by lower-case name, with the
+    expressions (slots' and jobs') it holds; None when an expression refers to attributes
+    only known at run time."""
     jobs = list(jobs)
-    reached: set[str] = set()
+    reached: dict[str, list[Expr]] = {}
     frontier: set[str] = {n.lower() for n in names}
     walked: set[int] = set()
     try:
@@ -59,7 +67,6 @@ def referenced_attrs(
             name = frontier.pop()
             if name in reached:
                 continue
-            reached.add(name)
             found: set[str] = set()
             exprs: list[Expr] = [e for _rows, e in table.column(name).exprs]
             for job in jobs:
@@ -67,12 +74,79 @@ def referenced_attrs(
                 if e is not None and not _is_literal(e) and id(e) not in walked:
                     walked.add(id(e))
                     exprs.append(e)
+            reached[name] = exprs
             for e in exprs:
                 every_name(e, found)
-            frontier |= found - reached
+            frontier |= found - reached.keys()
     except DynamicReference:
         return None
     return reached
+
+
+# Operators whose result's type follows from their operands' types alone (not from their
+# values): comparisons, +, - and * (integers wrap), unary minus. / and % are not (x / 0
+# is ERROR), nor are =?=, ?:, calls, conditionals and the logic operators.
+_TYPED_BINARY = frozenset(("==", "!=", "<", "<=", ">", ">=", "+", "-", "*"))
+
+
+def _typed(expr: Expr, tainted: set[str], logic: bool) -> bool:
+    """Whether every reference in ``expr`` to a ``tainted`` name reaches the top only
+    through type-preserving operators (and, when ``logic``, ``&&``/``||``/``!``)."""
+    t = type(expr)
+    if t is Literal or t is AttrRef:
+        return True
+    if t is Select and type(expr.base) is AttrRef and expr.base.name.lower() in ("my", "target"):
+        return True
+    if t is Paren:
+        return _typed(expr.inner, tainted, logic)
+    if t is Unary and (expr.op == "-" or (logic and expr.op == "!")):
+        return _typed(expr.operand, tainted, logic and expr.op == "!")
+    if t is Binary and (expr.op in _TYPED_BINARY or (logic and expr.op in ("&&", "||"))):
+        inner = logic and expr.op in ("&&", "||")
+        return _typed(expr.left, tainted, inner) and _typed(expr.right, tainted, inner)
+    names: set[str] = set()
+    every_name(expr, names)
+    return not (names & tainted)
+
+
+@dataclass(frozen=True)
+class WideTaint:
+    """Which names reach a wide name (``tainted``), and which of those may change type
+    with the wide value (``untyped``): see ``kernel._kleene``."""
+
+    tainted: frozenset[str]
+    untyped: frozenset[str]
+
+    @classmethod
+    def of(cls, reached: dict[str, list[Expr]], wide: Iterable[str]) -> WideTaint:
+        refs: dict[str, set[str]] = {}
+        for name, exprs in reached.items():
+            refs[name] = set()
+            for e in exprs:
+                every_name(e, refs[name])
+        tainted = set(wide)
+        grew = True
+        while grew:
+            more = {n for n, r in refs.items() if n not in tainted and r & tainted}
+            tainted |= more
+            grew = bool(more)
+        untyped = {
+            n for n in tainted if any(not _typed(e, tainted, False) for e in reached.get(n, ()))
+        }
+        grew = True
+        while grew:
+            more = {n for n in tainted - untyped if refs.get(n, set()) & untyped}
+            untyped |= more
+            grew = bool(more)
+        return cls(frozenset(tainted), frozenset(untyped))
+
+    def kleene_safe(self, requirements: Expr) -> bool:
+        """Whether a job's Requirements may be evaluated per class in three-valued logic:
+        logic over leaves that read wide names only through type-preserving operators
+        and through names that do too."""
+        names: set[str] = set()
+        every_name(requirements, names)
+        return not (names & self.untyped) and _typed(requirements, set(self.tainted), True)
 
 
 def _codes(table: SlotTable, name: str) -> np.ndarray:
@@ -121,8 +195,9 @@ class SlotClasses:
         ``resources``. ``attrs`` None: every row is its own class.
 
         ``wide_above``: a name with more distinct values than that among the grouped rows
-        (FileSystemDomain, one per machine) is left out of their key, and listed in
-        ``wide``; a result is then only good for a class if no wide name was read."""
+        (FileSystemDomain, one per machine) is keyed by its type alone among them, and
+        listed in ``wide``; a result that read it is good for a class only when
+        three-valued evaluation decides it (``kernel._kleene``)."""
         n = table.n
         of = np.full(n, -1, dtype=np.int64)
         base = np.full(n, -1, dtype=np.int64)
@@ -144,8 +219,16 @@ class SlotClasses:
                 and len(grouped_rows) > wide_above
                 and len(np.unique(key[grouped_rows, k])) > wide_above
             ):
+                # keyed by type alone: a class's slots agree on the name's type, which
+                # three-valued evaluation relies on (lists and ads keep their values)
                 wide.add(name)
-                key[grouped_rows, k] = 0
+                col = table.column(name)
+                tags = col.lit.tags().astype(np.int64)
+                literal = key[grouped_rows, k] >= 0
+                typed = np.where(
+                    tags[grouped_rows] == V.X, key[grouped_rows, k], -(2**41) - tags[grouped_rows]
+                )
+                key[grouped_rows, k] = np.where(literal, typed, key[grouped_rows, k])
         key[:, -1] = groupable.astype(np.int64) + 2 * split.astype(np.int64)
         _u, gid = np.unique(key[rows], axis=0, return_inverse=True)
         gid = gid.reshape(-1)
@@ -171,17 +254,16 @@ class ClassTable(SlotTable):
     deductions from p-slots; reading a ``wide`` column sets ``touched``."""
 
     def __init__(self, ads: Sequence[ClassAd], wide: frozenset[str] = frozenset()) -> None:
-        super().__init__(ads)
+        super().__init__(ads, watch=wide)
         self._live: dict[str, Column] = {}
-        self.wide = wide
-        self.touched = False
 
     def column(self, name: str) -> Column:
-        key = name.lower()
-        if key in self.wide:
+        col = self._live.get(name.lower())
+        if col is None:
+            return super().column(name)
+        if col.name in self.watch:
             self.touched = True
-        col = self._live.get(key)
-        return col if col is not None else super().column(name)
+        return col
 
     def set_numbers(self, name: str, rows: np.ndarray, values: np.ndarray) -> None:
         """Rows ``rows`` of attribute ``name`` now hold the literal numbers ``values``."""

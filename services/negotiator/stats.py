@@ -73,6 +73,7 @@ class CycleStats:
     slots_without_claim_id: int = 0
     kernel_fallbacks: int = 0
     slot_classes: int = 0  # rows the requests were evaluated on (.slotclasses)
+    requests_by_slot: int = 0  # requests evaluated slot by slot: a wide name undecided
 
     def summary(self) -> dict[str, Any]:
         """JSON-able figures for status() and events."""

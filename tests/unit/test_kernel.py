@@ -12,6 +12,7 @@ from mockpool.classad.kernel import (
     CompiledExpr,
     KernelStats,
     SlotTable,
+    Varying,
     evaluate_rows,
     match_vector,
 )
@@ -268,3 +269,69 @@ def test_match_vector_agrees_on_a_larger_table(n):
     slots = [SLOTS[k % len(SLOTS)] for k in range(n)]
     r = match_vector(JOB, slots)
     assert np.array_equal(r.matches, np.array([matches(JOB, s) for s in slots]))
+
+
+# -- three-valued Requirements over rows that stand for several slots --------------------
+# Four rows, each a class of slots: rows 0, 1 and 3 stand for several slots that differ
+# in FileSystemDomain (of one type, string), row 2 for one slot. The job's own domain is
+# "a". A row's Requirements are undecided where a slot of its class could answer
+# otherwise than the row's first slot.
+_KLEENE_ROWS = [
+    {"FileSystemDomain": "a", "HasFileTransfer": True, "Cpus": 1},
+    {"FileSystemDomain": "b", "HasFileTransfer": False, "Cpus": 2},
+    {"FileSystemDomain": "c", "HasFileTransfer": True, "Cpus": 1},
+    {"FileSystemDomain": "d", "HasFileTransfer": False, "Cpus": 1},
+]
+
+
+@pytest.mark.parametrize(
+    ("requirements", "matches_", "unknown"),
+    [
+        # condor_submit's clause: decided wherever HasFileTransfer is true
+        (
+            "(TARGET.FileSystemDomain == MY.FileSystemDomain) || TARGET.HasFileTransfer",
+            [True, False, True, False],
+            [False, True, False, True],
+        ),
+        # && is decided where the right side is false
+        (
+            "(TARGET.FileSystemDomain == MY.FileSystemDomain) && TARGET.HasFileTransfer",
+            [True, False, False, False],
+            [True, False, False, False],
+        ),
+        # both sides vary: row 0's first slot says true on the right, others may not
+        (
+            '(TARGET.FileSystemDomain == "q") || (TARGET.FileSystemDomain == "a")',
+            [True, False, False, False],
+            [True, True, False, True],
+        ),
+        # ! keeps a varying value varying; a true right side decides
+        (
+            '!(TARGET.FileSystemDomain == "a") || TARGET.Cpus > 1',
+            [False, True, True, True],
+            [True, False, False, True],
+        ),
+        # a string compared with an integer is ERROR for every slot: decided (no match)
+        (
+            "(TARGET.FileSystemDomain == 5) || TARGET.HasFileTransfer",
+            [False, False, False, False],
+            [False, False, False, False],
+        ),
+        # a leaf that does not read the varying name is exact
+        ("TARGET.Cpus > 1", [False, True, False, False], [False, False, False, False]),
+    ],
+)
+def test_requirements_in_three_valued_logic(
+    requirements: str, matches_: list[bool], unknown: list[bool]
+) -> None:
+    ads = [ClassAd(Requirements=True, **row) for row in _KLEENE_ROWS]
+    table = SlotTable(ads, watch=frozenset({"filesystemdomain"}))
+    job = ClassAd(Requirements=parse_expr(requirements), FileSystemDomain="a")
+    varies = Varying(np.array([True, True, False, True]), frozenset({"filesystemdomain"}))
+    result = match_vector(job, table, varies=varies)
+    assert result.unknown is not None
+    assert result.unknown.tolist() == unknown
+    assert result.matches.tolist() == matches_
+    # each row's value is its first slot's, as the scalar evaluator gives it
+    assert matches_ == [matches(job, ad) for ad in ads]
+    assert not table.touched  # what Requirements read is accounted for in ``unknown``

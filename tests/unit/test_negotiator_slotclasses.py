@@ -21,7 +21,7 @@ from mockpool.classad.kernel import SlotTable
 from mockpool.config import parse_config
 from mockpool.negotiator import Accountant, ResourceRequest, Snapshot, negotiate
 from mockpool.negotiator.cycle import CycleConfig
-from mockpool.negotiator.slotclasses import SlotClasses, referenced_attrs
+from mockpool.negotiator.slotclasses import SlotClasses, WideTaint, referenced_attrs
 
 STARTD = "10.0.0.1:9618"
 SCHEDD = "10.0.0.2:9618"
@@ -38,6 +38,14 @@ JOB_REQUIREMENTS = [
     "TARGET.HasFileTransfer && TARGET.Memory >= RequestMemory && TARGET.Cpus >= RequestCpus",
     "(TARGET.Memory >= RequestMemory) && (TARGET.FileSystemDomain == MY.FileSystemDomain)",
     'TARGET.Arch == "X86_64" && TARGET.Disk >= RequestDisk',
+    # read FileSystemDomain in three-valued logic: decided per class, or slot by slot
+    "(TARGET.FileSystemDomain == MY.FileSystemDomain) && TARGET.HasFileTransfer",
+    '!(TARGET.FileSystemDomain == "m001.fs") || TARGET.Cpus > 1',
+    "(TARGET.FileSystemDomain == 5) || TARGET.HasFileTransfer",
+    "TARGET.AtHome || (TARGET.HasFileTransfer && TARGET.Memory >= RequestMemory)",
+    "TARGET.Odd || TARGET.HasFileTransfer",
+    "(TARGET.FileSystemDomain == MY.FileSystemDomain) || TARGET.AtHome",
+    "isUndefined(TARGET.FileSystemDomain) || TARGET.HasFileTransfer",
 ]
 JOB_RANKS = [None, "TARGET.Memory", "-TARGET.SlotID", "TARGET.Cpus"]
 CONFIGS = [
@@ -67,6 +75,9 @@ def _slot(rng: random.Random, machine: int, slot_id: int, fsd: str, **kw: object
     ad["OpSys"] = "LINUX"
     ad["HasFileTransfer"] = rng.random() < 0.9
     ad["FileSystemDomain"] = fsd
+    # expressions that reach FileSystemDomain: one whose type follows it, one whose not
+    ad["AtHome"] = parse_expr('MY.FileSystemDomain == "shared.fs"')
+    ad["Odd"] = parse_expr('ifThenElse(MY.FileSystemDomain > "m050", "yes", true)')
     ad["Disk"] = 1_000_000
     ad["Start"] = parse_expr(rng.choice(STARTS))
     ad["Requirements"] = parse_expr("START")
@@ -80,8 +91,10 @@ def _slot(rng: random.Random, machine: int, slot_id: int, fsd: str, **kw: object
 
 def random_pool(rng: random.Random, machines: int) -> Snapshot:
     slots, privates = [], []
-    shared = rng.random() < 0.3  # one FileSystemDomain for every machine
+    # one FileSystemDomain for every machine, one each, or either
+    mode = rng.choice(["shared", "own", "mixed"])
     for m in range(machines):
+        shared = mode == "shared" or (mode == "mixed" and rng.random() < 0.25)
         fsd = "shared.fs" if shared else f"m{m:03d}.fs"
         if rng.random() < 0.25:  # a partitionable slot with a consumption policy
             ad = _slot(
@@ -128,7 +141,7 @@ def random_requests(rng: random.Random, n: int) -> list[ResourceRequest]:
         ad["RequestCpus"] = rng.choice([1, 1, 2])
         ad["RequestMemory"] = rng.choice([512, 1000, 2048, 3000])
         ad["RequestDisk"] = 1000
-        ad["FileSystemDomain"] = rng.choice(["m001.fs", "shared.fs", "submit.fs"])
+        ad["FileSystemDomain"] = rng.choice(["m001.fs", "m090.fs", "shared.fs", "submit.fs"])
         ad["Requirements"] = parse_expr(rng.choice(JOB_REQUIREMENTS))
         rank = rng.choice(JOB_RANKS)
         if rank is not None:
@@ -191,10 +204,10 @@ def test_alike_slots_form_one_class_and_a_wide_name_is_left_out_of_the_key() -> 
     job = ClassAd(Requirements=parse_expr(JOB_REQUIREMENTS[0]), RequestMemory=1)
     post = parse_expr("SlotID")
     attrs = referenced_attrs(table, [job], [post], ["Requirements", "Rank"])
-    assert attrs is not None and {"filesystemdomain", "slotid", "memory"} <= attrs
+    assert attrs is not None and {"filesystemdomain", "slotid", "memory"} <= attrs.keys()
     every = np.ones(100, dtype=bool)
     none = np.zeros(100, dtype=bool)
-    classes = SlotClasses.build(table, every, every, none, attrs, (), wide_above=64)
+    classes = SlotClasses.build(table, every, every, none, set(attrs), (), wide_above=64)
     assert classes.wide == {"filesystemdomain"}
     assert len(classes) == 2
     assert classes.members[0].tolist() == list(range(0, 100, 2))
@@ -233,3 +246,68 @@ def test_a_request_that_reads_a_wide_name_gets_the_slot_by_slot_answer() -> None
     assert [m.slot_name for m in by_class.matches] == ["slot1@m042"]
     assert outcome(by_class) == outcome(by_slot)
     assert by_class.stats.slot_classes < 100
+    assert by_class.stats.requests_by_slot == 1
+
+
+def test_condor_submits_file_system_clause_is_decided_per_class() -> None:
+    """condor_submit's IF_NEEDED clause, (FileSystemDomain == the job's) || HasFileTransfer,
+    on 100 machines with a domain each: where every slot has file transfer the request
+    is decided per class; where a tenth have none it is answered slot by slot. Both
+    give the slot-by-slot cycle's matches."""
+    for without_transfer in (0, 10):
+        rng = random.Random(5)
+        slots, privates = [], []
+        for m in range(100):
+            ad = _slot(rng, m, 1, f"m{m:03d}.fs", Cpus=1, Memory=1024)
+            ad["Arch"] = "X86_64"
+            ad["Start"] = parse_expr("True")
+            ad["Rank"] = parse_expr("0")
+            ad["HasFileTransfer"] = m >= without_transfer
+            slots.append(ad)
+            privates.append(ClassAd(Name=ad.eval("Name"), Capability=f"<{STARTD}>#1#{m}#s"))
+        job = ClassAd(
+            ClusterId=1,
+            ProcId=0,
+            RequestMemory=100,
+            RequestDisk=1,
+            FileSystemDomain="m005.fs",
+            Requirements=parse_expr(JOB_REQUIREMENTS[0]),
+            AutoClusterId=1,
+            Submitter="alice@mockpool",
+            ResourceRequestCount=100,
+        )
+        req = ResourceRequest.from_ad(job, "schedd1", SCHEDD)
+        by_class, by_slot = both_ways(Snapshot(slots, privates), [req], "")
+        assert outcome(by_class) == outcome(by_slot)
+        # the job's own domain (m005) and every machine with file transfer
+        assert len(by_class.matches) == 100 - without_transfer + (without_transfer > 5)
+        assert by_class.stats.requests_by_slot == (1 if without_transfer else 0)
+
+
+def test_wide_taint_follows_expressions_and_types() -> None:
+    """FileSystemDomain is wide. AtHome (a comparison of it) is tainted but keeps its
+    type; Odd (a conditional on it) may be a string or a boolean; Uses reaches Odd."""
+    reached = {
+        "filesystemdomain": [],
+        "hasfiletransfer": [],
+        "athome": [parse_expr('MY.FileSystemDomain == "shared.fs"')],
+        "odd": [parse_expr('ifThenElse(MY.FileSystemDomain > "m050", "yes", true)')],
+        "uses": [parse_expr("MY.Odd == true")],
+        "cpus": [],
+    }
+    taint = WideTaint.of(reached, {"filesystemdomain"})
+    assert taint.tainted == {"filesystemdomain", "athome", "odd", "uses"}
+    assert taint.untyped == {"odd", "uses"}
+    safe = {
+        "(TARGET.FileSystemDomain == MY.FileSystemDomain) || (TARGET.HasFileTransfer)": True,
+        "TARGET.AtHome || TARGET.HasFileTransfer": True,
+        '!(TARGET.FileSystemDomain == "a") && (TARGET.FileSystemDomain + 1 > 0)': True,
+        'ifThenElse(TARGET.Cpus > 1, true, false) || TARGET.FileSystemDomain == "a"': True,
+        "TARGET.Odd || TARGET.HasFileTransfer": False,
+        "TARGET.Uses || TARGET.HasFileTransfer": False,
+        "isUndefined(TARGET.FileSystemDomain) || TARGET.HasFileTransfer": False,
+        '(TARGET.FileSystemDomain =?= "a") || TARGET.HasFileTransfer': False,
+        "TARGET.FileSystemDomain / 2 > 0 || TARGET.HasFileTransfer": False,
+        '((TARGET.FileSystemDomain == "a") || TARGET.Cpus) > 0': False,
+    }
+    assert {text: taint.kleene_safe(parse_expr(text)) for text in safe} == safe
