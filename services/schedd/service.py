@@ -99,7 +99,7 @@ class ScheddService(sgrpc.ScheddServicer):
             for name in names:
                 if name.lower() in self.cores:
                     raise ValueError(f"schedd name {name!r} given twice")
-                queue = JobQueue(ctx.state_dir / f"{name}.sqlite", birth=now)
+                queue = JobQueue(ctx.state_dir / f"{name}.sqlite", birth=now, fsync=not ctx.virtual)
                 self.cores[name.lower()] = Schedd(name, queue, ctx.config, now)
                 self._after(self.cores[name.lower()], changed=False)  # records left out
         except Exception:

@@ -35,6 +35,14 @@ def test_wal_and_full_sync(tmp_path: Path) -> None:
     q.close()
 
 
+def test_a_virtual_runs_queue_commits_without_fsync(tmp_path: Path) -> None:
+    # what a virtual run uses: WAL with synchronous NORMAL, committed rows read back
+    q = JobQueue(tmp_path / "q.sqlite", fsync=False)
+    assert q._db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    assert q._db.execute("PRAGMA synchronous").fetchone()[0] == 1  # NORMAL
+    q.close()
+
+
 def test_queue_folder_and_files_are_owner_only_even_with_an_open_umask(tmp_path: Path) -> None:
     old = os.umask(0)  # the most permissive umask: files must still be 0600, folders 0700
     try:
