@@ -1,8 +1,8 @@
 """The startd's shell: one gRPC servicer for every machine of this actor, and its loops.
 
-Requests route by slot Name (``slot1@exec0001``: the part after '@' is the machine) or by
-claim id (a table of the claims held here). Every batched RPC answers item by item: one
-bad item does not fail the others. Loops:
+What the machines decide (routing by slot name or claim id, the claim index, the job-exit
+and lease schedule, the events) is the core's: ``host.StartdHost``. This module turns
+protobuf into its calls and back, and runs the loops:
 
 - advertise: all machines' public and private slot ads to the collector every
   UPDATE_INTERVAL (default 300), and the ads of machines that changed one event-loop
@@ -10,20 +10,18 @@ bad item does not fail the others. Loops:
   update. Ads of deleted dynamic slots are invalidated. Updates go in one Advertise call,
   split only where a message would pass ``MAX_ADVERTISE_BYTES`` (gRPC's default limit on
   a received message is 4 MiB). Ads are cached serialized per slot and re-encoded only
-  when the slot changed: 2,500 machines of 16 dynamic slots each are ~85,000 ads a round. A failed update is retried after ``RETRY_INTERVAL``.
-- timers: sleeps until the earliest ``Machine.next_wakeup`` of any machine (a job end,
-  an eviction or a claim lease deadline; re-armed when a claim or activation brings an
-  earlier one), lets the machines ``tick`` (ending jobs and claims whose lease ran out:
-  HTCondor's "claim lease expired (condor_schedd gone?)", a ``lease_expired`` event),
-  and reports job exits with ``JobsExited``,
-  batched per schedd address; a schedd that cannot be reached gets the same request
-  (same request id) again every ``RETRY_INTERVAL`` pool seconds until it answers.
+  when the slot changed: 2,500 machines of 16 dynamic slots each are ~85,000 ads a round.
+  A failed update is retried after ``RETRY_INTERVAL``.
+- timers: sleeps until the host's next wakeup (a job end, an eviction or a claim lease
+  deadline), lets it finish what is due (HTCondor's "claim lease expired (condor_schedd
+  gone?)" among it) and reports job exits with ``JobsExited``, batched per schedd
+  address; a schedd that cannot be reached gets the same request (same request id)
+  again every ``RETRY_INTERVAL`` pool seconds until it answers.
 """
 
 from __future__ import annotations
 
 import asyncio
-import heapq
 import logging
 from collections.abc import Callable
 from typing import Any
@@ -32,11 +30,11 @@ import grpc
 import grpc.aio
 
 from .. import rpc
-from ..auth import Principal, Role, caller
-from ..claimid import from_sinful, redact
+from ..auth import Role, caller
+from ..claimid import from_sinful
 from ..classad import ClassAd, Expr, unparse
 from ..classad.unparse import quote_string
-from ..config import ConfigDict, ConfigError
+from ..config import ConfigDict
 from ..daemon import RPC_TIMEOUT, DaemonContext, ReplyCache
 from ..v1 import (
     classad_pb2,
@@ -47,7 +45,8 @@ from ..v1 import (
 )
 from ..v1 import startd_pb2 as pb
 from ..wire import WireError, ad_from_pb, ad_to_pb
-from .machine import LEASE_EXPIRED, ClaimRefusedError, JobExitRecord, Machine, StartdError
+from .host import StartdHost
+from .machine import JobExitRecord, Machine, StartdError
 from .slots import VOLATILE, AdValue, Slot, ad_pairs, private_ad, volatile_values
 
 log = logging.getLogger(__name__)
@@ -114,26 +113,12 @@ class StartdService:
         *,
         debounce: float = 0.01,
     ) -> None:
-        names = [n for n, _ in machines]
-        if len(set(names)) != len(names):
-            dup = next(n for n in names if names.count(n) > 1)
-            raise ConfigError(f"machine name {dup!r} is used twice in one startd")
-        # Fail now on a bad configuration (once per distinct config: families share one).
-        checked: set[int] = set()
-        for name, cfg in machines:
-            if id(cfg) not in checked:
-                checked.add(id(cfg))
-                Machine(name, cfg, "127.0.0.1:0", 0, 0.0).check_policies()
+        self.host = StartdHost(machines)  # checks the names and every policy now
         self.ctx = ctx
-        self._specs = list(machines)
         self._debounce = debounce
         self._update_interval = ctx.config.for_subsystem("STARTD").get_float("UPDATE_INTERVAL")
-        self._machines: dict[str, Machine] = {}
-        self._held: dict[str, Machine] = {}  # claim id -> machine holding the claim
-        self._exit_heap: list[tuple[float, str]] = []  # (wakeup, machine name), lazy
         self._armed: float | None = None  # when the exit loop means to wake
         self._exit_wake = asyncio.Event()
-        self._changed: set[str] = set()
         self._change_event = asyncio.Event()
         self._invalidate: list[tuple[str, str]] = []  # (machine, slot name) to invalidate
         self._texts: dict[int, tuple[Expr, str]] = {}  # id(expr) -> (expr, its text)
@@ -145,17 +130,8 @@ class StartdService:
         self._moved: dict[str, str] = {}  # schedd address -> where it came back (collector)
         self._tasks: list[asyncio.Task[None]] = []
         self._replies = ReplyCache(_REPLAY_CACHE)
-        self.stats: dict[str, int] = dict.fromkeys(
+        self.stats: dict[str, int] = dict.fromkeys(  # the shell's own (the host has its)
             (
-                "claims",
-                "claims_refused",
-                "activations",
-                "activations_refused",
-                "releases",
-                "jobs_killed",
-                "job_exits",
-                "jobs_evicted",
-                "leases_expired",
                 "exits_reported",
                 "exit_report_failures",
                 "advertise_rounds",
@@ -188,12 +164,13 @@ class StartdService:
         await asyncio.gather(*tasks, return_exceptions=True)
 
     def status(self) -> dict[str, Any]:
-        slots = sum(len(m.slots) for m in self._machines.values())
+        host = self.host
         return {
-            "machines": len(self._machines) or len(self._specs),
-            "slots": slots,
-            "claims_held": len(self._held),
+            "machines": len(host.machines) or len(host.specs),
+            "slots": sum(len(m.slots) for m in host.machines.values()),
+            "claims_held": host.claims_held,
             "exits_pending": sum(len(v) for v in self._pending_exits.values()),
+            **host.stats,
             **self.stats,
         }
 
@@ -201,47 +178,23 @@ class StartdService:
 
     def _build_machines(self) -> None:
         """Machines are made once the server's address (in their claim ids) is known."""
-        if self._machines:
-            return
         if not self.ctx.address:
             raise RuntimeError("StartdService.start: ctx.address is not set")
-        birthday = int(self.ctx.clock.now())
-        now = self.ctx.clock.now()
-        for name, cfg in self._specs:
-            self._machines[name] = Machine(
-                name, cfg, self.ctx.address, birthday, now, rng=self.ctx.claim_rng(name)
-            )
-        self._changed.update(self._machines)
+        self.host.build(self.ctx.address, self.ctx.clock.now(), self.ctx.claim_rng)
 
     @property
     def machines(self) -> dict[str, Machine]:
-        return self._machines
+        return self.host.machines
 
-    def _machine_for_slot(self, slot_name: str) -> Machine:
-        _, at, machine = slot_name.partition("@")
-        m = self._machines.get(machine) if at else None
-        if m is None:
-            if not self._machines:
-                raise StartdError("this startd has not started yet")
-            raise StartdError(f"no slot {slot_name!r} at this startd")
-        return m
-
-    def _machine_for_claim(self, claim_id: str, who: Principal) -> Machine:
-        """The machine holding ``claim_id``, if ``who`` speaks for the claim's holder:
-        a claim is activated and released only by the schedd that requested it."""
-        m = self._held.get(claim_id)
-        if m is None:
-            raise StartdError(f"claim id {redact(claim_id)} is not held at this startd")
-        holder = m.claim(claim_id).schedd_name
-        if not who.acts_for_schedd(holder):
-            raise ClaimRefusedError(
-                f"claim id {redact(claim_id)} is held by schedd {holder!r}; {who} may not use it"
-            )
-        return m
-
-    def _touch(self, machine: Machine) -> None:
-        self._changed.add(machine.name)
-        self._change_event.set()
+    def _after(self) -> None:
+        """After a core call: its events to the log, and wake the loops it gave work."""
+        for daemon, kind, fields in self.host.drain_events():
+            self.ctx.events.emit(daemon, kind, **fields)
+        if self.host.changed:
+            self._change_event.set()
+        wake = self.host.next_wakeup()
+        if wake is not None and (self._armed is None or wake < self._armed):
+            self._exit_wake.set()
 
     # --- RPC bodies (synchronous: one batch is applied without interleaving) ----------
 
@@ -262,51 +215,34 @@ class StartdService:
         for item in request.claims:
             result = reply.results.add(claim_id=item.claim_id, slot_name=item.slot_name)
             try:
-                if not who.acts_for_schedd(item.schedd_name):
-                    raise ClaimRefusedError(
-                        f"{who} may not request claims for schedd {item.schedd_name!r}"
-                    )
-                machine = self._machine_for_slot(item.slot_name)
                 job = ad_from_pb(item.job)
-                grant = machine.request_claim(
+            except WireError as e:
+                result.ok, result.error = False, _refusal(e)
+                self.host.stats["claims_refused"] += 1
+                continue
+            try:
+                grant = self.host.request_claim(
                     item.claim_id,
                     item.slot_name,
                     job,
                     item.schedd_name,
                     item.schedd_address,
                     item.owner,
+                    who,
                     now,
                     leftovers=item.send_leftovers,
                 )
             except Exception as e:
                 result.ok, result.error = False, _refusal(e)
-                self.stats["claims_refused"] += 1
                 continue
-            self._held[grant.claim_id] = machine
-            self._wake_at(now + machine.claim(grant.claim_id).lease_duration, machine.name)
             result.ok, result.claim_id, result.slot_name = True, grant.claim_id, grant.slot_name
             ad_to_pb(grant.slot_ad, result.slot)
-            if grant.ready:  # a preemption: the eviction is due now or when retirement ends
+            if grant.ready:
                 result.ready_time = grant.ready
-                self._wake_at(grant.ready, machine.name)
             if grant.leftover_ad is not None:
                 result.leftover_claim_id = grant.leftover_claim_id
                 ad_to_pb(grant.leftover_ad, result.leftover_slot)
-            self.stats["claims"] += 1
-            self._touch(machine)
-            self.ctx.events.emit(
-                machine.name,
-                "claim",
-                slot=grant.slot_name,
-                job=_job_id(job),
-                claim=redact(grant.claim_id),
-                schedd=item.schedd_name,
-                submitter=item.owner,
-                # what the slot holds, for the checker's over-commit invariant
-                cpus=grant.slot_ad.eval("Cpus"),
-                memory=grant.slot_ad.eval("Memory"),
-                disk=grant.slot_ad.eval("Disk"),
-            )
+        self._after()
         return reply
 
     def activate_claims(self, request: pb.ActivateClaimsRequest) -> pb.ActivateClaimsReply:
@@ -316,34 +252,19 @@ class StartdService:
         for item in request.activations:
             result = reply.results.add(claim_id=item.claim_id)
             try:
-                machine = self._machine_for_claim(item.claim_id, who)
                 job = ad_from_pb(item.job)
-                act = machine.activate(item.claim_id, job, now)
+            except WireError as e:
+                result.ok, result.error = False, _refusal(e)
+                self.host.stats["activations_refused"] += 1
+                continue
+            try:
+                act = self.host.activate(item.claim_id, job, who, now)
             except Exception as e:
                 result.ok, result.error = False, _refusal(e)
-                self.stats["activations_refused"] += 1
                 continue
             result.ok, result.start_time = True, act.start
-            self.stats["activations"] += 1
-            self._touch(machine)
-            self._wake_at(act.end, machine.name)
-            self.ctx.events.emit(
-                machine.name,
-                "activate",
-                slot=act.slot_name,
-                job=act.job_id,
-                claim=redact(item.claim_id),
-                start=round(act.start, 3),
-                end=round(act.end, 3),
-                cpus=act.cpus,
-            )
+        self._after()
         return reply
-
-    def _wake_at(self, t: float, machine_name: str) -> None:
-        """Make the exit loop advance ``machine_name`` at pool time ``t``."""
-        heapq.heappush(self._exit_heap, (t, machine_name))
-        if self._armed is None or t < self._armed:
-            self._exit_wake.set()
 
     def release_claims(self, request: pb.ReleaseClaimsRequest) -> pb.ReleaseClaimsReply:
         now = self.ctx.clock.now()
@@ -352,70 +273,25 @@ class StartdService:
         for claim_id in request.claim_ids:
             result = reply.results.add(claim_id=claim_id)
             try:
-                machine = self._machine_for_claim(claim_id, who)
-                rel = machine.release(claim_id, now)
+                rel = self.host.release(claim_id, who, now)
             except Exception as e:
                 result.ok, result.error = False, _refusal(e)
-                self._drop_stale(claim_id)
                 continue
-            del self._held[claim_id]
             result.ok, result.slot_name = True, rel.slot_name
             ad_to_pb(rel.slot_ad, result.slot)
-            self.stats["releases"] += 1
-            self._touch(machine)
-            fields: dict[str, Any] = {"slot": rel.slot_name, "claim": redact(claim_id)}
-            if rel.killed_job:
-                self.stats["jobs_killed"] += 1
-                fields["job"] = rel.killed_job
-                fields["killed"] = True
-            self.ctx.events.emit(machine.name, "release", **fields)
+        self._after()
         return reply
 
     def keep_alive(self, request: pb.KeepAliveRequest) -> pb.KeepAliveReply:
-        now = self.ctx.clock.now()
-        reply = pb.KeepAliveReply()
-        who = caller()
-        for claim_id in request.claim_ids:
-            machine = self._held.get(claim_id)
-            if (
-                machine is not None
-                and machine.holds(claim_id)
-                and not who.acts_for_schedd(machine.claim(claim_id).schedd_name)
-            ):
-                reply.unknown_claim_ids.append(claim_id)  # not the holder's: no lease renewed
-                continue
-            if machine is None or machine.keepalive([claim_id], now):
-                self._drop_stale(claim_id)
-                reply.unknown_claim_ids.append(claim_id)
-        return reply
+        unknown = self.host.keep_alive(list(request.claim_ids), caller(), self.ctx.clock.now())
+        self._after()
+        return pb.KeepAliveReply(unknown_claim_ids=unknown)
 
     def match_info(self, request: pb.MatchInfoRequest) -> pb.MatchInfoReply:
-        """Matched slots (NEGOTIATOR_INFORM_STARTD), grouped by machine for the cores."""
-        now = self.ctx.clock.now()
-        by_machine: dict[str, list[str]] = {}
-        refused: list[str] = []
-        for cid in request.claim_ids:
-            name = cid.partition("alias=")[2].partition(">")[0]
-            if name in self._machines:
-                by_machine.setdefault(name, []).append(cid)
-            else:
-                refused.append(cid)
-        for name, ids in by_machine.items():
-            machine = self._machines[name]
-            bad = machine.match_info(ids, now)
-            refused += bad
-            matched = [c for c in ids if c not in bad]
-            if matched:
-                self._touch(machine)
-                self._wake_at(machine.next_wakeup() or now, name)
-            for cid in matched:
-                self.ctx.events.emit(name, "slot_matched", claim=redact(cid))
+        """Matched slots (NEGOTIATOR_INFORM_STARTD)."""
+        refused = self.host.match_info(list(request.claim_ids), self.ctx.clock.now())
+        self._after()
         return pb.MatchInfoReply(refused_claim_ids=refused)
-
-    def _drop_stale(self, claim_id: str) -> None:
-        m = self._held.get(claim_id)
-        if m is not None and not m.holds(claim_id):
-            del self._held[claim_id]
 
     # --- advertising ------------------------------------------------------------------
 
@@ -437,7 +313,8 @@ class StartdService:
         next_full = clock.now()  # advertise everything at start
         while True:
             try:
-                if clock.now() < next_full and not self._changed:
+                changed = self.host.changed
+                if clock.now() < next_full and not changed:
                     self._change_event.clear()
                     await self._sleep_or(next_full, self._change_event)
                 full = clock.now() >= next_full
@@ -446,14 +323,14 @@ class StartdService:
                     await asyncio.sleep(self._debounce)
                 now = clock.now()
                 full = full or now >= next_full
-                names = list(self._machines) if full else sorted(self._changed)
-                self._changed.clear()
+                names = list(self.host.machines) if full else sorted(changed)
+                changed.clear()
                 self._change_event.clear()
                 if full:
                     next_full = now + self._update_interval
-                batch = [self._machines[n] for n in names]
+                batch = [self.host.machines[n] for n in names]
                 if not await self.advertise(batch, now, only_changed=not full):
-                    self._changed.update(names)
+                    changed.update(names)
                     next_full = min(next_full, now + RETRY_INTERVAL)
                     await clock.sleep_until(now + RETRY_INTERVAL)
             except asyncio.CancelledError:
@@ -481,7 +358,7 @@ class StartdService:
                 self._ad_cache.pop(slot_name, None)
         updates: list[bytes] = []
         for machine_name, slot_name in self._invalidate:
-            m = self._machines.get(machine_name)
+            m = self.host.machines.get(machine_name)
             if m is not None and slot_name in m.slots:
                 continue  # the name is in use again: its new ad replaces the old one
             key = ClassAd({"Name": slot_name})
@@ -584,7 +461,7 @@ class StartdService:
         while True:
             try:
                 self._exit_wake.clear()
-                self._armed = self._exit_heap[0][0] if self._exit_heap else None
+                self._armed = self.host.next_wakeup()
                 if self._armed is None:
                     await self._exit_wake.wait()
                     continue
@@ -599,59 +476,10 @@ class StartdService:
                 await clock.sleep_until(clock.now() + RETRY_INTERVAL)
 
     def finish_jobs(self, now: float) -> list[JobExitRecord]:
-        """Finish every job due by ``now`` and queue its exit for its schedd."""
-        due: set[str] = set()
-        while self._exit_heap and self._exit_heap[0][0] <= now:
-            due.add(heapq.heappop(self._exit_heap)[1])
-        exits: list[JobExitRecord] = []
-        for name in sorted(due):
-            machine = self._machines[name]
-            tick = machine.tick(now)
-            if tick.exits or tick.expired:
-                self._touch(machine)
-            exits.extend(tick.exits)
-            for slot_name in tick.unmatched:
-                self._touch(machine)
-                log.info("%s: State change: match timed out", slot_name)
-                self.ctx.events.emit(
-                    machine.name, "match_timeout", slot=slot_name, message="match timed out"
-                )
-            for x in tick.expired:
-                self._held.pop(x.claim_id, None)
-                self.stats["leases_expired"] += 1
-                log.warning(
-                    "%s: %s: State change: %s", x.slot_name, redact(x.claim_id), LEASE_EXPIRED
-                )
-                fields: dict[str, Any] = {
-                    "slot": x.slot_name,
-                    "claim": redact(x.claim_id),
-                    "schedd": x.schedd_name,
-                    "last_heard": round(x.last_heard, 3),
-                    "lease": x.lease_duration,
-                    "deadline": round(x.deadline, 3),
-                    "interval": x.keepalive_interval,
-                    "message": LEASE_EXPIRED,
-                }
-                if x.killed_job:
-                    self.stats["jobs_killed"] += 1
-                    fields["job"] = x.killed_job
-                self.ctx.events.emit(machine.name, "lease_expired", **fields)
-            # keepalives move lease deadlines later: re-arm at the machine's next one
-            wake = machine.next_wakeup()
-            if wake is not None:
-                heapq.heappush(self._exit_heap, (max(wake, now), name))
-        for e in sorted(exits, key=lambda e: (e.end, e.slot_name)):
-            self.stats["jobs_evicted" if e.reason else "job_exits"] += 1
-            self.ctx.events.emit(
-                e.slot_name.partition("@")[2],
-                "job_evicted" if e.reason else "job_exit",
-                slot=e.slot_name,
-                job=e.job_id,
-                claim=redact(e.claim_id),
-                start=round(e.start, 3),
-                end=round(e.end, 3),
-                **({"reason": e.reason} if e.reason else {}),
-            )
+        """The host's job ends due by ``now``, each queued for its schedd."""
+        exits = self.host.finish_jobs(now)
+        self._after()
+        for e in exits:
             address = self._moved.get(e.schedd_address, e.schedd_address)
             self._pending_exits.setdefault(address, []).append(
                 schedd_pb2.JobExit(
@@ -756,8 +584,3 @@ def _refusal(e: Exception) -> str:
         return str(e)
     log.exception("startd: internal error on one request item")
     return f"internal error in the startd: {type(e).__name__}: {e}"
-
-
-def _job_id(job: ClassAd) -> str:
-    cluster, proc = job.eval("ClusterId"), job.eval("ProcId")
-    return f"{cluster}.{proc}" if isinstance(cluster, int) and isinstance(proc, int) else ""

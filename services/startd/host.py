@@ -1,0 +1,347 @@
+"""The machines of one startd actor: routing, the claim index and the job-exit schedule.
+
+The shell (``service.py``) translates protobuf to these calls and back, sleeps until
+:meth:`StartdHost.next_wakeup` and sends what the calls return; everything it decides
+about claims, leases and job ends is decided here, with ``now`` passed in.
+
+Requests route by slot Name (``slot1@exec0001``: the part after '@' is the machine) or
+by claim id (the table of the claims held here). Each call answers for one item and
+raises ``StartdError`` (or a subclass) to refuse it, so one bad item of a batch does not
+fail the others. Events (``claim``, ``activate``, ``release``, ``job_exit`` ...) are the
+startd's facts; the shell drains them into the actor's event log.
+"""
+
+from __future__ import annotations
+
+import heapq
+import logging
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from ..claimid import redact
+from ..classad import ClassAd
+from ..config import ConfigDict, ConfigError
+from .machine import (
+    LEASE_EXPIRED,
+    Activation,
+    ClaimGrant,
+    ClaimRefusedError,
+    JobExitRecord,
+    Machine,
+    Release,
+    StartdError,
+)
+
+if TYPE_CHECKING:
+    import random
+
+    from ..auth import Principal
+
+log = logging.getLogger(__name__)
+
+__all__ = ["StartdHost"]
+
+Event = tuple[str, str, dict[str, Any]]  # (daemon, kind, ids)
+
+
+class StartdHost:
+    """Every simulated machine of one startd actor."""
+
+    def __init__(self, specs: list[tuple[str, ConfigDict]]) -> None:
+        names = [n for n, _ in specs]
+        if len(set(names)) != len(names):
+            dup = next(n for n in names if names.count(n) > 1)
+            raise ConfigError(f"machine name {dup!r} is used twice in one startd")
+        # Fail now on a bad configuration (once per distinct config: families share one).
+        checked: set[int] = set()
+        for name, cfg in specs:
+            if id(cfg) not in checked:
+                checked.add(id(cfg))
+                Machine(name, cfg, "127.0.0.1:0", 0, 0.0).check_policies()
+        self.specs = list(specs)
+        self.machines: dict[str, Machine] = {}
+        self.changed: set[str] = set()  # machines whose ads changed since the shell looked
+        self._held: dict[str, Machine] = {}  # claim id -> machine holding the claim
+        self._exits: list[tuple[float, str]] = []  # (wakeup, machine name), lazy
+        self._events: list[Event] = []
+        self.stats: dict[str, int] = dict.fromkeys(
+            (
+                "claims",
+                "claims_refused",
+                "activations",
+                "activations_refused",
+                "releases",
+                "jobs_killed",
+                "job_exits",
+                "jobs_evicted",
+                "leases_expired",
+            ),
+            0,
+        )
+
+    def build(self, address: str, now: float, rng: Callable[[str], random.Random | None]) -> None:
+        """Make the machines once the server's address (in their claim ids) is known."""
+        if self.machines:
+            return
+        birthday = int(now)
+        for name, cfg in self.specs:
+            self.machines[name] = Machine(name, cfg, address, birthday, now, rng=rng(name))
+        self.changed.update(self.machines)
+
+    @property
+    def claims_held(self) -> int:
+        return len(self._held)
+
+    def next_wakeup(self) -> float | None:
+        """When :meth:`finish_jobs` next has something to do (a job end, an eviction or a
+        lease deadline of some machine); None: nothing is scheduled."""
+        return self._exits[0][0] if self._exits else None
+
+    def drain_events(self) -> list[Event]:
+        out, self._events = self._events, []
+        return out
+
+    # --- routing -------------------------------------------------------------------------
+
+    def machine_for_slot(self, slot_name: str) -> Machine:
+        _, at, machine = slot_name.partition("@")
+        m = self.machines.get(machine) if at else None
+        if m is None:
+            if not self.machines:
+                raise StartdError("this startd has not started yet")
+            raise StartdError(f"no slot {slot_name!r} at this startd")
+        return m
+
+    def machine_for_claim(self, claim_id: str, who: Principal) -> Machine:
+        """The machine holding ``claim_id``, if ``who`` speaks for the claim's holder:
+        a claim is activated and released only by the schedd that requested it."""
+        m = self._held.get(claim_id)
+        if m is None:
+            raise StartdError(f"claim id {redact(claim_id)} is not held at this startd")
+        holder = m.claim(claim_id).schedd_name
+        if not who.acts_for_schedd(holder):
+            raise ClaimRefusedError(
+                f"claim id {redact(claim_id)} is held by schedd {holder!r}; {who} may not use it"
+            )
+        return m
+
+    def _touch(self, machine: Machine) -> None:
+        self.changed.add(machine.name)
+
+    def _wake_at(self, t: float, machine_name: str) -> None:
+        heapq.heappush(self._exits, (t, machine_name))
+
+    def _drop_stale(self, claim_id: str) -> None:
+        m = self._held.get(claim_id)
+        if m is not None and not m.holds(claim_id):
+            del self._held[claim_id]
+
+    # --- the claim protocol, one item at a time -----------------------------------------
+
+    def request_claim(
+        self,
+        claim_id: str,
+        slot_name: str,
+        job: ClassAd,
+        schedd_name: str,
+        schedd_address: str,
+        owner: str,
+        who: Principal,
+        now: float,
+        *,
+        leftovers: bool = False,
+    ) -> ClaimGrant:
+        try:
+            if not who.acts_for_schedd(schedd_name):
+                raise ClaimRefusedError(f"{who} may not request claims for schedd {schedd_name!r}")
+            machine = self.machine_for_slot(slot_name)
+            grant = machine.request_claim(
+                claim_id,
+                slot_name,
+                job,
+                schedd_name,
+                schedd_address,
+                owner,
+                now,
+                leftovers=leftovers,
+            )
+        except Exception:
+            self.stats["claims_refused"] += 1
+            raise
+        self._held[grant.claim_id] = machine
+        self._wake_at(now + machine.claim(grant.claim_id).lease_duration, machine.name)
+        if grant.ready:  # a preemption: the eviction is due now or when retirement ends
+            self._wake_at(grant.ready, machine.name)
+        self.stats["claims"] += 1
+        self._touch(machine)
+        self._events.append(
+            (
+                machine.name,
+                "claim",
+                {
+                    "slot": grant.slot_name,
+                    "job": job_id(job),
+                    "claim": redact(grant.claim_id),
+                    "schedd": schedd_name,
+                    "submitter": owner,
+                    # what the slot holds, for the checker's over-commit invariant
+                    "cpus": grant.slot_ad.eval("Cpus"),
+                    "memory": grant.slot_ad.eval("Memory"),
+                    "disk": grant.slot_ad.eval("Disk"),
+                },
+            )
+        )
+        return grant
+
+    def activate(self, claim_id: str, job: ClassAd, who: Principal, now: float) -> Activation:
+        try:
+            machine = self.machine_for_claim(claim_id, who)
+            act = machine.activate(claim_id, job, now)
+        except Exception:
+            self.stats["activations_refused"] += 1
+            raise
+        self.stats["activations"] += 1
+        self._touch(machine)
+        self._wake_at(act.end, machine.name)
+        self._events.append(
+            (
+                machine.name,
+                "activate",
+                {
+                    "slot": act.slot_name,
+                    "job": act.job_id,
+                    "claim": redact(claim_id),
+                    "start": round(act.start, 3),
+                    "end": round(act.end, 3),
+                    "cpus": act.cpus,
+                },
+            )
+        )
+        return act
+
+    def release(self, claim_id: str, who: Principal, now: float) -> Release:
+        try:
+            machine = self.machine_for_claim(claim_id, who)
+            rel = machine.release(claim_id, now)
+        except Exception:
+            self._drop_stale(claim_id)
+            raise
+        del self._held[claim_id]
+        self.stats["releases"] += 1
+        self._touch(machine)
+        fields: dict[str, Any] = {"slot": rel.slot_name, "claim": redact(claim_id)}
+        if rel.killed_job:
+            self.stats["jobs_killed"] += 1
+            fields["job"] = rel.killed_job
+            fields["killed"] = True
+        self._events.append((machine.name, "release", fields))
+        return rel
+
+    def keep_alive(self, claim_ids: list[str], who: Principal, now: float) -> list[str]:
+        """Renew the leases of ``claim_ids``; the ids not held here (or not ``who``'s)."""
+        unknown = []
+        for claim_id in claim_ids:
+            machine = self._held.get(claim_id)
+            if (
+                machine is not None
+                and machine.holds(claim_id)
+                and not who.acts_for_schedd(machine.claim(claim_id).schedd_name)
+            ):
+                unknown.append(claim_id)  # not the holder's: no lease renewed
+                continue
+            if machine is None or machine.keepalive([claim_id], now):
+                self._drop_stale(claim_id)
+                unknown.append(claim_id)
+        return unknown
+
+    def match_info(self, claim_ids: list[str], now: float) -> list[str]:
+        """Matched slots (NEGOTIATOR_INFORM_STARTD), by machine; the ids refused."""
+        by_machine: dict[str, list[str]] = {}
+        refused: list[str] = []
+        for cid in claim_ids:
+            name = cid.partition("alias=")[2].partition(">")[0]
+            if name in self.machines:
+                by_machine.setdefault(name, []).append(cid)
+            else:
+                refused.append(cid)
+        for name, ids in by_machine.items():
+            machine = self.machines[name]
+            bad = machine.match_info(ids, now)
+            refused += bad
+            matched = [c for c in ids if c not in bad]
+            if matched:
+                self._touch(machine)
+                self._wake_at(machine.next_wakeup() or now, name)
+            for cid in matched:
+                self._events.append((name, "slot_matched", {"claim": redact(cid)}))
+        return refused
+
+    # --- timers --------------------------------------------------------------------------
+
+    def finish_jobs(self, now: float) -> list[JobExitRecord]:
+        """Let every machine with something due by ``now`` tick: jobs end, matches time
+        out, claims whose lease ran out are dropped. The exits, in (end, slot) order, for
+        the shell to report to their schedds."""
+        due: set[str] = set()
+        while self._exits and self._exits[0][0] <= now:
+            due.add(heapq.heappop(self._exits)[1])
+        exits: list[JobExitRecord] = []
+        for name in sorted(due):
+            machine = self.machines[name]
+            tick = machine.tick(now)
+            if tick.exits or tick.expired:
+                self._touch(machine)
+            exits.extend(tick.exits)
+            for slot_name in tick.unmatched:
+                self._touch(machine)
+                log.info("%s: State change: match timed out", slot_name)
+                self._events.append(
+                    (name, "match_timeout", {"slot": slot_name, "message": "match timed out"})
+                )
+            for x in tick.expired:
+                self._held.pop(x.claim_id, None)
+                self.stats["leases_expired"] += 1
+                log.warning(
+                    "%s: %s: State change: %s", x.slot_name, redact(x.claim_id), LEASE_EXPIRED
+                )
+                fields: dict[str, Any] = {
+                    "slot": x.slot_name,
+                    "claim": redact(x.claim_id),
+                    "schedd": x.schedd_name,
+                    "last_heard": round(x.last_heard, 3),
+                    "lease": x.lease_duration,
+                    "deadline": round(x.deadline, 3),
+                    "interval": x.keepalive_interval,
+                    "message": LEASE_EXPIRED,
+                }
+                if x.killed_job:
+                    self.stats["jobs_killed"] += 1
+                    fields["job"] = x.killed_job
+                self._events.append((name, "lease_expired", fields))
+            # keepalives move lease deadlines later: re-arm at the machine's next one
+            wake = machine.next_wakeup()
+            if wake is not None:
+                heapq.heappush(self._exits, (max(wake, now), name))
+        exits.sort(key=lambda e: (e.end, e.slot_name))
+        for e in exits:
+            self.stats["jobs_evicted" if e.reason else "job_exits"] += 1
+            self._events.append(
+                (
+                    e.slot_name.partition("@")[2],
+                    "job_evicted" if e.reason else "job_exit",
+                    {
+                        "slot": e.slot_name,
+                        "job": e.job_id,
+                        "claim": redact(e.claim_id),
+                        "start": round(e.start, 3),
+                        "end": round(e.end, 3),
+                        **({"reason": e.reason} if e.reason else {}),
+                    },
+                )
+            )
+        return exits
+
+
+def job_id(job: ClassAd) -> str:
+    cluster, proc = job.eval("ClusterId"), job.eval("ProcId")
+    return f"{cluster}.{proc}" if isinstance(cluster, int) and isinstance(proc, int) else ""
