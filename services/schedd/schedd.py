@@ -373,6 +373,9 @@ class Schedd:
         self._releasing: dict[str, Job] = {}  # claim id -> removed job leaving on release
         self._idle = IdleIndex()
         self._counts: Counter[tuple[str, int]] = Counter()  # (submitter, status) -> jobs
+        # Submitter ads the collector has (acknowledged), and those last handed out
+        self._submitters_advertised: set[str] = set()
+        self._submitters_offered: set[str] = set()
         self._weights: Counter[tuple[str, int]] = Counter()  # (submitter, status) -> cpus
         self._reserved = 0  # idle jobs with a claim being acquired
         self._batch = Batch()
@@ -1566,6 +1569,25 @@ class Schedd:
             ad["MyCurrentTime"] = int(now)
             out.append(ad)
         return out
+
+    def submitter_updates(self, now: float) -> tuple[list[ClassAd], list[ClassAd]]:
+        """What to send the collector about submitters: their ads, and the keys of ads
+        it holds for submitters left without jobs, to invalidate (HTCondor's schedd
+        invalidates a submitter's ad once its last job has left). Until
+        :meth:`submitters_advertised` says they arrived, the same invalidations come
+        again."""
+        ads = self.submitter_ads(now)
+        names = {str(ad.get_value("Name")) for ad in ads}
+        gone = [
+            ClassAd({"MyType": "Submitter", "Name": name, "ScheddName": self.name})
+            for name in sorted(self._submitters_advertised - names)
+        ]
+        self._submitters_offered = names
+        return ads, gone
+
+    def submitters_advertised(self) -> None:
+        """The collector has the updates of the last :meth:`submitter_updates`."""
+        self._submitters_advertised = self._submitters_offered
 
     def status(self) -> dict[str, int]:
         t = self.totals()

@@ -113,7 +113,6 @@ class ScheddService(sgrpc.ScheddServicer):
         self._ready_wake: asyncio.Event | None = None
         self._alive_wake: asyncio.Event | None = None  # claims changed: re-read the next keepalive
         self._negotiator: str | None = None
-        self._advertised: dict[str, set[str]] = {n: set() for n in self.cores}
         self._recent = ReplyCache(_RECENT_REQUESTS)
 
     # --- the Service protocol -----------------------------------------------------------
@@ -586,17 +585,13 @@ class ScheddService(sgrpc.ScheddServicer):
             return
         now = self.ctx.clock.now()
         request = cpb.AdvertiseRequest()
-        current: dict[str, set[str]] = {}
-        for key, core in self.cores.items():
+        for core in self.cores.values():
             ad_to_pb(core.schedd_ad(now), request.updates.add(ad_type="Scheduler").ad)
-            names = set()
-            for ad in core.submitter_ads(now):
-                names.add(str(ad.get_value("Name")))
+            ads, gone = core.submitter_updates(now)
+            for ad in ads:
                 ad_to_pb(ad, request.updates.add(ad_type="Submitter").ad)
-            for gone in sorted(self._advertised[key] - names):
-                gone_ad = ClassAd({"MyType": "Submitter", "Name": gone, "ScheddName": core.name})
-                ad_to_pb(gone_ad, request.updates.add(ad_type="Submitter", invalidate=True).ad)
-            current[key] = names
+            for key in gone:
+                ad_to_pb(key, request.updates.add(ad_type="Submitter", invalidate=True).ad)
         stub = cgrpc.CollectorStub(self.ctx.channel(self.ctx.collector_address, Role.DAEMON))
         try:
             reply = await rpc.call(stub.Advertise, request, timeout=RPC_TIMEOUT)
@@ -606,7 +601,8 @@ class ScheddService(sgrpc.ScheddServicer):
             return
         for err in reply.errors:
             log.warning("collector refused a schedd ad: %s", err)
-        self._advertised.update(current)
+        for core in self.cores.values():
+            core.submitters_advertised()
         self.stats["advertise"] += 1
 
     async def _advertise_on_change(self) -> None:

@@ -522,6 +522,25 @@ def test_schedd_and_submitter_ads(path: Path) -> None:
     assert [v(a, "Name") for a in s.submitter_ads(31.0)] == [ALICE]
 
 
+def test_a_submitter_left_without_jobs_is_invalidated_until_the_collector_has_it(
+    path: Path,
+) -> None:
+    s = make(path)
+    s.submit(SLEEP + "queue 1\n", "a.sub", "alice", 0.0)
+    s.submit(SLEEP + "queue 1\n", "b.sub", "bob", 0.0)
+    ads, gone = s.submitter_updates(1.0)
+    assert [v(a, "Name") for a in ads] == [ALICE, "bob@mockpool"] and gone == []
+    s.submitters_advertised()
+    s.act("remove", ["2"], "", "", "bob", 2.0)
+    ads, gone = s.submitter_updates(3.0)
+    assert [v(a, "Name") for a in ads] == [ALICE]
+    assert [(v(g, "Name"), v(g, "ScheddName")) for g in gone] == [("bob@mockpool", "schedd1")]
+    # not acknowledged (the collector was down): asked again; once it has it, not again
+    assert [v(g, "Name") for g in s.submitter_updates(4.0)[1]] == ["bob@mockpool"]
+    s.submitters_advertised()
+    assert s.submitter_updates(5.0)[1] == []
+
+
 def test_query_constraint_projection_limit(path: Path) -> None:
     s = make(path)
     s.submit(SLEEP + "queue 4\n", "a.sub", "alice", 0.0)
