@@ -15,25 +15,22 @@ then runs a cycle:
    HTCondor); then the cycle is finished, its stats pushed into the history and the
    Negotiator ad advertised (also every NEGOTIATOR_UPDATE_INTERVAL, so it never expires).
 
-The accountant lives on disk: ``<state_dir>/accountant.json``, written atomically after
-every cycle and after every ``UserPrio`` change, and read back when the negotiator starts
-(so a restarted negotiator keeps its priorities); without that file it starts from the
-pool spec's initial priorities. Each cycle also sends the Accounting ads (submitters and
-groups) to the collector. ``UserPrio`` answers condor_userprio: reading needs any role,
-changing needs ADMIN.
+What the negotiator keeps between cycles (the accountant on disk, the cadence, the
+statistics history, the NegotiatorLog lines) and what it decides around a cycle is the
+core's (:class:`.negotiator.Negotiator`); this shell does the network, the worker thread
+and the timers. ``UserPrio`` answers condor_userprio: reading needs any role, changing
+needs ADMIN. Each cycle also sends the Accounting ads (submitters and groups) to the
+collector.
 
 Cycle durations are pool seconds: real time x the clock's time scale, what a pool user
-sees. NegotiatorLog lines are kept until the host calls :meth:`drain_log`, stamped with
-``log_base_wall`` + pool time (the launcher passes the pool epoch's wall time).
+sees.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import logging
-import os
 import time
 from collections.abc import Mapping
 from pathlib import Path
@@ -44,7 +41,7 @@ import grpc.aio
 
 from .. import rpc
 from ..auth import Role, current_role
-from ..claimid import from_sinful, redact, sinful
+from ..claimid import from_sinful, sinful
 from ..classad import ClassAd
 from ..daemon import RPC_TIMEOUT, DaemonContext, periodic
 from ..v1 import collector_pb2 as cpb
@@ -57,10 +54,8 @@ from ..v1 import startd_pb2 as tpb
 from ..v1 import startd_pb2_grpc
 from ..wire import AdDecoder, WireError, ad_to_pb, ads_from_pb
 from .accountant import Accountant, AccountantError
-from .accounting_ads import accounting_ads
 from .cadence import Cadence
 from .cycle import (
-    CycleConfig,
     CycleResult,
     Match,
     Rejection,
@@ -69,8 +64,9 @@ from .cycle import (
     negotiate,
     requests_from_ads,
 )
-from .log import LogLine, format_line
-from .phase1 import negotiator_ad, schedds_to_ask
+from .log import LogLine
+from .negotiator import Negotiator
+from .phase1 import schedds_to_ask
 from .stats import StatsHistory
 
 __all__ = ["SERVICE_NAME", "NegotiatorService"]
@@ -78,7 +74,6 @@ __all__ = ["SERVICE_NAME", "NegotiatorService"]
 log = logging.getLogger(__name__)
 
 SERVICE_NAME = "mockpool.v1.Negotiator"
-LOG_BUFFER_LINES = 1_000_000  # lines kept for drain_log; older ones are dropped (counted)
 
 
 def _method(name: str) -> str:
@@ -104,50 +99,61 @@ class NegotiatorService(ngrpc.NegotiatorServicer):
     ) -> None:
         self.ctx = ctx
         self.name = name
-        self.log_base_wall = float(log_base_wall)
         self.config = ctx.config.for_subsystem("NEGOTIATOR")
-        self.cycle_config = CycleConfig.from_config(self.config)
-        template = Accountant.from_config(self.config, self.cycle_config.groups)
-        self.state_file = Path(ctx.state_dir) / "accountant.json"
-        self.accountant = accountant or self._load_accountant(template, priorities or {})
-        self.groups = None  # the group tree of the last cycle
-        # userprio changes made while a cycle computes, replayed onto its accountant
-        self._replay: list[tuple[str, str, float, float]] | None = None
-        self.cadence = Cadence.from_config(self.config)
-        self.history = StatsHistory(self.config.get_int("NEGOTIATION_CYCLE_STATS_LENGTH"))
-        self.update_interval = self.config.get_float("NEGOTIATOR_UPDATE_INTERVAL", 300.0)
-        self.cycles = 0
-        self.total_matches = 0
-        self.peer_failures = 0
-        self.log_dropped = 0
-        self._log: list[str] = []
+        self.core = Negotiator(
+            name,
+            self.config,
+            Path(ctx.state_dir),
+            log_base_wall=log_base_wall,
+            accountant=accountant,
+            priorities=priorities,
+        )
         self._tasks: list[asyncio.Task[None]] = []
         self._informing: set[asyncio.Task[None]] = set()  # MatchInfo to startds in flight
         self._wake: asyncio.Event | None = None
-        self._start_time = 0
         # Slot ads that did not change since the last cycle are not decoded again.
         self._slot_decoder = AdDecoder()
+
+    # What tools and tests read of the core, by the names they have always used.
+    @property
+    def accountant(self) -> Accountant:
+        return self.core.accountant
+
+    @property
+    def cycles(self) -> int:
+        return self.core.cycles
+
+    @property
+    def history(self) -> StatsHistory:
+        return self.core.history
+
+    @property
+    def cadence(self) -> Cadence:
+        return self.core.cadence
+
+    def _emit(self) -> None:
+        for kind, fields in self.core.drain_events():
+            self.ctx.events.emit(self.name, kind, **fields)
 
     # -- Service protocol ----------------------------------------------------------------
     def add_to_server(self, server: grpc.aio.Server) -> None:
         ngrpc.add_NegotiatorServicer_to_server(self, server)
 
     async def start(self) -> None:
-        now = self.ctx.clock.now()
-        self._start_time = int(now)
-        self.cadence.next_due = now  # first cycle at start
+        self.core.started(self.ctx.clock.now())
+        update_interval = self.core.update_interval
         self._wake = asyncio.Event()
         loop = asyncio.get_running_loop()
         self._tasks.append(loop.create_task(self._cycle_loop()))
-        if self.update_interval > 0:
+        if update_interval > 0:
             self._tasks.append(
                 loop.create_task(
                     periodic(
                         self.ctx.clock,
-                        self.update_interval,
+                        update_interval,
                         self.advertise,
                         name=f"{self.name} ad",
-                        first_delay=self.update_interval,
+                        first_delay=update_interval,
                     )
                 )
             )
@@ -162,82 +168,15 @@ class NegotiatorService(ngrpc.NegotiatorServicer):
                 await t
 
     def status(self) -> dict[str, Any]:
-        latest = self.history.latest
-        return {
-            "name": self.name,
-            "address": self.ctx.address,
-            "cycles": self.cycles,
-            "matches": self.total_matches,
-            "next_cycle": self.cadence.next_due,
-            "peer_failures": self.peer_failures,
-            "log_lines_dropped": self.log_dropped,
-            "last": latest.summary() if latest else None,
-        }
-
-    # -- the accountant on disk -------------------------------------------------------------
-    def _load_accountant(
-        self, template: Accountant, priorities: Mapping[str, Mapping[str, float]]
-    ) -> Accountant:
-        if self.state_file.exists():
-            try:
-                data = json.loads(self.state_file.read_text())
-                return Accountant.from_dict(data).reconfigured(template)
-            except (OSError, ValueError, AccountantError) as exc:
-                # A damaged file must not stop the pool; it is kept aside for a person.
-                log.error(
-                    "%s: cannot read %s (%s); starting from the spec's priorities",
-                    self.name,
-                    self.state_file,
-                    exc,
-                )
-                with contextlib.suppress(OSError):
-                    self.state_file.replace(self.state_file.with_suffix(".json.bad"))
-        acct = template.copy()
-        for name, values in priorities.items():
-            if "factor" in values:
-                acct.set_factor(name, float(values["factor"]))
-            if "priority" in values:
-                acct.set_priority(name, float(values["priority"]))
-        return acct
-
-    def save_accountant(self) -> None:
-        """Write the accountant atomically (a crash leaves the old file or the new one)."""
-        tmp = self.state_file.with_name(self.state_file.name + ".tmp")
-        tmp.parent.mkdir(parents=True, exist_ok=True)
-        with tmp.open("w") as f:
-            json.dump(self.accountant.to_dict(), f)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, self.state_file)
+        return self.core.status(self.ctx.address)
 
     # -- condor_userprio -------------------------------------------------------------------
     def accounting_ads(self) -> list[ClassAd]:
-        return accounting_ads(self.accountant, self.groups, self.name)
+        return self.core.accounting_ads()
 
     def userprio(self, action: str, name: str, value: float) -> list[ClassAd]:
         """Apply one condor_userprio change (AccountantError names a bad one)."""
-        self._apply(self.accountant.copy(), action, name, value, self.ctx.clock.now(), check=True)
-        if action and self._replay is not None:
-            self._replay.append((action, name, value, self.ctx.clock.now()))
-        return self.accounting_ads()
-
-    def _apply(
-        self, acct: Accountant, action: str, name: str, value: float, now: float, *, check: bool
-    ) -> None:
-        if action == "setfactor":
-            acct.set_factor(name, value)
-        elif action == "setprio":
-            acct.set_priority(name, value)
-        elif action == "resetusage":
-            acct.reset_usage(name, now)
-        elif action == "delete":
-            if not acct.delete(name) and check:
-                raise AccountantError(f"no accountant record named {name}")
-        elif action:
-            raise AccountantError(f"unknown userprio action {action!r}")
-        if action:
-            self.accountant = acct
-            self.save_accountant()
+        return self.core.userprio(action, name, value, self.ctx.clock.now())
 
     async def UserPrio(
         self, request: npb.UserPrioRequest, context: grpc.aio.ServicerContext
@@ -263,8 +202,7 @@ class NegotiatorService(ngrpc.NegotiatorServicer):
 
     def drain_log(self) -> list[str]:
         """NegotiatorLog lines written since the last drain."""
-        out, self._log = self._log, []
-        return out
+        return self.core.drain_log()
 
     # -- Reschedule ------------------------------------------------------------------------
     def reschedule(self, schedd_name: str = "") -> float:
@@ -329,74 +267,40 @@ class NegotiatorService(ngrpc.NegotiatorServicer):
 
     async def run_cycle(self, start: float) -> CycleResult | None:
         """Run one cycle that starts now; returns its result (None if phase 1 failed)."""
-        clock = self.ctx.clock
+        clock, core = self.ctx.clock, self.core
         cpu0 = time.process_time()
         notes: list[LogLine] = []
         try:
             snapshot = await self._obtain_ads()
         except (grpc.aio.AioRpcError, WireError) as exc:
-            # HTCondor: "Couldn't fetch ads" then "Aborting negotiation cycle"; no stats.
-            self.peer_failures += 1
-            self._keep(
-                [
-                    LogLine(start, "---------- Started Negotiation Cycle ----------"),
-                    LogLine(start, "Phase 1:  Obtaining ads from collector ..."),
-                    LogLine(clock.now(), f"Couldn't fetch ads: {_why(exc)}"),
-                    LogLine(clock.now(), "Aborting negotiation cycle"),
-                ]
-            )
+            core.cycle_aborted(start, clock.now(), _why(exc))
             log.warning("%s: cannot fetch ads from the collector: %s", self.name, _why(exc))
             return None
         requests, failed = await self._fetch_requests(snapshot, notes)
-        self._replay = []
+        core.computing()
+        result = None
         try:
             result = await self.ctx.offload(
                 negotiate,
                 snapshot,
                 requests,
-                self.accountant,
-                self.cycle_config,
+                core.accountant,
+                core.cycle_config,
                 start,
                 timer=clock.now,
                 finish=False,
                 phase1_notes=notes,
             )
         finally:
-            replay, self._replay = self._replay, None
-        self.accountant = result.accountant
-        for action, name, value, when in replay:
-            self._apply(self.accountant.copy(), action, name, value, when, check=False)
-        self.groups = result.groups
+            core.computed(result)
         charge = self.ctx.cycle_charge
         if charge is not None:
             await clock.sleep(
                 charge(len(snapshot.slots), len(result.matches), time.process_time() - cpu0)
             )
-        try:
-            self.save_accountant()
-        except OSError as exc:
-            log.error("%s: cannot write %s: %s", self.name, self.state_file, exc)
         await self._send_matches(result)
-        result.stats.submitters_failed |= failed
-        result.finish(clock.now(), cpu_time=time.process_time() - cpu0)
-        self.cycles += 1
-        self.total_matches += len(result.matches)
-        self.history.push(result.stats)
-        self._keep(result.log)
-        # the groups' quotas as this cycle assigned them: the targets usage is measured against
-        quotas = (
-            {g.name: round(g.quota, 3) for g in result.groups.groups[1:]} if result.groups else {}
-        )
-        self.ctx.events.emit(
-            self.name,
-            "cycle",
-            cycle=self.cycles,
-            start=round(start, 3),
-            duration=round(result.stats.duration, 3),
-            matches=len(result.matches),
-            charged=result.stats.charged,
-            **({"quotas": quotas} if quotas else {}),
-        )
+        core.finish_cycle(result, start, clock.now(), time.process_time() - cpu0, failed)
+        self._emit()
         await self.advertise()
         return result
 
@@ -448,7 +352,7 @@ class NegotiatorService(ngrpc.NegotiatorServicer):
             if isinstance(reply, BaseException):
                 if isinstance(reply, asyncio.CancelledError):
                     raise reply
-                self.peer_failures += 1
+                self.core.peer_failures += 1
                 failed |= submitters_at.get(sname, set())
                 notes.append(
                     LogLine(
@@ -490,7 +394,7 @@ class NegotiatorService(ngrpc.NegotiatorServicer):
         rejected = result.rejections_by_schedd()
         address = {m.schedd: m.schedd_address for m in result.matches}
         address.update({r.schedd: r.schedd_address for r in result.rejections})
-        cycle_no = self.cycles + 1
+        cycle_no = self.core.cycles + 1
 
         async def one(sname: str, matches: list[Match], rejections: list[Rejection]) -> None:
             msg = spb.MatchesRequest(schedd_name=sname, request_id=rpc.request_id(), cycle=cycle_no)
@@ -527,49 +431,17 @@ class NegotiatorService(ngrpc.NegotiatorServicer):
             if isinstance(out, BaseException):
                 if isinstance(out, asyncio.CancelledError):
                     raise out
-                self.peer_failures += 1
-                result.stats.submitters_failed |= {m.submitter for m in matches}
-                result.log.append(
-                    LogLine(
-                        self.ctx.clock.now(),
-                        f"    Failed to send {len(matches)} matches to {sname} "
-                        f"{sinful(address[sname])}",
-                    )
+                self.core.matches_failed(
+                    result, sname, address[sname], matches, self.ctx.clock.now()
                 )
                 log.warning("%s: sending matches to %s failed: %s", self.name, sname, _why(out))
                 continue
-            for m in matches:
-                self.ctx.events.emit(
-                    self.name,
-                    "match",
-                    job=m.job_id,
-                    autocluster=m.autocluster_id,
-                    slot=m.slot_name,
-                    submitter=m.submitter,
-                    schedd=m.schedd,
-                    claim=redact(m.claim_id),
-                )
-            for r in rejected.get(sname, []):
-                self.ctx.events.emit(
-                    self.name,
-                    "reject",
-                    job=r.job_id,
-                    autocluster=r.autocluster_id,
-                    submitter=r.submitter,
-                    schedd=r.schedd,
-                    reason=r.reason,
-                )
+            self.core.matches_sent(matches, rejected.get(sname, []))
+        self._emit()
 
     # -- the Negotiator ad ---------------------------------------------------------------
     def negotiator_ad(self) -> ClassAd:
-        ad = negotiator_ad(
-            self.name,
-            self.ctx.address,
-            start_time=self._start_time,
-            now=self.ctx.clock.now(),
-            update_interval=self.update_interval,
-        )
-        return self.history.publish(ad)
+        return self.core.negotiator_ad(self.ctx.address, self.ctx.clock.now())
 
     async def advertise(self) -> None:
         """Send the Negotiator ad to the collector (a failure is logged, not raised)."""
@@ -580,19 +452,11 @@ class NegotiatorService(ngrpc.NegotiatorServicer):
         try:
             reply = await rpc.call(self._collector(Role.DAEMON).Advertise, msg, timeout=RPC_TIMEOUT)
         except grpc.aio.AioRpcError as exc:
-            self.peer_failures += 1
+            self.core.peer_failures += 1
             log.warning("%s: advertising to the collector failed: %s", self.name, _why(exc))
             return
         for err in reply.errors:
             log.warning("%s: collector refused the Negotiator ad: %s", self.name, err)
-
-    # -- log buffer --------------------------------------------------------------------------
-    def _keep(self, lines: list[LogLine]) -> None:
-        self._log.extend(format_line(x, self.log_base_wall) for x in lines)
-        over = len(self._log) - LOG_BUFFER_LINES
-        if over > 0:
-            del self._log[:over]
-            self.log_dropped += over
 
 
 def _why(exc: BaseException) -> str:
