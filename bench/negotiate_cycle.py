@@ -36,9 +36,9 @@ import time
 from mockpool.config import parse_config
 from mockpool.negotiator.accountant import Accountant
 from mockpool.negotiator.cycle import (
+    CycleAds,
     CycleConfig,
     ResourceRequest,
-    Snapshot,
     negotiate,
     requests_from_ads,
 )
@@ -68,7 +68,7 @@ def tree_config(top: int = 4, mid: int = 5, leaf: int = 2) -> tuple[str, list[st
     return "GROUP_NAMES = " + ", ".join(names) + "\n" + "\n".join(lines) + "\n", leaves
 
 
-def make_slots(slots: int, pslot_fraction: float) -> Snapshot:
+def make_slots(slots: int, pslot_fraction: float) -> CycleAds:
     """``slots`` cpus: a fraction as 16-cpu p-slots, the rest as one-cpu static slots."""
     p_machines = round(slots * pslot_fraction / CPUS)
     s_machines = max(0, (slots - p_machines * CPUS) // CPUS)
@@ -85,7 +85,7 @@ def make_slots(slots: int, pslot_fraction: float) -> Snapshot:
         m = Machine(f"node{i:06d}", cfg, "127.0.0.1:1", 0, 0.0)
         ads += m.public_ads(0.0)
         private += m.private_ads()
-    return Snapshot(ads, private)
+    return CycleAds(ads, private)
 
 
 def make_requests(

@@ -17,7 +17,7 @@ import time
 from mockpool.classad import ClassAd
 from mockpool.config import parse_config
 from mockpool.negotiator.accountant import Accountant, SubmitterRecord
-from mockpool.negotiator.cycle import ResourceRequest, Snapshot, negotiate
+from mockpool.negotiator.cycle import CycleAds, ResourceRequest, negotiate
 from mockpool.startd.machine import Machine
 
 RUNS = {
@@ -78,7 +78,7 @@ def main() -> None:
     }.items():
         req[k] = v
     requests = [ResourceRequest.from_ad(req, "schedd1", "127.0.0.1:3")]
-    snapshot = Snapshot(slots, private)
+    snapshot = CycleAds(slots, private)
     claimed = sum(1 for a in slots if a.eval("State") == "Claimed")
     print(f"slots {len(slots)} ({claimed} claimed by bob)  alice asks for {ns.jobs}")
     for label, text in RUNS.items():

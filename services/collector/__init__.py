@@ -13,8 +13,8 @@ from .store import (
     BadConstraint,
     BadUpdate,
     CollectorError,
+    CollectorSnapshot,
     PrivateAdsRefused,
-    Snapshot,
 )
 
 __all__ = [
@@ -27,5 +27,5 @@ __all__ = [
     "BadUpdate",
     "CollectorError",
     "PrivateAdsRefused",
-    "Snapshot",
+    "CollectorSnapshot",
 ]

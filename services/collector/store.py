@@ -62,7 +62,7 @@ __all__ = [
     "BadUpdate",
     "CollectorError",
     "PrivateAdsRefused",
-    "Snapshot",
+    "CollectorSnapshot",
     "frame_field",
     "parse_constraint",
     "projection_keys",
@@ -200,7 +200,7 @@ class AdRecord:
 
 
 @dataclass(slots=True)
-class Snapshot:
+class CollectorSnapshot:
     """The negotiator's view: slot ads matching a constraint and their private ads."""
 
     slots: list[AdRecord]
@@ -424,12 +424,14 @@ class AdStore:
         constraint: str | Expr | None = "",
         projection: Sequence[str] = (),
         now: float = 0.0,
-    ) -> Snapshot:
+    ) -> CollectorSnapshot:
         """Slot ads where ``constraint`` is true and the private ads of those slots."""
         slots = self.select(MACHINE, constraint, now)
         private_table = self._tables.get(_PRIVATE_KEY, {})
         private = [p for r in slots if (p := private_table.get(r.name.lower())) is not None]
-        return Snapshot(slots, private, projection_keys(projection, _SNAPSHOT_PROJECTED), now)
+        return CollectorSnapshot(
+            slots, private, projection_keys(projection, _SNAPSHOT_PROJECTED), now
+        )
 
 
 # ----------------------------------------------------------------------------- helpers

@@ -4,7 +4,7 @@ Public API:
 
 - ``negotiate(snapshot, requests, accountant, config, now, *, timer=, cpu_timer=, finish=)``
   -> ``CycleResult(matches, accountant, stats, log)``: one cycle, pure.
-- ``Snapshot``, ``ResourceRequest`` (``.from_ad``), ``Match``, ``CycleConfig``,
+- ``CycleAds``, ``ResourceRequest`` (``.from_ad``), ``CycleMatch``, ``CycleConfig``,
   ``NegotiatorInputError``.
 - ``Accountant`` (RUP, EUP, usage, factors, group records), ``Cadence`` (when cycles run), ``StatsHistory`` /
   ``CycleStats`` (negotiator-ad attributes), ``LogLine``, ``format_line``,
@@ -18,13 +18,13 @@ Public API:
 from .accountant import Accountant, AccountantError
 from .cadence import Cadence, CadenceError
 from .cycle import (
+    CycleAds,
     CycleConfig,
+    CycleMatch,
     CycleResult,
-    Match,
     NegotiatorInputError,
     Rejection,
     ResourceRequest,
-    Snapshot,
     negotiate,
     requests_from_ads,
 )
@@ -41,12 +41,12 @@ __all__ = [
     "CycleResult",
     "CycleStats",
     "LogLine",
-    "Match",
+    "CycleMatch",
     "Rejection",
     "NegotiatorInputError",
     "NegotiatorLog",
     "ResourceRequest",
-    "Snapshot",
+    "CycleAds",
     "StatsHistory",
     "format_line",
     "format_lines",

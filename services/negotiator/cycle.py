@@ -94,11 +94,11 @@ __all__ = [
     "POOL_DOMAIN",
     "CycleConfig",
     "CycleResult",
-    "Match",
+    "CycleMatch",
     "NegotiatorInputError",
     "Rejection",
     "ResourceRequest",
-    "Snapshot",
+    "CycleAds",
     "negotiate",
     "requests_from_ads",
     "slot_usage",
@@ -128,7 +128,7 @@ class NegotiatorInputError(ValueError):
 
 
 @dataclass(frozen=True)
-class Snapshot:
+class CycleAds:
     """Phase 1's ads: slot ads, their private ads (claim ids), and, for counts, the
     Submitter and Scheduler ads."""
 
@@ -287,7 +287,7 @@ def _check_number(config: ConfigDict, name: str, e: Expr) -> None:
 
 
 @dataclass(frozen=True)
-class Match:
+class CycleMatch:
     submitter: str
     schedd: str
     schedd_address: str
@@ -316,7 +316,7 @@ class Rejection:
 
 @dataclass
 class CycleResult:
-    matches: list[Match]
+    matches: list[CycleMatch]
     accountant: Accountant
     stats: CycleStats
     log: list[LogLine]
@@ -331,8 +331,8 @@ class CycleResult:
             out.setdefault(r.schedd, []).append(r)
         return out
 
-    def matches_by_schedd(self) -> dict[str, list[Match]]:
-        out: dict[str, list[Match]] = {}
+    def matches_by_schedd(self) -> dict[str, list[CycleMatch]]:
+        out: dict[str, list[CycleMatch]] = {}
         for m in self.matches:
             out.setdefault(m.schedd, []).append(m)
         return out
@@ -397,7 +397,7 @@ class _Slots:
 
     def __init__(
         self,
-        snapshot: Snapshot,
+        snapshot: CycleAds,
         cfg: CycleConfig,
         stats: KernelStats,
         now: float,
@@ -894,7 +894,7 @@ class _TurnUsage:
 class _Cycle:
     def __init__(
         self,
-        snapshot: Snapshot,
+        snapshot: CycleAds,
         requests: Iterable[ResourceRequest],
         accountant: Accountant,
         cfg: CycleConfig,
@@ -915,7 +915,7 @@ class _Cycle:
         self.cpu = cpu_timer
         self.log: list[LogLine] = []
         self.stats = CycleStats(start_time=now)
-        self.matches: list[Match] = []
+        self.matches: list[CycleMatch] = []
         self.kstats = KernelStats()
         self.logged_matches = 0
         self.rejections: list[Rejection] = []
@@ -1512,7 +1512,7 @@ class _Cycle:
             cost = float(slots.weight[row])
             slots.kill(row)
         self.matches.append(
-            Match(
+            CycleMatch(
                 req.submitter,
                 req.schedd,
                 req.schedd_address,
@@ -1570,7 +1570,7 @@ class _Cycle:
 
 
 def negotiate(
-    snapshot: Snapshot,
+    snapshot: CycleAds,
     requests: Iterable[ResourceRequest],
     accountant: Accountant,
     config: ConfigDict | CycleConfig,

@@ -28,7 +28,7 @@ from ..config import ConfigDict
 from .accountant import Accountant, AccountantError
 from .accounting_ads import accounting_ads
 from .cadence import Cadence
-from .cycle import CycleConfig, CycleResult, Match, Rejection
+from .cycle import CycleConfig, CycleMatch, CycleResult, Rejection
 from .groups import GroupTree
 from .log import LogLine, format_line
 from .phase1 import negotiator_ad
@@ -194,7 +194,7 @@ class Negotiator:
         except OSError as exc:
             log.error("%s: cannot write %s: %s", self.name, self.state_file, exc)
 
-    def matches_sent(self, matches: list[Match], rejections: list[Rejection]) -> None:
+    def matches_sent(self, matches: list[CycleMatch], rejections: list[Rejection]) -> None:
         """One schedd has its matches and rejections: the negotiator's events for them."""
         for m in matches:
             self._events.append(
@@ -225,7 +225,7 @@ class Negotiator:
             )
 
     def matches_failed(
-        self, result: CycleResult, schedd: str, address: str, matches: list[Match], now: float
+        self, result: CycleResult, schedd: str, address: str, matches: list[CycleMatch], now: float
     ) -> None:
         """A schedd did not take its matches: its submitters count as failed."""
         self.peer_failures += 1

@@ -56,11 +56,11 @@ from ..wire import AdDecoder, WireError, ad_to_pb, ads_from_pb
 from .accountant import Accountant, AccountantError
 from .cadence import Cadence
 from .cycle import (
+    CycleAds,
+    CycleMatch,
     CycleResult,
-    Match,
     Rejection,
     ResourceRequest,
-    Snapshot,
     negotiate,
     requests_from_ads,
 )
@@ -304,7 +304,7 @@ class NegotiatorService(ngrpc.NegotiatorServicer):
         await self.advertise()
         return result
 
-    async def _obtain_ads(self) -> Snapshot:
+    async def _obtain_ads(self) -> CycleAds:
         coll = self._collector()
         snap_reply, schedd_reply, submitter_reply = await asyncio.gather(
             rpc.call(coll.Snapshot, cpb.SnapshotRequest(), timeout=RPC_TIMEOUT),
@@ -314,7 +314,7 @@ class NegotiatorService(ngrpc.NegotiatorServicer):
         slots = self._slot_decoder.decode(snap_reply.slots)
         private = self._slot_decoder.decode(snap_reply.private_ads)
         self._slot_decoder.end_round()
-        return Snapshot(
+        return CycleAds(
             slots=slots,
             private_ads=private,
             submitters=ads_from_pb(submitter_reply.ads),
@@ -322,7 +322,7 @@ class NegotiatorService(ngrpc.NegotiatorServicer):
         )
 
     async def _fetch_requests(
-        self, snapshot: Snapshot, notes: list[LogLine]
+        self, snapshot: CycleAds, notes: list[LogLine]
     ) -> tuple[list[ResourceRequest], set[str]]:
         """Every schedd's resource requests; the submitters of schedds that failed."""
         plan = schedds_to_ask(snapshot.submitters)
@@ -396,7 +396,7 @@ class NegotiatorService(ngrpc.NegotiatorServicer):
         address.update({r.schedd: r.schedd_address for r in result.rejections})
         cycle_no = self.core.cycles + 1
 
-        async def one(sname: str, matches: list[Match], rejections: list[Rejection]) -> None:
+        async def one(sname: str, matches: list[CycleMatch], rejections: list[Rejection]) -> None:
             msg = spb.MatchesRequest(schedd_name=sname, request_id=rpc.request_id(), cycle=cycle_no)
             for m in matches:
                 pm = msg.matches.add(

@@ -35,8 +35,7 @@ from .cluster import join_cluster
 from .launcher import LivePool
 from .localray import LocalRay, start_local_ray, stop_local_ray
 from .measures import measure, write_series
-from .metrics import PoolMetrics, exposition
-from .metrics import Snapshot as MetricsSnapshot
+from .metrics import MetricsSnapshot, PoolMetrics, exposition
 from .report import summarize, write_output
 from .spec import PoolSpec, load_spec, parse_spec
 from .virtual import CLOCKS

@@ -44,7 +44,7 @@ from .cluster import pack_group, placement_options
 from .faults import check_plan, parse_fault, run_plan
 from .host import DaemonHost
 from .layout import ActorPlan, actor_plans, find_actor
-from .metrics import Snapshot as MetricsSnapshot
+from .metrics import MetricsSnapshot
 from .spec import PoolSpec, RemoveItem, SubmitItem
 from .virtual import VIRTUAL_EPOCH
 

@@ -19,11 +19,11 @@ from prometheus_client import CollectorRegistry, generate_latest
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 from prometheus_client.registry import Collector
 
-__all__ = ["PoolMetrics", "Snapshot", "exposition"]
+__all__ = ["PoolMetrics", "MetricsSnapshot", "exposition"]
 
 
 @dataclass
-class Snapshot:
+class MetricsSnapshot:
     """What one scrape reads from a pool."""
 
     hosts: list[dict[str, Any]] = field(default_factory=list)  # DaemonHost.status()
@@ -38,14 +38,14 @@ def _actor(h: dict[str, Any]) -> str:
 class PoolMetrics(Collector):
     """A Prometheus collector over ``read()``, called at each scrape."""
 
-    def __init__(self, read: Callable[[], Snapshot]) -> None:
+    def __init__(self, read: Callable[[], MetricsSnapshot]) -> None:
         self._read = read
 
     def collect(self) -> Iterator[Any]:
         return iter(families(self._read()))
 
 
-def families(snap: Snapshot) -> list[Any]:
+def families(snap: MetricsSnapshot) -> list[Any]:
     cycles = CounterMetricFamily(
         "mockpool_negotiation_cycles", "Negotiation cycles run", labels=["daemon"]
     )
@@ -132,7 +132,7 @@ def families(snap: Snapshot) -> list[Any]:
     ]
 
 
-def exposition(snap: Snapshot) -> bytes:
+def exposition(snap: MetricsSnapshot) -> bytes:
     """The Prometheus text format of one snapshot (what ``metrics.prom`` holds)."""
     registry = CollectorRegistry(auto_describe=False)
     registry.register(PoolMetrics(lambda: snap))

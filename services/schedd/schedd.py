@@ -72,15 +72,15 @@ __all__ = [
     "RUNNING",
     "STATUS_NAMES",
     "ActResult",
-    "Activation",
+    "ActivationRequest",
     "ActivationOutcome",
-    "Claim",
+    "HeldClaim",
     "ClaimOutcome",
     "ClaimRequest",
     "ConstraintError",
     "Job",
     "JobExit",
-    "Match",
+    "MatchNotice",
     "Outbox",
     "Rejection",
     "Schedd",
@@ -164,7 +164,7 @@ class Job:
     prio: int = 0
     weight: float = 1.0  # RequestCpus: the job's slot weight for Weighted*Jobs
     status: int = IDLE
-    claim: Claim | None = None
+    claim: HeldClaim | None = None
     _ad: ClassAd | None = None
 
     @property
@@ -222,7 +222,7 @@ class Job:
 
 
 @dataclass(eq=False)
-class Claim:
+class HeldClaim:
     """A claim this schedd holds (or is acquiring) on one slot.
 
     States: ``requesting`` (RequestClaims in flight), ``waiting`` (a preempting claim
@@ -250,7 +250,7 @@ class Claim:
 
 
 @dataclass(frozen=True)
-class Match:
+class MatchNotice:
     """One match from the negotiator (schedd.proto Match)."""
 
     submitter: str
@@ -289,7 +289,7 @@ class ClaimOutcome:
 
 
 @dataclass(frozen=True)
-class Activation:
+class ActivationRequest:
     claim_id: str
     job_ad: ClassAd
     job_id: str
@@ -339,7 +339,9 @@ class Outbox:
     """Messages for the shell to send, grouped by startd address (one RPC per address)."""
 
     claims: dict[str, list[ClaimRequest]] = field(default_factory=lambda: defaultdict(list))
-    activations: dict[str, list[Activation]] = field(default_factory=lambda: defaultdict(list))
+    activations: dict[str, list[ActivationRequest]] = field(
+        default_factory=lambda: defaultdict(list)
+    )
     releases: dict[str, list[str]] = field(default_factory=lambda: defaultdict(list))
     accepted: int = 0  # matches turned into claim requests
     dropped: int = 0  # matches not used (no idle job left, duplicate, limit)
@@ -369,7 +371,7 @@ class Schedd:
         self.submit_host = SubmitHost.from_config(config, name)
         self.autoclusters = Autoclusters.from_config(config)
         self.jobs: dict[tuple[int, int], Job] = {}
-        self.claims: dict[str, Claim] = {}
+        self.claims: dict[str, HeldClaim] = {}
         self._releasing: dict[str, Job] = {}  # claim id -> removed job leaving on release
         self._idle = IdleIndex()
         self._counts: Counter[tuple[str, int]] = Counter()  # (submitter, status) -> jobs
@@ -575,7 +577,7 @@ class Schedd:
                 self._startup.releases[stored.startd_address].append(stored.claim_id)
                 self._batch.claims_del.add(stored.claim_id)
                 continue
-            claim = Claim(
+            claim = HeldClaim(
                 stored.claim_id,
                 stored.startd_address,
                 stored.slot_name,
@@ -869,7 +871,7 @@ class Schedd:
         self._transition(job, IDLE, now)
         self._emit("release_hold", job=job.job_id, submitter=job.submitter)
 
-    def _stop(self, job: Job, now: float, out: Outbox, *, evicted: bool) -> Claim | None:
+    def _stop(self, job: Job, now: float, out: Outbox, *, evicted: bool) -> HeldClaim | None:
         """Take ``job`` off its claim: account its run, release (or disown) the claim."""
         claim = job.claim
         if claim is None:
@@ -898,7 +900,7 @@ class Schedd:
             job.set("LastRemoteHost", host)
             job.delete("RemoteHost")
 
-    def _drop_claim(self, claim: Claim, out: Outbox) -> None:
+    def _drop_claim(self, claim: HeldClaim, out: Outbox) -> None:
         """Release a claim: forget it here, tell its startd."""
         self.claims.pop(claim.claim_id, None)
         self._batch.claims_del.add(claim.claim_id)
@@ -931,7 +933,7 @@ class Schedd:
             out.append(ad)
         return out
 
-    def on_matches(self, matches: Iterable[Match], now: float) -> Outbox:
+    def on_matches(self, matches: Iterable[MatchNotice], now: float) -> Outbox:
         """Reserve one idle job per match and return the claim requests to send."""
         out = Outbox()
         running = self.totals()[RUNNING]
@@ -949,7 +951,7 @@ class Schedd:
                 out.dropped += 1
                 continue
             job = self.jobs[key]
-            claim = Claim(
+            claim = HeldClaim(
                 m.claim_id,
                 m.startd_address,
                 m.slot_name,
@@ -1023,7 +1025,7 @@ class Schedd:
                 continue
             claim.state = "activating"
             out.activations[claim.startd_address].append(
-                Activation(claim.claim_id, job.ad, job.job_id)
+                ActivationRequest(claim.claim_id, job.ad, job.job_id)
             )
         self._commit()
         return out
@@ -1046,7 +1048,7 @@ class Schedd:
                 continue
             claim.state = "activating"
             out.activations[claim.startd_address].append(
-                Activation(claim.claim_id, job.ad, job.job_id)
+                ActivationRequest(claim.claim_id, job.ad, job.job_id)
             )
         self._commit()
         return out
@@ -1064,7 +1066,7 @@ class Schedd:
         self._commit()
 
     def _claim_leftovers(
-        self, claim: Claim, claim_id: str, slot_ad: ClassAd, now: float, out: Outbox
+        self, claim: HeldClaim, claim_id: str, slot_ad: ClassAd, now: float, out: Outbox
     ) -> None:
         """A p-slot's leftovers came back with a claim: claim them for the submitter's best
         idle job that matches them, without a negotiation cycle (HTCondor's schedd:
@@ -1078,7 +1080,7 @@ class Schedd:
         if job is None:
             return
         slot_name = slot_ad.get_value("Name", claim.slot_name)
-        left = Claim(
+        left = HeldClaim(
             claim_id,
             claim.startd_address,
             slot_name if isinstance(slot_name, str) else claim.slot_name,
@@ -1160,7 +1162,7 @@ class Schedd:
         self._commit()
         return out
 
-    def _start_running(self, claim: Claim, job: Job, start: float, now: float) -> None:
+    def _start_running(self, claim: HeldClaim, job: Job, start: float, now: float) -> None:
         claim.state = "active"
         claim.heard = now
         claim.activated = start
@@ -1247,7 +1249,7 @@ class Schedd:
         self._commit()
         return out
 
-    def _claim_finished(self, claim: Claim, now: float, out: Outbox, *, reuse: bool) -> None:
+    def _claim_finished(self, claim: HeldClaim, now: float, out: Outbox, *, reuse: bool) -> None:
         """A job left ``claim``: claim reuse. The next idle job of the same submitter that
         matches the slot (both Requirements) and fits it runs on the same claim, with no
         negotiation cycle; the startd refuses the activation once CLAIM_WORKLIFE has
@@ -1262,7 +1264,9 @@ class Schedd:
         claim.job, job.claim = job, claim
         self._reserved += 1
         claim.state = "activating"
-        out.activations[claim.startd_address].append(Activation(claim.claim_id, job.ad, job.job_id))
+        out.activations[claim.startd_address].append(
+            ActivationRequest(claim.claim_id, job.ad, job.job_id)
+        )
         self._emit(
             "claim_reuse",
             job=job.job_id,
@@ -1313,7 +1317,7 @@ class Schedd:
                 out[claim.startd_address].append(claim.claim_id)
         return dict(out)
 
-    def _alive_every(self, claim: Claim) -> float:
+    def _alive_every(self, claim: HeldClaim) -> float:
         """min(ALIVE_INTERVAL, JobLeaseDuration / 3) of the claim's job, at least 10 s;
         kept when the job leaves (the startd's lease was set when the claim was made).
         Sets the claim's lease as its startd computes it: the job's JobLeaseDuration, else
@@ -1348,7 +1352,7 @@ class Schedd:
                 due[addr] = t
         return due
 
-    def _lease_deadlines(self) -> list[tuple[float, Claim]]:
+    def _lease_deadlines(self) -> list[tuple[float, HeldClaim]]:
         """(when the schedd gives up on it, claim) for every claim past its request."""
         out = []
         for claim in self.claims.values():
@@ -1378,7 +1382,7 @@ class Schedd:
         self._commit()
         return out, self.keepalives_due(now)
 
-    def _give_up(self, claim: Claim, now: float, out: Outbox) -> None:
+    def _give_up(self, claim: HeldClaim, now: float, out: Outbox) -> None:
         job = claim.job
         reason = f"Job disconnected too long: JobLeaseDuration ({claim.lease:g} seconds) expired"
         claim.job = None

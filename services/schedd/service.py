@@ -55,7 +55,7 @@ from .schedd import (
     ClaimOutcome,
     CostlyConstraint,
     JobExit,
-    Match,
+    MatchNotice,
     Outbox,
     Rejection,
     Schedd,
@@ -331,7 +331,7 @@ class ScheddService(sgrpc.ScheddServicer):
             return seen
         try:
             matches = [
-                Match(
+                MatchNotice(
                     m.submitter,
                     int(m.autocluster_id),
                     m.slot_name,

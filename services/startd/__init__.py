@@ -8,7 +8,7 @@
 """
 
 from .machine import (
-    Activation,
+    ActivationGrant,
     ClaimGrant,
     ClaimRefusedError,
     InvalidJobError,
@@ -22,7 +22,7 @@ from .machine import (
 )
 
 __all__ = [
-    "Activation",
+    "ActivationGrant",
     "ClaimGrant",
     "ClaimRefusedError",
     "InvalidJobError",

@@ -23,7 +23,7 @@ from ..classad import ClassAd
 from ..config import ConfigDict, ConfigError
 from .machine import (
     LEASE_EXPIRED,
-    Activation,
+    ActivationGrant,
     ClaimGrant,
     ClaimRefusedError,
     JobExitRecord,
@@ -193,7 +193,7 @@ class StartdHost:
         )
         return grant
 
-    def activate(self, claim_id: str, job: ClassAd, who: Principal, now: float) -> Activation:
+    def activate(self, claim_id: str, job: ClassAd, who: Principal, now: float) -> ActivationGrant:
         try:
             machine = self.machine_for_claim(claim_id, who)
             act = machine.activate(claim_id, job, now)

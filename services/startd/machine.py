@@ -77,10 +77,10 @@ from ..config import ConfigDict, ConfigError, slot_types
 from ..config.resources import machine_resources
 from .slots import (
     CONSUMPTION_RESOURCES,
-    Claim,
     MachineInfo,
     RunningJob,
     Slot,
+    SlotClaim,
     SlotPolicy,
     current_ad,
     eval_number,
@@ -96,7 +96,7 @@ __all__ = [
     "DETECTED_CPUS",
     "DISK_KB_PER_CPU",
     "MEMORY_MB_PER_CPU",
-    "Activation",
+    "ActivationGrant",
     "ClaimGrant",
     "ClaimRefusedError",
     "InvalidJobError",
@@ -145,7 +145,7 @@ class ClaimGrant:
 
 
 @dataclass(frozen=True)
-class Activation:
+class ActivationGrant:
     claim_id: str
     slot_name: str
     job_id: str
@@ -449,7 +449,7 @@ class Machine:
     def offered_claim_ids(self) -> list[str]:
         return list(self._offers)
 
-    def claim(self, claim_id: str) -> Claim:
+    def claim(self, claim_id: str) -> SlotClaim:
         """The claim with this id: a slot's current claim, or the preempting claim waiting
         for the current job to retire (each has its own holder)."""
         slot = self._held.get(claim_id)
@@ -664,7 +664,7 @@ class Machine:
         schedd_address: str,
         owner: str,
         now: float,
-    ) -> Claim:
+    ) -> SlotClaim:
         rank = slot_ad.eval("Rank", job_ad, now=now)
         if isinstance(rank, bool):  # EvalFloat reads a boolean RANK as 1 or 0
             rank = float(rank)
@@ -673,7 +673,7 @@ class Machine:
         user = job_ad.eval("User")
         lease = eval_number(job_ad, "JobLeaseDuration", slot_ad, now=now)
         host = from_sinful(schedd_address)
-        return Claim(
+        return SlotClaim(
             concurrency_limits=_limits(job_ad, slot_ad),
             claim_id=claim_id,
             schedd_name=schedd_name,
@@ -847,7 +847,7 @@ class Machine:
 
     # --- jobs -------------------------------------------------------------------------
 
-    def activate(self, claim_id: str, job_ad: ClassAd, now: float) -> Activation:
+    def activate(self, claim_id: str, job_ad: ClassAd, now: float) -> ActivationGrant:
         """Start a job on an idle claim; it runs for its MockDuration."""
         slot = self._held.get(claim_id)
         if slot is None or slot.claim is None:
@@ -904,7 +904,9 @@ class Machine:
         self._tiebreak += 1
         heapq.heappush(self._ends, (job.end, self._tiebreak, claim_id))
         self._changed()
-        return Activation(claim_id, slot.name, f"{cluster}.{proc}", job.start, job.end, slot.cpus)
+        return ActivationGrant(
+            claim_id, slot.name, f"{cluster}.{proc}", job.start, job.end, slot.cpus
+        )
 
     def _live_end(self, end: float, claim_id: str) -> bool:
         slot = self._held.get(claim_id)
@@ -1008,7 +1010,7 @@ class Machine:
 
     # --- leases -----------------------------------------------------------------------
 
-    def _held_claims(self) -> list[Claim]:
+    def _held_claims(self) -> list[SlotClaim]:
         out = []
         for cid, slot in self._held.items():
             if slot.preempting is not None and slot.preempting.claim_id == cid:

@@ -41,7 +41,7 @@ __all__ = [
     "ACCOUNTED",
     "VOLATILE",
     "AdValue",
-    "Claim",
+    "SlotClaim",
     "MachineInfo",
     "RunningJob",
     "Slot",
@@ -204,7 +204,7 @@ class RunningJob:
 
 
 @dataclass(slots=True)
-class Claim:
+class SlotClaim:
     """A claim held by a schedd on a static or dynamic slot."""
 
     claim_id: str
@@ -245,7 +245,7 @@ class Slot:
     matched_until: float = 0.0  # Matched (NEGOTIATOR_INFORM_STARTD): when MATCH_TIMEOUT ends it
     entered_activity: float = 0.0
     times: dict[tuple[str, str], float] = field(default_factory=dict)
-    claim: Claim | None = None
+    claim: SlotClaim | None = None
     parent: Slot | None = None
     # partitionable only
     claim_id_list: list[str] = field(default_factory=list)
@@ -253,7 +253,7 @@ class Slot:
     # static and dynamic, while claimed: the id a preempting claim request must bring, and
     # the claim waiting for the running job to retire (HTCondor's r_pre)
     preempt_id: str = ""
-    preempting: Claim | None = None
+    preempting: SlotClaim | None = None
     retire_end: float = 0.0  # when the retiring job is evicted
     # custom resources (GPUs, MACHINE_RESOURCE_<name>): units left (a p-slot's) or owned,
     # the slot's configured share, and the ids among them (a p-slot's: those not carved)

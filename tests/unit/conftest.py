@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from mockpool.classad import ClassAd, parse_expr
 from mockpool.config import parse_config
-from mockpool.negotiator import Accountant, ResourceRequest, Snapshot, negotiate
+from mockpool.negotiator import Accountant, CycleAds, ResourceRequest, negotiate
 
 FS_STARTD = "10.0.0.1:9618"
 FS_SCHEDD = "10.0.0.2:9618"
@@ -18,7 +18,7 @@ MACHINE_IDENTITY = {
 }
 
 
-def static_pool(n: int, *, cpus: int = 1, claimed_by: dict[str, int] | None = None) -> Snapshot:
+def static_pool(n: int, *, cpus: int = 1, claimed_by: dict[str, int] | None = None) -> CycleAds:
     """``n`` Unclaimed one-slot machines (plus Claimed ones: submitter -> how many)."""
     slots, privates = [], []
     rows = [("Unclaimed", None)] * n
@@ -47,7 +47,7 @@ def static_pool(n: int, *, cpus: int = 1, claimed_by: dict[str, int] | None = No
         p["Name"] = name
         p["Capability"] = f"<{FS_STARTD}>#1#{i}#secret{i}"
         privates.append(p)
-    return Snapshot(slots, privates)
+    return CycleAds(slots, privates)
 
 
 def job_request(
@@ -73,7 +73,7 @@ def job_request(
 
 
 def matched_counts(
-    snapshot: Snapshot,
+    snapshot: CycleAds,
     requests: list[ResourceRequest],
     accountant: Accountant,
     config: str = "",

@@ -32,7 +32,7 @@ from mockpool.schedd.schedd import (
     ActivationOutcome,
     ClaimOutcome,
     JobExit,
-    Match,
+    MatchNotice,
     Schedd,
 )
 from mockpool.startd.machine import Machine
@@ -208,7 +208,7 @@ class ClaimProtocol(RuleBasedStateMachine):
         if not requests or slot.cpus < 1 or slot.memory < 100:
             return
         ad = requests[0]
-        m = Match(
+        m = MatchNotice(
             str(ad.eval("Submitter")),
             int(ad.eval("AutoClusterId")),
             slot.name,

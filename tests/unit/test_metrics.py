@@ -6,7 +6,7 @@ from collections import Counter
 
 from prometheus_client.parser import text_string_to_metric_families
 
-from mockpool.pool.metrics import Snapshot, exposition
+from mockpool.pool.metrics import MetricsSnapshot, exposition
 
 HOSTS = [
     {
@@ -45,7 +45,7 @@ HOSTS = [
 
 
 def _samples() -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
-    snap = Snapshot(
+    snap = MetricsSnapshot(
         hosts=HOSTS,
         slot_states=Counter({"Claimed": 2, "Unclaimed": 1}),
         submitters=[{"Name": "alice@pool", "IdleJobs": 4, "RunningJobs": 2, "HeldJobs": None}],

@@ -10,9 +10,9 @@ from mockpool.classad import ClassAd, parse_expr
 from mockpool.config import parse_config
 from mockpool.negotiator import (
     Accountant,
+    CycleAds,
     NegotiatorInputError,
     ResourceRequest,
-    Snapshot,
     negotiate,
 )
 from mockpool.negotiator.cycle import requests_from_ads
@@ -75,9 +75,9 @@ def private(name: str, claims: list[str] | None = None) -> ClassAd:
     return ad
 
 
-def pool(*slots: ClassAd, claims: dict[str, list[str]] | None = None) -> Snapshot:
+def pool(*slots: ClassAd, claims: dict[str, list[str]] | None = None) -> CycleAds:
     claims = claims or {}
-    return Snapshot(
+    return CycleAds(
         list(slots), [private(s.eval("Name"), claims.get(s.eval("Name"))) for s in slots]
     )
 
@@ -123,7 +123,7 @@ def cfg(text: str = ""):
 
 
 def run(
-    snapshot: Snapshot,
+    snapshot: CycleAds,
     requests: list[ResourceRequest],
     config_text: str = "",
     now: float = 100.0,
@@ -268,7 +268,7 @@ def test_claimed_and_owner_slots_skipped_and_counted():
 
 def test_slot_without_claim_id_is_not_offered():
     s1, s2 = slot("slot1@exec0001"), slot("slot2@exec0001")
-    snap = Snapshot([s1, s2], [private("slot2@exec0001")])
+    snap = CycleAds([s1, s2], [private("slot2@exec0001")])
     res = run(snap, [request(1, 2)])
     assert [m.slot_name for m in res.matches] == ["slot2@exec0001"]
     assert res.stats.slots_without_claim_id == 1

@@ -325,7 +325,7 @@ def test_allocation_never_exceeds_demand_or_quota_plus_surplus(case):
 
 def test_group_demand_comes_from_the_submitter_ads_and_rounds_hand_on_the_rest():
     from mockpool.classad import ClassAd
-    from mockpool.negotiator import Snapshot
+    from mockpool.negotiator import CycleAds
 
     text = (
         STATIC.replace("= 20", "= 10")
@@ -343,12 +343,12 @@ def test_group_demand_comes_from_the_submitter_ads_and_rounds_hand_on_the_rest()
         ClassAd(MyType="Submitter", Name=CHEM, WeightedIdleJobs=50.0, WeightedRunningJobs=0.0),
     ]
     counts, _ = matched_counts(
-        Snapshot(snap.slots, snap.private_ads, ads), reqs, Accountant(), text
+        CycleAds(snap.slots, snap.private_ads, ads), reqs, Accountant(), text
     )
     assert counts == {PHYS: 3, CHEM: 10}
     # With the default 3 rounds, round 2 gives chemistry the 7 physics left.
     counts, _ = matched_counts(
-        Snapshot(snap.slots, snap.private_ads, ads),
+        CycleAds(snap.slots, snap.private_ads, ads),
         reqs,
         Accountant(),
         text.replace("ROUNDS = 1", "ROUNDS = 3"),

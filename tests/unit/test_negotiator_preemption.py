@@ -12,9 +12,9 @@ from mockpool.classad import ClassAd, parse_expr
 from mockpool.config import parse_config
 from mockpool.negotiator import (
     Accountant,
+    CycleAds,
     NegotiatorInputError,
     ResourceRequest,
-    Snapshot,
     negotiate,
 )
 from mockpool.negotiator.accountant import SubmitterRecord
@@ -67,7 +67,7 @@ def slot(
     return ad
 
 
-def snapshot(*slots: ClassAd) -> Snapshot:
+def snapshot(*slots: ClassAd) -> CycleAds:
     privs = []
     for s in slots:
         p = ClassAd()
@@ -75,7 +75,7 @@ def snapshot(*slots: ClassAd) -> Snapshot:
         p["Name"] = s.eval("Name")
         p["Capability"] = f"<{STARTD}>#100#{s.eval('SlotID')}#secret"
         privs.append(p)
-    return Snapshot(list(slots), privs)
+    return CycleAds(list(slots), privs)
 
 
 def request(submitter: str, count: int = 1, ac: int = 1) -> ResourceRequest:
@@ -103,7 +103,7 @@ def accountant(**rups: float) -> Accountant:
 
 
 def run(
-    snap: Snapshot, reqs: list[ResourceRequest], config: str = "", acct: Accountant | None = None
+    snap: CycleAds, reqs: list[ResourceRequest], config: str = "", acct: Accountant | None = None
 ):
     return negotiate(snap, reqs, acct or Accountant(), parse_config(config, "test"), 100.0)
 

@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 from mockpool.classad import ClassAd, parse_expr
 from mockpool.classad.kernel import SlotTable
 from mockpool.config import parse_config
-from mockpool.negotiator import Accountant, ResourceRequest, Snapshot, negotiate
+from mockpool.negotiator import Accountant, CycleAds, ResourceRequest, negotiate
 from mockpool.negotiator.cycle import CycleConfig
 from mockpool.negotiator.slotclasses import SlotClasses, WideTaint, referenced_attrs
 
@@ -89,7 +89,7 @@ def _slot(rng: random.Random, machine: int, slot_id: int, fsd: str, **kw: object
     return ad
 
 
-def random_pool(rng: random.Random, machines: int) -> Snapshot:
+def random_pool(rng: random.Random, machines: int) -> CycleAds:
     slots, privates = [], []
     # one FileSystemDomain for every machine, one each, or either
     mode = rng.choice(["shared", "own", "mixed"])
@@ -126,7 +126,7 @@ def random_pool(rng: random.Random, machines: int) -> Snapshot:
                 ad["CurrentRank"] = 0.0
             slots.append(ad)
             privates.append(ClassAd(Name=ad.eval("Name"), Capability=f"<{STARTD}>#1#{m}#s{k}"))
-    return Snapshot(slots, privates)
+    return CycleAds(slots, privates)
 
 
 def random_requests(rng: random.Random, n: int) -> list[ResourceRequest]:
@@ -161,7 +161,7 @@ def outcome(result) -> tuple:  # type: ignore[no-untyped-def]
     )
 
 
-def both_ways(snapshot: Snapshot, requests: list[ResourceRequest], text: str):  # type: ignore[no-untyped-def]
+def both_ways(snapshot: CycleAds, requests: list[ResourceRequest], text: str):  # type: ignore[no-untyped-def]
     cfg = CycleConfig.from_config(parse_config(text, "test"))
     acct = Accountant()
     by_class = negotiate(snapshot, requests, acct, cfg, 100.0)
@@ -242,7 +242,7 @@ def test_a_request_that_reads_a_wide_name_gets_the_slot_by_slot_answer() -> None
         ResourceRequestCount=2,
     )
     req = ResourceRequest.from_ad(job, "schedd1", SCHEDD)
-    by_class, by_slot = both_ways(Snapshot(slots, privates), [req], "")
+    by_class, by_slot = both_ways(CycleAds(slots, privates), [req], "")
     assert [m.slot_name for m in by_class.matches] == ["slot1@m042"]
     assert outcome(by_class) == outcome(by_slot)
     assert by_class.stats.slot_classes < 100
@@ -277,7 +277,7 @@ def test_condor_submits_file_system_clause_is_decided_per_class() -> None:
             ResourceRequestCount=100,
         )
         req = ResourceRequest.from_ad(job, "schedd1", SCHEDD)
-        by_class, by_slot = both_ways(Snapshot(slots, privates), [req], "")
+        by_class, by_slot = both_ways(CycleAds(slots, privates), [req], "")
         assert outcome(by_class) == outcome(by_slot)
         # the job's own domain (m005) and every machine with file transfer
         assert len(by_class.matches) == 100 - without_transfer + (without_transfer > 5)

@@ -24,7 +24,7 @@ from mockpool.schedd.schedd import (
     ConstraintError,
     CostlyConstraint,
     JobExit,
-    Match,
+    MatchNotice,
     Rejection,
     Schedd,
     ScheddError,
@@ -64,7 +64,7 @@ def start(
     """Match, claim and activate one job of (submitter, acid) at ``now``; the claim id."""
     claim = cid(n, host)
     slot = slot or f"slot{n}@exec1"
-    out = s.on_matches([Match(submitter, acid, slot, claim, host)], now)
+    out = s.on_matches([MatchNotice(submitter, acid, slot, claim, host)], now)
     assert out.accepted == 1
     (req,) = out.claims[host]
     assert f"{req.job_ad.get_value('ClusterId')}.{req.job_ad.get_value('ProcId')}" == job
@@ -268,11 +268,11 @@ def test_matches_take_jobs_by_priority_then_id_and_group_by_startd(path: Path) -
     s.submit(SLEEP + "priority = 5\nqueue\n", "b.sub", "alice", 0.0)  # 2.0 prio 5
     out = s.on_matches(
         [
-            Match(ALICE, 1, "slot1@a", cid(1, "a:1"), "a:1"),
-            Match(ALICE, 1, "slot1@b", cid(2, "b:1"), "b:1"),
-            Match(ALICE, 1, "slot2@a", cid(3, "a:1"), "a:1"),
-            Match(ALICE, 1, "slot3@a", cid(4, "a:1"), "a:1"),  # no idle job left
-            Match(ALICE, 1, "slot1@b", cid(2, "b:1"), "b:1"),  # claim id already used
+            MatchNotice(ALICE, 1, "slot1@a", cid(1, "a:1"), "a:1"),
+            MatchNotice(ALICE, 1, "slot1@b", cid(2, "b:1"), "b:1"),
+            MatchNotice(ALICE, 1, "slot2@a", cid(3, "a:1"), "a:1"),
+            MatchNotice(ALICE, 1, "slot3@a", cid(4, "a:1"), "a:1"),  # no idle job left
+            MatchNotice(ALICE, 1, "slot1@b", cid(2, "b:1"), "b:1"),  # claim id already used
         ],
         1.0,
     )
@@ -287,7 +287,7 @@ def test_matches_take_jobs_by_priority_then_id_and_group_by_startd(path: Path) -
 def test_refused_claim_returns_the_job(path: Path) -> None:
     s = make(path)
     s.submit(SLEEP + "queue\n", "a.sub", "alice", 0.0)
-    s.on_matches([Match(ALICE, 1, "slot1@a", cid(1), "exec1:1")], 1.0)
+    s.on_matches([MatchNotice(ALICE, 1, "slot1@a", cid(1), "exec1:1")], 1.0)
     out = s.on_claim_results([ClaimOutcome(cid(1), False, "claim id not valid")], 2.0)
     assert not out
     (req,) = s.resource_requests()
@@ -298,7 +298,7 @@ def test_refused_claim_returns_the_job(path: Path) -> None:
 def test_carved_dynamic_slot_claim_id_is_used_from_then_on(path: Path) -> None:
     s = make(path)
     s.submit(SLEEP + "queue\n", "a.sub", "alice", 0.0)
-    s.on_matches([Match(ALICE, 1, "slot1@exec1", cid(1), "exec1:1")], 1.0)
+    s.on_matches([MatchNotice(ALICE, 1, "slot1@exec1", cid(1), "exec1:1")], 1.0)
     out = s.on_claim_results(
         [ClaimOutcome(cid(1), True, claim_id=cid(9), slot_name="slot1_1@exec1")], 1.0
     )
@@ -313,7 +313,7 @@ def test_carved_dynamic_slot_claim_id_is_used_from_then_on(path: Path) -> None:
 def test_job_held_while_claiming_releases_the_claim_on_answer(path: Path) -> None:
     s = make(path)
     s.submit(SLEEP + "queue\n", "a.sub", "alice", 0.0)
-    s.on_matches([Match(ALICE, 1, "slot1@a", cid(1), "exec1:1")], 1.0)
+    s.on_matches([MatchNotice(ALICE, 1, "slot1@a", cid(1), "exec1:1")], 1.0)
     results, out = s.act("hold", ["1.0"], "", "", "alice", 2.0)
     assert results[0].ok and not out
     out = s.on_claim_results([ClaimOutcome(cid(1), True, claim_id=cid(1))], 3.0)
@@ -324,7 +324,7 @@ def test_job_held_while_claiming_releases_the_claim_on_answer(path: Path) -> Non
 def test_failed_activation_returns_the_job_and_releases(path: Path) -> None:
     s = make(path)
     s.submit(SLEEP + "queue\n", "a.sub", "alice", 0.0)
-    s.on_matches([Match(ALICE, 1, "slot1@a", cid(1), "exec1:1")], 1.0)
+    s.on_matches([MatchNotice(ALICE, 1, "slot1@a", cid(1), "exec1:1")], 1.0)
     s.on_claim_results([ClaimOutcome(cid(1), True, claim_id=cid(1))], 1.0)
     out = s.on_activation_results([ActivationOutcome(cid(1), False, "slot went away")], 2.0)
     assert dict(out.releases) == {"exec1:1": [cid(1)]}
@@ -336,7 +336,10 @@ def test_max_jobs_running_caps_matches(path: Path) -> None:
     s = make(path, config="MAX_JOBS_RUNNING = 1")
     s.submit(SLEEP + "queue 2\n", "a.sub", "alice", 0.0)
     out = s.on_matches(
-        [Match(ALICE, 1, "s1@a", cid(1), "exec1:1"), Match(ALICE, 1, "s2@a", cid(2), "exec1:1")],
+        [
+            MatchNotice(ALICE, 1, "s1@a", cid(1), "exec1:1"),
+            MatchNotice(ALICE, 1, "s2@a", cid(2), "exec1:1"),
+        ],
         1.0,
     )
     assert out.accepted == 1 and out.dropped == 1
@@ -559,7 +562,7 @@ def test_query_constraint_projection_limit(path: Path) -> None:
 def test_exit_overtaking_its_activation_answer_still_completes(path: Path) -> None:
     s = make(path)
     s.submit(SLEEP + "queue\n", "a.sub", "alice", 0.0)
-    s.on_matches([Match(ALICE, 1, "slot1@a", cid(1), "exec1:1")], 1.0)
+    s.on_matches([MatchNotice(ALICE, 1, "slot1@a", cid(1), "exec1:1")], 1.0)
     s.on_claim_results([ClaimOutcome(cid(1), True, claim_id=cid(1), slot_name="slot1@a")], 1.0)
     out = s.on_job_exits([JobExit(cid(1), 1, 0, 2.0, 3.0)], 3.0)
     assert dict(out.releases) == {"exec1:1": [cid(1)]}
@@ -604,7 +607,7 @@ def test_preempting_claim_waits_for_retirement(path: Path) -> None:
     s = make(path)
     s.submit(SLEEP + "queue\n", "a.sub", "alice", 0.0)
     host, claim = "exec1:1", cid(1)
-    s.on_matches([Match(ALICE, 1, "slot1@exec1", claim, host)], 10.0)
+    s.on_matches([MatchNotice(ALICE, 1, "slot1@exec1", claim, host)], 10.0)
     out = s.on_claim_results([ClaimOutcome(claim, True, claim_id=claim, ready_time=300.0)], 10.0)
     assert not out.activations and s.next_ready_time() == 300.0
     assert s.claims_by_startd() == {host: [claim]}  # kept alive while it waits
@@ -619,7 +622,7 @@ def test_held_job_gives_up_its_waiting_claim(path: Path) -> None:
     s = make(path)
     s.submit(SLEEP + "queue\n", "a.sub", "alice", 0.0)
     claim = cid(1)
-    s.on_matches([Match(ALICE, 1, "slot1@exec1", claim, "exec1:1")], 10.0)
+    s.on_matches([MatchNotice(ALICE, 1, "slot1@exec1", claim, "exec1:1")], 10.0)
     s.on_claim_results([ClaimOutcome(claim, True, claim_id=claim, ready_time=300.0)], 10.0)
     (res,), out = s.act("hold", ["1.0"], "", "", "alice", 20.0)
     assert res.ok and out.releases["exec1:1"] == [claim]
@@ -661,11 +664,11 @@ def pslot_ad(cpus: int, memory: int, start: str = "true") -> ClassAd:
 def test_claim_requests_ask_for_leftovers_as_configured(path: Path) -> None:
     s = make(path)
     s.submit(SLEEP + "queue\n", "a.sub", "alice", 0.0)
-    out = s.on_matches([Match(ALICE, 1, "slot1@exec1", cid(1), "exec1:1")], 1.0)
+    out = s.on_matches([MatchNotice(ALICE, 1, "slot1@exec1", cid(1), "exec1:1")], 1.0)
     assert out.claims["exec1:1"][0].leftovers is True  # default $(NEGOTIATOR_USE_SLOT_WEIGHTS)
     s2 = make(path.with_name("s2.sqlite"), config="CLAIM_PARTITIONABLE_LEFTOVERS = False\n")
     s2.submit(SLEEP + "queue\n", "a.sub", "alice", 0.0)
-    out = s2.on_matches([Match(ALICE, 1, "slot1@exec1", cid(1), "exec1:1")], 1.0)
+    out = s2.on_matches([MatchNotice(ALICE, 1, "slot1@exec1", cid(1), "exec1:1")], 1.0)
     assert out.claims["exec1:1"][0].leftovers is False
 
 
@@ -674,7 +677,7 @@ def test_leftovers_claimed_for_the_best_matching_idle_job(path: Path) -> None:
     s.submit(SLEEP + "request_memory = 1024\nqueue 3\n", "a.sub", "alice", 0.0)  # 1.0-1.2
     s.submit(SLEEP + "request_memory = 8192\npriority = 9\nqueue\n", "b.sub", "alice", 0.0)  # 2.0
     s.submit(SLEEP + "request_memory = 512\nqueue\n", "c.sub", "bob", 0.0)  # 3.0, another user
-    s.on_matches([Match(ALICE, 1, "slot1@exec1", cid(1), "exec1:1")], 1.0)
+    s.on_matches([MatchNotice(ALICE, 1, "slot1@exec1", cid(1), "exec1:1")], 1.0)
     # the p-slot was carved; 3 cpus and 3072 MB are left under a new claim id
     out = s.on_claim_results(
         [
@@ -734,7 +737,7 @@ def test_leftovers_claimed_for_the_best_matching_idle_job(path: Path) -> None:
 def test_leftovers_not_used_by_jobs_with_concurrency_limits_or_refused_by_start(path: Path) -> None:
     s = make(path)
     s.submit(SLEEP + "concurrency_limits = db\nqueue 2\n", "a.sub", "alice", 0.0)
-    s.on_matches([Match(ALICE, 1, "slot1@exec1", cid(1), "exec1:1")], 1.0)
+    s.on_matches([MatchNotice(ALICE, 1, "slot1@exec1", cid(1), "exec1:1")], 1.0)
     out = s.on_claim_results(
         [
             ClaimOutcome(
@@ -750,7 +753,7 @@ def test_leftovers_not_used_by_jobs_with_concurrency_limits_or_refused_by_start(
     assert not out.claims  # HTCondor: leftovers carry no MatchedConcurrencyLimits
     s2 = make(path.with_name("s2.sqlite"))
     s2.submit(SLEEP + "queue 2\n", "a.sub", "alice", 0.0)
-    s2.on_matches([Match(ALICE, 1, "slot1@exec1", cid(1), "exec1:1")], 1.0)
+    s2.on_matches([MatchNotice(ALICE, 1, "slot1@exec1", cid(1), "exec1:1")], 1.0)
     out = s2.on_claim_results(
         [
             ClaimOutcome(
@@ -826,7 +829,7 @@ def static_slot_ad(cpus: int = 1, memory: int = 2048, start: str = "true") -> Cl
 def claimed(s: Schedd, now: float, slot_ad: ClassAd, n: int = 1) -> str:
     """Match the best idle job of alice's autocluster 1 onto slot1@exec1 with its ad,
     claim and activate it at ``now``; the claim id."""
-    s.on_matches([Match(ALICE, 1, "slot1@exec1", cid(n), "exec1:1")], now)
+    s.on_matches([MatchNotice(ALICE, 1, "slot1@exec1", cid(n), "exec1:1")], now)
     s.on_claim_results(
         [ClaimOutcome(cid(n), True, claim_id=cid(n), slot_name="slot1@exec1", slot_ad=slot_ad)],
         now,

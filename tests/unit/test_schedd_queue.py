@@ -109,12 +109,12 @@ def test_job_rows_hold_only_their_own_attributes(tmp_path: Path) -> None:
 
 
 def test_completed_job_reaches_history_and_cluster_row_goes(tmp_path: Path) -> None:
-    from mockpool.schedd.schedd import ActivationOutcome, ClaimOutcome, JobExit, Match
+    from mockpool.schedd.schedd import ActivationOutcome, ClaimOutcome, JobExit, MatchNotice
 
     path = tmp_path / "s.sqlite"
     s = make(path)
     s.submit("executable = /bin/sleep\narguments = 5\nqueue\n", "a.sub", "alice", 0.0)
-    s.on_matches([Match("alice@mockpool", 1, "slot1@m", "<m:1>#1#1#x", "m:1")], 1.0)
+    s.on_matches([MatchNotice("alice@mockpool", 1, "slot1@m", "<m:1>#1#1#x", "m:1")], 1.0)
     s.on_claim_results([ClaimOutcome("<m:1>#1#1#x", True, claim_id="<m:1>#1#1#x")], 1.0)
     s.on_activation_results([ActivationOutcome("<m:1>#1#1#x", True, start_time=1.0)], 1.0)
     s.on_job_exits([JobExit("<m:1>#1#1#x", 1, 0, 1.0, 6.0)], 6.0)
