@@ -59,7 +59,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..claimid import from_sinful, sinful
-from ..classad import UNDEFINED, ClassAd, ClassAdSyntaxError, evaluate, matches, parse_expr
+from ..classad import UNDEFINED, ClassAd, ClassAdSyntaxError, evaluate, parse_expr
 from ..classad import vector as V
 from ..classad.budget import BudgetExceeded
 from ..classad.kernel import (
@@ -70,6 +70,7 @@ from ..classad.kernel import (
     match_vector,
     table_budget,
 )
+from ..classad.operators import truth
 from ..classad.tree import AttrRef, Expr, Literal, Select
 from ..classad.unparse import unparse
 from ..config import ConfigDict, ConfigError
@@ -87,7 +88,15 @@ from .preemption import (
     preemption_policy,
     with_submitter_attrs,
 )
-from .slotclasses import CandidateStream, ClassView, SlotClasses, WideTaint, referenced_attrs
+from .slotclasses import (
+    CandidateStream,
+    ClassView,
+    SlotClasses,
+    WatchedAd,
+    WideTaint,
+    alike_answer,
+    referenced_attrs,
+)
 from .stats import CycleStats
 
 __all__ = [
@@ -659,19 +668,37 @@ class _Slots:
         ad = self.current.get(row)
         return ad if ad is not None else self.ads[row]
 
+    def cache_keys(self, row: int, held: bytes) -> tuple[tuple, tuple | None]:
+        """The keys of what is remembered about p-slot ``row`` holding ``held``: its
+        base class's, and the one p-slots alike but for a wide name share (for what
+        provably did not read it)."""
+        key = (int(self.classes.base[row]), held)
+        wide = self.classes.base_wide
+        shared = (-1 - int(wide[row]), held) if wide is not None and key[0] >= 0 else None
+        return key, shared
+
+    def cached_weight(self, row: int, avail: np.ndarray) -> float | None:
+        key, shared = self.cache_keys(row, avail.tobytes())
+        w = self.weight_cache.get(key) if key[0] >= 0 else None
+        if w is None and shared is not None:
+            w = self.weight_cache.get(shared)
+        return w
+
     def slot_weight(self, ad: ClassAd, row: int, avail: np.ndarray) -> float:
         """The SlotWeight of p-slot ``row``'s ad ``ad`` holding ``avail``; remembered per
         base class and resources left."""
         if not self.cfg.use_slot_weights:
             return 1.0
-        base = int(self.classes.base[row])
-        key = (base, avail.tobytes())
-        w = self.weight_cache.get(key) if base >= 0 else None
+        key, shared = self.cache_keys(row, avail.tobytes())
+        w = self.cached_weight(row, avail)
         if w is None:
-            e = ad.lookup("SlotWeight") or self.cfg.slot_weight
-            v = _scalar_number(evaluate(e, ad, None, now=self.now))
+            watched = WatchedAd.of(ad, self.classes.wide)
+            e = watched.lookup("SlotWeight") or self.cfg.slot_weight
+            v = _scalar_number(evaluate(e, watched, None, now=self.now))
             w = v if v is not None and v >= 0 else 1.0
-            if base >= 0:
+            if shared is not None and not watched.read:
+                self.weight_cache[shared] = w
+            elif key[0] >= 0:
                 self.weight_cache[key] = w
         return w
 
@@ -701,7 +728,7 @@ class _Slots:
             return 1.0
         before = self.ad(row)
         left = self.avail[:, row] - cons
-        w1 = self.weight_cache.get((int(self.classes.base[row]), left.tobytes()))
+        w1 = self.cached_weight(row, left)
         if w1 is None:
             after = before.copy()
             for k, res in enumerate(self.resources):
@@ -726,8 +753,8 @@ class _Slots:
             out[:, k] = np.where(self.owns[k, rows], np.where(ok[crows], vals[crows], np.nan), 0.0)
         return out
 
-    def scalar_consumption(self, job: ClassAd, row: int) -> np.ndarray:
-        ad = self.ad(row)
+    def scalar_consumption(self, job: ClassAd, row: int, ad: ClassAd | None = None) -> np.ndarray:
+        ad = ad if ad is not None else self.ad(row)
         out = np.full(len(self.resources), np.nan)
         for k, (attr, _own) in enumerate(self.cons_exprs):
             if not self.owns[k, row]:
@@ -769,8 +796,10 @@ class _Slots:
         out[:, 3] = state[rows]
         return out
 
-    def scalar_ranks(self, job: ClassAd, row: int) -> tuple[float, float, float]:
-        ad = self.ad(row)
+    def scalar_ranks(
+        self, job: ClassAd, row: int, ad: ClassAd | None = None
+    ) -> tuple[float, float, float]:
+        ad = ad if ad is not None else self.ad(row)
 
         def neg_rank(e: Expr | None) -> float:
             if e is None:
@@ -924,6 +953,7 @@ class _Cycle:
         self._reads_wide: set[tuple[str, ...]] = set()  # request shapes (_SHAPE)
         # the current request's re-offer tests, by p-slot base and resources left
         self._reoffered: dict[tuple[int, bytes], tuple] = {}
+        self._safe: dict[int, tuple[Expr, bool]] = {}  # WideTaint.kleene_safe, per tree
 
     def say(self, text: str, t: float | None = None) -> None:
         self.log.append(LogLine(self.timer() if t is None else t, text))
@@ -1545,12 +1575,16 @@ class _Cycle:
         """Put a p-slot back among this request's candidates if the next job still fits
         (HTCondor's returnPslotToMatchList), ranked on what it has left. P-slots of one
         base class holding the same resources give the same answer: it is remembered."""
-        base = int(slots.classes.base[row])
-        key = (base, slots.avail[:, row].tobytes())
+        key, shared = slots.cache_keys(row, slots.avail[:, row].tobytes())
+        base = key[0]
         found = self._reoffered.get(key) if base >= 0 else None
+        if found is None and shared is not None:
+            found = self._reoffered.get(shared)
         if found is None:
-            found = self._reoffer_test(req.ad, slots, row)
-            if base >= 0:
+            found, alike = self._reoffer_test(req.ad, slots, row)
+            if shared is not None and alike:
+                self._reoffered[shared] = found
+            elif base >= 0:
                 self._reoffered[key] = found
         cons, ranks = found
         if cons is None:
@@ -1560,13 +1594,45 @@ class _Cycle:
 
     def _reoffer_test(
         self, job: ClassAd, slots: _Slots, row: int
-    ) -> tuple[np.ndarray | None, tuple[float, float, float]]:
-        cons = slots.scalar_consumption(_with_zero_requests(job, slots.resources), row)
+    ) -> tuple[tuple[np.ndarray | None, tuple[float, float, float]], bool]:
+        """(consumption or None when the job does not fit or match, its ranks), and
+        whether the answer is the same on every p-slot alike but for the wide names."""
+        taint = slots.taint
+        ad = slots.ad(row)
+        slot = WatchedAd.of(ad, slots.classes.wide) if taint is not None else ad
+        no = None, (0.0, 0.0, 0.0)
+        cons = slots.scalar_consumption(_with_zero_requests(job, slots.resources), row, slot)
         if not _sufficient(cons[None, :], slots.avail[:, row][None, :])[0]:
-            return None, (0.0, 0.0, 0.0)
-        if not matches(_override_requests(job, cons, slots.resources), slots.ad(row), now=self.now):
-            return None, (0.0, 0.0, 0.0)
-        return cons, slots.scalar_ranks(job, row)
+            return no, not getattr(slot, "read", False)
+        jo = _override_requests(job, cons, slots.resources)
+        job_req = jo.lookup("Requirements")
+        slot_req = slot.lookup("Requirements")
+        ok = (
+            slot_req is not None
+            and job_req is not None
+            and truth(evaluate(slot_req, slot, jo, now=self.now)) is True
+        )
+        if not isinstance(slot, WatchedAd):
+            ok = ok and truth(evaluate(job_req, jo, slot, now=self.now)) is True
+            return ((cons, slots.scalar_ranks(job, row, slot)) if ok else no), True
+        found = (cons, slots.scalar_ranks(job, row, slot)) if ok else no
+        alike = not slot.read  # what else it read did not touch a wide name
+        if ok:
+            slot.read = False
+            ok = truth(evaluate(job_req, jo, slot, now=self.now)) is True
+            if slot.read:
+                alike = (
+                    alike
+                    and self._kleene_safe(job_req, taint)
+                    and alike_answer(job_req, jo, slot, taint, self.now)
+                )
+        return (found if ok else no), alike
+
+    def _kleene_safe(self, requirements: Expr, taint: WideTaint) -> bool:
+        hit = self._safe.get(id(requirements))
+        if hit is None or hit[0] is not requirements:
+            hit = self._safe[id(requirements)] = (requirements, taint.kleene_safe(requirements))
+        return hit[1]
 
 
 def negotiate(

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..classad import ClassAd
+from ..classad import UNDEFINED, ClassAd, evaluate
 from ..classad import vector as V
 from ..classad.kernel import Column, KernelStats, SlotTable
 from ..classad.refs import DynamicReference, every_name
@@ -40,7 +40,9 @@ __all__ = [
     "ClassTable",
     "ClassView",
     "SlotClasses",
+    "WatchedAd",
     "WideTaint",
+    "alike_answer",
     "referenced_attrs",
 ]
 
@@ -149,6 +151,96 @@ class WideTaint:
         return not (names & self.untyped) and _typed(requirements, set(self.tainted), True)
 
 
+class WatchedAd(ClassAd):
+    """A view of a slot ad (sharing its attributes) that notes in ``read`` when an
+    evaluation looks up one of the ``watch`` names."""
+
+    __slots__ = ("read", "watch")
+
+    read: bool
+    watch: frozenset[str]
+
+    @classmethod
+    def of(cls, ad: ClassAd, watch: frozenset[str]) -> WatchedAd:
+        view = cls.__new__(cls)
+        view._attrs = ad._attrs
+        view.parent = ad.parent
+        view.watch = watch
+        view.read = False
+        return view
+
+    def lookup(self, name: str) -> Expr | None:
+        if name.lower() in self.watch:
+            self.read = True
+        return super().lookup(name)
+
+    def __contains__(self, name: object) -> bool:
+        if isinstance(name, str) and name.lower() in self.watch:
+            self.read = True
+        return super().__contains__(name)
+
+
+Truth = bool | None | str  # true, false, undefined (None), or "E" (error, not a boolean)
+
+
+def _truth(v: object) -> Truth:
+    if v is True or v is False:
+        return v
+    if type(v) is int or type(v) is float:
+        return v != 0
+    return None if v is UNDEFINED else "E"
+
+
+def _or(a: Truth, b: Truth) -> Truth:
+    if a is True or a == "E":
+        return a
+    if a is False:
+        return b
+    return b if b is True or b == "E" else None
+
+
+def _and(a: Truth, b: Truth) -> Truth:
+    if a is False or a == "E":
+        return a
+    if a is True:
+        return b
+    return b if b is False or b == "E" else None
+
+
+def alike_answer(
+    requirements: Expr, job: ClassAd, slot: WatchedAd, taint: WideTaint, now: float | None
+) -> bool:
+    """Whether a job's Requirements (checked ``taint.kleene_safe``) answer the same on
+    every slot that holds the values of ``slot`` for every name but the wide ones, and
+    values of the same types for those: the scalar twin of ``kernel._kleene``, for one
+    slot standing for all its look-alikes."""
+
+    def walk(node: Expr) -> tuple[Truth, bool]:
+        t = type(node)
+        if t is Paren:
+            return walk(node.inner)
+        if t is Unary and node.op == "!":
+            v, u = walk(node.operand)
+            return (not v if isinstance(v, bool) else v), u
+        if t is Binary and node.op in ("&&", "||"):
+            lv, lu = walk(node.left)
+            decides = node.op == "||"
+            if not lu and (lv is decides or lv == "E"):
+                return lv, False
+            rv, ru = walk(node.right)
+            if node.op == "||":
+                unknown = (ru or rv is not True) if lu else (lv is False or lv is None) and ru
+                return _or(lv, rv), unknown
+            unknown = (ru or rv is not False) if lu else (lv is True or lv is None) and ru
+            return _and(lv, rv), unknown
+        slot.read = False
+        v = evaluate(node, job, slot, now=now)
+        return _truth(v), slot.read and type(v) in (bool, int, float)
+
+    _value, unknown = walk(requirements)
+    return not unknown
+
+
 def _codes(table: SlotTable, name: str) -> np.ndarray:
     """An int per row, equal exactly where two rows hold the same value (or the same
     expression text) for ``name``; -1 where it is missing."""
@@ -161,6 +253,14 @@ def _codes(table: SlotTable, name: str) -> np.ndarray:
     return code
 
 
+def _typed_codes(table: SlotTable, name: str, rows: np.ndarray, codes: np.ndarray) -> np.ndarray:
+    """``codes`` (of ``rows``, from ``_codes``) with each literal value replaced by its
+    type; lists and ads keep their values, expressions their text."""
+    tags = table.column(name).lit.tags().astype(np.int64)[rows]
+    typed = np.where(tags == V.X, codes, -(2**41) - tags)
+    return np.where(codes >= 0, typed, codes)
+
+
 @dataclass
 class SlotClasses:
     """``of[row]``: the class of each candidate row (-1 for rows that are not);
@@ -169,7 +269,10 @@ class SlotClasses:
     of: np.ndarray
     members: list[np.ndarray]
     base: np.ndarray
-    wide: frozenset[str] = frozenset()  # names left out of the grouped rows' key (build)
+    wide: frozenset[str] = frozenset()  # names keyed by type among the grouped rows (build)
+    # the base with the wide names keyed by type for p-slots too: p-slots alike but for
+    # them (FileSystemDomain) share one where an answer provably does not read them
+    base_wide: np.ndarray | None = None
 
     @property
     def reps(self) -> np.ndarray:
@@ -220,19 +323,22 @@ class SlotClasses:
                 and len(np.unique(key[grouped_rows, k])) > wide_above
             ):
                 # keyed by type alone: a class's slots agree on the name's type, which
-                # three-valued evaluation relies on (lists and ads keep their values)
+                # three-valued evaluation relies on
                 wide.add(name)
-                col = table.column(name)
-                tags = col.lit.tags().astype(np.int64)
-                literal = key[grouped_rows, k] >= 0
-                typed = np.where(
-                    tags[grouped_rows] == V.X, key[grouped_rows, k], -(2**41) - tags[grouped_rows]
-                )
-                key[grouped_rows, k] = np.where(literal, typed, key[grouped_rows, k])
+                key[grouped_rows, k] = _typed_codes(table, name, grouped_rows, key[grouped_rows, k])
         key[:, -1] = groupable.astype(np.int64) + 2 * split.astype(np.int64)
         _u, gid = np.unique(key[rows], axis=0, return_inverse=True)
         gid = gid.reshape(-1)
         base[rows] = gid
+        base_wide = None
+        if wide and split.any():
+            split_rows = np.flatnonzero(split)
+            for k, name in enumerate(names):
+                if name in wide:
+                    key[split_rows, k] = _typed_codes(table, name, split_rows, key[split_rows, k])
+            _u, gid = np.unique(key[rows], axis=0, return_inverse=True)
+            base_wide = np.full(n, -1, dtype=np.int64)
+            base_wide[rows] = gid.reshape(-1)
         # grouped rows: one class per key (np.unique orders them, which the cycle does
         # not depend on); the other rows: a class each
         in_group = groupable[rows]
@@ -246,7 +352,7 @@ class SlotClasses:
         members += [singles[k : k + 1] for k in range(len(singles))]
         of[by_class] = np.repeat(np.arange(len(keys)), sizes)
         of[singles] = np.arange(len(keys), len(members))
-        return cls(of, members, base, frozenset(wide))
+        return cls(of, members, base, frozenset(wide), base_wide)
 
 
 class ClassTable(SlotTable):

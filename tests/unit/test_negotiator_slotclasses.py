@@ -311,3 +311,55 @@ def test_wide_taint_follows_expressions_and_types() -> None:
         '((TARGET.FileSystemDomain == "a") || TARGET.Cpus) > 0': False,
     }
     assert {text: taint.kleene_safe(parse_expr(text)) for text in safe} == safe
+
+
+def test_p_slots_alike_but_for_their_domain_share_only_answers_that_do_not_read_it() -> None:
+    """Two 8-cpu p-slots alike but for FileSystemDomain (wide: 80 static machines have
+    one each), a job of 1 cpu and 1 GB that runs where its files are, or anywhere with
+    6 GB free. The p-slot in its domain takes 8 jobs; the other only until it has less
+    than 6 GB left (3 jobs): their re-offer answers are shared only while the memory
+    clause decides them."""
+    rng = random.Random(11)
+    slots, privates = [], []
+    for m in range(80):
+        ad = _slot(rng, m, 1, f"m{m:03d}.fs", Cpus=1, Memory=512)
+        ad["Start"] = parse_expr("True")
+        slots.append(ad)
+        privates.append(ClassAd(Name=ad.eval("Name"), Capability=f"<{STARTD}>#1#{m}#s"))
+    for m in (80, 81):
+        ad = _slot(
+            rng,
+            m,
+            1,
+            f"m{m:03d}.fs",
+            Cpus=8,
+            Memory=8192,
+            PartitionableSlot=True,
+            MachineResources="Cpus Memory Disk Swap",
+            **CP,
+        )
+        for name in ("Arch", "Start", "Rank", "HasFileTransfer"):
+            ad[name] = slots[0].lookup(name)
+        ids = [f"<{STARTD}>#1#{m}#p{k}" for k in range(16)]
+        slots.append(ad)
+        privates.append(ClassAd(Name=ad.eval("Name"), Capability=ids[0], ClaimIdList=ids))
+    job = ClassAd(
+        ClusterId=1,
+        ProcId=0,
+        RequestCpus=1,
+        RequestMemory=1024,
+        RequestDisk=1,
+        FileSystemDomain="m081.fs",
+        Requirements=parse_expr(
+            "(TARGET.FileSystemDomain == MY.FileSystemDomain) || (TARGET.Memory >= 6000)"
+        ),
+        Rank=parse_expr("TARGET.Cpus"),
+        AutoClusterId=1,
+        Submitter="alice@mockpool",
+        ResourceRequestCount=40,
+    )
+    req = ResourceRequest.from_ad(job, "schedd1", SCHEDD)
+    by_class, by_slot = both_ways(CycleAds(slots, privates), [req], "")
+    assert outcome(by_class) == outcome(by_slot)
+    on = [m.slot_name for m in by_class.matches]
+    assert (on.count("slot1@m080"), on.count("slot1@m081")) == (3, 8)
