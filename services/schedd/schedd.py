@@ -1322,8 +1322,10 @@ class Schedd:
         kept when the job leaves (the startd's lease was set when the claim was made).
         Sets the claim's lease as its startd computes it: the job's JobLeaseDuration, else
         MAX_CLAIM_ALIVES_MISSED x ALIVE_INTERVAL."""
+        if claim.alive_every:  # the usual case: set when the claim got its job
+            return claim.alive_every
         interval = float(self.config.get_int("ALIVE_INTERVAL", 300))
-        if claim.job is not None and not claim.alive_every:
+        if claim.job is not None:
             every = interval
             lease = claim.job.number("JobLeaseDuration", 0.0)
             if lease > 0:
