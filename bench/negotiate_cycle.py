@@ -14,9 +14,10 @@ request_cpus), then each request asks for ``jobs / autoclusters`` idle jobs, so 
 idle jobs need not be written to SQLite. With ``--groups tree`` the submitters sit in a
 three-level group tree (4 groups x 5 subgroups x 2 leaves, dynamic quotas, surplus
 accepted at the leaves). With ``--transfer IF_NEEDED`` (condor_submit's default) every
-job's Requirements compare FileSystemDomain, one per machine, so each request is
-evaluated slot by slot; ``YES`` jobs do not, and are evaluated per class. ``--by-slot`` runs the slot-by-slot cycle (every slot its own
-class), the reference the class-based cycle must agree with.
+job's Requirements compare FileSystemDomain, one per machine, in an ``||`` with
+HasFileTransfer: the cycle decides them per class in three-valued logic; ``YES`` jobs do
+not read it. ``--by-slot`` runs the slot-by-slot cycle (every slot its own class), the
+reference the class-based cycle must agree with.
 
 Prints cycle seconds (wall and CPU), matches per second, the time of each phase, the
 number of slot classes and the peak memory of the process (ru_maxrss).

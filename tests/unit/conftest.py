@@ -143,3 +143,21 @@ def saturated_events(jobs: int, slots: int, d: float, c: float) -> list[dict]:
         for k in range(1, int(last // c) + 3)
     ]
     return sorted(events, key=lambda e: e["t"])
+
+
+def startd_job(proc: int = 0, duration: int = 3600, lease: int | None = 600) -> ClassAd:
+    """Job 1.``proc`` of alice as a startd receives it: 1 cpu, 1 GB, ``duration`` pool
+    seconds, a JobLeaseDuration of ``lease`` (None: none)."""
+    ad = ClassAd(
+        ClusterId=1,
+        ProcId=proc,
+        User="alice@mockpool",
+        RequestCpus=1,
+        RequestMemory=1024,
+        RequestDisk=1024,
+        MockDuration=duration,
+    )
+    if lease is not None:
+        ad["JobLeaseDuration"] = lease
+    ad["Requirements"] = parse_expr("true")
+    return ad

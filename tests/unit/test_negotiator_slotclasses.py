@@ -161,6 +161,39 @@ def outcome(result) -> tuple:  # type: ignore[no-untyped-def]
     )
 
 
+def one_domain_each(rng: random.Random, n: int, **attrs: object) -> tuple[list, list]:
+    """``n`` one-slot X86_64 machines that START anything, each its own domain
+    (``m007.fs``); ``attrs`` per machine number (a callable) or fixed."""
+    slots, privates = [], []
+    for m in range(n):
+        ad = _slot(rng, m, 1, f"m{m:03d}.fs", Cpus=1, Memory=1024)
+        ad["Arch"] = "X86_64"
+        ad["Start"] = parse_expr("True")
+        for name, value in attrs.items():
+            ad[name] = value(m) if callable(value) else value
+        slots.append(ad)
+        privates.append(ClassAd(Name=ad.eval("Name"), Capability=f"<{STARTD}>#1#{m}#s"))
+    return slots, privates
+
+
+def domain_job(domain: str, requirements: str, count: int, **attrs: object) -> ResourceRequest:
+    """Autocluster 1 of alice: ``count`` jobs from ``domain``."""
+    job = ClassAd(
+        ClusterId=1,
+        ProcId=0,
+        RequestMemory=100,
+        RequestDisk=1,
+        FileSystemDomain=domain,
+        Requirements=parse_expr(requirements),
+        AutoClusterId=1,
+        Submitter="alice@mockpool",
+        ResourceRequestCount=count,
+    )
+    for name, value in attrs.items():
+        job[name] = value
+    return ResourceRequest.from_ad(job, "schedd1", SCHEDD)
+
+
 def both_ways(snapshot: CycleAds, requests: list[ResourceRequest], text: str):  # type: ignore[no-untyped-def]
     cfg = CycleConfig.from_config(parse_config(text, "test"))
     acct = Accountant()
@@ -222,26 +255,8 @@ def test_eval_in_an_expression_turns_classes_off() -> None:
 def test_a_request_that_reads_a_wide_name_gets_the_slot_by_slot_answer() -> None:
     """A job that must run where its files are (FileSystemDomain == its own) finds the
     one machine of 100 in its domain, although FileSystemDomain is not in the class key."""
-    rng = random.Random(3)
-    slots, privates = [], []
-    for m in range(100):
-        ad = _slot(rng, m, 1, f"m{m:03d}.fs", Cpus=1, Memory=1024)
-        ad["Arch"] = "X86_64"
-        ad["Start"] = parse_expr("True")
-        slots.append(ad)
-        privates.append(ClassAd(Name=ad.eval("Name"), Capability=f"<{STARTD}>#1#{m}#s"))
-    job = ClassAd(
-        ClusterId=1,
-        ProcId=0,
-        RequestMemory=100,
-        RequestDisk=1,
-        FileSystemDomain="m042.fs",
-        Requirements=parse_expr(JOB_REQUIREMENTS[2]),
-        AutoClusterId=1,
-        Submitter="alice@mockpool",
-        ResourceRequestCount=2,
-    )
-    req = ResourceRequest.from_ad(job, "schedd1", SCHEDD)
+    slots, privates = one_domain_each(random.Random(3), 100)
+    req = domain_job("m042.fs", JOB_REQUIREMENTS[2], 2)
     by_class, by_slot = both_ways(CycleAds(slots, privates), [req], "")
     assert [m.slot_name for m in by_class.matches] == ["slot1@m042"]
     assert outcome(by_class) == outcome(by_slot)
@@ -255,28 +270,13 @@ def test_condor_submits_file_system_clause_is_decided_per_class() -> None:
     is decided per class; where a tenth have none it is answered slot by slot. Both
     give the slot-by-slot cycle's matches."""
     for without_transfer in (0, 10):
-        rng = random.Random(5)
-        slots, privates = [], []
-        for m in range(100):
-            ad = _slot(rng, m, 1, f"m{m:03d}.fs", Cpus=1, Memory=1024)
-            ad["Arch"] = "X86_64"
-            ad["Start"] = parse_expr("True")
-            ad["Rank"] = parse_expr("0")
-            ad["HasFileTransfer"] = m >= without_transfer
-            slots.append(ad)
-            privates.append(ClassAd(Name=ad.eval("Name"), Capability=f"<{STARTD}>#1#{m}#s"))
-        job = ClassAd(
-            ClusterId=1,
-            ProcId=0,
-            RequestMemory=100,
-            RequestDisk=1,
-            FileSystemDomain="m005.fs",
-            Requirements=parse_expr(JOB_REQUIREMENTS[0]),
-            AutoClusterId=1,
-            Submitter="alice@mockpool",
-            ResourceRequestCount=100,
+        slots, privates = one_domain_each(
+            random.Random(5),
+            100,
+            Rank=parse_expr("0"),
+            HasFileTransfer=lambda m, k=without_transfer: m >= k,
         )
-        req = ResourceRequest.from_ad(job, "schedd1", SCHEDD)
+        req = domain_job("m005.fs", JOB_REQUIREMENTS[0], 100)
         by_class, by_slot = both_ways(CycleAds(slots, privates), [req], "")
         assert outcome(by_class) == outcome(by_slot)
         # the job's own domain (m005) and every machine with file transfer
@@ -320,12 +320,7 @@ def test_p_slots_alike_but_for_their_domain_share_only_answers_that_do_not_read_
     than 6 GB left (3 jobs): their re-offer answers are shared only while the memory
     clause decides them."""
     rng = random.Random(11)
-    slots, privates = [], []
-    for m in range(80):
-        ad = _slot(rng, m, 1, f"m{m:03d}.fs", Cpus=1, Memory=512)
-        ad["Start"] = parse_expr("True")
-        slots.append(ad)
-        privates.append(ClassAd(Name=ad.eval("Name"), Capability=f"<{STARTD}>#1#{m}#s"))
+    slots, privates = one_domain_each(rng, 80, Memory=512)
     for m in (80, 81):
         ad = _slot(
             rng,
@@ -343,22 +338,14 @@ def test_p_slots_alike_but_for_their_domain_share_only_answers_that_do_not_read_
         ids = [f"<{STARTD}>#1#{m}#p{k}" for k in range(16)]
         slots.append(ad)
         privates.append(ClassAd(Name=ad.eval("Name"), Capability=ids[0], ClaimIdList=ids))
-    job = ClassAd(
-        ClusterId=1,
-        ProcId=0,
+    req = domain_job(
+        "m081.fs",
+        "(TARGET.FileSystemDomain == MY.FileSystemDomain) || (TARGET.Memory >= 6000)",
+        40,
         RequestCpus=1,
         RequestMemory=1024,
-        RequestDisk=1,
-        FileSystemDomain="m081.fs",
-        Requirements=parse_expr(
-            "(TARGET.FileSystemDomain == MY.FileSystemDomain) || (TARGET.Memory >= 6000)"
-        ),
         Rank=parse_expr("TARGET.Cpus"),
-        AutoClusterId=1,
-        Submitter="alice@mockpool",
-        ResourceRequestCount=40,
     )
-    req = ResourceRequest.from_ad(job, "schedd1", SCHEDD)
     by_class, by_slot = both_ways(CycleAds(slots, privates), [req], "")
     assert outcome(by_class) == outcome(by_slot)
     on = [m.slot_name for m in by_class.matches]

@@ -4,9 +4,10 @@ claim index, who may use a claim, the job-exit schedule and the events it owes."
 from __future__ import annotations
 
 import pytest
+from conftest import startd_job
 
 from mockpool.auth import Principal, Role
-from mockpool.classad import ClassAd, parse_expr
+from mockpool.classad import ClassAd
 from mockpool.config import ConfigError, parse_config
 from mockpool.startd.host import StartdHost
 from mockpool.startd.machine import ClaimRefusedError, StartdError
@@ -23,21 +24,6 @@ def host(*names: str) -> StartdHost:
     h = StartdHost([(n, cfg) for n in names])
     h.build(ADDR, 0.0, lambda _name: None)
     return h
-
-
-def job(proc: int, duration: int, lease: int = 600) -> ClassAd:
-    ad = ClassAd(
-        ClusterId=1,
-        ProcId=proc,
-        User="alice@mockpool",
-        RequestCpus=1,
-        RequestMemory=1,
-        RequestDisk=1,
-        MockDuration=duration,
-        JobLeaseDuration=lease,
-    )
-    ad["Requirements"] = parse_expr("true")
-    return ad
 
 
 def capability(h: StartdHost, slot: str) -> str:
@@ -67,17 +53,24 @@ def test_slots_route_by_machine_and_unknown_slots_are_refused() -> None:
 
 def test_a_claim_is_used_only_by_the_schedd_that_holds_it() -> None:
     h = host("exec1")
-    cid = claim(h, "slot1@exec1", job(0, 100), 0.0)
+    cid = claim(h, "slot1@exec1", startd_job(0, 100), 0.0)
     assert h.claims_held == 1
     with pytest.raises(ClaimRefusedError, match="held by schedd 'schedd0'"):
-        h.activate(cid, job(0, 100), OTHER, 1.0)
+        h.activate(cid, startd_job(0, 100), OTHER, 1.0)
     assert h.stats["activations_refused"] == 1
     # a keepalive from another schedd renews nothing and is told the claim is unknown
     assert h.keep_alive([cid, "<nowhere>#1#1#x"], OTHER, 2.0) == [cid, "<nowhere>#1#1#x"]
     assert h.keep_alive([cid], SCHEDD0, 2.0) == []
     with pytest.raises(ClaimRefusedError, match="may not request claims"):
         h.request_claim(
-            capability(h, "slot2@exec1"), "slot2@exec1", job(1, 1), "schedd0", SCHEDD, "a", OTHER, 3
+            capability(h, "slot2@exec1"),
+            "slot2@exec1",
+            startd_job(1, 1),
+            "schedd0",
+            SCHEDD,
+            "a",
+            OTHER,
+            3,
         )
     assert h.stats["claims_refused"] == 1
 
@@ -86,11 +79,11 @@ def test_job_ends_are_scheduled_and_reported_in_end_order_with_their_events() ->
     """Two jobs on two machines, of 300 and 100 pool seconds from 10: nothing is due at
     109; at 400 both end, the shorter first; the host next wakes at the lease deadline."""
     h = host("exec1", "exec2")
-    a = claim(h, "slot1@exec1", job(0, 300), 0.0)
-    b = claim(h, "slot1@exec2", job(1, 100), 0.0)
+    a = claim(h, "slot1@exec1", startd_job(0, 300), 0.0)
+    b = claim(h, "slot1@exec2", startd_job(1, 100), 0.0)
     assert h.next_wakeup() == 600.0  # the claims' lease (JobLeaseDuration 600)
-    h.activate(a, job(0, 300), SCHEDD0, 10.0)
-    h.activate(b, job(1, 100), SCHEDD0, 10.0)
+    h.activate(a, startd_job(0, 300), SCHEDD0, 10.0)
+    h.activate(b, startd_job(1, 100), SCHEDD0, 10.0)
     assert h.next_wakeup() == 110.0
     h.drain_events()
     assert h.finish_jobs(109.0) == []
@@ -108,8 +101,8 @@ def test_job_ends_are_scheduled_and_reported_in_end_order_with_their_events() ->
 
 def test_a_lease_not_renewed_expires_and_the_claim_leaves_the_index() -> None:
     h = host("exec1")
-    cid = claim(h, "slot1@exec1", job(0, 10_000, lease=60), 0.0)
-    h.activate(cid, job(0, 10_000, lease=60), SCHEDD0, 0.0)
+    cid = claim(h, "slot1@exec1", startd_job(0, 10_000, lease=60), 0.0)
+    h.activate(cid, startd_job(0, 10_000, lease=60), SCHEDD0, 0.0)
     h.keep_alive([cid], SCHEDD0, 50.0)  # renewed to 110
     h.finish_jobs(100.0)
     assert h.claims_held == 1

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from mockpool.classad import ClassAd, parse_expr
+from conftest import startd_job
+
+from mockpool.classad import ClassAd
 from mockpool.config import parse_config
 from mockpool.startd.machine import LEASE_EXPIRED, Machine
 
@@ -14,22 +16,6 @@ STATIC = "NUM_CPUS = 2\nSLOT_TYPE_0_PARTITIONABLE = False\n"
 
 def machine(text: str) -> Machine:
     return Machine("exec0001", parse_config(text, "test.conf"), ADDR, 1000, 0.0)
-
-
-def job(proc: int = 0, duration: int = 3600, lease: int | None = 600) -> ClassAd:
-    ad = ClassAd(
-        ClusterId=1,
-        ProcId=proc,
-        User="alice@mockpool",
-        RequestCpus=1,
-        RequestMemory=1024,
-        RequestDisk=1024,
-        MockDuration=duration,
-    )
-    if lease is not None:
-        ad["JobLeaseDuration"] = lease
-    ad["Requirements"] = parse_expr("true")
-    return ad
 
 
 def capability(m: Machine, slot: str) -> str:
@@ -51,8 +37,8 @@ def test_the_log_line_is_htcondors() -> None:
 
 def test_dynamic_slot_lease_expires_a_lease_after_the_last_keepalive() -> None:
     m = machine(PSLOT)
-    cid = claim(m, "slot1@exec0001", job(lease=600), now=0)
-    m.activate(cid, job(lease=600), now=100)  # job would end at 3700
+    cid = claim(m, "slot1@exec0001", startd_job(lease=600), now=0)
+    m.activate(cid, startd_job(lease=600), now=100)  # job would end at 3700
     assert m.keepalive([cid], now=300) == []
     # heard from at 300, lease 600: deadline 900, before the job's end at 3700
     assert m.next_lease_deadline() == 900 and m.next_wakeup() == 900
@@ -82,7 +68,7 @@ def test_dynamic_slot_lease_expires_a_lease_after_the_last_keepalive() -> None:
 
 def test_default_lease_is_max_claim_alives_missed_times_alive_interval() -> None:
     m = machine(STATIC + "MAX_CLAIM_ALIVES_MISSED = 2\nALIVE_INTERVAL = 60\n")
-    cid = claim(m, "slot1@exec0001", job(lease=None), now=10)
+    cid = claim(m, "slot1@exec0001", startd_job(lease=None), now=10)
     assert m.claim(cid).lease_duration == 120  # 2 x 60
     assert m.next_wakeup() == 130
     assert m.tick(129).expired == []
@@ -95,8 +81,8 @@ def test_default_lease_is_max_claim_alives_missed_times_alive_interval() -> None
 
 def test_job_that_ends_before_the_lease_exits_normally_then_the_idle_claim_expires() -> None:
     m = machine(STATIC)
-    cid = claim(m, "slot2@exec0001", job(duration=100, lease=600), now=0)
-    m.activate(cid, job(duration=100, lease=600), now=0)
+    cid = claim(m, "slot2@exec0001", startd_job(duration=100, lease=600), now=0)
+    m.activate(cid, startd_job(duration=100, lease=600), now=0)
     assert m.next_wakeup() == 100
     tick = m.tick(700)
     assert [(e.job_id, e.end) for e in tick.exits] == [("1.0", 100)]
@@ -106,8 +92,8 @@ def test_job_that_ends_before_the_lease_exits_normally_then_the_idle_claim_expir
 
 def test_keepalives_keep_a_claim_for_ever_and_only_its_own_ids_count() -> None:
     m = machine(STATIC)
-    a = claim(m, "slot1@exec0001", job(lease=300), now=0)
-    b = claim(m, "slot2@exec0001", job(proc=1, lease=900), now=0)
+    a = claim(m, "slot1@exec0001", startd_job(lease=300), now=0)
+    b = claim(m, "slot2@exec0001", startd_job(proc=1, lease=900), now=0)
     for t in range(100, 1000, 100):
         m.keepalive([a], now=t)
     assert m.tick(950).expired[0].claim_id == b  # b: 0 + 900
@@ -118,8 +104,8 @@ def test_keepalives_keep_a_claim_for_ever_and_only_its_own_ids_count() -> None:
 
 def test_keepalive_interval_of_an_expired_lease() -> None:
     m = machine(STATIC + "ALIVE_INTERVAL = 120\n")
-    claim(m, "slot1@exec0001", job(lease=300), now=0)
-    claim(m, "slot2@exec0001", job(proc=1, lease=20), now=0)
+    claim(m, "slot1@exec0001", startd_job(lease=300), now=0)
+    claim(m, "slot2@exec0001", startd_job(proc=1, lease=20), now=0)
     short, long_ = m.tick(300).expired
     assert short.keepalive_interval == 10  # 20 / 3 is under the 10 s floor
     assert long_.keepalive_interval == 100  # min(120, 300 / 3)
@@ -155,7 +141,7 @@ def test_a_matched_slot_claimed_in_time_stays_claimed() -> None:
     slot = m.slot("slot2@exec1")
     cid = slot.claim_id
     m.match_info([cid], 0.0)
-    m.request_claim(cid, slot.name, job(), "schedd1", "127.0.0.1:1", "alice@x", 30.0)
+    m.request_claim(cid, slot.name, startd_job(), "schedd1", "127.0.0.1:1", "alice@x", 30.0)
     assert slot.state == "Claimed"
     assert m.tick(61.0).unmatched == []
     # a claimed (or preempting) id is not Matched again
