@@ -14,6 +14,7 @@ once, and each claim the startd ended is gone from its schedd.
 
 from __future__ import annotations
 
+import random
 import tempfile
 from collections import Counter
 from collections.abc import Callable
@@ -22,7 +23,13 @@ from pathlib import Path
 
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
-from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
+from hypothesis.stateful import (
+    RuleBasedStateMachine,
+    initialize,
+    invariant,
+    precondition,
+    rule,
+)
 
 from mockpool.config import parse_config
 from mockpool.schedd.queue import JobQueue
@@ -59,7 +66,7 @@ class ClaimProtocol(RuleBasedStateMachine):
         super().__init__()
         self.now = 0.0
         self._tmp = tempfile.TemporaryDirectory()
-        cfg = parse_config("NUM_CPUS = 4\nMEMORY = 1024\nALIVE_INTERVAL = 30", "<test>")
+        self.cfg = cfg = parse_config("NUM_CPUS = 4\nMEMORY = 1024\nALIVE_INTERVAL = 30", "<test>")
         self.startd = Machine("exec1", cfg, STARTD, 1, 0.0)
         self.schedds: dict[str, Schedd] = {}
         self.submitted: set[tuple[str, str]] = set()
@@ -237,6 +244,12 @@ class ClaimProtocol(RuleBasedStateMachine):
         lost = self.network.pop(i).lost
         if lost is not None:
             lost()
+
+    @initialize(seed=st.integers(0, 2**32 - 1))
+    def claim_id_secrets(self, seed: int) -> None:
+        # The startd's claim-id secrets from the example, not the OS: their order can
+        # matter, and a failure must replay.
+        self.startd = Machine("exec1", self.cfg, STARTD, 1, 0.0, rng=random.Random(seed))
 
     @rule(dt=st.sampled_from([1.0, 10.0, 35.0, 100.0]))
     def time_passes(self, dt: float) -> None:
