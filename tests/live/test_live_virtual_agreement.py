@@ -153,5 +153,5 @@ def test_two_submitters_with_hold_and_release(ray_session: None) -> None:
 
 def test_mixed_example(ray_session: None) -> None:
     spec = load_spec(EXAMPLES / "mixed.toml")
-    spec.time_scale = 60
+    spec.time_scale = 30  # 740 claims at once: at 60 the live shell falls behind by cycles
     _compare(spec, until=3600, exact=False)
