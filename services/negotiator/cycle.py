@@ -483,6 +483,11 @@ class _Slots:
             if reached is not None and self.classes.wide
             else None
         )
+        # the classes of several slots, and the names that may differ among them: one
+        # for the cycle, so a request tree's walk is remembered across requests
+        self.varies = (
+            Varying(self.view.sizes > 1, self.taint.tainted) if self.taint is not None else None
+        )
         self._fine: ClassView | None = None
         self.weight_cache: dict[tuple[int, bytes], float] = {}
         # Resources left (p-slots change during the cycle) and slot weights.
@@ -1251,8 +1256,8 @@ class _Cycle:
         if shape not in self._reads_wide:
             requirements = req.ad.lookup("Requirements")
             varies = (
-                Varying(view.sizes > 1, slots.taint.tainted)
-                if requirements is not None and slots.taint.kleene_safe(requirements)
+                slots.varies
+                if requirements is not None and self._kleene_safe(requirements, slots.taint)
                 else None
             )
             view.table.touched = False
