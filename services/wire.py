@@ -23,6 +23,7 @@ __all__ = [
     "WireError",
     "ad_from_bytes",
     "ad_from_pb",
+    "ad_to_bytes",
     "ad_to_pb",
     "ads_from_pb",
     "ads_to_pb",
@@ -61,15 +62,54 @@ def _literal_to_pb(value: object, out: pb.Value) -> bool:
 def ad_to_pb(ad: ClassAd | Mapping[str, Expr], out: pb.ClassAd | None = None) -> pb.ClassAd:
     """The protobuf form of ``ad`` (appended to ``out`` when given)."""
     msg = out if out is not None else pb.ClassAd()
-    for name, expr in ad.items():
-        attr = msg.attributes.add(name=name)
-        try:
-            literal = isinstance(expr, Literal) and _literal_to_pb(expr.value, attr.literal)
-        except WireError as exc:
-            raise WireError(f"attribute {name}: {exc}") from None
-        if not literal:
-            attr.expression = unparse(expr)
+    msg.MergeFromString(ad_to_bytes(ad))
     return msg
+
+
+def ad_to_bytes(ad: ClassAd | Mapping[str, Expr]) -> bytes:
+    """The serialised ``mockpool.v1.ClassAd`` of ``ad``: each attribute's entry is encoded
+    once and kept (ads repeat the same bindings: policy expressions shared by every slot,
+    a cluster's job attributes), and an ad is the concatenation of its entries."""
+    cache = _ENTRY_CACHE
+    if len(cache) > _ENTRY_CACHE_LIMIT:
+        cache.clear()
+    parts = []
+    for name, expr in ad.items():
+        if type(expr) is Literal:
+            value = expr.value
+            # bools apart from ints (True == 1), reals never (0.0 == -0.0, NaN)
+            t = type(value)
+            small = t is int or t is bool or (t is str and len(value) <= 256)
+            key: tuple | None = (name, t, value) if small else None
+        else:
+            key = (name, id(expr))  # the tree is kept in the entry: its id stays unique
+        hit = cache.get(key) if key is not None else None
+        if hit is None or (hit[0] is not expr and type(expr) is not Literal):
+            entry = _entry_bytes(name, expr)
+            if key is not None:
+                cache[key] = (expr, entry)
+        else:
+            entry = hit[1]
+        parts.append(entry)
+    return b"".join(parts)
+
+
+# Encoded attribute entries (field tag, length and Attribute bytes) by (name, literal
+# type and value) or (name, id of the tree); cleared when it grows past the limit.
+_ENTRY_CACHE: dict[tuple, tuple[Expr, bytes]] = {}
+_ENTRY_CACHE_LIMIT = 200_000
+
+
+def _entry_bytes(name: str, expr: Expr) -> bytes:
+    holder = pb.ClassAd()
+    attr = holder.attributes.add(name=name)
+    try:
+        literal = isinstance(expr, Literal) and _literal_to_pb(expr.value, attr.literal)
+    except WireError as exc:
+        raise WireError(f"attribute {name}: {exc}") from None
+    if not literal:
+        attr.expression = unparse(expr)
+    return holder.SerializeToString()
 
 
 def _literal_from_pb(v: pb.Value) -> object:
@@ -129,40 +169,63 @@ def iter_attribute_entries(buf: bytes) -> Iterator[tuple[int, int, int]]:
 # Decoded attributes by their bytes: slot ads repeat the same (name, value) pairs across
 # slots and updates, so most attributes of a busy pool's traffic decode once. Only
 # immutable trees are kept (nested ads get a parent pointer when stored).
-_ATTR_CACHE: dict[bytes, tuple[str, str, Expr]] = {}
+_ATTR_CACHE: dict[bytes, tuple[str, tuple[str, Expr]]] = {}
 _ATTR_CACHE_LIMIT = 500_000
 
 
 def ad_from_bytes(raw: bytes) -> ClassAd:
     """The ClassAd in the serialised ``mockpool.v1.ClassAd`` ``raw`` (WireError names the
     attribute whose expression is bad; a message that does not parse is a WireError)."""
-    try:
-        spans = list(iter_attribute_entries(raw))
-    except (ValueError, IndexError):
-        try:
-            msg = pb.ClassAd.FromString(raw)
-        except Exception as exc:
-            raise WireError(f"not a ClassAd message: {exc}") from None
-        return ClassAd.from_exprs(_decode_attribute(a)[:2] for a in msg.attributes)
     cache = _ATTR_CACHE
     if len(cache) > _ATTR_CACHE_LIMIT:
         cache.clear()
-    entries = []
-    nested = False
-    for _start, begin, end in spans:
-        key = raw[begin:end]
-        hit = cache.get(key)
-        if hit is None:
-            name, expr, shareable = _decode_attribute(pb.Attribute.FromString(key))
-            hit = (name.lower(), name, expr)
-            if shareable:
-                cache[key] = hit
-            else:
-                nested = True
-        entries.append(hit)
-    if nested:  # nested ads need their parent pointer set
-        return ClassAd.from_exprs((name, expr) for _, name, expr in entries)
-    return ClassAd.from_entries(entries)
+    attrs: dict[str, tuple[str, Expr]] = {}
+    count = 0
+    i, n = 0, len(raw)
+    # The entries are walked in place (the plain shape a protobuf encoder writes: field 1
+    # entries, each starting with its name); anything else goes through the parser.
+    try:
+        while i < n:
+            if raw[i] != 0x0A:
+                raise ValueError("unexpected field")
+            length = raw[i + 1]
+            begin = i + 2
+            if length >= 0x80:
+                length &= 0x7F
+                shift = 7
+                while True:
+                    b = raw[begin]
+                    begin += 1
+                    length |= (b & 0x7F) << shift
+                    shift += 7
+                    if b < 0x80:
+                        break
+            end = begin + length
+            if length < 2 or end > n or raw[begin] != 0x0A or raw[begin + 1] >= 0x80:
+                raise ValueError("unexpected attribute layout")
+            key = raw[begin:end]
+            hit = cache.get(key)
+            if hit is None:
+                name, expr, shareable = _decode_attribute(pb.Attribute.FromString(key))
+                if not shareable:  # nested ads need their parent pointer set
+                    raise ValueError("nested ad")
+                hit = cache[key] = (name.lower(), (name, expr))
+            attrs[hit[0]] = hit[1]
+            count += 1
+            i = end
+    except (ValueError, IndexError):
+        return _ad_from_message(raw)
+    if len(attrs) != count:  # a name twice: the first spelling, the last expression
+        return _ad_from_message(raw)
+    return ClassAd.from_attrs(attrs)
+
+
+def _ad_from_message(raw: bytes) -> ClassAd:
+    try:
+        msg = pb.ClassAd.FromString(raw)
+    except Exception as exc:
+        raise WireError(f"not a ClassAd message: {exc}") from None
+    return ClassAd.from_exprs(_decode_attribute(a)[:2] for a in msg.attributes)
 
 
 def _decode_attribute(attr: pb.Attribute) -> tuple[str, Expr, bool]:

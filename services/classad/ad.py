@@ -59,13 +59,10 @@ class ClassAd(MutableMapping[str, Expr]):
         return ad
 
     @classmethod
-    def from_entries(cls, entries: list[tuple[str, str, Expr]]) -> ClassAd:
-        """An ad from (lower-case name, name, expression) entries with no nested ads and
-        no name twice (checked: otherwise the general path): the wire decoder's path."""
+    def from_attrs(cls, attrs: dict[str, tuple[str, Expr]]) -> ClassAd:
+        """An ad that takes ``attrs`` (lower-case name -> (name, expression), no nested
+        ads) as its own: the wire decoder's path."""
         ad = cls()
-        attrs = {key: (name, expr) for key, name, expr in entries}
-        if len(attrs) != len(entries):
-            return cls.from_exprs((name, expr) for _, name, expr in entries)
         ad._attrs = attrs
         return ad
 

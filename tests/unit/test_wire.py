@@ -3,11 +3,24 @@ protobuf's ValueError), and ``ads_to_pb`` can leave it out so the other ads stil
 
 from __future__ import annotations
 
-import pytest
+import math
 
-from mockpool.classad import ClassAd
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from mockpool.classad import ClassAd, parse_expr, unparse
+from mockpool.classad.tree import Expr, Literal
+from mockpool.v1 import classad_pb2 as pb
 from mockpool.v1 import schedd_pb2
-from mockpool.wire import WireError, ad_to_pb, ads_from_pb, ads_to_pb
+from mockpool.wire import (
+    WireError,
+    ad_from_bytes,
+    ad_to_bytes,
+    ad_to_pb,
+    ads_from_pb,
+    ads_to_pb,
+)
 
 
 def test_int64_limits_travel_typed() -> None:
@@ -35,3 +48,64 @@ def test_ads_to_pb_skips_and_reports_a_bad_ad() -> None:
     ads_to_pb(ads, reply.jobs, lambda ad, exc: skipped.append((ad.get_value("ProcId"), str(exc))))
     assert [a.get_value("ProcId") for a in ads_from_pb(reply.jobs)] == [0, 2]
     assert skipped == [(1, "attribute X: integer 18446744073709551616 does not fit in 64 bits")]
+
+
+# -- the encoder's entry cache and the decoder's walk ------------------------------------
+
+_NAMES = st.sampled_from(["A", "a", "Memory", "Requirements", "X" * 130, "Cpus"])
+_LITERALS = st.one_of(
+    st.booleans(),
+    st.integers(-(2**63), 2**63 - 1),
+    st.floats(allow_nan=False),
+    st.just(-0.0),
+    st.text(max_size=300),
+)
+_EXPRS = st.one_of(
+    _LITERALS.map(Literal),
+    st.sampled_from(
+        ['TARGET.Memory >= 1024 && Arch == "X86_64"', "{1, 2, [x = 1]}", "[a = 1; b = a]"]
+    ).map(parse_expr),
+)
+
+
+def _reference_bytes(pairs: list[tuple[str, Expr]]) -> bytes:
+    """What the field-by-field protobuf encoder writes for the same bindings."""
+    msg = pb.ClassAd()
+    for name, expr in pairs:
+        attr = msg.attributes.add(name=name)
+        if isinstance(expr, Literal) and not isinstance(expr.value, list | ClassAd):
+            v = expr.value
+            kind = {bool: "boolean", int: "integer", float: "real", str: "str"}[type(v)]
+            setattr(attr.literal, kind, v)
+        else:
+            attr.expression = unparse(expr)
+    return msg.SerializeToString()
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(_NAMES, _EXPRS), max_size=8))
+def test_ads_cross_the_wire_as_the_plain_encoder_writes_them(pairs) -> None:
+    ad = ClassAd.from_exprs(pairs)
+    raw = ad_to_bytes(ad)
+    assert raw == ad_to_bytes(ad) == _reference_bytes(list(ad.items()))  # cached or not
+    back = ad_from_bytes(raw)
+    assert [n for n, _ in back.items()] == [n for n, _ in ad.items()]
+    assert [unparse(e) for _, e in back.items()] == [unparse(e) for _, e in ad.items()]
+
+
+def test_a_cached_literal_keeps_its_type_and_sign() -> None:
+    ads = [ClassAd(A=1), ClassAd(A=True), ClassAd(A=1.0), ClassAd(A=0.0), ClassAd(A=-0.0)]
+    got = [ad_from_bytes(ad_to_bytes(ad)).get_value("A") for ad in ads + ads]
+    assert [(type(v), v) for v in got] == [(type(v), v) for v in [1, True, 1.0, 0.0, -0.0] * 2]
+    assert math.copysign(1, got[4]) == -1
+
+
+def test_a_name_sent_twice_keeps_its_first_spelling_and_last_value() -> None:
+    raw = _reference_bytes([("Memory", Literal(1)), ("MEMORY", Literal(2))])
+    ad = ad_from_bytes(raw)
+    assert list(ad.keys()) == ["Memory"] and ad.get_value("memory") == 2
+
+
+def test_a_nested_ad_gets_its_parent() -> None:
+    ad = ad_from_bytes(ad_to_bytes(ClassAd.from_exprs([("N", parse_expr("[a = 1; b = a]"))])))
+    assert ad.lookup("N").ad.parent is ad
