@@ -77,10 +77,14 @@ def ad_to_bytes(ad: ClassAd | Mapping[str, Expr]) -> bytes:
     for name, expr in ad.items():
         if type(expr) is Literal:
             value = expr.value
-            # bools apart from ints (True == 1), reals never (0.0 == -0.0, NaN)
+            # bools apart from ints (True == 1)
             t = type(value)
-            small = t is int or t is bool or (t is str and len(value) <= 256)
-            key: tuple | None = (name, t, value) if small else None
+            if t is float:  # by bit pattern: 0.0 == -0.0
+                key: tuple | None = (name, t, value.hex())
+            elif t is int or t is bool or (t is str and len(value) <= 256):
+                key = (name, t, value)
+            else:
+                key = None
         else:
             key = (name, id(expr))  # the tree is kept in the entry: its id stays unique
         hit = cache.get(key) if key is not None else None

@@ -33,11 +33,13 @@ class ClassAd(MutableMapping[str, Expr]):
     this ad as MY.
     """
 
-    __slots__ = ("_attrs", "parent")
+    __slots__ = ("_attrs", "_nested", "parent")
 
     def __init__(self, attrs: Mapping[str, Any] | None = None, **kw: Any) -> None:
         self._attrs: dict[str, tuple[str, Expr]] = {}
         self.parent: ClassAd | None = None
+        # whether a nested ad was ever stored (a copy must copy those, not share them)
+        self._nested = False
         if attrs:
             for k, v in attrs.items():
                 self[k] = v
@@ -53,6 +55,7 @@ class ClassAd(MutableMapping[str, Expr]):
         for name, expr in pairs:
             if type(expr) is AdExpr:
                 expr.ad.parent = ad
+                ad._nested = True
             key = name.lower()
             old = attrs.get(key)
             attrs[key] = (old[0] if old else name, expr)
@@ -76,6 +79,7 @@ class ClassAd(MutableMapping[str, Expr]):
         expr = to_expr(value)
         if isinstance(expr, AdExpr):
             expr.ad.parent = self
+            self._nested = True
         key = name.lower()
         old = self._attrs.get(key)
         self._attrs[key] = (old[0] if old else name, expr)
@@ -121,6 +125,10 @@ class ClassAd(MutableMapping[str, Expr]):
 
     def copy(self) -> ClassAd:
         new = ClassAd()
+        if not self._nested:  # trees are immutable: share them
+            new._attrs = self._attrs.copy()
+            return new
+        new._nested = True
         for k, (n, e) in self._attrs.items():
             if isinstance(e, AdExpr):
                 e = AdExpr(e.ad.copy())

@@ -164,6 +164,7 @@ class WatchedAd(ClassAd):
     def of(cls, ad: ClassAd, watch: frozenset[str]) -> WatchedAd:
         view = cls.__new__(cls)
         view._attrs = ad._attrs
+        view._nested = ad._nested
         view.parent = ad.parent
         view.watch = watch
         view.read = False

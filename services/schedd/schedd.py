@@ -205,7 +205,8 @@ class Job:
     def set(self, name: str, value: Any) -> None:
         expr = to_expr(value)
         self.ad[name] = expr
-        self.texts[name] = unparse(expr)
+        # counters and times: their text without the unparser
+        self.texts[name] = str(value) if type(value) is int else unparse(expr)
 
     def delete(self, name: str) -> None:
         ad = self.ad
