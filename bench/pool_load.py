@@ -136,6 +136,10 @@ def main() -> None:
         "matches_per_cycle": [c.get("matches") for c in cycles],
         "peak_rss_mb": peak,
         "peak_rss_mb_total": round(sum(peak.values()), 1),
+        "cpu_s": {f"{h['role']}:{h['pid']}": round(h.get("cpu_s", 0.0), 2) for h in status},
+        "collector_updates": sum(
+            h["services"].get("CollectorService", {}).get("updates", 0) for h in status
+        ),
         "lag": {f"{h['role']}:{h['pid']}": h.get("lag") for h in status},
         "negotiator_last_cycle": {
             k: negotiator[0].get_value(k)

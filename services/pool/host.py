@@ -221,6 +221,7 @@ class DaemonHost:
 
     async def status(self) -> dict[str, Any]:
         lag = self._clock.lag_stats()
+        usage = resource.getrusage(resource.RUSAGE_SELF)
         return {
             "role": self.role,
             "identity": self._identity,
@@ -228,7 +229,8 @@ class DaemonHost:
             "node": _ray_node_id(),
             "address": self._ctx.address if self._ctx else "",
             # ru_maxrss is KiB on Linux: the peak resident memory of this actor process.
-            "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+            "peak_rss_mb": usage.ru_maxrss / 1024,
+            "cpu_s": usage.ru_utime + usage.ru_stime,  # the actor process's CPU time
             # How late this actor's loops woke, in pool seconds: a pool that cannot keep
             # up with its time scale shows it here instead of drifting silently.
             "lag": None
