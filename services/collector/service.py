@@ -33,6 +33,7 @@ import grpc.aio
 
 from ..auth import Role, current_role
 from ..daemon import DaemonContext, abort_invalid, periodic
+from ..rpc import YIELD_EVERY
 from ..v1 import collector_pb2 as cpb
 from ..v1 import collector_pb2_grpc as cgrpc
 from ..wire import WireError, ad_from_pb
@@ -52,7 +53,6 @@ log = logging.getLogger(__name__)
 
 SERVICE_NAME = "mockpool.v1.Collector"
 _PRIVATE_READERS = frozenset({Role.NEGOTIATOR, Role.ADMIN})
-_YIELD_EVERY = 256  # updates applied between yields to the event loop in one Advertise
 
 
 def _method(name: str) -> str:
@@ -226,7 +226,7 @@ class CollectorService(cgrpc.CollectorServicer):
         accepted = 0
         errors: list[str] = []
         for i, upd in enumerate(request.updates):
-            if i and i % _YIELD_EVERY == 0:
+            if i and i % YIELD_EVERY == 0:
                 await asyncio.sleep(0)  # a big batch must not starve queries
                 now = self.ctx.clock.now()
             try:

@@ -398,15 +398,16 @@ class NegotiatorService(ngrpc.NegotiatorServicer):
 
         async def one(sname: str, matches: list[CycleMatch], rejections: list[Rejection]) -> None:
             msg = spb.MatchesRequest(schedd_name=sname, request_id=rpc.request_id(), cycle=cycle_no)
-            for m in matches:
-                pm = msg.matches.add(
-                    submitter=m.submitter,
-                    autocluster_id=m.autocluster_id,
-                    slot_name=m.slot_name,
-                    claim_id=m.claim_id,
-                    startd_address=m.startd_address,
-                )
-                ad_to_pb(m.slot_ad, pm.slot)
+            async for part in rpc.in_turns(matches):
+                for m in part:
+                    pm = msg.matches.add(
+                        submitter=m.submitter,
+                        autocluster_id=m.autocluster_id,
+                        slot_name=m.slot_name,
+                        claim_id=m.claim_id,
+                        startd_address=m.startd_address,
+                    )
+                    ad_to_pb(m.slot_ad, pm.slot)
             for r in rejections:
                 cluster, _, proc = r.job_id.partition(".")
                 msg.rejections.add(

@@ -399,6 +399,18 @@ class Pool:
     # ------------------------------------------------------------------ a whole run
     def collect(self, out: str | Path | None = None, real_seconds: float = 0.0) -> dict[str, Any]:
         """Gather final ads and jobs, compute the summary, write ``out`` if given."""
+        if self.virtual:  # pool time stands still between calls: nothing is in flight
+            return self._collect(out, real_seconds)
+        # The workload waits meanwhile: the queues read here and the count of submitted
+        # jobs must agree (a submission in flight would be in one and not the other).
+        lock = self._live.feed_lock
+        self._run(lock.acquire())
+        try:
+            return self._collect(out, real_seconds)
+        finally:
+            self._loop.call_soon_threadsafe(lock.release)
+
+    def _collect(self, out: str | Path | None, real_seconds: float) -> dict[str, Any]:
         now = self.now
         slots = self.ads("Machine")
         queue, history = [], []

@@ -111,6 +111,9 @@ class LivePool:
         self._events: list[dict[str, Any]] = []
         self._log_lines: list[str] = []
         self._workload: asyncio.Task[None] | None = None
+        # Held by the workload feeder for each item it feeds, and by whoever needs the
+        # queues and the count of submitted jobs to agree (a run's summary).
+        self.feed_lock = asyncio.Lock()
         self.submitted: list[tuple[SubmitItem, int, int]] = []
         self.workload_errors: list[str] = []
         self.final_status: list[dict[str, Any]] = []
@@ -356,12 +359,13 @@ class LivePool:
         for item in items:
             # the pool clock itself: a virtual pool's horizon belongs to its driver
             await self.clock.sleep_until(item.at)
-            if isinstance(item, RemoveItem):
-                await self._remove(item)
-            else:
-                await self._submit(item)
-            self._fed += 1
-            self._save_progress()
+            async with self.feed_lock:  # not while a summary counts what was submitted
+                if isinstance(item, RemoveItem):
+                    await self._remove(item)
+                else:
+                    await self._submit(item)
+                self._fed += 1
+                self._save_progress()
 
     def _load_progress(self) -> tuple[float, int]:
         """(pool time, timeline items fed) of the pool that last ran on this state folder

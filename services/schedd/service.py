@@ -431,16 +431,17 @@ class ScheddService(sgrpc.ScheddServicer):
 
     async def _request_claims(self, core: Schedd, address: str, reqs: list) -> None:
         request = tpb.RequestClaimsRequest(request_id=rpc.request_id())
-        for r in reqs:
-            msg = request.claims.add(
-                claim_id=r.claim_id,
-                slot_name=r.slot_name,
-                schedd_name=core.name,
-                schedd_address=self.ctx.address,
-                owner=r.owner,
-                send_leftovers=r.leftovers,
-            )
-            ad_to_pb(r.job_ad, msg.job)
+        async for part in rpc.in_turns(reqs):
+            for r in part:
+                msg = request.claims.add(
+                    claim_id=r.claim_id,
+                    slot_name=r.slot_name,
+                    schedd_name=core.name,
+                    schedd_address=self.ctx.address,
+                    owner=r.owner,
+                    send_leftovers=r.leftovers,
+                )
+                ad_to_pb(r.job_ad, msg.job)
         outcomes: list[ClaimOutcome] = []
         try:
             reply = await rpc.call(
@@ -516,9 +517,10 @@ class ScheddService(sgrpc.ScheddServicer):
 
     async def _activate(self, core: Schedd, address: str, acts: list) -> None:
         request = tpb.ActivateClaimsRequest(request_id=rpc.request_id())
-        for a in acts:
-            msg = request.activations.add(claim_id=a.claim_id)
-            ad_to_pb(a.job_ad, msg.job)
+        async for part in rpc.in_turns(acts):
+            for a in part:
+                msg = request.activations.add(claim_id=a.claim_id)
+                ad_to_pb(a.job_ad, msg.job)
         outcomes: list[ActivationOutcome] = []
         try:
             reply = await rpc.call(
@@ -541,9 +543,11 @@ class ScheddService(sgrpc.ScheddServicer):
                     )
                 else:
                     outcomes.append(ActivationOutcome(a.claim_id, r.ok, r.error, r.start_time))
-        out = core.on_activation_results(outcomes, self.ctx.clock.now())
-        self._after(core)
-        await self._send(core, out)
+        # each outcome stands alone: a big batch goes to the core in turns
+        async for part in rpc.in_turns(outcomes):
+            out = core.on_activation_results(part, self.ctx.clock.now())
+            self._after(core)
+            await self._send(core, out)
 
     async def _release(self, core: Schedd, address: str, claim_ids: list[str]) -> None:
         request = tpb.ReleaseClaimsRequest(request_id=rpc.request_id(), claim_ids=claim_ids)
