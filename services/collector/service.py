@@ -36,7 +36,7 @@ from ..daemon import DaemonContext, abort_invalid, periodic
 from ..rpc import YIELD_EVERY
 from ..v1 import collector_pb2 as cpb
 from ..v1 import collector_pb2_grpc as cgrpc
-from ..wire import WireError, ad_from_pb
+from ..wire import PrefixDecoder, WireError
 from .selfad import collector_ad
 from .store import (
     MACHINE_PRIVATE,
@@ -95,6 +95,7 @@ class CollectorService(cgrpc.CollectorServicer):
             housekeeping_interval = float(self.classad_lifetime)
         self.housekeeping_interval = housekeeping_interval
         self.store = AdStore(self.classad_lifetime)
+        self._decoder = PrefixDecoder()  # the repeating part of each startd's slot ads
         self.name = self._make_name()
         self._tasks: list[asyncio.Task[None]] = []
         self._start_time = 0
@@ -183,6 +184,7 @@ class CollectorService(cgrpc.CollectorServicer):
             "ads": self.store.counts(),
             "total_ads": len(self.store),
             "updates": self.store.updates,
+            "decoded_prefixes": {"hits": self._decoder.hits, "misses": self._decoder.misses},
             **self.stats,
         }
 
@@ -222,6 +224,8 @@ class CollectorService(cgrpc.CollectorServicer):
     ) -> cpb.AdvertiseReply:
         """Apply each update on its own; a refused one is an error line, not a failure."""
         self.stats["advertise_calls"] += 1
+        # room for every stored ad's repeating part, twice over
+        self._decoder.capacity = 2 * len(self.store) + 1000
         now = self.ctx.clock.now()
         accepted = 0
         errors: list[str] = []
@@ -230,7 +234,8 @@ class CollectorService(cgrpc.CollectorServicer):
                 await asyncio.sleep(0)  # a big batch must not starve queries
                 now = self.ctx.clock.now()
             try:
-                ad = ad_from_pb(upd.ad)
+                raw = upd.ad.SerializeToString()
+                ad = self._decoder.decode(raw, upd.stable_prefix)
                 if upd.invalidate:
                     name = self.store.ad_name(upd.ad_type, ad)
                     for ad_type, gone in self.store.invalidate(upd.ad_type, name):
@@ -239,7 +244,7 @@ class CollectorService(cgrpc.CollectorServicer):
                             self.name, "ad_invalidated", ad_type=ad_type, name=gone
                         )
                 else:
-                    self.store.update(upd.ad_type, ad, now, upd.ad.SerializeToString(), owned=True)
+                    self.store.update(upd.ad_type, ad, now, raw, owned=True)
                 accepted += 1
             except (WireError, CollectorError) as exc:
                 self.stats["updates_refused"] += 1

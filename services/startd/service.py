@@ -376,6 +376,8 @@ class StartdService:
                 if stale:
                     pub = collector_pb2.AdUpdate(ad_type="Machine")
                     self._pairs_to_pb(ad_pairs(slot, m.info, now, seq)[:-n_volatile], pub.ad)
+                    # the clocks follow: the rest repeats until the slot changes
+                    pub.stable_prefix = pub.ad.ByteSize()
                     priv = collector_pb2.AdUpdate(
                         ad_type="MachinePrivate", ad=ad_to_pb(private_ad(slot, m.info))
                     )

@@ -9,14 +9,16 @@ from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
 DESCRIPTOR: _descriptor.FileDescriptor
 
 class AdUpdate(_message.Message):
-    __slots__ = ("ad_type", "ad", "invalidate")
+    __slots__ = ("ad_type", "ad", "invalidate", "stable_prefix")
     AD_TYPE_FIELD_NUMBER: _ClassVar[int]
     AD_FIELD_NUMBER: _ClassVar[int]
     INVALIDATE_FIELD_NUMBER: _ClassVar[int]
+    STABLE_PREFIX_FIELD_NUMBER: _ClassVar[int]
     ad_type: str
     ad: _classad_pb2.ClassAd
     invalidate: bool
-    def __init__(self, ad_type: _Optional[str] = ..., ad: _Optional[_Union[_classad_pb2.ClassAd, _Mapping]] = ..., invalidate: _Optional[bool] = ...) -> None: ...
+    stable_prefix: int
+    def __init__(self, ad_type: _Optional[str] = ..., ad: _Optional[_Union[_classad_pb2.ClassAd, _Mapping]] = ..., invalidate: _Optional[bool] = ..., stable_prefix: _Optional[int] = ...) -> None: ...
 
 class AdvertiseRequest(_message.Message):
     __slots__ = ("updates",)

@@ -356,3 +356,21 @@ async def test_query_reply_bytes_parse_as_the_contract(coll: Running) -> None:
     reply = collector_pb2.QueryReply.FromString(blob)
     assert len(reply.ads) == 1
     assert isinstance(reply.ads[0], classad_pb2.ClassAd)
+
+
+async def test_the_repeating_part_of_a_slot_ad_is_decoded_once(coll: Running) -> None:
+    # A startd's update: the slot's stable attributes, marked, then its clocks.
+    head = update("Machine", Name="slot1@exec1", Cpus=4, State="Unclaimed")
+    head.stable_prefix = head.ad.ByteSize()
+    for now in (100, 200):
+        upd = collector_pb2.AdUpdate.FromString(
+            head.SerializeToString() + update("Machine", MyCurrentTime=now).SerializeToString()
+        )
+        assert (await advertise(coll, [upd])).accepted == 1
+        [ad] = await coll.query("Machine")
+        assert (ad.get_value("State"), ad.get_value("MyCurrentTime")) == ("Unclaimed", now)
+    assert coll.svc.status()["decoded_prefixes"] == {"hits": 1, "misses": 1}
+    # a hint past the ad's end is ignored: the ad is decoded as it is
+    upd.stable_prefix = 10_000
+    assert (await advertise(coll, [upd])).accepted == 1
+    assert [a.get_value("Cpus") for a in await coll.query("Machine")] == [4]

@@ -467,9 +467,19 @@ async def test_wire_ads_equal_the_core_ads_including_cached_rounds(pool: Pool) -
         pb.RequestClaimsRequest(claims=[claim_request(p, ids[0], "slot1@exec0001", 5)])
     )
     assert claimed.results[0].ok
+    heads: list[dict[str, bytes]] = []
     for now in (10.0, 25.0):  # the second round reuses the cached wire form
         updates, _ = p.svc.build_updates([m], now)
         decoded = [collector_pb2.AdUpdate.FromString(u) for u in updates]
+        # each slot ad marks its part before the clocks, the same bytes in both rounds
+        heads.append(
+            {
+                str(ad_from_pb(u.ad).eval("Name")): u.ad.SerializeToString()[: u.stable_prefix]
+                for u in decoded
+                if u.ad_type == "Machine"
+            }
+        )
+        assert all(0 < u.stable_prefix < u.ad.ByteSize() for u in decoded if u.ad_type == "Machine")
         seq = m.next_sequence() - 1
         want_pub = {s.name: public_ad(s, m.info, now, seq) for s in m.ordered_slots()}
         want_priv = {s.name: private_ad(s, m.info) for s in m.ordered_slots()}
@@ -477,6 +487,7 @@ async def test_wire_ads_equal_the_core_ads_including_cached_rounds(pool: Pool) -
         assert {n: got["Machine", n] for n in want_pub} == want_pub
         assert {n: got["MachinePrivate", n] for n in want_priv} == want_priv
         assert got["Machine", "slot1_1@exec0001"].eval("TotalTimeClaimedIdle") == int(now)
+    assert heads[0] == heads[1]
 
 
 def test_advertise_requests_split_by_size() -> None:

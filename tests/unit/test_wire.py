@@ -14,6 +14,7 @@ from mockpool.classad.tree import Expr, Literal
 from mockpool.v1 import classad_pb2 as pb
 from mockpool.v1 import schedd_pb2
 from mockpool.wire import (
+    PrefixDecoder,
     WireError,
     ad_from_bytes,
     ad_to_bytes,
@@ -109,3 +110,53 @@ def test_a_name_sent_twice_keeps_its_first_spelling_and_last_value() -> None:
 def test_a_nested_ad_gets_its_parent() -> None:
     ad = ad_from_bytes(ad_to_bytes(ClassAd.from_exprs([("N", parse_expr("[a = 1; b = a]"))])))
     assert ad.lookup("N").ad.parent is ad
+
+
+# -- the collector's decoder of ads with a repeating part ----------------------------------
+
+
+def _same(a: ClassAd, b: ClassAd) -> bool:
+    return [(n, unparse(e)) for n, e in a.items()] == [(n, unparse(e)) for n, e in b.items()]
+
+
+def _slot_bytes(state: str, now: int) -> tuple[bytes, int]:
+    head = ad_to_bytes(ClassAd(MyType="Machine", Name="slot1@n1", State=state, Cpus=1))
+    return head + ad_to_bytes(ClassAd(MyCurrentTime=now, UpdateSequenceNumber=now)), len(head)
+
+
+def test_the_repeating_part_is_decoded_once() -> None:
+    dec = PrefixDecoder()
+    for now in (10, 20, 30):
+        raw, prefix = _slot_bytes("Unclaimed", now)
+        ad = dec.decode(raw, prefix)
+        assert _same(ad, ad_from_bytes(raw)) and ad.get_value("MyCurrentTime") == now
+    raw, prefix = _slot_bytes("Claimed", 40)  # the slot changed: a new part
+    assert dec.decode(raw, prefix).get_value("State") == "Claimed"
+    assert (dec.hits, dec.misses) == (2, 2)
+
+
+def test_ads_decoded_with_a_prefix_are_their_own() -> None:
+    dec = PrefixDecoder()
+    raw, prefix = _slot_bytes("Unclaimed", 10)
+    first = dec.decode(raw, prefix)
+    first["State"] = "Owner"
+    assert dec.decode(raw, prefix).get_value("State") == "Unclaimed"
+
+
+def test_a_name_in_both_parts_keeps_its_first_spelling_and_last_value() -> None:
+    head = ad_to_bytes(ClassAd(Name="a", Memory=1))
+    raw = head + ad_to_bytes(ClassAd(MEMORY=2))
+    ad = PrefixDecoder().decode(raw, len(head))
+    assert list(ad.keys()) == ["Name", "Memory"] and ad.get_value("memory") == 2
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(_NAMES, _EXPRS), max_size=8), st.data())
+def test_any_hint_decodes_what_the_plain_decoder_does(pairs, data) -> None:
+    raw = _reference_bytes(pairs)
+    boundaries = [len(_reference_bytes(pairs[:k])) for k in range(len(pairs) + 1)]
+    prefix = data.draw(st.one_of(st.integers(-5, 2000), st.sampled_from([0, *boundaries])))
+    dec = PrefixDecoder(capacity=2)
+    for _ in range(3):  # a miss, then hits (or a full cache, cleared)
+        assert _same(dec.decode(raw, prefix), ad_from_bytes(raw))
+        prefix = data.draw(st.sampled_from([prefix, 0, len(raw), prefix + 1]))
