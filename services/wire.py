@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 
 from .classad import ERROR, UNDEFINED, ClassAd, ClassAdSyntaxError, parse_expr, unparse
 from .classad.ad import to_expr
@@ -305,21 +305,29 @@ def _decode_attribute(attr: pb.Attribute) -> tuple[str, Expr, bool]:
 class AdDecoder:
     """Decodes repeated ads, reusing the ClassAd of an ad whose bytes it decoded in the
     previous round: a negotiator reads the same slot ads cycle after cycle, and only the
-    slots that changed since differ. Ads are treated as immutable once decoded."""
+    slots that changed since differ. Ads are treated as immutable once decoded. An ad
+    whose bytes changed but begin with a part the sender marks as repeating (its clocks
+    follow) has only the rest decoded (:class:`PrefixDecoder`)."""
 
     def __init__(self) -> None:
         self._last: dict[bytes, ClassAd] = {}
         self._this: dict[bytes, ClassAd] = {}
+        self.parts = PrefixDecoder()  # the repeating parts of changed ads
         self.hits = 0
         self.misses = 0
 
-    def decode(self, msgs: Iterable[pb.ClassAd]) -> list[ClassAd]:
+    def decode(self, msgs: Iterable[pb.ClassAd], prefixes: Sequence[int] = ()) -> list[ClassAd]:
+        """The ads of ``msgs``; ``prefixes[i]``: the repeating part's length in ad i's
+        bytes (a hint; 0 or missing: none)."""
         out = []
-        for m in msgs:
+        msgs = list(msgs)
+        self.parts.capacity = 2 * len(msgs) + 1000
+        for i, m in enumerate(msgs):
             raw = m.SerializeToString()
             ad = self._this.get(raw) or self._last.get(raw)
             if ad is None:
-                ad = ad_from_bytes(raw)
+                prefix = prefixes[i] if i < len(prefixes) else 0
+                ad = self.parts.decode(raw, prefix) if prefix else ad_from_bytes(raw)
                 self.misses += 1
             else:
                 self.hits += 1

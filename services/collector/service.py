@@ -244,7 +244,9 @@ class CollectorService(cgrpc.CollectorServicer):
                             self.name, "ad_invalidated", ad_type=ad_type, name=gone
                         )
                 else:
-                    self.store.update(upd.ad_type, ad, now, raw, owned=True)
+                    self.store.update(
+                        upd.ad_type, ad, now, raw, owned=True, stable_prefix=upd.stable_prefix
+                    )
                 accepted += 1
             except (WireError, CollectorError) as exc:
                 self.stats["updates_refused"] += 1
@@ -302,5 +304,6 @@ class CollectorService(cgrpc.CollectorServicer):
             return b""  # not reached: abort raises
         parts = [frame_field(1, r.projected_wire(snap.keep)) for r in snap.slots]
         parts.extend(frame_field(2, r.wire()) for r in snap.private)
-        parts.append(cpb.SnapshotReply(now=now).SerializeToString())
+        hints = [r.stable_prefix if snap.keep is None else 0 for r in snap.slots]
+        parts.append(cpb.SnapshotReply(now=now, slot_stable_prefix=hints).SerializeToString())
         return b"".join(parts)

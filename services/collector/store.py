@@ -167,6 +167,9 @@ class AdRecord:
     lifetime: int  # seconds after last_heard that the ad stays (ClassAdLifetime or default)
     _wire: bytes | None = None
     _attr_wire: dict[str, bytes] | None = field(default=None, repr=False)
+    # how many leading bytes of the wire form repeat from the sender's previous update
+    # (its AdUpdate.stable_prefix; 0: none, or the bytes were not the sender's)
+    stable_prefix: int = 0
 
     def expired(self, now: float) -> bool:
         return int(now) - self.last_heard > self.lifetime
@@ -238,17 +241,21 @@ class AdStore:
         wire: bytes | None = None,
         *,
         owned: bool = False,
+        stable_prefix: int = 0,
     ) -> AdRecord:
         """Store ``ad`` as the current ad of its type and Name; return its record.
 
         ``wire``: the ad's serialised ``mockpool.v1.ClassAd`` as received, kept so that
-        queries need not re-encode. The store keeps a copy of ``ad``, or ``ad`` itself
+        queries need not re-encode; ``stable_prefix``: the sender's hint on those bytes
+        (see ``AdUpdate.stable_prefix``), passed on with them in snapshots. The store keeps a copy of ``ad``, or ``ad`` itself
         when ``owned`` (the caller hands it over, e.g. freshly decoded, and never touches
         it again). Raises :class:`BadUpdate` and changes nothing (``ad`` included) when
         the type is empty, Name is missing or not a string, or MyType names another type.
         """
         try:
             record = self._make_record(ad_type, ad, now, wire, owned)
+            if record._wire is not None and 0 < stable_prefix <= len(record._wire):
+                record.stable_prefix = stable_prefix
         except BadUpdate:
             self.refused += 1
             raise

@@ -311,7 +311,7 @@ class NegotiatorService(ngrpc.NegotiatorServicer):
             rpc.call(coll.Query, cpb.QueryRequest(ad_type="Scheduler"), timeout=RPC_TIMEOUT),
             rpc.call(coll.Query, cpb.QueryRequest(ad_type="Submitter"), timeout=RPC_TIMEOUT),
         )
-        slots = self._slot_decoder.decode(snap_reply.slots)
+        slots = self._slot_decoder.decode(snap_reply.slots, snap_reply.slot_stable_prefix)
         private = self._slot_decoder.decode(snap_reply.private_ads)
         self._slot_decoder.end_round()
         return CycleAds(

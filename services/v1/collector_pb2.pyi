@@ -59,11 +59,13 @@ class SnapshotRequest(_message.Message):
     def __init__(self, constraint: _Optional[str] = ..., projection: _Optional[_Iterable[str]] = ...) -> None: ...
 
 class SnapshotReply(_message.Message):
-    __slots__ = ("slots", "private_ads", "now")
+    __slots__ = ("slots", "private_ads", "now", "slot_stable_prefix")
     SLOTS_FIELD_NUMBER: _ClassVar[int]
     PRIVATE_ADS_FIELD_NUMBER: _ClassVar[int]
     NOW_FIELD_NUMBER: _ClassVar[int]
+    SLOT_STABLE_PREFIX_FIELD_NUMBER: _ClassVar[int]
     slots: _containers.RepeatedCompositeFieldContainer[_classad_pb2.ClassAd]
     private_ads: _containers.RepeatedCompositeFieldContainer[_classad_pb2.ClassAd]
     now: float
-    def __init__(self, slots: _Optional[_Iterable[_Union[_classad_pb2.ClassAd, _Mapping]]] = ..., private_ads: _Optional[_Iterable[_Union[_classad_pb2.ClassAd, _Mapping]]] = ..., now: _Optional[float] = ...) -> None: ...
+    slot_stable_prefix: _containers.RepeatedScalarFieldContainer[int]
+    def __init__(self, slots: _Optional[_Iterable[_Union[_classad_pb2.ClassAd, _Mapping]]] = ..., private_ads: _Optional[_Iterable[_Union[_classad_pb2.ClassAd, _Mapping]]] = ..., now: _Optional[float] = ..., slot_stable_prefix: _Optional[_Iterable[int]] = ...) -> None: ...
