@@ -21,6 +21,7 @@ from .v1 import classad_pb2 as pb
 
 __all__ = [
     "AdDecoder",
+    "PARTS",
     "PrefixDecoder",
     "WireError",
     "ad_from_bytes",
@@ -29,6 +30,7 @@ __all__ = [
     "ad_to_pb",
     "ads_from_pb",
     "ads_to_pb",
+    "room_for",
     "iter_attribute_entries",
     "texts_to_ad",
 ]
@@ -302,6 +304,16 @@ def _decode_attribute(attr: pb.Attribute) -> tuple[str, Expr, bool]:
     return name, value, kind != "ad" and kind != "list"
 
 
+# The repeating parts this process has decoded, shared by every daemon in it: the
+# collector and the negotiator of a central manager read the same slot ads.
+PARTS = PrefixDecoder()
+
+
+def room_for(ads: int) -> None:
+    """Let :data:`PARTS` keep the repeating parts of ``ads`` ads, twice over."""
+    PARTS.capacity = max(PARTS.capacity, 2 * ads + 1000)
+
+
 class AdDecoder:
     """Decodes repeated ads, reusing the ClassAd of an ad whose bytes it decoded in the
     previous round: a negotiator reads the same slot ads cycle after cycle, and only the
@@ -312,7 +324,6 @@ class AdDecoder:
     def __init__(self) -> None:
         self._last: dict[bytes, ClassAd] = {}
         self._this: dict[bytes, ClassAd] = {}
-        self.parts = PrefixDecoder()  # the repeating parts of changed ads
         self.hits = 0
         self.misses = 0
 
@@ -321,13 +332,13 @@ class AdDecoder:
         bytes (a hint; 0 or missing: none)."""
         out = []
         msgs = list(msgs)
-        self.parts.capacity = 2 * len(msgs) + 1000
+        room_for(len(msgs))
         for i, m in enumerate(msgs):
             raw = m.SerializeToString()
             ad = self._this.get(raw) or self._last.get(raw)
             if ad is None:
                 prefix = prefixes[i] if i < len(prefixes) else 0
-                ad = self.parts.decode(raw, prefix) if prefix else ad_from_bytes(raw)
+                ad = PARTS.decode(raw, prefix) if prefix else ad_from_bytes(raw)
                 self.misses += 1
             else:
                 self.hits += 1

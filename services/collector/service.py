@@ -36,7 +36,7 @@ from ..daemon import DaemonContext, abort_invalid, periodic
 from ..rpc import YIELD_EVERY
 from ..v1 import collector_pb2 as cpb
 from ..v1 import collector_pb2_grpc as cgrpc
-from ..wire import PrefixDecoder, WireError
+from ..wire import PARTS, WireError, room_for
 from .selfad import collector_ad
 from .store import (
     MACHINE_PRIVATE,
@@ -95,7 +95,6 @@ class CollectorService(cgrpc.CollectorServicer):
             housekeeping_interval = float(self.classad_lifetime)
         self.housekeeping_interval = housekeeping_interval
         self.store = AdStore(self.classad_lifetime)
-        self._decoder = PrefixDecoder()  # the repeating part of each startd's slot ads
         self.name = self._make_name()
         self._tasks: list[asyncio.Task[None]] = []
         self._start_time = 0
@@ -184,7 +183,6 @@ class CollectorService(cgrpc.CollectorServicer):
             "ads": self.store.counts(),
             "total_ads": len(self.store),
             "updates": self.store.updates,
-            "decoded_prefixes": {"hits": self._decoder.hits, "misses": self._decoder.misses},
             **self.stats,
         }
 
@@ -224,8 +222,7 @@ class CollectorService(cgrpc.CollectorServicer):
     ) -> cpb.AdvertiseReply:
         """Apply each update on its own; a refused one is an error line, not a failure."""
         self.stats["advertise_calls"] += 1
-        # room for every stored ad's repeating part, twice over
-        self._decoder.capacity = 2 * len(self.store) + 1000
+        room_for(len(self.store))  # every stored ad's repeating part
         now = self.ctx.clock.now()
         accepted = 0
         errors: list[str] = []
@@ -235,7 +232,7 @@ class CollectorService(cgrpc.CollectorServicer):
                 now = self.ctx.clock.now()
             try:
                 raw = upd.ad.SerializeToString()
-                ad = self._decoder.decode(raw, upd.stable_prefix)
+                ad = PARTS.decode(raw, upd.stable_prefix)
                 if upd.invalidate:
                     name = self.store.ad_name(upd.ad_type, ad)
                     for ad_type, gone in self.store.invalidate(upd.ad_type, name):

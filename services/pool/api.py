@@ -27,6 +27,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any, TypeVar
 
+from .. import gctune
 from ..auth import Role
 from ..classad import ClassAd
 from ..virtualtime import VirtualEventLoop
@@ -113,6 +114,7 @@ class Pool:
         self._metrics_server: Any = None
         self._master: Any = None  # the master's gRPC server, when served
         self.metrics_url = ""  # where a live pool serves its Prometheus metrics, if asked
+        self._gc_before: tuple[int, int, int] | None = None  # the caller's, while virtual
 
     @classmethod
     def from_spec(cls, path: str | os.PathLike[str], **kw: Any) -> Pool:
@@ -142,6 +144,8 @@ class Pool:
                 self.local_ray = start_local_ray(
                     max(2, os.cpu_count() or 2), log_to_driver=False, configure_logging=False
                 )
+        if self.virtual:  # every daemon in this process: pace its collector while it runs
+            self._gc_before = gctune.paced()
         self._thread.start()
         try:
             self._run(self._start())
@@ -188,6 +192,9 @@ class Pool:
                 self._loop.call_soon_threadsafe(self._loop.stop)
                 self._thread.join(10)
         self._running = False
+        if self._gc_before is not None:
+            gctune.restore(self._gc_before)
+            self._gc_before = None
         if self.local_ray is not None:
             stop_local_ray(self.local_ray)
             self.local_ray = None

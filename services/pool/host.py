@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import gc
 import logging
 import os
 import resource
@@ -25,7 +26,7 @@ from typing import Any
 
 import grpc.aio
 
-from .. import rpc
+from .. import gctune, rpc
 from ..auth import Role, TokenAuthInterceptor
 from ..clock import Clock, ScaledClock
 from ..config import ConfigDict
@@ -112,6 +113,9 @@ class DaemonHost:
         # A virtual run hosts every daemon in one process: an in-process transport, the
         # virtual clock (already running) and its rule for charging cycles to pool time.
         self._transport = transport or rpc.GRPC
+        self._own_process = transport is None  # a Ray actor: the process is this host's
+        if self._own_process:
+            gctune.paced()
         self._given_clock = clock
         self._cycle_charge = cycle_charge
         self.faults = HostFaults(seed)
@@ -192,6 +196,8 @@ class DaemonHost:
             if only is None or i in only:
                 await s.start()
         self._started = True
+        if self._own_process:
+            gc.freeze()  # what start-up built lives as long as the actor: never scan it
 
     async def stop(self) -> dict[str, Any]:
         """Stop loops and the server; returns the final status."""

@@ -18,7 +18,7 @@ from mockpool.collector.service import CollectorService
 from mockpool.config import parse_config
 from mockpool.daemon import DaemonContext, EventLog
 from mockpool.v1 import classad_pb2, collector_pb2, collector_pb2_grpc
-from mockpool.wire import AdDecoder, ad_to_pb, ads_from_pb
+from mockpool.wire import PARTS, AdDecoder, ad_to_pb, ads_from_pb
 
 
 @dataclass
@@ -362,6 +362,7 @@ async def test_the_repeating_part_of_a_slot_ad_is_decoded_once(coll: Running) ->
     # A startd's update: the slot's stable attributes, marked, then its clocks.
     head = update("Machine", Name="slot1@exec1", Cpus=4, State="Unclaimed")
     head.stable_prefix = head.ad.ByteSize()
+    before = (PARTS.hits, PARTS.misses)
     for now in (100, 200):
         upd = collector_pb2.AdUpdate.FromString(
             head.SerializeToString() + update("Machine", MyCurrentTime=now).SerializeToString()
@@ -369,15 +370,15 @@ async def test_the_repeating_part_of_a_slot_ad_is_decoded_once(coll: Running) ->
         assert (await advertise(coll, [upd])).accepted == 1
         [ad] = await coll.query("Machine")
         assert (ad.get_value("State"), ad.get_value("MyCurrentTime")) == ("Unclaimed", now)
-    assert coll.svc.status()["decoded_prefixes"] == {"hits": 1, "misses": 1}
+    assert (PARTS.hits - before[0], PARTS.misses - before[1]) == (1, 1)
     # the hint goes on to the negotiator with the slot's bytes (not with a projection)
     snap = collector_pb2.SnapshotRequest()
     reply = await rpc.call(coll.stub(Role.NEGOTIATOR).Snapshot, snap, timeout=5)
     assert list(reply.slot_stable_prefix) == [head.stable_prefix]
     assert reply.slots[0].SerializeToString()[: head.stable_prefix] == head.ad.SerializeToString()
-    decoder = AdDecoder()
-    [ad] = decoder.decode(reply.slots, reply.slot_stable_prefix)
+    [ad] = AdDecoder().decode(reply.slots, reply.slot_stable_prefix)
     assert (ad.get_value("Cpus"), ad.get_value("MyCurrentTime")) == (4, 200)
+    assert PARTS.hits - before[0] == 2  # the collector's part, read by the negotiator
     snap.projection.append("Cpus")
     reply = await rpc.call(coll.stub(Role.NEGOTIATOR).Snapshot, snap, timeout=5)
     assert list(reply.slot_stable_prefix) == [0]
