@@ -5,6 +5,7 @@ No Ray here: every pool runs in the test's process on a ``VirtualEventLoop``.
 
 from __future__ import annotations
 
+import gc
 import itertools
 import json
 import os
@@ -14,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from mockpool import Pool
+from mockpool import Pool, gctune
 from mockpool.negotiator.log import NegotiatorLog
 from mockpool.pool.api import run_pool
 from mockpool.pool.check import check_dir
@@ -179,3 +180,17 @@ def test_bad_clock_settings_in_a_spec_name_their_line(line: str, message: str) -
     with pytest.raises(SpecError, match=message) as e:
         parse_spec(text, "pool.toml")
     assert str(e.value).startswith("pool.toml:11:")
+
+
+def test_a_virtual_pool_paces_the_collector_while_it_runs_and_gives_it_back() -> None:
+    mine = (900, 11, 12)
+    before = gc.get_threshold()
+    gc.set_threshold(*mine)
+    try:
+        spec = load_spec(EXAMPLES / "pslot.toml")
+        with Pool(spec, clock="virtual") as pool:
+            assert gc.get_threshold() == gctune.THRESHOLDS
+            pool.sleep_until(60)
+        assert gc.get_threshold() == mine
+    finally:
+        gc.set_threshold(*before)
