@@ -400,14 +400,16 @@ class ScheddService(sgrpc.ScheddServicer):
                     e.reason,
                 )
             )
-        now = self.ctx.clock.now()
         accepted = 0
         for key, exits in by_core.items():
             core = self.cores[key]
-            out = core.on_job_exits(exits, now)
+            # in turns: the core ignores a report it has applied, so a retry of this
+            # request that lands meanwhile changes nothing
+            async for part in rpc.in_turns(exits):
+                out = core.on_job_exits(part, self.ctx.clock.now())
+                self._after(core)
+                self._spawn(self._send(core, out))
             accepted += len(exits)
-            self._after(core)
-            self._spawn(self._send(core, out))
         self.stats["job_exits"] += accepted
         reply = spb.JobsExitedReply(accepted=accepted)
         self._recent.put(request.request_id, reply)
