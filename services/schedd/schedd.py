@@ -350,6 +350,18 @@ class Outbox:
     def __bool__(self) -> bool:
         return bool(self.claims or self.activations or self.releases)
 
+    def extend(self, other: Outbox) -> None:
+        """Add ``other``'s messages after this one's (still one RPC per address)."""
+        for mine, theirs in (
+            (self.claims, other.claims),
+            (self.activations, other.activations),
+            (self.releases, other.releases),
+        ):
+            for address, items in theirs.items():
+                mine[address].extend(items)
+        self.accepted += other.accepted
+        self.dropped += other.dropped
+
 
 # --------------------------------------------------------------------------- the core
 

@@ -329,18 +329,23 @@ class ScheddService(sgrpc.ScheddServicer):
         core = await self._core(request.schedd_name, context)
         if (seen := self._recent.get(request.request_id)) is not None:
             return seen
+        # Decoded, then applied, in turns (a cycle's 10,000 matches would hold the loop
+        # for half a second). A retry of this request landing meanwhile changes nothing:
+        # the core drops a match whose claim id it already holds.
+        matches: list[MatchNotice] = []
         try:
-            matches = [
-                MatchNotice(
-                    m.submitter,
-                    int(m.autocluster_id),
-                    m.slot_name,
-                    m.claim_id,
-                    m.startd_address,
-                    ad_from_pb(m.slot) if m.HasField("slot") else None,
-                )
-                for m in request.matches
-            ]
+            async for part in rpc.in_turns(request.matches):
+                matches += [
+                    MatchNotice(
+                        m.submitter,
+                        int(m.autocluster_id),
+                        m.slot_name,
+                        m.claim_id,
+                        m.startd_address,
+                        ad_from_pb(m.slot) if m.HasField("slot") else None,
+                    )
+                    for m in part
+                ]
         except WireError as exc:
             await abort_invalid(context, f"bad match: {exc}")
         now = self.ctx.clock.now()
@@ -353,7 +358,9 @@ class ScheddService(sgrpc.ScheddServicer):
                 now,
             )
             self.stats["rejections"] += len(request.rejections)
-        out = core.on_matches(matches, now)
+        out = Outbox()
+        async for part in rpc.in_turns(matches):
+            out.extend(core.on_matches(part, self.ctx.clock.now()))
         self.stats["matches"] += len(matches)
         self.stats["matches_dropped"] += out.dropped
         reply = spb.MatchesReply(accepted=out.accepted)

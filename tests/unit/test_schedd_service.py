@@ -437,3 +437,36 @@ async def test_an_unsendable_job_is_left_out_of_replies_and_reported(pool: Pool)
     bad = [e for e in pool.ctx.events.drain() if e["kind"] == "bad_record"]
     assert bad and {e["job"] for e in bad} == {"1.0"}
     assert "integer 18446744073709551616 does not fit in 64 bits" in bad[0]["problem"]
+
+
+async def test_a_cycles_worth_of_matches_is_applied_in_turns_and_claimed_in_one_request(
+    pool: Pool,
+) -> None:
+    n = 300  # more than one turn (rpc.YIELD_EVERY)
+    sub = f"executable = /bin/sleep\narguments = 60\nqueue {n}\n"
+    await pool.stub(Role.SUBMIT).Submit(spb.SubmitRequest(description=sub, owner="alice"))
+    rr = await pool.stub(Role.NEGOTIATOR).GetResourceRequests(spb.ResourceRequestsRequest())
+    acid = ad_from_pb(rr.requests[0]).get_value("AutoClusterId")
+    claim_ids = [f"<{pool.startd_address}>#1#{k}#s{k}" for k in range(n)]
+
+    def matches(request_id: str, ids: list[str]) -> spb.MatchesRequest:
+        request = spb.MatchesRequest(request_id=request_id, cycle=1)
+        for k, c in enumerate(ids):
+            request.matches.add(
+                submitter="alice@mockpool",
+                autocluster_id=acid,
+                slot_name=f"slot{k}@exec1",
+                claim_id=c,
+                startd_address=pool.startd_address,
+            )
+        return request
+
+    assert (await pool.stub(Role.NEGOTIATOR).Matches(matches("big", claim_ids))).accepted == n
+    await eventually(lambda: sum(len(a.activations) for a in pool.startd.activations) == n)
+    (claims,) = pool.startd.claims  # the turns' claims go out together
+    assert [c.claim_id for c in claims.claims] == claim_ids
+    # the same claim ids in another request: the core already holds them
+    again = matches("again", claim_ids[:10])
+    assert (await pool.stub(Role.NEGOTIATOR).Matches(again)).accepted == 0
+    q = await pool.stub(Role.READ).QueryJobs(spb.JobQueryRequest(projection=["JobStatus"]))
+    assert [ad_from_pb(a).get_value("JobStatus") for a in q.jobs] == [2] * n
