@@ -51,6 +51,7 @@ from .virtual import VIRTUAL_EPOCH
 log = logging.getLogger(__name__)
 
 STARTUP_TIMEOUT = 120.0  # real seconds for every daemon to advertise itself
+HOST_STOP_TIMEOUT = 20.0  # real seconds a live actor has to stop before it is killed
 PROGRESS_FILE = "pool-progress.json"  # in the state folder: where a resumed pool goes on
 
 
@@ -402,9 +403,9 @@ class LivePool:
                 log.exception("draining events at stop")
             # the central manager first: no negotiation cycle runs while the rest stop
             # (a virtual pool's time runs free meanwhile, and cycles cost real time)
-            results = await asyncio.gather(hosts[0].stop.remote(), return_exceptions=True)
+            results = await asyncio.gather(self._stop_host(hosts[0]), return_exceptions=True)
             results += await asyncio.gather(
-                *(h.stop.remote() for h in hosts[1:]), return_exceptions=True
+                *(self._stop_host(h) for h in hosts[1:]), return_exceptions=True
             )
             self.final_status = [r for r in results if isinstance(r, dict)]
             if not self.virtual:
@@ -420,6 +421,17 @@ class LivePool:
             self._tmp.cleanup()
             self._tmp = None
         return self.final_status
+
+    async def _stop_host(self, handle: Any) -> dict[str, Any]:
+        """An actor's final status as it stops; a live actor that does not answer within
+        HOST_STOP_TIMEOUT is left to ``ray.kill`` (a pool's stop never hangs on one)."""
+        if self.virtual:
+            return await handle.stop.remote()
+        try:
+            return await within(handle.stop.remote(), HOST_STOP_TIMEOUT)
+        except TimeoutError:
+            log.warning("an actor did not stop within %g s: killed", HOST_STOP_TIMEOUT)
+            raise
 
     # ------------------------------------------------------------------ a whole run
     async def work_done(self) -> bool:
