@@ -283,6 +283,22 @@ async def test_unknown_schedd_is_not_found(pool: Pool) -> None:
     assert "'nosuch'" in err.value.details()
 
 
+def matches_request(
+    pool: Pool, request_id: str, acid: int, claim_ids: list[str], first_slot: int = 0
+) -> spb.MatchesRequest:
+    """A negotiator's Matches message: alice's autocluster ``acid`` on one slot a claim."""
+    request = spb.MatchesRequest(request_id=request_id, cycle=1)
+    for n, c in enumerate(claim_ids, first_slot):
+        request.matches.add(
+            submitter="alice@mockpool",
+            autocluster_id=acid,
+            slot_name=f"slot{n}@exec1",
+            claim_id=c,
+            startd_address=pool.startd_address,
+        )
+    return request
+
+
 async def test_matches_claim_activate_exit_release_keepalive(pool: Pool) -> None:
     await pool.stub(Role.SUBMIT).Submit(spb.SubmitRequest(description=SUB, owner="alice"))
     rr = await pool.stub(Role.NEGOTIATOR).GetResourceRequests(spb.ResourceRequestsRequest())
@@ -294,15 +310,7 @@ async def test_matches_claim_activate_exit_release_keepalive(pool: Pool) -> None
     acid = req.get_value("AutoClusterId")
 
     claim_ids = [f"<{pool.startd_address}>#1#{n}#s{n}" for n in (1, 2)]
-    request = spb.MatchesRequest(request_id="m1", cycle=1)
-    for n, c in enumerate(claim_ids, 1):
-        request.matches.add(
-            submitter="alice@mockpool",
-            autocluster_id=acid,
-            slot_name=f"slot{n}@exec1",
-            claim_id=c,
-            startd_address=pool.startd_address,
-        )
+    request = matches_request(pool, "m1", acid, claim_ids, first_slot=1)
     reply = await pool.stub(Role.NEGOTIATOR).Matches(request)
     assert reply.accepted == 2
     await eventually(lambda: len(pool.startd.activations) == 1)
@@ -448,25 +456,13 @@ async def test_a_cycles_worth_of_matches_is_applied_in_turns_and_claimed_in_one_
     rr = await pool.stub(Role.NEGOTIATOR).GetResourceRequests(spb.ResourceRequestsRequest())
     acid = ad_from_pb(rr.requests[0]).get_value("AutoClusterId")
     claim_ids = [f"<{pool.startd_address}>#1#{k}#s{k}" for k in range(n)]
-
-    def matches(request_id: str, ids: list[str]) -> spb.MatchesRequest:
-        request = spb.MatchesRequest(request_id=request_id, cycle=1)
-        for k, c in enumerate(ids):
-            request.matches.add(
-                submitter="alice@mockpool",
-                autocluster_id=acid,
-                slot_name=f"slot{k}@exec1",
-                claim_id=c,
-                startd_address=pool.startd_address,
-            )
-        return request
-
-    assert (await pool.stub(Role.NEGOTIATOR).Matches(matches("big", claim_ids))).accepted == n
+    big = matches_request(pool, "big", acid, claim_ids)
+    assert (await pool.stub(Role.NEGOTIATOR).Matches(big)).accepted == n
     await eventually(lambda: sum(len(a.activations) for a in pool.startd.activations) == n)
     (claims,) = pool.startd.claims  # the turns' claims go out together
     assert [c.claim_id for c in claims.claims] == claim_ids
     # the same claim ids in another request: the core already holds them
-    again = matches("again", claim_ids[:10])
+    again = matches_request(pool, "again", acid, claim_ids[:10])
     assert (await pool.stub(Role.NEGOTIATOR).Matches(again)).accepted == 0
     q = await pool.stub(Role.READ).QueryJobs(spb.JobQueryRequest(projection=["JobStatus"]))
     assert [ad_from_pb(a).get_value("JobStatus") for a in q.jobs] == [2] * n
