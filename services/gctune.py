@@ -26,7 +26,7 @@ def paced() -> tuple[int, int, int]:
     """Set :data:`THRESHOLDS`; return the thresholds they replace."""
     previous = gc.get_threshold()
     gc.set_threshold(*THRESHOLDS)
-    return previous  # type: ignore[return-value]
+    return previous
 
 
 def restore(previous: tuple[int, int, int]) -> None:

@@ -47,10 +47,15 @@ class ClassAd(MutableMapping[str, Expr]):
             self[k] = v
 
     @classmethod
-    def from_exprs(cls, pairs: Iterable[tuple[str, Expr]]) -> ClassAd:
+    def from_exprs(cls, pairs: Iterable[tuple[str, Expr]], base: ClassAd | None = None) -> ClassAd:
         """An ad from (name, expression tree) pairs, names already checked non-empty: the
-        wire decoder's path, which builds hundreds of thousands of ads a run."""
+        wire decoder's path, which builds hundreds of thousands of ads a run. ``base``: an
+        ad without nested ads whose bindings come first (copied in one step; a startd's
+        machine constants, shared by its slot ads)."""
         ad = cls()
+        if base is not None:
+            assert not base._nested, "a base ad's nested ads would be shared"
+            ad._attrs = base._attrs.copy()
         attrs = ad._attrs
         for name, expr in pairs:
             if type(expr) is AdExpr:

@@ -301,6 +301,9 @@ class CollectorService(cgrpc.CollectorServicer):
             return b""  # not reached: abort raises
         parts = [frame_field(1, r.projected_wire(snap.keep)) for r in snap.slots]
         parts.extend(frame_field(2, r.wire()) for r in snap.private)
-        hints = [r.stable_prefix if snap.keep is None else 0 for r in snap.slots]
-        parts.append(cpb.SnapshotReply(now=now, slot_stable_prefix=hints).SerializeToString())
+        parts.append(
+            cpb.SnapshotReply(
+                now=now, slot_stable_prefix=snap.stable_prefixes()
+            ).SerializeToString()
+        )
         return b"".join(parts)

@@ -217,6 +217,11 @@ class CollectorSnapshot:
     def private_ads(self) -> list[ClassAd]:
         return [r.ad.copy() for r in self.private]
 
+    def stable_prefixes(self) -> list[int]:
+        """Each slot's ``stable_prefix`` hint, as its bytes go out (none when projected:
+        a projection does not keep the sender's bytes)."""
+        return [r.stable_prefix if self.keep is None else 0 for r in self.slots]
+
 
 # ----------------------------------------------------------------------------- the store
 
@@ -247,15 +252,13 @@ class AdStore:
 
         ``wire``: the ad's serialised ``mockpool.v1.ClassAd`` as received, kept so that
         queries need not re-encode; ``stable_prefix``: the sender's hint on those bytes
-        (see ``AdUpdate.stable_prefix``), passed on with them in snapshots. The store keeps a copy of ``ad``, or ``ad`` itself
-        when ``owned`` (the caller hands it over, e.g. freshly decoded, and never touches
-        it again). Raises :class:`BadUpdate` and changes nothing (``ad`` included) when
+        (see ``AdUpdate.stable_prefix``), passed on with them in snapshots. The store
+        keeps a copy of ``ad``, or ``ad`` itself when ``owned`` (the caller hands it over,
+        e.g. freshly decoded, and never touches it again). Raises :class:`BadUpdate` and changes nothing (``ad`` included) when
         the type is empty, Name is missing or not a string, or MyType names another type.
         """
         try:
-            record = self._make_record(ad_type, ad, now, wire, owned)
-            if record._wire is not None and 0 < stable_prefix <= len(record._wire):
-                record.stable_prefix = stable_prefix
+            record = self._make_record(ad_type, ad, now, wire, owned, stable_prefix)
         except BadUpdate:
             self.refused += 1
             raise
@@ -296,7 +299,13 @@ class AdStore:
         return name
 
     def _make_record(
-        self, ad_type: str, ad: ClassAd, now: float, wire: bytes | None, owned: bool
+        self,
+        ad_type: str,
+        ad: ClassAd,
+        now: float,
+        wire: bytes | None,
+        owned: bool,
+        stable_prefix: int = 0,
     ) -> AdRecord:
         canonical = self.canonical_type(ad_type)
         name = self.ad_name(canonical, ad)
@@ -324,7 +333,9 @@ class AdStore:
         lifetime = stored.eval("ClassAdLifetime")
         if type(lifetime) is not int:  # absent, UNDEFINED, real, bool, ...: the default
             lifetime = self.classad_lifetime
-        return AdRecord(canonical, name, stored, last_heard, lifetime, wire)
+        # the hint holds for the sender's bytes only (not for a lazy re-encoding)
+        hint = stable_prefix if wire is not None and 0 < stable_prefix <= len(wire) else 0
+        return AdRecord(canonical, name, stored, last_heard, lifetime, wire, stable_prefix=hint)
 
     def invalidate(self, ad_type: str, name: str) -> list[tuple[str, str]]:
         """Remove the ad of ``ad_type`` and ``name``; a slot ad takes its private ad along.

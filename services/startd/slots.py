@@ -325,17 +325,11 @@ class MachineInfo:
         )
 
     @cached_property
-    def constant_attrs(self) -> dict[str, tuple[str, Expr]] | None:
-        """:attr:`constants` as a ClassAd's table (lower-case name -> (name, expression)),
-        copied into every slot ad; None when one is a nested ad (each ad needs its own)."""
-        out: dict[str, tuple[str, Expr]] = {}
-        for name, value in self.constants:
-            expr = _as_expr(value)
-            if type(expr) is AdExpr:
-                return None
-            old = out.get(name.lower())
-            out[name.lower()] = (old[0] if old else name, expr)
-        return out
+    def constant_ad(self) -> ClassAd | None:
+        """:attr:`constants` as an ad, the base of every slot ad; None when one is a nested
+        ad (each slot ad needs its own)."""
+        ad = ClassAd.from_exprs((name, _as_expr(value)) for name, value in self.constants)
+        return None if ad._nested else ad
 
     @cached_property
     def machine_resources(self) -> str:
@@ -579,29 +573,10 @@ def _as_expr(value: AdValue) -> Expr:
 def public_ad(slot: Slot, info: MachineInfo, now: float, sequence: int) -> ClassAd:
     """The slot's "Machine" ad, as the collector and the negotiator see it (a new ad)."""
     pairs = ad_pairs(slot, info, now, sequence)
-    base = info.constant_attrs
-    if base is None:  # nested ads among the constants: each ad needs its own copy
-        return ClassAd.from_exprs((name, _as_expr(value)) for name, value in pairs)
-    # The machine's constants are one prepared table; the rest is built here, with
-    # ClassAd.from_exprs's rules (a name's first spelling, its last value).
-    ad = ClassAd()
-    attrs = ad._attrs = base.copy()
-    lower = _LOWER
-    for name, value in pairs[len(info.constants) :]:
-        key = lower.get(name)
-        if key is None:
-            key = lower[name] = name.lower()
-        expr = _as_expr(value)
-        if type(expr) is AdExpr:
-            expr.ad.parent = ad
-            ad._nested = True
-        old = attrs.get(key)
-        attrs[key] = (old[0] if old else name, expr)
-    return ad
-
-
-# Attribute names of slot ads, lower-cased once (a few hundred names at most).
-_LOWER: dict[str, str] = {}
+    base = info.constant_ad
+    if base is not None:  # the machine's constants lead the pairs: copy them in one step
+        pairs = pairs[len(info.constants) :]
+    return ClassAd.from_exprs(((name, _as_expr(value)) for name, value in pairs), base)
 
 
 def current_ad(slot: Slot, info: MachineInfo, now: float, sequence: int) -> ClassAd:
