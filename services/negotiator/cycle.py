@@ -842,6 +842,37 @@ def _claim_ids(private: ClassAd, consumption_policy: bool) -> list[str]:
     return [cap] if isinstance(cap, str) and cap else []
 
 
+class PslotConsumption:
+    """What a request's job consumes of each candidate p-slot, by slot row: looked up
+    for the few p-slots a request is matched with, so not turned into a dict of all of
+    them (thousands of p-slots, each request). A re-offered p-slot's entry is set."""
+
+    def __init__(self, rows: np.ndarray | None = None, cons: np.ndarray | None = None) -> None:
+        rows = np.zeros(0, dtype=np.int64) if rows is None else rows
+        order = np.argsort(rows, kind="stable")
+        self._rows = rows[order]
+        self._cons = cons[order] if cons is not None else np.zeros((0, 0))
+        self._set: dict[int, np.ndarray] = {}
+
+    def get(self, row: int) -> np.ndarray | None:
+        found = self._set.get(row)
+        if found is not None:
+            return found
+        i = int(np.searchsorted(self._rows, row))
+        if i < len(self._rows) and self._rows[i] == row:
+            return self._cons[i]
+        return None
+
+    def __getitem__(self, row: int) -> np.ndarray:
+        found = self.get(row)
+        if found is None:
+            raise KeyError(row)
+        return found
+
+    def __setitem__(self, row: int, cons: np.ndarray) -> None:
+        self._set[row] = cons
+
+
 def _sufficient(cons: np.ndarray, avail: np.ndarray) -> np.ndarray:
     """cp_sufficient_assets for rows of (k, resources) consumption against available."""
     valid = ~np.isnan(cons).any(axis=1)
@@ -1239,7 +1270,7 @@ class _Cycle:
 
     def _candidates(
         self, req: ResourceRequest, slots: _Slots
-    ) -> tuple[CandidateStream, dict[int, np.ndarray]]:
+    ) -> tuple[CandidateStream, PslotConsumption]:
         """The slots that match ``req`` now, best first, and each p-slot's consumption,
         evaluated per slot class; again slot by slot if that read a wide name."""
         job = with_submitter_attrs(
@@ -1279,7 +1310,7 @@ class _Cycle:
         job: ClassAd,
         slots: _Slots,
         varies: Varying | None = None,
-    ) -> tuple[CandidateStream, dict[int, np.ndarray]] | None:
+    ) -> tuple[CandidateStream, PslotConsumption] | None:
         """As ``_candidates`` on ``view``; with ``varies`` (the classes whose slots differ
         in a wide name), the job's Requirements in three-valued logic, and None when
         they are undecided for a live class."""
@@ -1294,7 +1325,7 @@ class _Cycle:
         if mr.unknown is not None and (mr.unknown & live).any():
             return None
         mask = live & ~view.has_cp & mr.matches
-        cons_of: dict[int, np.ndarray] = {}
+        cons_of = PslotConsumption()
         pcls = np.flatnonzero(live & view.has_cp)  # a p-slot is a class of its own
         if len(pcls):
             job_cp = _with_zero_requests(job, slots.resources)
@@ -1320,9 +1351,7 @@ class _Cycle:
                     sel = pcls[inverse == k]
                     mask[sel] = m[sel]
                 keep = mask[pcls]
-                cons_of = {
-                    int(r): c for r, c in zip(view.reps[pcls[keep]], cons[keep], strict=True)
-                }
+                cons_of = PslotConsumption(view.reps[pcls[keep]], cons[keep])
         mask, state = view.preempt.classify(ct, job, mask, req.submitter, self.diag)
         crows = np.flatnonzero(mask)
         keys = slots.ranks(view, job, crows, mr.rank, state)
@@ -1517,7 +1546,7 @@ class _Cycle:
         req: ResourceRequest,
         slots: _Slots,
         row: int,
-        cons_of: dict[int, np.ndarray],
+        cons_of: PslotConsumption,
         heap: list[tuple],
         log_this: bool,
     ) -> float:
@@ -1574,7 +1603,7 @@ class _Cycle:
         req: ResourceRequest,
         slots: _Slots,
         row: int,
-        cons_of: dict[int, np.ndarray],
+        cons_of: PslotConsumption,
         heap: list[tuple],
     ) -> None:
         """Put a p-slot back among this request's candidates if the next job still fits
