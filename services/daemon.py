@@ -79,6 +79,29 @@ class ReplyCache:
     def __init__(self, size: int) -> None:
         self._size = size
         self._replies: OrderedDict[str, Any] = OrderedDict()
+        self._applying: dict[str, asyncio.Future[Any]] = {}
+
+    async def once(self, request_id: str, apply: Callable[[], Awaitable[T]]) -> T:
+        """The reply to ``request_id``, computed by ``apply()`` once. A batch applied in
+        turns lets a retry land before its first reply exists: the retry waits for that
+        reply. The batch runs to its end on its own task even if its caller goes away
+        (a cancelled RPC), so no batch is left half applied."""
+        reply = self.get(request_id)
+        if reply is not None:
+            return reply
+        task = self._applying.get(request_id) if request_id else None
+        if task is None:
+            task = asyncio.ensure_future(apply())
+            if request_id:
+                self._applying[request_id] = task
+                task.add_done_callback(lambda t: self._settle(request_id, t))
+        return await asyncio.shield(task)
+
+    def _settle(self, request_id: str, task: asyncio.Future[Any]) -> None:
+        del self._applying[request_id]
+        # (reading the exception also marks it seen when every waiter went away)
+        if not task.cancelled() and task.exception() is None:
+            self.put(request_id, task.result())
 
     def get(self, request_id: str) -> Any:
         return self._replies.get(request_id) if request_id else None

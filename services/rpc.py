@@ -72,6 +72,10 @@ MAX_DETAIL_CHARS = 400
 # Items of one batch handled between yields to the event loop: a daemon that receives
 # 10,000 matches or claims at once still wakes its timers on time.
 YIELD_EVERY = 256
+# Claims cost a startd or a schedd about a millisecond each (an ad built, encoded or
+# decoded, the queue written): fewer a turn. Concurrent batches take their turns in a
+# round (a schedd applies four startds' replies at once), so a timer waits for a round.
+CLAIMS_PER_TURN = 64
 
 
 async def in_turns(items: Sequence[Any], size: int = YIELD_EVERY) -> AsyncIterator[Sequence[Any]]:

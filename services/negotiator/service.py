@@ -311,15 +311,20 @@ class NegotiatorService(ngrpc.NegotiatorServicer):
             rpc.call(coll.Query, cpb.QueryRequest(ad_type="Scheduler"), timeout=RPC_TIMEOUT),
             rpc.call(coll.Query, cpb.QueryRequest(ad_type="Submitter"), timeout=RPC_TIMEOUT),
         )
-        slots = self._slot_decoder.decode(snap_reply.slots, snap_reply.slot_stable_prefix)
-        private = self._slot_decoder.decode(snap_reply.private_ads)
-        self._slot_decoder.end_round()
+        # off the loop: 20,000 slot and private ads take a few tenths of a second
+        slots, private = await self.ctx.offload(self._decode_snapshot, snap_reply)
         return CycleAds(
             slots=slots,
             private_ads=private,
             submitters=ads_from_pb(submitter_reply.ads),
             schedulers=ads_from_pb(schedd_reply.ads),
         )
+
+    def _decode_snapshot(self, reply: cpb.SnapshotReply) -> tuple[list[ClassAd], list[ClassAd]]:
+        slots = self._slot_decoder.decode(reply.slots, reply.slot_stable_prefix)
+        private = self._slot_decoder.decode(reply.private_ads)
+        self._slot_decoder.end_round()
+        return slots, private
 
     async def _fetch_requests(
         self, snapshot: CycleAds, notes: list[LogLine]

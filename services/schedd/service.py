@@ -53,6 +53,7 @@ from .schedd import (
     MIN_ALIVE_EVERY,
     ActivationOutcome,
     ClaimOutcome,
+    ClaimRequest,
     CostlyConstraint,
     JobExit,
     MatchNotice,
@@ -327,11 +328,19 @@ class ScheddService(sgrpc.ScheddServicer):
         self, request: spb.MatchesRequest, context: grpc.aio.ServicerContext
     ) -> spb.MatchesReply:
         core = await self._core(request.schedd_name, context)
-        if (seen := self._recent.get(request.request_id)) is not None:
-            return seen
-        # Decoded, then applied, in turns (a cycle's 10,000 matches would hold the loop
-        # for half a second). A retry of this request landing meanwhile changes nothing:
-        # the core drops a match whose claim id it already holds.
+        reply = await self._recent.once(
+            request.request_id, lambda: self._apply_matches(core, request)
+        )
+        if isinstance(reply, str):
+            await abort_invalid(context, reply)
+        return reply
+
+    async def _apply_matches(
+        self, core: Schedd, request: spb.MatchesRequest
+    ) -> spb.MatchesReply | str:
+        """The reply to a Matches request, or what is wrong with it. Decoded, then
+        applied, in turns (a cycle's 10,000 matches would hold the loop for half a
+        second)."""
         matches: list[MatchNotice] = []
         try:
             async for part in rpc.in_turns(request.matches):
@@ -347,7 +356,7 @@ class ScheddService(sgrpc.ScheddServicer):
                     for m in part
                 ]
         except WireError as exc:
-            await abort_invalid(context, f"bad match: {exc}")
+            return f"bad match: {exc}"
         now = self.ctx.clock.now()
         if request.rejections:
             core.on_rejections(
@@ -363,11 +372,9 @@ class ScheddService(sgrpc.ScheddServicer):
             out.extend(core.on_matches(part, self.ctx.clock.now()))
         self.stats["matches"] += len(matches)
         self.stats["matches_dropped"] += out.dropped
-        reply = spb.MatchesReply(accepted=out.accepted)
-        self._recent.put(request.request_id, reply)
         self._after(core)
         self._spawn(self._send(core, out))
-        return reply
+        return spb.MatchesReply(accepted=out.accepted)
 
     # --- startds ------------------------------------------------------------------------
 
@@ -380,8 +387,9 @@ class ScheddService(sgrpc.ScheddServicer):
                 grpc.StatusCode.PERMISSION_DENIED,
                 f"{who} is not a startd: may not report job exits",
             )
-        if (seen := self._recent.get(request.request_id)) is not None:
-            return seen
+        return await self._recent.once(request.request_id, lambda: self._apply_exits(request))
+
+    async def _apply_exits(self, request: spb.JobsExitedRequest) -> spb.JobsExitedReply:
         by_core: dict[str, list[JobExit]] = {}
         for e in request.exits:
             key = e.schedd_name.lower() if e.schedd_name else ""
@@ -410,17 +418,13 @@ class ScheddService(sgrpc.ScheddServicer):
         accepted = 0
         for key, exits in by_core.items():
             core = self.cores[key]
-            # in turns: the core ignores a report it has applied, so a retry of this
-            # request that lands meanwhile changes nothing
             async for part in rpc.in_turns(exits):
                 out = core.on_job_exits(part, self.ctx.clock.now())
                 self._after(core)
                 self._spawn(self._send(core, out))
             accepted += len(exits)
         self.stats["job_exits"] += accepted
-        reply = spb.JobsExitedReply(accepted=accepted)
-        self._recent.put(request.request_id, reply)
-        return reply
+        return spb.JobsExitedReply(accepted=accepted)
 
     # --- sending what a core asked for --------------------------------------------------
 
@@ -451,52 +455,59 @@ class ScheddService(sgrpc.ScheddServicer):
                     send_leftovers=r.leftovers,
                 )
                 ad_to_pb(r.job_ad, msg.job)
-        outcomes: list[ClaimOutcome] = []
+        failed = ""
+        results: list[tpb.ClaimResult] = []
         try:
             reply = await rpc.call(
                 self._stub(core, address).RequestClaims, request, timeout=RPC_TIMEOUT
             )
+            results = list(reply.results)
         except grpc.aio.AioRpcError as exc:
             log.warning("%s: RequestClaims to %s failed: %s", core.name, address, exc.details())
             self.stats["rpc_failures"] += 1
+            failed = f"RequestClaims failed: {exc.code().name}"
+        # each outcome stands alone: a big batch is decoded and given to the core in
+        # turns, its activations still sent as one request per startd
+        out = Outbox()
+        async for part in rpc.in_turns(range(len(reqs)), rpc.CLAIMS_PER_TURN):
             outcomes = [
-                ClaimOutcome(r.claim_id, False, f"RequestClaims failed: {exc.code().name}")
-                for r in reqs
+                ClaimOutcome(reqs[i].claim_id, False, failed)
+                if failed
+                else self._claim_outcome(core, address, reqs[i], results[i])
+                if i < len(results)
+                else ClaimOutcome(reqs[i].claim_id, False, "no answer from the startd")
+                for i in part
             ]
-        else:
-            results = list(reply.results)
-            for i, r in enumerate(reqs):
-                if i >= len(results):
-                    outcomes.append(ClaimOutcome(r.claim_id, False, "no answer from the startd"))
-                    continue
-                res = results[i]
-                slot_ad: ClassAd | None = None
-                leftover_ad: ClassAd | None = None
-                try:
-                    if res.HasField("slot"):
-                        slot_ad = ad_from_pb(res.slot)
-                    if res.leftover_claim_id and res.HasField("leftover_slot"):
-                        leftover_ad = ad_from_pb(res.leftover_slot)
-                except WireError as exc:
-                    log.warning("%s: bad slot ad from %s: %s", core.name, address, exc)
-                outcomes.append(
-                    ClaimOutcome(
-                        r.claim_id,
-                        res.ok,
-                        res.error,
-                        res.claim_id,
-                        res.slot_name,
-                        slot_ad,
-                        res.ready_time,
-                        res.leftover_claim_id if leftover_ad is not None else "",
-                        leftover_ad,
-                    )
-                )
-        out = core.on_claim_results(outcomes, self.ctx.clock.now())
+            out.extend(core.on_claim_results(outcomes, self.ctx.clock.now()))
         self._after(core)
         if core.next_ready_time() is not None and self._ready_wake is not None:
             self._ready_wake.set()
         await self._send(core, out)
+
+    @staticmethod
+    def _claim_outcome(
+        core: Schedd, address: str, req: ClaimRequest, res: tpb.ClaimResult
+    ) -> ClaimOutcome:
+        slot_ad: ClassAd | None = None
+        leftover_ad: ClassAd | None = None
+        try:
+            if res.HasField("slot"):
+                slot_ad = ad_from_pb(res.slot)
+            if res.leftover_claim_id and res.HasField("leftover_slot"):
+                leftover_ad = ad_from_pb(res.leftover_slot)
+        except WireError as exc:
+            log.warning("%s: bad slot ad from %s: %s", core.name, address, exc)
+        return ClaimOutcome(
+            req.claim_id,
+            res.ok,
+            res.error,
+            res.claim_id,
+            res.slot_name,
+            slot_ad,
+            res.ready_time,
+            res.leftover_claim_id if leftover_ad is not None else "",
+            leftover_ad,
+        )
 
     async def _activate_when_ready(self) -> None:
         """Activate preempting claims once their slots' jobs have retired."""
@@ -553,7 +564,7 @@ class ScheddService(sgrpc.ScheddServicer):
                 else:
                     outcomes.append(ActivationOutcome(a.claim_id, r.ok, r.error, r.start_time))
         # each outcome stands alone: a big batch goes to the core in turns
-        async for part in rpc.in_turns(outcomes):
+        async for part in rpc.in_turns(outcomes, rpc.CLAIMS_PER_TURN):
             out = core.on_activation_results(part, self.ctx.clock.now())
             self._after(core)
             await self._send(core, out)

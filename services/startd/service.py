@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import grpc
@@ -69,17 +69,23 @@ class _Servicer(startd_pb2_grpc.StartdServicer):
     async def RequestClaims(
         self, request: pb.RequestClaimsRequest, context: grpc.aio.ServicerContext
     ) -> pb.RequestClaimsReply:
-        return self._svc.replayed(request.request_id, lambda: self._svc.request_claims(request))
+        return await self._svc.replayed(
+            request.request_id, lambda: self._svc.request_claims(request)
+        )
 
     async def ActivateClaims(
         self, request: pb.ActivateClaimsRequest, context: grpc.aio.ServicerContext
     ) -> pb.ActivateClaimsReply:
-        return self._svc.replayed(request.request_id, lambda: self._svc.activate_claims(request))
+        return await self._svc.replayed(
+            request.request_id, lambda: self._svc.activate_claims(request)
+        )
 
     async def ReleaseClaims(
         self, request: pb.ReleaseClaimsRequest, context: grpc.aio.ServicerContext
     ) -> pb.ReleaseClaimsReply:
-        return self._svc.replayed(request.request_id, lambda: self._svc.release_claims(request))
+        return await self._svc.replayed(
+            request.request_id, lambda: self._svc.release_claims(request)
+        )
 
     async def KeepAlive(
         self, request: pb.KeepAliveRequest, context: grpc.aio.ServicerContext
@@ -197,90 +203,90 @@ class StartdService:
         if wake is not None and (self._armed is None or wake < self._armed):
             self._exit_wake.set()
 
-    # --- RPC bodies (synchronous: one batch is applied without interleaving) ----------
+    # --- RPC bodies: a batch is applied in turns, each item on its own -----------------
 
-    def replayed(self, request_id: str, apply: Callable[[], Any]) -> Any:
+    async def replayed(self, request_id: str, apply: Callable[[], Awaitable[Any]]) -> Any:
         # A replay is answered only to the caller who sent the request first.
         if request_id:
             request_id = f"{caller().name}|{request_id}"
-        reply = self._replies.get(request_id)
-        if reply is None:
-            reply = apply()
-            self._replies.put(request_id, reply)
-        return reply
+        return await self._replies.once(request_id, apply)
 
-    def request_claims(self, request: pb.RequestClaimsRequest) -> pb.RequestClaimsReply:
-        now = self.ctx.clock.now()
+    async def request_claims(self, request: pb.RequestClaimsRequest) -> pb.RequestClaimsReply:
         who = caller()
         reply = pb.RequestClaimsReply()
-        for item in request.claims:
-            result = reply.results.add(claim_id=item.claim_id, slot_name=item.slot_name)
-            try:
-                job = ad_from_pb(item.job)
-            except WireError as e:
-                result.ok, result.error = False, _refusal(e)
-                self.host.stats["claims_refused"] += 1
-                continue
-            try:
-                grant = self.host.request_claim(
-                    item.claim_id,
-                    item.slot_name,
-                    job,
-                    item.schedd_name,
-                    item.schedd_address,
-                    item.owner,
-                    who,
-                    now,
-                    leftovers=item.send_leftovers,
-                )
-            except Exception as e:
-                result.ok, result.error = False, _refusal(e)
-                continue
-            result.ok, result.claim_id, result.slot_name = True, grant.claim_id, grant.slot_name
-            ad_to_pb(grant.slot_ad, result.slot)
-            if grant.ready:
-                result.ready_time = grant.ready
-            if grant.leftover_ad is not None:
-                result.leftover_claim_id = grant.leftover_claim_id
-                ad_to_pb(grant.leftover_ad, result.leftover_slot)
-        self._after()
+        async for part in rpc.in_turns(request.claims, rpc.CLAIMS_PER_TURN):
+            now = self.ctx.clock.now()
+            for item in part:
+                result = reply.results.add(claim_id=item.claim_id, slot_name=item.slot_name)
+                try:
+                    job = ad_from_pb(item.job)
+                except WireError as e:
+                    result.ok, result.error = False, _refusal(e)
+                    self.host.stats["claims_refused"] += 1
+                    continue
+                try:
+                    grant = self.host.request_claim(
+                        item.claim_id,
+                        item.slot_name,
+                        job,
+                        item.schedd_name,
+                        item.schedd_address,
+                        item.owner,
+                        who,
+                        now,
+                        leftovers=item.send_leftovers,
+                    )
+                except Exception as e:
+                    result.ok, result.error = False, _refusal(e)
+                    continue
+                result.ok, result.claim_id = True, grant.claim_id
+                result.slot_name = grant.slot_name
+                ad_to_pb(grant.slot_ad, result.slot)
+                if grant.ready:
+                    result.ready_time = grant.ready
+                if grant.leftover_ad is not None:
+                    result.leftover_claim_id = grant.leftover_claim_id
+                    ad_to_pb(grant.leftover_ad, result.leftover_slot)
+            self._after()
         return reply
 
-    def activate_claims(self, request: pb.ActivateClaimsRequest) -> pb.ActivateClaimsReply:
-        now = self.ctx.clock.now()
+    async def activate_claims(self, request: pb.ActivateClaimsRequest) -> pb.ActivateClaimsReply:
         reply = pb.ActivateClaimsReply()
         who = caller()
-        for item in request.activations:
-            result = reply.results.add(claim_id=item.claim_id)
-            try:
-                job = ad_from_pb(item.job)
-            except WireError as e:
-                result.ok, result.error = False, _refusal(e)
-                self.host.stats["activations_refused"] += 1
-                continue
-            try:
-                act = self.host.activate(item.claim_id, job, who, now)
-            except Exception as e:
-                result.ok, result.error = False, _refusal(e)
-                continue
-            result.ok, result.start_time = True, act.start
-        self._after()
+        async for part in rpc.in_turns(request.activations, rpc.CLAIMS_PER_TURN):
+            now = self.ctx.clock.now()
+            for item in part:
+                result = reply.results.add(claim_id=item.claim_id)
+                try:
+                    job = ad_from_pb(item.job)
+                except WireError as e:
+                    result.ok, result.error = False, _refusal(e)
+                    self.host.stats["activations_refused"] += 1
+                    continue
+                try:
+                    act = self.host.activate(item.claim_id, job, who, now)
+                except Exception as e:
+                    result.ok, result.error = False, _refusal(e)
+                    continue
+                result.ok, result.start_time = True, act.start
+            self._after()
         return reply
 
-    def release_claims(self, request: pb.ReleaseClaimsRequest) -> pb.ReleaseClaimsReply:
-        now = self.ctx.clock.now()
+    async def release_claims(self, request: pb.ReleaseClaimsRequest) -> pb.ReleaseClaimsReply:
         reply = pb.ReleaseClaimsReply()
         who = caller()
-        for claim_id in request.claim_ids:
-            result = reply.results.add(claim_id=claim_id)
-            try:
-                rel = self.host.release(claim_id, who, now)
-            except Exception as e:
-                result.ok, result.error = False, _refusal(e)
-                continue
-            result.ok, result.slot_name = True, rel.slot_name
-            ad_to_pb(rel.slot_ad, result.slot)
-        self._after()
+        async for part in rpc.in_turns(request.claim_ids, rpc.CLAIMS_PER_TURN):
+            now = self.ctx.clock.now()
+            for claim_id in part:
+                result = reply.results.add(claim_id=claim_id)
+                try:
+                    rel = self.host.release(claim_id, who, now)
+                except Exception as e:
+                    result.ok, result.error = False, _refusal(e)
+                    continue
+                result.ok, result.slot_name = True, rel.slot_name
+                ad_to_pb(rel.slot_ad, result.slot)
+            self._after()
         return reply
 
     def keep_alive(self, request: pb.KeepAliveRequest) -> pb.KeepAliveReply:

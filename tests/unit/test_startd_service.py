@@ -303,6 +303,29 @@ async def test_batches_answer_item_by_item(pool: Pool) -> None:
     assert p.schedd.requests == []
 
 
+async def test_a_batch_taking_turns_answers_a_concurrent_retry_with_its_reply(
+    pool: Pool,
+) -> None:
+    p = pool
+    await until(lambda: p.ad("slot1@exec0002") is not None)
+    good = offered(p, "slot1@exec0002")[0]
+    # more claims than a turn holds: the handler yields to the loop in between
+    bad = [
+        claim_request(p, f"<1.2.3.4:5>#1#{k}#deadbeef", "slot1@exec0001", k)
+        for k in range(2 * rpc.CLAIMS_PER_TURN)
+    ]
+    request = pb.RequestClaimsRequest(
+        request_id="big", claims=[*bad, claim_request(p, good, "slot1@exec0002", 999)]
+    )
+    first, retry = await asyncio.gather(
+        p.stub.RequestClaims(request), p.stub.RequestClaims(request)
+    )
+    assert retry == first
+    assert [r.ok for r in first.results] == [False] * len(bad) + [True]
+    assert [r.claim_id for r in first.results[:3]] == [c.claim_id for c in bad[:3]]
+    assert p.svc.status()["claims_held"] == 1
+
+
 async def test_exits_are_retried_with_the_same_request_id(pool: Pool) -> None:
     p = pool
     await until(lambda: p.ad("slot1@exec0001") is not None)
