@@ -16,6 +16,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 
 from .classad import ERROR, UNDEFINED, ClassAd, ClassAdSyntaxError, parse_expr, unparse
 from .classad.ad import to_expr
+from .classad.bindings import BindingCache
 from .classad.tree import Expr, Literal
 from .v1 import classad_pb2 as pb
 
@@ -72,40 +73,9 @@ def ad_to_pb(ad: ClassAd | Mapping[str, Expr], out: pb.ClassAd | None = None) ->
 
 def ad_to_bytes(ad: ClassAd | Mapping[str, Expr]) -> bytes:
     """The serialised ``mockpool.v1.ClassAd`` of ``ad``: each attribute's entry is encoded
-    once and kept (ads repeat the same bindings: policy expressions shared by every slot,
-    a cluster's job attributes), and an ad is the concatenation of its entries."""
-    cache = _ENTRY_CACHE
-    if len(cache) > _ENTRY_CACHE_LIMIT:
-        cache.clear()
-    parts = []
-    for name, expr in ad.items():
-        if type(expr) is Literal:
-            value = expr.value
-            # bools apart from ints (True == 1)
-            t = type(value)
-            if t is float:  # by bit pattern: 0.0 == -0.0
-                key: tuple | None = (name, t, value.hex())
-            elif t is int or t is bool or (t is str and len(value) <= 256):
-                key = (name, t, value)
-            else:
-                key = None
-        else:
-            key = (name, id(expr))  # the tree is kept in the entry: its id stays unique
-        hit = cache.get(key) if key is not None else None
-        if hit is None or (hit[0] is not expr and type(expr) is not Literal):
-            entry = _entry_bytes(name, expr)
-            if key is not None:
-                cache[key] = (expr, entry)
-        else:
-            entry = hit[1]
-        parts.append(entry)
-    return b"".join(parts)
-
-
-# Encoded attribute entries (field tag, length and Attribute bytes) by (name, literal
-# type and value) or (name, id of the tree); cleared when it grows past the limit.
-_ENTRY_CACHE: dict[tuple, tuple[Expr, bytes]] = {}
-_ENTRY_CACHE_LIMIT = 200_000
+    once and kept (see :mod:`.classad.bindings`), and an ad is the concatenation of its
+    entries."""
+    return b"".join(_ENTRIES.of(ad.items()))
 
 
 def _entry_bytes(name: str, expr: Expr) -> bytes:
@@ -118,6 +88,10 @@ def _entry_bytes(name: str, expr: Expr) -> bytes:
     if not literal:
         attr.expression = unparse(expr)
     return holder.SerializeToString()
+
+
+# Encoded attribute entries (field tag, length and Attribute bytes) by binding.
+_ENTRIES = BindingCache(_entry_bytes)
 
 
 def _literal_from_pb(v: pb.Value) -> object:

@@ -8,6 +8,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from .ad import ClassAd
+from .bindings import BindingCache
 from .errors import ClassAdSyntaxError
 from .oldstrings import new_to_old
 from .parser import parse_expr
@@ -36,6 +37,14 @@ def _old_expr_text(e: Expr) -> str:
     return new_to_old(unparse(e))
 
 
+def _old_line(name: str, e: Expr) -> str:
+    return f"{format_name(name)} = {_old_expr_text(e)}\n"
+
+
+# A job history or a pool's slot ads print the same bindings over and over.
+_OLD_LINES = BindingCache(_old_line)
+
+
 def format_ad(ad: ClassAd, style: str = "old", sort: bool = False) -> str:
     """One ad as text: old syntax (one `Name = expr` a line) or new syntax."""
     names = list(ad)
@@ -47,7 +56,7 @@ def format_ad(ad: ClassAd, style: str = "old", sort: bool = False) -> str:
         return "[ " + "; ".join(f"{format_name(n)} = {unparse(ad[n])}" for n in names) + " ]"
     if style != "old":
         raise ValueError(f"unknown ad style {style!r}: expected 'old' or 'new'")
-    return "".join(f"{format_name(n)} = {_old_expr_text(ad[n])}\n" for n in names)
+    return "".join(_OLD_LINES.of((n, ad[n]) for n in names))
 
 
 def format_ads(ads: Iterable[ClassAd], style: str = "old", sort: bool = False) -> str:

@@ -381,12 +381,8 @@ def format_q_long(jobs: Iterable[ClassAd]) -> str:
     jobs = _check_ads(jobs, "job ad")
     ids = [_job_id(j, k) for k, j in enumerate(jobs)]
     order = sorted(range(len(jobs)), key=lambda k: ids[k])
-    out = ""
-    for k in order:
-        text = _long_ad(jobs[k])
-        if text:
-            out += text + "\n"
-    return out
+    texts = (_long_ad(jobs[k]) for k in order)
+    return "".join(text + "\n" for text in texts if text)
 
 
 # -- condor_q ---------------------------------------------------------------------------
