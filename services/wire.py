@@ -78,6 +78,22 @@ def ad_to_bytes(ad: ClassAd | Mapping[str, Expr]) -> bytes:
     return b"".join(_ENTRIES.of(ad.items()))
 
 
+def embed(field: int, payload: bytes) -> bytes:
+    """``payload`` (a serialised message) as the length-delimited field ``field`` of an
+    enclosing message. A message that carries thousands of ads is put together from
+    their cached bytes this way, instead of parsing each back into protobuf objects."""
+    return _varint(field << 3 | 2) + _varint(len(payload)) + payload
+
+
+def _varint(n: int) -> bytes:
+    out = bytearray()
+    while n >= 0x80:
+        out.append(n & 0x7F | 0x80)
+        n >>= 7
+    out.append(n)
+    return bytes(out)
+
+
 def _entry_bytes(name: str, expr: Expr) -> bytes:
     holder = pb.ClassAd()
     attr = holder.attributes.add(name=name)

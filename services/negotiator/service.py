@@ -52,7 +52,7 @@ from ..v1 import schedd_pb2 as spb
 from ..v1 import schedd_pb2_grpc as sgrpc
 from ..v1 import startd_pb2 as tpb
 from ..v1 import startd_pb2_grpc
-from ..wire import AdDecoder, WireError, ad_to_pb, ads_from_pb
+from ..wire import AdDecoder, WireError, ad_to_bytes, ad_to_pb, ads_from_pb, embed
 from .accountant import Accountant, AccountantError
 from .cadence import Cadence
 from .cycle import (
@@ -72,6 +72,10 @@ from .stats import StatsHistory
 __all__ = ["SERVICE_NAME", "NegotiatorService"]
 
 log = logging.getLogger(__name__)
+
+_MATCHES_METHOD = f"/{spb.DESCRIPTOR.services_by_name['Schedd'].full_name}/Matches"
+_MATCHES_FIELD = spb.MatchesRequest.DESCRIPTOR.fields_by_name["matches"].number
+_SLOT_FIELD = spb.Match.DESCRIPTOR.fields_by_name["slot"].number
 
 SERVICE_NAME = "mockpool.v1.Negotiator"
 
@@ -265,6 +269,13 @@ class NegotiatorService(ngrpc.NegotiatorServicer):
     def _schedd(self, address: str) -> sgrpc.ScheddStub:
         return sgrpc.ScheddStub(self.ctx.channel(from_sinful(address), Role.NEGOTIATOR))
 
+    def _matches_call(self, address: str) -> Any:
+        """The schedd's Matches method, sent a request already serialised."""
+        channel = self.ctx.channel(from_sinful(address), Role.NEGOTIATOR)
+        return channel.unary_unary(
+            _MATCHES_METHOD, response_deserializer=spb.MatchesReply.FromString
+        )
+
     async def run_cycle(self, start: float) -> CycleResult | None:
         """Run one cycle that starts now; returns its result (None if phase 1 failed)."""
         clock, core = self.ctx.clock, self.core
@@ -402,20 +413,12 @@ class NegotiatorService(ngrpc.NegotiatorServicer):
         cycle_no = self.core.cycles + 1
 
         async def one(sname: str, matches: list[CycleMatch], rejections: list[Rejection]) -> None:
-            msg = spb.MatchesRequest(schedd_name=sname, request_id=rpc.request_id(), cycle=cycle_no)
-            async for part in rpc.in_turns(matches):
-                for m in part:
-                    pm = msg.matches.add(
-                        submitter=m.submitter,
-                        autocluster_id=m.autocluster_id,
-                        slot_name=m.slot_name,
-                        claim_id=m.claim_id,
-                        startd_address=m.startd_address,
-                    )
-                    ad_to_pb(m.slot_ad, pm.slot)
+            head = spb.MatchesRequest(
+                schedd_name=sname, request_id=rpc.request_id(), cycle=cycle_no
+            )
             for r in rejections:
                 cluster, _, proc = r.job_id.partition(".")
-                msg.rejections.add(
+                head.rejections.add(
                     submitter=r.submitter,
                     autocluster_id=r.autocluster_id,
                     cluster_id=int(cluster),
@@ -423,7 +426,20 @@ class NegotiatorService(ngrpc.NegotiatorServicer):
                     reason=r.reason,
                     time=r.time,
                 )
-            await rpc.call(self._schedd(address[sname]).Matches, msg, timeout=RPC_TIMEOUT)
+            # put together from each slot ad's cached bytes (see wire.embed)
+            parts = [head.SerializeToString()]
+            async for part in rpc.in_turns(matches):
+                for m in part:
+                    fixed = spb.Match(
+                        submitter=m.submitter,
+                        autocluster_id=m.autocluster_id,
+                        slot_name=m.slot_name,
+                        claim_id=m.claim_id,
+                        startd_address=m.startd_address,
+                    ).SerializeToString()
+                    slot = embed(_SLOT_FIELD, ad_to_bytes(m.slot_ad))
+                    parts.append(embed(_MATCHES_FIELD, fixed + slot))
+            await rpc.call(self._matches_call(address[sname]), b"".join(parts), timeout=RPC_TIMEOUT)
 
         names = sorted(address)
         if self.ctx.config.get_bool("NEGOTIATOR_INFORM_STARTD"):

@@ -338,9 +338,11 @@ class ScheddService(sgrpc.ScheddServicer):
     async def _apply_matches(
         self, core: Schedd, request: spb.MatchesRequest
     ) -> spb.MatchesReply | str:
-        """The reply to a Matches request, or what is wrong with it. Decoded, then
-        applied, in turns (a cycle's 10,000 matches would hold the loop for half a
-        second)."""
+        """The reply to a Matches request once it is decoded, or what is wrong with it.
+        The matches are then used on their own task (HTCondor's schedd likewise queues
+        a match and contacts the startd later): the negotiator's cycle does not wait for
+        the schedd's claim bookkeeping. Both take turns (a cycle's 10,000 matches would
+        hold the loop for half a second)."""
         matches: list[MatchNotice] = []
         try:
             async for part in rpc.in_turns(request.matches):
@@ -367,14 +369,17 @@ class ScheddService(sgrpc.ScheddServicer):
                 now,
             )
             self.stats["rejections"] += len(request.rejections)
+        self.stats["matches"] += len(matches)
+        self._spawn(self._use_matches(core, matches))
+        return spb.MatchesReply(received=len(matches))
+
+    async def _use_matches(self, core: Schedd, matches: list[MatchNotice]) -> None:
         out = Outbox()
         async for part in rpc.in_turns(matches):
             out.extend(core.on_matches(part, self.ctx.clock.now()))
-        self.stats["matches"] += len(matches)
         self.stats["matches_dropped"] += out.dropped
         self._after(core)
-        self._spawn(self._send(core, out))
-        return spb.MatchesReply(accepted=out.accepted)
+        await self._send(core, out)
 
     # --- startds ------------------------------------------------------------------------
 

@@ -161,10 +161,10 @@ class MatchesRequest(_message.Message):
     def __init__(self, schedd_name: _Optional[str] = ..., request_id: _Optional[str] = ..., cycle: _Optional[int] = ..., matches: _Optional[_Iterable[_Union[Match, _Mapping]]] = ..., rejections: _Optional[_Iterable[_Union[Rejection, _Mapping]]] = ...) -> None: ...
 
 class MatchesReply(_message.Message):
-    __slots__ = ("accepted",)
-    ACCEPTED_FIELD_NUMBER: _ClassVar[int]
-    accepted: int
-    def __init__(self, accepted: _Optional[int] = ...) -> None: ...
+    __slots__ = ("received",)
+    RECEIVED_FIELD_NUMBER: _ClassVar[int]
+    received: int
+    def __init__(self, received: _Optional[int] = ...) -> None: ...
 
 class JobExit(_message.Message):
     __slots__ = ("schedd_name", "claim_id", "cluster_id", "proc_id", "start_time", "end_time", "exit_code", "slot_name", "reason")

@@ -70,7 +70,7 @@ class FakeSchedd(schedd_pb2_grpc.ScheddServicer):
 
     async def Matches(self, request, context):  # type: ignore[no-untyped-def]
         self.matches.append(request)
-        return schedd_pb2.MatchesReply(accepted=len(request.matches))
+        return schedd_pb2.MatchesReply(received=len(request.matches))
 
 
 def submitter_ad(name: str, schedd: str, address: str, idle: int) -> ClassAd:

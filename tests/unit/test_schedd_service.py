@@ -312,7 +312,7 @@ async def test_matches_claim_activate_exit_release_keepalive(pool: Pool) -> None
     claim_ids = [f"<{pool.startd_address}>#1#{n}#s{n}" for n in (1, 2)]
     request = matches_request(pool, "m1", acid, claim_ids, first_slot=1)
     reply = await pool.stub(Role.NEGOTIATOR).Matches(request)
-    assert reply.accepted == 2
+    assert reply.received == 2
     await eventually(lambda: len(pool.startd.activations) == 1)
     # one RequestClaims carrying the whole batch, then one ActivateClaims
     (claims,) = pool.startd.claims
@@ -325,7 +325,7 @@ async def test_matches_claim_activate_exit_release_keepalive(pool: Pool) -> None
     assert ad_from_pb(acts.activations[0].job).get_value("MockDuration") == 60
 
     # a retried Matches is answered from memory and claims nothing more
-    assert (await pool.stub(Role.NEGOTIATOR).Matches(request)).accepted == 2
+    assert (await pool.stub(Role.NEGOTIATOR).Matches(request)).received == 2
     await asyncio.sleep(0.05)
     assert len(pool.startd.claims) == 1
 
@@ -457,12 +457,15 @@ async def test_a_cycles_worth_of_matches_is_applied_in_turns_and_claimed_in_one_
     acid = ad_from_pb(rr.requests[0]).get_value("AutoClusterId")
     claim_ids = [f"<{pool.startd_address}>#1#{k}#s{k}" for k in range(n)]
     big = matches_request(pool, "big", acid, claim_ids)
-    assert (await pool.stub(Role.NEGOTIATOR).Matches(big)).accepted == n
+    assert (await pool.stub(Role.NEGOTIATOR).Matches(big)).received == n
     await eventually(lambda: sum(len(a.activations) for a in pool.startd.activations) == n)
     (claims,) = pool.startd.claims  # the turns' claims go out together
     assert [c.claim_id for c in claims.claims] == claim_ids
-    # the same claim ids in another request: the core already holds them
+    # the same claim ids in another request: read, then dropped (the core holds them)
+    dropped = pool.svc.stats["matches_dropped"]
     again = matches_request(pool, "again", acid, claim_ids[:10])
-    assert (await pool.stub(Role.NEGOTIATOR).Matches(again)).accepted == 0
+    assert (await pool.stub(Role.NEGOTIATOR).Matches(again)).received == 10
+    await eventually(lambda: pool.svc.stats["matches_dropped"] == dropped + 10)
+    assert len(pool.startd.claims) == 1
     q = await pool.stub(Role.READ).QueryJobs(spb.JobQueryRequest(projection=["JobStatus"]))
     assert [ad_from_pb(a).get_value("JobStatus") for a in q.jobs] == [2] * n

@@ -23,6 +23,7 @@ from mockpool.wire import (
     ad_to_pb,
     ads_from_pb,
     ads_to_pb,
+    embed,
 )
 
 
@@ -176,3 +177,23 @@ def test_the_negotiators_decoder_reuses_ads_and_decodes_only_what_changed() -> N
     assert got[0] is got[1]  # the same bytes: the same ad
     assert got[2].get_value("MyCurrentTime") == 20 and _same(got[2], ad_from_bytes(rounds[2][0]))
     assert (dec.hits, dec.misses) == (1, 2) and PARTS.hits - parts_hits == 1
+
+
+@pytest.mark.parametrize("size", [0, 1, 127, 128, 16_383, 16_384, 300_000])
+def test_embedded_ads_are_the_bytes_protobuf_writes(size: int) -> None:
+    ad = ClassAd(Name="slot1@x", Blob="b" * size, Cpus=1)
+    ad["Requirements"] = parse_expr("TARGET.Memory >= 1024")
+    expected = schedd_pb2.Match(submitter="u@x", claim_id="c1")
+    ad_to_pb(ad, expected.slot)
+    fixed = schedd_pb2.Match(submitter="u@x", claim_id="c1").SerializeToString()
+    built = fixed + embed(
+        schedd_pb2.Match.DESCRIPTOR.fields_by_name["slot"].number, ad_to_bytes(ad)
+    )
+    assert built == expected.SerializeToString()
+    request = schedd_pb2.MatchesRequest(schedd_name="s", cycle=3)
+    request.matches.add().CopyFrom(expected)
+    request.matches.add().CopyFrom(expected)
+    head = schedd_pb2.MatchesRequest(schedd_name="s", cycle=3).SerializeToString()
+    field = schedd_pb2.MatchesRequest.DESCRIPTOR.fields_by_name["matches"].number
+    assert head + 2 * embed(field, built) == request.SerializeToString()
+    assert schedd_pb2.MatchesRequest.FromString(head + embed(field, built)).matches[0] == expected
