@@ -17,12 +17,12 @@ import time
 from pathlib import Path
 
 from mockpool.classad import ClassAd, parse_expr
-from mockpool.collector.store import AdStore, frame_field
+from mockpool.collector.store import AdStore
 from mockpool.config import parse_config
 from mockpool.schedd.queue import JobQueue
 from mockpool.schedd.schedd import Schedd
 from mockpool.v1 import collector_pb2
-from mockpool.wire import ad_to_pb
+from mockpool.wire import ad_to_pb, frame_field
 
 
 def submit_10000(folder: Path) -> float:

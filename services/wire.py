@@ -78,11 +78,13 @@ def ad_to_bytes(ad: ClassAd | Mapping[str, Expr]) -> bytes:
     return b"".join(_ENTRIES.of(ad.items()))
 
 
-def embed(field: int, payload: bytes) -> bytes:
-    """``payload`` (a serialised message) as the length-delimited field ``field`` of an
-    enclosing message. A message that carries thousands of ads is put together from
-    their cached bytes this way, instead of parsing each back into protobuf objects."""
-    return _varint(field << 3 | 2) + _varint(len(payload)) + payload
+def frame_field(field_number: int, payload: bytes) -> bytes:
+    """``payload`` (a serialised message, or bytes) as one length-delimited field of an
+    enclosing message. Concatenating framed fields builds a message's bytes without
+    parsing anything: a ``repeated ClassAd ads = 1`` reply is
+    ``b"".join(frame_field(1, w) for w in wires)``, a message of thousands of ads is put
+    together from their cached bytes."""
+    return _varint(field_number << 3 | 2) + _varint(len(payload)) + payload
 
 
 def _varint(n: int) -> bytes:
@@ -316,8 +318,18 @@ class AdDecoder:
     def __init__(self) -> None:
         self._last: dict[bytes, ClassAd] = {}
         self._this: dict[bytes, ClassAd] = {}
+        # each ad of the last round with its bytes, by the ad's identity (the ad is held:
+        # its id cannot be reused)
+        self._bytes_last: dict[int, tuple[ClassAd, bytes]] = {}
+        self._bytes_this: dict[int, tuple[ClassAd, bytes]] = {}
         self.hits = 0
         self.misses = 0
+
+    def bytes_of(self, ad: ClassAd) -> bytes | None:
+        """The bytes ``ad`` was decoded from, if this decoder made it in the last round
+        (ads are immutable once decoded): sending it on costs no encoding."""
+        found = self._bytes_last.get(id(ad)) or self._bytes_this.get(id(ad))
+        return found[1] if found is not None and found[0] is ad else None
 
     def decode(self, msgs: Iterable[pb.ClassAd], prefixes: Sequence[int] = ()) -> list[ClassAd]:
         """The ads of ``msgs``; ``prefixes[i]``: the repeating part's length in ad i's
@@ -335,12 +347,14 @@ class AdDecoder:
             else:
                 self.hits += 1
             self._this[raw] = ad
+            self._bytes_this[id(ad)] = (ad, raw)
             out.append(ad)
         return out
 
     def end_round(self) -> None:
         """Forget the ads not seen in this round (the memory stays one round's ads)."""
         self._last, self._this = self._this, {}
+        self._bytes_last, self._bytes_this = self._bytes_this, {}
 
 
 def ads_to_pb(

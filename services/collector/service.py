@@ -36,14 +36,13 @@ from ..daemon import DaemonContext, abort_invalid, periodic
 from ..rpc import YIELD_EVERY
 from ..v1 import collector_pb2 as cpb
 from ..v1 import collector_pb2_grpc as cgrpc
-from ..wire import PARTS, WireError, room_for
+from ..wire import PARTS, WireError, frame_field, room_for
 from .selfad import collector_ad
 from .store import (
     MACHINE_PRIVATE,
     AdStore,
     CollectorError,
     CostlyConstraint,
-    frame_field,
     projection_keys,
 )
 

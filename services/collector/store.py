@@ -45,7 +45,7 @@ from ..classad import BudgetExceeded, ClassAd, ClassAdSyntaxError, evaluate, par
 from ..classad.kernel import CompiledExpr, SlotTable, table_budget
 from ..classad.tree import Expr
 from ..v1 import classad_pb2 as pb
-from ..wire import ad_to_pb, iter_attribute_entries
+from ..wire import ad_to_pb, frame_field, iter_attribute_entries
 
 log = logging.getLogger(__name__)
 
@@ -63,7 +63,6 @@ __all__ = [
     "CollectorError",
     "PrivateAdsRefused",
     "CollectorSnapshot",
-    "frame_field",
     "parse_constraint",
     "projection_keys",
 ]
@@ -101,26 +100,6 @@ class PrivateAdsRefused(CollectorError):
 
 
 # ----------------------------------------------------------------------------- wire bytes
-
-
-def _varint(n: int) -> bytes:
-    out = bytearray()
-    while True:
-        low, n = n & 0x7F, n >> 7
-        if n:
-            out.append(low | 0x80)
-        else:
-            out.append(low)
-            return bytes(out)
-
-
-def frame_field(field_number: int, payload: bytes) -> bytes:
-    """``payload`` as one length-delimited field of a protobuf message.
-
-    Concatenating framed fields builds a message's bytes without parsing anything: a
-    ``repeated ClassAd ads = 1`` reply is ``b"".join(frame_field(1, w) for w in wires)``.
-    """
-    return _varint((field_number << 3) | 2) + _varint(len(payload)) + payload
 
 
 def _scan_entries(buf: bytes) -> dict[str, bytes]:

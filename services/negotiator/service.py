@@ -52,7 +52,7 @@ from ..v1 import schedd_pb2 as spb
 from ..v1 import schedd_pb2_grpc as sgrpc
 from ..v1 import startd_pb2 as tpb
 from ..v1 import startd_pb2_grpc
-from ..wire import AdDecoder, WireError, ad_to_bytes, ad_to_pb, ads_from_pb, embed
+from ..wire import AdDecoder, WireError, ad_to_bytes, ad_to_pb, ads_from_pb, frame_field
 from .accountant import Accountant, AccountantError
 from .cadence import Cadence
 from .cycle import (
@@ -426,7 +426,8 @@ class NegotiatorService(ngrpc.NegotiatorServicer):
                     reason=r.reason,
                     time=r.time,
                 )
-            # put together from each slot ad's cached bytes (see wire.embed)
+            # put together from each slot ad's bytes as read from the collector, or cached
+            # (see wire.frame_field)
             parts = [head.SerializeToString()]
             async for part in rpc.in_turns(matches):
                 for m in part:
@@ -437,8 +438,9 @@ class NegotiatorService(ngrpc.NegotiatorServicer):
                         claim_id=m.claim_id,
                         startd_address=m.startd_address,
                     ).SerializeToString()
-                    slot = embed(_SLOT_FIELD, ad_to_bytes(m.slot_ad))
-                    parts.append(embed(_MATCHES_FIELD, fixed + slot))
+                    ad = self._slot_decoder.bytes_of(m.slot_ad) or ad_to_bytes(m.slot_ad)
+                    slot = frame_field(_SLOT_FIELD, ad)
+                    parts.append(frame_field(_MATCHES_FIELD, fixed + slot))
             await rpc.call(self._matches_call(address[sname]), b"".join(parts), timeout=RPC_TIMEOUT)
 
         names = sorted(address)

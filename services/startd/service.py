@@ -44,7 +44,7 @@ from ..v1 import (
     startd_pb2_grpc,
 )
 from ..v1 import startd_pb2 as pb
-from ..wire import WireError, ad_from_pb, ad_to_pb
+from ..wire import WireError, ad_from_pb, ad_to_pb, frame_field
 from .host import StartdHost
 from .machine import JobExitRecord, Machine, StartdError
 from .slots import VOLATILE, AdValue, Slot, ad_pairs, private_ad, volatile_values
@@ -577,15 +577,6 @@ class StartdService:
         return found
 
 
-def _varint(n: int) -> bytes:
-    out = bytearray()
-    while n > 0x7F:
-        out.append((n & 0x7F) | 0x80)
-        n >>= 7
-    out.append(n)
-    return bytes(out)
-
-
 def _requests(updates: list[bytes], limit: int) -> list[tuple[int, bytes]]:
     """Serialized AdvertiseRequests of at most ``limit`` bytes (unless one update is
     larger), each with how many updates it holds."""
@@ -593,7 +584,7 @@ def _requests(updates: list[bytes], limit: int) -> list[tuple[int, bytes]]:
     parts: list[bytes] = []
     size = 0
     for u in updates:
-        field = b"\x0a" + _varint(len(u)) + u  # field 1 (updates), length-delimited
+        field = frame_field(1, u)  # AdvertiseRequest.updates
         if parts and size + len(field) > limit:
             out.append((len(parts), b"".join(parts)))
             parts, size = [], 0

@@ -13,11 +13,10 @@ from mockpool.collector.store import (
     BadUpdate,
     CostlyConstraint,
     PrivateAdsRefused,
-    frame_field,
     projection_keys,
 )
 from mockpool.v1 import classad_pb2, collector_pb2
-from mockpool.wire import ad_from_pb, ad_to_pb
+from mockpool.wire import ad_from_pb, ad_to_pb, frame_field
 
 
 def slot(name: str, **attrs: object) -> ClassAd:

@@ -23,7 +23,7 @@ from mockpool.wire import (
     ad_to_pb,
     ads_from_pb,
     ads_to_pb,
-    embed,
+    frame_field,
 )
 
 
@@ -179,14 +179,27 @@ def test_the_negotiators_decoder_reuses_ads_and_decodes_only_what_changed() -> N
     assert (dec.hits, dec.misses) == (1, 2) and PARTS.hits - parts_hits == 1
 
 
+def test_the_decoder_gives_back_the_bytes_of_the_ads_it_made() -> None:
+    dec = AdDecoder()
+    raws = [_slot_bytes("Unclaimed", now)[0] for now in (10, 20)]
+    first, second = dec.decode([pb.ClassAd.FromString(r) for r in raws])
+    dec.end_round()
+    assert dec.bytes_of(first) == raws[0] and dec.bytes_of(second) == raws[1]
+    assert dec.bytes_of(first.copy()) is None  # only the very ad it made
+    assert dec.bytes_of(ad_from_bytes(raws[0])) is None
+    dec.decode([pb.ClassAd.FromString(raws[0])])  # the next round reads one of them
+    dec.end_round()
+    assert dec.bytes_of(first) == raws[0] and dec.bytes_of(second) is None
+
+
 @pytest.mark.parametrize("size", [0, 1, 127, 128, 16_383, 16_384, 300_000])
-def test_embedded_ads_are_the_bytes_protobuf_writes(size: int) -> None:
+def test_framed_ads_are_the_bytes_protobuf_writes(size: int) -> None:
     ad = ClassAd(Name="slot1@x", Blob="b" * size, Cpus=1)
     ad["Requirements"] = parse_expr("TARGET.Memory >= 1024")
     expected = schedd_pb2.Match(submitter="u@x", claim_id="c1")
     ad_to_pb(ad, expected.slot)
     fixed = schedd_pb2.Match(submitter="u@x", claim_id="c1").SerializeToString()
-    built = fixed + embed(
+    built = fixed + frame_field(
         schedd_pb2.Match.DESCRIPTOR.fields_by_name["slot"].number, ad_to_bytes(ad)
     )
     assert built == expected.SerializeToString()
@@ -195,5 +208,8 @@ def test_embedded_ads_are_the_bytes_protobuf_writes(size: int) -> None:
     request.matches.add().CopyFrom(expected)
     head = schedd_pb2.MatchesRequest(schedd_name="s", cycle=3).SerializeToString()
     field = schedd_pb2.MatchesRequest.DESCRIPTOR.fields_by_name["matches"].number
-    assert head + 2 * embed(field, built) == request.SerializeToString()
-    assert schedd_pb2.MatchesRequest.FromString(head + embed(field, built)).matches[0] == expected
+    assert head + 2 * frame_field(field, built) == request.SerializeToString()
+    assert (
+        schedd_pb2.MatchesRequest.FromString(head + frame_field(field, built)).matches[0]
+        == expected
+    )
