@@ -1,21 +1,5 @@
-"""The collector's gRPC shell: Advertise / Query / Snapshot over an :class:`AdStore`.
-
-Housekeeping follows HTCondor's collector: the housekeeper runs every CLASSAD_LIFETIME
-seconds (``scheduleHousekeeper(CLASSAD_LIFETIME)``), first one CLASSAD_LIFETIME after
-start, and drops ads older than their lifetime; so a dead daemon's ad lingers for between
-one and two lifetimes, as in a real pool. CLASSAD_LIFETIME <= 0 turns housekeeping off
-(HTCondor's "no housekeeper"). A test or launcher may pass ``housekeeping_interval``.
-
-The collector holds its own ad (MyType "Collector"), as HTCondor's ``sendCollectorAd``
-does: Name is COLLECTOR_NAME (with ``@<host>`` added when it has no ``@``), else the
-host; it carries the pool totals HTCondor publishes (HostsTotal, HostsClaimed,
-HostsUnclaimed, HostsOwner, RunningJobs, IdleJobs, MachineAds, SubmitterAds). It is
-refreshed every COLLECTOR_UPDATE_INTERVAL (900), or CLASSAD_LIFETIME if that is shorter,
-so that it never expires.
-
-Events: "ad_expired" (ad_type, name) for each ad the housekeeper drops, "ad_invalidated"
-(ad_type, name) for each ad an invalidating update removes; the daemon is the collector's
-Name. ``status()`` gives ads stored per type and request/refusal/expiry counts.
+"""The collector's gRPC shell: Advertise / Query / Snapshot over its core
+(:class:`~.collector.Collector`, which holds the ad store, the own ad and the timers).
 
 Query and Snapshot replies are assembled from the ads' stored wire bytes (see
 ``store.py``) and handed to gRPC already serialised; the servicer methods return bytes.
@@ -31,16 +15,15 @@ from typing import Any
 import grpc
 import grpc.aio
 
+from .. import rpc
 from ..auth import Role, current_role
-from ..daemon import DaemonContext, abort_invalid, periodic
-from ..rpc import YIELD_EVERY
+from ..daemon import DaemonContext, abort_invalid
 from ..v1 import collector_pb2 as cpb
 from ..v1 import collector_pb2_grpc as cgrpc
 from ..wire import PARTS, WireError, frame_field, room_for
-from .selfad import collector_ad
+from .collector import Collector, CollectorUpdate
 from .store import (
     MACHINE_PRIVATE,
-    AdStore,
     CollectorError,
     CostlyConstraint,
     projection_keys,
@@ -75,6 +58,16 @@ def _pb_name(msg: Any) -> str:
     return ""
 
 
+def _received(index: int, upd: cpb.AdUpdate) -> CollectorUpdate:
+    """An update decoded for the core (or the reason it did not decode)."""
+    try:
+        raw = upd.ad.SerializeToString()
+        ad = PARTS.decode(raw, upd.stable_prefix)
+    except WireError as exc:
+        return CollectorUpdate(index, upd.ad_type, None, name=_pb_name(upd.ad), error=str(exc))
+    return CollectorUpdate(index, upd.ad_type, ad, raw, upd.invalidate, upd.stable_prefix)
+
+
 class CollectorService(cgrpc.CollectorServicer):
     """The collector daemon: one ad store behind the Collector gRPC service."""
 
@@ -86,32 +79,14 @@ class CollectorService(cgrpc.CollectorServicer):
 
     def __init__(self, ctx: DaemonContext, *, housekeeping_interval: float | None = None) -> None:
         self.ctx = ctx
-        cfg = ctx.config.for_subsystem("COLLECTOR")
-        self.classad_lifetime = cfg.get_int("CLASSAD_LIFETIME", 900)
-        self.update_interval = cfg.get_int("COLLECTOR_UPDATE_INTERVAL", 900)
-        self._collector_name = cfg.get_str("COLLECTOR_NAME", "").strip()
-        if housekeeping_interval is None and self.classad_lifetime > 0:
-            housekeeping_interval = float(self.classad_lifetime)
-        self.housekeeping_interval = housekeeping_interval
-        self.store = AdStore(self.classad_lifetime)
-        self.name = self._make_name()
+        self.core = Collector(ctx.config, housekeeping_interval=housekeeping_interval)
+        self.store = self.core.store
         self._tasks: list[asyncio.Task[None]] = []
-        self._start_time = 0
-        self._self_seq = 0
-        self.stats = {
-            "advertise_calls": 0,
-            "updates_refused": 0,
-            "invalidations": 0,
-            "queries": 0,
-            "snapshots": 0,
-            "expired": 0,
-        }
+        self.calls = {"advertise_calls": 0, "queries": 0, "snapshots": 0}
 
-    def _make_name(self) -> str:
-        name = self._collector_name
-        if name:
-            return name if "@" in name else f"{name}@{self.ctx.host}"
-        return self.ctx.host
+    @property
+    def name(self) -> str:
+        return self.core.name or self.core.name_on(self.ctx.host)
 
     # -- Service protocol --------------------------------------------------------
     def add_to_server(self, server: grpc.aio.Server) -> None:
@@ -139,30 +114,28 @@ class CollectorService(cgrpc.CollectorServicer):
         server.add_registered_method_handlers(SERVICE_NAME, handlers)
 
     async def start(self) -> None:
-        self.name = self._make_name()
-        self._start_time = int(self.ctx.clock.now())
-        self.publish_self_ad()
+        self.core.start(self.ctx.clock.now(), self.ctx.host, self.ctx.address)
+        self._emit()
+        self._spawn(self._timers())
+
+    async def _timers(self) -> None:
+        """Wake the core when it asks (its own ad's refresh, housekeeping)."""
         clock = self.ctx.clock
-        refresh = float(self.update_interval)
-        if self.classad_lifetime > 0:
-            refresh = min(refresh, float(self.classad_lifetime))
-        if refresh > 0:
-            self._spawn(
-                periodic(
-                    clock,
-                    refresh,
-                    self._refresh_self_ad,
-                    name="collector self ad",
-                    first_delay=refresh,
-                )
-            )
-        if self.housekeeping_interval and self.housekeeping_interval > 0:
-            step = self.housekeeping_interval
-            self._spawn(
-                periodic(
-                    clock, step, self._housekeep, name="collector housekeeper", first_delay=step
-                )
-            )
+        while (due := self.core.next_wakeup()) is not None:
+            await clock.sleep_until(due)
+            try:
+                self.core.on_wakeup(clock.now())
+            except Exception:
+                log.exception("%s: timer round failed", self.core.name)
+            self._emit()
+
+    def _emit(self) -> None:
+        expired = 0
+        for kind, fields in self.core.drain_events():
+            self.ctx.events.emit(self.core.name, kind, **fields)
+            expired += kind == "ad_expired"
+        if expired:
+            log.info("%s: expired %d ads", self.core.name, expired)
 
     def _spawn(self, coro: Any) -> None:
         self._tasks.append(asyncio.get_running_loop().create_task(coro))
@@ -176,92 +149,39 @@ class CollectorService(cgrpc.CollectorServicer):
                 await t
 
     def status(self) -> dict[str, Any]:
-        return {
-            "name": self.name,
-            "address": self.ctx.address,
-            "ads": self.store.counts(),
-            "total_ads": len(self.store),
-            "updates": self.store.updates,
-            **self.stats,
-        }
-
-    # -- loops -------------------------------------------------------------------
-    async def _housekeep(self) -> None:
-        self.housekeep(self.ctx.clock.now())
-
-    def housekeep(self, now: float) -> list[tuple[str, str]]:
-        """One housekeeper round: drop stale ads, one "ad_expired" event each."""
-        removed = self.store.expire(now)
-        for ad_type, name in removed:
-            self.ctx.events.emit(self.name, "ad_expired", ad_type=ad_type, name=name)
-        self.stats["expired"] += len(removed)
-        if removed:
-            log.info("%s: expired %d ads", self.name, len(removed))
-        return removed
-
-    async def _refresh_self_ad(self) -> None:
-        self.publish_self_ad()
-
-    def publish_self_ad(self) -> None:
-        """Store the collector's own ad with fresh pool totals."""
-        self._self_seq += 1
-        ad = collector_ad(
-            self.store,
-            name=self.name,
-            address=self.ctx.address,
-            start_time=self._start_time,
-            sequence=self._self_seq,
-            update_interval=self.update_interval,
-        )
-        self.store.update("Collector", ad, self.ctx.clock.now(), owned=True)
+        return {**self.core.status(), **self.calls}
 
     # -- RPCs --------------------------------------------------------------------
     async def Advertise(
         self, request: cpb.AdvertiseRequest, context: grpc.aio.ServicerContext
     ) -> cpb.AdvertiseReply:
         """Apply each update on its own; a refused one is an error line, not a failure."""
-        self.stats["advertise_calls"] += 1
+        self.calls["advertise_calls"] += 1
         room_for(len(self.store))  # every stored ad's repeating part
-        now = self.ctx.clock.now()
         accepted = 0
         errors: list[str] = []
-        for i, upd in enumerate(request.updates):
-            if i and i % YIELD_EVERY == 0:
-                await asyncio.sleep(0)  # a big batch must not starve queries
-                now = self.ctx.clock.now()
-            try:
-                raw = upd.ad.SerializeToString()
-                ad = PARTS.decode(raw, upd.stable_prefix)
-                if upd.invalidate:
-                    name = self.store.ad_name(upd.ad_type, ad)
-                    for ad_type, gone in self.store.invalidate(upd.ad_type, name):
-                        self.stats["invalidations"] += 1
-                        self.ctx.events.emit(
-                            self.name, "ad_invalidated", ad_type=ad_type, name=gone
-                        )
-                else:
-                    self.store.update(
-                        upd.ad_type, ad, now, raw, owned=True, stable_prefix=upd.stable_prefix
-                    )
-                accepted += 1
-            except (WireError, CollectorError) as exc:
-                self.stats["updates_refused"] += 1
-                ad_name = _pb_name(upd.ad)
-                label = " ".join(p for p in (upd.ad_type, repr(ad_name) if ad_name else "") if p)
-                errors.append(f"update {i} ({label or '?'}): {exc}")
+        updates = list(request.updates)
+        # a big batch must not starve queries: in turns
+        async for part in rpc.in_turns(range(len(updates))):
+            took, refused = self.core.advertise(
+                (_received(i, updates[i]) for i in part), self.ctx.clock.now()
+            )
+            accepted += took
+            errors += refused
+        self._emit()
         if errors:
             log.warning(
                 "%s: refused %d of %d updates; first: %s",
-                self.name,
+                self.core.name,
                 len(errors),
-                len(request.updates),
+                len(updates),
                 errors[0],
             )
         return cpb.AdvertiseReply(accepted=accepted, errors=errors)
 
     async def Query(self, request: cpb.QueryRequest, context: grpc.aio.ServicerContext) -> bytes:
         """Ads of one type, filtered and projected, as serialised ``QueryReply`` bytes."""
-        self.stats["queries"] += 1
+        self.calls["queries"] += 1
         ad_type = request.ad_type.strip()
         if not ad_type:
             await abort_invalid(context, 'Query needs an ad_type (e.g. "Machine", "Scheduler")')
@@ -288,7 +208,7 @@ class CollectorService(cgrpc.CollectorServicer):
         self, request: cpb.SnapshotRequest, context: grpc.aio.ServicerContext
     ) -> bytes:
         """Slot ads and their private ads, as serialised ``SnapshotReply`` bytes."""
-        self.stats["snapshots"] += 1
+        self.calls["snapshots"] += 1
         now = self.ctx.clock.now()
         try:
             snap = self.store.snapshot(request.constraint, request.projection, now)

@@ -338,7 +338,7 @@ async def test_collector_name_from_config(tmp_path: Path) -> None:
     running = await start(tmp_path, "COLLECTOR_NAME = My Pool\nCLASSAD_LIFETIME = 120\n")
     try:
         assert running.svc.name == "My Pool@127.0.0.1"
-        assert running.svc.housekeeping_interval == 120.0
+        assert running.svc.core.housekeeping_interval == 120.0
         (own,) = await running.query("Collector")
         assert own.eval("Name") == "My Pool@127.0.0.1"
     finally:

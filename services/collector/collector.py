@@ -1,0 +1,174 @@
+"""The collector's core: its ad store, its own ad, its housekeeping and its timers.
+
+Housekeeping follows HTCondor's collector: the housekeeper runs every CLASSAD_LIFETIME
+seconds (``scheduleHousekeeper(CLASSAD_LIFETIME)``), first one CLASSAD_LIFETIME after
+start, and drops ads older than their lifetime; so a dead daemon's ad lingers for between
+one and two lifetimes, as in a real pool. CLASSAD_LIFETIME <= 0 turns housekeeping off
+(HTCondor's "no housekeeper"). A test or launcher may pass ``housekeeping_interval``.
+
+The collector holds its own ad (MyType "Collector"), as HTCondor's ``sendCollectorAd``
+does: Name is COLLECTOR_NAME (with ``@<host>`` added when it has no ``@``), else the
+host; it carries the pool totals HTCondor publishes (HostsTotal, HostsClaimed,
+HostsUnclaimed, HostsOwner, RunningJobs, IdleJobs, MachineAds, SubmitterAds). It is
+refreshed every COLLECTOR_UPDATE_INTERVAL (900), or CLASSAD_LIFETIME if that is shorter,
+so that it never expires.
+
+Events: "ad_expired" (ad_type, name) for each ad the housekeeper drops, "ad_invalidated"
+(ad_type, name) for each ad an invalidating update removes.
+
+The core is pure: its shell decodes the updates, calls :meth:`Collector.advertise`, and
+wakes it at :meth:`Collector.next_wakeup`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from ..classad import ClassAd
+from ..config import ConfigDict
+from .selfad import collector_ad
+from .store import AdStore, CollectorError
+
+__all__ = ["Collector", "CollectorUpdate"]
+
+
+@dataclass(frozen=True)
+class CollectorUpdate:
+    """One update as the collector received it: an ad to store, or to invalidate (its
+    Name names the ads to drop), or the reason its bytes did not decode."""
+
+    index: int  # its place in its request, for error lines
+    ad_type: str
+    ad: ClassAd | None
+    raw: bytes = b""  # the ad's bytes as sent (the store answers queries with them)
+    invalidate: bool = False
+    stable_prefix: int = 0  # the sender's repeating part (see AdStore.update)
+    name: str = ""  # the ad's Name, for the error line of an ad that did not decode
+    error: str = ""  # why it did not decode
+
+
+_SELF_AD, _HOUSEKEEPING = "self ad", "housekeeping"
+
+
+class Collector:
+    """One collector daemon's state and decisions."""
+
+    def __init__(self, config: ConfigDict, *, housekeeping_interval: float | None = None) -> None:
+        cfg = config.for_subsystem("COLLECTOR")
+        self.classad_lifetime = cfg.get_int("CLASSAD_LIFETIME", 900)
+        self.update_interval = cfg.get_int("COLLECTOR_UPDATE_INTERVAL", 900)
+        self._configured_name = cfg.get_str("COLLECTOR_NAME", "").strip()
+        if housekeeping_interval is None and self.classad_lifetime > 0:
+            housekeeping_interval = float(self.classad_lifetime)
+        self.housekeeping_interval = housekeeping_interval
+        # the own ad is refreshed before it could expire
+        refresh = float(self.update_interval)
+        if self.classad_lifetime > 0:
+            refresh = min(refresh, float(self.classad_lifetime))
+        self._intervals = {_SELF_AD: refresh, _HOUSEKEEPING: housekeeping_interval or 0.0}
+        self._due: dict[str, float] = {}
+        self.store = AdStore(self.classad_lifetime)
+        self.name = ""
+        self.address = ""
+        self._start_time = 0
+        self._self_seq = 0
+        self._events: list[tuple[str, dict[str, Any]]] = []
+        self.stats = {"updates_refused": 0, "invalidations": 0, "expired": 0}
+
+    def name_on(self, host: str) -> str:
+        """The collector's Name on ``host``."""
+        name = self._configured_name
+        if name:
+            return name if "@" in name else f"{name}@{host}"
+        return host
+
+    # -- time -------------------------------------------------------------------------
+    def start(self, now: float, host: str, address: str) -> None:
+        """Begin: the own ad now, the first refresh and housekeeping one interval on."""
+        self.name, self.address = self.name_on(host), address
+        self._start_time = int(now)
+        self.publish_self_ad(now)
+        self._due = {timer: now + step for timer, step in self._intervals.items() if step > 0}
+
+    def next_wakeup(self) -> float | None:
+        """When the collector next has something to do (None: never)."""
+        return min(self._due.values(), default=None)
+
+    def on_wakeup(self, now: float) -> None:
+        """Run what is due by ``now``: the own ad's refresh, then housekeeping; each
+        timer keeps its period (a late round does not shift the next)."""
+        for timer, due in list(self._due.items()):
+            if due > now:
+                continue
+            self._due[timer] = max(due + self._intervals[timer], now)
+            if timer == _SELF_AD:
+                self.publish_self_ad(now)
+            else:
+                self.housekeep(now)
+
+    def housekeep(self, now: float) -> list[tuple[str, str]]:
+        """One housekeeper round: drop stale ads, one "ad_expired" event each."""
+        removed = self.store.expire(now)
+        for ad_type, name in removed:
+            self._events.append(("ad_expired", {"ad_type": ad_type, "name": name}))
+        self.stats["expired"] += len(removed)
+        return removed
+
+    def publish_self_ad(self, now: float) -> None:
+        """Store the collector's own ad with fresh pool totals."""
+        self._self_seq += 1
+        ad = collector_ad(
+            self.store,
+            name=self.name,
+            address=self.address,
+            start_time=self._start_time,
+            sequence=self._self_seq,
+            update_interval=self.update_interval,
+        )
+        self.store.update("Collector", ad, now, owned=True)
+
+    # -- updates ----------------------------------------------------------------------
+    def advertise(self, updates: Iterable[CollectorUpdate], now: float) -> tuple[int, list[str]]:
+        """Apply each update on its own: (how many were applied, an error line for each
+        refused one)."""
+        accepted = 0
+        errors: list[str] = []
+        for u in updates:
+            try:
+                if u.error:
+                    raise CollectorError(u.error)
+                assert u.ad is not None
+                if u.invalidate:
+                    name = self.store.ad_name(u.ad_type, u.ad)
+                    for ad_type, gone in self.store.invalidate(u.ad_type, name):
+                        self.stats["invalidations"] += 1
+                        self._events.append(("ad_invalidated", {"ad_type": ad_type, "name": gone}))
+                else:
+                    self.store.update(
+                        u.ad_type, u.ad, now, u.raw, owned=True, stable_prefix=u.stable_prefix
+                    )
+                accepted += 1
+            except CollectorError as exc:
+                self.stats["updates_refused"] += 1
+                name = u.name or (u.ad.get_value("Name", "") if u.ad is not None else "")
+                shown = repr(name) if isinstance(name, str) and name else ""
+                label = " ".join(p for p in (u.ad_type, shown) if p)
+                errors.append(f"update {u.index} ({label or '?'}): {exc}")
+        return accepted, errors
+
+    def drain_events(self) -> list[tuple[str, dict[str, Any]]]:
+        """What happened since the last call: (kind, fields), oldest first."""
+        out, self._events = self._events, []
+        return out
+
+    def status(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "address": self.address,
+            "ads": self.store.counts(),
+            "total_ads": len(self.store),
+            "updates": self.store.updates,
+            **self.stats,
+        }
