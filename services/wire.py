@@ -87,6 +87,60 @@ def frame_field(field_number: int, payload: bytes) -> bytes:
     return _varint(field_number << 3 | 2) + _varint(len(payload)) + payload
 
 
+def split_fields(raw: bytes, fields: frozenset[int]) -> tuple[dict[int, list[bytes]], bytes]:
+    """The values of the length-delimited ``fields`` of a serialised message, each
+    field's in order and unparsed, and the bytes of its other fields (for the message's
+    own parser). A reply of 200,000 ads is read this way in a few tenths of a second of
+    Python that yields to other threads, where parsing it whole holds the interpreter
+    for seconds and re-serialises each ad to get its bytes. Raises WireError on bytes
+    that are not a message."""
+    found: dict[int, list[bytes]] = {f: [] for f in fields}
+    rest: list[bytes] = []
+    i, n = 0, len(raw)
+    try:
+        while i < n:
+            start = i
+            key, i = _read_varint(raw, i)
+            field, kind = key >> 3, key & 7
+            if kind == 2:
+                length, i = _read_varint(raw, i)
+                end = i + length
+                if end > n:
+                    raise ValueError("a field runs past the end")
+                if field in found:
+                    found[field].append(raw[i:end])
+                    i = end
+                    continue
+                i = end
+            elif kind == 0:
+                _, i = _read_varint(raw, i)
+            elif kind == 1:
+                i += 8
+            elif kind == 5:
+                i += 4
+            else:
+                raise ValueError(f"field {field} has wire type {kind}")
+            if i > n:
+                raise ValueError("a field runs past the end")
+            rest.append(raw[start:i])
+    except (ValueError, IndexError) as exc:
+        raise WireError(f"not a protobuf message: {exc}") from None
+    return found, b"".join(rest)
+
+
+def _read_varint(raw: bytes, i: int) -> tuple[int, int]:
+    value = shift = 0
+    while True:
+        b = raw[i]
+        i += 1
+        value |= (b & 0x7F) << shift
+        if b < 0x80:
+            return value, i
+        shift += 7
+        if shift > 63:
+            raise ValueError("varint too long")
+
+
 def _varint(n: int) -> bytes:
     out = bytearray()
     while n >= 0x80:
@@ -334,11 +388,13 @@ class AdDecoder:
     def decode(self, msgs: Iterable[pb.ClassAd], prefixes: Sequence[int] = ()) -> list[ClassAd]:
         """The ads of ``msgs``; ``prefixes[i]``: the repeating part's length in ad i's
         bytes (a hint; 0 or missing: none)."""
+        return self.decode_bytes([m.SerializeToString() for m in msgs], prefixes)
+
+    def decode_bytes(self, raws: Sequence[bytes], prefixes: Sequence[int] = ()) -> list[ClassAd]:
+        """As :meth:`decode`, for ads as the bytes of ``mockpool.v1.ClassAd`` messages."""
         out = []
-        msgs = list(msgs)
-        room_for(len(msgs))
-        for i, m in enumerate(msgs):
-            raw = m.SerializeToString()
+        room_for(len(raws))
+        for i, raw in enumerate(raws):
             ad = self._this.get(raw) or self._last.get(raw)
             if ad is None:
                 prefix = prefixes[i] if i < len(prefixes) else 0

@@ -35,6 +35,7 @@ log = logging.getLogger(__name__)
 
 SERVICE_NAME = "mockpool.v1.Collector"
 _PRIVATE_READERS = frozenset({Role.NEGOTIATOR, Role.ADMIN})
+_FRAMED_PER_TURN = 4096  # stored ads framed into a reply between turns (a few ms)
 
 
 def _method(name: str) -> str:
@@ -218,8 +219,13 @@ class CollectorService(cgrpc.CollectorServicer):
         except CollectorError as exc:
             await abort_invalid(context, str(exc))
             return b""  # not reached: abort raises
-        parts = [frame_field(1, r.projected_wire(snap.keep)) for r in snap.slots]
-        parts.extend(frame_field(2, r.wire()) for r in snap.private)
+        # framed in turns (100,000 slots take a few tenths of a second); the records are
+        # those of the moment the snapshot was taken, whatever arrives meanwhile
+        parts: list[bytes] = []
+        async for part in rpc.in_turns(snap.slots, _FRAMED_PER_TURN):
+            parts += [frame_field(1, r.projected_wire(snap.keep)) for r in part]
+        async for part in rpc.in_turns(snap.private, _FRAMED_PER_TURN):
+            parts += [frame_field(2, r.wire()) for r in part]
         parts.append(
             cpb.SnapshotReply(
                 now=now, slot_stable_prefix=snap.stable_prefixes()

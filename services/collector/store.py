@@ -45,7 +45,7 @@ from ..classad import BudgetExceeded, ClassAd, ClassAdSyntaxError, evaluate, par
 from ..classad.kernel import CompiledExpr, SlotTable, table_budget
 from ..classad.tree import Expr
 from ..v1 import classad_pb2 as pb
-from ..wire import ad_to_pb, frame_field, iter_attribute_entries
+from ..wire import ad_to_bytes, frame_field, iter_attribute_entries
 
 log = logging.getLogger(__name__)
 
@@ -156,7 +156,7 @@ class AdRecord:
     def wire(self) -> bytes:
         """The whole ad as the bytes of a ``mockpool.v1.ClassAd`` (cached)."""
         if self._wire is None:
-            self._wire = ad_to_pb(self.ad).SerializeToString()
+            self._wire = ad_to_bytes(self.ad)
         return self._wire
 
     def projected_wire(self, keep: frozenset[str] | None) -> bytes:

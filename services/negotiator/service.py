@@ -52,7 +52,15 @@ from ..v1 import schedd_pb2 as spb
 from ..v1 import schedd_pb2_grpc as sgrpc
 from ..v1 import startd_pb2 as tpb
 from ..v1 import startd_pb2_grpc
-from ..wire import AdDecoder, WireError, ad_to_bytes, ad_to_pb, ads_from_pb, frame_field
+from ..wire import (
+    AdDecoder,
+    WireError,
+    ad_to_bytes,
+    ad_to_pb,
+    ads_from_pb,
+    frame_field,
+    split_fields,
+)
 from .accountant import Accountant, AccountantError
 from .cadence import Cadence
 from .cycle import (
@@ -74,6 +82,10 @@ __all__ = ["SERVICE_NAME", "NegotiatorService"]
 log = logging.getLogger(__name__)
 
 _MATCHES_METHOD = f"/{spb.DESCRIPTOR.services_by_name['Schedd'].full_name}/Matches"
+_SNAPSHOT_METHOD = f"/{cpb.DESCRIPTOR.services_by_name['Collector'].full_name}/Snapshot"
+_SNAPSHOT_SLOTS = cpb.SnapshotReply.DESCRIPTOR.fields_by_name["slots"].number
+_SNAPSHOT_PRIVATE = cpb.SnapshotReply.DESCRIPTOR.fields_by_name["private_ads"].number
+_SNAPSHOT_ADS = frozenset({_SNAPSHOT_SLOTS, _SNAPSHOT_PRIVATE})
 _MATCHES_FIELD = spb.MatchesRequest.DESCRIPTOR.fields_by_name["matches"].number
 _SLOT_FIELD = spb.Match.DESCRIPTOR.fields_by_name["slot"].number
 
@@ -317,12 +329,17 @@ class NegotiatorService(ngrpc.NegotiatorServicer):
 
     async def _obtain_ads(self) -> CycleAds:
         coll = self._collector()
+        # the snapshot comes as bytes, read off the loop (a 100,000-slot reply parsed by
+        # gRPC would hold the loop for seconds)
+        channel = self.ctx.channel(self.ctx.collector_address, Role.NEGOTIATOR)
+        snapshot = channel.unary_unary(
+            _SNAPSHOT_METHOD, request_serializer=cpb.SnapshotRequest.SerializeToString
+        )
         snap_reply, schedd_reply, submitter_reply = await asyncio.gather(
-            rpc.call(coll.Snapshot, cpb.SnapshotRequest(), timeout=RPC_TIMEOUT),
+            rpc.call(snapshot, cpb.SnapshotRequest(), timeout=RPC_TIMEOUT),
             rpc.call(coll.Query, cpb.QueryRequest(ad_type="Scheduler"), timeout=RPC_TIMEOUT),
             rpc.call(coll.Query, cpb.QueryRequest(ad_type="Submitter"), timeout=RPC_TIMEOUT),
         )
-        # off the loop: 20,000 slot and private ads take a few tenths of a second
         slots, private = await self.ctx.offload(self._decode_snapshot, snap_reply)
         return CycleAds(
             slots=slots,
@@ -331,10 +348,16 @@ class NegotiatorService(ngrpc.NegotiatorServicer):
             schedulers=ads_from_pb(schedd_reply.ads),
         )
 
-    def _decode_snapshot(self, reply: cpb.SnapshotReply) -> tuple[list[ClassAd], list[ClassAd]]:
-        slots = self._slot_decoder.decode(reply.slots, reply.slot_stable_prefix)
-        private = self._slot_decoder.decode(reply.private_ads)
-        self._slot_decoder.end_round()
+    def _decode_snapshot(self, raw: bytes) -> tuple[list[ClassAd], list[ClassAd]]:
+        ads, rest = split_fields(raw, _SNAPSHOT_ADS)
+        try:
+            head = cpb.SnapshotReply.FromString(rest)
+        except Exception as exc:
+            raise WireError(f"not a snapshot reply: {exc}") from None
+        decoder = self._slot_decoder
+        slots = decoder.decode_bytes(ads[_SNAPSHOT_SLOTS], head.slot_stable_prefix)
+        private = decoder.decode_bytes(ads[_SNAPSHOT_PRIVATE])
+        decoder.end_round()
         return slots, private
 
     async def _fetch_requests(

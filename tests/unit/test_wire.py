@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from mockpool.classad import ClassAd, parse_expr, unparse
 from mockpool.classad.tree import Expr, Literal
 from mockpool.v1 import classad_pb2 as pb
-from mockpool.v1 import schedd_pb2
+from mockpool.v1 import collector_pb2, schedd_pb2
 from mockpool.wire import (
     PARTS,
     AdDecoder,
@@ -24,6 +24,7 @@ from mockpool.wire import (
     ads_from_pb,
     ads_to_pb,
     frame_field,
+    split_fields,
 )
 
 
@@ -212,4 +213,42 @@ def test_framed_ads_are_the_bytes_protobuf_writes(size: int) -> None:
     assert (
         schedd_pb2.MatchesRequest.FromString(head + frame_field(field, built)).matches[0]
         == expected
+    )
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    slots=st.lists(st.binary(max_size=300), max_size=8),
+    private=st.lists(st.binary(max_size=40), max_size=4),
+    now=st.floats(allow_nan=False),
+    prefixes=st.lists(st.integers(0, 2**32 - 1), max_size=8),
+)
+def test_split_fields_reads_what_protobuf_parses(
+    slots: list[bytes], private: list[bytes], now: float, prefixes: list[int]
+) -> None:
+    # any bytes stand for an ad here: the splitter does not look inside them
+    head = collector_pb2.SnapshotReply(now=now, slot_stable_prefix=prefixes).SerializeToString()
+    raw = b"".join(frame_field(1, s) for s in slots)
+    raw = head + raw + b"".join(frame_field(2, p) for p in private)  # fields in any order
+    found, rest = split_fields(raw, frozenset({1, 2}))
+    assert found == {1: slots, 2: private}
+    back = collector_pb2.SnapshotReply.FromString(rest)
+    assert back.now == now
+    assert list(back.slot_stable_prefix) == prefixes
+
+
+@pytest.mark.parametrize(
+    "raw", [b"\x0a\x05ab", b"\x0b", b"\x0a\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\x01"]
+)
+def test_split_fields_refuses_what_is_not_a_message(raw: bytes) -> None:
+    with pytest.raises(WireError, match="not a protobuf message"):
+        split_fields(raw, frozenset({1}))
+
+
+def test_split_fields_keeps_other_fields_of_every_wire_type() -> None:
+    varint, fixed32 = b"\x48\x96\x01", b"\x55\x01\x02\x03\x04"  # field 9 = 150; field 10
+    raw = varint + frame_field(1, b"x") + fixed32 + frame_field(3, b"yz")
+    assert split_fields(raw, frozenset({1})) == (
+        {1: [b"x"]},
+        varint + fixed32 + frame_field(3, b"yz"),
     )
