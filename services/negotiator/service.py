@@ -281,6 +281,14 @@ class NegotiatorService(ngrpc.NegotiatorServicer):
     def _schedd(self, address: str) -> sgrpc.ScheddStub:
         return sgrpc.ScheddStub(self.ctx.channel(from_sinful(address), Role.NEGOTIATOR))
 
+    def _snapshot_call(self) -> Any:
+        """The collector's Snapshot method, its reply left as bytes, read off the loop
+        (a 100,000-slot reply parsed by gRPC would hold the loop for seconds)."""
+        channel = self.ctx.channel(self.ctx.collector_address, Role.NEGOTIATOR)
+        return channel.unary_unary(
+            _SNAPSHOT_METHOD, request_serializer=cpb.SnapshotRequest.SerializeToString
+        )
+
     def _matches_call(self, address: str) -> Any:
         """The schedd's Matches method, sent a request already serialised."""
         channel = self.ctx.channel(from_sinful(address), Role.NEGOTIATOR)
@@ -329,14 +337,8 @@ class NegotiatorService(ngrpc.NegotiatorServicer):
 
     async def _obtain_ads(self) -> CycleAds:
         coll = self._collector()
-        # the snapshot comes as bytes, read off the loop (a 100,000-slot reply parsed by
-        # gRPC would hold the loop for seconds)
-        channel = self.ctx.channel(self.ctx.collector_address, Role.NEGOTIATOR)
-        snapshot = channel.unary_unary(
-            _SNAPSHOT_METHOD, request_serializer=cpb.SnapshotRequest.SerializeToString
-        )
         snap_reply, schedd_reply, submitter_reply = await asyncio.gather(
-            rpc.call(snapshot, cpb.SnapshotRequest(), timeout=RPC_TIMEOUT),
+            rpc.call(self._snapshot_call(), cpb.SnapshotRequest(), timeout=RPC_TIMEOUT),
             rpc.call(coll.Query, cpb.QueryRequest(ad_type="Scheduler"), timeout=RPC_TIMEOUT),
             rpc.call(coll.Query, cpb.QueryRequest(ad_type="Submitter"), timeout=RPC_TIMEOUT),
         )

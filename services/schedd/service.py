@@ -471,18 +471,19 @@ class ScheddService(sgrpc.ScheddServicer):
             log.warning("%s: RequestClaims to %s failed: %s", core.name, address, exc.details())
             self.stats["rpc_failures"] += 1
             failed = f"RequestClaims failed: {exc.code().name}"
+
         # each outcome stands alone: a big batch is decoded and given to the core in
         # turns, its activations still sent as one request per startd
+        def outcome(i: int) -> ClaimOutcome:
+            if failed:
+                return ClaimOutcome(reqs[i].claim_id, False, failed)
+            if i >= len(results):
+                return ClaimOutcome(reqs[i].claim_id, False, "no answer from the startd")
+            return self._claim_outcome(core, address, reqs[i], results[i])
+
         out = Outbox()
         async for part in rpc.in_turns(range(len(reqs)), rpc.CLAIMS_PER_TURN):
-            outcomes = [
-                ClaimOutcome(reqs[i].claim_id, False, failed)
-                if failed
-                else self._claim_outcome(core, address, reqs[i], results[i])
-                if i < len(results)
-                else ClaimOutcome(reqs[i].claim_id, False, "no answer from the startd")
-                for i in part
-            ]
+            outcomes = [outcome(i) for i in part]
             out.extend(core.on_claim_results(outcomes, self.ctx.clock.now()))
         self._after(core)
         if core.next_ready_time() is not None and self._ready_wake is not None:
