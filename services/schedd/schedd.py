@@ -298,10 +298,28 @@ class ActivationRequest:
 
 @dataclass(frozen=True)
 class ActivationOutcome:
+    """A startd's answer to one activation; ``answered`` False when none came (the call
+    failed or timed out): the job may then be running there."""
+
     claim_id: str
     ok: bool
     error: str = ""
     start_time: float = 0.0
+    answered: bool = True
+
+
+@dataclass
+class UnsureActivation:
+    """A claim whose activation went unanswered: its job may be running at the startd.
+    The job stays reserved (it runs nowhere else) until the startd answers a release of
+    the claim, or until the claim's lease has run out since the schedd stopped renewing
+    it (the startd has then ended the job itself), as HTCondor's shadow waits out the
+    job lease before a disconnected job runs elsewhere."""
+
+    claim: HeldClaim
+    job: Job
+    until: float  # give up waiting: the startd's lease on the claim is over by then
+    again: float  # when to send the release again (it may have been lost)
 
 
 @dataclass(frozen=True)
@@ -386,6 +404,7 @@ class Schedd:
         self.jobs: dict[tuple[int, int], Job] = {}
         self.claims: dict[str, HeldClaim] = {}
         self._releasing: dict[str, Job] = {}  # claim id -> removed job leaving on release
+        self._unsure: dict[str, UnsureActivation] = {}  # by claim id
         self._idle = IdleIndex()
         self._counts: Counter[tuple[str, int]] = Counter()  # (submitter, status) -> jobs
         # Submitter ads the collector has (acknowledged), and those last handed out
@@ -1161,6 +1180,9 @@ class Schedd:
             if claim is None or claim.state != "activating":
                 continue
             job = claim.job
+            if not o.ok and not o.answered and job is not None and job.status == IDLE:
+                self._activation_unsure(claim, job, o.error, now, out)
+                continue
             if not o.ok or job is None or job.status != IDLE:
                 claim.job = None
                 claim.state = "idle"
@@ -1174,6 +1196,37 @@ class Schedd:
             self._start_running(claim, job, o.start_time if o.start_time > 0 else now, now)
         self._commit()
         return out
+
+    def _activation_unsure(
+        self, claim: HeldClaim, job: Job, error: str, now: float, out: Outbox
+    ) -> None:
+        """No answer to an activation: release the claim, and keep its job reserved until
+        the startd answers the release or the claim's lease is over."""
+        self._alive_every(claim)  # sets claim.lease from the job
+        lease = claim.lease or float(self.config.get_int("ALIVE_INTERVAL", 300))
+        self.claims.pop(claim.claim_id, None)
+        self._batch.claims_del.add(claim.claim_id)
+        claim.state = "releasing"
+        self._unsure[claim.claim_id] = UnsureActivation(
+            claim, job, now + lease, now + self._alive_every(claim)
+        )
+        out.releases[claim.startd_address].append(claim.claim_id)
+        self._emit(
+            "activate_unanswered",
+            job=job.job_id,
+            slot=claim.slot_name,
+            claim=_redact(claim.claim_id),
+            error=error,
+            until=round(now + lease, 3),
+        )
+
+    def _settle_unsure(self, claim_id: str, now: float, why: str) -> None:
+        """The job of an unanswered activation runs nowhere now: it may run again."""
+        u = self._unsure.pop(claim_id)
+        job = u.job
+        if job.claim is u.claim and job.key in self.jobs:
+            self._unreserve(job)
+            self._emit("activate_settled", job=job.job_id, slot=u.claim.slot_name, why=why)
 
     def _start_running(self, claim: HeldClaim, job: Job, start: float, now: float) -> None:
         claim.state = "active"
@@ -1288,12 +1341,16 @@ class Schedd:
             submitter=claim.submitter,
         )
 
-    def on_releases_done(self, claim_ids: Iterable[str], now: float) -> None:
-        """ReleaseClaims was sent: removed jobs that waited for their claim leave."""
+    def on_releases_done(self, claim_ids: Iterable[str], now: float, *, answered: bool) -> None:
+        """ReleaseClaims was sent: removed jobs that waited for their claim leave. When
+        the startd ``answered`` (whatever it said, it holds none of these claims now), the
+        jobs of unanswered activations on them may run again."""
         for cid in claim_ids:
             job = self._releasing.pop(cid, None)
             if job is not None and job.key in self.jobs:
                 self._to_history(job)
+            if answered and cid in self._unsure:
+                self._settle_unsure(cid, now, "the startd answered the release")
         self._commit()
 
     def on_claims_lost(self, claim_ids: Iterable[str], now: float) -> None:
@@ -1319,7 +1376,7 @@ class Schedd:
                 self._unreserve(job)
         for cid in list(self._releasing):
             if cid in claim_ids:
-                self.on_releases_done([cid], now)
+                self.on_releases_done([cid], now, answered=True)
         self._commit()
 
     def claims_by_startd(self) -> dict[str, list[str]]:
@@ -1384,6 +1441,7 @@ class Schedd:
         keepalive to send or a lease to give up on."""
         times = list(self._alive_due().values())
         times += [t for t, _ in self._lease_deadlines()]
+        times += [min(u.until, u.again) for u in self._unsure.values()]
         return min(times, default=None)
 
     def alive_round(self, now: float) -> tuple[Outbox, dict[str, list[str]]]:
@@ -1394,6 +1452,12 @@ class Schedd:
         for deadline, claim in self._lease_deadlines():
             if deadline <= now:
                 self._give_up(claim, now, out)
+        for cid, u in list(self._unsure.items()):
+            if u.until <= now:
+                self._settle_unsure(cid, now, "the claim's lease is over")
+            elif u.again <= now:  # the release may have been lost: again
+                u.again = now + self._alive_every(u.claim)
+                out.releases[u.claim.startd_address].append(cid)
         self._commit()
         return out, self.keepalives_due(now)
 
@@ -1421,7 +1485,7 @@ class Schedd:
         )
         self._drop_claim(claim, out)
         if claim.claim_id in self._releasing:
-            self.on_releases_done([claim.claim_id], now)
+            self.on_releases_done([claim.claim_id], now, answered=False)
 
     def keepalives_due(self, now: float) -> dict[str, list[str]]:
         """The keepalives to send now: every claim held at each startd that has one due

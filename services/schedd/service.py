@@ -556,7 +556,9 @@ class ScheddService(sgrpc.ScheddServicer):
             log.warning("%s: ActivateClaims to %s failed: %s", core.name, address, exc.details())
             self.stats["rpc_failures"] += 1
             outcomes = [
-                ActivationOutcome(a.claim_id, False, f"ActivateClaims failed: {exc.code().name}")
+                ActivationOutcome(
+                    a.claim_id, False, f"ActivateClaims failed: {exc.code().name}", answered=False
+                )
                 for a in acts
             ]
         else:
@@ -565,7 +567,9 @@ class ScheddService(sgrpc.ScheddServicer):
                 r = answered.get(a.claim_id)
                 if r is None:
                     outcomes.append(
-                        ActivationOutcome(a.claim_id, False, "no answer from the startd")
+                        ActivationOutcome(
+                            a.claim_id, False, "no answer from the startd", answered=False
+                        )
                     )
                 else:
                     outcomes.append(ActivationOutcome(a.claim_id, r.ok, r.error, r.start_time))
@@ -577,13 +581,15 @@ class ScheddService(sgrpc.ScheddServicer):
 
     async def _release(self, core: Schedd, address: str, claim_ids: list[str]) -> None:
         request = tpb.ReleaseClaimsRequest(request_id=rpc.request_id(), claim_ids=claim_ids)
+        answered = True
         try:
             await rpc.call(self._stub(core, address).ReleaseClaims, request, timeout=RPC_TIMEOUT)
         except grpc.aio.AioRpcError as exc:
             # The startd drops the claim anyway when its lease runs out.
             log.warning("%s: ReleaseClaims to %s failed: %s", core.name, address, exc.details())
             self.stats["rpc_failures"] += 1
-        core.on_releases_done(claim_ids, self.ctx.clock.now())
+            answered = False
+        core.on_releases_done(claim_ids, self.ctx.clock.now(), answered=answered)
         self._after(core)
 
     async def _reschedule(self, schedd_name: str) -> None:

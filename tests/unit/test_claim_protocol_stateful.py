@@ -54,7 +54,8 @@ class Message:
     """One message in flight: what delivering it does, and what losing it does. A lost
     request or reply is a failed call to its caller (the shells turn an RPC error into a
     refusal); a lost job exit is sent again (the startd retries until the schedd answers);
-    a lost release or keepalive is just lost."""
+    a lost release or its answer is a failed call (the schedd sends it again while it waits
+    on it); a lost keepalive is just lost."""
 
     what: str
     deliver: Callable[[], None]
@@ -105,8 +106,7 @@ class ClaimProtocol(RuleBasedStateMachine):
                 self.network.append(Message("activate", self._activation(s, a, failed), failed))
         for ids in out.releases.values():
             if ids:
-                self.network.append(Message("release", self._release(list(ids))))
-                s.on_releases_done(ids, self.now)
+                self.network.append(Message("release", *self._release(s, list(ids))))
         self._drain_events()
 
     def _claim_failed(self, s: Schedd, cid: str) -> Callable[[], None]:
@@ -114,7 +114,9 @@ class ClaimProtocol(RuleBasedStateMachine):
         return lambda: self._send(s, s.on_claim_results([failed], self.now))
 
     def _activation_failed(self, s: Schedd, cid: str) -> Callable[[], None]:
-        failed = ActivationOutcome(cid, False, "ActivateClaims failed: DEADLINE_EXCEEDED")
+        failed = ActivationOutcome(
+            cid, False, "ActivateClaims failed: DEADLINE_EXCEEDED", answered=False
+        )
         return lambda: self._send(s, s.on_activation_results([failed], self.now))
 
     def _claim_request(self, s: Schedd, r, failed) -> Callable[[], None]:  # type: ignore[no-untyped-def]
@@ -169,13 +171,20 @@ class ClaimProtocol(RuleBasedStateMachine):
 
         return deliver
 
-    def _release(self, ids: list[str]) -> Callable[[], None]:
+    def _release(self, s: Schedd, ids: list[str]) -> tuple[Callable[[], None], Callable[[], None]]:
+        """Delivering a release, and losing it (or its answer): the schedd learns which."""
+
+        def done(answered: bool) -> None:
+            s.on_releases_done(ids, self.now, answered=answered)
+            self._drain_events()
+
         def deliver() -> None:
             for cid in ids:
                 if self.startd.holds(cid):
                     self.startd.release(cid, self.now)
+            self.network.append(Message("release reply", lambda: done(True), lambda: done(False)))
 
-        return deliver
+        return deliver, lambda: done(False)
 
     def _keepalive(self, s: Schedd, ids: list[str]) -> Callable[[], None]:
         def deliver() -> None:

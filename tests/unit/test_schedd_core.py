@@ -218,7 +218,7 @@ def test_removed_running_job_leaves_once_its_claim_is_released(path: Path) -> No
     # the startd reports the killed job: ignored, the job was already accounted
     s.on_job_exits([JobExit(claim, 1, 0, 10.0, 26.0)], 26.0)
     assert v(job_ad(s, "1.0"), "RemoteWallClockTime") == 15.0
-    s.on_releases_done([claim], 27.0)
+    s.on_releases_done([claim], 27.0, answered=True)
     assert s.jobs == {}
     (h,) = s.history()
     assert v(h, "JobStatus") == REMOVED
@@ -969,3 +969,70 @@ def test_a_restarted_schedd_asks_its_startds_at_once_and_reconnects(path: Path) 
     assert v(job_ad(r, "1.0"), "JobStatus") == RUNNING
     assert v(job_ad(r, "1.1"), "JobStatus") == IDLE
     assert r.next_keepalive() == 400.0  # asked again 300 s after it was sent
+
+
+def _activating(s: Schedd, now: float) -> str:
+    """One job (lease 90 s) matched and claimed at ``now``, its activation in flight."""
+    s.submit(SLEEP + "job_lease_duration = 90\nqueue\n", "a.sub", "alice", 0.0)
+    claim = cid(1)
+    s.on_matches([MatchNotice(ALICE, 1, "slot1@exec1", claim, "exec1:1")], now)
+    out = s.on_claim_results(
+        [ClaimOutcome(claim, True, claim_id=claim, slot_name="slot1@exec1")], now
+    )
+    assert [a.claim_id for a in out.activations["exec1:1"]] == [claim]
+    s.drain_events()
+    return claim
+
+
+def test_an_unanswered_activation_keeps_its_job_until_the_startd_answers_a_release(
+    path: Path,
+) -> None:
+    s = make(path)
+    claim = _activating(s, 10.0)
+    lost = ActivationOutcome(
+        claim, False, "ActivateClaims failed: DEADLINE_EXCEEDED", answered=False
+    )
+    out = s.on_activation_results([lost], 12.0)
+    # the job may be running there: the claim is released, the job is not matched again
+    assert dict(out.releases) == {"exec1:1": [claim]}
+    assert s.resource_requests() == [] and claim not in s.claims
+    (event,) = [f for k, f in s.drain_events() if k == "activate_unanswered"]
+    assert event["job"] == "1.0" and event["until"] == 102.0  # 12 + the 90 s lease
+    # the release is sent again every min(ALIVE_INTERVAL, lease / 3) = 30 s until answered
+    assert s.next_keepalive() == 42.0
+    s.on_releases_done([claim], 20.0, answered=False)  # the call failed: still waiting
+    assert s.resource_requests() == []
+    out, _due = s.alive_round(42.0)
+    assert dict(out.releases) == {"exec1:1": [claim]} and s.next_keepalive() == 72.0
+    s.on_releases_done([claim], 43.0, answered=True)  # the startd holds it no more
+    (req,) = s.resource_requests()
+    assert req.get_value("ResourceRequestCount") == 1
+    assert [k for k, _f in s.drain_events()] == ["activate_settled"]
+    assert s.next_keepalive() is None
+
+
+def test_an_unanswered_activation_frees_its_job_when_the_claims_lease_is_over(
+    path: Path,
+) -> None:
+    s = make(path)
+    claim = _activating(s, 10.0)
+    lost = ActivationOutcome(claim, False, "no answer from the startd", answered=False)
+    s.on_activation_results([lost], 12.0)
+    for t in (42.0, 72.0):  # releases lost each time
+        out, _ = s.alive_round(t)
+        assert dict(out.releases) == {"exec1:1": [claim]}
+    out, _ = s.alive_round(101.0)
+    assert s.resource_requests() == []
+    out, _ = s.alive_round(102.0)  # the startd's lease on the claim is over: job ended
+    assert not out and len(s.resource_requests()) == 1
+    settled = [f for k, f in s.drain_events() if k == "activate_settled"]
+    assert settled == [{"job": "1.0", "slot": "slot1@exec1", "why": "the claim's lease is over"}]
+
+
+def test_a_refused_activation_frees_its_job_at_once(path: Path) -> None:
+    s = make(path)
+    claim = _activating(s, 10.0)
+    refused = ActivationOutcome(claim, False, "claim id ... is no longer valid")
+    out = s.on_activation_results([refused], 12.0)
+    assert dict(out.releases) == {"exec1:1": [claim]}
+    assert len(s.resource_requests()) == 1 and s.next_keepalive() is None
