@@ -67,6 +67,8 @@ class FakeStartd(tgrpc.StartdServicer):
     releases: list[tpb.ReleaseClaimsRequest] = field(default_factory=list)
     keepalives: list[tpb.KeepAliveRequest] = field(default_factory=list)
     unknown: set[str] = field(default_factory=set)
+    # a call applied but its answer lost (DEADLINE_EXCEEDED), per method
+    lose_answers: set[str] = field(default_factory=set)
 
     async def RequestClaims(self, request, context):  # type: ignore[no-untyped-def]
         self.claims.append(request)
@@ -77,6 +79,8 @@ class FakeStartd(tgrpc.StartdServicer):
 
     async def ActivateClaims(self, request, context):  # type: ignore[no-untyped-def]
         self.activations.append(request)
+        if "ActivateClaims" in self.lose_answers:
+            await context.abort(grpc.StatusCode.DEADLINE_EXCEEDED, "the answer was lost")
         reply = tpb.ActivateClaimsReply()
         for a in request.activations:
             reply.results.add(claim_id=a.claim_id, ok=True, start_time=40.0)
@@ -84,6 +88,8 @@ class FakeStartd(tgrpc.StartdServicer):
 
     async def ReleaseClaims(self, request, context):  # type: ignore[no-untyped-def]
         self.releases.append(request)
+        if "ReleaseClaims" in self.lose_answers:
+            await context.abort(grpc.StatusCode.DEADLINE_EXCEEDED, "the answer was lost")
         return tpb.ReleaseClaimsReply()
 
     async def KeepAlive(self, request, context):  # type: ignore[no-untyped-def]
@@ -469,3 +475,30 @@ async def test_a_cycles_worth_of_matches_is_applied_in_turns_and_claimed_in_one_
     assert len(pool.startd.claims) == 1
     q = await pool.stub(Role.READ).QueryJobs(spb.JobQueryRequest(projection=["JobStatus"]))
     assert [ad_from_pb(a).get_value("JobStatus") for a in q.jobs] == [2] * n
+
+
+async def test_an_unanswered_activation_holds_its_job_until_a_release_is_answered(
+    pool: Pool,
+) -> None:
+    sub = "executable = /bin/sleep\narguments = 60\njob_lease_duration = 90\nqueue\n"
+    await pool.stub(Role.SUBMIT).Submit(spb.SubmitRequest(description=sub, owner="alice"))
+    rr = await pool.stub(Role.NEGOTIATOR).GetResourceRequests(spb.ResourceRequestsRequest())
+    acid = ad_from_pb(rr.requests[0]).get_value("AutoClusterId")
+    pool.startd.lose_answers = {"ActivateClaims", "ReleaseClaims"}
+    claim = f"<{pool.startd_address}>#1#1#s1"
+    await pool.stub(Role.NEGOTIATOR).Matches(matches_request(pool, "m1", acid, [claim]))
+    # activated at the startd, for all the schedd knows: it releases the claim, and the
+    # job is not offered to the negotiator while the release goes unanswered
+    await eventually(lambda: len(pool.startd.releases) == 1)
+    assert [r.claim_ids for r in pool.startd.releases] == [[claim]]
+    rr = await pool.stub(Role.NEGOTIATOR).GetResourceRequests(spb.ResourceRequestsRequest())
+    assert list(rr.requests) == []
+    unanswered = [e for e in pool.ctx.events.drain() if e["kind"] == "activate_unanswered"]
+    assert [e["job"] for e in unanswered] == ["1.0"]
+    # the release is sent again a keepalive period (90 / 3 = 30 s) later; answered now
+    pool.startd.lose_answers = set()
+    await pool.clock.advance(30)
+    await eventually(lambda: len(pool.startd.releases) == 2)
+    await eventually(lambda: pool.svc.cores["schedd1"].status()["reserved"] == 0)
+    rr = await pool.stub(Role.NEGOTIATOR).GetResourceRequests(spb.ResourceRequestsRequest())
+    assert [ad_from_pb(r).get_value("ResourceRequestCount") for r in rr.requests] == [1]
