@@ -211,6 +211,16 @@ class StartdService:
             request_id = f"{caller().name}|{request_id}"
         return await self._replies.once(request_id, apply)
 
+    def _job_or_refuse(self, msg: Any, result: Any, refused: str) -> ClassAd | None:
+        """An item's job ad; None when it does not decode (the item is refused, and
+        counted under ``refused``)."""
+        try:
+            return ad_from_pb(msg)
+        except WireError as e:
+            result.ok, result.error = False, _refusal(e)
+            self.host.stats[refused] += 1
+            return None
+
     async def request_claims(self, request: pb.RequestClaimsRequest) -> pb.RequestClaimsReply:
         who = caller()
         reply = pb.RequestClaimsReply()
@@ -218,11 +228,8 @@ class StartdService:
             now = self.ctx.clock.now()
             for item in part:
                 result = reply.results.add(claim_id=item.claim_id, slot_name=item.slot_name)
-                try:
-                    job = ad_from_pb(item.job)
-                except WireError as e:
-                    result.ok, result.error = False, _refusal(e)
-                    self.host.stats["claims_refused"] += 1
+                job = self._job_or_refuse(item.job, result, "claims_refused")
+                if job is None:
                     continue
                 try:
                     grant = self.host.request_claim(
@@ -257,11 +264,8 @@ class StartdService:
             now = self.ctx.clock.now()
             for item in part:
                 result = reply.results.add(claim_id=item.claim_id)
-                try:
-                    job = ad_from_pb(item.job)
-                except WireError as e:
-                    result.ok, result.error = False, _refusal(e)
-                    self.host.stats["activations_refused"] += 1
+                job = self._job_or_refuse(item.job, result, "activations_refused")
+                if job is None:
                     continue
                 try:
                     act = self.host.activate(item.claim_id, job, who, now)

@@ -351,6 +351,10 @@ async def test_exits_are_retried_with_the_same_request_id(pool: Pool) -> None:
     await p.clock.advance(30)
     await until(lambda: len(p.schedd.requests) == 1)
     assert p.svc.status()["exit_report_failures"] == 1
+    # the sender asks the collector where the schedd is first, then sleeps: advance once
+    # its retry is due, not before (else it sleeps from the advanced time)
+    retry = p.clock.now() + RETRY_INTERVAL
+    await until(lambda: p.clock.next_wakeup() == retry)
     await p.clock.advance(RETRY_INTERVAL)
     await until(lambda: len(p.schedd.requests) == 2)
     first, second = p.schedd.requests
