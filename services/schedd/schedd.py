@@ -902,6 +902,11 @@ class Schedd:
         job.set("ReleaseReason", reason)
         self._transition(job, IDLE, now)
         self._emit("release_hold", job=job.job_id, submitter=job.submitter)
+        unsure = next((u for u in self._unsure.values() if u.job is job), None)
+        if unsure is not None:  # it may still run where its activation went unanswered
+            self._idle.discard((job.submitter, job.autocluster), job.cluster, job.proc)
+            job.claim = unsure.claim
+            self._reserved += 1
 
     def _stop(self, job: Job, now: float, out: Outbox, *, evicted: bool) -> HeldClaim | None:
         """Take ``job`` off its claim: account its run, release (or disown) the claim."""

@@ -1036,3 +1036,20 @@ def test_a_refused_activation_frees_its_job_at_once(path: Path) -> None:
     out = s.on_activation_results([refused], 12.0)
     assert dict(out.releases) == {"exec1:1": [claim]}
     assert len(s.resource_requests()) == 1 and s.next_keepalive() is None
+
+
+def test_a_job_held_and_released_while_its_activation_is_unanswered_stays_off_the_market(
+    path: Path,
+) -> None:
+    s = make(path)
+    claim = _activating(s, 10.0)
+    lost = ActivationOutcome(claim, False, "no answer from the startd", answered=False)
+    s.on_activation_results([lost], 12.0)
+    results, _out = s.act("hold", ["1.0"], "", "", "alice", 20.0)
+    assert results[0].ok and job_ad(s, "1.0").get_value("JobStatus") == HELD
+    results, _out = s.act("release", ["1.0"], "", "", "alice", 25.0)
+    assert results[0].ok and job_ad(s, "1.0").get_value("JobStatus") == IDLE
+    assert s.resource_requests() == []  # it may still be running at the startd
+    s.on_releases_done([claim], 43.0, answered=True)
+    assert len(s.resource_requests()) == 1
+    assert s.status()["reserved"] == 0
