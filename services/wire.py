@@ -204,15 +204,7 @@ def iter_attribute_entries(buf: bytes) -> Iterator[tuple[int, int, int]]:
         start = i
         if buf[i] != 0x0A:  # not field 1, length-delimited
             raise ValueError("unexpected field")
-        i += 1
-        length = shift = 0
-        while True:
-            b = buf[i]
-            i += 1
-            length |= (b & 0x7F) << shift
-            shift += 7
-            if b < 0x80:
-                break
+        length, i = _read_varint(buf, i + 1)
         end = i + length
         if length < 2 or end > n or buf[i] != 0x0A or buf[i + 1] >= 0x80:  # name first, < 128
             raise ValueError("unexpected attribute layout")

@@ -1207,14 +1207,12 @@ class Schedd:
     ) -> None:
         """No answer to an activation: release the claim, and keep its job reserved until
         the startd answers the release or the claim's lease is over."""
-        self._alive_every(claim)  # sets claim.lease from the job
-        lease = claim.lease or float(self.config.get_int("ALIVE_INTERVAL", 300))
+        every = self._alive_every(claim)  # and claim.lease, from the job
+        lease = claim.lease
         self.claims.pop(claim.claim_id, None)
         self._batch.claims_del.add(claim.claim_id)
         claim.state = "releasing"
-        self._unsure[claim.claim_id] = UnsureActivation(
-            claim, job, now + lease, now + self._alive_every(claim)
-        )
+        self._unsure[claim.claim_id] = UnsureActivation(claim, job, now + lease, now + every)
         out.releases[claim.startd_address].append(claim.claim_id)
         self._emit(
             "activate_unanswered",

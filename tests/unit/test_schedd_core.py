@@ -984,6 +984,14 @@ def _activating(s: Schedd, now: float) -> str:
     return claim
 
 
+def _unanswered(s: Schedd) -> str:
+    """As :func:`_activating` at 10, the activation's answer lost at 12."""
+    claim = _activating(s, 10.0)
+    lost = ActivationOutcome(claim, False, "no answer from the startd", answered=False)
+    s.on_activation_results([lost], 12.0)
+    return claim
+
+
 def test_an_unanswered_activation_keeps_its_job_until_the_startd_answers_a_release(
     path: Path,
 ) -> None:
@@ -1015,9 +1023,7 @@ def test_an_unanswered_activation_frees_its_job_when_the_claims_lease_is_over(
     path: Path,
 ) -> None:
     s = make(path)
-    claim = _activating(s, 10.0)
-    lost = ActivationOutcome(claim, False, "no answer from the startd", answered=False)
-    s.on_activation_results([lost], 12.0)
+    claim = _unanswered(s)
     for t in (42.0, 72.0):  # releases lost each time
         out, _ = s.alive_round(t)
         assert dict(out.releases) == {"exec1:1": [claim]}
@@ -1042,9 +1048,7 @@ def test_a_job_held_and_released_while_its_activation_is_unanswered_stays_off_th
     path: Path,
 ) -> None:
     s = make(path)
-    claim = _activating(s, 10.0)
-    lost = ActivationOutcome(claim, False, "no answer from the startd", answered=False)
-    s.on_activation_results([lost], 12.0)
+    claim = _unanswered(s)
     results, _out = s.act("hold", ["1.0"], "", "", "alice", 20.0)
     assert results[0].ok and job_ad(s, "1.0").get_value("JobStatus") == HELD
     results, _out = s.act("release", ["1.0"], "", "", "alice", 25.0)
