@@ -19,8 +19,15 @@ HasFileTransfer: the cycle decides them per class in three-valued logic; ``YES``
 not read it. ``--by-slot`` runs the slot-by-slot cycle (every slot its own class), the
 reference the class-based cycle must agree with.
 
+Each submitter's autoclusters ask for 512 + 8k MB (every 7th for 2 cpus), k counting its
+own autoclusters, so submitters share job shapes, as users of one pool running the same
+workflows do; the cycle remembers a request's answers for the next request of the same
+shape (.memo). ``--shapes distinct`` counts k over the whole pool instead: every
+autocluster a shape of its own, the case where nothing is remembered.
+
 Prints cycle seconds (wall and CPU), matches per second, the time of each phase, the
-number of slot classes and the peak memory of the process (ru_maxrss).
+number of slot classes, the rows the requests were evaluated on and remembered, and
+the peak memory of the process (ru_maxrss).
 """
 
 from __future__ import annotations
@@ -96,6 +103,7 @@ def make_requests(
     groups: list[str] | None,
     d: str,
     transfer: str = "IF_NEEDED",
+    distinct: bool = False,
 ) -> list[ResourceRequest]:
     """``autoclusters`` requests spread over ``submitters`` (4 schedds), each asking for
     ``jobs // autoclusters`` idle jobs."""
@@ -104,18 +112,24 @@ def make_requests(
         Schedd(f"schedd{k}", JobQueue(os.path.join(d, f"q{k}.db")), parse_config(""), 0.0)
         for k in range(4)
     ]
+    first = 0
     for u in range(submitters):
         mine = autoclusters // submitters + (1 if u < autoclusters % submitters else 0)
         if not mine:
             continue
         s = schedds[u % len(schedds)]
-        # one job per autocluster: request_memory varies, every 7th asks for 2 cpus
-        items = "\n".join(f"{512 + 8 * k}, {2 if k % 7 == 6 else 1}" for k in range(mine))
+        # one job per autocluster: request_memory varies, every 7th asks for 2 cpus;
+        # distinct: request_disk (KiB) differs in every autocluster of the pool too
+        rows = [(512 + 8 * k, 2 if k % 7 == 6 else 1, 1024 + first + k) for k in range(mine)]
+        first += mine
+        cols = "mem, cpus, disk" if distinct else "mem, cpus"
+        items = "\n".join(", ".join(map(str, r if distinct else r[:2])) for r in rows)
+        disk = "request_disk=$(disk)\n" if distinct else ""
         group = f"accounting_group = {groups[u % len(groups)]}\n" if groups else ""
         s.submit(
             f"executable=/bin/sleep\narguments=600\nshould_transfer_files={transfer}\n"
-            "request_memory=$(mem)\n"
-            f"request_cpus=$(cpus)\n{group}queue mem, cpus from (\n{items}\n)",
+            f"request_memory=$(mem)\n{disk}"
+            f"request_cpus=$(cpus)\n{group}queue {cols} from (\n{items}\n)",
             "bench.sub",
             f"user{u:03d}",
             0.0,
@@ -135,7 +149,9 @@ def run_once(ns: argparse.Namespace, slots: int, autoclusters: int, jobs: int) -
     snapshot = make_slots(slots, ns.pslot_fraction)
     group_text, leaves = tree_config() if ns.groups == "tree" else ("", None)
     with tempfile.TemporaryDirectory() as d:
-        requests = make_requests(autoclusters, jobs, ns.submitters, leaves, d, ns.transfer)
+        requests = make_requests(
+            autoclusters, jobs, ns.submitters, leaves, d, ns.transfer, ns.shapes == "distinct"
+        )
     config = CycleConfig.from_config(parse_config(group_text))
     if ns.by_slot:
         config = dataclasses.replace(config, slot_classes=False)
@@ -166,6 +182,7 @@ def run_once(ns: argparse.Namespace, slots: int, autoclusters: int, jobs: int) -
         "cpu": cpu,
         "phases": (s.duration_phase1, s.duration_phase2, s.duration_phase3, s.duration_phase4),
         "classes": s.slot_classes,
+        "rows": (s.rows_evaluated, s.rows_remembered, s.requests_by_slot),
     }
 
 
@@ -179,6 +196,10 @@ def report(r: dict) -> None:
     print(
         f"  phase 1 {p[0]:.3f} s  phase 2 {p[1]:.3f} s  phase 3 {p[2]:.3f} s  "
         f"phase 4 {p[3]:.3f} s  peak memory {peak_mib():,.0f} MiB"
+    )
+    ev, kept, by_slot = r["rows"]
+    print(
+        f"  answers: {ev:,} rows evaluated, {kept:,} remembered; {by_slot:,} requests slot by slot"
     )
 
 
@@ -203,6 +224,12 @@ def main() -> None:
         help="should_transfer_files: IF_NEEDED jobs read FileSystemDomain, YES jobs do not",
     )
     ap.add_argument("--by-slot", action="store_true", help="every slot its own class")
+    ap.add_argument(
+        "--shapes",
+        choices=("shared", "distinct"),
+        default="shared",
+        help="submitters share job shapes, or every autocluster has its own",
+    )
     ap.add_argument("--growth", action="store_true", help="1k to 100k slots")
     ap.add_argument("--profile", action="store_true")
     ns = ap.parse_args()

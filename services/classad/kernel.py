@@ -113,7 +113,7 @@ def _literal_of(e: Expr) -> tuple[bool, Any]:
     return False, None
 
 
-def _value_keys(v: Vec) -> tuple[np.ndarray, np.ndarray]:
+def value_keys(v: Vec) -> tuple[np.ndarray, np.ndarray]:
     """(tag, payload) int64 columns that are equal exactly where two rows hold the same
     scalar value (reals by bit pattern, strings by exact code)."""
     n = v.n
@@ -210,7 +210,7 @@ class SlotTable:
         """Distinct literal values of a column and each row's index into them (cached)."""
         if col.uniq is None:
             v = col.lit
-            tags, payload = _value_keys(v)
+            tags, payload = value_keys(v)
             xmask = tags == X
             if xmask.any():  # objects are not hashable by value: give each its own key
                 payload[xmask] = np.flatnonzero(xmask)
@@ -532,7 +532,7 @@ class _Evaluator:
         cols = []
         has_x = np.zeros(n, dtype=bool)
         for k in varying:
-            tags, payload = _value_keys(vals[k])
+            tags, payload = value_keys(vals[k])
             has_x |= tags == X
             cols += [tags, payload]
         if has_x.any():
@@ -623,9 +623,11 @@ class CompiledExpr:
         stats: KernelStats | None = None,
         now: float | None = None,
         budget: Budget | None = None,
+        rows: np.ndarray | None = None,
     ) -> Vec:
-        """Values per row. const_is="my": `const_ad` is MY and rows are TARGET (a job's
-        Requirements); "target": rows are MY and `const_ad` is TARGET (slot expressions).
+        """Values per row (of ``rows`` only, in their order, when given). const_is="my":
+        `const_ad` is MY and rows are TARGET (a job's Requirements); "target": rows are MY
+        and `const_ad` is TARGET (slot expressions).
 
         Without `budget`, past the default one (see :func:`table_budget`) every row is
         ERROR; with one, it spends from it and raises BudgetExceeded past it."""
@@ -636,11 +638,11 @@ class CompiledExpr:
         )
         scope = CONST if const_is == "my" else ROWS
         if budget is not None:
-            return ev.top(self.expr, scope)
+            return ev.top(self.expr, scope, rows)
         try:
-            return ev.top(self.expr, scope)
+            return ev.top(self.expr, scope, rows)
         except BudgetExceeded:
-            return V.const(ERROR, table.n, table.pool)
+            return V.const(ERROR, ev.n(rows), table.pool)
 
     def requirements_mask(
         self, table: SlotTable, const_ad: ClassAd | None, const_is: str = "my", **kw: Any
@@ -690,8 +692,10 @@ def match_vector(
     now: float | None = None,
     budget: Budget | None = None,
     varies: Varying | None = None,
+    rows: np.ndarray | None = None,
 ) -> MatchResult:
-    """The symmetric match of one job against every slot, and the job's Rank of each.
+    """The symmetric match of one job against every slot (or the table's ``rows`` only,
+    the result then in their order), and the job's Rank of each.
 
     With `budget`, raises BudgetExceeded past it; without, the default one
     (:func:`table_budget`) and, past it, no slot matches.
@@ -701,12 +705,15 @@ def match_vector(
     checked); the job's Requirements are then evaluated in three-valued logic and the
     result's ``unknown`` holds the rows where they may differ among the ads."""
     tbl = slots if isinstance(slots, SlotTable) else SlotTable.from_ads(slots)
+    n = tbl.n if rows is None else len(rows)
     if budget is None:
         try:
-            return match_vector(job, tbl, now=now, budget=table_budget(tbl.n), varies=varies)
+            return match_vector(
+                job, tbl, now=now, budget=table_budget(tbl.n), varies=varies, rows=rows
+            )
         except BudgetExceeded:
             stats = KernelStats()
-            return MatchResult(np.zeros(tbl.n, dtype=bool), np.zeros(tbl.n), 0, stats)
+            return MatchResult(np.zeros(n, dtype=bool), np.zeros(n), 0, stats)
     stats = KernelStats()
     ev = _Evaluator(tbl, job, stats, now, budget)
     unknown = None
@@ -715,25 +722,25 @@ def match_vector(
         assert varies is not None
         touched = tbl.touched
         ev.active.add((CONST, "requirements"))  # a reference back to it is UNDEFINED
-        val, unknown = _kleene(ev, req, varies)
+        val, unknown = _kleene(ev, req, varies, rows)
         ev.active.discard((CONST, "requirements"))
         tbl.touched = touched  # what it read of the watched names is in ``unknown``
         stats.vector_evals += 1
         job_req = V.truth(val).is_true()
     else:
-        job_req = V.truth(ev.top(_JOB_REQ, CONST)).is_true()
+        job_req = V.truth(ev.top(_JOB_REQ, CONST, rows)).is_true()
     mask = job_req
     if mask.any():
         # the slots' own Requirements, with the job as TARGET; only where the job matched
-        rows = np.flatnonzero(mask)
-        sub = None if len(rows) == tbl.n else rows
+        hit = np.flatnonzero(mask)
+        sub = rows[hit] if rows is not None else None if len(hit) == n else hit
         slot_req = V.truth(ev.top(_JOB_REQ, ROWS, sub)).is_true()
-        mask = np.zeros(tbl.n, dtype=bool)
-        mask[rows] = slot_req
-    rank = np.zeros(tbl.n, dtype=np.float64)
+        mask = np.zeros(n, dtype=bool)
+        mask[hit] = slot_req
+    rank = np.zeros(n, dtype=np.float64)
     if job.lookup("Rank") is not None:
-        rv = ev.top(_RANK, CONST)
-        rank = _as_float(rv, tbl.n)
+        rv = ev.top(_RANK, CONST, rows)
+        rank = _as_float(rv, n)
     return MatchResult(mask, rank, stats.fallbacks, stats, unknown)
 
 
@@ -761,8 +768,14 @@ class Varying:
             self._reads[id(node)] = hit
         return hit[1]
 
+    def on(self, rows: np.ndarray) -> Varying:
+        """The same names over other rows (a subset's), sharing what was walked."""
+        return Varying(rows, self.names, self._reads)
 
-def _kleene(ev: _Evaluator, node: Expr, varies: Varying) -> tuple[Vec, np.ndarray]:
+
+def _kleene(
+    ev: _Evaluator, node: Expr, varies: Varying, rows: np.ndarray | None = None
+) -> tuple[Vec, np.ndarray]:
     """A job's Requirements over rows that each stand for several slots, which agree on
     every name but the table's watched ones, and on those agree in type: the value of
     each row (of its first slot) and where it may differ among the row's slots.
@@ -775,24 +788,26 @@ def _kleene(ev: _Evaluator, node: Expr, varies: Varying) -> tuple[Vec, np.ndarra
     ClassAd's three-valued one: ``x || true`` is true whatever boolean ``x`` is, and
     ``x && false`` false, which is how condor_submit's
     ``(TARGET.FileSystemDomain == MY.FileSystemDomain) || (TARGET.HasFileTransfer)``
-    is decided per class while FileSystemDomain differs per machine."""
+    is decided per class while FileSystemDomain differs per machine.
+
+    With ``rows``, over those rows of the table only; ``varies.rows`` is then theirs."""
     if not varies.reads(node):  # nothing in it can differ: the plain evaluator
-        return ev.guarded(node, CONST, None), np.zeros(ev.t.n, dtype=bool)
+        return ev.guarded(node, CONST, rows), np.zeros(ev.n(rows), dtype=bool)
     t = type(node)
     if t is Paren:
-        return _kleene(ev, node.inner, varies)
+        return _kleene(ev, node.inner, varies, rows)
     if t is Unary and node.op == "!":
-        v, u = _kleene(ev, node.operand, varies)
+        v, u = _kleene(ev, node.operand, varies, rows)
         return V.unary("!", v), u
     if t is Binary and node.op in _LOGIC:
-        lv, lu = _kleene(ev, node.left, varies)
+        lv, lu = _kleene(ev, node.left, varies, rows)
         if lv.uniform and not lu.any():  # as the plain evaluator, skip a decided right
             if lv.tag == E:
                 return lv, lu
             tv = V.truth(lv)
             if V.is_const(tv) and tv.tag == B and bool(tv.i) == (node.op == "||"):
                 return tv, lu
-        rv, ru = _kleene(ev, node.right, varies)
+        rv, ru = _kleene(ev, node.right, varies, rows)
         lt, lf, l_undef, _le = V._bool_parts(V.truth(lv))
         rt, rf, _ru, _re = V._bool_parts(V.truth(rv))
         if node.op == "||":
@@ -804,10 +819,10 @@ def _kleene(ev: _Evaluator, node: Expr, varies: Varying) -> tuple[Vec, np.ndarra
         return V.logical_and(lv, rv), unk
     tbl = ev.t
     touched, tbl.touched = tbl.touched, False
-    v = ev.guarded(node, CONST, None)
+    v = ev.guarded(node, CONST, rows)
     read, tbl.touched = tbl.touched, touched
     if not read:
-        return v, np.zeros(tbl.n, dtype=bool)
+        return v, np.zeros(ev.n(rows), dtype=bool)
     tags = v.tags()
     return v, varies.rows & ((tags == B) | (tags == I) | (tags == R))
 

@@ -61,7 +61,7 @@ import numpy as np
 from ..claimid import from_sinful, sinful
 from ..classad import UNDEFINED, ClassAd, ClassAdSyntaxError, evaluate, parse_expr
 from ..classad import vector as V
-from ..classad.budget import BudgetExceeded
+from ..classad.budget import Budget, BudgetExceeded
 from ..classad.kernel import (
     CompiledExpr,
     KernelStats,
@@ -78,6 +78,7 @@ from .accountant import Accountant
 from .groups import ROOT, Group, GroupConfig, GroupConfigError, GroupTree
 from .limits import ConcurrencyLimits, LimitMaxima
 from .log import CYCLE_FINISHED, CYCLE_STARTED, LogLine
+from .memo import AnswerMemo, Answers
 from .pie import DONE, INT_MAX, RESUME, SpinStats, TurnLimits, negotiate_with_group, permits
 from .preemption import (
     NO_PREEMPTION,
@@ -476,6 +477,8 @@ class _Slots:
             wide_above=max(64, int(math.sqrt(n))),
         )
         self.view = self._view(self.classes)
+        # a request's answers, remembered per request shape for the next one like it
+        self.memo = None if reached is None else AnswerMemo(list(reached), len(self.resources))
         # A job's Requirements that read a wide name may still be decided per class in
         # three-valued logic (condor_submit's FileSystemDomain clause): see WideTaint.
         self.taint = (
@@ -598,8 +601,11 @@ class _Slots:
         names += [f"Consumption{res}" for res in self.resources]
         return referenced_attrs(self.table, jobs, roots, names)
 
-    def _view(self, classes: SlotClasses) -> ClassView:
+    def _view(self, classes: SlotClasses, grouped: bool = True) -> ClassView:
         cfg = self.cfg
+        pbase = None
+        if grouped and cfg.slot_classes:
+            pbase = classes.base_wide if classes.base_wide is not None else classes.base
         view = ClassView(
             self.ads,
             classes,
@@ -608,6 +614,9 @@ class _Slots:
             ~self.unclaimed,
             (cfg.preemption_requirements, cfg.preemption_rank),
             self.kstats,
+            pbase,
+            self.owns,
+            self.resources,
         )
         view.dirty.update(self._deducted)
         if self.remote_prio:
@@ -621,7 +630,8 @@ class _Slots:
         """Every live slot its own class: for a request that reads a wide name."""
         if self._fine is None:
             self._fine = self._view(
-                SlotClasses.build(self.table, self.alive, self.alive, self.alive, None, ())
+                SlotClasses.build(self.table, self.alive, self.alive, self.alive, None, ()),
+                grouped=False,
             )
         return self._fine
 
@@ -754,8 +764,11 @@ class _Slots:
         rows = view.reps[crows]
         out = np.full((len(crows), len(self.resources)), np.nan)
         for k, (_attr, own) in enumerate(self.cons_exprs):
-            vals, ok = _numbers(own.eval(t, job, "target", stats=self.kstats, now=self.now), t.n)
-            out[:, k] = np.where(self.owns[k, rows], np.where(ok[crows], vals[crows], np.nan), 0.0)
+            vals, ok = _numbers(
+                own.eval(t, job, "target", stats=self.kstats, now=self.now, rows=crows),
+                len(crows),
+            )
+            out[:, k] = np.where(self.owns[k, rows], np.where(ok, vals, np.nan), 0.0)
         return out
 
     def scalar_consumption(self, job: ClassAd, row: int, ad: ClassAd | None = None) -> np.ndarray:
@@ -771,34 +784,35 @@ class _Slots:
                 out[k] = v
         return out
 
-    def ranks(
-        self,
-        view: ClassView,
-        job: ClassAd,
-        rows: np.ndarray,
-        job_rank: np.ndarray,
-        state: np.ndarray,
+    def _rank_values(self, view: ClassView, ce: CompiledExpr, job: ClassAd, rows: np.ndarray):
+        """A negotiator rank over the class rows ``rows``, as single-precision floats
+        (HTCondor keeps them in a float); NO_RANK where not a finite number."""
+        vals, ok = _numbers(
+            ce.eval(view.table, job, "target", stats=self.kstats, now=self.now, rows=rows),
+            len(rows),
+        )
+        with np.errstate(over="ignore"):
+            single = vals.astype(np.float32).astype(np.float64)
+        return np.where(ok & np.isfinite(single), single, NO_RANK)
+
+    def job_ranks(
+        self, view: ClassView, job: ClassAd, rows: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """NEGOTIATOR_PRE_JOB_RANK and NEGOTIATOR_POST_JOB_RANK of the class rows ``rows``."""
+        none = np.full(len(rows), NO_RANK)
+        return (
+            none if self.pre is None else self._rank_values(view, self.pre, job, rows),
+            none if self.post is None else self._rank_values(view, self.post, job, rows),
+        )
+
+    def preemption_rank(
+        self, view: ClassView, job: ClassAd, rows: np.ndarray, state: np.ndarray
     ) -> np.ndarray:
-        """(len(rows), 5) of (pre-job rank, job Rank, post-job rank, preemption state,
-        PREEMPTION_RANK) for the classes ``rows``; the last only where preempting."""
-        out = np.empty((len(rows), 5))
-        preempting = state[rows] != NO_PREEMPTION
-        for k, ce in ((0, self.pre), (2, self.post), (4, view.preempt.rank)):
-            if ce is None or (k == 4 and not preempting.any()):
-                out[:, k] = NO_RANK
-                continue
-            vals, ok = _numbers(
-                ce.eval(view.table, job, "target", stats=self.kstats, now=self.now),
-                view.table.n,
-            )
-            with np.errstate(over="ignore"):
-                single = vals[rows].astype(np.float32).astype(np.float64)
-            good = ok[rows] & np.isfinite(single)
-            if k == 4:
-                good &= preempting
-            out[:, k] = np.where(good, single, NO_RANK)
-        out[:, 1] = job_rank[rows]
-        out[:, 3] = state[rows]
+        """PREEMPTION_RANK of the class rows ``rows`` where preempting (``state``)."""
+        out = np.full(len(rows), NO_RANK)
+        preempting = np.flatnonzero(state != NO_PREEMPTION)
+        if view.preempt.rank is not None and len(preempting):
+            out[preempting] = self._rank_values(view, view.preempt.rank, job, rows[preempting])
         return out
 
     def scalar_ranks(
@@ -843,25 +857,30 @@ def _claim_ids(private: ClassAd, consumption_policy: bool) -> list[str]:
 
 
 class PslotConsumption:
-    """What a request's job consumes of each candidate p-slot, by slot row: looked up
-    for the few p-slots a request is matched with, so not turned into a dict of all of
-    them (thousands of p-slots, each request). A re-offered p-slot's entry is set."""
+    """What a request's job consumes of each candidate p-slot: one row per class or
+    p-slot state (``view.row_keys``), looked up by slot row for the few p-slots a
+    request is matched with. A re-offered p-slot's entry is set by slot row."""
 
-    def __init__(self, rows: np.ndarray | None = None, cons: np.ndarray | None = None) -> None:
-        rows = np.zeros(0, dtype=np.int64) if rows is None else rows
-        order = np.argsort(rows, kind="stable")
-        self._rows = rows[order]
-        self._cons = cons[order] if cons is not None else np.zeros((0, 0))
+    def __init__(
+        self,
+        view: ClassView | None = None,
+        keys: np.ndarray | None = None,
+        cons: np.ndarray | None = None,
+    ) -> None:
+        self._view = view
+        self._cons: dict[int, np.ndarray] = (
+            {}
+            if keys is None or cons is None
+            else {k: c for k, c in zip(keys.tolist(), cons, strict=True) if not np.isnan(c).all()}
+        )
         self._set: dict[int, np.ndarray] = {}
 
     def get(self, row: int) -> np.ndarray | None:
         found = self._set.get(row)
-        if found is not None:
+        if found is not None or self._view is None:
             return found
-        i = int(np.searchsorted(self._rows, row))
-        if i < len(self._rows) and self._rows[i] == row:
-            return self._cons[i]
-        return None
+        c = self._view.classes.of[row : row + 1]
+        return self._cons.get(int(self._view.row_keys(c)[0]))
 
     def __getitem__(self, row: int) -> np.ndarray:
         found = self.get(row)
@@ -1283,7 +1302,8 @@ class _Cycle:
             return out
         # A request whose expressions read a wide name undecided once will again:
         # remember them.
-        shape = tuple(unparse(e) for e in map(req.ad.lookup, _SHAPE) if e is not None)
+        text = slots.memo.text if slots.memo is not None else unparse
+        shape = tuple(text(e) for e in map(req.ad.lookup, _SHAPE) if e is not None)
         if shape not in self._reads_wide:
             requirements = req.ad.lookup("Requirements")
             varies = (
@@ -1319,47 +1339,103 @@ class _Cycle:
         # one budget for everything this request evaluates against the slots
         budget = table_budget(slots.n)
         ct = view.table
-        mr = match_vector(job, ct, now=self.now, budget=budget, varies=varies)
-        self.kstats.fallbacks += mr.fallbacks
-        live = view.alive > 0
-        if mr.unknown is not None and (mr.unknown & live).any():
+        # evaluated once per live class, and once per state of the live p-slot classes
+        at, counts, entries = view.representatives()
+
+        def evaluate(rows: np.ndarray) -> tuple[Answers, bool] | None:
+            self.stats.rows_evaluated += int(rows.sum())
+            touched, ct.touched = ct.touched, False
+            fallbacks = self.kstats.fallbacks
+            got = self._evaluate(view, job, slots, at[rows], counts[rows], varies, budget)
+            read_wide, ct.touched = ct.touched, touched or ct.touched
+            return (
+                None if got is None else (got, not read_wide and self.kstats.fallbacks == fallbacks)
+            )
+
+        if view is slots.view and slots.memo is not None:
+            evaluated = self.stats.rows_evaluated
+            ans = slots.memo.answer(job, view.row_keys(at), evaluate)
+            self.stats.rows_remembered += len(at) - (self.stats.rows_evaluated - evaluated)
+        else:
+            got = evaluate(np.ones(len(at), dtype=bool))
+            ans = None if got is None else got[0]
+        if ans is None:
             return None
-        mask = live & ~view.has_cp & mr.matches
-        cons_of = PslotConsumption()
-        pcls = np.flatnonzero(live & view.has_cp)  # a p-slot is a class of its own
-        if len(pcls):
+        hit = np.flatnonzero(ans.matched)
+        allowed, state = view.preempt.classify(ct, job, at[hit], req.submitter, self.diag)
+        hit, state = hit[allowed], state[allowed]
+        cons_of = PslotConsumption(view, view.row_keys(at[hit]), ans.cons[hit])
+        keys = np.empty((len(hit), 5))
+        keys[:, 0] = ans.pre[hit]
+        keys[:, 1] = ans.rank[hit]
+        keys[:, 2] = ans.post[hit]
+        keys[:, 3] = state
+        keys[:, 4] = slots.preemption_rank(view, job, at[hit], state)
+        # ties go to the first slot in snapshot order (a state's first live slot)
+        first = view.reps[at[hit]]
+        order = np.lexsort((first, -keys[:, 4], -keys[:, 3], -keys[:, 2], -keys[:, 1], -keys[:, 0]))
+        stream = CandidateStream(entries[hit][order], keys[order], view, slots.alive)
+        return stream, cons_of
+
+    def _evaluate(
+        self,
+        view: ClassView,
+        job: ClassAd,
+        slots: _Slots,
+        at: np.ndarray,
+        counts: np.ndarray,
+        varies: Varying | None,
+        budget: Budget,
+    ) -> Answers | None:
+        """The request's answers on the class rows ``at`` (``counts``: how many live
+        rows each stands for); None when its Requirements are undecided for one."""
+        ct = view.table
+        if varies is not None:
+            varies = varies.on((view.sizes[at] > 1) | (counts > 1))
+        mr = match_vector(job, ct, now=self.now, budget=budget, varies=varies, rows=at)
+        self.kstats.fallbacks += mr.fallbacks
+        if mr.unknown is not None and mr.unknown.any():
+            return None
+        at_cp = view.has_cp[at]
+        matched = ~at_cp & mr.matches
+        cons_at = np.full((len(at), len(slots.resources)), np.nan)
+        pat = np.flatnonzero(at_cp)
+        if len(pat):
             job_cp = _with_zero_requests(job, slots.resources)
-            cons = slots.consumption(view, job_cp, pcls)
-            fits = _sufficient(cons, slots.avail[:, view.reps[pcls]].T)
-            pcls, cons = pcls[fits], cons[fits]
-            if len(pcls):
+            cons = slots.consumption(view, job_cp, at[pat])
+            fits = _sufficient(cons, slots.avail[:, view.reps[at[pat]]].T)
+            pat, cons = pat[fits], cons[fits]
+            if len(pat):
+                cons_at[pat] = cons
                 if (cons == cons[0]).all():  # the usual case: one policy, one job shape
-                    uniq, inverse = cons[:1], np.zeros(len(pcls), dtype=np.int64)
+                    uniq, inverse = cons[:1], np.zeros(len(pat), dtype=np.int64)
                 else:
                     uniq, inverse = np.unique(cons, axis=0, return_inverse=True)
                     inverse = inverse.reshape(-1)
                 for k, tup in enumerate(uniq):
+                    sel = pat[inverse == k]
                     jo = _override_requests(job, tup, slots.resources)
-                    m = (
-                        mr.matches
-                        if jo is job
-                        # (p-slots are classes of one: never undecided)
-                        else match_vector(
-                            jo, ct, now=self.now, budget=budget, varies=varies
-                        ).matches
+                    if jo is job:
+                        matched[sel] = mr.matches[sel]
+                        continue
+                    mo = match_vector(
+                        jo,
+                        ct,
+                        now=self.now,
+                        budget=budget,
+                        varies=None if varies is None else varies.on(varies.rows[sel]),
+                        rows=at[sel],
                     )
-                    sel = pcls[inverse == k]
-                    mask[sel] = m[sel]
-                keep = mask[pcls]
-                cons_of = PslotConsumption(view.reps[pcls[keep]], cons[keep])
-        mask, state = view.preempt.classify(ct, job, mask, req.submitter, self.diag)
-        crows = np.flatnonzero(mask)
-        keys = slots.ranks(view, job, crows, mr.rank, state)
-        order = np.lexsort(
-            (view.reps[crows], -keys[:, 4], -keys[:, 3], -keys[:, 2], -keys[:, 1], -keys[:, 0])
-        )
-        stream = CandidateStream(crows[order], keys[order], view, slots.alive)
-        return stream, cons_of
+                    self.kstats.fallbacks += mo.fallbacks
+                    if mo.unknown is not None and mo.unknown.any():
+                        return None
+                    matched[sel] = mo.matches
+        pre = np.full(len(at), NO_RANK)
+        post = np.full(len(at), NO_RANK)
+        hit = np.flatnonzero(matched)
+        if len(hit):
+            pre[hit], post[hit] = slots.job_ranks(view, job, at[hit])
+        return Answers(matched, mr.rank, pre, post, cons_at)
 
     def _match_request(
         self, req: ResourceRequest, turn: _Turn, i: int, slots: _Slots, st: _TurnUsage

@@ -211,25 +211,29 @@ class Preemption:
         return out
 
     def classify(
-        self, table: SlotTable, job: ClassAd, matched: np.ndarray, submitter: str, diag: Diagnosis
+        self, table: SlotTable, job: ClassAd, rows: np.ndarray, submitter: str, diag: Diagnosis
     ) -> tuple[np.ndarray, np.ndarray]:
-        """(allowed mask, state per row) for the matched rows; counts rejections in diag.
+        """(allowed, state) of each matched class row in ``rows``; counts rejections in
+        diag.
 
         Unclaimed rows pass as NO_PREEMPTION; Claimed ones as rank or priority preemption,
         or fall out."""
-        n = len(matched)
+        n = len(rows)
         state = np.full(n, NO_PREEMPTION, dtype=np.int8)
-        claimed = matched & self.rows
+        claimed = self.rows[rows]
         if not claimed.any():
-            return matched, state
-        kw = {"stats": self.kstats}
-        allowed = matched & ~self.rows
-        above = claimed & _truth(self.rank_above.eval(table, job, "target", **kw))
-        state[above] = RANK_PREEMPTION
-        allowed |= above
-        rest = claimed & ~above
-        has_user = np.array([u is not None for u in self.remote], dtype=bool)
-        other = rest & has_user & (self.remote != submitter)
+            return np.ones(n, dtype=bool), state
+        at = np.flatnonzero(claimed)
+        crows = rows[at]
+        kw = {"stats": self.kstats, "rows": crows}
+        allowed = ~claimed
+        above = _truth(self.rank_above.eval(table, job, "target", **kw))
+        state[at[above]] = RANK_PREEMPTION
+        allowed[at[above]] = True
+        rest = ~above
+        remote = self.remote[crows]
+        has_user = np.array([u is not None for u in remote], dtype=bool)
+        other = rest & has_user & (remote != submitter)
         if other.any():
             ok = other
             if self.requirements is not None:
@@ -237,8 +241,8 @@ class Preemption:
                 diag.preempt_for_policy += int((other & ~ok).sum())
             ranked = ok & _truth(self.rank_at_least.eval(table, job, "target", **kw))
             diag.preempt_for_rank += int((ok & ~ranked).sum())
-            state[ranked] = PRIO_PREEMPTION
-            allowed |= ranked
+            state[at[ranked]] = PRIO_PREEMPTION
+            allowed[at[ranked]] = True
         return allowed, state
 
 

@@ -22,6 +22,7 @@ slot-by-slot cycle.
 
 from __future__ import annotations
 
+import bisect
 import heapq
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
@@ -30,7 +31,7 @@ import numpy as np
 
 from ..classad import UNDEFINED, ClassAd, evaluate
 from ..classad import vector as V
-from ..classad.kernel import Column, KernelStats, SlotTable
+from ..classad.kernel import Column, KernelStats, SlotTable, value_keys
 from ..classad.refs import DynamicReference, every_name
 from ..classad.tree import AttrRef, Binary, Expr, Literal, Paren, Select, Unary
 from .preemption import Preemption
@@ -407,7 +408,13 @@ class ClassTable(SlotTable):
 class ClassView:
     """The cycle's slots as classes: the class table, which classes still have live
     rows, where each class's live rows start, and the preemption view of its Claimed
-    classes (each one slot). Changes to p-slots wait in ``dirty`` until ``sync``."""
+    classes (each one slot). Changes to p-slots wait in ``dirty`` until ``sync``.
+
+    With ``pbase`` (a base per snapshot row: see ``SlotClasses``), p-slot classes of one
+    base that hold the same resources now are in one *state*: they answer every
+    expression alike, so a request is evaluated once per state (``representatives``).
+    Most p-slots of a pool are untouched or used up at any time, so a cycle has a few
+    states where it has thousands of p-slots."""
 
     def __init__(
         self,
@@ -418,6 +425,9 @@ class ClassView:
         claimed: np.ndarray,
         preemption: tuple[Expr | None, Expr | None],
         stats: KernelStats,
+        pbase: np.ndarray | None = None,
+        owns: np.ndarray | None = None,
+        resources: Sequence[str] = (),
     ) -> None:
         self.classes = classes
         self.reps = classes.reps
@@ -428,20 +438,112 @@ class ClassView:
         self.sizes = np.fromiter((len(m) for m in classes.members), np.int64, len(self.reps))
         self.preempt = Preemption(self.table.ads, claimed[self.reps], *preemption, stats)
         self.dirty: set[int] = set()
+        # p-slot states: an id per class row (-1: not a p-slot), from its base, which
+        # resources it lists and the values (and types) its resource columns hold; each
+        # state's live class rows, in order
+        self.state: np.ndarray | None = None
+        self._members: list[list[int]] = []
+        self._live_states: set[int] = set()
+        grouped = self.has_cp if pbase is not None and owns is not None else None
+        # the rows evaluated one by one: every class but the grouped p-slots
+        self._singly = (
+            np.flatnonzero(~grouped) if grouped is not None else np.arange(len(self.reps))
+        )
+        if grouped is not None and grouped.any():
+            assert pbase is not None and owns is not None
+            self._pbase = pbase[self.reps]
+            self._owns = owns[:, self.reps]
+            self._resources = tuple(resources)
+            self._state_ids: dict[bytes, int] = {}
+            self.state = np.full(len(self.reps), -1, dtype=np.int64)
+            self._restate(np.flatnonzero(grouped))
+
+    def _state_of(self, crows: np.ndarray) -> list[int]:
+        t = self.table
+        parts = [self._pbase[crows], *self._owns[:, crows].astype(np.int64)]
+        for res in self._resources:
+            col = t.column(res)
+            tags, payload = value_keys(col.lit.take(crows))
+            tags = np.where(col.present[crows], tags, -1)
+            for grows, _e in col.exprs:  # an expression: a state of its own
+                tags = np.where(np.isin(crows, grows), -2 - crows, tags)
+            parts += [tags, payload]
+        keys = np.ascontiguousarray(np.stack(parts, axis=1))
+        ids = self._state_ids
+        return [ids.setdefault(key.tobytes(), len(ids)) for key in keys]
+
+    def _restate(self, crows: np.ndarray) -> None:
+        """Give the class rows ``crows`` (p-slots) the states they hold now."""
+        assert self.state is not None
+        for c, sid in zip(crows.tolist(), self._state_of(crows), strict=True):
+            old = int(self.state[c])
+            if old == sid:
+                continue
+            if old >= 0 and self.alive[c] > 0:
+                self._leave(c, old)
+            self.state[c] = sid
+            if self.alive[c] > 0:
+                while sid >= len(self._members):
+                    self._members.append([])
+                bisect.insort(self._members[sid], c)
+                self._live_states.add(sid)
+
+    def _leave(self, c: int, sid: int) -> None:
+        m = self._members[sid]
+        del m[bisect.bisect_left(m, c)]
+        if not m:
+            self._live_states.discard(sid)
+
+    def representatives(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The class rows to evaluate a request on: every live class but the p-slots in
+        states, then one per live state; how many live classes each stands for; and
+        the states (``-1 - state`` after the classes: see ``CandidateStream``)."""
+        singly = self._singly[self.alive[self._singly] > 0]
+        if not self._live_states:
+            return singly, np.ones(len(singly), dtype=np.int64), singly
+        states = sorted(self._live_states)
+        members = self._members
+        reps = np.fromiter((members[s][0] for s in states), np.int64, len(states))
+        counts = np.fromiter((len(members[s]) for s in states), np.int64, len(states))
+        entries = np.concatenate((singly, -1 - np.array(states, dtype=np.int64)))
+        return (
+            np.concatenate((singly, reps)),
+            np.concatenate((np.ones(len(singly), dtype=np.int64), counts)),
+            entries,
+        )
+
+    def state_rows(self, sid: int) -> list[int]:
+        """The live slot rows of state ``sid``, in snapshot order."""
+        return self.reps[self._members[sid]].tolist()
+
+    def row_keys(self, rows: np.ndarray) -> np.ndarray:
+        """A key per class row that stays its meaning for the cycle: the row itself,
+        or for a p-slot in a state, the state (after every class row)."""
+        if self.state is None:
+            return rows
+        st = self.state[rows]
+        return np.where(st >= 0, len(self.reps) + st, rows)
 
     def kill(self, row: int) -> None:
-        self.alive[self.classes.of[row]] -= 1
+        c = int(self.classes.of[row])
+        self.alive[c] -= 1
+        if self.state is not None and self.alive[c] == 0 and self.state[c] >= 0:
+            self._leave(c, int(self.state[c]))
 
     def sync(self, avail: np.ndarray, owns: np.ndarray, resources: Sequence[str]) -> None:
-        """Bring the p-slot rows' resource columns up to date."""
+        """Bring the p-slot rows' resource columns (and states) up to date."""
         if not self.dirty:
             return
         rows = np.fromiter(sorted(self.dirty), dtype=np.int64)
+        # a view made later in the cycle (``fine``) has no class for a row dead by then
+        rows = rows[self.classes.of[rows] >= 0]
         for k, res in enumerate(resources):
             own = rows[owns[k, rows]]
             if len(own):
                 self.table.set_numbers(res, self.classes.of[own], avail[k, own])
         self.dirty.clear()
+        if self.state is not None:
+            self._restate(self.classes.of[rows])
 
 
 def _rows_from(m: np.ndarray, s: int, chunk: int = 256) -> Iterator[int]:
@@ -452,29 +554,30 @@ def _rows_from(m: np.ndarray, s: int, chunk: int = 256) -> Iterator[int]:
 
 
 class CandidateStream:
-    """A request's candidates, best first: classes in the order of their rank keys, the
-    rows of classes with equal keys merged in snapshot order, dead rows passed over.
+    """A request's candidates, best first: classes (and p-slot states) in the order of
+    their rank keys, the rows of those with equal keys merged in snapshot order, dead rows
+    passed over.
 
-    ``peek()`` gives the next live row and its key (None when there is none); ``pop()``
-    takes it. A class's leading dead rows are skipped once for the whole cycle
-    (``starts``)."""
+    ``entries``: class rows, and states as ``-1 - state``. ``peek()`` gives the next live
+    row and its key (None when there is none); ``pop()`` takes it. A class's leading dead
+    rows are skipped once for the whole cycle (``starts``)."""
 
     def __init__(
         self,
-        classes: np.ndarray,
+        entries: np.ndarray,
         keys: np.ndarray,
         view: ClassView,
         alive: np.ndarray,
     ) -> None:
         self._view = view
         self._alive = alive
-        self._classes = classes
+        self._entries = entries
         self._keys = keys
-        if len(classes) > 1:
+        if len(entries) > 1:
             cut = np.flatnonzero((keys[1:] != keys[:-1]).any(axis=1)) + 1
-            self._bounds = np.concatenate(([0], cut, [len(classes)])).tolist()
+            self._bounds = np.concatenate(([0], cut, [len(entries)])).tolist()
         else:
-            self._bounds = [0, len(classes)] if len(classes) else [0]
+            self._bounds = [0, len(entries)] if len(entries) else [0]
         self._g = 0
         self._rows: Iterator[int] | None = None
         self._head: int | None = None
@@ -494,16 +597,19 @@ class CandidateStream:
         a, b = self._bounds[self._g], self._bounds[self._g + 1]
         self._g += 1
         self.key = tuple(self._keys[a].tolist())
-        cs = self._classes[a:b]
-        if len(cs) == 1:
-            self._rows = self._class_rows(int(cs[0]))
+        es = self._entries[a:b]
+        view = self._view
+        if len(es) == 1 and es[0] >= 0:
+            self._rows = self._class_rows(int(es[0]))
             return True
-        # classes of one slot (p-slots, Claimed slots) in one sorted array, merged with
-        # the rows of the larger classes
-        size = self._view.sizes[cs]
-        singles = self._view.reps[cs[size == 1]]
+        # classes of one slot (Claimed slots, ungrouped p-slots) in one sorted array,
+        # merged with the rows of the larger classes and of the p-slot states
+        cs = es[es >= 0]
+        size = view.sizes[cs]
+        singles = view.reps[cs[size == 1]]
         singles = np.sort(singles[self._alive[singles]])
         parts = [iter(singles.tolist())] + [self._class_rows(int(c)) for c in cs[size > 1]]
+        parts += [iter(view.state_rows(-1 - int(e))) for e in es[es < 0]]
         self._rows = parts[0] if len(parts) == 1 else heapq.merge(*parts)
         return True
 

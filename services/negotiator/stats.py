@@ -74,6 +74,10 @@ class CycleStats:
     kernel_fallbacks: int = 0
     slot_classes: int = 0  # rows the requests were evaluated on (.slotclasses)
     requests_by_slot: int = 0  # requests evaluated slot by slot: a wide name undecided
+    # a request's answers, per class row or p-slot state (.memo): evaluated, or
+    # remembered from a request of the same shape
+    rows_evaluated: int = 0
+    rows_remembered: int = 0
 
     def summary(self) -> dict[str, Any]:
         """JSON-able figures for status() and events."""

@@ -335,3 +335,49 @@ def test_requirements_in_three_valued_logic(
     # each row's value is its first slot's, as the scalar evaluator gives it
     assert matches_ == [matches(job, ad) for ad in ads]
     assert not table.touched  # what Requirements read is accounted for in ``unknown``
+
+
+# -- some rows of a table ----------------------------------------------------------------
+@settings(max_examples=200, deadline=None, derandomize=True)
+@given(
+    slots=_slot_ads(),
+    text=_exprs(),
+    job_j=_VALUES,
+    const_is=st.sampled_from(["my", "target"]),
+    pick=st.lists(st.integers(0, 20), max_size=8),
+)
+def test_some_rows_get_what_the_whole_table_gives_them(slots, text, job_j, const_is, pick):
+    """``rows``: the values of those rows, in their order, as the whole table's."""
+    table = SlotTable(slots)
+    rows = np.array(sorted({p % len(slots) for p in pick}), dtype=np.int64)
+    job = ClassAd(J=job_j, A=3)
+    whole = CompiledExpr(text).eval(table, job, const_is, now=1_000_000).to_values(table.pool)
+    some = CompiledExpr(text).eval(table, job, const_is, now=1_000_000, rows=rows)
+    got = some.to_values(table.pool)
+    assert len(got) == len(rows)
+    for k, r in enumerate(rows.tolist()):
+        assert _same(got[k], whole[r]), f"row {r}: {text}"
+
+
+def test_match_vector_on_some_rows() -> None:
+    """The match and the job's Rank on rows 3, 0 and 4 of SLOTS, in that order, as on
+    the whole table; with ``varies``, ``unknown`` is of those rows too."""
+    ranked = JOB.copy()
+    ranked["Rank"] = parse_expr("TARGET.Memory")
+    whole = match_vector(ranked, SLOTS)
+    rows = np.array([3, 0, 4])
+    some = match_vector(ranked, SlotTable(SLOTS), rows=rows)
+    assert some.matches.tolist() == whole.matches[rows].tolist()
+    assert some.rank.tolist() == whole.rank[rows].tolist()
+    ads = [ClassAd(Requirements=True, **row) for row in _KLEENE_ROWS]
+    table = SlotTable(ads, watch=frozenset({"filesystemdomain"}))
+    job = ClassAd(
+        Requirements=parse_expr(
+            "(TARGET.FileSystemDomain == MY.FileSystemDomain) || TARGET.HasFileTransfer"
+        ),
+        FileSystemDomain="a",
+    )
+    varies = Varying(np.array([True, True]), frozenset({"filesystemdomain"}))
+    got = match_vector(job, table, varies=varies, rows=np.array([3, 2]))
+    assert got.matches.tolist() == [False, True]
+    assert got.unknown is not None and got.unknown.tolist() == [True, False]
