@@ -1007,7 +1007,10 @@ class _Cycle:
         self.groups: GroupTree | None = None
         self._reads_wide: set[tuple[str, ...]] = set()  # request shapes (_SHAPE)
         # the current request's re-offer tests, by p-slot base and resources left
+        # re-offer answers by (base, resources left), per request shape (a request's
+        # own where the cycle keeps no shapes: see .memo)
         self._reoffered: dict[tuple[int, bytes], tuple] = {}
+        self._reoffered_by_shape: dict[tuple, dict[tuple[int, bytes], tuple]] = {}
         self._safe: dict[int, tuple[Expr, bool]] = {}  # WideTaint.kleene_safe, per tree
 
     def say(self, text: str, t: float | None = None) -> None:
@@ -1458,7 +1461,10 @@ class _Cycle:
             )
             return False, False
         heap: list[tuple] = []  # re-offered p-slots, by _heap_key
-        self._reoffered.clear()  # the re-offer tests are this request's
+        if slots.memo is not None:
+            self._reoffered = self._reoffered_by_shape.setdefault(slots.memo.shape(req.ad), {})
+        else:
+            self._reoffered = {}
         s = self.stats
         limited = math.isfinite(st.lim.limit_unclaimed) or math.isfinite(st.lim.limit)
         while turn.left[i] > 0:

@@ -263,6 +263,20 @@ def _typed_codes(table: SlotTable, name: str, rows: np.ndarray, codes: np.ndarra
     return np.where(codes >= 0, typed, codes)
 
 
+def _row_ids(key: np.ndarray) -> np.ndarray:
+    """An id per row of ``key``, equal exactly where the rows are, numbered in the rows'
+    lexicographic order (as ``np.unique(key, axis=0)`` numbers them), built a column at
+    a time: sorting whole rows is many times slower."""
+    gid = np.zeros(len(key), dtype=np.int64)
+    for k in range(key.shape[1]):
+        _u, code = np.unique(key[:, k], return_inverse=True)
+        code = code.reshape(-1)
+        # below n * n: no overflow for any table numpy can hold
+        _u, gid = np.unique(gid * (int(code.max(initial=0)) + 1) + code, return_inverse=True)
+        gid = gid.reshape(-1)
+    return gid
+
+
 @dataclass
 class SlotClasses:
     """``of[row]``: the class of each candidate row (-1 for rows that are not);
@@ -329,8 +343,7 @@ class SlotClasses:
                 wide.add(name)
                 key[grouped_rows, k] = _typed_codes(table, name, grouped_rows, key[grouped_rows, k])
         key[:, -1] = groupable.astype(np.int64) + 2 * split.astype(np.int64)
-        _u, gid = np.unique(key[rows], axis=0, return_inverse=True)
-        gid = gid.reshape(-1)
+        gid = _row_ids(key[rows])
         base[rows] = gid
         base_wide = None
         if wide and split.any():
@@ -338,9 +351,8 @@ class SlotClasses:
             for k, name in enumerate(names):
                 if name in wide:
                     key[split_rows, k] = _typed_codes(table, name, split_rows, key[split_rows, k])
-            _u, gid = np.unique(key[rows], axis=0, return_inverse=True)
             base_wide = np.full(n, -1, dtype=np.int64)
-            base_wide[rows] = gid.reshape(-1)
+            base_wide[rows] = _row_ids(key[rows])
         # grouped rows: one class per key (np.unique orders them, which the cycle does
         # not depend on); the other rows: a class each
         in_group = groupable[rows]
@@ -440,7 +452,7 @@ class ClassView:
         self.dirty: set[int] = set()
         # p-slot states: an id per class row (-1: not a p-slot), from its base, which
         # resources it lists and the values (and types) its resource columns hold; each
-        # state's live class rows, in order
+        # state's live slot rows, in order
         self.state: np.ndarray | None = None
         self._members: list[list[int]] = []
         self._live_states: set[int] = set()
@@ -485,12 +497,12 @@ class ClassView:
             if self.alive[c] > 0:
                 while sid >= len(self._members):
                     self._members.append([])
-                bisect.insort(self._members[sid], c)
+                bisect.insort(self._members[sid], int(self.reps[c]))
                 self._live_states.add(sid)
 
     def _leave(self, c: int, sid: int) -> None:
         m = self._members[sid]
-        del m[bisect.bisect_left(m, c)]
+        del m[bisect.bisect_left(m, int(self.reps[c]))]
         if not m:
             self._live_states.discard(sid)
 
@@ -503,7 +515,7 @@ class ClassView:
             return singly, np.ones(len(singly), dtype=np.int64), singly
         states = sorted(self._live_states)
         members = self._members
-        reps = np.fromiter((members[s][0] for s in states), np.int64, len(states))
+        reps = self.classes.of[np.fromiter((members[s][0] for s in states), np.int64, len(states))]
         counts = np.fromiter((len(members[s]) for s in states), np.int64, len(states))
         entries = np.concatenate((singly, -1 - np.array(states, dtype=np.int64)))
         return (
@@ -512,9 +524,14 @@ class ClassView:
             entries,
         )
 
-    def state_rows(self, sid: int) -> list[int]:
-        """The live slot rows of state ``sid``, in snapshot order."""
-        return self.reps[self._members[sid]].tolist()
+    def state_rows(self, sid: int) -> Iterator[int]:
+        """The live slot rows of state ``sid``, in snapshot order, read as they are when
+        each is asked for (a row may leave the state meanwhile)."""
+        m = self._members[sid]
+        last = -1
+        while (i := bisect.bisect_right(m, last)) < len(m):
+            last = m[i]
+            yield last
 
     def row_keys(self, rows: np.ndarray) -> np.ndarray:
         """A key per class row that stays its meaning for the cycle: the row itself,
@@ -609,7 +626,7 @@ class CandidateStream:
         singles = view.reps[cs[size == 1]]
         singles = np.sort(singles[self._alive[singles]])
         parts = [iter(singles.tolist())] + [self._class_rows(int(c)) for c in cs[size > 1]]
-        parts += [iter(view.state_rows(-1 - int(e))) for e in es[es < 0]]
+        parts += [view.state_rows(-1 - int(e)) for e in es[es < 0]]
         self._rows = parts[0] if len(parts) == 1 else heapq.merge(*parts)
         return True
 

@@ -22,7 +22,7 @@ from mockpool.classad.kernel import SlotTable
 from mockpool.config import parse_config
 from mockpool.negotiator import Accountant, CycleAds, ResourceRequest, negotiate
 from mockpool.negotiator.cycle import CycleConfig
-from mockpool.negotiator.slotclasses import SlotClasses, WideTaint, referenced_attrs
+from mockpool.negotiator.slotclasses import SlotClasses, WideTaint, _row_ids, referenced_attrs
 
 STARTD = "10.0.0.1:9618"
 SCHEDD = "10.0.0.2:9618"
@@ -445,3 +445,19 @@ def test_a_view_made_after_a_p_slot_is_used_up_keeps_the_other_slots_values() ->
         ("bob@mockpool", "slot1@m080"),
     ]
     assert by_class.stats.requests_by_slot == 1
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    st.lists(
+        st.tuples(
+            st.integers(-3, 3), st.sampled_from([-(2**41) - 3, -1, 0, 2**40]), st.integers(0, 1)
+        ),
+        min_size=1,
+        max_size=40,
+    )
+)
+def test_class_ids_number_rows_as_a_sort_of_the_whole_rows_does(rows: list[tuple]) -> None:
+    key = np.array(rows, dtype=np.int64)
+    _u, want = np.unique(key, axis=0, return_inverse=True)
+    assert _row_ids(key).tolist() == want.reshape(-1).tolist()
