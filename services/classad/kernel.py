@@ -17,6 +17,7 @@ Every evaluation spends a step budget (:mod:`.budget`): a vectorised node costs 
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -129,12 +130,21 @@ def value_keys(v: Vec) -> tuple[np.ndarray, np.ndarray]:
     return tags, payload
 
 
+_NOT_PLAIN = object()
+_ABSENT = (None, None)
+_second = operator.itemgetter(1)
+_PLAIN_TAG = {bool: B, int: I, float: R, str: S}
+
+
 class SlotTable:
     """Slot ads as columns, built lazily per attribute and cached."""
 
     def __init__(self, ads: Sequence[ClassAd], watch: frozenset[str] = frozenset()) -> None:
         self.ads = list(ads)
         self.n = len(self.ads)
+        # ads of exactly ClassAd are read straight from their attributes (a subclass may
+        # watch its lookups)
+        self._plain = all(type(ad) is ClassAd for ad in self.ads)
         self.pool = V.StringPool()
         self._cols: dict[str, Column] = {}
         # Lower-case names whose reading sets ``touched``: a caller that holds rows for
@@ -162,49 +172,85 @@ class SlotTable:
 
     def _build(self, key: str) -> Column:
         n = self.n
-        tag = np.zeros(n, dtype=np.int8)
-        present = np.zeros(n, dtype=bool)
-        ival = np.zeros(n, dtype=np.int64)
-        fval = np.zeros(n, dtype=np.float64)
-        sval = np.zeros(n, dtype=np.int64)
+        # each distinct object classified once: ads decoded from the wire share the
+        # trees and literals of their equal attributes (classad.bindings)
+        if self._plain:
+            exprs = list(map(_second, [ad._attrs.get(key, _ABSENT) for ad in self.ads]))
+        else:
+            exprs = [ad.lookup(key) for ad in self.ads]
+        by_id = {id(e): e for e in exprs}
+        distinct: list[Expr | None] = list(by_id.values())
+        number = {i: k for k, i in enumerate(by_id)}
+        codes = np.fromiter(map(number.__getitem__, map(id, exprs)), np.int64, n)
+        m = len(distinct)
+        tag = np.zeros(m, dtype=np.int8)
+        present = np.fromiter((e is not None for e in distinct), bool, m)
+        ival = np.zeros(m, dtype=np.int64)
+        fval = np.zeros(m, dtype=np.float64)
+        sval = np.zeros(m, dtype=np.int64)
         oval: np.ndarray | None = None
         groups: dict[str, tuple[list[int], Expr]] = {}
-        code = self.pool.code
-        for r, ad in enumerate(self.ads):
-            e = ad.lookup(key)
-            if e is None:
-                continue
-            present[r] = True
+        # the usual literals (bool, int, float, str) by type, in bulk; the rest one by one
+        values = [e.value if type(e) is Literal else _NOT_PLAIN for e in distinct]
+        kinds = np.fromiter((_PLAIN_TAG.get(type(v), 0) for v in values), np.int8, m)
+        for t in (B, I):
+            at = np.flatnonzero(kinds == t)
+            if len(at):
+                tag[at] = t
+                ival[at] = [values[k] for k in at.tolist()]
+        at = np.flatnonzero(kinds == R)
+        if len(at):
+            tag[at] = R
+            fval[at] = [values[k] for k in at.tolist()]
+        at = np.flatnonzero(kinds == S)
+        if len(at):
+            code = self.pool.code
+            tag[at] = S
+            sval[at] = [code(values[k]) for k in at.tolist()]
+        for k in np.flatnonzero((kinds == 0) & present).tolist():
+            e = distinct[k]
+            assert e is not None
             ok, v = _literal_of(e)
             if not ok:
                 g = groups.get(text := unparse(e))
                 if g is None:
-                    groups[text] = ([r], e)
+                    groups[text] = ([k], e)
                 else:
-                    g[0].append(r)
+                    g[0].append(k)
                 continue
             t = type(v)
-            if t is bool:
-                tag[r], ival[r] = B, v
-            elif t is int:
-                tag[r], ival[r] = I, v
+            if t is int:  # a negated literal
+                tag[k], ival[k] = I, v
             elif t is float:
-                tag[r], fval[r] = R, v
-            elif t is str:
-                tag[r], sval[r] = S, code(v)
+                tag[k], fval[k] = R, v
             elif v is ERROR:
-                tag[r] = E
+                tag[k] = E
             elif v is UNDEFINED:
-                tag[r] = U
+                tag[k] = U
             else:
-                tag[r] = X
+                tag[k] = X
                 if oval is None:
-                    oval = np.empty(n, dtype=object)
-                oval[r] = v
-        lit = Vec(n, tag, ival, fval, sval, oval).simplify()
+                    oval = np.empty(m, dtype=object)
+                oval[k] = v
+        lit = Vec(
+            n,
+            tag[codes],
+            ival[codes],
+            fval[codes],
+            sval[codes],
+            None if oval is None else oval[codes],
+        ).simplify()
         lit.src = key
-        exprs = [(np.asarray(rows, dtype=np.int64), e) for rows, e in groups.values()]
-        return Column(key, present, lit, exprs)
+        exprs = []
+        for ks, e in groups.values():
+            rows = (
+                np.flatnonzero(codes == ks[0])
+                if len(ks) == 1
+                else np.flatnonzero(np.isin(codes, ks))
+            )
+            exprs.append((rows, e))
+        # an absent row's tag is 0 as before; its present flag False
+        return Column(key, present[codes], lit, exprs)
 
     def uniques(self, col: Column) -> tuple[list[Any], np.ndarray]:
         """Distinct literal values of a column and each row's index into them (cached)."""
