@@ -34,14 +34,25 @@ _SNAP = 1e-6
 class _VirtualSelector(selectors.DefaultSelector):  # type: ignore[misc,valid-type]
     """A selector that turns "block for ``timeout``" into "advance time by ``timeout``"."""
 
+    # A busy loop polls for I/O every time round (timeout 0); a virtual run has little
+    # (other threads' calls are already in the ready queue: the self-pipe only wakes a
+    # loop that blocks), so it polls one time in this many.
+    POLL_EVERY = 64
+
     def __init__(self) -> None:
         super().__init__()
         self.loop: VirtualEventLoop | None = None
+        self._busy_rounds = 0
 
     def select(self, timeout: float | None = None) -> list[Any]:
         loop = self.loop
-        if loop is None or timeout == 0:
+        if loop is None:
             return super().select(timeout)
+        if timeout == 0:
+            self._busy_rounds += 1
+            if self._busy_rounds % self.POLL_EVERY:
+                return []
+            return super().select(0)
         ready = super().select(0)  # calls from other threads come in on the self-pipe
         if ready:
             return ready
