@@ -120,6 +120,9 @@ RESOURCES = ("Cpus", "Memory", "Disk")
 DEFAULT_LOG_MATCH_LIMIT = 1000
 # the job attributes a request's evaluation against slots starts from
 _SHAPE = ("Requirements", "Rank", "ConcurrencyLimits")
+# a request evaluated on at most this many p-slot states (and nothing else) is evaluated
+# state by state with the scalar evaluator
+_ONE_BY_ONE = 4
 
 
 class NegotiatorInputError(ValueError):
@@ -389,6 +392,14 @@ def _scalar_number(value: object) -> float | None:
     if isinstance(value, (int, float)) and math.isfinite(value):
         return float(value)
     return None
+
+
+def _rank_number(value: object) -> float:
+    """A job's Rank as the kernel reads it (``kernel._as_float``): a number or a
+    boolean, else 0."""
+    if type(value) is bool or type(value) is int:
+        return float(int(value))
+    return value if type(value) is float else 0.0
 
 
 def _preserve_int(x: float) -> int | float:
@@ -1345,15 +1356,16 @@ class _Cycle:
         # evaluated once per live class, and once per state of the live p-slot classes
         at, counts, entries = view.representatives()
 
-        def evaluate(rows: np.ndarray) -> tuple[Answers, bool] | None:
+        def evaluate(rows: np.ndarray) -> tuple[Answers, np.ndarray] | None:
             self.stats.rows_evaluated += int(rows.sum())
             touched, ct.touched = ct.touched, False
             fallbacks = self.kstats.fallbacks
             got = self._evaluate(view, job, slots, at[rows], counts[rows], varies, budget)
             read_wide, ct.touched = ct.touched, touched or ct.touched
-            return (
-                None if got is None else (got, not read_wide and self.kstats.fallbacks == fallbacks)
-            )
+            if got is None:
+                return None
+            answers, keep = got
+            return answers, keep & (not read_wide and self.kstats.fallbacks == fallbacks)
 
         if view is slots.view and slots.memo is not None:
             evaluated = self.stats.rows_evaluated
@@ -1389,56 +1401,132 @@ class _Cycle:
         counts: np.ndarray,
         varies: Varying | None,
         budget: Budget,
-    ) -> Answers | None:
+    ) -> tuple[Answers, np.ndarray] | None:
         """The request's answers on the class rows ``at`` (``counts``: how many live
-        rows each stands for); None when its Requirements are undecided for one."""
+        rows each stands for), and which may be remembered for their row; None when its
+        Requirements are undecided for one. A p-slot state's answer that read a wide
+        name (three-valued, on a state of one slot) is that slot's alone: the next
+        slot in the state may answer otherwise, so it is not remembered."""
         ct = view.table
-        if varies is not None:
-            varies = varies.on((view.sizes[at] > 1) | (counts > 1))
-        mr = match_vector(job, ct, now=self.now, budget=budget, varies=varies, rows=at)
-        self.kstats.fallbacks += mr.fallbacks
-        if mr.unknown is not None and mr.unknown.any():
-            return None
+        multi = (view.sizes[at] > 1) | (counts > 1)  # rows that stand for several slots
         at_cp = view.has_cp[at]
-        matched = ~at_cp & mr.matches
+        if len(at) <= _ONE_BY_ONE and at_cp.all() and not (multi.any() and slots.taint):
+            return self._evaluate_one_by_one(view, job, slots, at, varies is not None)
         cons_at = np.full((len(at), len(slots.resources)), np.nan)
         pat = np.flatnonzero(at_cp)
-        if len(pat):
+        if len(pat):  # p-slot states first: most, used up, fit no job and need no more
             job_cp = _with_zero_requests(job, slots.resources)
             cons = slots.consumption(view, job_cp, at[pat])
             fits = _sufficient(cons, slots.avail[:, view.reps[at[pat]]].T)
             pat, cons = pat[fits], cons[fits]
-            if len(pat):
-                cons_at[pat] = cons
-                if (cons == cons[0]).all():  # the usual case: one policy, one job shape
-                    uniq, inverse = cons[:1], np.zeros(len(pat), dtype=np.int64)
-                else:
-                    uniq, inverse = np.unique(cons, axis=0, return_inverse=True)
-                    inverse = inverse.reshape(-1)
-                for k, tup in enumerate(uniq):
-                    sel = pat[inverse == k]
-                    jo = _override_requests(job, tup, slots.resources)
-                    if jo is job:
-                        matched[sel] = mr.matches[sel]
-                        continue
-                    mo = match_vector(
-                        jo,
-                        ct,
-                        now=self.now,
-                        budget=budget,
-                        varies=None if varies is None else varies.on(varies.rows[sel]),
-                        rows=at[sel],
-                    )
-                    self.kstats.fallbacks += mo.fallbacks
-                    if mo.unknown is not None and mo.unknown.any():
+            cons_at[pat] = cons
+        ask = np.flatnonzero(~at_cp)
+        if len(pat):
+            ask = np.sort(np.concatenate((ask, pat)))
+        rank = np.zeros(len(at))
+        matched = np.zeros(len(at), dtype=bool)
+        keep = np.ones(len(at), dtype=bool)
+        if not len(ask):
+            return Answers(matched, rank, rank.copy(), rank.copy(), cons_at), keep
+        # asked of every row, three-valued evaluation says where the answer follows a
+        # wide name: undecided on a row of several slots, not to be kept on a state
+        mr = match_vector(
+            job,
+            ct,
+            now=self.now,
+            budget=budget,
+            varies=None if varies is None else varies.on(np.ones(len(ask), dtype=bool)),
+            rows=at[ask],
+        )
+        self.kstats.fallbacks += mr.fallbacks
+        if mr.unknown is not None:
+            if (mr.unknown & multi[ask]).any():
+                return None
+            keep[ask] &= ~(mr.unknown & at_cp[ask])
+        rank[ask] = mr.rank
+        matched[ask] = mr.matches
+        matched &= ~at_cp
+        if len(pat):
+            plain = np.zeros(len(at), dtype=bool)
+            plain[ask] = mr.matches
+            if (cons == cons[0]).all():  # the usual case: one policy, one job shape
+                uniq, inverse = cons[:1], np.zeros(len(pat), dtype=np.int64)
+            else:
+                uniq, inverse = np.unique(cons, axis=0, return_inverse=True)
+                inverse = inverse.reshape(-1)
+            for k, tup in enumerate(uniq):
+                sel = pat[inverse == k]
+                jo = _override_requests(job, tup, slots.resources)
+                if jo is job:
+                    matched[sel] = plain[sel]
+                    continue
+                mo = match_vector(
+                    jo,
+                    ct,
+                    now=self.now,
+                    budget=budget,
+                    varies=None if varies is None else varies.on(np.ones(len(sel), dtype=bool)),
+                    rows=at[sel],
+                )
+                self.kstats.fallbacks += mo.fallbacks
+                if mo.unknown is not None:
+                    if (mo.unknown & multi[sel]).any():
                         return None
-                    matched[sel] = mo.matches
+                    keep[sel] &= ~mo.unknown
+                matched[sel] = mo.matches
         pre = np.full(len(at), NO_RANK)
         post = np.full(len(at), NO_RANK)
         hit = np.flatnonzero(matched)
         if len(hit):
             pre[hit], post[hit] = slots.job_ranks(view, job, at[hit])
-        return Answers(matched, mr.rank, pre, post, cons_at)
+        return Answers(matched, rank, pre, post, cons_at), keep
+
+    def _evaluate_one_by_one(
+        self, view: ClassView, job: ClassAd, slots: _Slots, at: np.ndarray, kleene: bool
+    ) -> tuple[Answers, np.ndarray]:
+        """As ``_evaluate`` on a few p-slot states, each one slot, with the scalar
+        evaluator (the vector one costs a fixed time per expression, whatever the rows).
+        A wide name read sets the table's ``touched``, but in the job's Requirements when
+        ``kleene``: the answer is then exact for the state's one slot, and not kept."""
+        wide = slots.classes.wide if slots.taint is not None else frozenset()
+        n, now = len(at), self.now
+        matched = np.zeros(n, dtype=bool)
+        rank = np.zeros(n)
+        pre = np.full(n, NO_RANK)
+        post = np.full(n, NO_RANK)
+        cons_at = np.full((n, len(slots.resources)), np.nan)
+        job_cp = _with_zero_requests(job, slots.resources)
+        read = False
+        keep = np.ones(n, dtype=bool)
+        for k, c in enumerate(at.tolist()):
+            row = int(view.reps[c])
+            slot = WatchedAd.of(slots.ad(row), wide)
+            cons = slots.scalar_consumption(job_cp, row, slot)
+            if not _sufficient(cons[None, :], slots.avail[:, row][None, :])[0]:
+                read = read or slot.read
+                continue
+            cons_at[k] = cons
+            jo = _override_requests(job, cons, slots.resources)
+            rank_e = job.lookup("Rank")
+            if rank_e is not None:
+                rank[k] = _rank_number(evaluate(rank_e, job, slot, now=now))
+            slot_req = slot.lookup("Requirements")
+            ok = slot_req is not None and truth(evaluate(slot_req, slot, jo, now=now)) is True
+            read = read or slot.read
+            if ok:
+                job_req = jo.lookup("Requirements")
+                slot.read = False
+                ok = job_req is not None and truth(evaluate(job_req, jo, slot, now=now)) is True
+                read = read or (slot.read and not kleene)
+                keep[k] = not slot.read
+            if ok:
+                matched[k] = True
+                slot.read = False
+                pre[k], _rank, post[k] = slots.scalar_ranks(job, row, slot)
+                read = read or slot.read
+        if read:
+            view.table.touched = True
+        return Answers(matched, rank, pre, post, cons_at), keep
 
     def _match_request(
         self, req: ResourceRequest, turn: _Turn, i: int, slots: _Slots, st: _TurnUsage

@@ -62,6 +62,11 @@ class Answers:
         self.post = post  # NEGOTIATOR_POST_JOB_RANK (likewise)
         self.cons = cons  # (rows, resources): what the job consumes of a p-slot; NaN else
 
+    def take(self, rows: np.ndarray) -> Answers:
+        return Answers(
+            self.matched[rows], self.rank[rows], self.pre[rows], self.post[rows], self.cons[rows]
+        )
+
     def _pack(self) -> np.ndarray:
         return np.column_stack((self.matched, self.rank, self.pre, self.post, self.cons))
 
@@ -121,10 +126,10 @@ class AnswerMemo:
         self,
         job: ClassAd,
         keys: np.ndarray,
-        evaluate: Callable[[np.ndarray], tuple[Answers, bool] | None],
+        evaluate: Callable[[np.ndarray], tuple[Answers, np.ndarray] | None],
     ) -> Answers | None:
         """The answers on the rows ``keys``: remembered, or from ``evaluate(missing)``
-        (a bool mask of ``keys``), which returns them and whether they may be kept, or
+        (a bool mask of ``keys``), which returns them and which of them may be kept, or
         None (the request is then not answered here)."""
         shape = self.shape(job)
         memo = self._shapes.get(shape)
@@ -140,12 +145,11 @@ class AnswerMemo:
         if got is None:
             return None
         fresh, keep = got
+        if keep.any():
+            fresh_keys = np.asarray(klist)[missing]
+            memo.put(fresh_keys[keep].tolist(), fresh.take(keep))
         if n_missing == len(klist):
-            if keep:
-                memo.put(klist, fresh)
             return fresh
-        if keep:
-            memo.put([k for k, m in zip(klist, missing.tolist(), strict=True) if m], fresh)
         out = np.empty((len(klist), self._width))
         out[~missing] = memo._m[ix[~missing]]
         out[missing] = fresh._pack()

@@ -42,9 +42,10 @@ def test_only_the_rows_not_seen_for_the_shape_are_evaluated() -> None:
     asked: list[list[int]] = []
 
     def evaluate_from(keys: list[int], first: float, keep: bool = True):  # type: ignore[no-untyped-def]
-        def evaluate(missing: np.ndarray) -> tuple[Answers, bool]:
+        def evaluate(missing: np.ndarray) -> tuple[Answers, np.ndarray]:
             asked.append([k for k, m in zip(keys, missing.tolist(), strict=True) if m])
-            return _answers(int(missing.sum()), first), keep
+            n = int(missing.sum())
+            return _answers(n, first), np.full(n, keep)
 
         return evaluate
 
@@ -76,8 +77,28 @@ def test_answers_stay_right_as_the_memory_grows() -> None:
     job = ClassAd()
     for batch in range(5):  # 5 x 13 rows, past the first allocations
         keys = np.arange(13) + 13 * batch
-        memo.answer(job, keys, lambda missing, b=batch: (_answers(13, 100.0 * b), True))
+        memo.answer(
+            job, keys, lambda missing, b=batch: (_answers(13, 100.0 * b), np.ones(13, dtype=bool))
+        )
     keys = np.array([64, 0, 27])
     got = memo.answer(job, keys, lambda missing: None)  # all remembered: not called
     assert got is not None
     assert got.rank.tolist() == [400.0 + 12, 0.0, 200.0 + 1]
+
+
+def test_only_the_answers_that_may_be_kept_are_remembered() -> None:
+    """Rows 1 and 3 of four may be kept: a second request evaluates rows 0 and 2 again."""
+    memo = AnswerMemo([], 1)
+    job = ClassAd()
+    keys = np.array([10, 11, 12, 13])
+    first = memo.answer(job, keys, lambda m: (_answers(4), np.array([False, True, False, True])))
+    assert first is not None and first.rank.tolist() == [0.0, 1.0, 2.0, 3.0]
+    asked = []
+
+    def again(missing: np.ndarray) -> tuple[Answers, np.ndarray]:
+        asked.append(keys[missing].tolist())
+        return _answers(int(missing.sum()), 50.0), np.zeros(int(missing.sum()), dtype=bool)
+
+    got = memo.answer(job, keys, again)
+    assert asked == [[10, 12]]
+    assert got is not None and got.rank.tolist() == [50.0, 1.0, 51.0, 3.0]

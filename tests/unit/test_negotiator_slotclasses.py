@@ -90,14 +90,14 @@ def _slot(rng: random.Random, machine: int, slot_id: int, fsd: str, **kw: object
     return ad
 
 
-def random_pool(rng: random.Random, machines: int) -> CycleAds:
+def random_pool(rng: random.Random, machines: int, pslots: float = 0.25) -> CycleAds:
     slots, privates = [], []
     # one FileSystemDomain for every machine, one each, or either
     mode = rng.choice(["shared", "own", "mixed"])
     for m in range(machines):
         shared = mode == "shared" or (mode == "mixed" and rng.random() < 0.25)
         fsd = "shared.fs" if shared else f"m{m:03d}.fs"
-        if rng.random() < 0.25:  # a partitionable slot with a consumption policy
+        if rng.random() < pslots:  # a partitionable slot with a consumption policy
             ad = _slot(
                 rng,
                 m,
@@ -130,7 +130,20 @@ def random_pool(rng: random.Random, machines: int) -> CycleAds:
     return CycleAds(slots, privates)
 
 
-def random_requests(rng: random.Random, n: int) -> list[ResourceRequest]:
+def random_requests(rng: random.Random, n: int, shapes: int = 0) -> list[ResourceRequest]:
+    """``n`` random requests; with ``shapes``, drawn from that many random job shapes
+    (each submitter its own autocluster of each)."""
+    if shapes:
+        drawn = random_requests(rng, shapes)
+        out = []
+        for ac in range(1, n + 1):
+            ad = rng.choice(drawn).ad.copy()
+            who = rng.choice(["alice", "bob", "carol"])
+            ad["ClusterId"] = ad["AutoClusterId"] = ac
+            ad["Submitter"] = f"{who}@mockpool"
+            ad["ResourceRequestCount"] = rng.choice([1, 3, 8, 20])
+            out.append(ResourceRequest.from_ad(ad, "schedd1", SCHEDD))
+        return out
     out = []
     for ac in range(1, n + 1):
         who = rng.choice(["alice", "bob", "carol"])
@@ -387,6 +400,21 @@ def _shape_job(ac: int, who: str, memory: int = 1000) -> ResourceRequest:
     return ResourceRequest.from_ad(job.ad, "schedd1", SCHEDD)
 
 
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 2**32 - 1), machines=st.sampled_from([8, 40, 120]))
+def test_a_pool_of_p_slots_and_requests_of_few_shapes_gets_the_slot_by_slot_matches(
+    seed: int, machines: int
+) -> None:
+    """Mostly partitionable slots, many requests of a few shapes: p-slot states shared
+    and split, answers remembered across requests, states of one slot evaluated one by
+    one."""
+    rng = random.Random(seed)
+    snapshot = random_pool(rng, machines, pslots=0.9)
+    requests = random_requests(rng, rng.choice([12, 40]), shapes=rng.choice([1, 3]))
+    by_class, by_slot = both_ways(snapshot, requests, rng.choice(CONFIGS))
+    assert outcome(by_class) == outcome(by_slot)
+
+
 @pytest.mark.parametrize("start", ["True", 'TARGET.Owner != "nobody"'])
 def test_p_slots_holding_the_same_resources_are_evaluated_once_per_request_shape(
     start: str,
@@ -461,3 +489,37 @@ def test_class_ids_number_rows_as_a_sort_of_the_whole_rows_does(rows: list[tuple
     key = np.array(rows, dtype=np.int64)
     _u, want = np.unique(key, axis=0, return_inverse=True)
     assert _row_ids(key).tolist() == want.reshape(-1).tolist()
+
+
+def test_an_answer_that_read_a_wide_name_is_not_remembered_for_a_p_slot_state() -> None:
+    """p-slots m080 and m081 are alike but for FileSystemDomain (wide: 80 static
+    machines have one each, and START no job). alice's job asks
+    only for 6000 MB free and splits m080 (3 GB taken, 5 GB left). bob's job runs where
+    its files are (m081.fs) or where 6000 MB are free: m080, one slot in its state, says
+    no (an answer that read FileSystemDomain), m081 says yes and is split the same way,
+    so both are in one state. carol's job, of bob's shape, must still get m081: the
+    state's answer on m080 was m080's alone and may not be remembered for the state."""
+    rng = random.Random(17)
+    slots, privates = one_domain_each(rng, 80, Memory=8192, Start=parse_expr("False"))
+    for m in (80, 81):
+        ad, private = _pslot(rng, m, f"m{m:03d}.fs", Cpus=8, Memory=8192)
+        slots.append(ad)
+        privates.append(private)
+    reqs = []
+    for ac, who in enumerate(("alice", "bob", "carol"), start=1):
+        req = domain_job(
+            "m081.fs",
+            "TARGET.Memory >= 6000"
+            if who == "alice"
+            else "(TARGET.FileSystemDomain == MY.FileSystemDomain) || (TARGET.Memory >= 6000)",
+            1,
+            RequestCpus=1,
+            RequestMemory=3000,
+        )
+        req.ad["ClusterId"] = req.ad["AutoClusterId"] = ac
+        req.ad["Owner"] = "alice"  # read by some slots' Rank: one shape for all three
+        req.ad["Submitter"] = f"{who}@mockpool"
+        reqs.append(ResourceRequest.from_ad(req.ad, "schedd1", SCHEDD))
+    by_class, by_slot = both_ways(CycleAds(slots, privates), reqs, "")
+    assert outcome(by_class) == outcome(by_slot)
+    assert [m.slot_name for m in by_class.matches] == ["slot1@m080", "slot1@m081", "slot1@m081"]
