@@ -868,9 +868,9 @@ def _claim_ids(private: ClassAd, consumption_policy: bool) -> list[str]:
 
 
 class PslotConsumption:
-    """What a request's job consumes of each candidate p-slot: one row per class or
-    p-slot state (``view.row_keys``), looked up by slot row for the few p-slots a
-    request is matched with. A re-offered p-slot's entry is set by slot row."""
+    """What a request's job consumes of each candidate p-slot: one row per p-slot class
+    or state (``view.row_keys``), looked up by slot row for the few p-slots a request
+    is matched with. A re-offered p-slot's entry is set by slot row."""
 
     def __init__(
         self,
@@ -880,18 +880,19 @@ class PslotConsumption:
     ) -> None:
         self._view = view
         self._cons: dict[int, np.ndarray] = (
-            {}
-            if keys is None or cons is None
-            else {k: c for k, c in zip(keys.tolist(), cons, strict=True) if not np.isnan(c).all()}
+            {} if keys is None or cons is None else dict(zip(keys.tolist(), cons, strict=True))
         )
         self._set: dict[int, np.ndarray] = {}
 
     def get(self, row: int) -> np.ndarray | None:
         found = self._set.get(row)
-        if found is not None or self._view is None:
+        if found is not None or not self._cons:
             return found
-        c = self._view.classes.of[row : row + 1]
-        return self._cons.get(int(self._view.row_keys(c)[0]))
+        view = self._view
+        assert view is not None
+        c = int(view.classes.of[row])
+        sid = -1 if view.state is None else int(view.state[c])
+        return self._cons.get(len(view.reps) + sid if sid >= 0 else c)
 
     def __getitem__(self, row: int) -> np.ndarray:
         found = self.get(row)
@@ -1379,7 +1380,8 @@ class _Cycle:
         hit = np.flatnonzero(ans.matched)
         allowed, state = view.preempt.classify(ct, job, at[hit], req.submitter, self.diag)
         hit, state = hit[allowed], state[allowed]
-        cons_of = PslotConsumption(view, view.row_keys(at[hit]), ans.cons[hit])
+        phit = hit[view.has_cp[at[hit]]]  # the p-slot classes and states
+        cons_of = PslotConsumption(view, view.row_keys(at[phit]), ans.cons[phit])
         keys = np.empty((len(hit), 5))
         keys[:, 0] = ans.pre[hit]
         keys[:, 1] = ans.rank[hit]
