@@ -175,13 +175,20 @@ class SlotTable:
         # each distinct object classified once: ads decoded from the wire share the
         # trees and literals of their equal attributes (classad.bindings)
         if self._plain:
-            exprs = list(map(_second, [ad._attrs.get(key, _ABSENT) for ad in self.ads]))
+            row_exprs = list(map(_second, [ad._attrs.get(key, _ABSENT) for ad in self.ads]))
         else:
-            exprs = [ad.lookup(key) for ad in self.ads]
-        by_id = {id(e): e for e in exprs}
-        distinct: list[Expr | None] = list(by_id.values())
-        number = {i: k for k, i in enumerate(by_id)}
-        codes = np.fromiter(map(number.__getitem__, map(id, exprs)), np.int64, n)
+            row_exprs = [ad.lookup(key) for ad in self.ads]
+        by_id = {id(e): e for e in row_exprs}
+        codes: np.ndarray | None = None  # each row's distinct object (None: its own)
+        distinct: list[Expr | None] = row_exprs
+        if 2 * len(by_id) <= n:
+            distinct = list(by_id.values())
+            number = {i: k for k, i in enumerate(by_id)}
+            codes = np.fromiter(map(number.__getitem__, map(id, row_exprs)), np.int64, n)
+
+        def per_row(a: np.ndarray) -> np.ndarray:
+            return a if codes is None else a[codes]
+
         m = len(distinct)
         tag = np.zeros(m, dtype=np.int8)
         present = np.fromiter((e is not None for e in distinct), bool, m)
@@ -234,23 +241,23 @@ class SlotTable:
                 oval[k] = v
         lit = Vec(
             n,
-            tag[codes],
-            ival[codes],
-            fval[codes],
-            sval[codes],
-            None if oval is None else oval[codes],
+            per_row(tag),
+            per_row(ival),
+            per_row(fval),
+            per_row(sval),
+            None if oval is None else per_row(oval),
         ).simplify()
         lit.src = key
         exprs = []
         for ks, e in groups.values():
-            rows = (
-                np.flatnonzero(codes == ks[0])
-                if len(ks) == 1
-                else np.flatnonzero(np.isin(codes, ks))
-            )
+            if codes is None:
+                rows = np.array(ks, dtype=np.int64)
+            elif len(ks) == 1:
+                rows = np.flatnonzero(codes == ks[0])
+            else:
+                rows = np.flatnonzero(np.isin(codes, ks))
             exprs.append((rows, e))
-        # an absent row's tag is 0 as before; its present flag False
-        return Column(key, present[codes], lit, exprs)
+        return Column(key, per_row(present), lit, exprs)
 
     def uniques(self, col: Column) -> tuple[list[Any], np.ndarray]:
         """Distinct literal values of a column and each row's index into them (cached)."""
