@@ -65,6 +65,7 @@ from ..classad.budget import Budget, BudgetExceeded
 from ..classad.kernel import (
     CompiledExpr,
     KernelStats,
+    MatchResult,
     SlotTable,
     Varying,
     match_vector,
@@ -1430,21 +1431,29 @@ class _Cycle:
         keep = np.ones(len(at), dtype=bool)
         if not len(ask):
             return Answers(matched, rank, rank.copy(), rank.copy(), cons_at), keep
-        # asked of every row, three-valued evaluation says where the answer follows a
-        # wide name: undecided on a row of several slots, not to be kept on a state
-        mr = match_vector(
-            job,
-            ct,
-            now=self.now,
-            budget=budget,
-            varies=None if varies is None else varies.on(np.ones(len(ask), dtype=bool)),
-            rows=at[ask],
-        )
-        self.kstats.fallbacks += mr.fallbacks
-        if mr.unknown is not None:
-            if (mr.unknown & multi[ask]).any():
-                return None
-            keep[ask] &= ~(mr.unknown & at_cp[ask])
+
+        def match(j: ClassAd, idx: np.ndarray) -> MatchResult | None:
+            """``j`` on the rows ``at[idx]``. Asked of every row, three-valued evaluation
+            says where the answer follows a wide name: undecided on a row of several
+            slots (None), not to be kept on a p-slot state."""
+            got = match_vector(
+                j,
+                ct,
+                now=self.now,
+                budget=budget,
+                varies=None if varies is None else varies.on(np.ones(len(idx), dtype=bool)),
+                rows=at[idx],
+            )
+            self.kstats.fallbacks += got.fallbacks
+            if got.unknown is not None:
+                if (got.unknown & multi[idx]).any():
+                    return None
+                keep[idx] &= ~(got.unknown & at_cp[idx])
+            return got
+
+        mr = match(job, ask)
+        if mr is None:
+            return None
         rank[ask] = mr.rank
         matched[ask] = mr.matches
         matched &= ~at_cp
@@ -1462,19 +1471,9 @@ class _Cycle:
                 if jo is job:
                     matched[sel] = plain[sel]
                     continue
-                mo = match_vector(
-                    jo,
-                    ct,
-                    now=self.now,
-                    budget=budget,
-                    varies=None if varies is None else varies.on(np.ones(len(sel), dtype=bool)),
-                    rows=at[sel],
-                )
-                self.kstats.fallbacks += mo.fallbacks
-                if mo.unknown is not None:
-                    if (mo.unknown & multi[sel]).any():
-                        return None
-                    keep[sel] &= ~mo.unknown
+                mo = match(jo, sel)
+                if mo is None:
+                    return None
                 matched[sel] = mo.matches
         pre = np.full(len(at), NO_RANK)
         post = np.full(len(at), NO_RANK)
