@@ -457,7 +457,8 @@ class ClassView:
         self._members: list[list[int]] = []
         self._live_states: set[int] = set()
         grouped = self.has_cp if pbase is not None and owns is not None else None
-        # the rows evaluated one by one: every class but the grouped p-slots
+        # the classes a request is evaluated on each as its own row: all but the
+        # p-slots in states
         self._singly = (
             np.flatnonzero(~grouped) if grouped is not None else np.arange(len(self.reps))
         )
