@@ -120,7 +120,7 @@ NO_RANK = -sys.float_info.max  # HTCondor: a rank that is not a number is -DBL_M
 RESOURCES = ("Cpus", "Memory", "Disk")
 DEFAULT_LOG_MATCH_LIMIT = 1000
 # the job attributes a request's evaluation against slots starts from
-_SHAPE = ("Requirements", "Rank", "ConcurrencyLimits")
+_READS_KEY = ("Requirements", "Rank", "ConcurrencyLimits")  # what keys _reads_wide
 # a request evaluated on at most this many p-slot states (and nothing else) is evaluated
 # state by state with the scalar evaluator
 _ONE_BY_ONE = 4
@@ -1018,7 +1018,7 @@ class _Cycle:
         self.rejections: list[Rejection] = []
         self.diag = Diagnosis()  # why the last request's candidates fell out
         self.groups: GroupTree | None = None
-        self._reads_wide: set[tuple[str, ...]] = set()  # request shapes (_SHAPE)
+        self._reads_wide: set[tuple[str, ...]] = set()  # texts of _READS_KEY
         # the current request's re-offer tests, by p-slot base and resources left
         # re-offer answers by (base, resources left), per request shape (a request's
         # own where the cycle keeps no shapes: see .memo)
@@ -1308,19 +1308,19 @@ class _Cycle:
     ) -> tuple[CandidateStream, PslotConsumption]:
         """The slots that match ``req`` now, best first, and each p-slot's consumption,
         evaluated per slot class; again slot by slot if that read a wide name."""
-        job = with_submitter_attrs(
-            req.ad, self.acct.eup(req.submitter), self.acct.resources_used(req.submitter)
-        )
+        eup, in_use = self.acct.eup(req.submitter), self.acct.resources_used(req.submitter)
+        job = with_submitter_attrs(req.ad, eup, in_use)
+        offered = slots.memo.offered_shape(req.ad, eup, in_use) if slots.memo is not None else ()
         view = slots.view
         if slots.taint is None:
-            out = self._candidates_in(view, req, job, slots)
+            out = self._candidates_in(view, req, job, slots, offered)
             assert out is not None
             return out
         # A request whose expressions read a wide name undecided once will again:
         # remember them.
         text = slots.memo.text if slots.memo is not None else unparse
-        shape = tuple(text(e) for e in map(req.ad.lookup, _SHAPE) if e is not None)
-        if shape not in self._reads_wide:
+        reads = tuple(text(e) for e in map(req.ad.lookup, _READS_KEY) if e is not None)
+        if reads not in self._reads_wide:
             requirements = req.ad.lookup("Requirements")
             varies = (
                 slots.varies
@@ -1329,13 +1329,13 @@ class _Cycle:
             )
             view.table.touched = False
             fallbacks = self.kstats.fallbacks
-            out = self._candidates_in(view, req, job, slots, varies)
+            out = self._candidates_in(view, req, job, slots, offered, varies)
             # a scalar fallback reads the representative's ad unwatched: not trusted either
             if out is not None and not view.table.touched and self.kstats.fallbacks == fallbacks:
                 return out
-            self._reads_wide.add(shape)
+            self._reads_wide.add(reads)
         self.stats.requests_by_slot += 1
-        out = self._candidates_in(slots.fine(), req, job, slots)
+        out = self._candidates_in(slots.fine(), req, job, slots, offered)
         assert out is not None
         return out
 
@@ -1345,6 +1345,7 @@ class _Cycle:
         req: ResourceRequest,
         job: ClassAd,
         slots: _Slots,
+        shape: tuple,
         varies: Varying | None = None,
     ) -> tuple[CandidateStream, PslotConsumption] | None:
         """As ``_candidates`` on ``view``; with ``varies`` (the classes whose slots differ
@@ -1369,9 +1370,10 @@ class _Cycle:
             answers, keep = got
             return answers, keep & (not read_wide and self.kstats.fallbacks == fallbacks)
 
+        row_keys = view.row_keys(at)
         if view is slots.view and slots.memo is not None:
             evaluated = self.stats.rows_evaluated
-            ans = slots.memo.answer(job, view.row_keys(at), evaluate)
+            ans = slots.memo.answer(shape, row_keys, evaluate)
             self.stats.rows_remembered += len(at) - (self.stats.rows_evaluated - evaluated)
         else:
             got = evaluate(np.ones(len(at), dtype=bool))
@@ -1382,7 +1384,7 @@ class _Cycle:
         allowed, state = view.preempt.classify(ct, job, at[hit], req.submitter, self.diag)
         hit, state = hit[allowed], state[allowed]
         phit = hit[view.has_cp[at[hit]]]  # the p-slot classes and states
-        cons_of = PslotConsumption(view, view.row_keys(at[phit]), ans.cons[phit])
+        cons_of = PslotConsumption(view, row_keys[phit], ans.cons[phit])
         keys = np.empty((len(hit), 5))
         keys[:, 0] = ans.pre[hit]
         keys[:, 1] = ans.rank[hit]
@@ -1551,7 +1553,9 @@ class _Cycle:
             return False, False
         heap: list[tuple] = []  # re-offered p-slots, by _heap_key
         if slots.memo is not None:
-            self._reoffered = self._reoffered_by_shape.setdefault(slots.memo.shape(req.ad), {})
+            self._reoffered = self._reoffered_by_shape.setdefault(
+                slots.memo.request_shape(req.ad), {}
+            )
         else:
             self._reoffered = {}
         s = self.stats

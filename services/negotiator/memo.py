@@ -20,6 +20,7 @@ import numpy as np
 from ..classad import ClassAd
 from ..classad.tree import Expr, Literal
 from ..classad.unparse import unparse
+from .preemption import SUBMITTER_ATTRS
 
 __all__ = ["Answers", "AnswerMemo", "ExprText"]
 
@@ -109,6 +110,8 @@ class AnswerMemo:
         self._width = 4 + resources
         self._shapes: dict[tuple, _ShapeMemo] = {}
         self.text = ExprText()
+        self._of_request: dict[int, tuple[ClassAd, tuple]] = {}
+        self._reads_submitter = not {a.lower() for a in SUBMITTER_ATTRS}.isdisjoint(names)
 
     def shape(self, job: ClassAd) -> tuple:
         parts: list[object] = []
@@ -122,16 +125,29 @@ class AnswerMemo:
                 parts.append(self.text(e))
         return tuple(parts)
 
+    def request_shape(self, request: ClassAd) -> tuple:
+        """``shape(request)``, made once per request ad (a request is offered many
+        times a cycle)."""
+        hit = self._of_request.get(id(request))
+        if hit is None or hit[0] is not request:
+            hit = self._of_request[id(request)] = (request, self.shape(request))
+        return hit[1]
+
+    def offered_shape(self, request: ClassAd, eup: float, in_use: float) -> tuple:
+        """The shape of ``with_submitter_attrs(request, eup, in_use)``: the request's
+        own, and the submitter's figures where an expression in play reads them."""
+        extra = (float(eup), float(in_use)) if self._reads_submitter else ()
+        return self.request_shape(request) + extra
+
     def answer(
         self,
-        job: ClassAd,
+        shape: tuple,
         keys: np.ndarray,
         evaluate: Callable[[np.ndarray], tuple[Answers, np.ndarray] | None],
     ) -> Answers | None:
-        """The answers on the rows ``keys``: remembered, or from ``evaluate(missing)``
-        (a bool mask of ``keys``), which returns them and which of them may be kept, or
-        None (the request is then not answered here)."""
-        shape = self.shape(job)
+        """A request's answers, of ``shape``, on the rows ``keys``: remembered, or from
+        ``evaluate(missing)`` (a bool mask of ``keys``), which returns them and which of
+        them may be kept, or None (the request is then not answered here)."""
         memo = self._shapes.get(shape)
         if memo is None:
             memo = self._shapes[shape] = _ShapeMemo(self._width)

@@ -143,6 +143,10 @@ def remote_user(ad: ClassAd) -> str | None:
     return None
 
 
+# what with_submitter_attrs adds to a request
+SUBMITTER_ATTRS = ("SubmittorPrio", "SubmitterUserPrio", "SubmitterUserResourcesInUse")
+
+
 def with_submitter_attrs(job: ClassAd, eup: float, in_use: float) -> ClassAd:
     """A copy of the request with the submitter's ephemeral attributes, as HTCondor's
     negotiator inserts them before matching."""

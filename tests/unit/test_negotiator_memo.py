@@ -49,26 +49,26 @@ def test_only_the_rows_not_seen_for_the_shape_are_evaluated() -> None:
 
         return evaluate
 
-    got = memo.answer(job, np.array([5, 7]), evaluate_from([5, 7], 0.0))
+    got = memo.answer(memo.shape(job), np.array([5, 7]), evaluate_from([5, 7], 0.0))
     assert got is not None and got.rank.tolist() == [0.0, 1.0]
     # 7 remembered (rank 1), 9 evaluated now (the first of this batch: 100)
-    got = memo.answer(job, np.array([9, 7]), evaluate_from([9, 7], 100.0))
+    got = memo.answer(memo.shape(job), np.array([9, 7]), evaluate_from([9, 7], 100.0))
     assert got is not None
     assert got.rank.tolist() == [100.0, 1.0]
     assert got.pre.tolist() == [110.0, 11.0]
     assert got.cons[:, 0].tolist() == [130.0, 31.0]
     assert asked == [[5, 7], [9]]
     # answers that may not be kept are used once and evaluated again next time
-    memo.answer(job, np.array([11]), evaluate_from([11], 0.0, keep=False))
-    memo.answer(job, np.array([11]), evaluate_from([11], 0.0))
+    memo.answer(memo.shape(job), np.array([11]), evaluate_from([11], 0.0, keep=False))
+    memo.answer(memo.shape(job), np.array([11]), evaluate_from([11], 0.0))
     assert asked[-2:] == [[11], [11]]
     # another shape remembers nothing of this one's
     other = ClassAd(RequestMemory=2)
-    memo.answer(other, np.array([5]), evaluate_from([5], 0.0))
+    memo.answer(memo.shape(other), np.array([5]), evaluate_from([5], 0.0))
     assert asked[-1] == [5]
     # a request that cannot be answered here (None) leaves nothing behind
-    assert memo.answer(job, np.array([13]), lambda missing: None) is None
-    memo.answer(job, np.array([13]), evaluate_from([13], 0.0))
+    assert memo.answer(memo.shape(job), np.array([13]), lambda missing: None) is None
+    memo.answer(memo.shape(job), np.array([13]), evaluate_from([13], 0.0))
     assert asked[-1] == [13]
 
 
@@ -78,10 +78,12 @@ def test_answers_stay_right_as_the_memory_grows() -> None:
     for batch in range(5):  # 5 x 13 rows, past the first allocations
         keys = np.arange(13) + 13 * batch
         memo.answer(
-            job, keys, lambda missing, b=batch: (_answers(13, 100.0 * b), np.ones(13, dtype=bool))
+            memo.shape(job),
+            keys,
+            lambda missing, b=batch: (_answers(13, 100.0 * b), np.ones(13, dtype=bool)),
         )
     keys = np.array([64, 0, 27])
-    got = memo.answer(job, keys, lambda missing: None)  # all remembered: not called
+    got = memo.answer(memo.shape(job), keys, lambda missing: None)  # all remembered: not called
     assert got is not None
     assert got.rank.tolist() == [400.0 + 12, 0.0, 200.0 + 1]
 
@@ -91,7 +93,9 @@ def test_only_the_answers_that_may_be_kept_are_remembered() -> None:
     memo = AnswerMemo([], 1)
     job = ClassAd()
     keys = np.array([10, 11, 12, 13])
-    first = memo.answer(job, keys, lambda m: (_answers(4), np.array([False, True, False, True])))
+    first = memo.answer(
+        memo.shape(job), keys, lambda m: (_answers(4), np.array([False, True, False, True]))
+    )
     assert first is not None and first.rank.tolist() == [0.0, 1.0, 2.0, 3.0]
     asked = []
 
@@ -99,6 +103,6 @@ def test_only_the_answers_that_may_be_kept_are_remembered() -> None:
         asked.append(keys[missing].tolist())
         return _answers(int(missing.sum()), 50.0), np.zeros(int(missing.sum()), dtype=bool)
 
-    got = memo.answer(job, keys, again)
+    got = memo.answer(memo.shape(job), keys, again)
     assert asked == [[10, 12]]
     assert got is not None and got.rank.tolist() == [50.0, 1.0, 51.0, 3.0]
