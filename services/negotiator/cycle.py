@@ -889,11 +889,8 @@ class PslotConsumption:
         found = self._set.get(row)
         if found is not None or not self._cons:
             return found
-        view = self._view
-        assert view is not None
-        c = int(view.classes.of[row])
-        sid = -1 if view.state is None else int(view.state[c])
-        return self._cons.get(len(view.reps) + sid if sid >= 0 else c)
+        assert self._view is not None
+        return self._cons.get(self._view.row_key(int(self._view.classes.of[row])))
 
     def __getitem__(self, row: int) -> np.ndarray:
         found = self.get(row)
@@ -1019,7 +1016,6 @@ class _Cycle:
         self.diag = Diagnosis()  # why the last request's candidates fell out
         self.groups: GroupTree | None = None
         self._reads_wide: set[tuple[str, ...]] = set()  # texts of _READS_KEY
-        # the current request's re-offer tests, by p-slot base and resources left
         # re-offer answers by (base, resources left), per request shape (a request's
         # own where the cycle keeps no shapes: see .memo)
         self._reoffered: dict[tuple[int, bytes], tuple] = {}
@@ -1416,7 +1412,7 @@ class _Cycle:
         multi = (view.sizes[at] > 1) | (counts > 1)  # rows that stand for several slots
         at_cp = view.has_cp[at]
         if len(at) <= _ONE_BY_ONE and at_cp.all() and not (multi.any() and slots.taint):
-            return self._evaluate_one_by_one(view, job, slots, at, varies is not None)
+            return self._evaluate_one_by_one(view, job, slots, at)
         cons_at = np.full((len(at), len(slots.resources)), np.nan)
         pat = np.flatnonzero(at_cp)
         if len(pat):  # p-slot states first: most, used up, fit no job and need no more
@@ -1485,50 +1481,28 @@ class _Cycle:
         return Answers(matched, rank, pre, post, cons_at), keep
 
     def _evaluate_one_by_one(
-        self, view: ClassView, job: ClassAd, slots: _Slots, at: np.ndarray, kleene: bool
+        self, view: ClassView, job: ClassAd, slots: _Slots, at: np.ndarray
     ) -> tuple[Answers, np.ndarray]:
-        """As ``_evaluate`` on a few p-slot states, each one slot, with the scalar
-        evaluator (the vector one costs a fixed time per expression, whatever the rows).
-        A wide name read sets the table's ``touched``, but in the job's Requirements when
-        ``kleene``: the answer is then exact for the state's one slot, and not kept."""
-        wide = slots.classes.wide if slots.taint is not None else frozenset()
-        n, now = len(at), self.now
+        """As ``_evaluate`` on a few p-slot states of one slot each, with the scalar
+        evaluator (the vector one costs a fixed time per expression, whatever the rows):
+        the re-offer test, which also says whether an answer holds for every slot alike
+        but for the wide names (else it is exact for this one slot, and not kept)."""
+        n = len(at)
         matched = np.zeros(n, dtype=bool)
         rank = np.zeros(n)
         pre = np.full(n, NO_RANK)
         post = np.full(n, NO_RANK)
         cons_at = np.full((n, len(slots.resources)), np.nan)
-        job_cp = _with_zero_requests(job, slots.resources)
-        read = False
         keep = np.ones(n, dtype=bool)
+        rank_e = job.lookup("Rank")
         for k, c in enumerate(at.tolist()):
             row = int(view.reps[c])
-            slot = WatchedAd.of(slots.ad(row), wide)
-            cons = slots.scalar_consumption(job_cp, row, slot)
-            if not _sufficient(cons[None, :], slots.avail[:, row][None, :])[0]:
-                read = read or slot.read
+            (cons, (pre_k, _rank, post_k)), keep[k] = self._reoffer_test(job, slots, row)
+            if cons is None:
                 continue
-            cons_at[k] = cons
-            jo = _override_requests(job, cons, slots.resources)
-            rank_e = job.lookup("Rank")
-            if rank_e is not None:
-                rank[k] = _rank_number(evaluate(rank_e, job, slot, now=now))
-            slot_req = slot.lookup("Requirements")
-            ok = slot_req is not None and truth(evaluate(slot_req, slot, jo, now=now)) is True
-            read = read or slot.read
-            if ok:
-                job_req = jo.lookup("Requirements")
-                slot.read = False
-                ok = job_req is not None and truth(evaluate(job_req, jo, slot, now=now)) is True
-                read = read or (slot.read and not kleene)
-                keep[k] = not slot.read
-            if ok:
-                matched[k] = True
-                slot.read = False
-                pre[k], _rank, post[k] = slots.scalar_ranks(job, row, slot)
-                read = read or slot.read
-        if read:
-            view.table.touched = True
+            matched[k], cons_at[k], pre[k], post[k] = True, cons, pre_k, post_k
+            if rank_e is not None:  # as the kernel reads it (a number that is not finite too)
+                rank[k] = _rank_number(evaluate(rank_e, job, slots.ad(row), now=self.now))
         return Answers(matched, rank, pre, post, cons_at), keep
 
     def _match_request(

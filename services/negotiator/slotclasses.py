@@ -542,6 +542,11 @@ class ClassView:
         st = self.state[rows]
         return np.where(st >= 0, len(self.reps) + st, rows)
 
+    def row_key(self, c: int) -> int:
+        """``row_keys`` of one class row, without numpy."""
+        sid = -1 if self.state is None else int(self.state[c])
+        return len(self.reps) + sid if sid >= 0 else c
+
     def kill(self, row: int) -> None:
         c = int(self.classes.of[row])
         self.alive[c] -= 1
