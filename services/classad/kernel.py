@@ -20,6 +20,7 @@ from __future__ import annotations
 import operator
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from itertools import repeat
 from typing import Any
 
 import numpy as np
@@ -144,7 +145,8 @@ class SlotTable:
         self.n = len(self.ads)
         # ads of exactly ClassAd are read straight from their attributes (a subclass may
         # watch its lookups)
-        self._plain = all(type(ad) is ClassAd for ad in self.ads)
+        plain = all(type(ad) is ClassAd for ad in self.ads)
+        self._dicts = [ad._attrs for ad in self.ads] if plain else None
         self.pool = V.StringPool()
         self._cols: dict[str, Column] = {}
         # Lower-case names whose reading sets ``touched``: a caller that holds rows for
@@ -174,24 +176,26 @@ class SlotTable:
         n = self.n
         # each distinct object classified once: ads decoded from the wire share the
         # trees and literals of their equal attributes (classad.bindings)
-        if self._plain:
-            row_exprs = list(map(_second, [ad._attrs.get(key, _ABSENT) for ad in self.ads]))
+        if self._dicts is not None:
+            got = map(dict.get, self._dicts, repeat(key), repeat(_ABSENT))
+            row_exprs = list(map(_second, got))
         else:
             row_exprs = [ad.lookup(key) for ad in self.ads]
-        by_id = {id(e): e for e in row_exprs}
+        # the row's objects numbered by a sort of their ids (ids of live objects differ)
+        ids = np.fromiter(map(id, row_exprs), np.intp, n)
+        _, first, inverse = np.unique(ids, return_index=True, return_inverse=True)
         codes: np.ndarray | None = None  # each row's distinct object (None: its own)
         distinct: list[Expr | None] = row_exprs
-        if 2 * len(by_id) <= n:
-            distinct = list(by_id.values())
-            number = {i: k for k, i in enumerate(by_id)}
-            codes = np.fromiter(map(number.__getitem__, map(id, row_exprs)), np.int64, n)
+        if 2 * len(first) <= n:
+            distinct = [row_exprs[k] for k in first.tolist()]
+            codes = inverse.reshape(n)
 
         def per_row(a: np.ndarray) -> np.ndarray:
             return a if codes is None else a[codes]
 
         m = len(distinct)
         tag = np.zeros(m, dtype=np.int8)
-        present = np.fromiter((e is not None for e in distinct), bool, m)
+        present = (ids if codes is None else ids[first]) != id(None)
         ival = np.zeros(m, dtype=np.int64)
         fval = np.zeros(m, dtype=np.float64)
         sval = np.zeros(m, dtype=np.int64)
@@ -199,21 +203,24 @@ class SlotTable:
         groups: dict[str, tuple[list[int], Expr]] = {}
         # the usual literals (bool, int, float, str) by type, in bulk; the rest one by one
         values = [e.value if type(e) is Literal else _NOT_PLAIN for e in distinct]
-        kinds = np.fromiter((_PLAIN_TAG.get(type(v), 0) for v in values), np.int8, m)
+        kinds = np.fromiter(map(_PLAIN_TAG.get, map(type, values), repeat(0)), np.int8, m)
+
+        def of(at: np.ndarray) -> list[Any]:
+            return values if len(at) == m else [values[k] for k in at.tolist()]
+
         for t in (B, I):
             at = np.flatnonzero(kinds == t)
             if len(at):
                 tag[at] = t
-                ival[at] = [values[k] for k in at.tolist()]
+                ival[at] = of(at)
         at = np.flatnonzero(kinds == R)
         if len(at):
             tag[at] = R
-            fval[at] = [values[k] for k in at.tolist()]
+            fval[at] = of(at)
         at = np.flatnonzero(kinds == S)
         if len(at):
-            code = self.pool.code
             tag[at] = S
-            sval[at] = [code(values[k]) for k in at.tolist()]
+            sval[at] = list(map(self.pool.code, of(at)))
         for k in np.flatnonzero((kinds == 0) & present).tolist():
             e = distinct[k]
             assert e is not None

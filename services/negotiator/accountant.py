@@ -119,10 +119,14 @@ class Accountant:
         self.groups = groups
         self._names = {ROOT.lower(): ROOT} | {g.name.lower(): g.name for g in groups.groups}
         self._group_factors = dict(groups.prio_factors)
+        self._group_of: dict[str, str] = {}  # answers for this tree, asked once a match
 
     def group_of(self, name: str) -> str:
         """The accounting group a submitter (or group record) is charged to."""
-        return group_of(name, self._names)
+        group = self._group_of.get(name)
+        if group is None:
+            group = self._group_of[name] = group_of(name, self._names)
+        return group
 
     # -- reading ------------------------------------------------------------------------
     def _rec(self, name: str) -> SubmitterRecord:

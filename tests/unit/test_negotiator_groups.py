@@ -94,6 +94,17 @@ def test_names_are_case_insensitive_and_jobs_map_to_the_deepest_defined_group():
     assert group_of("GROUP_PHYSICS", names) == "group_physics"
 
 
+def test_an_accountant_charges_the_group_of_its_current_tree():
+    acct = Accountant()
+    assert acct.group_of("group_physics.alice@mockpool") == ROOT
+    acct.set_groups(GroupConfig.from_config(parse_config("GROUP_NAMES = group_physics\n")))
+    assert acct.group_of("group_physics.alice@mockpool") == "group_physics"
+    acct.add_match("group_physics.alice@mockpool", 2.0, 0.0)
+    assert acct.resources_used("group_physics") == 2.0
+    acct.set_groups(GroupConfig())
+    assert acct.group_of("group_physics.alice@mockpool") == ROOT
+
+
 # ------------------------------------------------------------ whole cycles
 
 
