@@ -69,22 +69,6 @@ SERVER_OPTIONS: tuple[tuple[str, Any], ...] = (("grpc.so_reuseport", 0), *_SIZE_
 # pass 16 KiB (RESOURCE_EXHAUSTED). A few hundred characters name any problem.
 MAX_DETAIL_CHARS = 400
 
-# Items of one batch handled between yields to the event loop: a daemon that receives
-# 10,000 matches or claims at once still wakes its timers on time.
-YIELD_EVERY = 256
-# Claims cost a startd or a schedd about a millisecond each (an ad built, encoded or
-# decoded, the queue written): fewer a turn. Concurrent batches take their turns in a
-# round (a schedd applies four startds' replies at once), so a timer waits for a round.
-CLAIMS_PER_TURN = 64
-
-
-async def in_turns(items: Sequence[Any], size: int = YIELD_EVERY) -> AsyncIterator[Sequence[Any]]:
-    """``items`` in slices of ``size``, with a turn for the event loop between slices."""
-    for start in range(0, len(items), size):
-        if start:
-            await asyncio.sleep(0)
-        yield items[start : start + size]
-
 
 def clip_detail(text: str, limit: int = MAX_DETAIL_CHARS) -> str:
     """``text`` cut to at most ``limit`` characters by leaving out its middle: messages

@@ -15,7 +15,7 @@ from typing import Any
 import grpc
 import grpc.aio
 
-from .. import rpc
+from .. import turns
 from ..auth import Role, current_role
 from ..daemon import DaemonContext, abort_invalid
 from ..v1 import collector_pb2 as cpb
@@ -163,7 +163,7 @@ class CollectorService(cgrpc.CollectorServicer):
         errors: list[str] = []
         updates = list(request.updates)
         # a big batch must not starve queries: in turns
-        async for part in rpc.in_turns(range(len(updates))):
+        async for part in turns.in_turns(range(len(updates))):
             took, refused = self.core.advertise(
                 (_received(i, updates[i]) for i in part), self.ctx.clock.now()
             )
@@ -222,9 +222,9 @@ class CollectorService(cgrpc.CollectorServicer):
         # framed in turns (100,000 slots take a few tenths of a second); the records are
         # those of the moment the snapshot was taken, whatever arrives meanwhile
         parts: list[bytes] = []
-        async for part in rpc.in_turns(snap.slots, _FRAMED_PER_TURN):
+        async for part in turns.in_turns(snap.slots, _FRAMED_PER_TURN):
             parts += [frame_field(1, r.projected_wire(snap.keep)) for r in part]
-        async for part in rpc.in_turns(snap.private, _FRAMED_PER_TURN):
+        async for part in turns.in_turns(snap.private, _FRAMED_PER_TURN):
             parts += [frame_field(2, r.wire()) for r in part]
         parts.append(
             cpb.SnapshotReply(

@@ -39,7 +39,7 @@ from typing import Any
 import grpc
 import grpc.aio
 
-from .. import rpc
+from .. import rpc, turns
 from ..auth import Role, current_role
 from ..claimid import from_sinful, sinful
 from ..classad import ClassAd
@@ -454,7 +454,7 @@ class NegotiatorService(ngrpc.NegotiatorServicer):
             # put together from each slot ad's bytes as read from the collector, or cached
             # (see wire.frame_field)
             parts = [head.SerializeToString()]
-            async for part in rpc.in_turns(matches):
+            async for part in turns.in_turns(matches):
                 for m in part:
                     fixed = spb.Match(
                         submitter=m.submitter,

@@ -33,7 +33,7 @@ from typing import Any
 import grpc
 import grpc.aio
 
-from .. import rpc
+from .. import rpc, turns
 from ..auth import ALL_ROLES, Role, caller, daemon_identity, submit_owner
 from ..claimid import sinful
 from ..classad import ClassAd
@@ -345,7 +345,7 @@ class ScheddService(sgrpc.ScheddServicer):
         hold the loop for half a second)."""
         matches: list[MatchNotice] = []
         try:
-            async for part in rpc.in_turns(request.matches):
+            async for part in turns.in_turns(request.matches, turns.ADS_PER_TURN):
                 matches += [
                     MatchNotice(
                         m.submitter,
@@ -375,7 +375,7 @@ class ScheddService(sgrpc.ScheddServicer):
 
     async def _use_matches(self, core: Schedd, matches: list[MatchNotice]) -> None:
         out = Outbox()
-        async for part in rpc.in_turns(matches):
+        async for part in turns.in_turns(matches, turns.ADS_PER_TURN):
             out.extend(core.on_matches(part, self.ctx.clock.now()))
         self.stats["matches_dropped"] += out.dropped
         self._after(core)
@@ -423,7 +423,7 @@ class ScheddService(sgrpc.ScheddServicer):
         accepted = 0
         for key, exits in by_core.items():
             core = self.cores[key]
-            async for part in rpc.in_turns(exits):
+            async for part in turns.in_turns(exits, turns.ADS_PER_TURN):
                 out = core.on_job_exits(part, self.ctx.clock.now())
                 self._after(core)
                 self._spawn(self._send(core, out))
@@ -449,7 +449,7 @@ class ScheddService(sgrpc.ScheddServicer):
 
     async def _request_claims(self, core: Schedd, address: str, reqs: list) -> None:
         request = tpb.RequestClaimsRequest(request_id=rpc.request_id())
-        async for part in rpc.in_turns(reqs):
+        async for part in turns.in_turns(reqs, turns.ADS_PER_TURN):
             for r in part:
                 msg = request.claims.add(
                     claim_id=r.claim_id,
@@ -482,7 +482,7 @@ class ScheddService(sgrpc.ScheddServicer):
             return self._claim_outcome(core, address, reqs[i], results[i])
 
         out = Outbox()
-        async for part in rpc.in_turns(range(len(reqs)), rpc.CLAIMS_PER_TURN):
+        async for part in turns.in_turns(range(len(reqs)), turns.ADS_PER_TURN):
             outcomes = [outcome(i) for i in part]
             out.extend(core.on_claim_results(outcomes, self.ctx.clock.now()))
         self._after(core)
@@ -543,7 +543,7 @@ class ScheddService(sgrpc.ScheddServicer):
 
     async def _activate(self, core: Schedd, address: str, acts: list) -> None:
         request = tpb.ActivateClaimsRequest(request_id=rpc.request_id())
-        async for part in rpc.in_turns(acts):
+        async for part in turns.in_turns(acts, turns.ADS_PER_TURN):
             for a in part:
                 msg = request.activations.add(claim_id=a.claim_id)
                 ad_to_pb(a.job_ad, msg.job)
@@ -574,7 +574,7 @@ class ScheddService(sgrpc.ScheddServicer):
                 else:
                     outcomes.append(ActivationOutcome(a.claim_id, r.ok, r.error, r.start_time))
         # each outcome stands alone: a big batch goes to the core in turns
-        async for part in rpc.in_turns(outcomes, rpc.CLAIMS_PER_TURN):
+        async for part in turns.in_turns(outcomes, turns.ADS_PER_TURN):
             out = core.on_activation_results(part, self.ctx.clock.now())
             self._after(core)
             await self._send(core, out)
@@ -662,9 +662,9 @@ class ScheddService(sgrpc.ScheddServicer):
         while True:
             try:
                 self._alive_wake.clear()
-                now = clock.now()
-                for core in self.cores.values():
-                    given_up, due = core.alive_round(now)
+                # a turn per schedd: each looks over thousands of claims
+                async for (core,) in turns.in_turns(list(self.cores.values()), 1):
+                    given_up, due = core.alive_round(clock.now())
                     if given_up:
                         self._after(core)
                         self._spawn(self._send(core, given_up))

@@ -29,7 +29,7 @@ from typing import Any
 import grpc
 import grpc.aio
 
-from .. import rpc
+from .. import rpc, turns
 from ..auth import Role, caller
 from ..claimid import from_sinful
 from ..classad import ClassAd, Expr, unparse
@@ -224,7 +224,7 @@ class StartdService:
     async def request_claims(self, request: pb.RequestClaimsRequest) -> pb.RequestClaimsReply:
         who = caller()
         reply = pb.RequestClaimsReply()
-        async for part in rpc.in_turns(request.claims, rpc.CLAIMS_PER_TURN):
+        async for part in turns.in_turns(request.claims, turns.ADS_PER_TURN):
             now = self.ctx.clock.now()
             for item in part:
                 result = reply.results.add(claim_id=item.claim_id, slot_name=item.slot_name)
@@ -260,7 +260,7 @@ class StartdService:
     async def activate_claims(self, request: pb.ActivateClaimsRequest) -> pb.ActivateClaimsReply:
         reply = pb.ActivateClaimsReply()
         who = caller()
-        async for part in rpc.in_turns(request.activations, rpc.CLAIMS_PER_TURN):
+        async for part in turns.in_turns(request.activations, turns.ADS_PER_TURN):
             now = self.ctx.clock.now()
             for item in part:
                 result = reply.results.add(claim_id=item.claim_id)
@@ -279,7 +279,7 @@ class StartdService:
     async def release_claims(self, request: pb.ReleaseClaimsRequest) -> pb.ReleaseClaimsReply:
         reply = pb.ReleaseClaimsReply()
         who = caller()
-        async for part in rpc.in_turns(request.claim_ids, rpc.CLAIMS_PER_TURN):
+        async for part in turns.in_turns(request.claim_ids, turns.ADS_PER_TURN):
             now = self.ctx.clock.now()
             for claim_id in part:
                 result = reply.results.add(claim_id=claim_id)
@@ -453,7 +453,7 @@ class StartdService:
         full round of 2,500 slots held it 0.2 s)."""
         versions = {m.name: m.version for m in machines}
         updates = self._invalidations(machines)
-        async for part in rpc.in_turns(machines, _MACHINES_PER_TURN):
+        async for part in turns.in_turns(machines, _MACHINES_PER_TURN):
             updates += self._slot_updates(part, now, only_changed=only_changed)
         if not updates:
             return True

@@ -373,16 +373,3 @@ async def test_bad_tokens_under_load_are_all_unauthenticated(running: Running) -
 def test_clip_detail(text: str, limit: int, expected: str) -> None:
     assert rpc.clip_detail(text, limit) == expected
     assert len(rpc.clip_detail(text, limit)) <= limit
-
-
-async def test_in_turns_gives_the_loop_a_turn_between_slices() -> None:
-    seen: list[str] = []
-
-    async def other() -> None:
-        seen.append("other")
-
-    task = asyncio.ensure_future(other())
-    async for part in rpc.in_turns(list(range(5)), size=2):
-        seen.append(",".join(map(str, part)))
-    await task
-    assert seen == ["0,1", "other", "2,3", "4"]

@@ -456,7 +456,7 @@ async def test_an_unsendable_job_is_left_out_of_replies_and_reported(pool: Pool)
 async def test_a_cycles_worth_of_matches_is_applied_in_turns_and_claimed_in_one_request(
     pool: Pool,
 ) -> None:
-    n = 300  # more than one turn (rpc.YIELD_EVERY)
+    n = 300  # more than one turn (turns.YIELD_EVERY)
     sub = f"executable = /bin/sleep\narguments = 60\nqueue {n}\n"
     await pool.stub(Role.SUBMIT).Submit(spb.SubmitRequest(description=sub, owner="alice"))
     rr = await pool.stub(Role.NEGOTIATOR).GetResourceRequests(spb.ResourceRequestsRequest())

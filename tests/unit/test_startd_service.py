@@ -11,7 +11,7 @@ import grpc
 import grpc.aio
 import pytest
 
-from mockpool import auth, rpc
+from mockpool import auth, rpc, turns
 from mockpool.auth import Role
 from mockpool.classad import ClassAd, parse_expr
 from mockpool.clock import ManualClock
@@ -312,7 +312,7 @@ async def test_a_batch_taking_turns_answers_a_concurrent_retry_with_its_reply(
     # more claims than a turn holds: the handler yields to the loop in between
     bad = [
         claim_request(p, f"<1.2.3.4:5>#1#{k}#deadbeef", "slot1@exec0001", k)
-        for k in range(2 * rpc.CLAIMS_PER_TURN)
+        for k in range(2 * turns.ADS_PER_TURN)
     ]
     request = pb.RequestClaimsRequest(
         request_id="big", claims=[*bad, claim_request(p, good, "slot1@exec0002", 999)]
