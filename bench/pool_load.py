@@ -102,9 +102,15 @@ def main() -> None:
     startup = time.monotonic() - t_start
     try:
         t0 = time.monotonic()
+        first_cycle: dict = {}  # the negotiator's figures of its first cycle
         while pool.now < spec.duration:
             pool.sleep_until(min(spec.duration, pool.now + 60))
             pool.drain()
+            if not first_cycle:
+                last = [
+                    h["services"].get("NegotiatorService", {}).get("last") for h in pool.status()
+                ]
+                first_cycle = next((x for x in last if x), {})
         real = time.monotonic() - t0
         events = pool.events
         status = pool.status()
@@ -149,6 +155,10 @@ def main() -> None:
         "cycle_durations": [c.get("duration") for c in cycles],
         "cycle_real_durations": [round(c.get("duration", 0) / ns.time_scale, 3) for c in cycles],
         "matches_per_cycle": [c.get("matches") for c in cycles],
+        # phases 1 to 4 of the first cycle (phase 4 includes sending the matches)
+        "first_cycle_phases_real_s": [
+            round(p / ns.time_scale, 3) for p in first_cycle.get("phases", [])
+        ],
         "peak_rss_mb": peak,
         "peak_rss_mb_total": round(sum(peak.values()), 1),
         "cpu_s": {f"{h['role']}:{h['pid']}": round(h.get("cpu_s", 0.0), 2) for h in status},

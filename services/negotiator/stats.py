@@ -85,6 +85,15 @@ class CycleStats:
             "start": self.start_time,
             "end": self.end_time,
             "duration": round(self.duration, 3),
+            "phases": [
+                round(d, 3)
+                for d in (
+                    self.duration_phase1,
+                    self.duration_phase2,
+                    self.duration_phase3,
+                    self.duration_phase4,
+                )
+            ],
             "matches": self.matches,
             "rejections": self.rejections,
             "idle_jobs": self.num_idle_jobs,
