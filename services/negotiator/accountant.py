@@ -25,6 +25,7 @@ persisted form (the negotiator shell writes it to disk each cycle).
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, replace
@@ -42,6 +43,13 @@ NICE_USER_PREFIX = "nice-user"  # condor_constants.h NiceUserName: a prefix matc
 
 class AccountantError(ValueError):
     """A bad value given to the accountant (negative factor, half-life <= 0, ...)."""
+
+
+@functools.lru_cache(maxsize=1024)
+def _lineage(group: str) -> tuple[str, ...]:
+    """A group and its ancestors, deepest first ("a.b.c", "a.b", "a")."""
+    parts = group.split(".") if group else []
+    return tuple(".".join(parts[:k]) for k in range(len(parts), 0, -1))
 
 
 @dataclass
@@ -244,10 +252,8 @@ class Accountant:
         grec = self._rec(group)
         grec.resources_used += cost
         grec.resources_count += count
-        part = group
-        while part:  # nested groups: every ancestor's subtree usage (AddMatch)
+        for part in _lineage(group):  # nested groups: every ancestor's subtree usage
             self._rec(part).hier_used += cost
-            part = part.rsplit(".", 1)[0] if "." in part else ""
 
     # -- persistence --------------------------------------------------------------------
     def to_dict(self) -> dict[str, Any]:

@@ -50,6 +50,7 @@ that submitter's turn; the rejection (HTCondor's reason) goes to its schedd.
 
 from __future__ import annotations
 
+import functools
 import heapq
 import math
 import sys
@@ -705,7 +706,9 @@ class _Slots:
         return key, shared
 
     def cached_weight(self, row: int, avail: np.ndarray) -> float | None:
-        key, shared = self.cache_keys(row, avail.tobytes())
+        return self._cached_weight(*self.cache_keys(row, avail.tobytes()))
+
+    def _cached_weight(self, key: tuple, shared: tuple | None) -> float | None:
         w = self.weight_cache.get(key) if key[0] >= 0 else None
         if w is None and shared is not None:
             w = self.weight_cache.get(shared)
@@ -717,7 +720,7 @@ class _Slots:
         if not self.cfg.use_slot_weights:
             return 1.0
         key, shared = self.cache_keys(row, avail.tobytes())
-        w = self.cached_weight(row, avail)
+        w = self._cached_weight(key, shared)
         if w is None:
             watched = WatchedAd.of(ad, self.classes.wide)
             e = watched.lookup("SlotWeight") or self.cfg.slot_weight
@@ -738,7 +741,7 @@ class _Slots:
         ad = self.current[row] = before.copy()
         for k, res in enumerate(self.resources):
             if self.owns[k, row]:
-                ad[res] = _preserve_int(self.avail[k, row])
+                ad[res] = Literal(_preserve_int(self.avail[k, row]))
         self._deducted.add(row)
         for v in self.views():
             v.dirty.add(row)
@@ -846,6 +849,18 @@ class _Slots:
             _scalar_number(evaluate(rank_e, job, ad, now=self.now)) if rank_e is not None else None
         )
         return neg_rank(self.cfg.pre_job_rank), rank or 0.0, neg_rank(self.cfg.post_job_rank)
+
+
+def _string_attr(ad: ClassAd, name: str) -> str | None:
+    """``ad.eval(name)`` when it is a string (a literal is read without evaluating)."""
+    e = ad.lookup(name)
+    v = e.value if type(e) is Literal else ad.eval(name)
+    return v if isinstance(v, str) else None
+
+
+@functools.lru_cache(maxsize=4096)  # a machine's slots share their startd's address
+def _startd_address(my_address: str) -> str:
+    return from_sinful(my_address)
 
 
 def _heap_key(pre: float, rank: float, post: float, state: float, prank: float, row: int) -> tuple:
@@ -1702,19 +1717,8 @@ class _Cycle:
         offer = slots.ad(row)
         claim = slots.claims[row].pop(0)
         name = slots.names[row]
-        addr = offer.eval("MyAddress")
-        startd_address = from_sinful(addr) if isinstance(addr, str) else ""
-        ip = offer.eval("StartdIpAddr")
-        startd_ip = (
-            ip
-            if isinstance(ip, str)
-            else (sinful(startd_address) if startd_address else "<0.0.0.0:0>")
-        )
-        remote = offer.eval("RemoteUser")
-        remote = remote if isinstance(remote, str) else "none"
-        group = offer.eval("AccountingGroup")
-        if isinstance(group, str):
-            remote = f"{remote} (AccountingGroup={group})"
+        addr = _string_attr(offer, "MyAddress")
+        startd_address = _startd_address(addr) if addr is not None else ""
         if slots.has_cp[row]:
             cost = slots.deduct(row, cons_of[row])
             if not slots.claims[row]:
@@ -1740,6 +1744,16 @@ class _Cycle:
         )
         self.acct.add_match(req.submitter, cost, self.now)
         if log_this:
+            ip = _string_attr(offer, "StartdIpAddr")
+            startd_ip = (
+                ip
+                if ip is not None
+                else (sinful(startd_address) if startd_address else "<0.0.0.0:0>")
+            )
+            remote = _string_attr(offer, "RemoteUser") or "none"
+            group = _string_attr(offer, "AccountingGroup")
+            if group is not None:
+                remote = f"{remote} (AccountingGroup={group})"
             self.say(
                 f"      Matched {req.job_id} {req.submitter} {sinful(req.schedd_address)} "
                 f"preempting {remote} {startd_ip} {name}"
