@@ -182,7 +182,7 @@ def run_once(ns: argparse.Namespace, slots: int, autoclusters: int, jobs: int) -
         "cpu": cpu,
         "phases": (s.duration_phase1, s.duration_phase2, s.duration_phase3, s.duration_phase4),
         "classes": s.slot_classes,
-        "rows": (s.rows_evaluated, s.rows_remembered, s.requests_by_slot),
+        "rows": (s.rows_evaluated, s.rows_remembered, s.requests_by_slot, s.orders_remembered),
     }
 
 
@@ -197,9 +197,10 @@ def report(r: dict) -> None:
         f"  phase 1 {p[0]:.3f} s  phase 2 {p[1]:.3f} s  phase 3 {p[2]:.3f} s  "
         f"phase 4 {p[3]:.3f} s  peak memory {peak_mib():,.0f} MiB"
     )
-    ev, kept, by_slot = r["rows"]
+    ev, kept, by_slot, orders = r["rows"]
     print(
-        f"  answers: {ev:,} rows evaluated, {kept:,} remembered; {by_slot:,} requests slot by slot"
+        f"  answers: {ev:,} rows evaluated, {kept:,} remembered; {by_slot:,} requests slot by "
+        f"slot; {orders:,} requests took a same-shaped one's candidate order"
     )
 
 

@@ -895,17 +895,25 @@ class PslotConsumption:
         cons: np.ndarray | None = None,
     ) -> None:
         self._view = view
-        self._cons: dict[int, np.ndarray] = (
+        # by row key; never changed once made (requests of one shape may share it)
+        self.by_key: dict[int, np.ndarray] = (
             {} if keys is None or cons is None else dict(zip(keys.tolist(), cons, strict=True))
         )
         self._set: dict[int, np.ndarray] = {}
 
+    @classmethod
+    def sharing(cls, view: ClassView, by_key: dict[int, np.ndarray]) -> PslotConsumption:
+        """Another request's consumption by row key, with re-offers of its own."""
+        out = cls(view)
+        out.by_key = by_key
+        return out
+
     def get(self, row: int) -> np.ndarray | None:
         found = self._set.get(row)
-        if found is not None or not self._cons:
+        if found is not None or not self.by_key:
             return found
         assert self._view is not None
-        return self._cons.get(self._view.row_key(int(self._view.classes.of[row])))
+        return self.by_key.get(self._view.row_key(int(self._view.classes.of[row])))
 
     def __getitem__(self, row: int) -> np.ndarray:
         found = self.get(row)
@@ -1035,6 +1043,9 @@ class _Cycle:
         # own where the cycle keeps no shapes: see .memo)
         self._reoffered: dict[tuple[int, bytes], tuple] = {}
         self._reoffered_by_shape: dict[tuple, dict[tuple[int, bytes], tuple]] = {}
+        # a request's candidates in order, by its shape and the view's live classes and
+        # states (see _candidates_in)
+        self._ordered: dict[tuple, tuple[np.ndarray, np.ndarray, dict[int, np.ndarray]]] = {}
         self._safe: dict[int, tuple[Expr, bool]] = {}  # WideTaint.kleene_safe, per tree
 
     def say(self, text: str, t: float | None = None) -> None:
@@ -1369,6 +1380,20 @@ class _Cycle:
         ct = view.table
         # evaluated once per live class, and once per state of the live p-slot classes
         at, counts, entries = view.representatives()
+        # A request of a shape seen on these same live classes and states, none Claimed,
+        # gets the candidates in the order the first one got, if that one's answers were
+        # all remembered (kept answers hold for the cycle, and read no wide name; the
+        # order follows from them and from the rows).
+        ordered_key = None
+        if view is slots.view and slots.memo is not None and view.rows_fixed:
+            ordered_key = (shape, at.tobytes(), entries.tobytes())
+            found = self._ordered.get(ordered_key)
+            if found is not None:
+                self.stats.rows_remembered += len(at)
+                self.stats.orders_remembered += 1
+                ordered, ordered_keys, cons = found
+                stream = CandidateStream(ordered, ordered_keys, view, slots.alive)
+                return stream, PslotConsumption.sharing(view, cons)
 
         def evaluate(rows: np.ndarray) -> tuple[Answers, np.ndarray] | None:
             self.stats.rows_evaluated += int(rows.sum())
@@ -1386,6 +1411,8 @@ class _Cycle:
             evaluated = self.stats.rows_evaluated
             ans = slots.memo.answer(shape, row_keys, evaluate)
             self.stats.rows_remembered += len(at) - (self.stats.rows_evaluated - evaluated)
+            if evaluated != self.stats.rows_evaluated or view.preempt.rows[at].any():
+                ordered_key = None  # not all remembered, or answers that follow the submitter
         else:
             got = evaluate(np.ones(len(at), dtype=bool))
             ans = None if got is None else got[0]
@@ -1405,8 +1432,10 @@ class _Cycle:
         # ties go to the first slot in snapshot order (a state's first live slot)
         first = view.reps[at[hit]]
         order = np.lexsort((first, -keys[:, 4], -keys[:, 3], -keys[:, 2], -keys[:, 1], -keys[:, 0]))
-        stream = CandidateStream(entries[hit][order], keys[order], view, slots.alive)
-        return stream, cons_of
+        ordered, ordered_keys = entries[hit][order], keys[order]
+        if ordered_key is not None:
+            self._ordered[ordered_key] = (ordered, ordered_keys, cons_of.by_key)
+        return CandidateStream(ordered, ordered_keys, view, slots.alive), cons_of
 
     def _evaluate(
         self,

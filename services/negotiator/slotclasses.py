@@ -470,6 +470,9 @@ class ClassView:
             self._state_ids: dict[bytes, int] = {}
             self.state = np.full(len(self.reps), -1, dtype=np.int64)
             self._restate(np.flatnonzero(grouped))
+        # whether a class row keeps its values all cycle: every p-slot, which changes as
+        # it is split, is in a state (named by what it holds), or there are none
+        self.rows_fixed = self.state is not None or not self.has_cp.any()
 
     def _state_of(self, crows: np.ndarray) -> list[int]:
         t = self.table

@@ -78,6 +78,7 @@ class CycleStats:
     # remembered from a request of the same shape
     rows_evaluated: int = 0
     rows_remembered: int = 0
+    orders_remembered: int = 0  # requests that took a same-shaped one's candidate order
 
     def summary(self) -> dict[str, Any]:
         """JSON-able figures for status() and events."""

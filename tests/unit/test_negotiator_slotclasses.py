@@ -14,6 +14,7 @@ import random
 
 import numpy as np
 import pytest
+from conftest import job_request, static_pool
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
@@ -440,6 +441,29 @@ def test_p_slots_holding_the_same_resources_are_evaluated_once_per_request_shape
         (4, 1) if shared else (5, 0)
     )
     assert by_slot.stats.rows_remembered == 0
+
+
+@pytest.mark.parametrize(("claimed", "reused"), [(0, 2), (1, 0)])
+def test_a_request_takes_the_candidate_order_of_one_of_its_shape_on_the_same_classes(
+    claimed: int, reused: int
+) -> None:
+    """Four alike Unclaimed slots are one class; alice, bob, carol and dave each ask
+    for one slot with the same job. alice's answers are evaluated (1 row), bob's are
+    remembered and his candidate order is kept; the class is still live with the same
+    rows, so carol and dave take that order (2). With a Claimed slot among the classes
+    the order depends on who asks (preemption): nothing is taken. Either way, the
+    slot-by-slot cycle's matches."""
+    pool = static_pool(4, claimed_by={"zed@mockpool": claimed} if claimed else None)
+    reqs = [
+        job_request(f"{who}@mockpool", 1, ac=k + 1)
+        for k, who in enumerate(["alice", "bob", "carol", "dave"])
+    ]
+    by_class, by_slot = both_ways(pool, reqs, "")
+    assert outcome(by_class) == outcome(by_slot)
+    assert [m.slot_name for m in by_class.matches] == [f"slot1@exec{i:05d}" for i in range(4)]
+    assert by_class.stats.rows_evaluated == 1 + claimed
+    assert by_class.stats.orders_remembered == reused
+    assert by_slot.stats.orders_remembered == 0
 
 
 def test_a_view_made_after_a_p_slot_is_used_up_keeps_the_other_slots_values() -> None:
