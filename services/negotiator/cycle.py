@@ -301,7 +301,7 @@ def _check_number(config: ConfigDict, name: str, e: Expr) -> None:
 # ----------------------------------------------------------------------------- outputs
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class CycleMatch:
     submitter: str
     schedd: str
@@ -735,19 +735,20 @@ class _Slots:
     def deduct(self, row: int, cons: np.ndarray) -> float:
         """Take ``cons`` from p-slot ``row``; returns the cost W(S) - W(S')."""
         before = self.ad(row)
-        w0 = self.slot_weight(before, row, self.avail[:, row])
-        self.avail[:, row] -= cons
+        left = self.avail[:, row]  # a view: the deduction is made in place
+        w0 = self.slot_weight(before, row, left)
+        left -= cons
         # A fresh copy each time: the ad offered with an earlier match must not change.
         ad = self.current[row] = before.copy()
-        for k, res in enumerate(self.resources):
-            if self.owns[k, row]:
-                ad[res] = Literal(_preserve_int(self.avail[k, row]))
+        for res, own, v in zip(self.resources, self.owns[:, row].tolist(), left.tolist()):
+            if own:
+                ad[res] = Literal(_preserve_int(v))
         self._deducted.add(row)
-        for v in self.views():
-            v.dirty.add(row)
+        for view in self.views():
+            view.dirty.add(row)
         if not self.cfg.use_slot_weights:
             return 1.0
-        return w0 - self.slot_weight(ad, row, self.avail[:, row])
+        return w0 - self.slot_weight(ad, row, left)
 
     def match_cost(self, row: int, cons: np.ndarray | None) -> float:
         """What matching ``row`` would cost, without taking it (cp_deduct_assets' test

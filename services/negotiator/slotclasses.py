@@ -450,6 +450,7 @@ class ClassView:
         self.sizes = np.fromiter((len(m) for m in classes.members), np.int64, len(self.reps))
         self.preempt = Preemption(self.table.ads, claimed[self.reps], *preemption, stats)
         self.dirty: set[int] = set()
+        self._reps: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None  # see representatives
         # p-slot states: an id per class row (-1: not a p-slot), from its base, which
         # resources it lists and the values (and types) its resource columns hold; each
         # state's live slot rows, in order
@@ -495,6 +496,7 @@ class ClassView:
             old = int(self.state[c])
             if old == sid:
                 continue
+            self._reps = None
             if old >= 0 and self.alive[c] > 0:
                 self._leave(c, old)
             self.state[c] = sid
@@ -513,20 +515,25 @@ class ClassView:
     def representatives(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """The class rows to evaluate a request on: every live class but the p-slots in
         states, then one per live state; how many live classes each stands for; and
-        the states (``-1 - state`` after the classes: see ``CandidateStream``)."""
+        the states (``-1 - state`` after the classes: see ``CandidateStream``). Kept
+        until a class dies or a p-slot changes state."""
+        if self._reps is not None:
+            return self._reps
         singly = self._singly[self.alive[self._singly] > 0]
         if not self._live_states:
-            return singly, np.ones(len(singly), dtype=np.int64), singly
+            self._reps = (singly, np.ones(len(singly), dtype=np.int64), singly)
+            return self._reps
         states = sorted(self._live_states)
         members = self._members
         reps = self.classes.of[np.fromiter((members[s][0] for s in states), np.int64, len(states))]
         counts = np.fromiter((len(members[s]) for s in states), np.int64, len(states))
         entries = np.concatenate((singly, -1 - np.array(states, dtype=np.int64)))
-        return (
+        self._reps = (
             np.concatenate((singly, reps)),
             np.concatenate((np.ones(len(singly), dtype=np.int64), counts)),
             entries,
         )
+        return self._reps
 
     def state_rows(self, sid: int) -> Iterator[int]:
         """The live slot rows of state ``sid``, in snapshot order, read as they are when
@@ -553,8 +560,10 @@ class ClassView:
     def kill(self, row: int) -> None:
         c = int(self.classes.of[row])
         self.alive[c] -= 1
-        if self.state is not None and self.alive[c] == 0 and self.state[c] >= 0:
-            self._leave(c, int(self.state[c]))
+        if self.alive[c] == 0:
+            self._reps = None
+            if self.state is not None and self.state[c] >= 0:
+                self._leave(c, int(self.state[c]))
 
     def sync(self, avail: np.ndarray, owns: np.ndarray, resources: Sequence[str]) -> None:
         """Bring the p-slot rows' resource columns (and states) up to date."""
@@ -572,11 +581,14 @@ class ClassView:
             self._restate(self.classes.of[rows])
 
 
-def _rows_from(m: np.ndarray, s: int, chunk: int = 256) -> Iterator[int]:
-    """The rows of ``m`` from ``s`` on, converted a chunk at a time: a request usually
-    takes a few rows of a large class."""
-    for a in range(s, len(m), chunk):
-        yield from m[a : a + chunk].tolist()
+def _rows_from(m: np.ndarray, s: int) -> Iterator[int]:
+    """The rows of ``m`` from ``s`` on, converted a chunk at a time, the chunks growing:
+    a request usually takes a few rows of a large class."""
+    chunk = 8
+    while s < len(m):
+        yield from m[s : s + chunk].tolist()
+        s += chunk
+        chunk = min(2 * chunk, 256)
 
 
 class CandidateStream:
