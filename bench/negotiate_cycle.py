@@ -25,6 +25,13 @@ workflows do; the cycle remembers a request's answers for the next request of th
 shape (.memo). ``--shapes distinct`` counts k over the whole pool instead: every
 autocluster a shape of its own, the case where nothing is remembered.
 
+``--ads decoded`` gives the cycle the slot ads as the live negotiator has them, decoded
+from the collector's bytes (equal attributes share their trees and literals, which the
+cycle's column building uses); the decoding, the live negotiator's phase 1, is timed
+apart.
+
+The garbage collector runs at the pool daemons' pace (``gctune``).
+
 Prints cycle seconds (wall and CPU), matches per second, the time of each phase, the
 number of slot classes, the rows the requests were evaluated on and remembered, and
 the peak memory of the process (ru_maxrss).
@@ -41,6 +48,7 @@ import resource
 import tempfile
 import time
 
+from mockpool import gctune
 from mockpool.config import parse_config
 from mockpool.negotiator.accountant import Accountant
 from mockpool.negotiator.cycle import (
@@ -53,6 +61,7 @@ from mockpool.negotiator.cycle import (
 from mockpool.schedd.queue import JobQueue
 from mockpool.schedd.schedd import Schedd
 from mockpool.startd.machine import Machine
+from mockpool.wire import AdDecoder, ad_to_bytes
 
 CPUS = 16
 
@@ -145,8 +154,21 @@ def make_requests(
     return out
 
 
+def decoded(snapshot: CycleAds) -> tuple[CycleAds, float]:
+    """The ads as the live negotiator has them: through the wire and its decoder (equal
+    attributes share their trees and literals); the seconds decoding took."""
+    decoder = AdDecoder()
+    raw = [ad_to_bytes(a) for a in snapshot.slots], [ad_to_bytes(a) for a in snapshot.private_ads]
+    t0 = time.perf_counter()
+    out = CycleAds(decoder.decode_bytes(raw[0]), decoder.decode_bytes(raw[1]))
+    return out, time.perf_counter() - t0
+
+
 def run_once(ns: argparse.Namespace, slots: int, autoclusters: int, jobs: int) -> dict:
     snapshot = make_slots(slots, ns.pslot_fraction)
+    decode_secs = None
+    if ns.ads == "decoded":
+        snapshot, decode_secs = decoded(snapshot)
     group_text, leaves = tree_config() if ns.groups == "tree" else ("", None)
     with tempfile.TemporaryDirectory() as d:
         requests = make_requests(
@@ -183,6 +205,7 @@ def run_once(ns: argparse.Namespace, slots: int, autoclusters: int, jobs: int) -
         "phases": (s.duration_phase1, s.duration_phase2, s.duration_phase3, s.duration_phase4),
         "classes": s.slot_classes,
         "rows": (s.rows_evaluated, s.rows_remembered, s.requests_by_slot, s.orders_remembered),
+        "decode_secs": decode_secs,
     }
 
 
@@ -202,6 +225,8 @@ def report(r: dict) -> None:
         f"  answers: {ev:,} rows evaluated, {kept:,} remembered; {by_slot:,} requests slot by "
         f"slot; {orders:,} requests took a same-shaped one's candidate order"
     )
+    if r["decode_secs"] is not None:
+        print(f"  (the ads decoded from the wire beforehand in {r['decode_secs']:.3f} s)")
 
 
 def peak_mib() -> float:
@@ -231,9 +256,17 @@ def main() -> None:
         default="shared",
         help="submitters share job shapes, or every autocluster has its own",
     )
+    ap.add_argument(
+        "--ads",
+        choices=("made", "decoded"),
+        default="made",
+        help="slot ads as the startd cores make them, or as the live negotiator decodes "
+        "them from the collector (equal attributes share their trees and literals)",
+    )
     ap.add_argument("--growth", action="store_true", help="1k to 100k slots")
     ap.add_argument("--profile", action="store_true")
     ns = ap.parse_args()
+    gctune.paced()  # the garbage collector's pace in the pool's daemons
     if not ns.growth:
         report(run_once(ns, ns.slots, ns.autoclusters, ns.jobs))
         return
