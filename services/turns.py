@@ -29,8 +29,9 @@ __all__ = ["ADS_PER_TURN", "YIELD_EVERY", "in_turns"]
 # Items of one batch handled in a turn: a turn should take a few milliseconds.
 YIELD_EVERY = 256
 # Items that each cost an ad built, encoded or decoded (matches, claims, activations,
-# exits: a quarter to half a millisecond each, the queue written besides): fewer a turn.
-ADS_PER_TURN = 64
+# exits: a quarter to half a millisecond each, the queue written besides): fewer a turn,
+# so that a turn stays near 10 ms (under 1 pool second at time scale 60).
+ADS_PER_TURN = 32
 
 
 class _Turns:
