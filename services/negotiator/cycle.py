@@ -175,7 +175,7 @@ class ResourceRequest:
     cluster_id: int = 0
     proc_id: int = 0
 
-    @property
+    @functools.cached_property
     def job_id(self) -> str:
         return f"{self.cluster_id}.{self.proc_id}"
 
@@ -516,6 +516,10 @@ class _Slots:
             vals, ok = _numbers(values, n)
             self.avail[k] = vals if k < len(RESOURCES) else np.where(self.owns[k] & ok, vals, 0.0)
         self.weight = self._weights(empty)
+        # the same, as lists: read once a match
+        self.weights: list[float] = self.weight.tolist()
+        self.p_slot: list[bool] = self.is_p.tolist()
+        self.cp_slot: list[bool] = self.has_cp.tolist()
         self.current: dict[int, ClassAd] = {}  # p-slots changed this cycle: their ads now
         has_limits = (
             t.column("ConcurrencyLimits").present | t.column("PreemptingConcurrencyLimits").present
@@ -750,11 +754,13 @@ class _Slots:
             return 1.0
         return w0 - self.slot_weight(ad, row, left)
 
-    def match_cost(self, row: int, cons: np.ndarray | None) -> float:
+    def match_cost(self, row: int, cons_of: PslotConsumption) -> float:
         """What matching ``row`` would cost, without taking it (cp_deduct_assets' test
-        mode): a static slot's weight, a p-slot's W(S) - W(S')."""
-        if cons is None or not self.is_p[row]:
-            return float(self.weight[row])
+        mode): a static slot's weight, a p-slot's W(S) - W(S') (what the request's job,
+        ``cons_of``, consumes of it)."""
+        cons = cons_of.get(row) if self.p_slot[row] else None
+        if cons is None:
+            return self.weights[row]
         if not self.cfg.use_slot_weights:
             return 1.0
         before = self.ad(row)
@@ -1630,8 +1636,7 @@ class _Cycle:
                     if head is not None:
                         row = head
                 elif head is not None:
-                    a = _heap_key(*stream.key, head)
-                    use_heap = bool(heap) and heap[0] < a
+                    use_heap = bool(heap) and heap[0] < _heap_key(*stream.key, head)
                     row = head if not use_heap else heap[0][-1]
                 elif heap:
                     use_heap, row = True, heap[0][-1]
@@ -1672,7 +1677,7 @@ class _Cycle:
                 # SubmitterLimitPermits: priority preemption against the limit, an
                 # unclaimed slot against the unclaimed limit; rank preemption always.
                 if limited and state != RANK_PREEMPTION:
-                    cost = slots.match_cost(row, cons_of.get(row))
+                    cost = slots.match_cost(row, cons_of)
                     used, allowed = (
                         (st.used, st.lim.limit)
                         if state == PRIO_PREEMPTION
@@ -1749,14 +1754,14 @@ class _Cycle:
         name = slots.names[row]
         addr = _string_attr(offer, "MyAddress")
         startd_address = _startd_address(addr) if addr is not None else ""
-        if slots.has_cp[row]:
+        if slots.cp_slot[row]:
             cost = slots.deduct(row, cons_of[row])
             if not slots.claims[row]:
                 slots.kill(row)
             else:
                 self._reoffer(req, slots, row, cons_of, heap)
         else:
-            cost = float(slots.weight[row])
+            cost = slots.weights[row]
             slots.kill(row)
         self.matches.append(
             CycleMatch(
