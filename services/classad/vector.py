@@ -113,11 +113,40 @@ class Vec:
         return (self.tag == B) & (np.broadcast_to(self.i, (self.n,)) != 0)
 
     def to_values(self, pool: StringPool) -> list[Any]:
-        tags = self.tags()
-        out: list[Any] = []
-        for r in range(self.n):
-            out.append(self.value_at(r, pool, int(tags[r])))
+        """Every row's value (as ``value_at`` gives it), a tag's rows at a time."""
+        n = self.n
+        if self.uniform:
+            return self._values_of(int(self.tag), None, n, pool)
+        out: list[Any] = [None] * n
+        for t in np.unique(self.tag).tolist():
+            rows = np.flatnonzero(self.tag == t)
+            for r, v in zip(rows.tolist(), self._values_of(t, rows, n, pool), strict=True):
+                out[r] = v
         return out
+
+    def _values_of(self, t: int, rows: np.ndarray | None, n: int, pool: StringPool) -> list[Any]:
+        """The values of ``rows`` (None: all), whose tag is ``t``."""
+        k = n if rows is None else len(rows)
+
+        def payload(a: Any) -> list[Any]:
+            if isinstance(a, np.ndarray) and a.ndim == 1:
+                return (a if rows is None else a[rows]).tolist()
+            return [a] * k
+
+        if t == U:
+            return [UNDEFINED] * k
+        if t == E:
+            return [ERROR] * k
+        if t == B:
+            return [bool(x) for x in payload(self.i)]
+        if t == I:
+            return [int(x) for x in payload(self.i)]
+        if t == R:
+            return [float(x) for x in payload(self.f)]
+        if t == S:
+            strings = pool.strings
+            return [strings[int(c)] for c in payload(self.s)]
+        return payload(self.o)
 
     def value_at(self, r: int, pool: StringPool, tag: int | None = None) -> Any:
         t = (

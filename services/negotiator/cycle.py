@@ -445,16 +445,14 @@ class _Slots:
         self.unclaimed = mask('State == "Unclaimed"')
         self.claimed = mask('State == "Claimed"')
         self.names = [
-            x if isinstance(x, str) else f"<slot {r}>"
-            for r, x in enumerate(
-                CompiledExpr(_my("Name")).eval(t, empty, "target", now=self.now).to_values(t.pool)
-            )
+            x if x is not None else f"<slot {r}>"
+            for r, x in enumerate(_string_attr(ad, "Name", empty, self.now) for ad in self.ads)
         ]
         # Claim ids from the private ads, joined by Name.
         private: dict[str, ClassAd] = {}
         for p in snapshot.private_ads:
-            pname = p.eval("Name")
-            if isinstance(pname, str):
+            pname = _string_attr(p, "Name")
+            if pname is not None:
                 private[pname] = p
         # Claimed slots stay candidates when preemption is considered (not p-slots, nor
         # jobs with retirement left unless early preemption): trimStartdAds.
@@ -858,10 +856,13 @@ class _Slots:
         return neg_rank(self.cfg.pre_job_rank), rank or 0.0, neg_rank(self.cfg.post_job_rank)
 
 
-def _string_attr(ad: ClassAd, name: str) -> str | None:
-    """``ad.eval(name)`` when it is a string (a literal is read without evaluating)."""
+def _string_attr(
+    ad: ClassAd, name: str, target: ClassAd | None = None, now: float | None = None
+) -> str | None:
+    """``ad.eval(name, target)`` when it is a string (a literal is read without
+    evaluating)."""
     e = ad.lookup(name)
-    v = e.value if type(e) is Literal else ad.eval(name)
+    v = e.value if type(e) is Literal else ad.eval(name, target, now=now)
     return v if isinstance(v, str) else None
 
 
@@ -886,8 +887,8 @@ def _claim_ids(private: ClassAd, consumption_policy: bool) -> list[str]:
                 return ids
         elif isinstance(lst, str) and lst.strip():
             return [x for x in lst.replace(",", " ").split() if x]
-    cap = private.eval("Capability")
-    return [cap] if isinstance(cap, str) and cap else []
+    cap = _string_attr(private, "Capability")
+    return [cap] if cap else []
 
 
 class PslotConsumption:

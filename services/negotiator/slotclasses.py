@@ -336,6 +336,8 @@ class SlotClasses:
             if (
                 wide_above is not None
                 and len(grouped_rows) > wide_above
+                # codes run from min to max: fewer than wide_above values need no sort
+                and int(key[:, k].max()) - int(key[:, k].min()) + 1 > wide_above
                 and len(np.unique(key[grouped_rows, k])) > wide_above
             ):
                 # keyed by type alone: a class's slots agree on the name's type, which

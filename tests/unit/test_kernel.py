@@ -381,3 +381,15 @@ def test_match_vector_on_some_rows() -> None:
     got = match_vector(job, table, varies=varies, rows=np.array([3, 2]))
     assert got.matches.tolist() == [False, True]
     assert got.unknown is not None and got.unknown.tolist() == [True, False]
+
+
+@settings(max_examples=200, deadline=None, derandomize=True)
+@given(slots=_slot_ads(), text=_exprs(), job_j=_VALUES, const_is=st.sampled_from(["my", "target"]))
+def test_all_rows_read_at_once_are_what_each_row_reads(slots, text, job_j, const_is):
+    """``to_values`` (a tag's rows at a time) gives each row's ``value_at``, its type too."""
+    table = SlotTable(slots)
+    v = CompiledExpr(text).eval(table, ClassAd(J=job_j, A=3), const_is, now=1_000_000)
+    got = v.to_values(table.pool)
+    assert len(got) == v.n
+    for r in range(v.n):
+        assert _same(got[r], v.value_at(r, table.pool)), f"row {r}: {text}"
