@@ -30,8 +30,7 @@ from the collector's bytes (equal attributes share their trees and literals, whi
 cycle's column building uses); the decoding, the live negotiator's phase 1, is timed
 apart.
 
-The garbage collector runs at the pool daemons' pace, and is paused during the cycle
-as the negotiator daemon pauses it (``gctune``).
+The garbage collector runs at the pool daemons' pace (``gctune``).
 
 Prints cycle seconds (wall and CPU), matches per second, the time of each phase, the
 number of slot classes, the rows the requests were evaluated on and remembered, and
@@ -183,16 +182,15 @@ def run_once(ns: argparse.Namespace, slots: int, autoclusters: int, jobs: int) -
     c0 = time.process_time()
     if prof:
         prof.enable()
-    with gctune.paused():  # as the negotiator daemon runs a cycle
-        result = negotiate(
-            snapshot,
-            requests,
-            Accountant(),
-            config,
-            0.0,
-            timer=lambda: time.perf_counter() - t0,
-            cpu_timer=time.process_time,
-        )
+    result = negotiate(
+        snapshot,
+        requests,
+        Accountant(),
+        config,
+        0.0,
+        timer=lambda: time.perf_counter() - t0,
+        cpu_timer=time.process_time,
+    )
     if prof:
         prof.disable()
         pstats.Stats(prof).sort_stats("tottime").print_stats(25)

@@ -39,7 +39,7 @@ from typing import Any
 import grpc
 import grpc.aio
 
-from .. import gctune, rpc, turns
+from .. import rpc, turns
 from ..auth import Role, current_role
 from ..claimid import from_sinful, sinful
 from ..classad import ClassAd
@@ -311,18 +311,17 @@ class NegotiatorService(ngrpc.NegotiatorServicer):
         core.computing()
         result = None
         try:
-            with gctune.paused():  # see gctune: a full collection would walk every ad
-                result = await self.ctx.offload(
-                    negotiate,
-                    snapshot,
-                    requests,
-                    core.accountant,
-                    core.cycle_config,
-                    start,
-                    timer=clock.now,
-                    finish=False,
-                    phase1_notes=notes,
-                )
+            result = await self.ctx.offload(
+                negotiate,
+                snapshot,
+                requests,
+                core.accountant,
+                core.cycle_config,
+                start,
+                timer=clock.now,
+                finish=False,
+                phase1_notes=notes,
+            )
         finally:
             core.computed(result)
         charge = self.ctx.cycle_charge
