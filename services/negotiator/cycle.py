@@ -444,6 +444,8 @@ class _Slots:
         self.has_cp = self._consumption_policy(empty)
         self.unclaimed = mask('State == "Unclaimed"')
         self.claimed = mask('State == "Claimed"')
+        # read ad by ad: every name differs, so a column would pool them all only to
+        # give them back
         self.names = [
             x if x is not None else f"<slot {r}>"
             for r, x in enumerate(_string_attr(ad, "Name", empty, self.now) for ad in self.ads)
@@ -859,10 +861,9 @@ class _Slots:
 def _string_attr(
     ad: ClassAd, name: str, target: ClassAd | None = None, now: float | None = None
 ) -> str | None:
-    """``ad.eval(name, target)`` when it is a string (a literal is read without
-    evaluating)."""
-    e = ad.lookup(name)
-    v = e.value if type(e) is Literal else ad.eval(name, target, now=now)
+    """``ad.eval(name, target)`` when it is a string (``eval`` reads a literal without
+    the evaluator)."""
+    v = ad.eval(name, target, now=now)
     return v if isinstance(v, str) else None
 
 
@@ -1786,7 +1787,8 @@ class _Cycle:
                 if ip is not None
                 else (sinful(startd_address) if startd_address else "<0.0.0.0:0>")
             )
-            remote = _string_attr(offer, "RemoteUser") or "none"
+            remote = _string_attr(offer, "RemoteUser")
+            remote = remote if remote is not None else "none"
             group = _string_attr(offer, "AccountingGroup")
             if group is not None:
                 remote = f"{remote} (AccountingGroup={group})"
