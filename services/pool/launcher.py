@@ -274,8 +274,11 @@ class LivePool:
         want_machines = {n.lower() for n in self.spec.machine_names}
         want_schedds = {n.lower() for n in self.spec.schedd_names}
         deadline = time.monotonic() + STARTUP_TIMEOUT
+        pause = 0.05
         while True:
-            slots = await self.client.query("Machine", projection=["Machine"])
+            # a machine's slots advertise together: its first slot stands for it (a
+            # 100,000-slot pool is then asked for 6,250 ads a poll, not 100,000)
+            slots = await self.client.query("Machine", "SlotID == 1", projection=["Machine"])
             schedds = await self.client.query("Scheduler", projection=["Name"])
             have_m = {str(a.get_value("Machine", "")).lower() for a in slots}
             have_s = {str(a.get_value("Name", "")).lower() for a in schedds}
@@ -287,7 +290,8 @@ class LivePool:
                     f"{len(want_machines - have_m)} machines and {len(want_schedds - have_s)} schedds "
                     "have not advertised to the collector"
                 )
-            await asyncio.sleep(0.05)
+            await asyncio.sleep(pause)
+            pause = min(2 * pause, 0.2)
 
     async def _wait_readvertised(self, a: _Actor) -> None:
         """Until the collector has a restarted actor's daemons at their new address (so

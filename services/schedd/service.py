@@ -328,37 +328,16 @@ class ScheddService(sgrpc.ScheddServicer):
         self, request: spb.MatchesRequest, context: grpc.aio.ServicerContext
     ) -> spb.MatchesReply:
         core = await self._core(request.schedd_name, context)
-        reply = await self._recent.once(
+        return await self._recent.once(
             request.request_id, lambda: self._apply_matches(core, request)
         )
-        if isinstance(reply, str):
-            await abort_invalid(context, reply)
-        return reply
 
-    async def _apply_matches(
-        self, core: Schedd, request: spb.MatchesRequest
-    ) -> spb.MatchesReply | str:
-        """The reply to a Matches request once it is decoded, or what is wrong with it.
-        The matches are then used on their own task (HTCondor's schedd likewise queues
-        a match and contacts the startd later): the negotiator's cycle does not wait for
-        the schedd's claim bookkeeping. Both take turns (a cycle's 10,000 matches would
-        hold the loop for half a second)."""
-        matches: list[MatchNotice] = []
-        try:
-            async for part in turns.in_turns(request.matches, turns.ADS_PER_TURN):
-                matches += [
-                    MatchNotice(
-                        m.submitter,
-                        int(m.autocluster_id),
-                        m.slot_name,
-                        m.claim_id,
-                        m.startd_address,
-                        ad_from_pb(m.slot) if m.HasField("slot") else None,
-                    )
-                    for m in part
-                ]
-        except WireError as exc:
-            return f"bad match: {exc}"
+    async def _apply_matches(self, core: Schedd, request: spb.MatchesRequest) -> spb.MatchesReply:
+        """The reply to a Matches request: sent once the request is taken in, before the
+        matches are used on their own task (HTCondor's schedd likewise acknowledges a
+        match and contacts the startd later). The slot ads are decoded there too, in
+        turns: the negotiator's cycle waits neither for the schedd's claim bookkeeping
+        nor for 10,000 slot ads to be decoded."""
         now = self.ctx.clock.now()
         if request.rejections:
             core.on_rejections(
@@ -369,17 +348,32 @@ class ScheddService(sgrpc.ScheddServicer):
                 now,
             )
             self.stats["rejections"] += len(request.rejections)
+        matches = list(request.matches)
         self.stats["matches"] += len(matches)
         self._spawn(self._use_matches(core, matches))
         return spb.MatchesReply(received=len(matches))
 
-    async def _use_matches(self, core: Schedd, matches: list[MatchNotice]) -> None:
+    async def _use_matches(self, core: Schedd, matches: list[spb.Match]) -> None:
         out = Outbox()
         async for part in turns.in_turns(matches, turns.ADS_PER_TURN):
-            out.extend(core.on_matches(part, self.ctx.clock.now()))
+            notices = [n for m in part if (n := self._match_notice(core, m)) is not None]
+            out.extend(core.on_matches(notices, self.ctx.clock.now()))
         self.stats["matches_dropped"] += out.dropped
         self._after(core)
         await self._send(core, out)
+
+    def _match_notice(self, core: Schedd, m: spb.Match) -> MatchNotice | None:
+        """The match as the core takes it; None (the match dropped, and why logged) when
+        its slot ad does not decode."""
+        try:
+            slot = ad_from_pb(m.slot) if m.HasField("slot") else None
+        except WireError as exc:
+            self.stats["matches_dropped"] += 1
+            log.warning("%s: match for %s dropped: bad slot ad: %s", core.name, m.slot_name, exc)
+            return None
+        return MatchNotice(
+            m.submitter, int(m.autocluster_id), m.slot_name, m.claim_id, m.startd_address, slot
+        )
 
     # --- startds ------------------------------------------------------------------------
 

@@ -477,6 +477,26 @@ async def test_a_cycles_worth_of_matches_is_applied_in_turns_and_claimed_in_one_
     assert [ad_from_pb(a).get_value("JobStatus") for a in q.jobs] == [2] * n
 
 
+async def test_a_match_whose_slot_ad_does_not_decode_is_dropped_and_the_rest_claimed(
+    pool: Pool, caplog: pytest.LogCaptureFixture
+) -> None:
+    await pool.stub(Role.SUBMIT).Submit(spb.SubmitRequest(description=SUB, owner="alice"))
+    rr = await pool.stub(Role.NEGOTIATOR).GetResourceRequests(spb.ResourceRequestsRequest())
+    acid = ad_from_pb(rr.requests[0]).get_value("AutoClusterId")
+    claim_ids = [f"<{pool.startd_address}>#1#{k}#s{k}" for k in (1, 2)]
+    request = matches_request(pool, "bad-slot", acid, claim_ids, first_slot=1)
+    request.matches[0].slot.attributes.add(name="Start", expression="(true &&")
+    request.matches[1].slot.attributes.add(name="Start", expression="true")
+    # the negotiator hears the batch was taken in; the schedd decodes the slots after
+    assert (await pool.stub(Role.NEGOTIATOR).Matches(request)).received == 2
+    await eventually(lambda: pool.svc.stats["matches_dropped"] == 1)
+    await eventually(lambda: len(pool.startd.activations) == 1)
+    (claims,) = pool.startd.claims
+    assert [c.claim_id for c in claims.claims] == claim_ids[1:]
+    assert "match for slot1@exec1 dropped: bad slot ad" in caplog.text
+    assert "Start" in caplog.text
+
+
 async def test_an_unanswered_activation_holds_its_job_until_a_release_is_answered(
     pool: Pool,
 ) -> None:
