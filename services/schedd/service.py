@@ -354,10 +354,13 @@ class ScheddService(sgrpc.ScheddServicer):
         return spb.MatchesReply(received=len(matches))
 
     async def _use_matches(self, core: Schedd, matches: list[spb.Match]) -> None:
-        out = Outbox()
+        notices: list[MatchNotice] = []
         async for part in turns.in_turns(matches, turns.ADS_PER_TURN):
-            notices = [n for m in part if (n := self._match_notice(core, m)) is not None]
-            out.extend(core.on_matches(notices, self.ctx.clock.now()))
+            notices += [n for m in part if (n := self._match_notice(core, m)) is not None]
+        matches.clear()  # the request's messages (10,000 slot ads) need not outlive the claims
+        out = Outbox()
+        async for part in turns.in_turns(notices, turns.ADS_PER_TURN):
+            out.extend(core.on_matches(part, self.ctx.clock.now()))
         self.stats["matches_dropped"] += out.dropped
         self._after(core)
         await self._send(core, out)
