@@ -40,6 +40,12 @@ ROLES = ("central", "startd", "schedd")
 ROUTABLE = "routable"  # [pool] host: listen on the node's own address (a Ray cluster)
 
 
+# How often a live actor's loop is probed for lag, in pool seconds: its daemons' own
+# timers can go unused for long stretches (a busy startd advertises on each change, not
+# on its timer), and a loop that never sleeps on the clock would report no lag at all.
+LAG_PROBE_INTERVAL = 1.0
+
+
 class _PendingClock:
     """Stands in for the pool clock between serve() and run(): time stands still at 0.
     Services keep ``ctx.clock``; ``run()`` swaps the ScaledClock in behind it."""
@@ -125,6 +131,7 @@ class DaemonHost:
         self._ctx: DaemonContext | None = None
         self._started = False
         self._calls = _CallCounter()
+        self._probe: asyncio.Task[None] | None = None
 
     async def serve(self, collector_address: str = "", port: int = 0) -> str:
         """Build the services and start the server (on ``port``: a restarted central
@@ -196,12 +203,28 @@ class DaemonHost:
             if only is None or i in only:
                 await s.start()
         self._started = True
+        if self._given_clock is None and self._probe is None:
+            self._probe = asyncio.get_running_loop().create_task(self._probe_lag())
         if self._own_process:
             gc.freeze()  # what start-up built lives as long as the actor: never scan it
+
+    async def _probe_lag(self) -> None:
+        """Sleep on the pool clock, again and again: each wakeup's lateness is in the
+        clock's lag figures (the live clock records every sleep's)."""
+        while True:
+            await self._clock.sleep(LAG_PROBE_INTERVAL)
+
+    async def _stop_probe(self) -> None:
+        if self._probe is not None:
+            self._probe.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._probe
+            self._probe = None
 
     async def stop(self) -> dict[str, Any]:
         """Stop loops and the server; returns the final status."""
         final = await self.status()
+        await self._stop_probe()
         for s in reversed(self._services):
             try:
                 await s.stop()
@@ -217,6 +240,7 @@ class DaemonHost:
     async def crash(self) -> None:
         """A virtual run's crash: the daemons stop at once, nothing flushed or said (a
         live one's is Ray killing the process)."""
+        await self._stop_probe()
         if self._server is not None:
             await self._transport.stop_server(self._server, 0)
             self._server = None
@@ -254,15 +278,17 @@ class DaemonHost:
                 total += int(core.get("jobs", 0))
         return total
 
-    async def drain_events(self) -> list[dict[str, Any]]:
-        return self._ctx.events.drain() if self._ctx else []
+    async def drain_events(self, limit: int | None = None) -> list[dict[str, Any]]:
+        """The oldest ``limit`` events (all with None), handed over."""
+        return self._ctx.events.drain(limit) if self._ctx else []
 
-    async def drain_log(self) -> list[str]:
+    async def drain_log(self, limit: int | None = None) -> list[str]:
+        """NegotiatorLog lines (at most ``limit``), handed over."""
         lines: list[str] = []
         for s in self._services:
             drain = getattr(s, "drain_log", None)
             if drain is not None:
-                lines.extend(drain())
+                lines.extend(drain(None if limit is None else limit - len(lines)))
         return lines
 
     async def serving(self) -> bool:
