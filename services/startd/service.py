@@ -57,7 +57,7 @@ _SERVICE = "/mockpool.v1.Startd/"
 MAX_ADVERTISE_BYTES = 3 * 1024 * 1024
 RETRY_INTERVAL = 10.0  # pool seconds between retries to an unreachable peer
 _REPLAY_CACHE = 4096  # replies kept by request id, so a retried batch is not applied twice
-_MACHINES_PER_TURN = 32  # machines whose ads one turn of an advertise round builds
+_MACHINES_PER_TURN = 8  # machines whose ads one turn of an advertise round builds
 
 
 class _Servicer(startd_pb2_grpc.StartdServicer):
