@@ -67,8 +67,13 @@ class EventLog:
             {"t": round(self._clock.now(), 3), "daemon": daemon, "kind": kind, **fields}
         )
 
-    def drain(self) -> list[dict[str, Any]]:
-        out, self._events = self._events, []
+    def drain(self, limit: int | None = None) -> list[dict[str, Any]]:
+        """The oldest ``limit`` events (all with None), handed over and forgotten here."""
+        if limit is None or len(self._events) <= limit:
+            out, self._events = self._events, []
+            return out
+        out = self._events[:limit]
+        del self._events[:limit]
         return out
 
 

@@ -85,9 +85,13 @@ class Negotiator:
         out, self._events = self._events, []
         return out
 
-    def drain_log(self) -> list[str]:
-        """NegotiatorLog lines written since the last drain."""
-        out, self._log = self._log, []
+    def drain_log(self, limit: int | None = None) -> list[str]:
+        """NegotiatorLog lines written since the last drain (the oldest ``limit``)."""
+        if limit is None or len(self._log) <= limit:
+            out, self._log = self._log, []
+            return out
+        out = self._log[:limit]
+        del self._log[:limit]
         return out
 
     def _keep(self, lines: list[LogLine]) -> None:

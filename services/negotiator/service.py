@@ -216,9 +216,9 @@ class NegotiatorService(ngrpc.NegotiatorServicer):
             ad_to_pb(ad, reply.ads.add())
         return reply
 
-    def drain_log(self) -> list[str]:
-        """NegotiatorLog lines written since the last drain."""
-        return self.core.drain_log()
+    def drain_log(self, limit: int | None = None) -> list[str]:
+        """NegotiatorLog lines written since the last drain (the oldest ``limit``)."""
+        return self.core.drain_log(limit)
 
     # -- Reschedule ------------------------------------------------------------------------
     def reschedule(self, schedd_name: str = "") -> float:

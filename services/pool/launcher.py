@@ -67,6 +67,19 @@ class LocalActor:
 
 
 WATCH_EVERY = 0.5  # real seconds between looks at every actor
+# Events (or NegotiatorLog lines) an actor hands over a call: the reply is pickled on
+# the actor's loop (a 10,000-slot cycle's 20,000 events take 13 ms of an idle core).
+DRAIN_BATCH = 2_000
+
+
+async def _drained(method: Any) -> list[Any]:
+    """Everything an actor's ``drain_*`` method holds, taken DRAIN_BATCH at a time."""
+    out: list[Any] = []
+    while True:
+        batch = await method.remote(DRAIN_BATCH)
+        out += batch
+        if len(batch) < DRAIN_BATCH:
+            return out
 
 
 @dataclass
@@ -493,7 +506,7 @@ class LivePool:
         """Pull events and NegotiatorLog lines from every actor into this process."""
         live = [(a, a.incarnation) for a in self._actors.values() if a.alive]
         batches = await asyncio.gather(
-            *(a.handle.drain_events.remote() for a, _ in live), return_exceptions=True
+            *(_drained(a.handle.drain_events) for a, _ in live), return_exceptions=True
         )
         for (a, life), b in zip(live, batches, strict=True):
             if isinstance(b, BaseException):  # a dead actor's undrained events are lost
@@ -505,7 +518,7 @@ class LivePool:
         if central is not None and central.alive:
             life = central.incarnation
             try:
-                self._log_lines.extend(await central.handle.drain_log.remote())
+                self._log_lines.extend(await _drained(central.handle.drain_log))
             except Exception as e:
                 self._died(central, e, life)
 
