@@ -151,6 +151,12 @@ class NegotiatorService(ngrpc.NegotiatorServicer):
         for kind, fields in self.core.drain_events():
             self.ctx.events.emit(self.name, kind, **fields)
 
+    async def _emit_in_turns(self) -> None:
+        """:meth:`_emit` for a schedd's share of a cycle's matches, an event each."""
+        async for part in turns.in_turns(self.core.drain_events()):
+            for kind, fields in part:
+                self.ctx.events.emit(self.name, kind, **fields)
+
     # -- Service protocol ----------------------------------------------------------------
     def add_to_server(self, server: grpc.aio.Server) -> None:
         ngrpc.add_NegotiatorServicer_to_server(self, server)
@@ -486,7 +492,7 @@ class NegotiatorService(ngrpc.NegotiatorServicer):
                 log.warning("%s: sending matches to %s failed: %s", self.name, sname, _why(out))
                 continue
             self.core.matches_sent(matches, rejected.get(sname, []))
-        self._emit()
+            await self._emit_in_turns()
 
     # -- the Negotiator ad ---------------------------------------------------------------
     def negotiator_ad(self) -> ClassAd:
