@@ -29,7 +29,8 @@ Folder layout (``--out DIR``):
                         current run of a running job)
   ``slot_states``       final slot ads by State
   ``lag``               per actor: wakeups and mean/max lateness of its loops in pool
-                        seconds (a pool that cannot keep up shows it here)
+                        seconds (its daemons' timers and, live, a probe every pool
+                        second; a pool that cannot keep up shows it here)
   ``peak_rss_mb``       per actor and in total: peak resident memory
   ``negotiator``        the last cycle's statistics, from the negotiator ad
   ``measures``          the run's measures (:mod:`.measures`), keys below
