@@ -7,8 +7,9 @@
 Machines have 16 static one-cpu slots each, so the pool has ``--slots`` slots from the
 start. Their startd actors are laid out as a spec without ``machines_per_actor`` lays
 them out (1,000 machines an actor: one for the 625 machines of 10,000 slots, seven for
-100,000 slots) unless ``--startd-actors`` spreads them over that many. Each schedd queues ``--jobs-per-schedd`` jobs of ``--job-length`` pool seconds at
-time 0. Prints (figures, not pass/fail):
+100,000 slots) unless ``--startd-actors`` spreads them over that many. Each schedd
+queues ``--jobs-per-schedd`` jobs of ``--job-length`` pool seconds at time 0. Prints
+(figures, not pass/fail):
 
 - sustained job starts per real second (activations over the run, in the busiest 10
   real seconds, and over the middle 90% of the starts),
