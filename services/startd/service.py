@@ -58,6 +58,7 @@ MAX_ADVERTISE_BYTES = 3 * 1024 * 1024
 RETRY_INTERVAL = 10.0  # pool seconds between retries to an unreachable peer
 _REPLAY_CACHE = 4096  # replies kept by request id, so a retried batch is not applied twice
 _MACHINES_PER_TURN = 8  # machines whose ads one turn of an advertise round builds
+_CLAIMS_PER_TURN = 8  # claim requests (or activations) one turn handles: each builds a slot ad
 
 
 class _Servicer(startd_pb2_grpc.StartdServicer):
@@ -224,7 +225,7 @@ class StartdService:
     async def request_claims(self, request: pb.RequestClaimsRequest) -> pb.RequestClaimsReply:
         who = caller()
         reply = pb.RequestClaimsReply()
-        async for part in turns.in_turns(request.claims, turns.ADS_PER_TURN):
+        async for part in turns.in_turns(request.claims, _CLAIMS_PER_TURN):
             now = self.ctx.clock.now()
             for item in part:
                 result = reply.results.add(claim_id=item.claim_id, slot_name=item.slot_name)
@@ -260,7 +261,7 @@ class StartdService:
     async def activate_claims(self, request: pb.ActivateClaimsRequest) -> pb.ActivateClaimsReply:
         reply = pb.ActivateClaimsReply()
         who = caller()
-        async for part in turns.in_turns(request.activations, turns.ADS_PER_TURN):
+        async for part in turns.in_turns(request.activations, _CLAIMS_PER_TURN):
             now = self.ctx.clock.now()
             for item in part:
                 result = reply.results.add(claim_id=item.claim_id)
