@@ -37,7 +37,7 @@ from .launcher import LivePool
 from .localray import LocalRay, start_local_ray, stop_local_ray
 from .measures import measure, write_series
 from .metrics import MetricsSnapshot, PoolMetrics, exposition
-from .report import summarize, write_output
+from .report import summarize, without_finished, write_output
 from .spec import PoolSpec, load_spec, parse_spec
 from .virtual import CLOCKS
 
@@ -422,8 +422,10 @@ class Pool:
         slots = self.ads("Machine")
         queue, history = [], []
         for name in self.spec.schedd_names:
-            queue += self.jobs(schedd=name)
-            history += self.jobs(schedd=name, history=True)
+            in_queue = self.jobs(schedd=name)
+            done = self.jobs(schedd=name, history=True)
+            queue += without_finished(in_queue, done)
+            history += done
         negotiators = self.ads("Negotiator")
         status = self.status()
         neg_status = next(

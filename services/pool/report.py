@@ -99,6 +99,14 @@ def job_counts(jobs: Sequence[ClassAd]) -> dict[str, int]:
     return out | dict(counts)  # any unknown status last
 
 
+def without_finished(queue: Sequence[ClassAd], history: Sequence[ClassAd]) -> list[ClassAd]:
+    """One schedd's queue less the jobs its history holds: read one after the other
+    from a running pool, a job that left the queue between the two reads is in both,
+    and its history ad is the later."""
+    done = {(a.get_value("ClusterId"), a.get_value("ProcId")) for a in history}
+    return [a for a in queue if (a.get_value("ClusterId"), a.get_value("ProcId")) not in done]
+
+
 def busy_cpu_seconds(jobs: Sequence[ClassAd], now: float) -> float:
     total = 0.0
     for j in jobs:

@@ -6,7 +6,14 @@ import json
 from pathlib import Path
 
 from mockpool.classad import ClassAd, parse_ads
-from mockpool.pool.report import busy_cpu_seconds, job_counts, summarize, total_cpus, write_output
+from mockpool.pool.report import (
+    busy_cpu_seconds,
+    job_counts,
+    summarize,
+    total_cpus,
+    without_finished,
+    write_output,
+)
 
 
 def job(cluster: int, proc: int, status: int, **attrs: object) -> ClassAd:
@@ -35,6 +42,18 @@ def test_job_counts_by_state_name() -> None:
         "Held": 1,
         "Unknown": 1,
     }
+
+
+def test_a_job_read_in_the_queue_and_then_in_the_history_counts_once_as_finished() -> None:
+    def job(cluster: int, proc: int, status: int) -> ClassAd:
+        return ClassAd({"ClusterId": cluster, "ProcId": proc, "JobStatus": status})
+
+    queue = [job(1, 0, 2), job(1, 1, 2), job(2, 0, 1)]
+    history = [job(1, 1, 4), job(3, 0, 4)]  # 1.1 completed between the two reads
+    kept = without_finished(queue, history)
+    assert [(a.get_value("ClusterId"), a.get_value("ProcId")) for a in kept] == [(1, 0), (2, 0)]
+    counts = job_counts(kept + history)
+    assert (counts["Idle"], counts["Running"], counts["Completed"]) == (1, 1, 2)
 
 
 def test_busy_cpu_seconds_count_the_current_run() -> None:
