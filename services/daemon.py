@@ -69,9 +69,6 @@ class EventLog:
 
     def drain(self, limit: int | None = None) -> list[dict[str, Any]]:
         """The oldest ``limit`` events (all with None), handed over and forgotten here."""
-        if limit is None or len(self._events) <= limit:
-            out, self._events = self._events, []
-            return out
         out = self._events[:limit]
         del self._events[:limit]
         return out

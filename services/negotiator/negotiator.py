@@ -87,9 +87,6 @@ class Negotiator:
 
     def drain_log(self, limit: int | None = None) -> list[str]:
         """NegotiatorLog lines written since the last drain (the oldest ``limit``)."""
-        if limit is None or len(self._log) <= limit:
-            out, self._log = self._log, []
-            return out
         out = self._log[:limit]
         del self._log[:limit]
         return out

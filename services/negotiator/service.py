@@ -147,12 +147,9 @@ class NegotiatorService(ngrpc.NegotiatorServicer):
     def cadence(self) -> Cadence:
         return self.core.cadence
 
-    def _emit(self) -> None:
-        for kind, fields in self.core.drain_events():
-            self.ctx.events.emit(self.name, kind, **fields)
-
-    async def _emit_in_turns(self) -> None:
-        """:meth:`_emit` for a schedd's share of a cycle's matches, an event each."""
+    async def _emit(self) -> None:
+        """The core's events into the event log, in turns (a cycle's 10,000 matches are
+        an event each)."""
         async for part in turns.in_turns(self.core.drain_events()):
             for kind, fields in part:
                 self.ctx.events.emit(self.name, kind, **fields)
@@ -337,7 +334,7 @@ class NegotiatorService(ngrpc.NegotiatorServicer):
             )
         await self._send_matches(result)
         core.finish_cycle(result, start, clock.now(), time.process_time() - cpu0, failed)
-        self._emit()
+        await self._emit()
         await self.advertise()
         return result
 
@@ -492,7 +489,7 @@ class NegotiatorService(ngrpc.NegotiatorServicer):
                 log.warning("%s: sending matches to %s failed: %s", self.name, sname, _why(out))
                 continue
             self.core.matches_sent(matches, rejected.get(sname, []))
-            await self._emit_in_turns()
+            await self._emit()
 
     # -- the Negotiator ad ---------------------------------------------------------------
     def negotiator_ad(self) -> ClassAd:
