@@ -248,18 +248,22 @@ class Workload:
 
 @dataclass(frozen=True)
 class GeneratedCluster:
-    """Jobs of one workload with the same arrival time and shape: one submit, one cluster."""
+    """Jobs of one workload with the same arrival time and requests: one submit, one
+    cluster, each job its own duration (as an HTCondor user queues a list of items)."""
 
     workload: str
     at: float
     schedd: str
     owner: str
     accounting_group: str
-    duration: float  # pool seconds (MockDuration)
+    durations: tuple[float, ...]  # pool seconds (MockDuration), one per job
     cpus: int
     memory: int  # MB
     disk: int  # KB
-    count: int
+
+    @property
+    def count(self) -> int:
+        return len(self.durations)
 
 
 def _requests(d: Distribution, rng: np.random.Generator, n: int) -> np.ndarray:
@@ -280,8 +284,8 @@ def generate(
         cpus = _requests(w.request_cpus, rng, w.jobs)
         memory = _requests(w.request_memory, rng, w.jobs)
         disk = _requests(w.request_disk, rng, w.jobs)
-        shapes: dict[tuple[float, float, int, int, int], int] = {}
-        for key in zip(
+        shapes: dict[tuple[float, int, int, int], list[float]] = {}
+        for at, dur, c, m, d in zip(
             times.tolist(),
             durations.tolist(),
             cpus.tolist(),
@@ -289,25 +293,31 @@ def generate(
             disk.tolist(),
             strict=True,
         ):
-            shapes[key] = shapes.get(key, 0) + 1
-        for (at, dur, c, m, d), count in shapes.items():
-            size = max_per_cluster or count
-            for first in range(0, count, size):
-                n = min(size, count - first)
+            shapes.setdefault((at, c, m, d), []).append(dur)
+        for (at, c, m, d), durs in shapes.items():
+            size = max_per_cluster or len(durs)
+            for first in range(0, len(durs), size):
+                part = tuple(durs[first : first + size])
                 out.append(
                     GeneratedCluster(
-                        w.name, at, w.schedd, w.owner, w.accounting_group, dur, c, m, d, n
+                        w.name, at, w.schedd, w.owner, w.accounting_group, part, c, m, d
                     )
                 )
     out.sort(key=lambda g: g.at)  # stable: workloads keep their order at equal times
     return out
 
 
+def _seconds(x: float) -> str:
+    return np.format_float_positional(x, trim="-")
+
+
 def submit_description(c: GeneratedCluster) -> str:
-    """The submit description that queues cluster ``c``."""
+    """The submit description that queues cluster ``c``: ``queue N`` when its jobs last
+    alike, else ``queue MockDurationItem from (...)``, one line a job."""
+    alike = len(set(c.durations)) == 1
     lines = [
         "executable = /bin/sleep",
-        f"arguments = {np.format_float_positional(c.duration, trim='-')}",
+        f"arguments = {_seconds(c.durations[0]) if alike else '$(MockDurationItem)'}",
         f"request_cpus = {c.cpus}",
         f"request_memory = {c.memory}",
         f"request_disk = {c.disk}",
@@ -315,5 +325,8 @@ def submit_description(c: GeneratedCluster) -> str:
     ]
     if c.accounting_group:
         lines.append(f"accounting_group = {c.accounting_group}")
-    lines.append(f"queue {c.count}")
+    if alike:
+        lines.append(f"queue {c.count}")
+    else:
+        lines += ["queue MockDurationItem from (", *map(_seconds, c.durations), ")"]
     return "\n".join(lines) + "\n"

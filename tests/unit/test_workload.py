@@ -203,13 +203,16 @@ def test_equal_jobs_that_arrive_together_are_one_cluster() -> None:
     clusters = generate(
         [workload(jobs=10, duration=60, arrival={"kind": "bursts", "every": 30, "size": 4})], 0
     )
-    assert [(c.at, c.count, c.duration) for c in clusters] == [
-        (0.0, 4, 60.0),
-        (30.0, 4, 60.0),
-        (60.0, 2, 60.0),
+    assert [(c.at, c.count, set(c.durations)) for c in clusters] == [
+        (0.0, 4, {60.0}),
+        (30.0, 4, {60.0}),
+        (60.0, 2, {60.0}),
     ]
-    varied = generate([workload(jobs=5, duration={"dist": "uniform", "low": 10, "high": 20})], 0)
-    assert len(varied) == 5 and sum(c.count for c in varied) == 5  # different shapes: one each
+    # jobs that differ in duration alone are one cluster, a duration a job
+    (varied,) = generate([workload(jobs=5, duration={"dist": "uniform", "low": 10, "high": 20})], 0)
+    assert varied.count == 5 and len(set(varied.durations)) == 5
+    other_cpus = generate([workload(jobs=6, cpus={"dist": "empirical", "values": [1, 2]})], 0)
+    assert sorted(c.cpus for c in other_cpus) == [1, 2]  # other requests: other clusters
 
 
 def test_a_cluster_larger_than_a_submission_may_be_is_split() -> None:
@@ -256,6 +259,20 @@ def test_the_submit_description_queues_the_cluster() -> None:
     assert (ad["RequestCpus"], ad["RequestMemory"], ad["RequestDisk"]) == (2, 128, 1024)
     assert ad["AcctGroup"] == "group_a" and ad["AccountingGroup"] == "group_a.alice"
     assert ad["MockWorkload"] == "w"
+
+
+def test_jobs_of_one_cluster_that_last_differently_are_queued_from_a_list() -> None:
+    (c,) = generate([workload(jobs=3, duration={"dist": "uniform", "low": 10, "high": 20})], 5)
+    text = submit_description(c)
+    assert "queue MockDurationItem from (" in text
+    procs = parse_submit(text, "<gen>", owner="alice", validate=parse_expr).procs
+    got = []
+    for p in procs:
+        ad = ClassAd()
+        for k, v in p.items():
+            ad[k] = parse_expr(v)
+        got.append(ad.eval("MockDuration"))
+    assert got == list(c.durations) and len(set(got)) == 3
 
 
 # ------------------------------------------------------------------ the spec
