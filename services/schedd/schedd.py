@@ -334,6 +334,7 @@ class JobExit:
     exit_code: int = 0
     slot_name: str = ""
     reason: str = ""
+    claim_closing: bool = False  # the startd ended the claim with the job (CLAIM_WORKLIFE)
 
 
 @dataclass(frozen=True)
@@ -937,11 +938,13 @@ class Schedd:
             job.set("LastRemoteHost", host)
             job.delete("RemoteHost")
 
-    def _drop_claim(self, claim: HeldClaim, out: Outbox) -> None:
-        """Release a claim: forget it here, tell its startd."""
+    def _drop_claim(self, claim: HeldClaim, out: Outbox, *, release: bool = True) -> None:
+        """Forget a claim here and (``release``) tell its startd to release it; a claim
+        the startd closed itself needs no release."""
         self.claims.pop(claim.claim_id, None)
         self._batch.claims_del.add(claim.claim_id)
-        out.releases[claim.startd_address].append(claim.claim_id)
+        if release:
+            out.releases[claim.startd_address].append(claim.claim_id)
         self._emit("claim_dropped", slot=claim.slot_name, claim=_redact(claim.claim_id))
 
     def _unreserve(self, job: Job) -> None:
@@ -1314,16 +1317,20 @@ class Schedd:
                     exit_code=int(e.exit_code),
                     submitter=job.submitter,
                 )
-            self._claim_finished(claim, now, out, reuse=not evicted)
+            if e.claim_closing:  # HTCondor's JOB_EXITED_AND_CLAIM_CLOSING: no reuse, no release
+                self._drop_claim(claim, out, release=False)
+            else:
+                self._claim_finished(claim, now, out, reuse=not evicted)
         self._commit()
         return out
 
     def _claim_finished(self, claim: HeldClaim, now: float, out: Outbox, *, reuse: bool) -> None:
         """A job left ``claim``: claim reuse. The next idle job of the same submitter that
         matches the slot (both Requirements) and fits it runs on the same claim, with no
-        negotiation cycle; the startd refuses the activation once CLAIM_WORKLIFE has
-        passed, and the job goes back to Idle. Nothing to run, or an evicted job: the
-        claim is released."""
+        negotiation cycle. (A claim past CLAIM_WORKLIFE comes back closing with its job's
+        exit and is not reused; should one get here, the startd refuses the activation and
+        the job goes back to Idle.) Nothing to run, or an evicted job: the claim is
+        released."""
         job = None
         if reuse and claim.slot_ad is not None:
             job = self._take_runnable_job(claim.submitter, claim.slot_ad, now, fit=True)

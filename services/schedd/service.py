@@ -415,6 +415,7 @@ class ScheddService(sgrpc.ScheddServicer):
                     int(e.exit_code),
                     e.slot_name,
                     e.reason,
+                    e.claim_closing,
                 )
             )
         accepted = 0

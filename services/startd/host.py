@@ -23,6 +23,7 @@ from ..classad import ClassAd
 from ..config import ConfigDict, ConfigError
 from .machine import (
     LEASE_EXPIRED,
+    WORKLIFE,
     ActivationGrant,
     ClaimGrant,
     ClaimRefusedError,
@@ -325,9 +326,10 @@ class StartdHost:
         exits.sort(key=lambda e: (e.end, e.slot_name))
         for e in exits:
             self.stats["jobs_evicted" if e.reason else "job_exits"] += 1
+            machine_name = e.slot_name.partition("@")[2]
             self._events.append(
                 (
-                    e.slot_name.partition("@")[2],
+                    machine_name,
                     "job_evicted" if e.reason else "job_exit",
                     {
                         "slot": e.slot_name,
@@ -339,6 +341,16 @@ class StartdHost:
                     },
                 )
             )
+            if e.claim_closing:  # the machine ended the claim with its job
+                self._held.pop(e.claim_id, None)
+                self.stats["releases"] += 1
+                self._events.append(
+                    (
+                        machine_name,
+                        "release",
+                        {"slot": e.slot_name, "claim": redact(e.claim_id), "reason": WORKLIFE},
+                    )
+                )
         return exits
 
 

@@ -59,7 +59,10 @@ released as by :meth:`Machine.release` (a dynamic slot's resources go back to it
 
 Known differences: no Matched state (the startd hears of a match only with the claim
 request), so MATCH_TIMEOUT has nothing to time; no Owner state, vacating (an evicted job
-leaves at once) or suspension yet; CLAIM_WORKLIFE is enforced at activation; the
+leaves at once) or suspension yet. CLAIM_WORKLIFE: a claim past it when its job exits
+is closing (the exit says so) and ends with the job, as HTCondor's deactivate_claim and
+the Idle -> Preempting transition do, at once here; an activation of an expired claim is
+refused. The
 startd checks the job's Requirements as well as its own (HTCondor's startd re-checks only
 its own side).
 """
@@ -111,6 +114,10 @@ __all__ = [
 
 # HTCondor's startd log line when a claim's lease runs out (claim.cpp).
 LEASE_EXPIRED = "claim lease expired (condor_schedd gone?)"
+
+# HTCondor's reason when a claim ends after a job because CLAIM_WORKLIFE has passed
+# (ResState.cpp, the Claimed/Idle -> Preempting transition).
+WORKLIFE = "idle claim shutting down due to CLAIM_WORKLIFE"
 
 # What a mock machine "detects" when NUM_CPUS, MEMORY and DISK are not set.
 DETECTED_CPUS = 1
@@ -174,6 +181,8 @@ class JobExitRecord:
     schedd_name: str
     schedd_address: str
     reason: str = ""
+    # the claim ended with its job (CLAIM_WORKLIFE passed): the slot is already released
+    claim_closing: bool = False
 
     @property
     def job_id(self) -> str:
@@ -863,10 +872,8 @@ class Machine:
                 f"claim {redact(claim_id)} on {slot.name} is already running job "
                 f"{claim.job.cluster}.{claim.job.proc}"
             )
-        # HTCondor's Resource::claimWorklifeExpired: after the first job, a claim older
-        # than CLAIM_WORKLIFE takes no more (0: one job per claim; -1: no limit)
         age = now - claim.claimed_at
-        if claim.activations > 0 and self._worklife >= 0 and age > self._worklife:
+        if self._worklife_expired(claim, now):
             raise ClaimRefusedError(
                 f"claim {redact(claim_id)} on {slot.name} is {age:g} s old: past "
                 f"CLAIM_WORKLIFE ({self._worklife} s), it takes no new job"
@@ -908,6 +915,12 @@ class Machine:
             claim_id, slot.name, f"{cluster}.{proc}", job.start, job.end, slot.cpus
         )
 
+    def _worklife_expired(self, claim: SlotClaim, now: float) -> bool:
+        """HTCondor's Resource::claimWorklifeExpired: after its first job, a claim older
+        than CLAIM_WORKLIFE takes no more (0: one job per claim; -1: no limit)."""
+        age = now - claim.claimed_at
+        return claim.activations > 0 and self._worklife >= 0 and age > self._worklife
+
     def _live_end(self, end: float, claim_id: str) -> bool:
         slot = self._held.get(claim_id)
         if slot is None or slot.claim is None or slot.claim.claim_id != claim_id:
@@ -938,6 +951,10 @@ class Machine:
                 continue
             job, claim.job = claim.job, None
             slot.set_state("Claimed", "Idle", job.end)  # accounted to the exact exit time
+            # HTCondor's deactivate_claim: a claim past its worklife is closing; the
+            # startd ends it (Claimed/Idle -> Preempting -> Unclaimed at once here) and
+            # tells the schedd, which neither reuses it nor releases it
+            closing = slot.preempting is None and self._worklife_expired(claim, job.end)
             exits.append(
                 JobExitRecord(
                     claim_id=claim_id,
@@ -949,9 +966,12 @@ class Machine:
                     slot_name=slot.name,
                     schedd_name=claim.schedd_name,
                     schedd_address=claim.schedd_address,
+                    claim_closing=closing,
                 )
             )
-            if slot.preempting is not None:  # retired in time: the new claim takes over
+            if closing:
+                self.release(claim_id, job.end)
+            elif slot.preempting is not None:  # retired in time: the new claim takes over
                 self._hand_over(slot, job.end, evict=False)
         if exits:
             self._changed()

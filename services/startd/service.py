@@ -523,6 +523,7 @@ class StartdService:
                     exit_code=e.exit_code,
                     slot_name=e.slot_name,
                     reason=e.reason,
+                    claim_closing=e.claim_closing,
                 )
             )
         for address in list(self._pending_exits):

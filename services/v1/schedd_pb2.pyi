@@ -167,7 +167,7 @@ class MatchesReply(_message.Message):
     def __init__(self, received: _Optional[int] = ...) -> None: ...
 
 class JobExit(_message.Message):
-    __slots__ = ("schedd_name", "claim_id", "cluster_id", "proc_id", "start_time", "end_time", "exit_code", "slot_name", "reason")
+    __slots__ = ("schedd_name", "claim_id", "cluster_id", "proc_id", "start_time", "end_time", "exit_code", "slot_name", "reason", "claim_closing")
     SCHEDD_NAME_FIELD_NUMBER: _ClassVar[int]
     CLAIM_ID_FIELD_NUMBER: _ClassVar[int]
     CLUSTER_ID_FIELD_NUMBER: _ClassVar[int]
@@ -177,6 +177,7 @@ class JobExit(_message.Message):
     EXIT_CODE_FIELD_NUMBER: _ClassVar[int]
     SLOT_NAME_FIELD_NUMBER: _ClassVar[int]
     REASON_FIELD_NUMBER: _ClassVar[int]
+    CLAIM_CLOSING_FIELD_NUMBER: _ClassVar[int]
     schedd_name: str
     claim_id: str
     cluster_id: int
@@ -186,7 +187,8 @@ class JobExit(_message.Message):
     exit_code: int
     slot_name: str
     reason: str
-    def __init__(self, schedd_name: _Optional[str] = ..., claim_id: _Optional[str] = ..., cluster_id: _Optional[int] = ..., proc_id: _Optional[int] = ..., start_time: _Optional[float] = ..., end_time: _Optional[float] = ..., exit_code: _Optional[int] = ..., slot_name: _Optional[str] = ..., reason: _Optional[str] = ...) -> None: ...
+    claim_closing: bool
+    def __init__(self, schedd_name: _Optional[str] = ..., claim_id: _Optional[str] = ..., cluster_id: _Optional[int] = ..., proc_id: _Optional[int] = ..., start_time: _Optional[float] = ..., end_time: _Optional[float] = ..., exit_code: _Optional[int] = ..., slot_name: _Optional[str] = ..., reason: _Optional[str] = ..., claim_closing: _Optional[bool] = ...) -> None: ...
 
 class JobsExitedRequest(_message.Message):
     __slots__ = ("request_id", "exits")

@@ -864,6 +864,26 @@ def test_claim_reuse_runs_the_next_job_on_the_same_claim(path: Path) -> None:
     assert kinds.count("claim_reuse") == 2 and kinds.count("job_matched") == 1
 
 
+def test_a_claim_the_startd_closed_with_its_job_is_forgotten_not_reused_nor_released(
+    path: Path,
+) -> None:
+    """HTCondor's JOB_EXITED_AND_CLAIM_CLOSING (CLAIM_WORKLIFE passed on the startd): two
+    idle jobs could reuse the claim, but the exit says it is closing, so 1.1 stays Idle
+    for the next cycle, the claim is dropped here, and no release goes out (the startd
+    ended it)."""
+    s = make(path)
+    s.submit(SLEEP + "request_memory = 1024\nqueue 3\n", "a.sub", "alice", 0.0)
+    claim = claimed(s, 10.0, static_slot_ad())
+    exits = [JobExit(claim, 1, 0, 10.0, 70.0, 0, "slot1@exec1", "", claim_closing=True)]
+    out = s.on_job_exits(exits, 70.0)
+    assert not out.releases and not out.activations and not out.claims
+    assert claim not in s.claims
+    assert [v(h, "CompletionDate") for h in s.history()] == [70]
+    assert [v(job_ad(s, j), "JobStatus") for j in ("1.1", "1.2")] == [IDLE, IDLE]
+    kinds = [k for k, _ in s.drain_events()]
+    assert "claim_reuse" not in kinds and kinds.count("claim_dropped") == 1
+
+
 def test_an_idle_claim_is_released_at_once_whatever_unused_claim_timeout_says(
     path: Path,
 ) -> None:

@@ -718,28 +718,54 @@ def test_empty_consumption_knob_falls_back_to_the_request() -> None:
 
 
 @pytest.mark.parametrize(
-    ("worklife", "second_at", "ok"),
+    ("worklife", "second_at", "outcome"),
     [
-        ("-1", 10_000, True),  # no limit
-        ("0", 60, False),  # one job per claim
-        ("100", 100, True),  # age 100 is not past 100
-        ("100", 101, False),
-        ("1200", 60, True),  # HTCondor's default
+        ("-1", 10_000, "runs"),  # no limit
+        ("0", 60, "closed"),  # one job per claim: age 60 > 0 when the first job exits
+        ("59", 60, "closed"),
+        ("60", 60, "runs"),  # age 60 at the exit is not past 60
+        ("100", 100, "runs"),  # age 100 is not past 100
+        ("100", 101, "refused"),  # not past it at the exit (60), past it at 101
+        ("1200", 60, "runs"),  # HTCondor's default
     ],
 )
-def test_claim_worklife_limits_new_jobs_on_a_claim(worklife: str, second_at: int, ok: bool) -> None:
-    """Claimed at 0, first job 0-60; the second activation at ``second_at``."""
+def test_claim_worklife_limits_new_jobs_on_a_claim(
+    worklife: str, second_at: int, outcome: str
+) -> None:
+    """Claimed at 0, first job 0-60; the second activation at ``second_at``. A claim past
+    its worklife when its job exits is closing: the exit says so and the slot is released
+    (HTCondor's deactivate_claim answer, then Claimed/Idle -> Preempting)."""
     m = machine(f"NUM_CPUS = 1\nSLOT_TYPE_0_PARTITIONABLE = False\nCLAIM_WORKLIFE = {worklife}\n")
     cid = priv(m, "slot1@exec0001").eval("Capability")
     claim(m, cid, "slot1@exec0001")
     m.activate(cid, job(MockDuration=60), now=0)
-    assert [e.job_id for e in m.advance(60)] == ["1.0"]
-    if ok:
+    (exit_,) = m.advance(60)
+    assert exit_.job_id == "1.0" and exit_.claim_closing == (outcome == "closed")
+    if outcome == "runs":
         a = m.activate(cid, job(1, 1, MockDuration=60), now=second_at)
         assert (a.job_id, a.start) == ("1.1", second_at)
-    else:
+    elif outcome == "refused":
         with pytest.raises(ClaimRefusedError, match="past CLAIM_WORKLIFE"):
             m.activate(cid, job(1, 1), now=second_at)
+    else:
+        assert not m.holds(cid)
+        assert pub(m, "slot1@exec0001").eval("State") == "Unclaimed"
+        with pytest.raises(UnknownClaimError):
+            m.activate(cid, job(1, 1), now=second_at)
+
+
+def test_a_dynamic_slot_whose_claim_closes_with_its_job_gives_its_resources_back() -> None:
+    """A 4-cpu p-slot, CLAIM_WORKLIFE 30: a 1-cpu job of 0-60 exits past it, so the
+    dynamic slot goes and the p-slot has its 4 cpus again."""
+    m = machine("NUM_CPUS = 4\nCLAIM_WORKLIFE = 30\n")
+    cid = priv(m, "slot1@exec0001").eval("Capability")
+    grant = claim(m, cid, "slot1@exec0001")
+    m.activate(grant.claim_id, job(MockDuration=60), now=0)
+    assert pub(m, "slot1@exec0001").eval("Cpus") == 3
+    (exit_,) = m.advance(60)
+    assert exit_.claim_closing and not m.holds(grant.claim_id)
+    assert pub(m, "slot1@exec0001").eval("Cpus") == 4
+    assert m.take_removed() == [grant.slot_name]
 
 
 def test_claim_worklife_never_stops_the_first_job() -> None:
