@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from mockpool import Pool
 from mockpool.pool.spec import parse_spec
+from mockpool.startd.machine import WORKLIFE
 
 SPEC = """
 [pool]
@@ -35,13 +36,17 @@ queue 10
 
 
 def _run(worklife: int) -> tuple[int, float, set[str]]:
-    with Pool(parse_spec(SPEC.format(worklife=worklife), "<reuse>")) as pool:
-        assert pool.wait(lambda: len(pool.jobs("JobStatus == 4", history=True)) == 10, 100)
-        matches = sum(len(c.matches) for c in pool.negotiator_log.cycles)
-        done = max(int(j.get_value("CompletionDate")) for j in pool.jobs(history=True))
-        events = pool.events
+    matches, done, events = _events(worklife)
     claims = {e["claim"] for e in events if e["kind"] == "activate"}
     return matches, done, claims
+
+
+def _events(worklife: int) -> tuple[int, float, list[dict]]:
+    with Pool(parse_spec(SPEC.format(worklife=worklife), "<reuse>")) as pool:
+        assert pool.wait(lambda: len(pool.jobs("JobStatus == 4", history=True)) == 10, 400)
+        matches = sum(len(c.matches) for c in pool.negotiator_log.cycles)
+        done = max(int(j.get_value("CompletionDate")) for j in pool.jobs(history=True))
+        return matches, done, pool.events
 
 
 def test_short_jobs_keep_running_on_the_same_claims_between_cycles() -> None:
@@ -57,3 +62,20 @@ def test_with_claim_worklife_zero_every_job_waits_for_a_cycle() -> None:
     # one job per claim: two jobs a cycle, five cycles (5, 65, ..., 245): last ends 265
     assert matches == 10 and len(claims) == 10
     assert done == 265
+
+
+def test_a_claim_past_its_worklife_closes_with_its_job() -> None:
+    """CLAIM_WORKLIFE 30, claims made at 5: the job of 5-25 leaves the claim 20 s old, so
+    it is reused; the job of 25-45 leaves it 40 s old, past 30: the startd ends the claim
+    with the job and the schedd neither reuses nor releases it. Two claims a cycle, two
+    jobs each, cycles at 5 and 65 (8 jobs, closed at 45 and 105); the cycle at 125 finds
+    the last two jobs, which end at 145 with nothing left to run: those two claims the
+    schedd releases."""
+    matches, done, events = _events(30)
+    assert (matches, done) == (6, 145)
+    kinds = [e["kind"] for e in events]
+    assert kinds.count("claim_reuse") == 4 and "activate_failed" not in kinds
+    releases = [e for e in events if e["kind"] == "release"]
+    closed = [round(e["t"]) for e in releases if e.get("reason") == WORKLIFE]
+    assert closed == [45, 45, 105, 105]
+    assert sorted(round(e["t"]) for e in releases if "reason" not in e) == [145, 145]
