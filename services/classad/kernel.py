@@ -137,17 +137,64 @@ _second = operator.itemgetter(1)
 _PLAIN_TAG = {bool: B, int: I, float: R, str: S}
 
 
-class SlotTable:
-    """Slot ads as columns, built lazily per attribute and cached."""
+class ColumnCarry:
+    """Columns carried from one table to the next, as a negotiator's cycles build one
+    table of the same slots after another: a column whose rows hold the very objects
+    they held last time (ads decoded from the wire share the objects of equal values,
+    and an ad that did not change is the same ad) is the same column, and is reused with
+    its distinct values. The carry keeps the rows' objects alive, so an id it compares
+    is never a newer object's; the string pool is the carry's, so the codes agree."""
 
-    def __init__(self, ads: Sequence[ClassAd], watch: frozenset[str] = frozenset()) -> None:
+    # a pool that has grown past this many strings per row is started afresh (slot
+    # names come and go with dynamic slots)
+    POOL_PER_ROW = 8
+
+    def __init__(self) -> None:
+        self.pool = V.StringPool()
+        self._cols: dict[str, tuple[list[Any], np.ndarray, Column]] = {}
+        self.reused = 0
+        self.built = 0
+
+    def begin(self, n: int) -> None:
+        """A new table of ``n`` rows."""
+        if len(self.pool.strings) > self.POOL_PER_ROW * max(n, 1_000):
+            self.pool = V.StringPool()
+            self._cols.clear()
+
+    def get(self, key: str, ids: np.ndarray) -> Column | None:
+        hit = self._cols.get(key)
+        if hit is not None and np.array_equal(hit[1], ids):
+            self.reused += 1
+            return hit[2]
+        return None
+
+    def put(self, key: str, row_exprs: list[Any], ids: np.ndarray, col: Column) -> None:
+        self.built += 1
+        self._cols[key] = (row_exprs, ids, col)
+
+
+class SlotTable:
+    """Slot ads as columns, built lazily per attribute and cached (and, given a
+    :class:`ColumnCarry`, reused from the table before)."""
+
+    def __init__(
+        self,
+        ads: Sequence[ClassAd],
+        watch: frozenset[str] = frozenset(),
+        carry: ColumnCarry | None = None,
+    ) -> None:
         self.ads = list(ads)
         self.n = len(self.ads)
         # ads of exactly ClassAd are read straight from their attributes (a subclass may
         # watch its lookups)
         plain = all(type(ad) is ClassAd for ad in self.ads)
         self._dicts = [ad._attrs for ad in self.ads] if plain else None
-        self.pool = V.StringPool()
+        self._carry = carry
+        if carry is not None:
+            carry.begin(self.n)
+            self.pool = carry.pool
+        else:
+            self.pool = V.StringPool()
         self._cols: dict[str, Column] = {}
         # Lower-case names whose reading sets ``touched``: a caller that holds rows for
         # many ads (slot classes) learns whether an evaluation read a name that differs
@@ -183,6 +230,18 @@ class SlotTable:
             row_exprs = [ad.lookup(key) for ad in self.ads]
         # the row's objects numbered by a sort of their ids (ids of live objects differ)
         ids = np.fromiter(map(id, row_exprs), np.intp, n)
+        carry = self._carry
+        if carry is not None:
+            col = carry.get(key, ids)
+            if col is not None:
+                return col
+            col = self._columnise(key, row_exprs, ids)
+            carry.put(key, row_exprs, ids, col)
+            return col
+        return self._columnise(key, row_exprs, ids)
+
+    def _columnise(self, key: str, row_exprs: list[Any], ids: np.ndarray) -> Column:
+        n = self.n
         _, first, inverse = np.unique(ids, return_index=True, return_inverse=True)
         codes: np.ndarray | None = None  # each row's distinct object (None: its own)
         distinct: list[Expr | None] = row_exprs

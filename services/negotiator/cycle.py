@@ -64,6 +64,7 @@ from ..classad import UNDEFINED, ClassAd, ClassAdSyntaxError, evaluate, parse_ex
 from ..classad import vector as V
 from ..classad.budget import Budget, BudgetExceeded
 from ..classad.kernel import (
+    ColumnCarry,
     CompiledExpr,
     KernelStats,
     MatchResult,
@@ -425,10 +426,11 @@ class _Slots:
         stats: KernelStats,
         now: float,
         jobs: Sequence[ClassAd] = (),
+        carry: ColumnCarry | None = None,
     ) -> None:
         self.now = now  # the pool time the slots' and jobs' expressions see (time(), CurrentTime)
         self.ads = list(snapshot.slots)
-        self.table = SlotTable(self.ads)  # every slot, for the phase-2 masks
+        self.table = SlotTable(self.ads, carry=carry)  # every slot, for the phase-2 masks
         self.cfg = cfg
         self.kstats = stats
         n = self.n = len(self.ads)
@@ -1028,8 +1030,10 @@ class _Cycle:
         timer: Callable[[], float],
         cpu_timer: Callable[[], float] | None,
         notes: Sequence[LogLine] = (),
+        carry: ColumnCarry | None = None,
     ) -> None:
         self.snapshot = snapshot
+        self.carry = carry
         self.notes = list(notes)
         self.requests = list(requests)
         self.acct = accountant.copy()
@@ -1081,7 +1085,9 @@ class _Cycle:
 
         # Phase 2: accounting and trimming.
         self.say("Phase 2:  Performing accounting ...", t1)
-        slots = _Slots(snap, self.cfg, self.kstats, self.now, [r.ad for r in self.requests])
+        slots = _Slots(
+            snap, self.cfg, self.kstats, self.now, [r.ad for r in self.requests], self.carry
+        )
         s.slot_classes = len(slots.view.reps)
         self.acct.update_priorities(self.now)
         usage, counts = slot_usage(slots.ads, slots.weight, slots.claimed)
@@ -1881,6 +1887,7 @@ def negotiate(
     cpu_timer: Callable[[], float] | None = None,
     finish: bool = True,
     phase1_notes: Sequence[LogLine] = (),
+    columns: ColumnCarry | None = None,
 ) -> CycleResult:
     """Run one negotiation cycle that started (phase 1) at pool time ``now``.
 
@@ -1890,10 +1897,14 @@ def negotiate(
     holds the updated copy. With ``finish=False`` the caller sends the matches first and
     then calls ``result.finish(end)`` so the sending counts in phase 4. ``phase1_notes``
     are the caller's own phase-1 lines (a schedd that failed), logged after "Got ads".
+    ``columns``: the slot columns of the caller's last cycle, reused where the slots'
+    values are the same objects (a negotiator passes its own from cycle to cycle).
     """
     cfg = config if isinstance(config, CycleConfig) else CycleConfig.from_config(config)
     clock = timer if timer is not None else (lambda: now)
-    result = _Cycle(snapshot, requests, accountant, cfg, now, clock, cpu_timer, phase1_notes).run()
+    result = _Cycle(
+        snapshot, requests, accountant, cfg, now, clock, cpu_timer, phase1_notes, columns
+    ).run()
     if finish:
         result.finish(clock())
     return result

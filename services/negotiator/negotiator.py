@@ -24,6 +24,7 @@ from typing import Any
 
 from ..claimid import redact, sinful
 from ..classad import ClassAd
+from ..classad.kernel import ColumnCarry
 from ..config import ConfigDict
 from .accountant import Accountant, AccountantError
 from .accounting_ads import accounting_ads
@@ -64,6 +65,8 @@ class Negotiator:
         self.state_file = Path(state_dir) / "accountant.json"
         self.accountant = accountant or self._load_accountant(template, priorities or {})
         self.groups: GroupTree | None = None  # the group tree of the last cycle
+        # the slot columns of the last cycle, for the next (most slots did not change)
+        self.columns = ColumnCarry()
         # userprio changes made while a cycle computes, replayed onto its accountant
         self._replay: list[tuple[str, str, float, float]] | None = None
         self.cadence = Cadence.from_config(config)

@@ -324,6 +324,7 @@ class NegotiatorService(ngrpc.NegotiatorServicer):
                 timer=clock.now,
                 finish=False,
                 phase1_notes=notes,
+                columns=core.columns,
             )
         finally:
             core.computed(result)

@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 
 from mockpool.classad import ERROR, UNDEFINED, ClassAd, evaluate, matches, parse_expr
 from mockpool.classad.kernel import (
+    ColumnCarry,
     CompiledExpr,
     KernelStats,
     SlotTable,
@@ -393,3 +394,59 @@ def test_all_rows_read_at_once_are_what_each_row_reads(slots, text, job_j, const
     assert len(got) == v.n
     for r in range(v.n):
         assert _same(got[r], v.value_at(r, table.pool)), f"row {r}: {text}"
+
+
+def test_a_carried_column_is_reused_while_its_rows_hold_the_same_objects() -> None:
+    carry = ColumnCarry()
+    ads = [a.copy() for a in SLOTS]  # copies share their values' objects
+    memory = SlotTable(ads, carry=carry).column("Memory")
+    assert SlotTable([a.copy() for a in ads], carry=carry).column("Memory") is memory
+    assert (carry.reused, carry.built) == (1, 1)
+    changed = [a.copy() for a in ads]
+    changed[1]["Memory"] = 512  # slot1@b's row now holds another object
+    table = SlotTable(changed, carry=carry)
+    assert table.column("Memory") is not memory and carry.built == 2
+    got = CompiledExpr("Memory >= 1024").requirements_mask(table, None, "target")
+    # a 1024, b now 512, c 8192, d 2048, e no Memory
+    assert got.tolist() == [True, False, True, True, False]
+
+
+def test_tables_built_with_a_carry_evaluate_as_tables_built_afresh() -> None:
+    """Random edits between tables (values changed, rows added and removed, strings new
+    to the pool): every expression gives what a table without a carry gives."""
+    import random
+
+    rng = random.Random(7)
+    exprs = [
+        'Memory >= 2048 && Arch == "x86_64"',
+        "Cpus * 2 + Memory",
+        'Arch < "b"',
+        "Requirements",
+        "isUndefined(Memory)",
+    ]
+    carry = ColumnCarry()
+    ads = [a.copy() for a in SLOTS]
+    for _round in range(30):
+        ads = [a.copy() for a in ads]
+        for _ in range(3):
+            k = rng.randrange(len(ads))
+            op = rng.random()
+            if op < 0.4:
+                ads[k]["Memory"] = rng.choice([512, 2048, 4096, 2048.0, "big"])
+            elif op < 0.6:
+                ads[k]["Arch"] = rng.choice(["x86_64", "X86_64", "aarch64", f"arch{_round}"])
+            elif op < 0.8 and len(ads) > 1:
+                del ads[k]
+            else:
+                ads.insert(k, rng.choice(SLOTS).copy())
+        carried = SlotTable(ads, carry=carry)
+        fresh = SlotTable(ads)
+        for text in exprs:
+            want = CompiledExpr(text).eval(fresh, JOB, "target")
+            got = CompiledExpr(text).eval(carried, JOB, "target")
+            for k in range(len(ads)):
+                assert _same(got.value_at(k, carried.pool), want.value_at(k, fresh.pool)), (
+                    text,
+                    k,
+                )
+    assert carry.reused > 0
