@@ -399,6 +399,16 @@ class AdDecoder:
             out.append(ad)
         return out
 
+    def keep(self, ads: Iterable[ClassAd]) -> None:
+        """Count ``ads``, made by this decoder in the last round and still in use, as seen
+        in this round (their bytes stay known to :meth:`bytes_of`)."""
+        last, this, bytes_this = self._bytes_last, self._this, self._bytes_this
+        for ad in ads:
+            found = last.get(id(ad))
+            if found is not None and found[0] is ad:
+                bytes_this[id(ad)] = found
+                this[found[1]] = ad
+
     def end_round(self) -> None:
         """Forget the ads not seen in this round (the memory stays one round's ads)."""
         self._last, self._this = self._this, {}

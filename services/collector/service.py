@@ -83,7 +83,13 @@ class CollectorService(cgrpc.CollectorServicer):
         self.core = Collector(ctx.config, housekeeping_interval=housekeeping_interval)
         self.store = self.core.store
         self._tasks: list[asyncio.Task[None]] = []
-        self.calls = {"advertise_calls": 0, "queries": 0, "snapshots": 0}
+        self.calls = {
+            "advertise_calls": 0,
+            "queries": 0,
+            "snapshots": 0,
+            "snapshot_deltas": 0,  # snapshots that carried only the ads updated since
+            "snapshot_slot_ads": 0,  # slot ads the snapshots carried
+        }
 
     @property
     def name(self) -> str:
@@ -213,13 +219,16 @@ class CollectorService(cgrpc.CollectorServicer):
         self.calls["snapshots"] += 1
         now = self.ctx.clock.now()
         try:
-            snap = self.store.snapshot(request.constraint, request.projection, now)
+            since = (request.since_epoch, request.since_seq) if request.since_epoch else None
+            snap = self.store.snapshot(request.constraint, request.projection, now, since)
         except CostlyConstraint as exc:
             await context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED, str(exc))
             return b""  # not reached: abort raises
         except CollectorError as exc:
             await abort_invalid(context, str(exc))
             return b""  # not reached: abort raises
+        self.calls["snapshot_deltas"] += snap.delta
+        self.calls["snapshot_slot_ads"] += len(snap.slots)
         # framed in turns (100,000 slots take a few tenths of a second); the records are
         # those of the moment the snapshot was taken, whatever arrives meanwhile
         parts: list[bytes] = []
@@ -229,7 +238,15 @@ class CollectorService(cgrpc.CollectorServicer):
             parts += [frame_field(2, r.wire()) for r in part]
         parts.append(
             cpb.SnapshotReply(
-                now=now, slot_stable_prefix=snap.stable_prefixes()
+                now=now,
+                slot_stable_prefix=snap.stable_prefixes(),
+                epoch=snap.epoch,
+                seq=snap.seq,
+                delta=snap.delta,
+                slot_order=snap.slot_order,
+                slot_rows=snap.slot_rows,
+                private_order=snap.private_order,
+                private_rows=snap.private_rows,
             ).SerializeToString()
         )
         return b"".join(parts)

@@ -31,6 +31,7 @@ from .accounting_ads import accounting_ads
 from .cadence import Cadence
 from .cycle import CycleConfig, CycleMatch, CycleResult, Rejection
 from .groups import GroupTree
+from .held_ads import HeldSlotAds
 from .log import LogLine, format_line
 from .phase1 import negotiator_ad
 from .stats import StatsHistory
@@ -67,6 +68,8 @@ class Negotiator:
         self.groups: GroupTree | None = None  # the group tree of the last cycle
         # the slot columns of the last cycle, for the next (most slots did not change)
         self.columns = ColumnCarry()
+        # the slot ads of the last snapshot: the next carries only those that changed
+        self.slot_ads = HeldSlotAds()
         # userprio changes made while a cycle computes, replayed onto its accountant
         self._replay: list[tuple[str, str, float, float]] | None = None
         self.cadence = Cadence.from_config(config)

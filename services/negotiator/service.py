@@ -72,6 +72,7 @@ from .cycle import (
     negotiate,
     requests_from_ads,
 )
+from .held_ads import SnapshotPart, StaleSnapshot
 from .log import LogLine
 from .negotiator import Negotiator
 from .phase1 import schedds_to_ask
@@ -341,12 +342,18 @@ class NegotiatorService(ngrpc.NegotiatorServicer):
 
     async def _obtain_ads(self) -> CycleAds:
         coll = self._collector()
+        held = self.core.slot_ads
         snap_reply, schedd_reply, submitter_reply = await asyncio.gather(
-            rpc.call(self._snapshot_call(), cpb.SnapshotRequest(), timeout=RPC_TIMEOUT),
+            self._fetch_snapshot(held.since()),
             rpc.call(coll.Query, cpb.QueryRequest(ad_type="Scheduler"), timeout=RPC_TIMEOUT),
             rpc.call(coll.Query, cpb.QueryRequest(ad_type="Submitter"), timeout=RPC_TIMEOUT),
         )
-        slots, private = await self.ctx.offload(self._decode_snapshot, snap_reply)
+        try:
+            slots, private = await self.ctx.offload(self._decode_snapshot, snap_reply)
+        except StaleSnapshot as exc:  # held nothing now: the whole snapshot, once
+            log.warning("%s: %s; asking for every ad", self.name, exc)
+            snap_reply = await self._fetch_snapshot(None)
+            slots, private = await self.ctx.offload(self._decode_snapshot, snap_reply)
         return CycleAds(
             slots=slots,
             private_ads=private,
@@ -354,15 +361,37 @@ class NegotiatorService(ngrpc.NegotiatorServicer):
             schedulers=ads_from_pb(schedd_reply.ads),
         )
 
+    async def _fetch_snapshot(self, since: tuple[str, int] | None) -> bytes:
+        request = cpb.SnapshotRequest()
+        if since is not None:
+            request.since_epoch, request.since_seq = since
+        return await rpc.call(self._snapshot_call(), request, timeout=RPC_TIMEOUT)
+
     def _decode_snapshot(self, raw: bytes) -> tuple[list[ClassAd], list[ClassAd]]:
+        """The whole snapshot: the ads the reply carries, decoded, and (a delta) the
+        ones held since the last cycle."""
         ads, rest = split_fields(raw, _SNAPSHOT_ADS)
         try:
             head = cpb.SnapshotReply.FromString(rest)
         except Exception as exc:
             raise WireError(f"not a snapshot reply: {exc}") from None
         decoder = self._slot_decoder
-        slots = decoder.decode_bytes(ads[_SNAPSHOT_SLOTS], head.slot_stable_prefix)
-        private = decoder.decode_bytes(ads[_SNAPSHOT_PRIVATE])
+        slots, private = self.core.slot_ads.merge(
+            head.epoch,
+            head.seq,
+            head.delta,
+            SnapshotPart(
+                decoder.decode_bytes(ads[_SNAPSHOT_SLOTS], head.slot_stable_prefix),
+                head.slot_order,
+                head.slot_rows,
+            ),
+            SnapshotPart(
+                decoder.decode_bytes(ads[_SNAPSHOT_PRIVATE]),
+                head.private_order,
+                head.private_rows,
+            ),
+        )
+        decoder.keep(slots)  # held ads: their bytes are sent on with their matches
         decoder.end_round()
         return slots, private
 

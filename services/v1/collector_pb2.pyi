@@ -51,21 +51,39 @@ class QueryReply(_message.Message):
     def __init__(self, ads: _Optional[_Iterable[_Union[_classad_pb2.ClassAd, _Mapping]]] = ...) -> None: ...
 
 class SnapshotRequest(_message.Message):
-    __slots__ = ("constraint", "projection")
+    __slots__ = ("constraint", "projection", "since_epoch", "since_seq")
     CONSTRAINT_FIELD_NUMBER: _ClassVar[int]
     PROJECTION_FIELD_NUMBER: _ClassVar[int]
+    SINCE_EPOCH_FIELD_NUMBER: _ClassVar[int]
+    SINCE_SEQ_FIELD_NUMBER: _ClassVar[int]
     constraint: str
     projection: _containers.RepeatedScalarFieldContainer[str]
-    def __init__(self, constraint: _Optional[str] = ..., projection: _Optional[_Iterable[str]] = ...) -> None: ...
+    since_epoch: str
+    since_seq: int
+    def __init__(self, constraint: _Optional[str] = ..., projection: _Optional[_Iterable[str]] = ..., since_epoch: _Optional[str] = ..., since_seq: _Optional[int] = ...) -> None: ...
 
 class SnapshotReply(_message.Message):
-    __slots__ = ("slots", "private_ads", "now", "slot_stable_prefix")
+    __slots__ = ("slots", "private_ads", "now", "slot_stable_prefix", "epoch", "seq", "delta", "slot_order", "slot_rows", "private_order", "private_rows")
     SLOTS_FIELD_NUMBER: _ClassVar[int]
     PRIVATE_ADS_FIELD_NUMBER: _ClassVar[int]
     NOW_FIELD_NUMBER: _ClassVar[int]
     SLOT_STABLE_PREFIX_FIELD_NUMBER: _ClassVar[int]
+    EPOCH_FIELD_NUMBER: _ClassVar[int]
+    SEQ_FIELD_NUMBER: _ClassVar[int]
+    DELTA_FIELD_NUMBER: _ClassVar[int]
+    SLOT_ORDER_FIELD_NUMBER: _ClassVar[int]
+    SLOT_ROWS_FIELD_NUMBER: _ClassVar[int]
+    PRIVATE_ORDER_FIELD_NUMBER: _ClassVar[int]
+    PRIVATE_ROWS_FIELD_NUMBER: _ClassVar[int]
     slots: _containers.RepeatedCompositeFieldContainer[_classad_pb2.ClassAd]
     private_ads: _containers.RepeatedCompositeFieldContainer[_classad_pb2.ClassAd]
     now: float
     slot_stable_prefix: _containers.RepeatedScalarFieldContainer[int]
-    def __init__(self, slots: _Optional[_Iterable[_Union[_classad_pb2.ClassAd, _Mapping]]] = ..., private_ads: _Optional[_Iterable[_Union[_classad_pb2.ClassAd, _Mapping]]] = ..., now: _Optional[float] = ..., slot_stable_prefix: _Optional[_Iterable[int]] = ...) -> None: ...
+    epoch: str
+    seq: int
+    delta: bool
+    slot_order: _containers.RepeatedScalarFieldContainer[str]
+    slot_rows: _containers.RepeatedScalarFieldContainer[int]
+    private_order: _containers.RepeatedScalarFieldContainer[str]
+    private_rows: _containers.RepeatedScalarFieldContainer[int]
+    def __init__(self, slots: _Optional[_Iterable[_Union[_classad_pb2.ClassAd, _Mapping]]] = ..., private_ads: _Optional[_Iterable[_Union[_classad_pb2.ClassAd, _Mapping]]] = ..., now: _Optional[float] = ..., slot_stable_prefix: _Optional[_Iterable[int]] = ..., epoch: _Optional[str] = ..., seq: _Optional[int] = ..., delta: _Optional[bool] = ..., slot_order: _Optional[_Iterable[str]] = ..., slot_rows: _Optional[_Iterable[int]] = ..., private_order: _Optional[_Iterable[str]] = ..., private_rows: _Optional[_Iterable[int]] = ...) -> None: ...

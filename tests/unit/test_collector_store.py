@@ -325,6 +325,50 @@ def test_snapshot_returns_slots_and_their_private_ads(pool: AdStore) -> None:
     assert [r.name for r in snap.private] == ["slot2@a"]
 
 
+def test_a_snapshot_since_an_earlier_one_carries_only_the_ads_updated_after_it(
+    pool: AdStore,
+) -> None:
+    """Five updates make seq 5. Then slot2 changes (6), slot3 goes, slot4 comes (7) with
+    its private ad (8): since seq 5, the delta names slot1, slot2, slot4 and carries
+    slot2 and slot4 (positions 1 and 2), and of the private ads slot4's (position 2)."""
+    first = pool.snapshot(now=100.0)
+    assert (first.delta, first.seq, first.epoch) == (False, 5, pool.epoch)
+    assert first.slot_order == ["slot1@a", "slot2@a", "slot3@a"]
+    assert first.private_order == ["slot1@a", "slot2@a"]
+    pool.update("Machine", slot("slot2@a", Cpus=1, State="Unclaimed", Memory=2048), 110.0)
+    pool.invalidate("Machine", "slot3@a")
+    pool.update("Machine", slot("slot4@a", Cpus=2, State="Unclaimed"), 110.0)
+    pool.update("MachinePrivate", slot("slot4@a", Capability="<a:1>#1#4#s4"), 110.0)
+    snap = pool.snapshot(now=110.0, since=(pool.epoch, 5))
+    assert (snap.delta, snap.seq) == (True, 8)
+    assert snap.slot_order == ["slot1@a", "slot2@a", "slot4@a"]
+    assert snap.slot_rows == [1, 2] and [r.name for r in snap.slots] == ["slot2@a", "slot4@a"]
+    assert snap.slots[0].ad.eval("State") == "Unclaimed"
+    assert snap.private_order == ["slot1@a", "slot2@a", "slot4@a"]
+    assert snap.private_rows == [2] and [r.name for r in snap.private] == ["slot4@a"]
+    # nothing since: a delta that carries nothing
+    same = pool.snapshot(now=120.0, since=(pool.epoch, 8))
+    assert same.delta and not same.slots and not same.private and same.slot_rows == []
+
+
+@pytest.mark.parametrize(
+    "since",
+    [None, ("another epoch", 5), ("<epoch>", 99)],  # a store that restarted; a seq it never had
+)
+def test_a_snapshot_is_whole_unless_since_one_of_this_stores(
+    pool: AdStore, since: tuple[str, int] | None
+) -> None:
+    if since is not None and since[0] == "<epoch>":
+        since = (pool.epoch, since[1])
+    snap = pool.snapshot(now=100.0, since=since)
+    assert not snap.delta and [r.name for r in snap.slots] == snap.slot_order
+    assert len(snap.slots) == 3 and len(snap.private) == 2
+    # projected: whole as well (what the asker holds are whole ads)
+    projected = pool.snapshot(projection=["Cpus"], since=(pool.epoch, 5))
+    assert not projected.delta and len(projected.slots) == 3
+    assert AdStore().epoch != pool.epoch
+
+
 def test_snapshot_projection_keeps_name(pool: AdStore) -> None:
     snap = pool.snapshot("Cpus >= 2", ["Cpus"])
     assert snap.keep == {"cpus", "mytype", "name"}
