@@ -71,6 +71,7 @@ __all__ = [
     "CollectorError",
     "PrivateAdsRefused",
     "CollectorSnapshot",
+    "matching",
     "parse_constraint",
     "projection_keys",
 ]
@@ -405,29 +406,24 @@ class AdStore:
         :class:`CostlyConstraint` for one past its evaluation budget, and
         :class:`PrivateAdsRefused` for private ads unless ``allow_private``.
         """
+        expr = parse_constraint(constraint)
+        return matching(self.candidates(ad_type, allow_private=allow_private), expr, now)
+
+    def candidates(self, ad_type: str, *, allow_private: bool = False) -> list[AdRecord]:
+        """Every stored record of ``ad_type``, in store order, before any constraint (a
+        list of its own: :func:`matching` may read it while the store changes)."""
         if ad_type.lower() == _PRIVATE_KEY and not allow_private:
             raise PrivateAdsRefused(
                 f"{MACHINE_PRIVATE} ads are private (claim ids): only the negotiator may read them"
             )
-        expr = parse_constraint(constraint)
         if ad_type.lower() == ANY_AD.lower():  # every public ad (condor_status -any)
-            records = [
+            return [
                 r
                 for key, t in sorted(self._tables.items())
                 if key != _PRIVATE_KEY
                 for r in t.values()
             ]
-        else:
-            records = list(self._tables.get(ad_type.lower(), {}).values())
-        if not records:
-            return []
-        if expr is None:
-            return records
-        try:
-            rows = _selected_rows(expr, [r.ad for r in records], now)
-        except BudgetExceeded as exc:
-            raise CostlyConstraint(f"constraint {_short(expr)} is too costly: {exc}") from None
-        return [records[i] for i in rows]
+        return list(self._tables.get(ad_type.lower(), {}).values())
 
     def query(
         self,
@@ -469,6 +465,20 @@ class AdStore:
 
 
 # ----------------------------------------------------------------------------- helpers
+
+
+def matching(records: list[AdRecord], constraint: str | Expr | None, now: float) -> list[AdRecord]:
+    """The records whose constraint is true. Reads only the records (their ads never
+    change), so it may run off the store's thread. Raises :class:`BadConstraint` and
+    :class:`CostlyConstraint` as :meth:`AdStore.select` does."""
+    expr = parse_constraint(constraint)
+    if not records or expr is None:
+        return records
+    try:
+        rows = _selected_rows(expr, [r.ad for r in records], now)
+    except BudgetExceeded as exc:
+        raise CostlyConstraint(f"constraint {_short(expr)} is too costly: {exc}") from None
+    return [records[i] for i in rows]
 
 
 def parse_constraint(constraint: str | Expr | None) -> Expr | None:

@@ -244,6 +244,27 @@ async def test_advertise_needs_a_daemon_role(coll: Running) -> None:
         assert (await advertise(coll, pool_updates()[:1], role)).accepted == 1
 
 
+async def test_a_query_over_thousands_of_ads_is_answered_off_the_loop_alike(
+    coll: Running,
+) -> None:
+    """6,000 slots (past the size whose constraint is evaluated in a worker thread): the
+    constraint and projection give what they give on three, and a malformed one is still
+    INVALID_ARGUMENT naming it; the ads stored are untouched."""
+    updates = [
+        update("Machine", Name=f"slot{k}@big", Cpus=k % 7, State="Unclaimed") for k in range(6000)
+    ]
+    for start in range(0, len(updates), 1000):
+        await advertise(coll, updates[start : start + 1000])
+    got = await coll.query("Machine", "Cpus == 3", ("Cpus",))
+    assert len(got) == 857 and {a.eval("Cpus") for a in got} == {3}  # k % 7 == 3 below 6000
+    assert sorted(got[0]) == ["Cpus", "MyType"]
+    details = await expect_error(
+        coll.query("Machine", "Cpus >= && 1"), grpc.StatusCode.INVALID_ARGUMENT
+    )
+    assert "bad constraint 'Cpus >= && 1'" in details
+    assert len(await coll.query("Machine")) == 6000
+
+
 async def test_malformed_constraint_is_invalid_argument(coll: Running) -> None:
     await advertise(coll, pool_updates())
     details = await expect_error(
