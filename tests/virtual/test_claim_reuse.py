@@ -1,5 +1,6 @@
 """Claim reuse and CLAIM_WORKLIFE, end to end in virtual time (the live twin is in
-tests/live/test_claim_reuse_live.py)."""
+tests/live/test_claim_reuse_live.py), and, on the same small pools, the negotiator's
+snapshots after the first carrying only the slot ads that changed."""
 
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ NEGOTIATOR_INTERVAL = 60
 CLAIM_WORKLIFE = {worklife}
 
 [[startds]]
-count = 1
+count = {machines}
 config = '''
 NUM_CPUS = 2
 SLOT_TYPE_0_PARTITIONABLE = False
@@ -28,9 +29,9 @@ at = 0
 owner = "alice"
 description = '''
 executable = /bin/sleep
-arguments = 20
+arguments = {seconds}
 request_memory = 100
-queue 10
+queue {jobs}
 '''
 """
 
@@ -41,8 +42,12 @@ def _run(worklife: int) -> tuple[int, float, set[str]]:
     return matches, done, claims
 
 
+def _spec(worklife: int, machines: int = 1, jobs: int = 10, seconds: int = 20) -> str:
+    return SPEC.format(worklife=worklife, machines=machines, jobs=jobs, seconds=seconds)
+
+
 def _events(worklife: int) -> tuple[int, float, list[dict]]:
-    with Pool(parse_spec(SPEC.format(worklife=worklife), "<reuse>")) as pool:
+    with Pool(parse_spec(_spec(worklife), "<reuse>")) as pool:
         assert pool.wait(lambda: len(pool.jobs("JobStatus == 4", history=True)) == 10, 400)
         matches = sum(len(c.matches) for c in pool.negotiator_log.cycles)
         done = max(int(j.get_value("CompletionDate")) for j in pool.jobs(history=True))
@@ -79,3 +84,19 @@ def test_a_claim_past_its_worklife_closes_with_its_job() -> None:
     closed = [round(e["t"]) for e in releases if e.get("reason") == WORKLIFE]
     assert closed == [45, 45, 105, 105]
     assert sorted(round(e["t"]) for e in releases if "reason" not in e) == [145, 145]
+
+
+def test_later_snapshots_carry_the_changed_slots_and_the_cycles_see_them() -> None:
+    """Eight slots, two 100 s jobs. The snapshot at 5 carries all eight slots and the
+    cycle matches two; by 65 those two are Claimed/Busy (the only change); their jobs
+    end near 105 and the claims close (CLAIM_WORKLIFE 0), so 125's snapshot carries the
+    same two again; at 185 and 245 nothing changed (the startds' next full update is due
+    at 300): 8 + 2 + 2 + 0 + 0 slot ads in five snapshots, against 40 whole."""
+    with Pool(parse_spec(_spec(0, machines=4, jobs=2, seconds=100), "<deltas>")) as pool:
+        assert pool.wait(lambda: pool.now >= 250, 1000)
+        per_cycle = [len(c.matches) for c in pool.negotiator_log.cycles]
+        collector = pool.status()[0]["services"]["CollectorService"]
+        done = len(pool.jobs("JobStatus == 4", history=True))
+    assert per_cycle == [2, 0, 0, 0, 0] and done == 2
+    assert (collector["snapshots"], collector["snapshot_deltas"]) == (5, 4)
+    assert collector["snapshot_slot_ads"] == 12
