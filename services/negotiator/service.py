@@ -353,7 +353,10 @@ class NegotiatorService(ngrpc.NegotiatorServicer):
         except StaleSnapshot as exc:  # held nothing now: the whole snapshot, once
             log.warning("%s: %s; asking for every ad", self.name, exc)
             snap_reply = await self._fetch_snapshot(None)
-            slots, private = await self.ctx.offload(self._decode_snapshot, snap_reply)
+            try:
+                slots, private = await self.ctx.offload(self._decode_snapshot, snap_reply)
+            except StaleSnapshot as again:  # a collector that sends deltas unasked
+                raise WireError(f"snapshot reply does not fit: {again}") from None
         return CycleAds(
             slots=slots,
             private_ads=private,

@@ -39,11 +39,22 @@ class FakeCollector(collector_pb2_grpc.CollectorServicer):
         self.slots: list[ClassAd] = []
         self.private: list[ClassAd] = []
         self.ads: dict[tuple[str, str], ClassAd] = {}
+        self.snapshot_requests: list[tuple[str, int]] = []
+        self.stale = ""
 
     async def Snapshot(self, request, context):  # type: ignore[no-untyped-def]
-        reply = collector_pb2.SnapshotReply()
+        """Whole snapshots of epoch "e", seq 1; a delta naming a slot no one holds when
+        ``stale`` is "asked" (a delta was asked for) or "always"."""
+        self.snapshot_requests.append((request.since_epoch, request.since_seq))
+        reply = collector_pb2.SnapshotReply(epoch="e", seq=1)
+        if self.stale == "always" or (self.stale == "asked" and request.since_epoch):
+            reply.delta = True
+            reply.slot_order.append("slot9@nowhere")
+            return reply
         ads_to_pb(self.slots, reply.slots)
         ads_to_pb(self.private, reply.private_ads)
+        reply.slot_order.extend(a.eval("Name") for a in self.slots)
+        reply.private_order.extend(a.eval("Name") for a in self.private)
         return reply
 
     async def Query(self, request, context):  # type: ignore[no-untyped-def]
@@ -281,6 +292,31 @@ async def test_collector_down_aborts_the_cycle_and_keeps_running(pool: Pool):
     assert p.svc.cycles == 0
     # HTCondor returns before re-arming: the timer stays on its period, start + INTERVAL
     assert p.svc.status()["next_cycle"] == 60.0
+
+
+async def test_a_snapshot_delta_that_does_not_fit_is_asked_for_again_whole(pool: Pool):
+    p = pool
+    p.collector.ads[("Submitter", "alice@mockpool")] = submitter_ad(
+        "alice@mockpool", "schedd1", p.peer, 5
+    )
+    p.schedd.requests["schedd1"] = [request(1, 5).ad]
+    p.collector.stale = "asked"
+    await p.svc.start()
+    await until(lambda: p.svc.cycles == 1 and p.clock.next_wakeup() == 60.0)
+    await p.clock.advance(60)
+    await until(lambda: p.svc.cycles == 2)
+    # the first held the slots; the second asked since it, got a delta naming a slot it
+    # does not hold, and asked again for every ad
+    assert p.collector.snapshot_requests == [("", 0), ("e", 1), ("", 0)]
+    assert p.svc.status()["last"]["total_slots"] == 3
+
+
+async def test_a_collector_that_sends_deltas_unasked_aborts_the_cycle(pool: Pool):
+    p = pool
+    p.collector.stale = "always"
+    await p.svc.start()
+    await until(lambda: any("slot9@nowhere" in x for x in p.svc.drain_log()), timeout=20)
+    assert p.svc.cycles == 0 and p.collector.snapshot_requests == [("", 0), ("", 0)]
 
 
 async def test_userprio_reads_for_anyone_changes_for_admin_and_persists(pool: Pool, tmp_path: Path):
