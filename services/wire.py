@@ -87,6 +87,22 @@ def frame_field(field_number: int, payload: bytes) -> bytes:
     return _varint(field_number << 3 | 2) + _varint(len(payload)) + payload
 
 
+def frame_parts(field_number: int, payloads: Iterable[bytes]) -> list[bytes]:
+    """:func:`frame_field` of each payload, as the pieces (header, payload, ...) of one
+    ``b"".join``: a payload is copied once, into the message, not first into a framed
+    copy of its own (100,000 slot ads are 130 MB)."""
+    tag = _varint(field_number << 3 | 2)
+    heads: dict[int, bytes] = {}
+    out: list[bytes] = []
+    for p in payloads:
+        n = len(p)
+        head = heads.get(n)
+        if head is None:
+            head = heads[n] = tag + _varint(n)
+        out += (head, p)
+    return out
+
+
 def split_fields(raw: bytes, fields: frozenset[int]) -> tuple[dict[int, list[bytes]], bytes]:
     """The values of the length-delimited ``fields`` of a serialised message, each
     field's in order and unparsed, and the bytes of its other fields (for the message's

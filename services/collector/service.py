@@ -20,7 +20,7 @@ from ..auth import Role, current_role
 from ..daemon import DaemonContext, abort_invalid
 from ..v1 import collector_pb2 as cpb
 from ..v1 import collector_pb2_grpc as cgrpc
-from ..wire import PARTS, WireError, frame_field, room_for
+from ..wire import PARTS, WireError, frame_parts, room_for
 from .collector import Collector, CollectorUpdate
 from .store import (
     MACHINE_PRIVATE,
@@ -68,9 +68,8 @@ def _query_reply(
     records: list[AdRecord], constraint: str, now: float, keep: frozenset[str] | None
 ) -> bytes:
     """A ``QueryReply``'s bytes: the records whose constraint holds, projected."""
-    return b"".join(
-        frame_field(1, r.projected_wire(keep)) for r in matching(records, constraint, now)
-    )
+    selected = matching(records, constraint, now)
+    return b"".join(frame_parts(1, [r.projected_wire(keep) for r in selected]))
 
 
 def _received(index: int, upd: cpb.AdUpdate) -> CollectorUpdate:
@@ -249,9 +248,9 @@ class CollectorService(cgrpc.CollectorServicer):
         # those of the moment the snapshot was taken, whatever arrives meanwhile
         parts: list[bytes] = []
         async for part in turns.in_turns(snap.slots, _FRAMED_PER_TURN):
-            parts += [frame_field(1, r.projected_wire(snap.keep)) for r in part]
+            parts += frame_parts(1, [r.projected_wire(snap.keep) for r in part])
         async for part in turns.in_turns(snap.private, _FRAMED_PER_TURN):
-            parts += [frame_field(2, r.wire()) for r in part]
+            parts += frame_parts(2, [r.wire() for r in part])
         parts.append(
             cpb.SnapshotReply(
                 now=now,

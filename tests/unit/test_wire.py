@@ -24,6 +24,7 @@ from mockpool.wire import (
     ads_from_pb,
     ads_to_pb,
     frame_field,
+    frame_parts,
     split_fields,
 )
 
@@ -252,3 +253,13 @@ def test_split_fields_keeps_other_fields_of_every_wire_type() -> None:
         {1: [b"x"]},
         varint + fixed32 + frame_field(3, b"yz"),
     )
+
+
+def test_framed_pieces_join_to_the_framed_fields() -> None:
+    """Lengths either side of a varint byte (127/128, 16383/16384), empty, repeated."""
+    payloads = [b"", b"x" * 127, b"y" * 128, b"z" * 16383, b"w" * 16384, b"x" * 127]
+    want = b"".join(frame_field(5, p) for p in payloads)
+    assert b"".join(frame_parts(5, payloads)) == want
+    ad = ClassAd(Name="slot1@a", Cpus=4)
+    msg = collector_pb2.QueryReply.FromString(b"".join(frame_parts(1, [ad_to_bytes(ad)])))
+    assert ads_from_pb(msg.ads)[0].eval("Cpus") == 4
