@@ -87,18 +87,23 @@ def frame_field(field_number: int, payload: bytes) -> bytes:
     return _varint(field_number << 3 | 2) + _varint(len(payload)) + payload
 
 
+def frame_head(field_number: int, length: int) -> bytes:
+    """The bytes that precede a ``length``-byte value of length-delimited field
+    ``field_number`` (:func:`frame_field` without the value)."""
+    return _varint(field_number << 3 | 2) + _varint(length)
+
+
 def frame_parts(field_number: int, payloads: Iterable[bytes]) -> list[bytes]:
     """:func:`frame_field` of each payload, as the pieces (header, payload, ...) of one
     ``b"".join``: a payload is copied once, into the message, not first into a framed
     copy of its own (100,000 slot ads are 130 MB)."""
-    tag = _varint(field_number << 3 | 2)
     heads: dict[int, bytes] = {}
     out: list[bytes] = []
     for p in payloads:
         n = len(p)
         head = heads.get(n)
         if head is None:
-            head = heads[n] = tag + _varint(n)
+            head = heads[n] = frame_head(field_number, n)
         out += (head, p)
     return out
 

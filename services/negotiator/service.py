@@ -58,7 +58,7 @@ from ..wire import (
     ad_to_bytes,
     ad_to_pb,
     ads_from_pb,
-    frame_field,
+    frame_head,
     split_fields,
 )
 from .accountant import Accountant, AccountantError
@@ -487,8 +487,8 @@ class NegotiatorService(ngrpc.NegotiatorServicer):
                     reason=r.reason,
                     time=r.time,
                 )
-            # put together from each slot ad's bytes as read from the collector, or cached
-            # (see wire.frame_field)
+            # put together from each slot ad's bytes as read from the collector, or cached,
+            # each copied once, into the message (see wire.frame_parts)
             parts = [head.SerializeToString()]
             async for part in turns.in_turns(matches):
                 for m in part:
@@ -500,8 +500,9 @@ class NegotiatorService(ngrpc.NegotiatorServicer):
                         startd_address=m.startd_address,
                     ).SerializeToString()
                     ad = self._slot_decoder.bytes_of(m.slot_ad) or ad_to_bytes(m.slot_ad)
-                    slot = frame_field(_SLOT_FIELD, ad)
-                    parts.append(frame_field(_MATCHES_FIELD, fixed + slot))
+                    slot = frame_head(_SLOT_FIELD, len(ad))
+                    match = frame_head(_MATCHES_FIELD, len(fixed) + len(slot) + len(ad))
+                    parts += (match, fixed, slot, ad)
             await rpc.call(self._matches_call(address[sname]), b"".join(parts), timeout=RPC_TIMEOUT)
 
         names = sorted(address)

@@ -24,6 +24,7 @@ from mockpool.wire import (
     ads_from_pb,
     ads_to_pb,
     frame_field,
+    frame_head,
     frame_parts,
     split_fields,
 )
@@ -260,6 +261,7 @@ def test_framed_pieces_join_to_the_framed_fields() -> None:
     payloads = [b"", b"x" * 127, b"y" * 128, b"z" * 16383, b"w" * 16384, b"x" * 127]
     want = b"".join(frame_field(5, p) for p in payloads)
     assert b"".join(frame_parts(5, payloads)) == want
+    assert b"".join(frame_head(5, len(p)) + p for p in payloads) == want
     ad = ClassAd(Name="slot1@a", Cpus=4)
     msg = collector_pb2.QueryReply.FromString(b"".join(frame_parts(1, [ad_to_bytes(ad)])))
     assert ads_from_pb(msg.ads)[0].eval("Cpus") == 4
