@@ -84,7 +84,7 @@ def frame_field(field_number: int, payload: bytes) -> bytes:
     parsing anything: a ``repeated ClassAd ads = 1`` reply is
     ``b"".join(frame_field(1, w) for w in wires)``, a message of thousands of ads is put
     together from their cached bytes."""
-    return _varint(field_number << 3 | 2) + _varint(len(payload)) + payload
+    return frame_head(field_number, len(payload)) + payload
 
 
 def frame_head(field_number: int, length: int) -> bytes:

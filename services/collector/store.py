@@ -406,8 +406,7 @@ class AdStore:
         :class:`CostlyConstraint` for one past its evaluation budget, and
         :class:`PrivateAdsRefused` for private ads unless ``allow_private``.
         """
-        expr = parse_constraint(constraint)
-        return matching(self.candidates(ad_type, allow_private=allow_private), expr, now)
+        return matching(self.candidates(ad_type, allow_private=allow_private), constraint, now)
 
     def candidates(self, ad_type: str, *, allow_private: bool = False) -> list[AdRecord]:
         """Every stored record of ``ad_type``, in store order, before any constraint (a

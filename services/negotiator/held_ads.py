@@ -77,10 +77,10 @@ class HeldSlotAds:
 def _whole(
     held: dict[str, ClassAd], part: SnapshotPart, delta: bool, what: str
 ) -> tuple[list[ClassAd], dict[str, ClassAd]]:
-    n = len(part.order)
     if not delta:
         ads = list(part.ads)
     else:
+        n = len(part.order)
         if len(part.rows) != len(part.ads):
             raise StaleSnapshot(f"{len(part.ads)} {what} ads for {len(part.rows)} positions")
         got: list[ClassAd | None] = [held.get(name) for name in part.order]

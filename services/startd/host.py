@@ -227,16 +227,23 @@ class StartdHost:
         except Exception:
             self._drop_stale(claim_id)
             raise
-        del self._held[claim_id]
-        self.stats["releases"] += 1
         self._touch(machine)
-        fields: dict[str, Any] = {"slot": rel.slot_name, "claim": redact(claim_id)}
+        fields: dict[str, Any] = {}
         if rel.killed_job:
             self.stats["jobs_killed"] += 1
-            fields["job"] = rel.killed_job
-            fields["killed"] = True
-        self._events.append((machine.name, "release", fields))
+            fields = {"job": rel.killed_job, "killed": True}
+        self._released(machine.name, rel.slot_name, claim_id, fields)
         return rel
+
+    def _released(
+        self, machine_name: str, slot_name: str, claim_id: str, fields: dict[str, Any]
+    ) -> None:
+        """A claim the machine ended: forgotten here, counted, and its event."""
+        self._held.pop(claim_id, None)
+        self.stats["releases"] += 1
+        self._events.append(
+            (machine_name, "release", {"slot": slot_name, "claim": redact(claim_id), **fields})
+        )
 
     def keep_alive(self, claim_ids: list[str], who: Principal, now: float) -> list[str]:
         """Renew the leases of ``claim_ids``; the ids not held here (or not ``who``'s)."""
@@ -342,15 +349,7 @@ class StartdHost:
                 )
             )
             if e.claim_closing:  # the machine ended the claim with its job
-                self._held.pop(e.claim_id, None)
-                self.stats["releases"] += 1
-                self._events.append(
-                    (
-                        machine_name,
-                        "release",
-                        {"slot": e.slot_name, "claim": redact(e.claim_id), "reason": WORKLIFE},
-                    )
-                )
+                self._released(machine_name, e.slot_name, e.claim_id, {"reason": WORKLIFE})
         return exits
 
 

@@ -62,9 +62,8 @@ request), so MATCH_TIMEOUT has nothing to time; no Owner state, vacating (an evi
 leaves at once) or suspension yet. CLAIM_WORKLIFE: a claim past it when its job exits
 is closing (the exit says so) and ends with the job, as HTCondor's deactivate_claim and
 the Idle -> Preempting transition do, at once here; an activation of an expired claim is
-refused. The
-startd checks the job's Requirements as well as its own (HTCondor's startd re-checks only
-its own side).
+refused. The startd checks the job's Requirements as well as its own (HTCondor's startd
+re-checks only its own side).
 """
 
 from __future__ import annotations

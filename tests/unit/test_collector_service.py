@@ -255,7 +255,18 @@ async def test_a_query_over_thousands_of_ads_is_answered_off_the_loop_alike(
     ]
     for start in range(0, len(updates), 1000):
         await advertise(coll, updates[start : start + 1000])
+    offloaded: list[str] = []
+    inline = coll.ctx.offload
+
+    async def spy(fn, /, *args, **kwargs):  # type: ignore[no-untyped-def]
+        offloaded.append(fn.__name__)
+        return await inline(fn, *args, **kwargs)
+
+    coll.ctx.offload = spy  # type: ignore[method-assign]
     got = await coll.query("Machine", "Cpus == 3", ("Cpus",))
+    assert offloaded == ["_query_reply"]
+    await coll.query("Scheduler")  # a handful of ads: answered on the loop
+    assert offloaded == ["_query_reply"]
     assert len(got) == 857 and {a.eval("Cpus") for a in got} == {3}  # k % 7 == 3 below 6000
     assert sorted(got[0]) == ["Cpus", "MyType"]
     details = await expect_error(

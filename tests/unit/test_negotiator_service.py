@@ -315,7 +315,15 @@ async def test_a_collector_that_sends_deltas_unasked_aborts_the_cycle(pool: Pool
     p = pool
     p.collector.stale = "always"
     await p.svc.start()
-    await until(lambda: any("slot9@nowhere" in x for x in p.svc.drain_log()), timeout=20)
+    lines: list[str] = []
+
+    def said_why() -> bool:
+        lines.extend(p.svc.drain_log())
+        return any("slot9@nowhere" in x for x in lines)
+
+    await until(said_why, timeout=20)
+    (why,) = [x for x in lines if "slot9@nowhere" in x]
+    assert "Aborting negotiation cycle" in "".join(lines) and "does not fit" in why
     assert p.svc.cycles == 0 and p.collector.snapshot_requests == [("", 0), ("", 0)]
 
 
