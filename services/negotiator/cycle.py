@@ -1617,9 +1617,13 @@ class _Cycle:
                 # Over the limit on the first spin: only a startd that prefers the job
                 # (rank preemption) may take it, and unclaimed slots never do.
                 only_startd_rank = True
+            log_this = len(self.matches) < self.cfg.log_match_limit
+            if not (log_this or heap or only_startd_rank or fixed or per_slot) and self._match_run(
+                req, turn, i, slots, st, stream, cons_of, limited
+            ):
+                continue
             k = req.count - turn.left[i]
             s.num_jobs_considered += 1
-            log_this = len(self.matches) < self.cfg.log_match_limit
             if log_this:
                 self.say(
                     f"    Request {req.cluster_id:05d}.{req.proc_id:05d}: autocluster "
@@ -1705,6 +1709,49 @@ class _Cycle:
                 st.used_unclaimed += cost
             turn.left[i] -= 1
         return False, True
+
+    def _match_run(
+        self,
+        req: ResourceRequest,
+        turn: _Turn,
+        i: int,
+        slots: _Slots,
+        st: _TurnUsage,
+        stream: CandidateStream,
+        cons_of: PslotConsumption,
+        limited: bool,
+    ) -> int:
+        """Match the request's next jobs to the unclaimed static slots at the head of its
+        candidates, all of one key, in one step: the matches, in the order, that offering
+        the jobs one by one makes. Stops before a slot that needs the one-by-one path (a
+        p-slot, no claim id, the submitter limit, the deadline). Returns how many matched."""
+        if stream.peek() is None or stream.key[3] != NO_PREEMPTION:  # type: ignore[index]
+            return 0
+        rows = stream.take(turn.left[i])
+        p_slot, claims, weights = slots.p_slot, slots.claims, slots.weights
+        lim = st.lim
+        taken = 0
+        for row in rows:
+            cost = weights[row]
+            if (
+                p_slot[row]
+                or not claims[row]
+                or st.used >= lim.limit
+                or (limited and not permits(cost, st.used_unclaimed, lim.limit_unclaimed))
+                or (taken and self.timer() >= st.deadline)
+            ):
+                break
+            self._make_match(req, slots, row, cons_of, [], False)
+            st.used += cost
+            st.used_unclaimed += cost
+            taken += 1
+        stream.unread(rows[taken:])
+        if taken:
+            turn.left[i] -= taken
+            self.stats.num_jobs_considered += taken
+            self.stats.jobs_matched_in_runs += taken
+            self.diag.submitter_limit = 0  # as each job of the run set it
+        return taken
 
     def _reject(self, req: ResourceRequest, message: str = "") -> None:
         """No slot for this request: count it, log it, tell its schedd why (``message``

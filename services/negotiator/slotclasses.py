@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import bisect
 import heapq
+import itertools
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
@@ -670,6 +671,31 @@ class CandidateStream:
         assert r is not None
         self._head = None
         return r
+
+    def take(self, k: int) -> list[int]:
+        """Up to ``k`` live rows of the head's key, the head first: what ``k`` pops would
+        give, but for the rows of the next key."""
+        if self.peek() is None:
+            return []
+        out = [self._head]
+        self._head = None
+        rows, alive = self._rows, self._alive
+        if len(out) < k and rows is not None:
+            for r in rows:
+                if alive[r]:
+                    out.append(r)
+                    if len(out) == k:
+                        break
+            else:
+                self._rows = None
+        return out  # type: ignore[return-value]
+
+    def unread(self, rows: list[int]) -> None:
+        """Put rows ``take`` gave back in front, in their order (they keep the key)."""
+        if rows:
+            rest = self._rows if self._rows is not None else iter(())
+            self._rows = itertools.chain(rows, rest)
+            self._head = None
 
     def skip_group(self) -> None:
         """Pass over the rest of the current key's rows."""

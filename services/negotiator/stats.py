@@ -79,6 +79,7 @@ class CycleStats:
     rows_evaluated: int = 0
     rows_remembered: int = 0
     orders_remembered: int = 0  # requests that took a same-shaped one's candidate order
+    jobs_matched_in_runs: int = 0  # matched with the slots after them in one step (_match_run)
 
     def summary(self) -> dict[str, Any]:
         """JSON-able figures for status() and events."""

@@ -547,3 +547,53 @@ def test_an_answer_that_read_a_wide_name_is_not_remembered_for_a_p_slot_state() 
     by_class, by_slot = both_ways(CycleAds(slots, privates), reqs, "")
     assert outcome(by_class) == outcome(by_slot)
     assert [m.slot_name for m in by_class.matches] == ["slot1@m080", "slot1@m081", "slot1@m081"]
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    seed=st.integers(0, 2**32 - 1),
+    machines=st.sampled_from([6, 30, 120]),
+    config=st.sampled_from(CONFIGS),
+)
+def test_jobs_matched_a_run_at_a_time_get_the_slots_one_by_one_matching_gives(
+    seed: int, machines: int, config: str
+) -> None:
+    """Past the NegotiatorLog's match limit a request's jobs take the static slots of one
+    key in one step (``_match_run``); logging every match keeps the one-by-one path. The
+    matches, their order and the rejections agree (submitter limits, p-slots, Claimed
+    slots and concurrency limits included)."""
+    rng = random.Random(seed)
+    snapshot = random_pool(rng, machines)
+    requests = [
+        dataclasses.replace(r, count=4 * r.count)
+        for r in random_requests(rng, rng.choice([3, 12, 30]))
+    ]
+    cfg = CycleConfig.from_config(parse_config(config, "test"))
+    one = negotiate(
+        snapshot, requests, Accountant(), dataclasses.replace(cfg, log_match_limit=10**9), 100.0
+    )
+    runs = negotiate(
+        snapshot, requests, Accountant(), dataclasses.replace(cfg, log_match_limit=0), 100.0
+    )
+    assert outcome(runs)[:2] == outcome(one)[:2]
+    assert one.stats.jobs_matched_in_runs == 0
+
+
+def test_a_requests_jobs_take_alike_static_slots_in_runs_up_to_the_submitter_limit() -> None:
+    """Ten one-cpu slots, alice and bob (equal priorities) ask for 8 jobs each: the pie
+    gives each a limit of 5 slots. Past the log's limit each takes its five in one run,
+    alice slots 0-4 and bob slots 5-9 (snapshot order), and the run stops at the limit."""
+    cfg = CycleConfig.from_config(parse_config("", "test"))
+    requests = [job_request("alice@pool", 8), job_request("bob@pool", 8, ac=2)]
+    for limit, in_runs in ((10**9, 0), (0, 10)):
+        got = negotiate(
+            static_pool(10),
+            requests,
+            Accountant(),
+            dataclasses.replace(cfg, log_match_limit=limit),
+            100.0,
+        )
+        assert [(m.submitter, m.slot_name) for m in got.matches] == [
+            ("alice@pool", f"slot1@exec{i:05d}") for i in range(5)
+        ] + [("bob@pool", f"slot1@exec{i:05d}") for i in range(5, 10)]
+        assert got.stats.jobs_matched_in_runs == in_runs
