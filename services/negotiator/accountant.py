@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import functools
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, replace
 from typing import Any
 
@@ -238,22 +238,45 @@ class Accountant:
         """A match made this cycle: charge its cost until the next recount."""
         self._charge(name, cost, 1, now)
 
+    def add_matches(self, name: str, costs: Sequence[float], now: float) -> None:
+        """``add_match`` for each of ``costs`` in turn (the records looked up once)."""
+        charged = self._charged(name)
+        for cost in costs:
+            self._add(charged, cost, 1, now)
+
     def _charge(self, name: str, cost: float, count: int, now: float) -> None:
-        rec = self._rec(name)
+        self._add(self._charged(name), cost, count, now)
+
+    def _charged(
+        self, name: str
+    ) -> tuple[SubmitterRecord, SubmitterRecord | None, list[SubmitterRecord]]:
+        """What a charge to ``name`` adds to: its record, its group's (a submitter's), and
+        the records of the group and its ancestors (their subtree usage)."""
+        if self.is_group(name):
+            return self._rec(name), None, []
+        group = self.group_of(name)
+        return self._rec(name), self._rec(group), [self._rec(p) for p in _lineage(group)]
+
+    @staticmethod
+    def _add(
+        charged: tuple[SubmitterRecord, SubmitterRecord | None, list[SubmitterRecord]],
+        cost: float,
+        count: int,
+        now: float,
+    ) -> None:
+        rec, grec, lineage = charged
         rec.resources_used += cost
         rec.resources_count += count
         if cost > 0:
             if rec.begin_usage_time is None:
                 rec.begin_usage_time = now
             rec.last_usage_time = now
-        if self.is_group(name):
+        if grec is None:
             return
-        group = self.group_of(name)
-        grec = self._rec(group)
         grec.resources_used += cost
         grec.resources_count += count
-        for part in _lineage(group):  # nested groups: every ancestor's subtree usage
-            self._rec(part).hier_used += cost
+        for part in lineage:  # nested groups: every ancestor's subtree usage
+            part.hier_used += cost
 
     # -- persistence --------------------------------------------------------------------
     def to_dict(self) -> dict[str, Any]:

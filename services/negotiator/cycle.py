@@ -56,6 +56,7 @@ import math
 import sys
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 import numpy as np
 
@@ -302,8 +303,7 @@ def _check_number(config: ConfigDict, name: str, e: Expr) -> None:
 # ----------------------------------------------------------------------------- outputs
 
 
-@dataclass(frozen=True, slots=True)
-class CycleMatch:
+class CycleMatch(NamedTuple):  # a tuple: a cycle makes up to 100,000 of them
     submitter: str
     schedd: str
     schedd_address: str
@@ -508,6 +508,7 @@ class _Slots:
         )
         self._fine: ClassView | None = None
         self.weight_cache: dict[tuple[int, bytes], float] = {}
+        self._weight_now: dict[int, float] = {}  # p-slots' weights, by row (weight_now)
         # Resources left (p-slots change during the cycle) and slot weights.
         # Custom resources (GPUs, MACHINE_RESOURCE_<name>) are rows after Cpus/Memory/Disk;
         # a slot without one has none of it and its jobs consume none (cp_deduct_assets
@@ -742,7 +743,7 @@ class _Slots:
         """Take ``cons`` from p-slot ``row``; returns the cost W(S) - W(S')."""
         before = self.ad(row)
         left = self.avail[:, row]  # a view: the deduction is made in place
-        w0 = self.slot_weight(before, row, left)
+        w0 = self.weight_now(row)
         left -= cons
         # A fresh copy each time: the ad offered with an earlier match must not change.
         ad = self.current[row] = before.copy()
@@ -754,7 +755,15 @@ class _Slots:
             view.dirty.add(row)
         if not self.cfg.use_slot_weights:
             return 1.0
-        return w0 - self.slot_weight(ad, row, left)
+        w1 = self._weight_now[row] = self.slot_weight(ad, row, left)
+        return w0 - w1
+
+    def weight_now(self, row: int) -> float:
+        """The SlotWeight of p-slot ``row`` as it stands (what its last deduction left)."""
+        w = self._weight_now.get(row)
+        if w is None:
+            w = self._weight_now[row] = self.slot_weight(self.ad(row), row, self.avail[:, row])
+        return w
 
     def match_cost(self, row: int, cons_of: PslotConsumption) -> float:
         """What matching ``row`` would cost, without taking it (cp_deduct_assets' test
@@ -774,7 +783,7 @@ class _Slots:
                 if self.owns[k, row]:
                     after[res] = _preserve_int(left[k])
             w1 = self.slot_weight(after, row, left)
-        return self.slot_weight(before, row, self.avail[:, row]) - w1
+        return self.weight_now(row) - w1
 
     def flush(self, view: ClassView) -> None:
         """Bring a view's resource columns up to date (once per request, not per match)."""
@@ -1702,6 +1711,7 @@ class _Cycle:
             if state != NO_PREEMPTION:
                 self._preempting(req, slots, row)
             cost = self._make_match(req, slots, row, cons_of, heap, log_this)
+            self.acct.add_match(req.submitter, cost, self.now)
             if job_limits:
                 slots.limits.add(job_limits)
             st.used += cost
@@ -1730,7 +1740,7 @@ class _Cycle:
         rows = stream.take(turn.left[i])
         p_slot, claims, weights = slots.p_slot, slots.claims, slots.weights
         lim = st.lim
-        taken = 0
+        costs: list[float] = []
         for row in rows:
             cost = weights[row]
             if (
@@ -1738,15 +1748,17 @@ class _Cycle:
                 or not claims[row]
                 or st.used >= lim.limit
                 or (limited and not permits(cost, st.used_unclaimed, lim.limit_unclaimed))
-                or (taken and self.timer() >= st.deadline)
+                or (costs and self.timer() >= st.deadline)
             ):
                 break
             self._make_match(req, slots, row, cons_of, [], False)
             st.used += cost
             st.used_unclaimed += cost
-            taken += 1
+            costs.append(cost)
+        taken = len(costs)
         stream.unread(rows[taken:])
         if taken:
+            self.acct.add_matches(req.submitter, costs, self.now)
             turn.left[i] -= taken
             self.stats.num_jobs_considered += taken
             self.stats.jobs_matched_in_runs += taken
@@ -1804,6 +1816,7 @@ class _Cycle:
         heap: list[tuple],
         log_this: bool,
     ) -> float:
+        """Match ``row`` to one job of ``req``; returns its cost (the caller charges it)."""
         offer = slots.ad(row)
         claim = slots.claims[row].pop(0)
         name = slots.names[row]
@@ -1832,7 +1845,6 @@ class _Cycle:
                 cost,
             )
         )
-        self.acct.add_match(req.submitter, cost, self.now)
         if log_this:
             ip = _string_attr(offer, "StartdIpAddr")
             startd_ip = (
