@@ -85,10 +85,15 @@ def knob_where(cfg: ConfigDict, type_id: int, name: str) -> str:
     return f"{knob.where}: {knob.name}" if knob is not None else f"<defaults>: {name}"
 
 
+# A policy's text parsed once a process: the machines of a startd actor (a thousand at
+# 10,000 slots) then share one tree per expression, as ads decoded from the wire do.
+_policy_expr = functools.lru_cache(maxsize=4096)(parse_expr)
+
+
 def _expr(cfg: ConfigDict, type_id: int, name: str, default: str) -> Expr:
     text = type_knob(cfg, type_id, name) or default
     try:
-        return parse_expr(text)
+        return _policy_expr(text)
     except ValueError as e:
         raise ConfigError(
             f"{knob_where(cfg, type_id, name)} = {text!r} (slot type {type_id}): {e}"
@@ -400,7 +405,7 @@ def startd_attrs(cfg: ConfigDict, taken: set[str]) -> tuple[tuple[str, Expr], ..
         if name.lower() in taken or not cfg.is_defined(name):
             continue
         taken.add(name.lower())
-        out.append((name, parse_expr(cfg.get_expr(name, validate=parse_expr))))
+        out.append((name, _policy_expr(cfg.get_expr(name, validate=parse_expr))))
     return tuple(out)
 
 
