@@ -341,12 +341,11 @@ _PRIVATE = {"capability", "childclaimids", "claimid", "claimidlist", "claimids",
 
 def _long_ad(ad: ClassAd) -> str:
     """One ad as `condor_* -long` prints it: sorted, private attributes left out."""
-    public = ClassAd()
-    for name in ad:
-        low = name.lower()
-        if low in _PRIVATE or low.startswith("_condor_priv"):
-            continue
-        public[name] = ad[name]
+    public = ClassAd.from_exprs(
+        (name, e)
+        for name, e in ad.pairs()
+        if not ((low := name.lower()) in _PRIVATE or low.startswith("_condor_priv"))
+    )
     return format_ad(public, "old", sort=True)
 
 

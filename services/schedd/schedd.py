@@ -469,10 +469,12 @@ class Schedd:
             self._emit("bad_record", job=job_id, where=where, problem=problem)
 
     def _ad_from_texts(self, texts: Mapping[str, str]) -> ClassAd:
-        ad = ClassAd()
-        for name, text in texts.items():
-            ad[name] = self._expr(text)
-        return ad
+        if "" in texts:  # not a name: ClassAd refuses it, naming it
+            ad = ClassAd()
+            for name, text in texts.items():
+                ad[name] = self._expr(text)
+            return ad
+        return ClassAd.from_exprs((name, self._expr(text)) for name, text in texts.items())
 
     def _emit(self, kind: str, **fields: Any) -> None:
         self._events.append((kind, fields))
