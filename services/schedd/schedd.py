@@ -1418,41 +1418,35 @@ class Schedd:
             )
         return claim.alive_every or max(MIN_ALIVE_EVERY, interval)
 
-    def _alive_due(self) -> dict[str, float]:
-        """Per startd address, when its claims next need a keepalive: each claim within
-        its period of being made or of the last keepalive to that startd; a claim loaded
-        at a restart at once (the reconnect)."""
+    def _keepalive_times(self) -> tuple[dict[str, float], list[tuple[float, HeldClaim]]]:
+        """One look over the claims (a schedd holds thousands): per startd address, when
+        its claims next need a keepalive (each claim within its period of being made or
+        of the last keepalive to that startd; a claim loaded at a restart at once, the
+        reconnect), and (when the schedd gives up on it, claim) for every claim past its
+        request (a reconnecting claim's lease runs from the restart's first keepalive)."""
         due: dict[str, float] = {}
+        leases: list[tuple[float, HeldClaim]] = []
+        sent, asked = self._alive_sent, self._reconnect_asked
         for claim in self.claims.values():
             if claim.state not in ("active", "idle", "waiting"):
                 continue
             addr = claim.startd_address
-            if claim.reconnecting and addr not in self._reconnect_asked:
+            if claim.reconnecting and addr not in asked:
                 t = claim.since
             else:
-                last = max(self._alive_sent.get(addr, claim.since), claim.since)
-                t = last + self._alive_every(claim)
+                t = max(sent.get(addr, claim.since), claim.since) + self._alive_every(claim)
+                if claim.lease > 0:
+                    leases.append((claim.heard + claim.lease, claim))
             if t < due.get(addr, math.inf):
                 due[addr] = t
-        return due
-
-    def _lease_deadlines(self) -> list[tuple[float, HeldClaim]]:
-        """(when the schedd gives up on it, claim) for every claim past its request."""
-        out = []
-        for claim in self.claims.values():
-            if claim.reconnecting and claim.startd_address not in self._reconnect_asked:
-                continue  # its lease runs from the reconnect (the restart's first keepalive)
-            if claim.state in ("active", "idle", "waiting"):
-                self._alive_every(claim)
-                if claim.lease > 0:
-                    out.append((claim.heard + claim.lease, claim))
-        return out
+        return due, leases
 
     def next_keepalive(self) -> float | None:
         """When :meth:`alive_round` next has something to do (None: no claims): a
         keepalive to send or a lease to give up on."""
-        times = list(self._alive_due().values())
-        times += [t for t, _ in self._lease_deadlines()]
+        due, leases = self._keepalive_times()
+        times = list(due.values())
+        times += [t for t, _ in leases]
         times += [min(u.until, u.again) for u in self._unsure.values()]
         return min(times, default=None)
 
@@ -1461,17 +1455,21 @@ class Schedd:
         given up (the job is Idle again, as HTCondor's shadow gives up reconnecting once
         the job lease has run out), then the keepalives to send."""
         out = Outbox()
-        for deadline, claim in self._lease_deadlines():
+        due, leases = self._keepalive_times()
+        changed = False
+        for deadline, claim in leases:
             if deadline <= now:
                 self._give_up(claim, now, out)
+                changed = True
         for cid, u in list(self._unsure.items()):
             if u.until <= now:
                 self._settle_unsure(cid, now, "the claim's lease is over")
+                changed = True
             elif u.again <= now:  # the release may have been lost: again
                 u.again = now + self._alive_every(u.claim)
                 out.releases[u.claim.startd_address].append(cid)
         self._commit()
-        return out, self.keepalives_due(now)
+        return out, self.keepalives_due(now, None if changed else due)
 
     def _give_up(self, claim: HeldClaim, now: float, out: Outbox) -> None:
         job = claim.job
@@ -1499,10 +1497,17 @@ class Schedd:
         if claim.claim_id in self._releasing:
             self.on_releases_done([claim.claim_id], now, answered=False)
 
-    def keepalives_due(self, now: float) -> dict[str, list[str]]:
+    def keepalives_due(
+        self, now: float, alive_due: dict[str, float] | None = None
+    ) -> dict[str, list[str]]:
         """The keepalives to send now: every claim held at each startd that has one due
-        (one KeepAlive per startd carries them all, so the others are renewed early)."""
-        due = {a for a, t in self._alive_due().items() if t <= now}
+        (one KeepAlive per startd carries them all, so the others are renewed early).
+        ``alive_due``: when each startd's next is due, if just worked out."""
+        if alive_due is None:
+            alive_due = self._keepalive_times()[0]
+        due = {a for a, t in alive_due.items() if t <= now}
+        if not due:
+            return {}
         held = self.claims_by_startd()
         for addr in set(self._alive_sent) - set(held):
             del self._alive_sent[addr]  # no claims left there
