@@ -86,7 +86,8 @@ def knob_where(cfg: ConfigDict, type_id: int, name: str) -> str:
 
 
 # A policy's text parsed once a process: the machines of a startd actor (a thousand at
-# 10,000 slots) then share one tree per expression, as ads decoded from the wire do.
+# 10,000 slots) then share one tree per expression, as ads decoded from the wire do (a
+# nested ad, which knows its holder, is copied into each ad: _as_expr).
 _policy_expr = functools.lru_cache(maxsize=4096)(parse_expr)
 
 
