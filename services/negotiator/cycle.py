@@ -806,16 +806,12 @@ class _Slots:
 
     def scalar_consumption(self, job: ClassAd, row: int, ad: ClassAd | None = None) -> np.ndarray:
         ad = ad if ad is not None else self.ad(row)
-        out = np.full(len(self.resources), np.nan)
-        for k, (attr, _own) in enumerate(self.cons_exprs):
-            if not self.owns[k, row]:
-                out[k] = 0.0
-                continue
-            e = ad.lookup(attr)
+        out: list[float] = []
+        for (attr, _own), own in zip(self.cons_exprs, self.owns[:, row].tolist(), strict=True):
+            e = ad.lookup(attr) if own else None
             v = _scalar_number(evaluate(e, ad, job, now=self.now)) if e is not None else None
-            if v is not None:
-                out[k] = v
-        return out
+            out.append(0.0 if not own else math.nan if v is None else v)
+        return np.array(out)
 
     def _rank_values(self, view: ClassView, ce: CompiledExpr, job: ClassAd, rows: np.ndarray):
         """A negotiator rank over the class rows ``rows``, as single-precision floats
@@ -950,6 +946,14 @@ def _sufficient(cons: np.ndarray, avail: np.ndarray) -> np.ndarray:
     valid = ~np.isnan(cons).any(axis=1)
     c = np.where(np.isnan(cons), -1.0, cons)
     return valid & (c <= avail).all(axis=1) & (c >= 0).all(axis=1) & (c > 0).any(axis=1)
+
+
+def _sufficient_one(cons: Sequence[float], avail: Sequence[float]) -> bool:
+    """``_sufficient`` of one row, without numpy (asked once a re-offered p-slot)."""
+    return (
+        all(0.0 <= c <= a for c, a in zip(cons, avail, strict=True))  # False for NaN
+        and any(c > 0.0 for c in cons)
+    )
 
 
 def _override_requests(job: ClassAd, cons: Sequence[float], resources: Sequence[str]) -> ClassAd:
@@ -1902,7 +1906,7 @@ class _Cycle:
         slot = WatchedAd.of(ad, slots.classes.wide) if taint is not None else ad
         no = None, (0.0, 0.0, 0.0)
         cons = slots.scalar_consumption(_with_zero_requests(job, slots.resources), row, slot)
-        if not _sufficient(cons[None, :], slots.avail[:, row][None, :])[0]:
+        if not _sufficient_one(cons.tolist(), slots.avail[:, row].tolist()):
             return no, not getattr(slot, "read", False)
         jo = _override_requests(job, cons, slots.resources)
         job_req = jo.lookup("Requirements")
