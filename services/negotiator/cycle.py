@@ -536,6 +536,16 @@ class _Slots:
         self.cons_exprs = [
             (f"Consumption{res}", CompiledExpr(_my(f"Consumption{res}"))) for res in self.resources
         ]
+        # A negotiator rank that reaches no resource (nor a wide name) has one value per
+        # p-slot and request for the whole cycle: the re-offer test remembers it.
+        changing = {r.lower() for r in self.resources} | set(self.classes.wide)
+        self._rank_fixed = tuple(
+            e is not None
+            and (reach := referenced_attrs(t, jobs, [e], [])) is not None
+            and changing.isdisjoint(reach)
+            for e in (cfg.pre_job_rank, cfg.post_job_rank)
+        )
+        self._rank_memo: dict[tuple[int, int, int], float] = {}  # (pre/post, row, id(job))
 
     def _consumption_policy(self, empty: ClassAd) -> np.ndarray:
         """cp_supports_policy: a p-slot with MachineResources and Consumption<Res> for each
@@ -849,20 +859,24 @@ class _Slots:
     ) -> tuple[float, float, float]:
         ad = ad if ad is not None else self.ad(row)
 
-        def neg_rank(e: Expr | None) -> float:
+        def neg_rank(e: Expr | None, which: int) -> float:
             if e is None:
                 return NO_RANK
+            key = (which, row, id(job)) if self._rank_fixed[which] else None
+            if key is not None and (hit := self._rank_memo.get(key)) is not None:
+                return hit
             v = _scalar_number(evaluate(e, ad, job, now=self.now))
-            if v is None:
-                return NO_RANK
-            v32 = float(np.float32(v))
-            return v32 if math.isfinite(v32) else NO_RANK
+            v32 = float(np.float32(v)) if v is not None else NO_RANK
+            out = v32 if math.isfinite(v32) else NO_RANK
+            if key is not None:
+                self._rank_memo[key] = out
+            return out
 
         rank_e = job.lookup("Rank")
         rank = (
             _scalar_number(evaluate(rank_e, job, ad, now=self.now)) if rank_e is not None else None
         )
-        return neg_rank(self.cfg.pre_job_rank), rank or 0.0, neg_rank(self.cfg.post_job_rank)
+        return neg_rank(self.cfg.pre_job_rank, 0), rank or 0.0, neg_rank(self.cfg.post_job_rank, 1)
 
 
 def _string_attr(

@@ -384,6 +384,26 @@ def test_pslot_reoffered_within_a_request_by_its_new_rank():
     ]
 
 
+@pytest.mark.parametrize(
+    ("score", "expected"),
+    [
+        # reaches Cpus through the slot's own attribute: re-ranked after each match.
+        # 5 cpus -> 4 left (4 > 3) -> 3 left (ties exec0002's 3: the re-offered p-slot,
+        # first in snapshot order, goes first) -> 2 left: exec0002's 3 wins
+        (parse_expr("Cpus"), ["slot1@exec0001"] * 3 + ["slot1@exec0002"]),
+        # reaches no resource: one value a p-slot for the cycle (remembered)
+        (parse_expr("10 - SlotID"), ["slot1@exec0001"] * 4),
+    ],
+)
+def test_post_job_rank_of_a_reoffered_pslot_follows_what_it_reaches(score, expected):
+    a, ids_a = pslot("slot1@exec0001", cpus=5, memory=8192, claims=10, MyScore=score)
+    b, ids_b = pslot("slot1@exec0002", cpus=3, memory=8192, claims=10, MyScore=score)
+    snap = pool(a, b, claims={"slot1@exec0001": ids_a, "slot1@exec0002": ids_b})
+    config = "NEGOTIATOR_PRE_JOB_RANK = 0\nNEGOTIATOR_POST_JOB_RANK = MyScore"
+    res = run(snap, [request(1, 4, memory=512)], config)
+    assert [m.slot_name for m in res.matches] == expected
+
+
 def test_pslot_and_static_mixed_pre_job_rank_packs_pslot():
     ad, ids = pslot(cpus=4, memory=8192, claims=10)
     st = slot("slot1@exec0002", cpus=1, memory=1024)
