@@ -1669,9 +1669,7 @@ class _Cycle:
                 if only_startd_rank:
                     # Past the limit on spin 1: only a startd that prefers the job (rank
                     # preemption); unclaimed slots and re-offered p-slots are passed over.
-                    while head is not None and stream.key[3] != RANK_PREEMPTION:
-                        stream.skip_group()
-                        head = stream.peek()
+                    head = stream.skip_to_state(RANK_PREEMPTION)
                     if head is not None:
                         row = head
                 elif head is not None:

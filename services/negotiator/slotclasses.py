@@ -620,6 +620,7 @@ class CandidateStream:
         else:
             self._bounds = [0, len(entries)] if len(entries) else [0]
         self._g = 0
+        self._states: np.ndarray | None = None  # each group's state (skip_to_state)
         self._rows: Iterator[int] | None = None
         self._head: int | None = None
         self.key: tuple | None = None  # the head's (pre, rank, post, state, prank)
@@ -697,7 +698,18 @@ class CandidateStream:
             self._rows = itertools.chain(rows, rest)
             self._head = None
 
-    def skip_group(self) -> None:
-        """Pass over the rest of the current key's rows."""
-        self._head = None
-        self._rows = None
+    def skip_to_state(self, state: float) -> int | None:
+        """``peek()`` once every key whose state is not ``state`` is passed over: found
+        from the keys, not by opening each group (a request may have thousands)."""
+        head = self.peek()
+        while head is not None and self.key[3] != state:  # type: ignore[index]
+            if self._states is None:
+                self._states = self._keys[self._bounds[:-1], 3]
+            later = np.flatnonzero(self._states[self._g :] == state)
+            self._head = self._rows = None
+            if not len(later):
+                self._g = len(self._bounds) - 1
+                return None
+            self._g += int(later[0])
+            head = self.peek()
+        return head

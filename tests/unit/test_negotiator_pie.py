@@ -216,3 +216,23 @@ def test_startd_rank_preemption_is_not_held_to_the_submitter_limit(preempt: bool
         assert sorted(m.slot_name for m in res.matches) == [f"slot1@exec{i:05d}" for i in range(4)]
     else:
         assert counts == {A: 2}  # Claimed slots are trimmed; b finds nothing left
+
+
+def test_over_its_limit_a_submitter_passes_over_every_unclaimed_slot_to_rank_preemptions():
+    # a and b at equal EUP on 8 slots: limits 4 each. Six unclaimed slots, each ranked
+    # apart by a's jobs (Speed 0..5), and two Claimed by c whose startds rank a new job
+    # above c's. a takes Speed 5, 4, 3, 2 (its limit), then, over the limit on the first
+    # spin, passes over Speed 1 and 0 to the two rank preemptions; b takes what is left.
+    snap = static_pool(6, claimed_by={C: 2})
+    for i, ad in enumerate(snap.slots[:6]):
+        ad["Speed"] = i
+    for ad in snap.slots[6:]:
+        ad["Rank"] = 10.0
+        ad["CurrentRank"] = 0.0
+    reqs = [job_request(A, 8, ac=1), job_request(B, 8, ac=2)]
+    for r in reqs:
+        r.ad["Rank"] = parse_expr('ifThenElse(TARGET.State == "Unclaimed", 10 + TARGET.Speed, 0)')
+    counts, res = matched_counts(snap, reqs, Accountant(), "NEGOTIATOR_PRE_JOB_RANK = 0")
+    assert counts == {A: 6, B: 2}
+    by = {m.slot_name: m.submitter for m in res.matches}
+    assert [by[f"slot1@exec{i:05d}"] for i in range(8)] == [B, B, A, A, A, A, A, A]
