@@ -616,8 +616,10 @@ class CandidateStream:
         self._keys = keys
         if len(entries) > 1:
             cut = np.flatnonzero((keys[1:] != keys[:-1]).any(axis=1)) + 1
-            self._bounds = np.concatenate(([0], cut, [len(entries)])).tolist()
+            self._starts = np.concatenate(([0], cut))
+            self._bounds = [*self._starts.tolist(), len(entries)]
         else:
+            self._starts = np.zeros(len(entries), dtype=np.int64)
             self._bounds = [0, len(entries)] if len(entries) else [0]
         self._g = 0
         self._states: np.ndarray | None = None  # each group's state (skip_to_state)
@@ -641,8 +643,9 @@ class CandidateStream:
         self.key = tuple(self._keys[a].tolist())
         es = self._entries[a:b]
         view = self._view
-        if len(es) == 1 and es[0] >= 0:
-            self._rows = self._class_rows(int(es[0]))
+        if b - a == 1:  # one class or one p-slot state: its rows as they are
+            e = int(es[0])
+            self._rows = self._class_rows(e) if e >= 0 else view.state_rows(-1 - e)
             return True
         # classes of one slot (Claimed slots, ungrouped p-slots) in one sorted array,
         # merged with the rows of the larger classes and of the p-slot states
@@ -650,7 +653,8 @@ class CandidateStream:
         size = view.sizes[cs]
         singles = view.reps[cs[size == 1]]
         singles = np.sort(singles[self._alive[singles]])
-        parts = [iter(singles.tolist())] + [self._class_rows(int(c)) for c in cs[size > 1]]
+        parts = [iter(singles.tolist())] if len(singles) else []
+        parts += [self._class_rows(int(c)) for c in cs[size > 1]]
         parts += [view.state_rows(-1 - int(e)) for e in es[es < 0]]
         self._rows = parts[0] if len(parts) == 1 else heapq.merge(*parts)
         return True
@@ -704,7 +708,7 @@ class CandidateStream:
         head = self.peek()
         while head is not None and self.key[3] != state:  # type: ignore[index]
             if self._states is None:
-                self._states = self._keys[self._bounds[:-1], 3]
+                self._states = self._keys[self._starts, 3]
             later = np.flatnonzero(self._states[self._g :] == state)
             self._head = self._rows = None
             if not len(later):
