@@ -1751,11 +1751,16 @@ class _Cycle:
         candidates, all of one key, in one step: the matches, in the order, that offering
         the jobs one by one makes. Stops before a slot that needs the one-by-one path (a
         p-slot, no claim id, the submitter limit, the deadline). Returns how many matched."""
-        if stream.peek() is None or stream.key[3] != NO_PREEMPTION:  # type: ignore[index]
+        head = stream.peek()
+        if head is None or stream.key[3] != NO_PREEMPTION:  # type: ignore[index]
             return 0
-        rows = stream.take(turn.left[i])
         p_slot, claims, weights = slots.p_slot, slots.claims, slots.weights
         lim = st.lim
+        want = turn.left[i]
+        if limited and weights[head] > 0:  # about what the limits leave, not every job
+            room = min(lim.limit - st.used, lim.limit_unclaimed - st.used_unclaimed)
+            want = min(want, max(1, int(room / weights[head]) + 1))
+        rows = stream.take(want)
         costs: list[float] = []
         for row in rows:
             cost = weights[row]
