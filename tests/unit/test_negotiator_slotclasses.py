@@ -515,6 +515,24 @@ def test_class_ids_number_rows_as_a_sort_of_the_whole_rows_does(rows: list[tuple
     assert _row_ids(key).tolist() == want.reshape(-1).tolist()
 
 
+@settings(max_examples=100, deadline=None)
+@given(
+    st.integers(8, 40).flatmap(
+        lambda n: st.lists(
+            st.lists(st.integers(-2, 2 * n), min_size=n, max_size=n), min_size=20, max_size=30
+        )
+    )
+)
+def test_class_ids_of_many_columns_number_rows_as_a_sort_of_the_whole_rows_does(
+    columns: list[list[int]],
+) -> None:
+    """Twenty to thirty columns of up to 2n + 3 values: the rows' digits pass 2**62 and
+    are renumbered on the way; the ids are still those of the whole rows' sort."""
+    key = np.array(columns, dtype=np.int64).T
+    _u, want = np.unique(key, axis=0, return_inverse=True)
+    assert _row_ids(key).tolist() == want.reshape(-1).tolist()
+
+
 def test_an_answer_that_read_a_wide_name_is_not_remembered_for_a_p_slot_state() -> None:
     """p-slots m080 and m081 are alike but for FileSystemDomain (wide: 80 static
     machines have one each, and START no job). alice's job asks
