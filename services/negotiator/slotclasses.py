@@ -266,34 +266,16 @@ def _typed_codes(table: SlotTable, name: str, rows: np.ndarray, codes: np.ndarra
 
 def _row_ids(key: np.ndarray) -> np.ndarray:
     """An id per row of ``key``, equal exactly where the rows are, numbered in the rows'
-    lexicographic order (as ``np.unique(key, axis=0)`` numbers them). The columns are
-    read as the digits of one number per row (each column's codes shifted to start at 0,
-    or ranked when they are sparse), renumbered only when the next digit could overflow,
-    and ranked at the end: one sort or a few, where sorting whole rows, or renumbering
-    after every column, is many times slower."""
-    n = len(key)
-    gid = np.zeros(n, dtype=np.int64)
-    if not n:
-        return gid
-    top = 0  # the largest id so far
+    lexicographic order (as ``np.unique(key, axis=0)`` numbers them), built a column at
+    a time: sorting whole rows is many times slower."""
+    gid = np.zeros(len(key), dtype=np.int64)
     for k in range(key.shape[1]):
-        col = key[:, k]
-        lo, hi = int(col.min()), int(col.max())
-        span = hi - lo + 1
-        if span == 1:  # one value: the ids stand
-            continue
-        if span > 2 * n:  # sparse: rank the values
-            values, code = np.unique(col, return_inverse=True)
-            code, span = code.reshape(-1), len(values)
-        else:
-            code = col - lo
-        if (top + 1) * span > 2**62:  # the next digit could overflow: renumber first
-            ids, gid = np.unique(gid, return_inverse=True)
-            gid, top = gid.reshape(-1), len(ids) - 1
-        gid = gid * span + code
-        top = top * span + span - 1
-    ids, gid = np.unique(gid, return_inverse=True)
-    return gid.reshape(-1)
+        _u, code = np.unique(key[:, k], return_inverse=True)
+        code = code.reshape(-1)
+        # below n * n: no overflow for any table numpy can hold
+        _u, gid = np.unique(gid * (int(code.max(initial=0)) + 1) + code, return_inverse=True)
+        gid = gid.reshape(-1)
+    return gid
 
 
 @dataclass
