@@ -925,14 +925,13 @@ class PslotConsumption:
         cons: np.ndarray | None = None,
     ) -> None:
         self._view = view
-        # by row key; never changed once made (requests of one shape may share it)
-        self.by_key: dict[int, np.ndarray] = (
-            {} if keys is None or cons is None else dict(zip(keys.tolist(), cons, strict=True))
-        )
+        # by row key, never changed once made (requests of one shape may share it);
+        # indexed at the first lookup: most requests look up none
+        self.by_key = _ByKey(keys, cons)
         self._set: dict[int, np.ndarray] = {}
 
     @classmethod
-    def sharing(cls, view: ClassView, by_key: dict[int, np.ndarray]) -> PslotConsumption:
+    def sharing(cls, view: ClassView, by_key: _ByKey) -> PslotConsumption:
         """Another request's consumption by row key, with re-offers of its own."""
         out = cls(view)
         out.by_key = by_key
@@ -953,6 +952,26 @@ class PslotConsumption:
 
     def __setitem__(self, row: int, cons: np.ndarray) -> None:
         self._set[row] = cons
+
+
+class _ByKey:
+    """Consumption rows by row key, indexed when first asked."""
+
+    def __init__(self, keys: np.ndarray | None, cons: np.ndarray | None) -> None:
+        self._keys = keys if keys is not None and cons is not None else None
+        self._cons = cons
+        self._at: dict[int, int] | None = None
+
+    def __bool__(self) -> bool:
+        return self._keys is not None and len(self._keys) > 0
+
+    def get(self, key: int) -> np.ndarray | None:
+        if self._keys is None or self._cons is None:
+            return None
+        if self._at is None:
+            self._at = dict(zip(self._keys.tolist(), range(len(self._keys)), strict=True))
+        k = self._at.get(key)
+        return None if k is None else self._cons[k]
 
 
 def _sufficient(cons: np.ndarray, avail: np.ndarray) -> np.ndarray:
@@ -1085,7 +1104,7 @@ class _Cycle:
         self._reoffered_by_shape: dict[tuple, dict[tuple[int, bytes], tuple]] = {}
         # a request's candidates in order, by its shape and the view's live classes and
         # states (see _candidates_in)
-        self._ordered: dict[tuple, tuple[np.ndarray, np.ndarray, dict[int, np.ndarray]]] = {}
+        self._ordered: dict[tuple, tuple[np.ndarray, np.ndarray, _ByKey]] = {}
         self._safe: dict[int, tuple[Expr, bool]] = {}  # WideTaint.kleene_safe, per tree
 
     def say(self, text: str, t: float | None = None) -> None:
