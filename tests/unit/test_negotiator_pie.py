@@ -10,7 +10,7 @@ import pytest
 from conftest import job_request, matched_counts, static_pool
 
 from mockpool.classad import parse_expr
-from mockpool.negotiator import Accountant
+from mockpool.negotiator import Accountant, CycleAds, ResourceRequest
 from mockpool.negotiator.pie import (
     DONE,
     RESUME,
@@ -194,19 +194,32 @@ def test_time_limits_stop_a_turn_and_skip_the_submitter_later():
     assert res.stats.submitters_out_of_time == {A}
 
 
+def _two_claimed_by_c_that_prefer_new_jobs(unclaimed: int) -> CycleAds:
+    """``unclaimed`` free slots, then two Claimed by c whose startds rank any new job
+    above c's (Rank 10 > CurrentRank 0)."""
+    snap = static_pool(unclaimed, claimed_by={C: 2})
+    for ad in snap.slots[unclaimed:]:
+        ad["Rank"] = 10.0
+        ad["CurrentRank"] = 0.0
+    return snap
+
+
+def _ranked_requests(count: int, rank: str) -> list[ResourceRequest]:
+    """a's and b's requests of ``count`` jobs each, ranking slots by ``rank``."""
+    reqs = [job_request(A, count, ac=1), job_request(B, count, ac=2)]
+    for r in reqs:
+        r.ad["Rank"] = parse_expr(rank)
+    return reqs
+
+
 @pytest.mark.parametrize("preempt", [True, False])
 def test_startd_rank_preemption_is_not_held_to_the_submitter_limit(preempt: bool):
     # a and b at equal EUP on 4 slots: limits 2 each. Two slots are Claimed by c, and
     # their startds rank any new job above c's (Rank 10 > CurrentRank 0). a's jobs rank
     # the unclaimed slots first: a takes them (its limit), then, over the limit on the
     # first spin, the rank preemptions that HTCondor allows whatever the limit.
-    snap = static_pool(2, claimed_by={C: 2})
-    for ad in snap.slots[2:]:
-        ad["Rank"] = 10.0
-        ad["CurrentRank"] = 0.0
-    reqs = [job_request(A, 5, ac=1), job_request(B, 5, ac=2)]
-    for r in reqs:
-        r.ad["Rank"] = parse_expr('10 * (TARGET.State == "Unclaimed")')
+    snap = _two_claimed_by_c_that_prefer_new_jobs(2)
+    reqs = _ranked_requests(5, '10 * (TARGET.State == "Unclaimed")')
     text = "NEGOTIATOR_PRE_JOB_RANK = 0" + (
         "" if preempt else "\nNEGOTIATOR_CONSIDER_PREEMPTION = False"
     )
@@ -223,15 +236,10 @@ def test_over_its_limit_a_submitter_passes_over_every_unclaimed_slot_to_rank_pre
     # apart by a's jobs (Speed 0..5), and two Claimed by c whose startds rank a new job
     # above c's. a takes Speed 5, 4, 3, 2 (its limit), then, over the limit on the first
     # spin, passes over Speed 1 and 0 to the two rank preemptions; b takes what is left.
-    snap = static_pool(6, claimed_by={C: 2})
+    snap = _two_claimed_by_c_that_prefer_new_jobs(6)
     for i, ad in enumerate(snap.slots[:6]):
         ad["Speed"] = i
-    for ad in snap.slots[6:]:
-        ad["Rank"] = 10.0
-        ad["CurrentRank"] = 0.0
-    reqs = [job_request(A, 8, ac=1), job_request(B, 8, ac=2)]
-    for r in reqs:
-        r.ad["Rank"] = parse_expr('ifThenElse(TARGET.State == "Unclaimed", 10 + TARGET.Speed, 0)')
+    reqs = _ranked_requests(8, 'ifThenElse(TARGET.State == "Unclaimed", 10 + TARGET.Speed, 0)')
     counts, res = matched_counts(snap, reqs, Accountant(), "NEGOTIATOR_PRE_JOB_RANK = 0")
     assert counts == {A: 6, B: 2}
     by = {m.slot_name: m.submitter for m in res.matches}

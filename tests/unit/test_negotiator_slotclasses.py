@@ -219,14 +219,18 @@ def both_ways(snapshot: CycleAds, requests: list[ResourceRequest], text: str):  
     return by_class, by_slot
 
 
+# a random pool and requests, and the config to run the cycle with
+RANDOM_CYCLES = {
+    "seed": st.integers(0, 2**32 - 1),
+    "machines": st.sampled_from([6, 30, 120]),
+    "config": st.sampled_from(CONFIGS),
+}
+
+
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 # a p-slot used up before the slot-by-slot view was made (see the test after the next)
 @example(seed=1809, machines=120, config="")
-@given(
-    seed=st.integers(0, 2**32 - 1),
-    machines=st.sampled_from([6, 30, 120]),
-    config=st.sampled_from(CONFIGS),
-)
+@given(**RANDOM_CYCLES)
 def test_class_based_cycle_makes_the_matches_of_the_slot_by_slot_cycle(
     seed: int, machines: int, config: str
 ) -> None:
@@ -568,11 +572,7 @@ def test_an_answer_that_read_a_wide_name_is_not_remembered_for_a_p_slot_state() 
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(
-    seed=st.integers(0, 2**32 - 1),
-    machines=st.sampled_from([6, 30, 120]),
-    config=st.sampled_from(CONFIGS),
-)
+@given(**RANDOM_CYCLES)
 def test_jobs_matched_a_run_at_a_time_get_the_slots_one_by_one_matching_gives(
     seed: int, machines: int, config: str
 ) -> None:
