@@ -545,7 +545,9 @@ class _Slots:
             and changing.isdisjoint(reach)
             for e in (cfg.pre_job_rank, cfg.post_job_rank)
         )
-        self._rank_memo: dict[tuple[int, int, int], float] = {}  # (pre/post, row, id(job))
+        # (pre/post, row, id(job)) -> (job, rank): the job is held, so its id stays its
+        # own (the re-offer test is also given a request's short-lived copies)
+        self._rank_memo: dict[tuple[int, int, int], tuple[ClassAd, float]] = {}
 
     def _consumption_policy(self, empty: ClassAd) -> np.ndarray:
         """cp_supports_policy: a p-slot with MachineResources and Consumption<Res> for each
@@ -864,12 +866,12 @@ class _Slots:
                 return NO_RANK
             key = (which, row, id(job)) if self._rank_fixed[which] else None
             if key is not None and (hit := self._rank_memo.get(key)) is not None:
-                return hit
+                return hit[1]
             v = _scalar_number(evaluate(e, ad, job, now=self.now))
             v32 = float(np.float32(v)) if v is not None else NO_RANK
             out = v32 if math.isfinite(v32) else NO_RANK
             if key is not None:
-                self._rank_memo[key] = out
+                self._rank_memo[key] = (job, out)
             return out
 
         rank_e = job.lookup("Rank")

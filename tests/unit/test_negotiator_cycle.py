@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import math
 import time
 
+import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from mockpool.classad import ClassAd, parse_expr
 from mockpool.config import parse_config
@@ -15,7 +19,7 @@ from mockpool.negotiator import (
     ResourceRequest,
     negotiate,
 )
-from mockpool.negotiator.cycle import requests_from_ads
+from mockpool.negotiator.cycle import _sufficient, _sufficient_one, requests_from_ads
 
 STARTD = "10.0.0.1:9618"
 SCHEDD = "10.0.0.2:9618"
@@ -884,3 +888,22 @@ def test_resource_names_are_case_insensitive():
     snap = pool(a, b, claims={"slot1@gpu0001": a_ids, "slot1@gpu0002": b_ids})
     res = run(snap, [gpu_request(1, 5, gpus=1)])
     assert sorted(m.slot_name for m in res.matches) == ["slot1@gpu0001"] * 2 + ["slot1@gpu0002"]
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(
+        st.tuples(
+            st.one_of(st.sampled_from([math.nan, -1.0, 0.0, 0.5, 4.0]), st.floats(-8, 8)),
+            st.sampled_from([0.0, 1.0, 4.0, 16.0]),
+        ),
+        min_size=1,
+        max_size=4,
+    )
+)
+def test_one_p_slots_leftover_test_is_the_vector_ones_row(pairs: list[tuple[float, float]]):
+    """The re-offer test's scalar cp_sufficient_assets answers as the vector one does: no
+    NaN, nothing negative, nothing over what is left, and something consumed."""
+    cons, avail = (list(x) for x in zip(*pairs, strict=True))
+    want = bool(_sufficient(np.array([cons]), np.array([avail]))[0])
+    assert _sufficient_one(cons, avail) is want
