@@ -132,6 +132,7 @@ class DaemonHost:
         self._started = False
         self._calls = _CallCounter()
         self._probe: asyncio.Task[None] | None = None
+        self._gc_keeper: asyncio.Task[None] | None = None
 
     async def serve(self, collector_address: str = "", port: int = 0) -> str:
         """Build the services and start the server (on ``port``: a restarted central
@@ -205,8 +206,9 @@ class DaemonHost:
         self._started = True
         if self._given_clock is None and self._probe is None:
             self._probe = asyncio.get_running_loop().create_task(self._probe_lag())
-        if self._own_process:
+        if self._own_process and self._gc_keeper is None:
             gc.freeze()  # what start-up built lives as long as the actor: never scan it
+            self._gc_keeper = asyncio.get_running_loop().create_task(self._keep_gc())
 
     async def _probe_lag(self) -> None:
         """Sleep on the pool clock, again and again: each wakeup's lateness is in the
@@ -214,12 +216,22 @@ class DaemonHost:
         while True:
             await self._clock.sleep(LAG_PROBE_INTERVAL)
 
+    @staticmethod
+    async def _keep_gc() -> None:
+        """Freeze what the process kept, again and again (real time: the collector's
+        pace is the process's, not the pool's)."""
+        keeper = gctune.Keeper()
+        while True:
+            await asyncio.sleep(gctune.FREEZE_EVERY)
+            keeper.tick()
+
     async def _stop_probe(self) -> None:
-        if self._probe is not None:
-            self._probe.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._probe
-            self._probe = None
+        for task in (self._probe, self._gc_keeper):
+            if task is not None:
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await task
+        self._probe = self._gc_keeper = None
 
     async def stop(self) -> dict[str, Any]:
         """Stop loops and the server; returns the final status."""
