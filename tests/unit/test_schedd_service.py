@@ -7,6 +7,7 @@ import asyncio
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import grpc
 import grpc.aio
@@ -27,7 +28,7 @@ from mockpool.v1 import schedd_pb2 as spb
 from mockpool.v1 import schedd_pb2_grpc as sgrpc
 from mockpool.v1 import startd_pb2 as tpb
 from mockpool.v1 import startd_pb2_grpc as tgrpc
-from mockpool.wire import ad_from_pb, ad_to_pb
+from mockpool.wire import ad_from_pb, ad_to_pb, frame_field
 
 SUB = "executable = /bin/sleep\narguments = 60\nqueue 2\n"
 # Who each role's token names: the submitting user, and a startd reporting exits.
@@ -126,6 +127,14 @@ class Pool:
                     self.address, auth.make_token(self.secret, *key)
                 )
         return sgrpc.ScheddStub(self.channels[key])
+
+    def raw_call(self, role: Role, method: str, reply: Any) -> Any:
+        """``method`` of the schedd, sent bytes as they are, its reply parsed as ``reply``."""
+        self.stub(role)
+        channel = self.channels[(role, IDENTITY.get(role, ""))]
+        return channel.unary_unary(
+            f"/mockpool.v1.Schedd/{method}", response_deserializer=reply.FromString
+        )
 
 
 @pytest.fixture
@@ -495,6 +504,33 @@ async def test_a_match_whose_slot_ad_does_not_decode_is_dropped_and_the_rest_cla
     assert [c.claim_id for c in claims.claims] == claim_ids[1:]
     assert "match for slot1@exec1 dropped: bad slot ad" in caplog.text
     assert "Start" in caplog.text
+
+
+async def test_matches_that_are_not_a_message_are_refused_and_a_bad_match_is_dropped(
+    pool: Pool, caplog: pytest.LogCaptureFixture
+) -> None:
+    await pool.stub(Role.SUBMIT).Submit(spb.SubmitRequest(description=SUB, owner="alice"))
+    rr = await pool.stub(Role.NEGOTIATOR).GetResourceRequests(spb.ResourceRequestsRequest())
+    acid = ad_from_pb(rr.requests[0]).get_value("AutoClusterId")
+    call = pool.raw_call(Role.NEGOTIATOR, "Matches", spb.MatchesReply)
+    for bad, why in ((b"\xff\xff\xff\xff", "corrupt"), (b"\x0a\x02\xff\xfe", "UTF-8")):
+        with pytest.raises(grpc.aio.AioRpcError) as err:
+            await call(bad)
+        assert err.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+        assert "/mockpool.v1.Schedd/Matches: the request is not a valid message" in (
+            err.value.details() or ""
+        )
+        assert why in (err.value.details() or "")
+    # a match entry that is not a Match: taken in, dropped, the others claimed
+    claim_ids = [f"<{pool.startd_address}>#1#{k}#s{k}" for k in (1, 2)]
+    good = matches_request(pool, "one-bad", acid, claim_ids, first_slot=1).SerializeToString()
+    not_a_match = frame_field(4, b"\x0a\x05ab")  # a string that runs past its entry
+    assert (await call(not_a_match + good)).received == 3
+    await eventually(lambda: pool.svc.stats["matches_dropped"] == 1)
+    await eventually(lambda: len(pool.startd.activations) == 1)
+    (claims,) = pool.startd.claims
+    assert [c.claim_id for c in claims.claims] == claim_ids
+    assert "match dropped: not a valid message" in caplog.text
 
 
 async def test_an_unanswered_activation_holds_its_job_until_a_release_is_answered(
