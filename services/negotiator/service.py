@@ -89,6 +89,8 @@ _SNAPSHOT_PRIVATE = cpb.SnapshotReply.DESCRIPTOR.fields_by_name["private_ads"].n
 _SNAPSHOT_ADS = frozenset({_SNAPSHOT_SLOTS, _SNAPSHOT_PRIVATE})
 _MATCHES_FIELD = spb.MatchesRequest.DESCRIPTOR.fields_by_name["matches"].number
 _SLOT_FIELD = spb.Match.DESCRIPTOR.fields_by_name["slot"].number
+# a schedd's matches go in messages of about this many bytes (their slot ads, mostly)
+MATCHES_MESSAGE_BYTES = 2 * 1024 * 1024
 
 SERVICE_NAME = "mockpool.v1.Negotiator"
 
@@ -466,20 +468,21 @@ class NegotiatorService(ngrpc.NegotiatorServicer):
             task.add_done_callback(self._informing.discard)
 
     async def _send_matches(self, result: CycleResult) -> None:
-        """One Matches message per schedd (its matches and rejections), all at once."""
+        """Each schedd's matches and rejections, to every schedd at once: in messages of
+        about :data:`MATCHES_MESSAGE_BYTES` (the rejections with the first), one after
+        another. A message of 20,000 matches, their slot ads 30 MB, held the sender's
+        loop and the schedd's for half a second each."""
         by_schedd = result.matches_by_schedd()
         rejected = result.rejections_by_schedd()
         address = {m.schedd: m.schedd_address for m in result.matches}
         address.update({r.schedd: r.schedd_address for r in result.rejections})
         cycle_no = self.core.cycles + 1
 
-        async def one(sname: str, matches: list[CycleMatch], rejections: list[Rejection]) -> None:
-            head = spb.MatchesRequest(
-                schedd_name=sname, request_id=rpc.request_id(), cycle=cycle_no
-            )
+        def head(sname: str, rejections: list[Rejection]) -> list[bytes]:
+            msg = spb.MatchesRequest(schedd_name=sname, request_id=rpc.request_id(), cycle=cycle_no)
             for r in rejections:
                 cluster, _, proc = r.job_id.partition(".")
-                head.rejections.add(
+                msg.rejections.add(
                     submitter=r.submitter,
                     autocluster_id=r.autocluster_id,
                     cluster_id=int(cluster),
@@ -487,43 +490,65 @@ class NegotiatorService(ngrpc.NegotiatorServicer):
                     reason=r.reason,
                     time=r.time,
                 )
-            # put together from each slot ad's bytes as read from the collector, or cached,
-            # each copied once, into the message (see wire.frame_parts)
-            parts = [head.SerializeToString()]
-            async for part in turns.in_turns(matches):
-                for m in part:
-                    fixed = spb.Match(
-                        submitter=m.submitter,
-                        autocluster_id=m.autocluster_id,
-                        slot_name=m.slot_name,
-                        claim_id=m.claim_id,
-                        startd_address=m.startd_address,
-                    ).SerializeToString()
-                    ad = self._slot_decoder.bytes_of(m.slot_ad) or ad_to_bytes(m.slot_ad)
-                    slot = frame_head(_SLOT_FIELD, len(ad))
-                    match = frame_head(_MATCHES_FIELD, len(fixed) + len(slot) + len(ad))
-                    parts += (match, fixed, slot, ad)
-            await rpc.call(self._matches_call(address[sname]), b"".join(parts), timeout=RPC_TIMEOUT)
+            return [msg.SerializeToString()]
+
+        async def one(
+            sname: str, matches: list[CycleMatch], rejections: list[Rejection]
+        ) -> tuple[int, bool, Exception | None]:
+            """How many of ``matches`` the schedd took, whether it took the rejections
+            (with the first message), and the failure that stopped the rest."""
+            call = self._matches_call(address[sname])
+            sent, first, parts, size, held = 0, True, head(sname, rejections), 0, 0
+
+            async def flush() -> None:
+                nonlocal sent, first, parts, size, held
+                await rpc.call(call, b"".join(parts), timeout=RPC_TIMEOUT)
+                sent, first = sent + held, False
+                parts, size, held = head(sname, []), 0, 0
+
+            try:
+                # put together from each slot ad's bytes as read from the collector, or
+                # cached, each copied once, into the message (see wire.frame_parts)
+                async for part in turns.in_turns(matches):
+                    for m in part:
+                        fixed = spb.Match(
+                            submitter=m.submitter,
+                            autocluster_id=m.autocluster_id,
+                            slot_name=m.slot_name,
+                            claim_id=m.claim_id,
+                            startd_address=m.startd_address,
+                        ).SerializeToString()
+                        ad = self._slot_decoder.bytes_of(m.slot_ad) or ad_to_bytes(m.slot_ad)
+                        slot = frame_head(_SLOT_FIELD, len(ad))
+                        match = frame_head(_MATCHES_FIELD, len(fixed) + len(slot) + len(ad))
+                        parts += (match, fixed, slot, ad)
+                        size += len(match) + len(fixed) + len(slot) + len(ad)
+                        held += 1
+                        if size >= MATCHES_MESSAGE_BYTES:
+                            await flush()
+                if held or first:  # the last matches, or rejections alone
+                    await flush()
+            except Exception as exc:  # an RPC failure; a bad message (ad_to_bytes)
+                return sent, not first, exc
+            return sent, True, None
 
         names = sorted(address)
         if self.ctx.config.get_bool("NEGOTIATOR_INFORM_STARTD"):
             self._inform_startds(result)
         outcomes = await asyncio.gather(
-            *(one(n, by_schedd.get(n, []), rejected.get(n, [])) for n in names),
-            return_exceptions=True,
+            *(one(n, by_schedd.get(n, []), rejected.get(n, [])) for n in names)
         )
-        for sname, out in zip(names, outcomes, strict=True):
+        for sname, (sent, took_rejections, failure) in zip(names, outcomes, strict=True):
             matches = by_schedd.get(sname, [])
-            if isinstance(out, BaseException):
-                if isinstance(out, asyncio.CancelledError):
-                    raise out
+            self.core.matches_sent(
+                matches[:sent], rejected.get(sname, []) if took_rejections else []
+            )
+            if failure is not None:
                 self.core.matches_failed(
-                    result, sname, address[sname], matches, self.ctx.clock.now()
+                    result, sname, address[sname], matches[sent:], self.ctx.clock.now()
                 )
-                log.warning("%s: sending matches to %s failed: %s", self.name, sname, _why(out))
-                continue
-            self.core.matches_sent(matches, rejected.get(sname, []))
-            await self._emit()
+                log.warning("%s: sending matches to %s failed: %s", self.name, sname, _why(failure))
+        await self._emit()
 
     # -- the Negotiator ad ---------------------------------------------------------------
     def negotiator_ad(self) -> ClassAd:

@@ -69,16 +69,22 @@ __all__ = ["SERVICE_NAME", "ScheddService"]
 log = logging.getLogger(__name__)
 
 SERVICE_NAME = "mockpool.v1.Schedd"
-_SERVICE = spb.DESCRIPTOR.services_by_name["Schedd"].full_name
 _MATCHES_FIELD = spb.MatchesRequest.DESCRIPTOR.fields_by_name["matches"].number
 _MATCH_ENTRIES = frozenset({_MATCHES_FIELD})
 _SLOT_FIELD = spb.Match.DESCRIPTOR.fields_by_name["slot"].number
 _SLOT_ENTRY = frozenset({_SLOT_FIELD})
+# claims asked for (or activated) in one request to a startd, each with its job ad: 20,000
+# in one message held the schedd's loop for 0.4 s to serialise, and its reply as long
+PER_STARTD_REQUEST = 1_000
 _RECENT_REQUESTS = 1024  # request ids remembered for retried Matches / JobsExited
 
 
 def _method(name: str) -> str:
     return f"/{SERVICE_NAME}/{name}"
+
+
+def _batches(items: list[Any], size: int) -> list[list[Any]]:
+    return [items[i : i + size] for i in range(0, len(items), size)]
 
 
 class ScheddService(sgrpc.ScheddServicer):
@@ -132,8 +138,8 @@ class ScheddService(sgrpc.ScheddServicer):
                 self.Matches, response_serializer=spb.MatchesReply.SerializeToString
             )
         }
-        server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(_SERVICE, raw),))
-        server.add_registered_method_handlers(_SERVICE, raw)
+        server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(SERVICE_NAME, raw),))
+        server.add_registered_method_handlers(SERVICE_NAME, raw)
 
     async def start(self) -> None:
         address = sinful(self.ctx.address) if self.ctx.address else ""
@@ -354,7 +360,7 @@ class ScheddService(sgrpc.ScheddServicer):
             request = spb.MatchesRequest.FromString(rest)
         except Exception as exc:  # DecodeError, bad UTF-8
             await abort_invalid(
-                context, f"/{_SERVICE}/Matches: the request is not a valid message: {exc}"
+                context, f"/{SERVICE_NAME}/Matches: the request is not a valid message: {exc}"
             )
         if request.matches:
             matches = [m.SerializeToString() for m in request.matches]
@@ -475,8 +481,16 @@ class ScheddService(sgrpc.ScheddServicer):
     async def _send(self, core: Schedd, out: Outbox) -> None:
         """Send an outbox: every address concurrently; results feed back into the core."""
         jobs: list[Awaitable[None]] = []
-        jobs += [self._request_claims(core, a, reqs) for a, reqs in out.claims.items() if reqs]
-        jobs += [self._activate(core, a, acts) for a, acts in out.activations.items() if acts]
+        jobs += [
+            self._request_claims(core, a, part)
+            for a, reqs in out.claims.items()
+            for part in _batches(reqs, PER_STARTD_REQUEST)
+        ]
+        jobs += [
+            self._activate(core, a, part)
+            for a, acts in out.activations.items()
+            for part in _batches(acts, PER_STARTD_REQUEST)
+        ]
         jobs += [self._release(core, a, ids) for a, ids in out.releases.items() if ids]
         if jobs:
             await asyncio.gather(*jobs)

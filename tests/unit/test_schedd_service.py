@@ -19,6 +19,7 @@ from mockpool.classad import ClassAd
 from mockpool.clock import ManualClock
 from mockpool.config import parse_config
 from mockpool.daemon import DaemonContext, EventLog
+from mockpool.schedd import service as schedd_service
 from mockpool.schedd.service import ScheddService
 from mockpool.v1 import collector_pb2 as cpb
 from mockpool.v1 import collector_pb2_grpc as cgrpc
@@ -484,6 +485,22 @@ async def test_a_cycles_worth_of_matches_is_applied_in_turns_and_claimed_in_one_
     assert len(pool.startd.claims) == 1
     q = await pool.stub(Role.READ).QueryJobs(spb.JobQueryRequest(projection=["JobStatus"]))
     assert [ad_from_pb(a).get_value("JobStatus") for a in q.jobs] == [2] * n
+
+
+async def test_claims_and_activations_go_to_a_startd_in_requests_of_a_size(
+    pool: Pool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(schedd_service, "PER_STARTD_REQUEST", 2)
+    sub = "executable = /bin/sleep\narguments = 60\nqueue 5\n"
+    await pool.stub(Role.SUBMIT).Submit(spb.SubmitRequest(description=sub, owner="alice"))
+    rr = await pool.stub(Role.NEGOTIATOR).GetResourceRequests(spb.ResourceRequestsRequest())
+    acid = ad_from_pb(rr.requests[0]).get_value("AutoClusterId")
+    claim_ids = [f"<{pool.startd_address}>#1#{k}#s{k}" for k in range(5)]
+    await pool.stub(Role.NEGOTIATOR).Matches(matches_request(pool, "five", acid, claim_ids))
+    await eventually(lambda: sum(len(a.activations) for a in pool.startd.activations) == 5)
+    assert sorted(len(c.claims) for c in pool.startd.claims) == [1, 2, 2]
+    assert sorted(c.claim_id for r in pool.startd.claims for c in r.claims) == sorted(claim_ids)
+    assert all(len(a.activations) <= 2 for a in pool.startd.activations)
 
 
 async def test_a_match_whose_slot_ad_does_not_decode_is_dropped_and_the_rest_claimed(
