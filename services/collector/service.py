@@ -258,10 +258,11 @@ class CollectorService(cgrpc.CollectorServicer):
                 epoch=snap.epoch,
                 seq=snap.seq,
                 delta=snap.delta,
-                slot_order=snap.slot_order,
+                slot_order=() if snap.same_order else snap.slot_order,
                 slot_rows=snap.slot_rows,
-                private_order=snap.private_order,
+                private_order=() if snap.same_order else snap.private_order,
                 private_rows=snap.private_rows,
+                same_order=snap.same_order,
             ).SerializeToString()
         )
         return b"".join(parts)

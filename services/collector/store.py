@@ -197,7 +197,8 @@ class CollectorSnapshot:
 
     ``slot_order`` and ``private_order`` name every slot and private ad in order; a
     delta (``delta``) holds only the records updated since the asker's sequence number,
-    at the positions ``slot_rows`` and ``private_rows`` give."""
+    at the positions ``slot_rows`` and ``private_rows`` give, and with ``same_order``
+    names the ads as the snapshot it is against did (the reply leaves the names out)."""
 
     slots: list[AdRecord]
     private: list[AdRecord]  # private ads of those slots that have one, in slot order
@@ -210,6 +211,7 @@ class CollectorSnapshot:
     slot_rows: list[int] = field(default_factory=list)
     private_order: list[str] = field(default_factory=list)
     private_rows: list[int] = field(default_factory=list)
+    same_order: bool = False  # a delta naming the ads in the order the asker holds
 
     def slot_ads(self) -> list[ClassAd]:
         return [r.projected(self.keep) for r in self.slots]
@@ -238,6 +240,9 @@ class AdStore:
         self.refused = 0
         self.epoch = secrets.token_hex(8)  # what a snapshot's sequence numbers count in
         self.seq = 0
+        # the seq when an ad was last added, removed or renamed: a snapshot taken after it
+        # names the ads of a type in the order of one taken now
+        self._order_changed_at = 0
 
     # -- updates ---------------------------------------------------------------
     def update(
@@ -268,7 +273,11 @@ class AdStore:
         self._type_names.setdefault(type_key, record.ad_type)
         self.seq += 1
         record.seq = self.seq
-        self._tables.setdefault(type_key, {})[record.name.lower()] = record
+        table = self._tables.setdefault(type_key, {})
+        old = table.get(key := record.name.lower())
+        if old is None or old.name != record.name:
+            self._order_changed_at = self.seq
+        table[key] = record
         self.updates += 1
         return record
 
@@ -355,6 +364,8 @@ class AdStore:
             removed.append((rec.ad_type, rec.name))
         if type_key == _MACHINE_KEY:
             removed.extend(self._drop_private(name))
+        if removed:
+            self._order_changed_at = self.seq
         return removed
 
     def _drop_private(self, name: str) -> list[tuple[str, str]]:
@@ -374,6 +385,8 @@ class AdStore:
         gone = [name for ad_type, name in removed if ad_type.lower() == _MACHINE_KEY]
         for name in gone:
             removed.extend(self._drop_private(name))
+        if removed:
+            self._order_changed_at = self.seq
         return removed
 
     # -- reading -----------------------------------------------------------------
@@ -456,6 +469,9 @@ class AdStore:
             return snap
         after = since[1]
         snap.delta = True
+        # every slot ad, none added, removed or renamed since the asker's snapshot: the
+        # same names in the same order (a constraint's selection may change with any update)
+        snap.same_order = parse_constraint(constraint) is None and after > self._order_changed_at
         snap.slot_rows = [k for k, r in enumerate(slots) if r.seq > after]
         snap.slots = [slots[k] for k in snap.slot_rows]
         snap.private_rows = [k for k, p in enumerate(private) if p.seq > after]

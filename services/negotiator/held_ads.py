@@ -51,12 +51,22 @@ class HeldSlotAds:
         self._slots, self._private = {}, {}
 
     def merge(
-        self, epoch: str, seq: int, delta: bool, slots: SnapshotPart, private: SnapshotPart
+        self,
+        epoch: str,
+        seq: int,
+        delta: bool,
+        slots: SnapshotPart,
+        private: SnapshotPart,
+        same_order: bool = False,
     ) -> tuple[list[ClassAd], list[ClassAd]]:
         """The whole snapshot (slot ads, private ads) from a reply, held for the next.
         Raises :class:`StaleSnapshot`, holding nothing, when a delta does not fit. A whole
         snapshot whose names do not fit its ads (a collector that sends none) is used and
-        not held: the next is asked for whole too."""
+        not held: the next is asked for whole too. A delta ``same_order`` names its ads
+        as the held ones are named (it carries no names)."""
+        if delta and same_order:
+            slots = SnapshotPart(slots.ads, list(self._slots), slots.rows)
+            private = SnapshotPart(private.ads, list(self._private), private.rows)
         if not delta and (len(slots.order), len(private.order)) != (
             len(slots.ads),
             len(private.ads),

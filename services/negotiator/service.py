@@ -395,6 +395,7 @@ class NegotiatorService(ngrpc.NegotiatorServicer):
                 head.private_order,
                 head.private_rows,
             ),
+            head.same_order,
         )
         decoder.keep(slots)  # held ads: their bytes are sent on with their matches
         decoder.end_round()

@@ -63,7 +63,7 @@ class SnapshotRequest(_message.Message):
     def __init__(self, constraint: _Optional[str] = ..., projection: _Optional[_Iterable[str]] = ..., since_epoch: _Optional[str] = ..., since_seq: _Optional[int] = ...) -> None: ...
 
 class SnapshotReply(_message.Message):
-    __slots__ = ("slots", "private_ads", "now", "slot_stable_prefix", "epoch", "seq", "delta", "slot_order", "slot_rows", "private_order", "private_rows")
+    __slots__ = ("slots", "private_ads", "now", "slot_stable_prefix", "epoch", "seq", "delta", "slot_order", "slot_rows", "private_order", "private_rows", "same_order")
     SLOTS_FIELD_NUMBER: _ClassVar[int]
     PRIVATE_ADS_FIELD_NUMBER: _ClassVar[int]
     NOW_FIELD_NUMBER: _ClassVar[int]
@@ -75,6 +75,7 @@ class SnapshotReply(_message.Message):
     SLOT_ROWS_FIELD_NUMBER: _ClassVar[int]
     PRIVATE_ORDER_FIELD_NUMBER: _ClassVar[int]
     PRIVATE_ROWS_FIELD_NUMBER: _ClassVar[int]
+    SAME_ORDER_FIELD_NUMBER: _ClassVar[int]
     slots: _containers.RepeatedCompositeFieldContainer[_classad_pb2.ClassAd]
     private_ads: _containers.RepeatedCompositeFieldContainer[_classad_pb2.ClassAd]
     now: float
@@ -86,4 +87,5 @@ class SnapshotReply(_message.Message):
     slot_rows: _containers.RepeatedScalarFieldContainer[int]
     private_order: _containers.RepeatedScalarFieldContainer[str]
     private_rows: _containers.RepeatedScalarFieldContainer[int]
-    def __init__(self, slots: _Optional[_Iterable[_Union[_classad_pb2.ClassAd, _Mapping]]] = ..., private_ads: _Optional[_Iterable[_Union[_classad_pb2.ClassAd, _Mapping]]] = ..., now: _Optional[float] = ..., slot_stable_prefix: _Optional[_Iterable[int]] = ..., epoch: _Optional[str] = ..., seq: _Optional[int] = ..., delta: _Optional[bool] = ..., slot_order: _Optional[_Iterable[str]] = ..., slot_rows: _Optional[_Iterable[int]] = ..., private_order: _Optional[_Iterable[str]] = ..., private_rows: _Optional[_Iterable[int]] = ...) -> None: ...
+    same_order: bool
+    def __init__(self, slots: _Optional[_Iterable[_Union[_classad_pb2.ClassAd, _Mapping]]] = ..., private_ads: _Optional[_Iterable[_Union[_classad_pb2.ClassAd, _Mapping]]] = ..., now: _Optional[float] = ..., slot_stable_prefix: _Optional[_Iterable[int]] = ..., epoch: _Optional[str] = ..., seq: _Optional[int] = ..., delta: _Optional[bool] = ..., slot_order: _Optional[_Iterable[str]] = ..., slot_rows: _Optional[_Iterable[int]] = ..., private_order: _Optional[_Iterable[str]] = ..., private_rows: _Optional[_Iterable[int]] = ..., same_order: _Optional[bool] = ...) -> None: ...

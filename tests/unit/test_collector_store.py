@@ -351,6 +351,38 @@ def test_a_snapshot_since_an_earlier_one_carries_only_the_ads_updated_after_it(
     assert same.delta and not same.slots and not same.private and same.slot_rows == []
 
 
+def test_a_delta_leaves_out_the_names_while_no_ad_came_went_or_was_renamed(
+    pool: AdStore,
+) -> None:
+    """The fixture's five updates make seq 5 (the last addition). Changes to stored ads
+    (6, 7) keep the order: a delta since 5 names the ads as then. An addition (8), a
+    removal (at 8), an expiry, a renamed ad or a constraint: the names go out again, and
+    a delta since the seq of the change itself is not trusted to be after it."""
+    since = (pool.epoch, 5)
+    assert not pool.snapshot(now=100.0, since=since).same_order  # 5: slot2's private ad came
+    pool.update("Machine", slot("slot2@a", Cpus=1, State="Unclaimed", Memory=2048), 110.0)
+    pool.update("MachinePrivate", slot("slot1@a", Capability="<a:1>#1#1#t1"), 110.0)
+    snap = pool.snapshot(now=110.0, since=(pool.epoch, 6))
+    assert snap.same_order and snap.slot_rows == [] and snap.private_rows == [0]
+    assert snap.slot_order == ["slot1@a", "slot2@a", "slot3@a"]  # the store still knows them
+    assert pool.snapshot(now=110.0, since=(pool.epoch, 7)).same_order
+    assert not pool.snapshot('State == "Claimed"', now=110.0, since=(pool.epoch, 7)).same_order
+    pool.update("Machine", slot("slot4@a", State="Owner"), 120.0)  # seq 8
+    assert not pool.snapshot(now=120.0, since=(pool.epoch, 7)).same_order
+    assert not pool.snapshot(now=120.0, since=(pool.epoch, 8)).same_order
+    pool.update("Machine", slot("slot1@a", Cpus=4, State="Unclaimed"), 120.0)  # seq 9
+    assert pool.snapshot(now=120.0, since=(pool.epoch, 9)).same_order
+    pool.invalidate("Machine", "slot4@a")  # at seq 9
+    assert not pool.snapshot(now=120.0, since=(pool.epoch, 9)).same_order
+    pool.update("Machine", slot("SLOT3@A", State="Owner"), 120.0)  # seq 10: Name respelled
+    assert not pool.snapshot(now=120.0, since=(pool.epoch, 9)).same_order
+    pool.update("Machine", slot("slot1@a", Cpus=4, State="Unclaimed"), 120.0)  # seq 11
+    assert pool.snapshot(now=120.0, since=(pool.epoch, 11)).same_order
+    # heard from at 110 or before: slot2 and the private ads go (1011 - 110 > 900)
+    assert len(pool.expire(1011.0)) == 3
+    assert not pool.snapshot(now=1011.0, since=(pool.epoch, 11)).same_order
+
+
 @pytest.mark.parametrize(
     "since",
     [None, ("another epoch", 5), ("<epoch>", 99)],  # a store that restarted; a seq it never had

@@ -44,6 +44,19 @@ def test_a_delta_is_the_ads_held_with_the_ones_carried_in_their_places() -> None
     assert s3 not in again and s2 not in again
 
 
+def test_a_delta_in_the_same_order_names_the_ads_as_the_held_ones() -> None:
+    held, (s1, _, s3) = held_with_three()
+    new_s2 = ad("s2", Cpus=20)
+    slots, private = held.merge(
+        "e1", 9, True, SnapshotPart([new_s2], [], [1]), SnapshotPart([], [], []), same_order=True
+    )
+    assert slots == [s1, new_s2, s3] and slots[1] is new_s2
+    assert [p.eval("Capability") for p in private] == ["c1", "c3"] and held.since() == ("e1", 9)
+    # a position past the held names does not fit
+    with pytest.raises(StaleSnapshot, match="position 3 outside the 3 named"):
+        held.merge("e1", 10, True, SnapshotPart([ad("s9")], [], [3]), SnapshotPart([], []), True)
+
+
 @pytest.mark.parametrize(
     ("part", "message"),
     [
