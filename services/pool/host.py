@@ -31,6 +31,7 @@ from ..auth import Role, TokenAuthInterceptor
 from ..clock import Clock, ScaledClock
 from ..config import ConfigDict
 from ..daemon import DaemonContext, EventLog, Service
+from ..inprocess import SameProcessFirst
 from ..ownerfiles import private_dir
 from .hostfaults import FaultInterceptor, HostFaults, PeerRule
 
@@ -118,7 +119,7 @@ class DaemonHost:
         self._identity = identity  # the name in this actor's daemon tokens
         # A virtual run hosts every daemon in one process: an in-process transport, the
         # virtual clock (already running) and its rule for charging cycles to pool time.
-        self._transport = transport or rpc.GRPC
+        self._transport = transport or SameProcessFirst()
         self._own_process = transport is None  # a Ray actor: the process is this host's
         if self._own_process:
             gctune.paced()

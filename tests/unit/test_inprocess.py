@@ -3,15 +3,17 @@
 from __future__ import annotations
 
 import asyncio
+import time
 from pathlib import Path
 
 import grpc
 import grpc.aio
 import pytest
 
+from mockpool import rpc
 from mockpool.auth import Role, make_secret, make_token
 from mockpool.config import parse_config
-from mockpool.inprocess import InProcessNetwork
+from mockpool.inprocess import InProcessNetwork, SameProcessFirst
 from mockpool.pool.host import DaemonHost
 from mockpool.v1 import collector_pb2 as cpb
 from mockpool.v1 import collector_pb2_grpc as cgrpc
@@ -123,3 +125,48 @@ def test_the_callers_identity_does_not_leak_into_the_caller(tmp_path: Path) -> N
 def test_a_negative_latency_is_refused() -> None:
     with pytest.raises(ValueError, match="latency"):
         InProcessNetwork(-1.0)
+
+
+async def test_a_live_host_calls_its_own_daemons_in_process_and_others_over_grpc(
+    tmp_path: Path,
+) -> None:
+    transport = SameProcessFirst()
+    secret = make_secret()
+    host = DaemonHost(
+        "central",
+        secret=secret,
+        config=parse_config("", "<test>"),
+        state_dir=str(tmp_path / "central"),
+        transport=transport,
+    )
+    address = await host.serve()
+    await host.run(60.0, time.time(), [0])  # the collector only
+    token = make_token(secret, Role.READ, "u")
+    local = transport.channel(address, token)
+    try:
+        assert not isinstance(local, grpc.aio.Channel)  # this process's own server
+        reply = await cgrpc.CollectorStub(local).Query(cpb.QueryRequest(ad_type="Collector"))
+        assert len(reply.ads) == 1
+        # behind the same interceptors: a bad token is refused as over gRPC
+        with pytest.raises(grpc.aio.AioRpcError) as e:
+            await cgrpc.CollectorStub(transport.channel(address, "not-a-token")).Query(
+                cpb.QueryRequest(ad_type="Collector")
+            )
+        assert _code(e) == grpc.StatusCode.UNAUTHENTICATED
+        # the same server over gRPC, for everyone else
+        async with rpc.make_channel(address, token) as ch:
+            assert (
+                len(
+                    (await cgrpc.CollectorStub(ch).Query(cpb.QueryRequest(ad_type="Collector"))).ads
+                )
+                == 1
+            )
+        other = transport.channel("127.0.0.1:1", token)
+        assert isinstance(other, grpc.aio.Channel)
+        await other.close()
+        assert (await host.status())["rpcs_received"]["Query"] == 3  # every call counted
+    finally:
+        await host.stop()
+    with pytest.raises(grpc.aio.AioRpcError) as e:
+        await cgrpc.CollectorStub(local).Query(cpb.QueryRequest(ad_type="Collector"))
+    assert _code(e) == grpc.StatusCode.UNAVAILABLE
