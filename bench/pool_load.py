@@ -12,7 +12,8 @@ queues ``--jobs-per-schedd`` jobs of ``--job-length`` pool seconds at time 0. Pr
 (figures, not pass/fail):
 
 - sustained job starts per real second (activations over the run, in the busiest 10
-  real seconds, and over the middle 90% of the starts),
+  real seconds, over the middle 90% of the starts, and while the empty pool fills: from
+  its first start to the one that takes its last slot),
 - RPCs per real second received by all actors (and by method),
 - negotiation cycle durations (pool seconds as the negotiator reports them, and real
   seconds), matches per cycle,
@@ -137,6 +138,9 @@ def main() -> None:
     times = sorted(e["t"] / spec.time_scale for e in startd_starts)
     lo, hi = int(len(times) * 0.05), int(len(times) * 0.95)
     span = times[hi - 1] - times[lo] if hi - lo > 1 else 0.0
+    # while the empty pool fills: its first start to the start that fills its last slot
+    filled = times[: min(ns.slots, len(times))]
+    fill_span = filled[-1] - filled[0] if len(filled) > 1 else 0.0
     rpcs: Counter[str] = Counter()
     for h in status:
         rpcs.update(h.get("rpcs_received", {}))
@@ -155,6 +159,9 @@ def main() -> None:
         "job_starts_per_real_s": round(len(startd_starts) / real, 1) if real else 0,
         "job_starts_per_real_s_busiest_10s": round(busiest, 1),
         "job_starts_per_real_s_middle_90pct": round((hi - lo) / span, 1) if span else 0,
+        "job_starts_per_real_s_filling": round((len(filled) - 1) / fill_span, 1)
+        if fill_span
+        else 0,
         "rpcs_total": sum(rpcs.values()),
         "rpcs_per_real_s": round(sum(rpcs.values()) / real, 1) if real else 0,
         "rpcs_by_method": dict(rpcs.most_common()),
