@@ -23,7 +23,7 @@ import grpc
 import grpc.aio
 
 from .auth import AUTH_METADATA_KEY
-from .rpc import GRPC, ServicerAdder, Transport, WireGuard, clip_detail
+from .rpc import GRPC, Handover, ServicerAdder, Transport, WireGuard, clip_detail
 
 __all__ = ["InProcessNetwork", "SameProcessFirst"]
 
@@ -43,6 +43,8 @@ class _Aborted(grpc.aio.AbortError):
 
 class _Context:
     """The parts of ``grpc.aio.ServicerContext`` the servicers use."""
+
+    in_process = True  # a caller of this process may be handed objects (rpc.Handover)
 
     def __init__(self, peer: str, metadata: tuple[tuple[str, str], ...]) -> None:
         self._peer = peer
@@ -114,6 +116,8 @@ class _Server:
             raise _error(context.code, context.details) from None
         if context.code != grpc.StatusCode.OK:
             raise _error(context.code, context.details)
+        if isinstance(reply, Handover):
+            return reply
         return handler.response_serializer(reply) if handler.response_serializer else reply
 
 

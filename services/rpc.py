@@ -34,7 +34,9 @@ import grpc.aio
 from .auth import bearer_interceptors
 
 __all__ = [
+    "HANDOVER",
     "MAX_DETAIL_CHARS",
+    "Handover",
     "SERVER_OPTIONS",
     "GRPC",
     "RpcUnavailableError",
@@ -42,6 +44,7 @@ __all__ = [
     "Transport",
     "WireGuard",
     "call",
+    "handover_wanted",
     "clip_detail",
     "make_channel",
     "request_id",
@@ -170,6 +173,30 @@ def _guard_unary_stream(method: str, behavior: Callable[..., Any]) -> Callable[.
             await _unexpected(method, exc, ctx)
 
     return guarded
+
+
+# Call metadata by which a caller asks for a reply as objects when its callee is in its own
+# process (``handover_wanted``); a callee across a socket answers bytes all the same.
+HANDOVER = ("mockpool-handover", "objects")
+
+
+class Handover:
+    """A reply handed to a caller in the handler's own process as the objects it holds,
+    not serialised: a collector's snapshot of 100,000 ads that its negotiator would
+    decode again. The objects are immutable once stored, as a decoded ad is."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: Any) -> None:
+        self.value = value
+
+
+def handover_wanted(context: Any) -> bool:
+    """Whether the call came from this process (the in-process transport) asking for
+    objects (:data:`HANDOVER`)."""
+    if not getattr(context, "in_process", False):
+        return False
+    return any(tuple(kv) == HANDOVER for kv in context.invocation_metadata() or ())
 
 
 class WireGuard(grpc.aio.ServerInterceptor):

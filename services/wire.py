@@ -420,6 +420,13 @@ class AdDecoder:
             out.append(ad)
         return out
 
+    def adopt(self, ads: Sequence[ClassAd], raws: Sequence[bytes]) -> None:
+        """``ads``, made from ``raws`` elsewhere in this process (a collector's records),
+        as if decoded in this round."""
+        for ad, raw in zip(ads, raws, strict=True):
+            self._this[raw] = ad
+            self._bytes_this[id(ad)] = (ad, raw)
+
     def keep(self, ads: Iterable[ClassAd]) -> None:
         """Count ``ads``, made by this decoder in the last round and still in use, as seen
         in this round (their bytes stay known to :meth:`bytes_of`)."""

@@ -15,7 +15,7 @@ from typing import Any
 import grpc
 import grpc.aio
 
-from .. import turns
+from .. import rpc, turns
 from ..auth import Role, current_role
 from ..daemon import DaemonContext, abort_invalid
 from ..v1 import collector_pb2 as cpb
@@ -229,8 +229,10 @@ class CollectorService(cgrpc.CollectorServicer):
 
     async def Snapshot(
         self, request: cpb.SnapshotRequest, context: grpc.aio.ServicerContext
-    ) -> bytes:
-        """Slot ads and their private ads, as serialised ``SnapshotReply`` bytes."""
+    ) -> bytes | rpc.Handover:
+        """Slot ads and their private ads, as serialised ``SnapshotReply`` bytes; to a
+        caller of this process that asks (``rpc.handover_wanted``), the snapshot's records
+        themselves."""
         self.calls["snapshots"] += 1
         now = self.ctx.clock.now()
         try:
@@ -244,6 +246,8 @@ class CollectorService(cgrpc.CollectorServicer):
             return b""  # not reached: abort raises
         self.calls["snapshot_deltas"] += snap.delta
         self.calls["snapshot_slot_ads"] += len(snap.slots)
+        if rpc.handover_wanted(context):  # the negotiator of this process: the records
+            return rpc.Handover(snap)
         # framed in turns (100,000 slots take a few tenths of a second); the records are
         # those of the moment the snapshot was taken, whatever arrives meanwhile
         parts: list[bytes] = []

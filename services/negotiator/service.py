@@ -34,7 +34,7 @@ import logging
 import time
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import grpc
 import grpc.aio
@@ -77,6 +77,9 @@ from .log import LogLine
 from .negotiator import Negotiator
 from .phase1 import schedds_to_ask
 from .stats import StatsHistory
+
+if TYPE_CHECKING:
+    from ..collector.store import CollectorSnapshot
 
 __all__ = ["SERVICE_NAME", "NegotiatorService"]
 
@@ -366,21 +369,40 @@ class NegotiatorService(ngrpc.NegotiatorServicer):
             schedulers=ads_from_pb(schedd_reply.ads),
         )
 
-    async def _fetch_snapshot(self, since: tuple[str, int] | None) -> bytes:
+    async def _fetch_snapshot(self, since: tuple[str, int] | None) -> bytes | rpc.Handover:
         request = cpb.SnapshotRequest()
         if since is not None:
             request.since_epoch, request.since_seq = since
-        return await rpc.call(self._snapshot_call(), request, timeout=RPC_TIMEOUT)
+        return await rpc.call(
+            self._snapshot_call(), request, timeout=RPC_TIMEOUT, metadata=(rpc.HANDOVER,)
+        )
 
-    def _decode_snapshot(self, raw: bytes) -> tuple[list[ClassAd], list[ClassAd]]:
+    def _decode_snapshot(self, raw: bytes | rpc.Handover) -> tuple[list[ClassAd], list[ClassAd]]:
         """The whole snapshot: the ads the reply carries, decoded, and (a delta) the
-        ones held since the last cycle."""
+        ones held since the last cycle. A collector of this process hands over its
+        records: their ads as they are (immutable, as decoded ones), with their bytes for
+        the matches that send them on."""
+        decoder = self._slot_decoder
+        if isinstance(raw, rpc.Handover):
+            snap: CollectorSnapshot = raw.value
+            keep = snap.keep
+            slot_ads = [r.ad if keep is None else r.projected(keep) for r in snap.slots]
+            decoder.adopt(slot_ads, [r.projected_wire(keep) for r in snap.slots])
+            slots, private = self.core.slot_ads.merge(
+                snap.epoch,
+                snap.seq,
+                snap.delta,
+                SnapshotPart(slot_ads, snap.slot_order, snap.slot_rows),
+                SnapshotPart([r.ad for r in snap.private], snap.private_order, snap.private_rows),
+            )
+            decoder.keep(slots)
+            decoder.end_round()
+            return slots, private
         ads, rest = split_fields(raw, _SNAPSHOT_ADS)
         try:
             head = cpb.SnapshotReply.FromString(rest)
         except Exception as exc:
             raise WireError(f"not a snapshot reply: {exc}") from None
-        decoder = self._slot_decoder
         slots, private = self.core.slot_ads.merge(
             head.epoch,
             head.seq,

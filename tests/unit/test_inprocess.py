@@ -12,12 +12,17 @@ import pytest
 
 from mockpool import rpc
 from mockpool.auth import Role, make_secret, make_token
+from mockpool.classad import ClassAd, parse_expr
+from mockpool.clock import ManualClock
 from mockpool.config import parse_config
+from mockpool.daemon import DaemonContext, EventLog
 from mockpool.inprocess import InProcessNetwork, SameProcessFirst
+from mockpool.negotiator.service import NegotiatorService
 from mockpool.pool.host import DaemonHost
 from mockpool.v1 import collector_pb2 as cpb
 from mockpool.v1 import collector_pb2_grpc as cgrpc
 from mockpool.virtualtime import VirtualClock, VirtualEventLoop
+from mockpool.wire import ad_to_bytes, ad_to_pb
 
 
 def _run(coro_fn, tmp_path: Path, latency: float = 0.0):  # type: ignore[no-untyped-def]
@@ -170,3 +175,46 @@ async def test_a_live_host_calls_its_own_daemons_in_process_and_others_over_grpc
     with pytest.raises(grpc.aio.AioRpcError) as e:
         await cgrpc.CollectorStub(local).Query(cpb.QueryRequest(ad_type="Collector"))
     assert _code(e) == grpc.StatusCode.UNAVAILABLE
+
+
+def test_a_snapshot_handed_over_in_process_is_the_one_sent_as_bytes(tmp_path: Path) -> None:
+    async def body(net, address, secret, clock):  # type: ignore[no-untyped-def]
+        admin = cgrpc.CollectorStub(net.channel(address, make_token(secret, Role.ADMIN, "a")))
+        request = cpb.AdvertiseRequest()
+        for n in (1, 2):
+            slot = ClassAd(MyType="Machine", Name=f"slot{n}@x", Cpus=n, State="Unclaimed")
+            slot["Start"] = parse_expr("TARGET.ImageSize < 100 * MY.Cpus")
+            request.updates.add(ad_type="Machine", ad=ad_to_pb(slot))
+        private = ClassAd(MyType="MachinePrivate", Name="slot1@x", Capability="<a:1>#1#1#s1")
+        request.updates.add(ad_type="MachinePrivate", ad=ad_to_pb(private))
+        assert (await admin.Advertise(request)).accepted == 3
+        token = make_token(secret, Role.NEGOTIATOR, "negotiator")
+        snapshot = net.channel(address, token).unary_unary(
+            "/mockpool.v1.Collector/Snapshot",
+            request_serializer=cpb.SnapshotRequest.SerializeToString,
+        )
+        objects = await snapshot(cpb.SnapshotRequest(), metadata=(rpc.HANDOVER,))
+        wire = await snapshot(cpb.SnapshotRequest())
+        return objects, wire
+
+    objects, wire = _run(body, tmp_path)
+    assert isinstance(objects, rpc.Handover) and isinstance(wire, bytes)
+    got = []
+    for name, reply in (("handed", objects), ("sent", wire)):
+        ctx = DaemonContext(
+            clock=ManualClock(),
+            config=parse_config("", "<test>"),
+            secret="s",
+            collector_address="",
+            events=EventLog(ManualClock()),
+            state_dir=tmp_path / name,
+        )
+        service = NegotiatorService(ctx)
+        slots, private = service._decode_snapshot(reply)
+        # the ads as sent on with a match: the bytes read from the collector
+        assert all(service._slot_decoder.bytes_of(ad) == ad_to_bytes(ad) for ad in slots)
+        got.append(([ad_to_bytes(a) for a in slots], [ad_to_bytes(a) for a in private]))
+        if reply is objects:  # the collector's own ads, neither decoded nor copied
+            assert [a for a in slots] == [r.ad for r in objects.value.slots]
+            assert all(a is r.ad for a, r in zip(slots, objects.value.slots, strict=True))
+    assert got[0] == got[1] and len(got[0][0]) == 2 and len(got[0][1]) == 1
