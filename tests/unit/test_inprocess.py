@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import time
 from pathlib import Path
+from typing import Any
 
 import grpc
 import grpc.aio
@@ -25,19 +26,23 @@ from mockpool.virtualtime import VirtualClock, VirtualEventLoop
 from mockpool.wire import ad_to_bytes, ad_to_pb
 
 
+def _central(tmp_path: Path, secret: str, transport: Any, clock: Any = None) -> DaemonHost:
+    return DaemonHost(
+        "central",
+        secret=secret,
+        config=parse_config("", "<test>"),
+        state_dir=str(tmp_path / "central"),
+        transport=transport,
+        clock=clock,
+    )
+
+
 def _run(coro_fn, tmp_path: Path, latency: float = 0.0):  # type: ignore[no-untyped-def]
     loop = VirtualEventLoop()
     clock = VirtualClock(loop)
     net = InProcessNetwork(latency)
     secret = make_secret()
-    host = DaemonHost(
-        "central",
-        secret=secret,
-        config=parse_config("", "<test>"),
-        state_dir=str(tmp_path / "central"),
-        transport=net,
-        clock=clock,
-    )
+    host = _central(tmp_path, secret, net, clock)
 
     async def main():  # type: ignore[no-untyped-def]
         address = await host.serve()
@@ -137,13 +142,7 @@ async def test_a_live_host_calls_its_own_daemons_in_process_and_others_over_grpc
 ) -> None:
     transport = SameProcessFirst()
     secret = make_secret()
-    host = DaemonHost(
-        "central",
-        secret=secret,
-        config=parse_config("", "<test>"),
-        state_dir=str(tmp_path / "central"),
-        transport=transport,
-    )
+    host = _central(tmp_path, secret, transport)
     address = await host.serve()
     await host.run(60.0, time.time(), [0])  # the collector only
     token = make_token(secret, Role.READ, "u")
@@ -215,6 +214,5 @@ def test_a_snapshot_handed_over_in_process_is_the_one_sent_as_bytes(tmp_path: Pa
         assert all(service._slot_decoder.bytes_of(ad) == ad_to_bytes(ad) for ad in slots)
         got.append(([ad_to_bytes(a) for a in slots], [ad_to_bytes(a) for a in private]))
         if reply is objects:  # the collector's own ads, neither decoded nor copied
-            assert [a for a in slots] == [r.ad for r in objects.value.slots]
             assert all(a is r.ad for a, r in zip(slots, objects.value.slots, strict=True))
     assert got[0] == got[1] and len(got[0][0]) == 2 and len(got[0][1]) == 1

@@ -299,6 +299,13 @@ async def test_unknown_schedd_is_not_found(pool: Pool) -> None:
     assert "'nosuch'" in err.value.details()
 
 
+async def alices_autocluster(pool: Pool, description: str) -> int:
+    """Submit ``description`` as alice; the autocluster of her resource request."""
+    await pool.stub(Role.SUBMIT).Submit(spb.SubmitRequest(description=description, owner="alice"))
+    rr = await pool.stub(Role.NEGOTIATOR).GetResourceRequests(spb.ResourceRequestsRequest())
+    return ad_from_pb(rr.requests[0]).get_value("AutoClusterId")
+
+
 def matches_request(
     pool: Pool, request_id: str, acid: int, claim_ids: list[str], first_slot: int = 0
 ) -> spb.MatchesRequest:
@@ -468,9 +475,7 @@ async def test_a_cycles_worth_of_matches_is_applied_in_turns_and_claimed_in_one_
 ) -> None:
     n = 300  # more than one turn (turns.YIELD_EVERY)
     sub = f"executable = /bin/sleep\narguments = 60\nqueue {n}\n"
-    await pool.stub(Role.SUBMIT).Submit(spb.SubmitRequest(description=sub, owner="alice"))
-    rr = await pool.stub(Role.NEGOTIATOR).GetResourceRequests(spb.ResourceRequestsRequest())
-    acid = ad_from_pb(rr.requests[0]).get_value("AutoClusterId")
+    acid = await alices_autocluster(pool, sub)
     claim_ids = [f"<{pool.startd_address}>#1#{k}#s{k}" for k in range(n)]
     big = matches_request(pool, "big", acid, claim_ids)
     assert (await pool.stub(Role.NEGOTIATOR).Matches(big)).received == n
@@ -492,9 +497,7 @@ async def test_claims_and_activations_go_to_a_startd_in_requests_of_a_size(
 ) -> None:
     monkeypatch.setattr(schedd_service, "PER_STARTD_REQUEST", 2)
     sub = "executable = /bin/sleep\narguments = 60\nqueue 5\n"
-    await pool.stub(Role.SUBMIT).Submit(spb.SubmitRequest(description=sub, owner="alice"))
-    rr = await pool.stub(Role.NEGOTIATOR).GetResourceRequests(spb.ResourceRequestsRequest())
-    acid = ad_from_pb(rr.requests[0]).get_value("AutoClusterId")
+    acid = await alices_autocluster(pool, sub)
     claim_ids = [f"<{pool.startd_address}>#1#{k}#s{k}" for k in range(5)]
     await pool.stub(Role.NEGOTIATOR).Matches(matches_request(pool, "five", acid, claim_ids))
     await eventually(lambda: sum(len(a.activations) for a in pool.startd.activations) == 5)
@@ -506,9 +509,7 @@ async def test_claims_and_activations_go_to_a_startd_in_requests_of_a_size(
 async def test_a_match_whose_slot_ad_does_not_decode_is_dropped_and_the_rest_claimed(
     pool: Pool, caplog: pytest.LogCaptureFixture
 ) -> None:
-    await pool.stub(Role.SUBMIT).Submit(spb.SubmitRequest(description=SUB, owner="alice"))
-    rr = await pool.stub(Role.NEGOTIATOR).GetResourceRequests(spb.ResourceRequestsRequest())
-    acid = ad_from_pb(rr.requests[0]).get_value("AutoClusterId")
+    acid = await alices_autocluster(pool, SUB)
     claim_ids = [f"<{pool.startd_address}>#1#{k}#s{k}" for k in (1, 2)]
     request = matches_request(pool, "bad-slot", acid, claim_ids, first_slot=1)
     request.matches[0].slot.attributes.add(name="Start", expression="(true &&")
@@ -526,9 +527,7 @@ async def test_a_match_whose_slot_ad_does_not_decode_is_dropped_and_the_rest_cla
 async def test_matches_that_are_not_a_message_are_refused_and_a_bad_match_is_dropped(
     pool: Pool, caplog: pytest.LogCaptureFixture
 ) -> None:
-    await pool.stub(Role.SUBMIT).Submit(spb.SubmitRequest(description=SUB, owner="alice"))
-    rr = await pool.stub(Role.NEGOTIATOR).GetResourceRequests(spb.ResourceRequestsRequest())
-    acid = ad_from_pb(rr.requests[0]).get_value("AutoClusterId")
+    acid = await alices_autocluster(pool, SUB)
     call = pool.raw_call(Role.NEGOTIATOR, "Matches", spb.MatchesReply)
     for bad, why in ((b"\xff\xff\xff\xff", "corrupt"), (b"\x0a\x02\xff\xfe", "UTF-8")):
         with pytest.raises(grpc.aio.AioRpcError) as err:
@@ -554,9 +553,7 @@ async def test_an_unanswered_activation_holds_its_job_until_a_release_is_answere
     pool: Pool,
 ) -> None:
     sub = "executable = /bin/sleep\narguments = 60\njob_lease_duration = 90\nqueue\n"
-    await pool.stub(Role.SUBMIT).Submit(spb.SubmitRequest(description=sub, owner="alice"))
-    rr = await pool.stub(Role.NEGOTIATOR).GetResourceRequests(spb.ResourceRequestsRequest())
-    acid = ad_from_pb(rr.requests[0]).get_value("AutoClusterId")
+    acid = await alices_autocluster(pool, sub)
     pool.startd.lose_answers = {"ActivateClaims", "ReleaseClaims"}
     claim = f"<{pool.startd_address}>#1#1#s1"
     await pool.stub(Role.NEGOTIATOR).Matches(matches_request(pool, "m1", acid, [claim]))
