@@ -492,9 +492,9 @@ class NegotiatorService(ngrpc.NegotiatorServicer):
 
     async def _send_matches(self, result: CycleResult) -> None:
         """Each schedd's matches and rejections, to every schedd at once: in messages of
-        about :data:`MATCHES_MESSAGE_BYTES` (the rejections with the first), one after
-        another. A message of 20,000 matches, their slot ads 30 MB, held the sender's
-        loop and the schedd's for half a second each."""
+        about :data:`MATCHES_MESSAGE_BYTES` (the rejections with the first). A message of
+        20,000 matches, their slot ads 30 MB, held the sender's loop and the schedd's for
+        half a second each."""
         by_schedd = result.matches_by_schedd()
         rejected = result.rejections_by_schedd()
         address = {m.schedd: m.schedd_address for m in result.matches}
@@ -517,21 +517,28 @@ class NegotiatorService(ngrpc.NegotiatorServicer):
 
         async def one(
             sname: str, matches: list[CycleMatch], rejections: list[Rejection]
-        ) -> tuple[int, bool, Exception | None]:
-            """How many of ``matches`` the schedd took, whether it took the rejections
-            (with the first message), and the failure that stopped the rest."""
+        ) -> tuple[list[CycleMatch], bool, list[CycleMatch], Exception | None]:
+            """The matches the schedd took, whether it took the rejections (with the
+            first message), the matches it did not take and the first failure. Each
+            message goes as soon as it is put together, without waiting for the last
+            one's answer: a schedd's messages are independent, and one at a time the
+            matches reached a busy schedd a round trip per message."""
             call = self._matches_call(address[sname])
-            sent, first, parts, size, held = 0, True, head(sname, rejections), 0, 0
+            sends: list[tuple[asyncio.Future[Any], int, int]] = []  # (call, first, end)
+            parts, size, start = head(sname, rejections), 0, 0
 
-            async def flush() -> None:
-                nonlocal sent, first, parts, size, held
-                await rpc.call(call, b"".join(parts), timeout=RPC_TIMEOUT)
-                sent, first = sent + held, False
-                parts, size, held = head(sname, []), 0, 0
+            def flush(end: int) -> None:
+                nonlocal parts, size, start
+                body = b"".join(parts)
+                sends.append(
+                    (asyncio.ensure_future(rpc.call(call, body, timeout=RPC_TIMEOUT)), start, end)
+                )
+                parts, size, start = head(sname, []), 0, end
 
+            # put together from each slot ad's bytes as read from the collector, or
+            # cached, each copied once, into the message (see wire.frame_parts)
             try:
-                # put together from each slot ad's bytes as read from the collector, or
-                # cached, each copied once, into the message (see wire.frame_parts)
+                i = 0
                 async for part in turns.in_turns(matches):
                     for m in part:
                         fixed = spb.Match(
@@ -546,14 +553,29 @@ class NegotiatorService(ngrpc.NegotiatorServicer):
                         match = frame_head(_MATCHES_FIELD, len(fixed) + len(slot) + len(ad))
                         parts += (match, fixed, slot, ad)
                         size += len(match) + len(fixed) + len(slot) + len(ad)
-                        held += 1
+                        i += 1
                         if size >= MATCHES_MESSAGE_BYTES:
-                            await flush()
-                if held or first:  # the last matches, or rejections alone
-                    await flush()
-            except Exception as exc:  # an RPC failure; a bad message (ad_to_bytes)
-                return sent, not first, exc
-            return sent, True, None
+                            flush(i)
+                if i > start or not sends:  # the last matches, or rejections alone
+                    flush(i)
+                built: Exception | None = None
+            except Exception as exc:  # a slot ad that cannot be sent (ad_to_bytes)
+                built = exc
+            outcomes = await asyncio.gather(*(f for f, _, _ in sends), return_exceptions=True)
+            took: list[CycleMatch] = []
+            lost: list[CycleMatch] = []
+            failure = built
+            for (_, first, end), out in zip(sends, outcomes, strict=True):
+                if isinstance(out, asyncio.CancelledError):
+                    raise out
+                if isinstance(out, Exception):
+                    lost += matches[first:end]
+                    failure = failure or out
+                else:
+                    took += matches[first:end]
+            lost += matches[sends[-1][2] if sends else 0 :]  # not put together
+            took_rejections = bool(sends) and not isinstance(outcomes[0], BaseException)
+            return took, took_rejections, lost, failure
 
         names = sorted(address)
         if self.ctx.config.get_bool("NEGOTIATOR_INFORM_STARTD"):
@@ -561,15 +583,10 @@ class NegotiatorService(ngrpc.NegotiatorServicer):
         outcomes = await asyncio.gather(
             *(one(n, by_schedd.get(n, []), rejected.get(n, [])) for n in names)
         )
-        for sname, (sent, took_rejections, failure) in zip(names, outcomes, strict=True):
-            matches = by_schedd.get(sname, [])
-            self.core.matches_sent(
-                matches[:sent], rejected.get(sname, []) if took_rejections else []
-            )
+        for sname, (took, took_rejections, lost, failure) in zip(names, outcomes, strict=True):
+            self.core.matches_sent(took, rejected.get(sname, []) if took_rejections else [])
             if failure is not None:
-                self.core.matches_failed(
-                    result, sname, address[sname], matches[sent:], self.ctx.clock.now()
-                )
+                self.core.matches_failed(result, sname, address[sname], lost, self.ctx.clock.now())
                 log.warning("%s: sending matches to %s failed: %s", self.name, sname, _why(failure))
         await self._emit()
 

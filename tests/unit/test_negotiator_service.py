@@ -74,7 +74,7 @@ class FakeSchedd(schedd_pb2_grpc.ScheddServicer):
     def __init__(self) -> None:
         self.requests: dict[str, list[ClassAd]] = {}
         self.matches: list[schedd_pb2.MatchesRequest] = []
-        self.take: int | None = None  # messages taken before the rest fail (None: all)
+        self.refuse_bare = False  # refuse the messages that carry matches only
 
     async def GetResourceRequests(self, request, context):  # type: ignore[no-untyped-def]
         reply = schedd_pb2.ResourceRequestsReply()
@@ -82,7 +82,7 @@ class FakeSchedd(schedd_pb2_grpc.ScheddServicer):
         return reply
 
     async def Matches(self, request, context):  # type: ignore[no-untyped-def]
-        if self.take is not None and len(self.matches) >= self.take:
+        if self.refuse_bare and not request.rejections:
             await context.abort(grpc.StatusCode.UNAVAILABLE, "schedd overloaded")
         self.matches.append(request)
         return schedd_pb2.MatchesReply(received=len(request.matches))
@@ -210,29 +210,30 @@ async def test_cycle_at_start_matches_and_advertises(pool: Pool):
     assert st["cycles"] == 1 and st["matches"] == 3 and st["next_cycle"] == 60.0
 
 
-@pytest.mark.parametrize("take", [None, 1])
-async def test_matches_go_in_messages_of_a_size_and_a_failure_fails_the_rest(
-    pool: Pool, monkeypatch: pytest.MonkeyPatch, take: int | None
+@pytest.mark.parametrize("refuse", [False, True])
+async def test_matches_go_in_messages_of_a_size_and_a_failure_fails_theirs(
+    pool: Pool, monkeypatch: pytest.MonkeyPatch, refuse: bool
 ) -> None:
     p = pool
     monkeypatch.setattr(negotiator_service, "MATCHES_MESSAGE_BYTES", 1)  # a match a message
-    p.schedd.take = take
+    p.schedd.refuse_bare = refuse  # only the first message, with the rejection, is taken
     p.collector.ads[("Submitter", "alice@mockpool")] = submitter_ad(
         "alice@mockpool", "schedd1", p.peer, 5
     )
     p.schedd.requests["schedd1"] = [request(1, 5).ad]
     await p.svc.start()
     await until(lambda: p.svc.cycles == 1)
+    taken = 1 if refuse else 3
     got = p.schedd.matches
-    assert [len(m.matches) for m in got] == [1] * (take or 3)
-    assert [len(m.rejections) for m in got] == [1] + [0] * ((take or 3) - 1)
+    assert [len(m.matches) for m in got] == [1] * taken
+    assert sum(len(m.rejections) for m in got) == 1
     assert len({m.request_id for m in got}) == len(got)  # each message is its own request
     kinds = [e["kind"] for e in p.events.drain()]
-    assert kinds.count("match") == (take or 3) and kinds.count("reject") == 1
+    assert kinds.count("match") == taken and kinds.count("reject") == 1
     log = "\n".join(p.svc.drain_log())
     (cycle,) = parse_negotiator_log(log)
     assert len(cycle.matches) == 3  # the cycle made them all
-    if take:
+    if refuse:
         assert "Failed to send 2 matches to schedd1" in log
         assert p.svc.core.peer_failures == 1
 
