@@ -253,8 +253,9 @@ class SameProcessFirst:
     this very process (the central manager's negotiator asking its collector) goes to
     the same handlers, behind the same interceptors, in-process. A 100,000-slot
     snapshot's tens of megabytes went through the gRPC core twice, copied in callbacks
-    that held the actor's loop for most of a second; here the reply's bytes are handed
-    over. Other peers, and anything a peer calls here, are gRPC as before."""
+    that held the actor's loop for most of a second; here the reply is handed over (its
+    bytes, or what a caller that asks may take as objects: ``rpc.Handover``). Other peers,
+    and anything a peer calls here, are gRPC as before."""
 
     def __init__(self, outer: Transport = GRPC) -> None:
         self._outer = outer
