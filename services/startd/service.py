@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
 from typing import Any
 
 import grpc
@@ -44,7 +44,7 @@ from ..v1 import (
     startd_pb2_grpc,
 )
 from ..v1 import startd_pb2 as pb
-from ..wire import WireError, ad_from_pb, ad_to_pb, frame_field
+from ..wire import WireError, ad_from_pb, ad_to_pb, frame_head
 from .host import StartdHost
 from .machine import JobExitRecord, Machine, StartdError
 from .slots import VOLATILE, AdValue, Slot, ad_pairs, private_ad, volatile_values
@@ -583,22 +583,21 @@ class StartdService:
         return found
 
 
-def _requests(updates: list[bytes], limit: int) -> list[tuple[int, bytes]]:
+def _requests(updates: list[bytes], limit: int) -> Iterator[tuple[int, bytes]]:
     """Serialized AdvertiseRequests of at most ``limit`` bytes (unless one update is
-    larger), each with how many updates it holds."""
-    out: list[tuple[int, bytes]] = []
+    larger), each with how many updates it holds: made one at a time, as they are sent
+    (all of 10,000 slots' at once held the loop)."""
     parts: list[bytes] = []
     size = 0
     for u in updates:
-        field = frame_field(1, u)  # AdvertiseRequest.updates
-        if parts and size + len(field) > limit:
-            out.append((len(parts), b"".join(parts)))
+        head = frame_head(1, len(u))  # AdvertiseRequest.updates
+        if parts and size + len(head) + len(u) > limit:
+            yield len(parts) // 2, b"".join(parts)
             parts, size = [], 0
-        parts.append(field)
-        size += len(field)
+        parts += (head, u)
+        size += len(head) + len(u)
     if parts:
-        out.append((len(parts), b"".join(parts)))
-    return out
+        yield len(parts) // 2, b"".join(parts)
 
 
 def _refusal(e: Exception) -> str:

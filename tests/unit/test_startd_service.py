@@ -527,11 +527,11 @@ def test_advertise_requests_split_by_size() -> None:
     raw = [u.SerializeToString() for u in updates]
     per = len(raw[0]) + 1 + 2  # tag byte, 2-byte length, the update
     assert all(len(r) == len(raw[0]) for r in raw) and 128 <= len(raw[0]) < 16384
-    parts = _requests(raw, 3 * per + 1)
+    parts = list(_requests(raw, 3 * per + 1))
     assert [n for n, _ in parts] == [3, 3, 3, 1]
     got = [u for _, b in parts for u in collector_pb2.AdvertiseRequest.FromString(b).updates]
     assert got == updates
-    assert _requests(raw, 10**6)[0][0] == 10
+    assert next(_requests(raw, 10**6))[0] == 10
 
 
 async def test_failed_advertise_is_retried(pool: Pool) -> None:
