@@ -10,13 +10,16 @@ walk every live ad. On a virtual run of ``bench/pool_load.py``'s 10,000-slot poo
 A daemon actor keeps these settings for its life and, once started, moves what it built
 so far (configuration, policy trees, the machines' prepared ads) out of the collector's
 sight (``gc.freeze``). It goes on doing so (:class:`Keeper`, every :data:`FREEZE_EVERY`
-real seconds): what outlived half a second (the ads a collector stores and a negotiator
-holds, a schedd's queue) is walked no more. Without it the older generations' collections
-walked every ad received since the last: on ``bench/pool_load.py`` at 10,000 slots a
-single collection held the central manager's loop for 0.41 s (25 pool seconds of lag at
-time scale 60). A young generation's garbage is collected before each freeze, so little
-garbage is frozen; what was live then and becomes cyclic garbage later (a call in flight
-at the freeze) is freed by a full collection every :data:`FULL_EVERY` real seconds.
+real seconds): what outlived a tenth of a second (the ads a collector stores and a
+negotiator holds, a schedd's queue) is walked no more. Without it the older generations'
+collections walked every ad received since the last: on ``bench/pool_load.py`` at 10,000
+slots a single collection held the central manager's loop for 0.41 s (25 pool seconds of
+lag at time scale 60). A young generation's garbage is collected before each freeze, so
+little garbage is frozen; what was live then and becomes cyclic garbage later (a call in
+flight at the freeze) is freed by a full collection every :data:`FULL_EVERY` real
+seconds. A young collection's pause grows with what was allocated since the last one:
+ticks half a second apart paused a loop for up to 75 ms (4.5 pool seconds at time scale
+60); a tenth of a second apart, the young generation rarely fills up between them.
 
 A virtual pool runs in its caller's process: it sets the thresholds while it runs and
 puts the caller's back when it stops (and freezes nothing of the caller's).
@@ -31,7 +34,7 @@ from collections.abc import Callable
 __all__ = ["FREEZE_EVERY", "FULL_EVERY", "THRESHOLDS", "Keeper", "paced", "restore"]
 
 THRESHOLDS = (100_000, 20, 20)
-FREEZE_EVERY = 0.5  # real seconds between freezes in a daemon actor
+FREEZE_EVERY = 0.1  # real seconds between freezes in a daemon actor
 FULL_EVERY = 3600.0  # real seconds between full collections of everything frozen
 
 
