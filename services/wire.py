@@ -108,6 +108,30 @@ def frame_parts(field_number: int, payloads: Iterable[bytes]) -> list[bytes]:
     return out
 
 
+def framed_batches(
+    field_number: int, entries: Iterable[Sequence[bytes]], limit: int
+) -> Iterator[tuple[int, list[bytes]]]:
+    """Each entry (its parts, one after the other) framed as ``field_number``, the frames
+    gathered into batches of at most ``limit`` bytes (an entry larger than that goes
+    alone): the pieces of one message's ``b"".join`` each, with how many entries it
+    holds. A big request goes as several (a message of tens of megabytes, built or
+    parsed in one go, holds a loop for a large part of a second)."""
+    parts: list[bytes] = []
+    size = count = 0
+    for entry in entries:
+        length = sum(map(len, entry))
+        head = frame_head(field_number, length)
+        if count and size + len(head) + length > limit:
+            yield count, parts
+            parts, size, count = [], 0, 0
+        parts.append(head)
+        parts += entry
+        size += len(head) + length
+        count += 1
+    if count:
+        yield count, parts
+
+
 def split_fields(raw: bytes, fields: frozenset[int]) -> tuple[dict[int, list[bytes]], bytes]:
     """The values of the length-delimited ``fields`` of a serialised message, each
     field's in order and unparsed, and the bytes of its other fields (for the message's

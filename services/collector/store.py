@@ -458,7 +458,8 @@ class AdStore:
         """Slot ads where ``constraint`` is true and the private ads of those slots.
         ``since``: the (epoch, seq) of a snapshot the asker holds; when it is this
         store's and nothing is projected, the snapshot is a delta against it."""
-        slots = self.select(MACHINE, constraint, now)
+        expr = parse_constraint(constraint)
+        slots = self.select(MACHINE, expr, now)
         private_table = self._tables.get(_PRIVATE_KEY, {})
         private = [p for r in slots if (p := private_table.get(r.name.lower())) is not None]
         keep = projection_keys(projection, _SNAPSHOT_PROJECTED)
@@ -471,7 +472,7 @@ class AdStore:
         snap.delta = True
         # every slot ad, none added, removed or renamed since the asker's snapshot: the
         # same names in the same order (a constraint's selection may change with any update)
-        snap.same_order = parse_constraint(constraint) is None and after > self._order_changed_at
+        snap.same_order = expr is None and after > self._order_changed_at
         snap.slot_rows = [k for k, r in enumerate(slots) if r.seq > after]
         snap.slots = [slots[k] for k in snap.slot_rows]
         snap.private_rows = [k for k, p in enumerate(private) if p.seq > after]

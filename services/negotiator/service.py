@@ -59,6 +59,7 @@ from ..wire import (
     ad_to_pb,
     ads_from_pb,
     frame_head,
+    framed_batches,
     split_fields,
 )
 from .accountant import Accountant, AccountantError
@@ -395,30 +396,28 @@ class NegotiatorService(ngrpc.NegotiatorServicer):
                 SnapshotPart(slot_ads, snap.slot_order, snap.slot_rows),
                 SnapshotPart([r.ad for r in snap.private], snap.private_order, snap.private_rows),
             )
-            decoder.keep(slots)
-            decoder.end_round()
-            return slots, private
-        ads, rest = split_fields(raw, _SNAPSHOT_ADS)
-        try:
-            head = cpb.SnapshotReply.FromString(rest)
-        except Exception as exc:
-            raise WireError(f"not a snapshot reply: {exc}") from None
-        slots, private = self.core.slot_ads.merge(
-            head.epoch,
-            head.seq,
-            head.delta,
-            SnapshotPart(
-                decoder.decode_bytes(ads[_SNAPSHOT_SLOTS], head.slot_stable_prefix),
-                head.slot_order,
-                head.slot_rows,
-            ),
-            SnapshotPart(
-                decoder.decode_bytes(ads[_SNAPSHOT_PRIVATE]),
-                head.private_order,
-                head.private_rows,
-            ),
-            head.same_order,
-        )
+        else:
+            ads, rest = split_fields(raw, _SNAPSHOT_ADS)
+            try:
+                head = cpb.SnapshotReply.FromString(rest)
+            except Exception as exc:
+                raise WireError(f"not a snapshot reply: {exc}") from None
+            slots, private = self.core.slot_ads.merge(
+                head.epoch,
+                head.seq,
+                head.delta,
+                SnapshotPart(
+                    decoder.decode_bytes(ads[_SNAPSHOT_SLOTS], head.slot_stable_prefix),
+                    head.slot_order,
+                    head.slot_rows,
+                ),
+                SnapshotPart(
+                    decoder.decode_bytes(ads[_SNAPSHOT_PRIVATE]),
+                    head.private_order,
+                    head.private_rows,
+                ),
+                head.same_order,
+            )
         decoder.keep(slots)  # held ads: their bytes are sent on with their matches
         decoder.end_round()
         return slots, private
@@ -492,7 +491,7 @@ class NegotiatorService(ngrpc.NegotiatorServicer):
 
     async def _send_matches(self, result: CycleResult) -> None:
         """Each schedd's matches and rejections, to every schedd at once: in messages of
-        about :data:`MATCHES_MESSAGE_BYTES` (the rejections with the first). A message of
+        at most :data:`MATCHES_MESSAGE_BYTES` (the rejections with the first). A message of
         20,000 matches, their slot ads 30 MB, held the sender's loop and the schedd's for
         half a second each."""
         by_schedd = result.matches_by_schedd()
@@ -501,7 +500,7 @@ class NegotiatorService(ngrpc.NegotiatorServicer):
         address.update({r.schedd: r.schedd_address for r in result.rejections})
         cycle_no = self.core.cycles + 1
 
-        def head(sname: str, rejections: list[Rejection]) -> list[bytes]:
+        def head(sname: str, rejections: list[Rejection]) -> bytes:
             msg = spb.MatchesRequest(schedd_name=sname, request_id=rpc.request_id(), cycle=cycle_no)
             for r in rejections:
                 cluster, _, proc = r.job_id.partition(".")
@@ -513,32 +512,20 @@ class NegotiatorService(ngrpc.NegotiatorServicer):
                     reason=r.reason,
                     time=r.time,
                 )
-            return [msg.SerializeToString()]
+            return msg.SerializeToString()
 
         async def one(
             sname: str, matches: list[CycleMatch], rejections: list[Rejection]
         ) -> tuple[list[CycleMatch], bool, list[CycleMatch], Exception | None]:
             """The matches the schedd took, whether it took the rejections (with the
-            first message), the matches it did not take and the first failure. Each
-            message goes as soon as it is put together, without waiting for the last
-            one's answer: a schedd's messages are independent, and one at a time the
-            matches reached a busy schedd a round trip per message."""
-            call = self._matches_call(address[sname])
-            sends: list[tuple[asyncio.Future[Any], int, int]] = []  # (call, first, end)
-            parts, size, start = head(sname, rejections), 0, 0
-
-            def flush(end: int) -> None:
-                nonlocal parts, size, start
-                body = b"".join(parts)
-                sends.append(
-                    (asyncio.ensure_future(rpc.call(call, body, timeout=RPC_TIMEOUT)), start, end)
-                )
-                parts, size, start = head(sname, []), 0, end
-
-            # put together from each slot ad's bytes as read from the collector, or
-            # cached, each copied once, into the message (see wire.frame_parts)
+            first message), the matches it did not take and the first failure. The
+            messages go at once, not each after the last one's answer: they are
+            independent, and one at a time a busy schedd got a round trip per message."""
+            # each match put together from its slot ad's bytes as read from the collector,
+            # or cached, copied once, into the message (see wire.frame_parts)
+            entries: list[tuple[bytes, bytes, bytes]] = []
+            failure: Exception | None = None
             try:
-                i = 0
                 async for part in turns.in_turns(matches):
                     for m in part:
                         fixed = spb.Match(
@@ -549,23 +536,21 @@ class NegotiatorService(ngrpc.NegotiatorServicer):
                             startd_address=m.startd_address,
                         ).SerializeToString()
                         ad = self._slot_decoder.bytes_of(m.slot_ad) or ad_to_bytes(m.slot_ad)
-                        slot = frame_head(_SLOT_FIELD, len(ad))
-                        match = frame_head(_MATCHES_FIELD, len(fixed) + len(slot) + len(ad))
-                        parts += (match, fixed, slot, ad)
-                        size += len(match) + len(fixed) + len(slot) + len(ad)
-                        i += 1
-                        if size >= MATCHES_MESSAGE_BYTES:
-                            flush(i)
-                if i > start or not sends:  # the last matches, or rejections alone
-                    flush(i)
-                built: Exception | None = None
+                        entries.append((fixed, frame_head(_SLOT_FIELD, len(ad)), ad))
             except Exception as exc:  # a slot ad that cannot be sent (ad_to_bytes)
-                built = exc
-            outcomes = await asyncio.gather(*(f for f, _, _ in sends), return_exceptions=True)
+                failure = exc
+            call = self._matches_call(address[sname])
+            batches = list(framed_batches(_MATCHES_FIELD, entries, MATCHES_MESSAGE_BYTES))
+            calls, ranges, start = [], [], 0  # each message's call and (first, end) match
+            for count, parts in batches or [(0, [])]:  # rejections alone: one message
+                body = b"".join([head(sname, [] if calls else rejections), *parts])
+                calls.append(rpc.call(call, body, timeout=RPC_TIMEOUT))
+                ranges.append((start, start + count))
+                start += count
+            outcomes = await asyncio.gather(*calls, return_exceptions=True)
             took: list[CycleMatch] = []
             lost: list[CycleMatch] = []
-            failure = built
-            for (_, first, end), out in zip(sends, outcomes, strict=True):
+            for (first, end), out in zip(ranges, outcomes, strict=True):
                 if isinstance(out, asyncio.CancelledError):
                     raise out
                 if isinstance(out, Exception):
@@ -573,9 +558,8 @@ class NegotiatorService(ngrpc.NegotiatorServicer):
                     failure = failure or out
                 else:
                     took += matches[first:end]
-            lost += matches[sends[-1][2] if sends else 0 :]  # not put together
-            took_rejections = bool(sends) and not isinstance(outcomes[0], BaseException)
-            return took, took_rejections, lost, failure
+            lost += matches[start:]  # not put together
+            return took, not isinstance(outcomes[0], BaseException), lost, failure
 
         names = sorted(address)
         if self.ctx.config.get_bool("NEGOTIATOR_INFORM_STARTD"):

@@ -226,7 +226,7 @@ class DaemonHost:
             await asyncio.sleep(gctune.FREEZE_EVERY)
             keeper.tick()
 
-    async def _stop_probe(self) -> None:
+    async def _stop_timers(self) -> None:
         for task in (self._probe, self._gc_keeper):
             if task is not None:
                 task.cancel()
@@ -237,7 +237,7 @@ class DaemonHost:
     async def stop(self) -> dict[str, Any]:
         """Stop loops and the server; returns the final status."""
         final = await self.status()
-        await self._stop_probe()
+        await self._stop_timers()
         for s in reversed(self._services):
             try:
                 await s.stop()
@@ -253,7 +253,7 @@ class DaemonHost:
     async def crash(self) -> None:
         """A virtual run's crash: the daemons stop at once, nothing flushed or said (a
         live one's is Ray killing the process)."""
-        await self._stop_probe()
+        await self._stop_timers()
         if self._server is not None:
             await self._transport.stop_server(self._server, 0)
             self._server = None

@@ -44,7 +44,7 @@ from ..v1 import (
     startd_pb2_grpc,
 )
 from ..v1 import startd_pb2 as pb
-from ..wire import WireError, ad_from_pb, ad_to_pb, frame_head
+from ..wire import WireError, ad_from_pb, ad_to_pb, framed_batches
 from .host import StartdHost
 from .machine import JobExitRecord, Machine, StartdError
 from .slots import VOLATILE, AdValue, Slot, ad_pairs, private_ad, volatile_values
@@ -584,20 +584,11 @@ class StartdService:
 
 
 def _requests(updates: list[bytes], limit: int) -> Iterator[tuple[int, bytes]]:
-    """Serialized AdvertiseRequests of at most ``limit`` bytes (unless one update is
-    larger), each with how many updates it holds: made one at a time, as they are sent
-    (all of 10,000 slots' at once held the loop)."""
-    parts: list[bytes] = []
-    size = 0
-    for u in updates:
-        head = frame_head(1, len(u))  # AdvertiseRequest.updates
-        if parts and size + len(head) + len(u) > limit:
-            yield len(parts) // 2, b"".join(parts)
-            parts, size = [], 0
-        parts += (head, u)
-        size += len(head) + len(u)
-    if parts:
-        yield len(parts) // 2, b"".join(parts)
+    """Serialized AdvertiseRequests (``updates``, field 1) of at most ``limit`` bytes
+    (unless one update is larger), each with how many updates it holds: made one at a
+    time, as they are sent (all of 10,000 slots' at once held the loop)."""
+    for count, parts in framed_batches(1, ((u,) for u in updates), limit):
+        yield count, b"".join(parts)
 
 
 def _refusal(e: Exception) -> str:

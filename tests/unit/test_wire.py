@@ -26,6 +26,7 @@ from mockpool.wire import (
     frame_field,
     frame_head,
     frame_parts,
+    framed_batches,
     split_fields,
 )
 
@@ -265,3 +266,21 @@ def test_framed_pieces_join_to_the_framed_fields() -> None:
     ad = ClassAd(Name="slot1@a", Cpus=4)
     msg = collector_pb2.QueryReply.FromString(b"".join(frame_parts(1, [ad_to_bytes(ad)])))
     assert ads_from_pb(msg.ads)[0].eval("Cpus") == 4
+
+
+def test_framed_batches_frame_each_entry_from_its_parts_and_keep_to_the_limit() -> None:
+    matches = [schedd_pb2.Match(slot_name=f"slot{i}@x", claim_id="c" * 40) for i in range(7)]
+    # an entry in two parts, as the negotiator puts a match together: its fields, its slot
+    entries = [(m.SerializeToString()[:5], m.SerializeToString()[5:]) for m in matches]
+    one = len(schedd_pb2.MatchesRequest(matches=matches[:1]).SerializeToString())
+    batches = list(framed_batches(4, entries, 3 * one))  # MatchesRequest.matches
+    assert [n for n, _ in batches] == [3, 3, 1]
+    got = [
+        m
+        for _, parts in batches
+        for m in schedd_pb2.MatchesRequest.FromString(b"".join(parts)).matches
+    ]
+    assert got == matches
+    assert all(len(b"".join(parts)) <= 3 * one for _, parts in batches)
+    assert [n for n, _ in framed_batches(4, entries, 1)] == [1] * 7  # an entry alone if larger
+    assert list(framed_batches(4, [], 10)) == []
