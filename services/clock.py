@@ -228,8 +228,12 @@ class ManualClock:
 
     def next_wakeup(self) -> float | None:
         """Pool time of the earliest live sleeper, or None."""
-        live = [when for when, _, fut in self._heap if not fut.done()]
-        return min(live) if live else None
+        live = self.wakeups()
+        return live[0] if live else None
+
+    def wakeups(self) -> list[float]:
+        """Pool times the live sleepers wait for, earliest first."""
+        return sorted(when for when, _, fut in self._heap if not fut.done())
 
     def lag_stats(self) -> LagStats:
         return self._lag.stats()

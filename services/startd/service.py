@@ -5,9 +5,10 @@ and lease schedule, the events) is the core's: ``host.StartdHost``. This module 
 protobuf into its calls and back, and runs the loops:
 
 - advertise: all machines' public and private slot ads to the collector every
-  UPDATE_INTERVAL (default 300), and the ads of machines that changed one event-loop
-  turn (plus ``debounce`` real seconds) after a change, so a batch of claims is one
-  update. Ads of deleted dynamic slots are invalidated. Updates go in one Advertise call,
+  UPDATE_INTERVAL (default 300), and the ads of machines that changed
+  ``UPDATE_DELAY`` pool seconds after the first change, as HTCondor's startd sends the
+  updates its slots need one second after the first asks (ResMgr::rip_update_needed), so
+  a job's exit and the next job on its claim are one update. Ads of deleted dynamic slots are invalidated. Updates go in one Advertise call,
   split only where a message would pass ``MAX_ADVERTISE_BYTES`` (gRPC's default limit on
   a received message is 4 MiB). Ads are cached serialized per slot and re-encoded only
   when the slot changed: 2,500 machines of 16 dynamic slots each are ~85,000 ads a round.
@@ -51,11 +52,12 @@ from .slots import VOLATILE, AdValue, Slot, ad_pairs, private_ad, volatile_value
 
 log = logging.getLogger(__name__)
 
-__all__ = ["MAX_ADVERTISE_BYTES", "RETRY_INTERVAL", "StartdService"]
+__all__ = ["MAX_ADVERTISE_BYTES", "RETRY_INTERVAL", "UPDATE_DELAY", "StartdService"]
 
 _SERVICE = "/mockpool.v1.Startd/"
 MAX_ADVERTISE_BYTES = 3 * 1024 * 1024
 RETRY_INTERVAL = 10.0  # pool seconds between retries to an unreachable peer
+UPDATE_DELAY = 1.0  # pool seconds from a slot's change to the update that carries it
 _REPLAY_CACHE = 4096  # replies kept by request id, so a retried batch is not applied twice
 _MACHINES_PER_TURN = 8  # machines whose ads one turn of an advertise round builds
 _CLAIMS_PER_TURN = 8  # claim requests (or activations) one turn handles: each builds a slot ad
@@ -118,12 +120,9 @@ class StartdService:
         self,
         ctx: DaemonContext,
         machines: list[tuple[str, ConfigDict]],
-        *,
-        debounce: float = 0.01,
     ) -> None:
         self.host = StartdHost(machines)  # checks the names and every policy now
         self.ctx = ctx
-        self._debounce = debounce
         self._update_interval = ctx.config.for_subsystem("STARTD").get_float("UPDATE_INTERVAL")
         self._armed: float | None = None  # when the exit loop means to wake
         self._exit_wake = asyncio.Event()
@@ -331,8 +330,8 @@ class StartdService:
                     await self._sleep_or(next_full, self._change_event)
                 full = clock.now() >= next_full
                 if not full:
-                    # let the rest of this batch of RPCs (and any queued ones) land first
-                    await asyncio.sleep(self._debounce)
+                    # what else changes meanwhile goes with it
+                    await clock.sleep_until(clock.now() + UPDATE_DELAY)
                 now = clock.now()
                 full = full or now >= next_full
                 names = list(self.host.machines) if full else sorted(changed)

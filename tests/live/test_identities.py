@@ -139,5 +139,7 @@ def test_a_claim_is_usable_only_by_the_schedd_holding_it(pool: Pool) -> None:
     assert matches_code == grpc.StatusCode.PERMISSION_DENIED
     # the claim and its job are untouched
     assert len(pool.jobs(running)) == 1
+    # (the startd's update follows its claim by a second of pool time)
+    assert pool.wait(lambda: len(pool.ads("Machine", f'Name == "{slot}"')) == 1, timeout=60)
     (again,) = pool.ads("Machine", f'Name == "{slot}"')
     assert (again.get_value("State"), again.get_value("Activity")) == ("Claimed", "Busy")

@@ -17,7 +17,7 @@ from mockpool.classad import ClassAd, parse_expr
 from mockpool.clock import ManualClock
 from mockpool.config import parse_config
 from mockpool.daemon import DaemonContext, EventLog
-from mockpool.startd.service import RETRY_INTERVAL, StartdService, _requests
+from mockpool.startd.service import RETRY_INTERVAL, UPDATE_DELAY, StartdService, _requests
 from mockpool.startd.slots import private_ad, public_ad
 from mockpool.v1 import (
     collector_pb2,
@@ -97,6 +97,13 @@ async def until(cond: Callable[[], object], timeout: float = 5.0) -> None:
         if loop.time() > deadline:
             raise AssertionError("condition not reached in time")
         await asyncio.sleep(0.005)
+
+
+async def send_update(p: Pool) -> None:
+    """Let the update a change asked for go: once it is due, UPDATE_DELAY on."""
+    due = p.clock.now() + UPDATE_DELAY
+    await until(lambda: due in p.clock.wakeups())
+    await p.clock.advance_to(due)
 
 
 MACHINE_CONFIG = "NUM_CPUS = 4\nMEMORY = 8192\nCONSUMPTION_POLICY = True\n"
@@ -200,7 +207,10 @@ async def test_claim_activate_exit_reported_and_ads_updated(pool: Pool) -> None:
     assert ad_from_pb(res.slot).eval("Memory") == 1024
     held = res.claim_id
     assert held != cid
-    # the change is advertised without waiting for UPDATE_INTERVAL
+    # the change is advertised UPDATE_DELAY later (HTCondor's startd: one second), not at
+    # the next UPDATE_INTERVAL
+    assert p.ad("slot1_1@exec0001") is None
+    await send_update(p)
     await until(lambda: p.ad("slot1_1@exec0001") is not None)
     assert p.ad("slot1@exec0001").eval("Cpus") == 3
     assert cid not in offered(p)
@@ -211,28 +221,32 @@ async def test_claim_activate_exit_reported_and_ads_updated(pool: Pool) -> None:
         )
     )
     assert act.results[0].ok, act.results[0].error
-    assert act.results[0].start_time == 0
+    assert act.results[0].start_time == 1
+    await send_update(p)
     await until(lambda: p.ad("slot1_1@exec0001").eval("Activity") == "Busy")
     assert p.ad("slot1_1@exec0001").eval("JobId") == "12.0"
 
-    await p.clock.advance(59)
+    await p.clock.advance(58)
     await asyncio.sleep(0.05)
     assert p.schedd.requests == []
     await p.clock.advance(1)
     await until(lambda: p.schedd.requests)
     (exit_,) = p.schedd.requests[0].exits
-    assert (exit_.cluster_id, exit_.proc_id, exit_.start_time, exit_.end_time) == (12, 0, 0, 60)
+    assert (exit_.cluster_id, exit_.proc_id, exit_.start_time, exit_.end_time) == (12, 0, 1, 61)
     assert (exit_.claim_id, exit_.slot_name, exit_.schedd_name) == (
         held,
         "slot1_1@exec0001",
         "schedd0",
     )
     assert exit_.exit_code == 0
+    assert p.ad("slot1_1@exec0001").eval("Activity") == "Busy"
+    await send_update(p)
     await until(lambda: p.ad("slot1_1@exec0001").eval("Activity") == "Idle")
     assert p.ad("slot1_1@exec0001").eval("TotalTimeClaimedBusy") == 60
 
     rel = await p.stub.ReleaseClaims(pb.ReleaseClaimsRequest(request_id="x1", claim_ids=[held]))
     assert rel.results[0].ok and rel.results[0].slot_name == "slot1_1@exec0001"
+    await send_update(p)
     await until(lambda: p.ad("slot1_1@exec0001") is None)
     assert p.ad("slot1_1@exec0001", "MachinePrivate") is None
     assert p.ad("slot1@exec0001").eval("Cpus") == 4
@@ -247,7 +261,7 @@ async def test_claim_activate_exit_reported_and_ads_updated(pool: Pool) -> None:
     ]
     # the activation says when the job started and how many cpus it keeps busy (measures)
     activate = events[1]
-    assert (activate["start"], activate["end"], activate["cpus"]) == (0, 60, 1)
+    assert (activate["start"], activate["end"], activate["cpus"]) == (1, 61, 1)
     status = p.svc.status()
     assert status["machines"] == 2 and status["claims_held"] == 0 and status["job_exits"] == 1
 
@@ -352,10 +366,11 @@ async def test_exits_are_retried_with_the_same_request_id(pool: Pool) -> None:
     await until(lambda: len(p.schedd.requests) == 1)
     assert p.svc.status()["exit_report_failures"] == 1
     # the sender asks the collector where the schedd is first, then sleeps: advance once
-    # its retry is due, not before (else it sleeps from the advanced time)
+    # its retry is due, not before (else it sleeps from the advanced time); the slots'
+    # update comes before it
     retry = p.clock.now() + RETRY_INTERVAL
-    await until(lambda: p.clock.next_wakeup() == retry)
-    await p.clock.advance(RETRY_INTERVAL)
+    await until(lambda: p.clock.wakeups()[:2] == [p.clock.now() + UPDATE_DELAY, retry])
+    await p.clock.advance_to(retry)
     await until(lambda: len(p.schedd.requests) == 2)
     first, second = p.schedd.requests
     assert first.request_id == second.request_id
@@ -542,6 +557,7 @@ async def test_failed_advertise_is_retried(pool: Pool) -> None:
     await p.stub.RequestClaims(
         pb.RequestClaimsRequest(claims=[claim_request(p, cid, "slot1@exec0001", 1)])
     )
+    await send_update(p)
     await until(lambda: p.svc.stats["advertise_failures"] == 1)
     assert p.ad("slot1_1@exec0001") is None
     await p.clock.advance(RETRY_INTERVAL)
