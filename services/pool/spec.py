@@ -117,6 +117,7 @@ from ..negotiator.cadence import Cadence, CadenceError
 from ..negotiator.cycle import CycleConfig, NegotiatorInputError
 from ..negotiator.groups import GroupConfig, GroupConfigError
 from ..negotiator.preemption import check_negotiator_config
+from ..schedd.cadence import AdCadence, AdCadenceError
 from ..schedd.submit import MAX_JOBS_PER_SUBMISSION, SubmitError, SubmitInputs, parse_submit
 from ..startd.machine import Machine
 from .faults import Fault, FaultError, check_plan, parse_fault
@@ -354,15 +355,16 @@ def _set_workload(data: dict[str, Any], path: str, value: str, source: str) -> N
     node[keys[-1]] = parsed
 
 
-def check_negotiator_knobs(config: ConfigDict, source: str) -> None:
-    """The negotiator's knobs, checked before a pool starts so a bad one stops it there
-    (SpecError with the knob's file and line, else ``source``)."""
+def check_knobs(config: ConfigDict, source: str) -> None:
+    """The negotiator's and the schedd's knobs, checked before a pool starts so a bad one
+    stops it there (SpecError with the knob's file and line, else ``source``)."""
     neg = config.for_subsystem("NEGOTIATOR")
     try:
         GroupConfig.from_config(neg)
         CycleConfig.from_config(neg)
         Cadence.from_config(neg)
-    except GroupConfigError as e:
+        AdCadence.from_config(config.for_subsystem("SCHEDD"), 0.0)
+    except (GroupConfigError, AdCadenceError) as e:
         knob = config.knob(e.knob)
         raise SpecError(f"{knob.where if knob else source}: {e}") from None
     except NegotiatorInputError as e:
@@ -706,7 +708,7 @@ class _Builder:
         return parse_config("\n".join(lines), self.source, base)
 
     def _negotiator_config(self, config: ConfigDict) -> None:
-        check_negotiator_knobs(config, self.source)
+        check_knobs(config, self.source)
 
     def _accountant_line(self, name: str, key: str | None) -> int:
         start = 0

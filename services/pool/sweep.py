@@ -30,7 +30,7 @@ from typing import Any
 
 from ..config import ConfigError
 from ..config.defaults import is_known
-from .spec import SpecError, check_negotiator_knobs, load_spec
+from .spec import SpecError, check_knobs, load_spec
 from .virtual import CLOCKS
 
 __all__ = [
@@ -171,7 +171,7 @@ def check(spec_path: str, points: Sequence[Point], clock: str, overrides: dict[s
         seen.add(p.knobs)
         try:
             spec = _spec_for(spec_path, p, clock, overrides)
-            check_negotiator_knobs(spec.config, f"--set {p.config_text()!r}")
+            check_knobs(spec.config, f"--set {p.config_text()!r}")
         except (SpecError, ConfigError, ValueError) as exc:
             where = ", ".join(f"{k}={v}" for k, v in p.knobs)
             raise SweepError(f"{where}: {exc}" if where else str(exc)) from None

@@ -60,6 +60,7 @@ from ..classad.numbers import INT64_MAX, out_of_range_number
 from ..classad.tree import Expr
 from ..config import ConfigDict
 from .autocluster import Autoclusters, IdleIndex
+from .cadence import AdCadence
 from .queue import Batch, JobQueue, StoredClaim
 from .requirements import SubmitHost
 from .submit import MAX_JOBS_PER_SUBMISSION, UID_DOMAIN, SubmitError, parse_submit
@@ -420,6 +421,8 @@ class Schedd:
         self._reported: set[str] = set()  # bad records already reported (history)
         self._alive_sent: dict[str, float] = {}  # startd address -> last keepalive sent
         self._reconnect_asked: set[str] = set()  # startds asked about reloaded claims
+        # when the ads go to the collector, and whether a reschedule follows them
+        self.ad_cadence = AdCadence.from_config(config, now)
         self._load(now)
 
     # --- small helpers ------------------------------------------------------------------
@@ -747,6 +750,7 @@ class Schedd:
             self._emit(
                 "submit", cluster=cluster, procs=len(jobs), owner=owner, submitter=jobs[0].submitter
             )
+            self.ad_cadence.expedite(now)  # condor_submit asks for a reschedule
         return cluster, len(jobs)
 
     # --- user actions -------------------------------------------------------------------
@@ -873,6 +877,7 @@ class Schedd:
                 self._hold(job, why, HOLD_CODE_USER, now, out)
             else:
                 self._release_hold(job, why, now)
+                self.ad_cadence.expedite(now)  # releaseJob: needReschedule
             results.append(ActResult(job.job_id, True))
         self._commit()
         return results, out

@@ -3,16 +3,18 @@
 Requests route by ``schedd_name`` (empty: the only schedd on this server). The servicer
 turns messages into core calls (:mod:`.schedd`) and sends what the core asks for:
 
-- Submit: the core commits the jobs before the reply; then the negotiator is asked to
-  reschedule (its address from the collector's "Negotiator" ad, cached; a failure is
-  logged and the next cycle comes on its own).
+- Submit: the core commits the jobs before the reply and asks for a reschedule: once its
+  ads have gone to the collector (see ``.cadence``), the negotiator is asked for a cycle
+  (its address from the collector's "Negotiator" ad, cached; a failure is logged and the
+  next cycle comes on its own).
 - Matches: answered at once; claims are then requested per startd address (one
   RequestClaims each, all addresses concurrently), and each address's granted claims are
   activated with one ActivateClaims.
 - JobsExited and Act: claims to give up go out as one ReleaseClaims per startd.
-- Loops: Scheduler and Submitter ads every SCHEDD_INTERVAL and, debounced by
-  SCHEDD_MIN_INTERVAL, after a change (one Advertise for all schedds of this actor;
-  submitters left without jobs are invalidated); keepalives when the core says they are
+- Loops: Scheduler and Submitter ads when a core's ``AdCadence`` says (every
+  SCHEDD_INTERVAL, SCHEDD_MIN_INTERVAL after a change, sooner for a reschedule; one
+  Advertise for all schedds of this actor; submitters left without jobs are
+  invalidated), then the reschedules asked for; keepalives when the core says they are
   due (each claim every min(ALIVE_INTERVAL, JobLeaseDuration / 3), at least 10 s), one
   KeepAlive per (startd, schedd) carrying all its claims there.
 
@@ -38,7 +40,7 @@ from ..auth import ALL_ROLES, Role, caller, daemon_identity, submit_owner
 from ..claimid import sinful
 from ..classad import ClassAd
 from ..classad.unparse import quote_string
-from ..daemon import RPC_TIMEOUT, DaemonContext, ReplyCache, abort_invalid, periodic
+from ..daemon import RPC_TIMEOUT, DaemonContext, ReplyCache, abort_invalid
 from ..v1 import collector_pb2 as cpb
 from ..v1 import collector_pb2_grpc as cgrpc
 from ..v1 import negotiator_pb2 as npb
@@ -106,6 +108,7 @@ class ScheddService(sgrpc.ScheddServicer):
             raise ValueError("a ScheddService needs at least one schedd name")
         self.ctx = ctx
         self.cores: dict[str, Schedd] = {}
+        self._changed: asyncio.Event | None = None
         now = ctx.clock.now()
         try:
             for name in names:
@@ -121,7 +124,6 @@ class ScheddService(sgrpc.ScheddServicer):
         self.stats: Counter[str] = Counter()
         self._tasks: list[asyncio.Task[None]] = []
         self._background: set[asyncio.Task[Any]] = set()
-        self._changed: asyncio.Event | None = None
         self._ready_wake: asyncio.Event | None = None
         self._alive_wake: asyncio.Event | None = None  # claims changed: re-read the next keepalive
         self._negotiator: str | None = None
@@ -149,18 +151,8 @@ class ScheddService(sgrpc.ScheddServicer):
         self._changed = asyncio.Event()
         self._ready_wake = asyncio.Event()
         self._alive_wake = asyncio.Event()
-        cfg = self.ctx.config
-        clock = self.ctx.clock
         self._tasks = [
-            asyncio.create_task(
-                periodic(
-                    clock,
-                    lambda: float(cfg.get_int("SCHEDD_INTERVAL", 300)),
-                    self._advertise,
-                    name="schedd ads",
-                )
-            ),
-            asyncio.create_task(self._advertise_on_change()),
+            asyncio.create_task(self._ads_loop()),
             asyncio.create_task(self._activate_when_ready()),
             asyncio.create_task(self._keepalive_loop()),
         ]
@@ -208,8 +200,10 @@ class ScheddService(sgrpc.ScheddServicer):
                     fields["problem"],
                 )
             self.ctx.events.emit(core.name, kind, **fields)
-        if changed and self._changed is not None:
-            self._changed.set()
+        if changed:
+            core.ad_cadence.changed(self.ctx.clock.now())
+        if self._changed is not None:
+            self._changed.set()  # the ads loop reads the cadences again
         if changed and self._alive_wake is not None:
             self._alive_wake.set()
 
@@ -255,9 +249,7 @@ class ScheddService(sgrpc.ScheddServicer):
             log.error("%s: submit not stored: %s", core.name, exc)
             await context.abort(grpc.StatusCode.INTERNAL, f"job not queued: {exc}")
         self.stats["submits"] += 1
-        self._after(core)
-        if n:
-            self._spawn(self._reschedule(core.name))
+        self._after(core)  # with the jobs, the core asked for a reschedule after its ads
         return spb.SubmitReply(cluster_id=cluster, num_procs=n)
 
     async def QueryJobs(
@@ -694,19 +686,39 @@ class ScheddService(sgrpc.ScheddServicer):
             core.submitters_advertised()
         self.stats["advertise"] += 1
 
-    async def _advertise_on_change(self) -> None:
+    async def _ads_loop(self) -> None:
+        """Send the ads when a core's cadence says so (one Advertise for all), then the
+        reschedules the cores asked for: after the ads, so the cycle sees them."""
         assert self._changed is not None
+        clock = self.ctx.clock
+        cores = list(self.cores.values())
         while True:
-            await self._changed.wait()
-            # Debounce: a burst of changes costs one update (HTCondor's SCHEDD_MIN_INTERVAL).
-            await self.ctx.clock.sleep(float(self.ctx.config.get_int("SCHEDD_MIN_INTERVAL", 5)))
-            self._changed.clear()
+            due = min(core.ad_cadence.due() for core in cores)
+            if due > clock.now():
+                self._changed.clear()
+                await self._sleep_or(due, self._changed)
+                continue
+            now = clock.now()
+            asking = [core.name for core in cores if core.ad_cadence.start(now)]
             try:
                 await self._advertise()
             except asyncio.CancelledError:
                 raise
             except Exception:
-                log.exception("schedd ads on change failed")
+                log.exception("schedd ads failed")
+            for name in asking:
+                self._spawn(self._reschedule(name))
+
+    async def _sleep_or(self, t: float, event: asyncio.Event) -> None:
+        """Sleep until pool time ``t`` or until ``event`` is set, whichever comes first."""
+        sleeper = asyncio.ensure_future(self.ctx.clock.sleep_until(t))
+        waiter = asyncio.ensure_future(event.wait())
+        try:
+            await asyncio.wait({sleeper, waiter}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            for f in (sleeper, waiter):
+                f.cancel()
+            await asyncio.gather(sleeper, waiter, return_exceptions=True)
 
     async def _keepalive_loop(self) -> None:
         """Sleep until a core's next keepalive is due (woken when claims change), send."""

@@ -194,3 +194,11 @@ def test_bad_policy_expressions_and_limits_refuse_the_pool() -> None:
     # a concurrency limit that is not a number
     msg = _error("[config]\nNEGOTIATOR_INTERVAL = 60\nMATLAB_LIMIT = 'ten'\n")
     assert msg.startswith("pool.toml:3: MATLAB_LIMIT") and "expected a number" in msg
+
+
+def test_a_schedd_interval_that_is_not_seconds_stops_the_pool_before_it_starts() -> None:
+    msg = _error(
+        "[pool]\ntime_scale = 60\n\n[config]\nSCHEDD_MIN_INTERVAL = -5\n\n[[startds]]\ncount = 1\n"
+    )
+    assert "SCHEDD_MIN_INTERVAL must be a number >= 0, got -5" in msg
+    assert msg.startswith("pool.toml:5: ")

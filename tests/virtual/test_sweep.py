@@ -161,21 +161,34 @@ def test_the_report_of_a_sweep_plots_each_knob(tmp_path: Path) -> None:
     assert "Each measure against UPDATE_INTERVAL" in page
 
 
-def test_a_cadence_sweep_shows_the_trade_off_with_intervals_from_5_seeds(tmp_path: Path) -> None:
+def test_a_cadence_sweep_shows_the_interval_trade_off_and_what_reschedules_save(
+    tmp_path: Path,
+) -> None:
     # examples/workload.toml: two submitters (a batch of 90 s jobs and a Poisson stream
-    # in a group); a longer NEGOTIATOR_INTERVAL means fewer cycles (less negotiator
-    # load) and longer waits
+    # in a group). Each submit asks the negotiator for a cycle once the schedd's ads are
+    # out (condor_submit's reschedule): the stream's jobs need not wait for the interval.
+    # Without those reschedules (SCHEDD_SEND_RESCHEDULE = False), a longer
+    # NEGOTIATOR_INTERVAL means fewer cycles (less negotiator load) and longer waits.
     rows = run_sweep(
         str(EXAMPLES / "workload.toml"),
-        [("NEGOTIATOR_INTERVAL", ["20", "60", "180"])],
+        [
+            ("NEGOTIATOR_INTERVAL", ["20", "60", "180"]),
+            ("SCHEDD_SEND_RESCHEDULE", ["true", "false"]),
+        ],
         seeds=5,
         out=tmp_path / "sweep",
         workers=1,
     )
-    by = {r["NEGOTIATOR_INTERVAL"]: r for r in rows}
+    by = {(r["NEGOTIATOR_INTERVAL"], r["SCHEDD_SEND_RESCHEDULE"]): r for r in rows}
     assert all(r["seeds"] == 5 for r in rows)
-    assert by["20"]["cycles"] > by["60"]["cycles"] > by["180"]["cycles"]
-    assert by["20"]["wait_mean_s"] < by["60"]["wait_mean_s"] < by["180"]["wait_mean_s"]
+    quiet = [by[i, "false"] for i in ("20", "60", "180")]
+    asked = [by[i, "true"] for i in ("20", "60", "180")]
+    assert quiet[0]["cycles"] > quiet[1]["cycles"] > quiet[2]["cycles"]
+    assert quiet[0]["wait_mean_s"] < quiet[1]["wait_mean_s"] < quiet[2]["wait_mean_s"]
+    # the reschedules add cycles to a long interval and keep the waits of a short one
+    assert asked[2]["cycles"] > quiet[2]["cycles"]
+    assert asked[2]["wait_mean_s"] < quiet[2]["wait_mean_s"]
+    assert abs(asked[2]["wait_mean_s"] - asked[0]["wait_mean_s"]) < asked[0]["wait_mean_s_ci95"]
     for r in rows:  # five seeds: an interval around every mean
         assert r["loading_factor_ci95"] is not None and r["wait_mean_s_ci95"] > 0
 

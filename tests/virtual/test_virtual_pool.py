@@ -194,3 +194,48 @@ def test_a_virtual_pool_paces_the_collector_while_it_runs_and_gives_it_back() ->
         assert gc.get_threshold() == mine
     finally:
         gc.set_threshold(*before)
+
+
+LATE_SUBMIT = """
+[pool]
+clock = "virtual"
+duration = 700
+seed = 1
+
+[config]
+NEGOTIATOR_INTERVAL = 300
+{extra}
+
+[[startds]]
+name = "exec{{:04d}}"
+count = 2
+
+[[schedds]]
+count = 1
+
+[[submit]]
+at = 100
+owner = "alice"
+description = \"\"\"
+executable = /bin/sleep
+arguments = 60
+queue 2
+\"\"\"
+"""
+
+
+@pytest.mark.parametrize(
+    ("extra", "started"), [("", 100.0), ('SCHEDD_SEND_RESCHEDULE = "False"', 300.0)]
+)
+def test_a_submit_gets_a_cycle_once_the_schedds_ads_are_out(
+    tmp_path: Path, extra: str, started: float
+) -> None:
+    # HTCondor's schedd sends its Submitter ad, then RESCHEDULE: the cycle that a submit
+    # at 100 asks for sees alice and starts her jobs at 100, not at the next interval
+    # (300). Without the reschedule they wait for it.
+    run_pool(parse_spec(LATE_SUBMIT.format(extra=extra), "late.toml"), tmp_path / "out")
+    events = _events(tmp_path / "out")
+    starts = sorted(e["start"] for e in events if e["kind"] == "activate")
+    assert starts == [started, started]
+    cycles = [(e["start"], e["matches"]) for e in events if e["kind"] == "cycle"]
+    assert (started, 2) in cycles
