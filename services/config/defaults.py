@@ -90,6 +90,7 @@ DEFAULTS: dict[str, str] = {
     "SCHEDD_INTERVAL": "300",
     "SCHEDD_MIN_INTERVAL": "5",
     "SCHEDD_SEND_RESCHEDULE": "true",
+    "SUBMIT_SEND_RESCHEDULE": "true",
     # HTCondor's default is MIN({$(DETECTED_MEMORY), 10000}); the ":10000" keeps it defined
     # for a mock schedd that has no detected memory.
     "MAX_JOBS_RUNNING": "MIN({$(DETECTED_MEMORY:10000), 10000})",

@@ -750,7 +750,8 @@ class Schedd:
             self._emit(
                 "submit", cluster=cluster, procs=len(jobs), owner=owner, submitter=jobs[0].submitter
             )
-            self.ad_cadence.expedite(now)  # condor_submit asks for a reschedule
+            idle = sum(job.status == IDLE for job in jobs)
+            self.ad_cadence.submitted(now, idle)
         return cluster, len(jobs)
 
     # --- user actions -------------------------------------------------------------------
@@ -1688,6 +1689,8 @@ class Schedd:
             for name in sorted(self._submitters_advertised - names)
         ]
         self._submitters_offered = names
+        if ads:
+            self.ad_cadence.submitters_sent(sum(int(ad.get_value("IdleJobs")) for ad in ads))
         return ads, gone
 
     def submitters_advertised(self) -> None:

@@ -699,15 +699,17 @@ class ScheddService(sgrpc.ScheddServicer):
                 await self._sleep_or(due, self._changed)
                 continue
             now = clock.now()
-            asking = [core.name for core in cores if core.ad_cadence.start(now)]
+            for core in cores:
+                core.ad_cadence.start(now)
             try:
                 await self._advertise()
             except asyncio.CancelledError:
                 raise
             except Exception:
                 log.exception("schedd ads failed")
-            for name in asking:
-                self._spawn(self._reschedule(name))
+            for core in cores:
+                if core.ad_cadence.finish():
+                    self._spawn(self._reschedule(core.name))
 
     async def _sleep_or(self, t: float, event: asyncio.Event) -> None:
         """Sleep until pool time ``t`` or until ``event`` is set, whichever comes first."""

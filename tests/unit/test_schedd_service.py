@@ -204,7 +204,8 @@ async def test_submit_query_and_reschedule(pool: Pool) -> None:
 
     assert not submitter_ad_sent()
     await pool.clock.advance(5)
-    await eventually(lambda: pool.negotiator.reschedules == ["schedd1"])
+    await eventually(lambda: bool(pool.negotiator.reschedules))
+    assert pool.negotiator.reschedules == ["schedd1"]
     assert submitter_ad_sent()
 
     q = await pool.stub(Role.READ).QueryJobs(

@@ -225,7 +225,13 @@ queue 2
 
 
 @pytest.mark.parametrize(
-    ("extra", "started"), [("", 100.0), ('SCHEDD_SEND_RESCHEDULE = "False"', 300.0)]
+    ("extra", "started"),
+    [
+        ("", 100.0),
+        # the schedd asks on its own: idle jobs where its last ads showed none
+        ('SUBMIT_SEND_RESCHEDULE = "False"', 100.0),
+        ('SCHEDD_SEND_RESCHEDULE = "False"', 300.0),
+    ],
 )
 def test_a_submit_gets_a_cycle_once_the_schedds_ads_are_out(
     tmp_path: Path, extra: str, started: float
