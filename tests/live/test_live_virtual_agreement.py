@@ -130,13 +130,13 @@ def _compare(
         assert n >= busy
         assert live["cycles"][:busy] == virtual["cycles"][:busy], (live, virtual)
     else:
-        # The mixed example has knife edges: carol's 300 jobs are queued at 120 and her
-        # submitter ad (SCHEDD_MIN_INTERVAL later) reaches the collector within 0.05 pool
-        # s of the third cycle, and when alice's 800 jobs end together at 605 fair share
-        # splits the freed slots by usage accrued to the second: whether a cycle sees a
-        # change depends on the live shell's real processing time, and whole batches then
-        # run cycles earlier or later. What must agree: the first cycle, every job
-        # completed, the final slots, and the number of matches within 10%.
+        # The mixed example has a knife edge: when alice's 800 jobs end together at 605
+        # fair share splits the freed slots by usage accrued to the second, so whether a
+        # cycle sees a change depends on the live shell's real processing time, and whole
+        # batches then run cycles earlier or later (the submits at 120 and 330 each get
+        # a cycle of their own, after their schedd's ads, both ways). What must agree:
+        # the first cycle, every job completed, the final slots, and the number of
+        # matches within 10%.
         assert live["cycles"][0] == virtual["cycles"][0]
         assert abs(sum(live["cycles"]) - sum(virtual["cycles"])) <= 0.1 * sum(virtual["cycles"])
 

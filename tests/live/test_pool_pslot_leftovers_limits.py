@@ -62,6 +62,8 @@ def test_schedd_fills_a_pslot_from_leftovers_without_another_cycle(ray_session: 
         assert m[1] == "slot1@exec0001"
         kinds = [e["kind"] for e in pool.events]
         assert kinds.count("leftover_match") == 4
+        # (the startd's update follows the claims by a second of pool time)
+        assert pool.wait(lambda: len(pool.slots("DynamicSlot =?= true")) == 5, timeout=25)
         dyn = pool.slots("DynamicSlot =?= true")
         assert sorted(int(a.get_value("Cpus")) for a in dyn) == [2] * 5
         (p,) = pool.slots("PartitionableSlot =?= true")
@@ -116,6 +118,7 @@ def test_consumption_policy_quantized_memory_three_slots_of_512(ray_session: Non
     with Pool(parse_spec(QUANTIZED, "quantized.toml")) as pool:
         assert pool.wait(lambda: _running(pool) == 3, timeout=30)
         assert max(_matches(pool)) == 3 and sum(_matches(pool)) == 3  # one cycle, 3 matches
+        assert pool.wait(lambda: len(pool.slots("DynamicSlot =?= true")) == 3, timeout=30)
         dyn = pool.slots("DynamicSlot =?= true")
         assert sorted(int(a.get_value("Memory")) for a in dyn) == [512, 512, 512]
         (p,) = pool.slots("PartitionableSlot =?= true")
