@@ -251,6 +251,20 @@ async def periodic(
         next_t = max(next_t + step, clock.now())
 
 
+async def sleep_until_or(clock: Clock, t: float, event: asyncio.Event) -> None:
+    """Sleep until pool time ``t`` or until ``event`` is set, whichever comes first."""
+    if event.is_set():
+        return
+    sleeper = asyncio.ensure_future(clock.sleep_until(t))
+    waiter = asyncio.ensure_future(event.wait())
+    try:
+        await asyncio.wait({sleeper, waiter}, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        for f in (sleeper, waiter):
+            f.cancel()
+        await asyncio.gather(sleeper, waiter, return_exceptions=True)
+
+
 async def within(aw: Awaitable[T], timeout: float) -> T:
     """``aw``'s result, or TimeoutError after ``timeout`` seconds (``aw`` is cancelled).
     Unlike ``asyncio.wait_for`` on Python 3.11, a cancellation of the caller that lands

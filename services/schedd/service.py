@@ -40,7 +40,7 @@ from ..auth import ALL_ROLES, Role, caller, daemon_identity, submit_owner
 from ..claimid import sinful
 from ..classad import ClassAd
 from ..classad.unparse import quote_string
-from ..daemon import RPC_TIMEOUT, DaemonContext, ReplyCache, abort_invalid
+from ..daemon import RPC_TIMEOUT, DaemonContext, ReplyCache, abort_invalid, sleep_until_or
 from ..v1 import collector_pb2 as cpb
 from ..v1 import collector_pb2_grpc as cgrpc
 from ..v1 import negotiator_pb2 as npb
@@ -696,7 +696,7 @@ class ScheddService(sgrpc.ScheddServicer):
             due = min(core.ad_cadence.due() for core in cores)
             if due > clock.now():
                 self._changed.clear()
-                await self._sleep_or(due, self._changed)
+                await sleep_until_or(clock, due, self._changed)
                 continue
             now = clock.now()
             for core in cores:
@@ -710,17 +710,6 @@ class ScheddService(sgrpc.ScheddServicer):
             for core in cores:
                 if core.ad_cadence.finish():
                     self._spawn(self._reschedule(core.name))
-
-    async def _sleep_or(self, t: float, event: asyncio.Event) -> None:
-        """Sleep until pool time ``t`` or until ``event`` is set, whichever comes first."""
-        sleeper = asyncio.ensure_future(self.ctx.clock.sleep_until(t))
-        waiter = asyncio.ensure_future(event.wait())
-        try:
-            await asyncio.wait({sleeper, waiter}, return_when=asyncio.FIRST_COMPLETED)
-        finally:
-            for f in (sleeper, waiter):
-                f.cancel()
-            await asyncio.gather(sleeper, waiter, return_exceptions=True)
 
     async def _keepalive_loop(self) -> None:
         """Sleep until a core's next keepalive is due (woken when claims change), send."""

@@ -36,7 +36,7 @@ from ..claimid import from_sinful
 from ..classad import ClassAd, Expr, unparse
 from ..classad.unparse import quote_string
 from ..config import ConfigDict
-from ..daemon import RPC_TIMEOUT, DaemonContext, ReplyCache
+from ..daemon import RPC_TIMEOUT, DaemonContext, ReplyCache, sleep_until_or
 from ..v1 import (
     classad_pb2,
     collector_pb2,
@@ -306,19 +306,6 @@ class StartdService:
 
     # --- advertising ------------------------------------------------------------------
 
-    async def _sleep_or(self, t: float, event: asyncio.Event) -> None:
-        """Sleep until pool time ``t`` or until ``event`` is set, whichever comes first."""
-        if event.is_set():
-            return
-        sleeper = asyncio.ensure_future(self.ctx.clock.sleep_until(t))
-        waiter = asyncio.ensure_future(event.wait())
-        try:
-            await asyncio.wait({sleeper, waiter}, return_when=asyncio.FIRST_COMPLETED)
-        finally:
-            for f in (sleeper, waiter):
-                f.cancel()
-            await asyncio.gather(sleeper, waiter, return_exceptions=True)
-
     async def _advertise_loop(self) -> None:
         clock = self.ctx.clock
         next_full = clock.now()  # advertise everything at start
@@ -327,7 +314,7 @@ class StartdService:
                 changed = self.host.changed
                 if clock.now() < next_full and not changed:
                     self._change_event.clear()
-                    await self._sleep_or(next_full, self._change_event)
+                    await sleep_until_or(self.ctx.clock, next_full, self._change_event)
                 full = clock.now() >= next_full
                 if not full:
                     # what else changes meanwhile goes with it
@@ -496,7 +483,7 @@ class StartdService:
                     await self._exit_wake.wait()
                     continue
                 if self._armed > clock.now():
-                    await self._sleep_or(self._armed, self._exit_wake)
+                    await sleep_until_or(self.ctx.clock, self._armed, self._exit_wake)
                     continue
                 self.finish_jobs(clock.now())
             except asyncio.CancelledError:
