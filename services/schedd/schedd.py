@@ -1690,7 +1690,7 @@ class Schedd:
         ]
         self._submitters_offered = names
         if ads:
-            self.ad_cadence.submitters_sent(sum(int(ad.get_value("IdleJobs")) for ad in ads))
+            self.ad_cadence.submitters_sent(sum(self._counts[(n, IDLE)] for n in names))
         return ads, gone
 
     def submitters_advertised(self) -> None:

@@ -8,7 +8,8 @@ protobuf into its calls and back, and runs the loops:
   UPDATE_INTERVAL (default 300), and the ads of machines that changed
   ``UPDATE_DELAY`` pool seconds after the first change, as HTCondor's startd sends the
   updates its slots need one second after the first asks (ResMgr::rip_update_needed), so
-  a job's exit and the next job on its claim are one update. Ads of deleted dynamic slots are invalidated. Updates go in one Advertise call,
+  a job's exit and the next job on its claim are one update. Ads of deleted dynamic
+  slots are invalidated. Updates go in one Advertise call,
   split only where a message would pass ``MAX_ADVERTISE_BYTES`` (gRPC's default limit on
   a received message is 4 MiB). Ads are cached serialized per slot and re-encoded only
   when the slot changed: 2,500 machines of 16 dynamic slots each are ~85,000 ads a round.
