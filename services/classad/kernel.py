@@ -89,7 +89,7 @@ class KernelStats:
 class Column:
     """One attribute over all rows: literal values, plus row groups holding expressions."""
 
-    __slots__ = ("exprs", "lit", "name", "present", "uniq")
+    __slots__ = ("derived", "exprs", "lit", "name", "present", "uniq")
 
     def __init__(
         self, name: str, present: np.ndarray, lit: Vec, exprs: list[tuple[np.ndarray, Expr]]
@@ -99,6 +99,9 @@ class Column:
         self.lit = lit
         self.exprs = exprs
         self.uniq: tuple[list[Any], np.ndarray] | None = None
+        # what a caller worked out from the column alone, kept with it (a carried
+        # column is the same column next cycle)
+        self.derived: dict[str, Any] = {}
 
 
 def _literal_of(e: Expr) -> tuple[bool, Any]:
@@ -143,34 +146,70 @@ class ColumnCarry:
     they held last time (ads decoded from the wire share the objects of equal values,
     and an ad that did not change is the same ad) is the same column, and is reused with
     its distinct values. The carry keeps the rows' objects alive, so an id it compares
-    is never a newer object's; the string pool is the carry's, so the codes agree."""
+    is never a newer object's; the string pool is the carry's, so the codes agree.
+
+    When a table's ads stand where the last table's did and most are the very same
+    objects, a column read by that table too is patched: only the rows whose ad was
+    replaced are read again (a cycle's snapshot changes a few dozen of 10,000 slots).
+    A carried table's ads are therefore never changed in place (the negotiator's held
+    ads are immutable: a changed slot is a new ad)."""
 
     # a pool that has grown past this many strings per row is started afresh (slot
     # names come and go with dynamic slots)
     POOL_PER_ROW = 8
+    # patch a column when at most this fraction of its rows' ads were replaced
+    PATCH_FRACTION = 0.25
 
     def __init__(self) -> None:
         self.pool = V.StringPool()
-        self._cols: dict[str, tuple[list[Any], np.ndarray, Column]] = {}
+        # key -> (rows' objects, their ids, column, the table it was last valid for)
+        self._cols: dict[str, tuple[list[Any], np.ndarray, Column, int]] = {}
+        self._ads: list[Any] = []  # the last table's ads, alive so their ids stay theirs
+        self._ad_ids = np.zeros(0, np.intp)
+        self.table = 0  # tables begun
+        self.changed: np.ndarray | None = None  # rows whose ad was replaced (None: moved)
         self.reused = 0
         self.built = 0
+        self.patched = 0
 
-    def begin(self, n: int) -> None:
-        """A new table of ``n`` rows."""
+    def begin(self, ads: Sequence[Any]) -> None:
+        """A new table of ``ads``: which rows hold another ad than the last table's."""
+        n = len(ads)
+        ids = np.fromiter(map(id, ads), np.intp, n)
+        self.changed = None
         if len(self.pool.strings) > self.POOL_PER_ROW * max(n, 1_000):
             self.pool = V.StringPool()
             self._cols.clear()
+        elif len(ids) == len(self._ad_ids):
+            changed = np.flatnonzero(ids != self._ad_ids)
+            if len(changed) <= self.PATCH_FRACTION * n:
+                self.changed = changed
+        self._ads, self._ad_ids = list(ads), ids
+        self.table += 1
+
+    def patchable(self, key: str) -> tuple[list[Any], np.ndarray, Column] | None:
+        """The column of ``key`` as the last table had it, if this table may patch it."""
+        hit = self._cols.get(key)
+        if hit is None or self.changed is None or hit[3] != self.table - 1:
+            return None
+        return hit[0], hit[1], hit[2]
 
     def get(self, key: str, ids: np.ndarray) -> Column | None:
         hit = self._cols.get(key)
         if hit is not None and np.array_equal(hit[1], ids):
-            self.reused += 1
+            self.keep(key)
             return hit[2]
         return None
 
+    def keep(self, key: str) -> None:
+        """The column of ``key`` holds for this table as it is."""
+        row_exprs, ids, col, _ = self._cols[key]
+        self._cols[key] = (row_exprs, ids, col, self.table)
+        self.reused += 1
+
     def put(self, key: str, row_exprs: list[Any], ids: np.ndarray, col: Column) -> None:
         self.built += 1
-        self._cols[key] = (row_exprs, ids, col)
+        self._cols[key] = (row_exprs, ids, col, self.table)
 
 
 class SlotTable:
@@ -191,7 +230,7 @@ class SlotTable:
         self._dicts = [ad._attrs for ad in self.ads] if plain else None
         self._carry = carry
         if carry is not None:
-            carry.begin(self.n)
+            carry.begin(self.ads)
             self.pool = carry.pool
         else:
             self.pool = V.StringPool()
@@ -220,6 +259,11 @@ class SlotTable:
         return col
 
     def _build(self, key: str) -> Column:
+        carry = self._carry
+        if carry is not None and self._dicts is not None:
+            last = carry.patchable(key)
+            if last is not None:
+                return self._patch(key, carry, *last)
         n = self.n
         # each distinct object classified once: ads decoded from the wire share the
         # trees and literals of their equal attributes (classad.bindings)
@@ -230,7 +274,6 @@ class SlotTable:
             row_exprs = [ad.lookup(key) for ad in self.ads]
         # the row's objects numbered by a sort of their ids (ids of live objects differ)
         ids = np.fromiter(map(id, row_exprs), np.intp, n)
-        carry = self._carry
         if carry is not None:
             col = carry.get(key, ids)
             if col is not None:
@@ -239,6 +282,28 @@ class SlotTable:
             carry.put(key, row_exprs, ids, col)
             return col
         return self._columnise(key, row_exprs, ids)
+
+    def _patch(
+        self, key: str, carry: ColumnCarry, row_exprs: list[Any], ids: np.ndarray, col: Column
+    ) -> Column:
+        """The last table's column of ``key`` with the rows of replaced ads read again:
+        the same column while they hold the same objects."""
+        assert self._dicts is not None and carry.changed is not None
+        rows = carry.changed.tolist()
+        fresh = [self._dicts[r].get(key, _ABSENT)[1] for r in rows]
+        fresh_ids = np.fromiter(map(id, fresh), np.intp, len(fresh))
+        if np.array_equal(fresh_ids, ids[carry.changed]):
+            carry.keep(key)  # the same objects
+            return col
+        carry.patched += 1
+        row_exprs = row_exprs.copy()
+        for r, e in zip(rows, fresh, strict=True):
+            row_exprs[r] = e
+        ids = ids.copy()
+        ids[carry.changed] = fresh_ids
+        out = self._columnise(key, row_exprs, ids)
+        carry.put(key, row_exprs, ids, out)
+        return out
 
     def _columnise(self, key: str, row_exprs: list[Any], ids: np.ndarray) -> Column:
         n = self.n
@@ -333,10 +398,16 @@ class SlotTable:
             xmask = tags == X
             if xmask.any():  # objects are not hashable by value: give each its own key
                 payload[xmask] = np.flatnonzero(xmask)
-            keys = np.stack([tags, payload], axis=1)
-            _, first, inverse = np.unique(keys, axis=0, return_index=True, return_inverse=True)
+            # np.unique(axis=0) of (tag, payload) rows, by one sort of both keys
+            order = np.lexsort((payload, tags))
+            st, sp = tags[order], payload[order]
+            new = np.ones(len(order), dtype=bool)
+            new[1:] = (st[1:] != st[:-1]) | (sp[1:] != sp[:-1])
+            inverse = np.empty(len(order), dtype=np.int64)
+            inverse[order] = np.cumsum(new) - 1
+            first = order[new]  # the sort is stable: each value's first row
             values = [v.value_at(int(r), self.pool) for r in first]
-            col.uniq = (values, inverse.reshape(-1))
+            col.uniq = (values, inverse)
         return col.uniq
 
 

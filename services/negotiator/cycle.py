@@ -426,11 +426,12 @@ class _Slots:
         stats: KernelStats,
         now: float,
         jobs: Sequence[ClassAd] = (),
-        carry: ColumnCarry | None = None,
+        carry: CycleCarry | None = None,
     ) -> None:
         self.now = now  # the pool time the slots' and jobs' expressions see (time(), CurrentTime)
         self.ads = list(snapshot.slots)
-        self.table = SlotTable(self.ads, carry=carry)  # every slot, for the phase-2 masks
+        # every slot, for the phase-2 masks
+        self.table = SlotTable(self.ads, carry=None if carry is None else carry.slots)
         self.cfg = cfg
         self.kstats = stats
         n = self.n = len(self.ads)
@@ -446,18 +447,9 @@ class _Slots:
         self.has_cp = self._consumption_policy(empty)
         self.unclaimed = mask('State == "Unclaimed"')
         self.claimed = mask('State == "Claimed"')
-        # read ad by ad: every name differs, so a column would pool them all only to
-        # give them back
-        self.names = [
-            x if x is not None else f"<slot {r}>"
-            for r, x in enumerate(_string_attr(ad, "Name", empty, self.now) for ad in self.ads)
-        ]
+        self.names = self._names(empty, carried=carry is not None)
         # Claim ids from the private ads, joined by Name.
-        private: dict[str, ClassAd] = {}
-        for p in snapshot.private_ads:
-            pname = _string_attr(p, "Name")
-            if pname is not None:
-                private[pname] = p
+        private = _PrivateAds(snapshot.private_ads, None if carry is None else carry.private)
         # Claimed slots stay candidates when preemption is considered (not p-slots, nor
         # jobs with retirement left unless early preemption): trimStartdAds.
         offered = self.unclaimed.copy()
@@ -467,10 +459,8 @@ class _Slots:
                 preemptible &= ~mask("RetirementTimeRemaining > 0")
             offered |= preemptible
         self.claims: list[list[str]] = [[] for _ in range(n)]
-        for r in np.flatnonzero(offered):
-            p = private.get(self.names[r])
-            if p is not None:
-                self.claims[r] = _claim_ids(p, bool(self.has_cp[r]))
+        for r in np.flatnonzero(offered).tolist():
+            self.claims[r] = private.claim_ids(self.names[r], bool(self.has_cp[r]))
         has_claim = np.array([bool(c) for c in self.claims], dtype=bool) if n else np.zeros(0, bool)
         self.alive = offered & has_claim
         self.n_alive = int(self.alive.sum())
@@ -548,6 +538,20 @@ class _Slots:
         # (pre/post, row, id(job)) -> (job, rank): the job is held, so its id stays its
         # own (the re-offer test is also given a request's short-lived copies)
         self._rank_memo: dict[tuple[int, int, int], tuple[ClassAd, float]] = {}
+
+    def _names(self, empty: ClassAd, *, carried: bool) -> list[str]:
+        """Each slot's Name. Carried, the names are kept with a Name column that holds
+        literals only (a carried column holds the very objects it held last cycle)."""
+        col = self.table.column("Name") if carried else None
+        names = None if col is None else col.derived.get("names")
+        if names is None:
+            # read ad by ad: every name differs, so the column's pooled strings would only
+            # be given back
+            reads = (_string_attr(ad, "Name", empty, self.now) for ad in self.ads)
+            names = [x if x is not None else f"<slot {r}>" for r, x in enumerate(reads)]
+            if col is not None and not col.exprs:
+                col.derived["names"] = names
+        return names
 
     def _consumption_policy(self, empty: ClassAd) -> np.ndarray:
         """cp_supports_policy: a p-slot with MachineResources and Consumption<Res> for each
@@ -915,6 +919,59 @@ def _claim_ids(private: ClassAd, consumption_policy: bool) -> list[str]:
     return [cap] if cap else []
 
 
+@dataclass
+class CycleCarry:
+    """What a negotiator's cycle leaves its next: the columns of its slot ads and of their
+    private ads (most are the very ads of the next snapshot)."""
+
+    slots: ColumnCarry = field(default_factory=ColumnCarry)
+    private: ColumnCarry = field(default_factory=ColumnCarry)
+
+
+class _PrivateAds:
+    """The cycle's private ads by Name, with their claim ids. With a carry, what is read
+    from them alone is kept with their Name and Capability columns: a carried column
+    holds the same objects next cycle (only literals are kept: an expression may read
+    other attributes)."""
+
+    def __init__(self, ads: Sequence[ClassAd], carry: ColumnCarry | None) -> None:
+        self.ads = list(ads)
+        self.table = None if carry is None else SlotTable(self.ads, carry=carry)
+        name_col = None if self.table is None else self.table.column("Name")
+        rows = None if name_col is None else name_col.derived.get("rows")
+        if rows is None:
+            rows = {}
+            for k, p in enumerate(self.ads):
+                pname = _string_attr(p, "Name")
+                if pname is not None:
+                    rows[pname] = k
+            if name_col is not None and not name_col.exprs:
+                name_col.derived["rows"] = rows
+        self.rows: dict[str, int] = rows
+        self._caps: list[str | None] | None = None
+
+    def claim_ids(self, slot_name: str, consumption_policy: bool) -> list[str]:
+        """The unused claim ids of the slot named ``slot_name`` (a new list)."""
+        k = self.rows.get(slot_name)
+        if k is None:
+            return []
+        if consumption_policy or self.table is None:
+            return _claim_ids(self.ads[k], consumption_policy)
+        cap = self._capabilities(self.table)[k]
+        return [cap] if cap else []
+
+    def _capabilities(self, table: SlotTable) -> list[str | None]:
+        if self._caps is None:
+            col = table.column("Capability")
+            caps = col.derived.get("strings")
+            if caps is None:
+                caps = [_string_attr(p, "Capability") for p in self.ads]
+                if not col.exprs:
+                    col.derived["strings"] = caps
+            self._caps = caps
+        return self._caps
+
+
 class PslotConsumption:
     """What a request's job consumes of each candidate p-slot: one row per p-slot class
     or state (``view.row_keys``), looked up by slot row for the few p-slots a request
@@ -1078,7 +1135,7 @@ class _Cycle:
         timer: Callable[[], float],
         cpu_timer: Callable[[], float] | None,
         notes: Sequence[LogLine] = (),
-        carry: ColumnCarry | None = None,
+        carry: CycleCarry | None = None,
     ) -> None:
         self.snapshot = snapshot
         self.carry = carry
@@ -1134,7 +1191,12 @@ class _Cycle:
         # Phase 2: accounting and trimming.
         self.say("Phase 2:  Performing accounting ...", t1)
         slots = _Slots(
-            snap, self.cfg, self.kstats, self.now, [r.ad for r in self.requests], self.carry
+            snap,
+            self.cfg,
+            self.kstats,
+            self.now,
+            [r.ad for r in self.requests],
+            self.carry,
         )
         s.slot_classes = len(slots.view.reps)
         self.acct.update_priorities(self.now)
@@ -1988,7 +2050,7 @@ def negotiate(
     cpu_timer: Callable[[], float] | None = None,
     finish: bool = True,
     phase1_notes: Sequence[LogLine] = (),
-    columns: ColumnCarry | None = None,
+    columns: CycleCarry | None = None,
 ) -> CycleResult:
     """Run one negotiation cycle that started (phase 1) at pool time ``now``.
 
@@ -1998,8 +2060,8 @@ def negotiate(
     holds the updated copy. With ``finish=False`` the caller sends the matches first and
     then calls ``result.finish(end)`` so the sending counts in phase 4. ``phase1_notes``
     are the caller's own phase-1 lines (a schedd that failed), logged after "Got ads".
-    ``columns``: the slot columns of the caller's last cycle, reused where the slots'
-    values are the same objects (a negotiator passes its own from cycle to cycle).
+    ``columns``: the columns of the caller's last cycle, reused where the ads' values
+    are the same objects (a negotiator passes its own from cycle to cycle).
     """
     cfg = config if isinstance(config, CycleConfig) else CycleConfig.from_config(config)
     clock = timer if timer is not None else (lambda: now)

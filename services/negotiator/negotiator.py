@@ -24,12 +24,11 @@ from typing import Any
 
 from ..claimid import redact, sinful
 from ..classad import ClassAd
-from ..classad.kernel import ColumnCarry
 from ..config import ConfigDict
 from .accountant import Accountant, AccountantError
 from .accounting_ads import accounting_ads
 from .cadence import Cadence
-from .cycle import CycleConfig, CycleMatch, CycleResult, Rejection
+from .cycle import CycleCarry, CycleConfig, CycleMatch, CycleResult, Rejection
 from .groups import GroupTree
 from .held_ads import HeldSlotAds
 from .log import LogLine, format_line
@@ -67,7 +66,7 @@ class Negotiator:
         self.accountant = accountant or self._load_accountant(template, priorities or {})
         self.groups: GroupTree | None = None  # the group tree of the last cycle
         # the slot columns of the last cycle, for the next (most slots did not change)
-        self.columns = ColumnCarry()
+        self.columns = CycleCarry()
         # the slot ads of the last snapshot: the next carries only those that changed
         self.slot_ads = HeldSlotAds()
         # userprio changes made while a cycle computes, replayed onto its accountant

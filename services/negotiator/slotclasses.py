@@ -267,15 +267,31 @@ def _typed_codes(table: SlotTable, name: str, rows: np.ndarray, codes: np.ndarra
 def _row_ids(key: np.ndarray) -> np.ndarray:
     """An id per row of ``key``, equal exactly where the rows are, numbered in the rows'
     lexicographic order (as ``np.unique(key, axis=0)`` numbers them), built a column at
-    a time: sorting whole rows is many times slower."""
-    gid = np.zeros(len(key), dtype=np.int64)
+    a time: sorting whole rows is many times slower. The columns are digits of one
+    number (each its range, or its distinct values where the range is wide), numbered
+    densely by one sort at the end (or whenever the number would pass 2**62)."""
+    n = len(key)
+    gid = np.zeros(n, dtype=np.int64)
+    if not n:
+        return gid
+    span = 1  # gid < span
     for k in range(key.shape[1]):
-        _u, code = np.unique(key[:, k], return_inverse=True)
-        code = code.reshape(-1)
-        # below n * n: no overflow for any table numpy can hold
-        _u, gid = np.unique(gid * (int(code.max(initial=0)) + 1) + code, return_inverse=True)
-        gid = gid.reshape(-1)
-    return gid
+        col = key[:, k]
+        lo, hi = int(col.min()), int(col.max())
+        if lo == hi:
+            continue  # the same in every row: no digit
+        if hi - lo < n:
+            code, size = col - lo, hi - lo + 1
+        else:
+            distinct, code = np.unique(col, return_inverse=True)
+            code, size = code.reshape(-1), len(distinct)
+        if span * size >= 2**62:
+            distinct, gid = np.unique(gid, return_inverse=True)
+            gid, span = gid.reshape(-1), len(distinct)
+        gid = gid * size + code
+        span *= size
+    _u, gid = np.unique(gid, return_inverse=True)
+    return gid.reshape(-1)
 
 
 @dataclass

@@ -16,7 +16,9 @@ from mockpool.classad.kernel import (
     Varying,
     evaluate_rows,
     match_vector,
+    value_keys,
 )
+from mockpool.classad.vector import X
 
 
 def _same(a, b) -> bool:
@@ -450,3 +452,93 @@ def test_tables_built_with_a_carry_evaluate_as_tables_built_afresh() -> None:
                     k,
                 )
     assert carry.reused > 0
+
+
+def test_a_carried_column_is_patched_where_the_ads_were_replaced() -> None:
+    """The same ad objects in the same places but a few: only those rows are read again;
+    a column whose replaced rows hold the same values' objects is the same column."""
+    carry = ColumnCarry()
+    ads = [a.copy() for a in SLOTS * 2]
+    first = SlotTable(ads, carry=carry)
+    memory, arch = first.column("Memory"), first.column("Arch")
+    again = ads.copy()
+    again[1] = ads[1].copy()  # a new ad sharing its values' objects
+    again[3] = ads[3].copy()
+    again[3]["Memory"] = 1024
+    table = SlotTable(again, carry=carry)
+    assert carry.changed is not None and carry.changed.tolist() == [1, 3]
+    assert table.column("Arch") is arch
+    patched = table.column("Memory")
+    assert patched is not memory and carry.patched == 1
+    got = CompiledExpr("Memory >= 2048").requirements_mask(table, None, "target")
+    # a 1024, b 4096, c 8192, d now 1024 (was Cpus * 2048), e no Memory; then the copies
+    assert got.tolist() == [False, True, True, False, False, False, True, True, True, False]
+    # a column the last table did not read is not patched from an older table's
+    older = again.copy()
+    older[0] = again[0].copy()
+    older[0]["Memory"] = 9999
+    SlotTable(older, carry=carry)  # reads nothing
+    newest = older.copy()
+    newest[2] = older[2].copy()
+    latest = SlotTable(newest, carry=carry)
+    got = CompiledExpr("Memory == 9999").requirements_mask(latest, None, "target")
+    assert got.tolist() == [True] + [False] * 9
+
+
+def test_patched_tables_evaluate_as_tables_built_afresh() -> None:
+    """Random replacements of ads between tables (the others the same objects), now and
+    then a row added or removed (the rows moved: built again): every expression gives
+    what a table without a carry gives."""
+    import random
+
+    rng = random.Random(11)
+    exprs = ['Memory >= 2048 && Arch == "x86_64"', "Cpus * 2 + Memory", "isUndefined(Memory)"]
+    carry = ColumnCarry()
+    ads = [a.copy() for a in SLOTS * 4]
+    for _round in range(40):
+        ads = ads.copy()
+        for _ in range(rng.choice([1, 2])):
+            k = rng.randrange(len(ads))
+            op = rng.random()
+            if op < 0.85:
+                ads[k] = ads[k].copy()
+                if rng.random() < 0.7:
+                    ads[k]["Memory"] = rng.choice([512, 2048, 2048.0, "big", None])
+                if rng.random() < 0.3:
+                    ads[k]["Arch"] = rng.choice(["x86_64", "aarch64", f"arch{_round}"])
+            elif op < 0.93 and len(ads) > 4:
+                del ads[k]
+            else:
+                ads.insert(k, rng.choice(SLOTS).copy())
+        carried = SlotTable(ads, carry=carry)
+        fresh = SlotTable(ads)
+        for text in exprs:
+            want = CompiledExpr(text).eval(fresh, JOB, "target")
+            got = CompiledExpr(text).eval(carried, JOB, "target")
+            for k in range(len(ads)):
+                assert _same(got.value_at(k, carried.pool), want.value_at(k, fresh.pool)), (
+                    text,
+                    k,
+                )
+    assert carry.patched > 10 and carry.reused > 10
+
+
+@settings(max_examples=150, deadline=None, derandomize=True)
+@given(slots=_slot_ads())
+def test_a_columns_distinct_values_are_those_of_a_sort_of_its_tagged_rows(slots) -> None:
+    """``uniques``: the literal values of a column in the order of a sort of the rows'
+    (type, value) keys, each row's index into them, and each value read at its first row."""
+
+    table = SlotTable(slots)
+    for name in _ATTRS:
+        col = table.column(name)
+        values, inverse = table.uniques(col)
+        tags, payload = value_keys(col.lit)
+        xmask = tags == X
+        payload[xmask] = np.flatnonzero(xmask)
+        _u, first, want = np.unique(
+            np.stack([tags, payload], axis=1), axis=0, return_index=True, return_inverse=True
+        )
+        assert inverse.tolist() == want.reshape(-1).tolist()
+        expect = [col.lit.value_at(int(r), table.pool) for r in first]
+        assert [_same(a, b) for a, b in zip(values, expect, strict=True)] == [True] * len(expect)
