@@ -18,10 +18,10 @@ Every evaluation spends a step budget (:mod:`.budget`): a vectorised node costs 
 from __future__ import annotations
 
 import operator
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from itertools import repeat
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -53,6 +53,7 @@ from .unparse import unparse
 from .values import ERROR, UNDEFINED
 from .vector import B, E, I, R, S, U, Vec, X
 
+T = TypeVar("T")
 CONST, ROWS = 0, 1  # which side an expression is evaluated on (its MY)
 _PREDICATES = {
     "isundefined": (U,),
@@ -89,7 +90,7 @@ class KernelStats:
 class Column:
     """One attribute over all rows: literal values, plus row groups holding expressions."""
 
-    __slots__ = ("derived", "exprs", "lit", "name", "present", "uniq")
+    __slots__ = ("exprs", "lit", "name", "present", "uniq")
 
     def __init__(
         self, name: str, present: np.ndarray, lit: Vec, exprs: list[tuple[np.ndarray, Expr]]
@@ -99,9 +100,6 @@ class Column:
         self.lit = lit
         self.exprs = exprs
         self.uniq: tuple[list[Any], np.ndarray] | None = None
-        # what a caller worked out from the column alone, kept with it (a carried
-        # column is the same column next cycle)
-        self.derived: dict[str, Any] = {}
 
 
 def _literal_of(e: Expr) -> tuple[bool, Any]:
@@ -164,6 +162,8 @@ class ColumnCarry:
         self.pool = V.StringPool()
         # key -> (rows' objects, their ids, column, the table it was last valid for)
         self._cols: dict[str, tuple[list[Any], np.ndarray, Column, int]] = {}
+        # key -> (a value read from each row's ad, the table it was read for)
+        self._reads: dict[str, tuple[list[Any], int]] = {}
         self._ads: list[Any] = []  # the last table's ads, alive so their ids stay theirs
         self._ad_ids = np.zeros(0, np.intp)
         self.table = 0  # tables begun
@@ -171,6 +171,7 @@ class ColumnCarry:
         self.reused = 0
         self.built = 0
         self.patched = 0
+        self.rows_read = 0  # rows ``per_row`` read (not carried)
 
     def begin(self, ads: Sequence[Any]) -> None:
         """A new table of ``ads``: which rows hold another ad than the last table's."""
@@ -180,12 +181,32 @@ class ColumnCarry:
         if len(self.pool.strings) > self.POOL_PER_ROW * max(n, 1_000):
             self.pool = V.StringPool()
             self._cols.clear()
+            self._reads.clear()
         elif len(ids) == len(self._ad_ids):
             changed = np.flatnonzero(ids != self._ad_ids)
             if len(changed) <= self.PATCH_FRACTION * n:
                 self.changed = changed
         self._ads, self._ad_ids = list(ads), ids
         self.table += 1
+
+    def per_row(self, key: str, ads: Sequence[Any], read: Callable[[Any], T]) -> list[T]:
+        """``[read(ad) for ad in ads]`` for the table just begun (``ads`` are its ads):
+        the last table's list, read again only at the rows whose ad was replaced, when
+        the last table read it too. ``read`` depends on its ad alone. The list is shared
+        with the next table's: never change it."""
+        last = self._reads.get(key)
+        if last is not None and last[1] == self.table - 1 and self.changed is not None:
+            out = last[0]
+            if len(self.changed):
+                out = out.copy()
+                for r in self.changed.tolist():
+                    out[r] = read(ads[r])
+            self.rows_read += len(self.changed)
+        else:
+            out = [read(ad) for ad in ads]
+            self.rows_read += len(out)
+        self._reads[key] = (out, self.table)
+        return out
 
     def patchable(self, key: str) -> tuple[list[Any], np.ndarray, Column] | None:
         """The column of ``key`` as the last table had it, if this table may patch it."""

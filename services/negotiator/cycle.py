@@ -447,7 +447,7 @@ class _Slots:
         self.has_cp = self._consumption_policy(empty)
         self.unclaimed = mask('State == "Unclaimed"')
         self.claimed = mask('State == "Claimed"')
-        self.names = self._names(empty, carried=carry is not None)
+        self.names = self._names(empty, None if carry is None else carry.slots)
         # Claim ids from the private ads, joined by Name.
         private = _PrivateAds(snapshot.private_ads, None if carry is None else carry.private)
         # Claimed slots stay candidates when preemption is considered (not p-slots, nor
@@ -539,19 +539,21 @@ class _Slots:
         # own (the re-offer test is also given a request's short-lived copies)
         self._rank_memo: dict[tuple[int, int, int], tuple[ClassAd, float]] = {}
 
-    def _names(self, empty: ClassAd, *, carried: bool) -> list[str]:
-        """Each slot's Name. Carried, the names are kept with a Name column that holds
-        literals only (a carried column holds the very objects it held last cycle)."""
-        col = self.table.column("Name") if carried else None
-        names = None if col is None else col.derived.get("names")
-        if names is None:
-            # read ad by ad: every name differs, so the column's pooled strings would only
-            # be given back
-            reads = (_string_attr(ad, "Name", empty, self.now) for ad in self.ads)
-            names = [x if x is not None else f"<slot {r}>" for r, x in enumerate(reads)]
-            if col is not None and not col.exprs:
-                col.derived["names"] = names
-        return names
+    def _names(self, empty: ClassAd, carry: ColumnCarry | None) -> list[str]:
+        """Each slot's Name (a literal, as startds send it, is kept with a carry: read
+        again only where the ad was replaced; an expression is evaluated each cycle)."""
+        if carry is None:
+            reads = [_string_attr(ad, "Name", empty, self.now) for ad in self.ads]
+        else:
+            reads = carry.per_row("Name", self.ads, _literal_name)
+            if _NOT_LITERAL in reads:
+                reads = [
+                    _string_attr(ad, "Name", empty, self.now) if x is _NOT_LITERAL else x
+                    for ad, x in zip(self.ads, reads, strict=True)
+                ]
+        if None not in reads:
+            return reads  # type: ignore[return-value]
+        return [x if x is not None else f"<slot {r}>" for r, x in enumerate(reads)]
 
     def _consumption_policy(self, empty: ClassAd) -> np.ndarray:
         """cp_supports_policy: a p-slot with MachineResources and Consumption<Res> for each
@@ -904,6 +906,28 @@ def _heap_key(pre: float, rank: float, post: float, state: float, prank: float, 
     return (-pre, -rank, -post, -state, -prank, row)
 
 
+_NOT_LITERAL = object()
+
+
+def _literal_name(ad: ClassAd) -> str | object | None:
+    """A slot ad's Name when it is a literal (a string, else None); _NOT_LITERAL when
+    it is an expression, whose value may change with the time."""
+    e = ad.lookup("Name")
+    if e is None:
+        return None
+    if type(e) is not Literal:
+        return _NOT_LITERAL
+    return e.value if isinstance(e.value, str) else None
+
+
+def _private_name(private: ClassAd) -> str | None:
+    return _string_attr(private, "Name")
+
+
+def _capability(private: ClassAd) -> str | None:
+    return _string_attr(private, "Capability")
+
+
 def _claim_ids(private: ClassAd, consumption_policy: bool) -> list[str]:
     """Unused claim ids of a slot: a consumption-policy p-slot's ClaimIdList, else its
     Capability."""
@@ -915,7 +939,7 @@ def _claim_ids(private: ClassAd, consumption_policy: bool) -> list[str]:
                 return ids
         elif isinstance(lst, str) and lst.strip():
             return [x for x in lst.replace(",", " ").split() if x]
-    cap = _string_attr(private, "Capability")
+    cap = _capability(private)
     return [cap] if cap else []
 
 
@@ -929,25 +953,18 @@ class CycleCarry:
 
 
 class _PrivateAds:
-    """The cycle's private ads by Name, with their claim ids. With a carry, what is read
-    from them alone is kept with their Name and Capability columns: a carried column
-    holds the same objects next cycle (only literals are kept: an expression may read
-    other attributes)."""
+    """The cycle's private ads by Name, with their claim ids. With a carry, their Names
+    and Capabilities are read again only where an ad was replaced."""
 
     def __init__(self, ads: Sequence[ClassAd], carry: ColumnCarry | None) -> None:
         self.ads = list(ads)
-        self.table = None if carry is None else SlotTable(self.ads, carry=carry)
-        name_col = None if self.table is None else self.table.column("Name")
-        rows = None if name_col is None else name_col.derived.get("rows")
-        if rows is None:
-            rows = {}
-            for k, p in enumerate(self.ads):
-                pname = _string_attr(p, "Name")
-                if pname is not None:
-                    rows[pname] = k
-            if name_col is not None and not name_col.exprs:
-                name_col.derived["rows"] = rows
-        self.rows: dict[str, int] = rows
+        self._carry = carry
+        if carry is not None:
+            carry.begin(self.ads)
+            names = carry.per_row("Name", self.ads, _private_name)
+        else:
+            names = [_private_name(p) for p in self.ads]
+        self.rows = {x: k for k, x in enumerate(names) if x is not None}
         self._caps: list[str | None] | None = None
 
     def claim_ids(self, slot_name: str, consumption_policy: bool) -> list[str]:
@@ -955,21 +972,12 @@ class _PrivateAds:
         k = self.rows.get(slot_name)
         if k is None:
             return []
-        if consumption_policy or self.table is None:
+        if consumption_policy or self._carry is None:
             return _claim_ids(self.ads[k], consumption_policy)
-        cap = self._capabilities(self.table)[k]
-        return [cap] if cap else []
-
-    def _capabilities(self, table: SlotTable) -> list[str | None]:
         if self._caps is None:
-            col = table.column("Capability")
-            caps = col.derived.get("strings")
-            if caps is None:
-                caps = [_string_attr(p, "Capability") for p in self.ads]
-                if not col.exprs:
-                    col.derived["strings"] = caps
-            self._caps = caps
-        return self._caps
+            self._caps = self._carry.per_row("Capability", self.ads, _capability)
+        cap = self._caps[k]
+        return [cap] if cap else []
 
 
 class PslotConsumption:

@@ -542,3 +542,34 @@ def test_a_columns_distinct_values_are_those_of_a_sort_of_its_tagged_rows(slots)
         assert inverse.tolist() == want.reshape(-1).tolist()
         expect = [col.lit.value_at(int(r), table.pool) for r in first]
         assert [_same(a, b) for a, b in zip(values, expect, strict=True)] == [True] * len(expect)
+
+
+def test_per_row_reads_are_read_again_only_where_the_ad_was_replaced() -> None:
+    carry = ColumnCarry()
+    ads = [a.copy() for a in SLOTS * 2]
+    read: list[str] = []
+
+    def name(ad: ClassAd) -> str:
+        read.append(ad.eval("Name"))
+        return ad.eval("Name")
+
+    SlotTable(ads, carry=carry)
+    assert carry.per_row("Name", ads, name) == [a.eval("Name") for a in ads]
+    assert len(read) == 10
+    again = ads.copy()
+    again[7] = ads[7].copy()
+    again[7]["Name"] = "slot9@z"
+    SlotTable(again, carry=carry)
+    read.clear()
+    got = carry.per_row("Name", again, name)
+    assert read == ["slot9@z"] and got[7] == "slot9@z" and got[6] == "slot1@b"
+    moved = again[1:]  # every row moved: all read
+    SlotTable(moved, carry=carry)
+    read.clear()
+    assert carry.per_row("Name", moved, name) == [a.eval("Name") for a in moved]
+    assert len(read) == 9
+    SlotTable(moved, carry=carry)  # a table that does not read Name
+    SlotTable(moved, carry=carry)
+    read.clear()
+    carry.per_row("Name", moved, name)
+    assert len(read) == 9  # not carried past a table that did not read it

@@ -944,4 +944,6 @@ def test_cycles_that_carry_their_columns_match_as_cycles_that_do_not():
         assert [m[:7] for m in got.matches] == [m[:7] for m in want.matches], rnd
         served += len(got.matches)
     assert served > 40
-    assert carry.slots.reused > 0 and carry.private.reused > 0
+    assert carry.slots.reused > 0
+    # Name and Capability of 13 private ads: read in full once each, then where replaced
+    assert 2 * 13 < carry.private.rows_read < 2 * 13 * 4
