@@ -142,6 +142,28 @@ def test_the_repeating_part_is_decoded_once() -> None:
     assert (dec.hits, dec.misses) == (2, 2)
 
 
+def test_a_full_decoder_drops_the_part_used_least_recently() -> None:
+    """Three slots' parts in a decoder that keeps two: the third drops the part not
+    used for longest, one at a time (never all at once), and what is kept still hits."""
+    dec = PrefixDecoder(capacity=2)
+
+    def slot(name: str, state: str = "Unclaimed") -> tuple[bytes, int]:
+        head = ad_to_bytes(ClassAd(MyType="Machine", Name=name, State=state))
+        return head + ad_to_bytes(ClassAd(MyCurrentTime=1)), len(head)
+
+    a, b, c = slot("slot1@a"), slot("slot1@b"), slot("slot1@c")
+    for raw, prefix in (a, b, a, c):  # a used after b: b is the least recent
+        dec.decode(raw, prefix)
+    assert (dec.hits, dec.misses, len(dec)) == (1, 3, 2)
+    dec.decode(*a)  # kept
+    dec.decode(*c)  # kept
+    assert (dec.hits, dec.misses) == (3, 3)
+    dec.decode(*b)  # dropped: decoded again, and a (least recent now) makes room
+    assert (dec.hits, dec.misses, len(dec)) == (3, 4, 2)
+    dec.decode(*c)
+    assert dec.hits == 4
+
+
 def test_ads_decoded_with_a_prefix_are_their_own() -> None:
     dec = PrefixDecoder()
     raw, prefix = _slot_bytes("Unclaimed", 10)
@@ -164,7 +186,7 @@ def test_any_hint_decodes_what_the_plain_decoder_does(pairs, data) -> None:
     boundaries = [len(_reference_bytes(pairs[:k])) for k in range(len(pairs) + 1)]
     prefix = data.draw(st.one_of(st.integers(-5, 2000), st.sampled_from([0, *boundaries])))
     dec = PrefixDecoder(capacity=2)
-    for _ in range(3):  # a miss, then hits (or a full cache, cleared)
+    for _ in range(3):  # a miss, then hits (or a full cache, its oldest part dropped)
         assert _same(dec.decode(raw, prefix), ad_from_bytes(raw))
         prefix = data.draw(st.sampled_from([prefix, 0, len(raw), prefix + 1]))
 
