@@ -421,6 +421,7 @@ class Schedd:
         self._reported: set[str] = set()  # bad records already reported (history)
         self._alive_sent: dict[str, float] = {}  # startd address -> last keepalive sent
         self._reconnect_asked: set[str] = set()  # startds asked about reloaded claims
+        self.alive_next: float | None = None  # next_keepalive() as the last alive_round left it
         # when the ads go to the collector, and whether a reschedule follows them
         self.ad_cadence = AdCadence.from_config(config, now)
         self._load(now)
@@ -1424,13 +1425,19 @@ class Schedd:
             )
         return claim.alive_every or max(MIN_ALIVE_EVERY, interval)
 
-    def _keepalive_times(self) -> tuple[dict[str, float], list[tuple[float, HeldClaim]]]:
+    def _keepalive_times(
+        self,
+    ) -> tuple[dict[str, float], list[tuple[float, HeldClaim]], dict[str, float]]:
         """One look over the claims (a schedd holds thousands): per startd address, when
         its claims next need a keepalive (each claim within its period of being made or
         of the last keepalive to that startd; a claim loaded at a restart at once, the
         reconnect), and (when the schedd gives up on it, claim) for every claim past its
-        request (a reconnecting claim's lease runs from the restart's first keepalive)."""
+        request (a reconnecting claim's lease runs from the restart's first keepalive);
+        and per address the shortest period of its claims (when the next is due once
+        one is sent now; reconnecting claims left out, whose first keepalive is a
+        reconnect)."""
         due: dict[str, float] = {}
+        every: dict[str, float] = {}
         leases: list[tuple[float, HeldClaim]] = []
         sent, asked = self._alive_sent, self._reconnect_asked
         for claim in self.claims.values():
@@ -1440,18 +1447,26 @@ class Schedd:
             if claim.reconnecting and addr not in asked:
                 t = claim.since
             else:
-                t = max(sent.get(addr, claim.since), claim.since) + self._alive_every(claim)
+                period = self._alive_every(claim)
+                t = max(sent.get(addr, claim.since), claim.since) + period
                 if claim.lease > 0:
                     leases.append((claim.heard + claim.lease, claim))
+                if period < every.get(addr, math.inf):
+                    every[addr] = period
             if t < due.get(addr, math.inf):
                 due[addr] = t
-        return due, leases
+        return due, leases, every
 
     def next_keepalive(self) -> float | None:
         """When :meth:`alive_round` next has something to do (None: no claims): a
         keepalive to send or a lease to give up on."""
-        due, leases = self._keepalive_times()
-        times = list(due.values())
+        due, leases, _every = self._keepalive_times()
+        return self._next_alive(due.values(), leases)
+
+    def _next_alive(
+        self, due: Iterable[float], leases: list[tuple[float, HeldClaim]]
+    ) -> float | None:
+        times = list(due)
         times += [t for t, _ in leases]
         times += [min(u.until, u.again) for u in self._unsure.values()]
         return min(times, default=None)
@@ -1459,9 +1474,10 @@ class Schedd:
     def alive_round(self, now: float) -> tuple[Outbox, dict[str, list[str]]]:
         """What is due now: claims whose startd has not answered for a whole lease are
         given up (the job is Idle again, as HTCondor's shadow gives up reconnecting once
-        the job lease has run out), then the keepalives to send."""
+        the job lease has run out), then the keepalives to send. Sets :attr:`alive_next`,
+        :meth:`next_keepalive` as the round leaves the claims (without a second look)."""
         out = Outbox()
-        due, leases = self._keepalive_times()
+        due, leases, every = self._keepalive_times()
         changed = False
         for deadline, claim in leases:
             if deadline <= now:
@@ -1475,7 +1491,17 @@ class Schedd:
                 u.again = now + self._alive_every(u.claim)
                 out.releases[u.claim.startd_address].append(cid)
         self._commit()
-        return out, self.keepalives_due(now, None if changed else due)
+        asked = len(self._reconnect_asked)
+        keepalives = self.keepalives_due(now, None if changed else due)
+        if changed or len(self._reconnect_asked) != asked:
+            # claims given up, or reconnects asked (their leases start now): look again
+            self.alive_next = self.next_keepalive()
+        else:
+            # a startd sent a keepalive now is next due a period of its claims from now
+            for addr in keepalives:
+                due[addr] = now + every[addr]
+            self.alive_next = self._next_alive(due.values(), leases)
+        return out, keepalives
 
     def _give_up(self, claim: HeldClaim, now: float, out: Outbox) -> None:
         job = claim.job

@@ -728,7 +728,7 @@ class ScheddService(sgrpc.ScheddServicer):
                         # in the background: a startd that does not answer (catatonic)
                         # must not hold up the keepalives to others nor giving up on it
                         self._spawn(self._keepalive_one(core, address, claim_ids))
-                times = [t for c in self.cores.values() if (t := c.next_keepalive()) is not None]
+                times = [t for c in self.cores.values() if (t := c.alive_next) is not None]
                 due = min(times, default=math.inf)
                 waits = [asyncio.ensure_future(self._alive_wake.wait())]
                 if times:

@@ -268,6 +268,8 @@ class ClaimProtocol(RuleBasedStateMachine):
             self.network.append(self._exit_message(x))
         for s in self.schedds.values():
             given_up, due = s.alive_round(self.now)
+            # the round's own account of what is next is a fresh look's
+            assert s.alive_next == s.next_keepalive()
             self._send(s, given_up)
             for ids in due.values():
                 self.network.append(Message("keepalive", self._keepalive(s, list(ids))))

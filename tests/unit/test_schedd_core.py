@@ -810,6 +810,28 @@ def test_keepalives_per_startd_at_each_claims_own_period(path: Path) -> None:
     assert s.next_keepalive() is None and s.keepalives_due(1000.0) == {}
 
 
+def test_an_alive_round_says_when_the_next_is_due(path: Path) -> None:
+    """The same claims through alive_round: exec1 (every 20 s, lease 60, claimed at 10)
+    and exec2 (every 300 s, claimed at 15). A round that sends exec1's keepalive at 30
+    says 30 + 20 = 50 is next; at 50, 70; at 60 nothing is sent: still 70. With no answer
+    after 90, exec1's claim is given up at 200 (heard at 90, lease 60): exec2's at 315
+    is next."""
+    s = make(path)
+    s.submit(SLEEP + "job_lease_duration = 60\nqueue\n", "a.sub", "alice", 0.0)
+    s.submit(SLEEP + "queue\n", "b.sub", "alice", 0.0)
+    c1 = start(s, "1.0", 1, 10.0)
+    c2 = start(s, "2.0", 2, 15.0, host="exec2:1")
+    for now, nxt in ((30.0, 50), (50.0, 70), (70.0, 90), (90.0, 110)):
+        assert s.alive_round(now)[1] == {"exec1:1": [c1]} and s.alive_next == nxt
+        s.on_keepalive_answer([c1], [], now)
+        if now == 50.0:
+            assert s.alive_round(60.0)[1] == {} and s.alive_next == 70
+    _given_up, sent = s.alive_round(200.0)
+    assert sent == {} and v(job_ad(s, "1.0"), "JobStatus") == IDLE
+    assert s.alive_next == 315 == s.next_keepalive()
+    assert s.alive_round(315.0)[1] == {"exec2:1": [c2]} and s.alive_next == 615
+
+
 def test_keepalive_period_floor_is_ten_seconds(path: Path) -> None:
     s = make(path, config="ALIVE_INTERVAL = 5\n")
     s.submit(SLEEP + "queue\n", "a.sub", "alice", 0.0)
