@@ -413,6 +413,16 @@ def test_a_carried_column_is_reused_while_its_rows_hold_the_same_objects() -> No
     assert got.tolist() == [True, False, True, True, False]
 
 
+def _evaluate_as_afresh(carried: SlotTable, ads: list[ClassAd], exprs: list[str]) -> None:
+    """Every expression on a table built with a carry gives what a fresh table gives."""
+    fresh = SlotTable(ads)
+    for text in exprs:
+        want = CompiledExpr(text).eval(fresh, JOB, "target")
+        got = CompiledExpr(text).eval(carried, JOB, "target")
+        for k in range(len(ads)):
+            assert _same(got.value_at(k, carried.pool), want.value_at(k, fresh.pool)), (text, k)
+
+
 def test_tables_built_with_a_carry_evaluate_as_tables_built_afresh() -> None:
     """Random edits between tables (values changed, rows added and removed, strings new
     to the pool): every expression gives what a table without a carry gives."""
@@ -441,16 +451,7 @@ def test_tables_built_with_a_carry_evaluate_as_tables_built_afresh() -> None:
                 del ads[k]
             else:
                 ads.insert(k, rng.choice(SLOTS).copy())
-        carried = SlotTable(ads, carry=carry)
-        fresh = SlotTable(ads)
-        for text in exprs:
-            want = CompiledExpr(text).eval(fresh, JOB, "target")
-            got = CompiledExpr(text).eval(carried, JOB, "target")
-            for k in range(len(ads)):
-                assert _same(got.value_at(k, carried.pool), want.value_at(k, fresh.pool)), (
-                    text,
-                    k,
-                )
+        _evaluate_as_afresh(SlotTable(ads, carry=carry), ads, exprs)
     assert carry.reused > 0
 
 
@@ -510,16 +511,7 @@ def test_patched_tables_evaluate_as_tables_built_afresh() -> None:
                 del ads[k]
             else:
                 ads.insert(k, rng.choice(SLOTS).copy())
-        carried = SlotTable(ads, carry=carry)
-        fresh = SlotTable(ads)
-        for text in exprs:
-            want = CompiledExpr(text).eval(fresh, JOB, "target")
-            got = CompiledExpr(text).eval(carried, JOB, "target")
-            for k in range(len(ads)):
-                assert _same(got.value_at(k, carried.pool), want.value_at(k, fresh.pool)), (
-                    text,
-                    k,
-                )
+        _evaluate_as_afresh(SlotTable(ads, carry=carry), ads, exprs)
     assert carry.patched > 10 and carry.reused > 10
 
 
