@@ -44,6 +44,7 @@ __all__ = [
     "Transport",
     "WireGuard",
     "call",
+    "can_hand_over",
     "handover_wanted",
     "clip_detail",
     "make_channel",
@@ -183,12 +184,21 @@ HANDOVER = ("mockpool-handover", "objects")
 class Handover:
     """A reply handed to a caller in the handler's own process as the objects it holds,
     not serialised: a collector's snapshot of 100,000 ads that its negotiator would
-    decode again. The objects are immutable once stored, as a decoded ad is."""
+    decode again. The objects are immutable once stored, as a decoded ad is. A request
+    may be one too (``can_hand_over``): the caller's records for the servicer, which
+    owns them from then on (a startd's ad updates for its collector)."""
 
     __slots__ = ("value",)
 
     def __init__(self, value: Any) -> None:
         self.value = value
+
+
+def can_hand_over(channel: Any) -> bool:
+    """Whether calls on ``channel`` reach a daemon of this process (the in-process
+    transport), which a caller may then send its records as they are (``Handover`` as
+    the request: no message is built, the servicer takes the records)."""
+    return getattr(channel, "in_process", False)
 
 
 def handover_wanted(context: Any) -> bool:

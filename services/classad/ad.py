@@ -50,12 +50,18 @@ class ClassAd(MutableMapping[str, Expr]):
     def from_exprs(cls, pairs: Iterable[tuple[str, Expr]], base: ClassAd | None = None) -> ClassAd:
         """An ad from (name, expression tree) pairs, names already checked non-empty: the
         wire decoder's path, which builds hundreds of thousands of ads a run. ``base``: an
-        ad without nested ads whose bindings come first (copied in one step; a startd's
-        machine constants, shared by its slot ads)."""
+        ad whose bindings come first (copied in one step, its nested ads each copied for
+        the new ad; a startd's machine constants, shared by its slot ads)."""
         ad = cls()
         if base is not None:
-            assert not base._nested, "a base ad's nested ads would be shared"
-            ad._attrs = base._attrs.copy()
+            if base._nested:  # a nested ad belongs to one ad: it looks up its holder
+                ad._attrs = base.copy()._attrs
+                ad._nested = True
+                for _n, e in ad._attrs.values():
+                    if type(e) is AdExpr:
+                        e.ad.parent = ad
+            else:
+                ad._attrs = base._attrs.copy()
         attrs = ad._attrs
         for name, expr in pairs:
             if type(expr) is AdExpr:

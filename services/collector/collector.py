@@ -42,7 +42,9 @@ class CollectorUpdate:
     index: int  # its place in its request, for error lines
     ad_type: str
     ad: ClassAd | None
-    raw: bytes = b""  # the ad's bytes as sent (the store answers queries with them)
+    # the ad's bytes as sent (the store answers queries with them); None: an ad handed
+    # over in-process, encoded when a query needs it
+    raw: bytes | None = None
     invalidate: bool = False
     stable_prefix: int = 0  # the sender's repeating part (see AdStore.update)
     name: str = ""  # the ad's Name, for the error line of an ad that did not decode

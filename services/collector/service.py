@@ -173,20 +173,27 @@ class CollectorService(cgrpc.CollectorServicer):
 
     # -- RPCs --------------------------------------------------------------------
     async def Advertise(
-        self, request: cpb.AdvertiseRequest, context: grpc.aio.ServicerContext
+        self, request: cpb.AdvertiseRequest | rpc.Handover, context: grpc.aio.ServicerContext
     ) -> cpb.AdvertiseReply:
         """Apply each update on its own; a refused one is an error line, not a failure."""
         self.calls["advertise_calls"] += 1
         room_for(len(self.store))  # every stored ad's repeating part
         accepted = 0
         errors: list[str] = []
-        updates = list(request.updates)
+        # a startd of this process hands over its records (rpc.can_hand_over)
+        handed: list[CollectorUpdate] | None = (
+            request.value if isinstance(request, rpc.Handover) else None
+        )
+        updates = handed if handed is not None else list(request.updates)
         # a big batch must not starve queries, nor the other daemons of this actor: in
         # turns of a few ads (256 updates held the central actor's loop 30 to 60 ms)
         async for part in turns.in_turns(range(len(updates)), turns.ADS_PER_TURN):
-            took, refused = self.core.advertise(
-                (_received(i, updates[i]) for i in part), self.ctx.clock.now()
+            received = (
+                (handed[i] for i in part)
+                if handed is not None
+                else (_received(i, updates[i]) for i in part)
             )
+            took, refused = self.core.advertise(received, self.ctx.clock.now())
             accepted += took
             errors += refused
         self._emit()

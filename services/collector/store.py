@@ -180,6 +180,11 @@ class AdRecord:
             attrs = self._attr_wire = _split_attributes(self.wire())
         return b"".join(attrs[k] for k in keep if k in attrs)
 
+    def known_wire(self, keep: frozenset[str] | None) -> bytes | None:
+        """``projected_wire(keep)`` if the ad's bytes are at hand (as received), else
+        None (an ad handed over in-process is encoded only when something needs it)."""
+        return None if self._wire is None else self.projected_wire(keep)
+
     def projected(self, keep: frozenset[str] | None) -> ClassAd:
         """A copy of the ad with only the attributes in ``keep`` (lower-case); None = all."""
         if keep is None:

@@ -388,7 +388,11 @@ class NegotiatorService(ngrpc.NegotiatorServicer):
             snap: CollectorSnapshot = raw.value
             keep = snap.keep
             slot_ads = [r.ad if keep is None else r.projected(keep) for r in snap.slots]
-            decoder.adopt(slot_ads, [r.projected_wire(keep) for r in snap.slots])
+            wires = [r.known_wire(keep) for r in snap.slots]
+            decoder.adopt(
+                [a for a, w in zip(slot_ads, wires, strict=True) if w is not None],
+                [w for w in wires if w is not None],
+            )
             slots, private = self.core.slot_ads.merge(
                 snap.epoch,
                 snap.seq,

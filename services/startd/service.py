@@ -35,7 +35,9 @@ from .. import rpc, turns
 from ..auth import Role, caller
 from ..claimid import from_sinful
 from ..classad import ClassAd, Expr, unparse
+from ..classad.tree import Literal
 from ..classad.unparse import quote_string
+from ..collector.collector import CollectorUpdate
 from ..config import ConfigDict
 from ..daemon import RPC_TIMEOUT, DaemonContext, ReplyCache, sleep_until_or
 from ..v1 import (
@@ -49,7 +51,7 @@ from ..v1 import startd_pb2 as pb
 from ..wire import WireError, ad_from_pb, ad_to_pb, framed_batches
 from .host import StartdHost
 from .machine import JobExitRecord, Machine, StartdError
-from .slots import VOLATILE, AdValue, Slot, ad_pairs, private_ad, volatile_values
+from .slots import VOLATILE, AdValue, Slot, ad_pairs, private_ad, public_ad, volatile_values
 
 log = logging.getLogger(__name__)
 
@@ -133,6 +135,9 @@ class StartdService:
         # slot name -> (slot, its version, its serialized public ad less the VOLATILE
         # attributes, its serialized private ad), both as AdUpdates
         self._ad_cache: dict[str, tuple[Slot, int, bytes, bytes]] = {}
+        # slots whose ads were handed over in-process: the version sent, its public ad
+        # (clocks as when built) and private ad
+        self._handed: dict[str, tuple[Slot, int, ClassAd, ClassAd]] = {}
         self._pending_exits: dict[str, list[schedd_pb2.JobExit]] = {}
         self._senders: dict[str, asyncio.Task[None]] = {}
         self._moved: dict[str, str] = {}  # schedd address -> where it came back (collector)
@@ -357,20 +362,58 @@ class StartdService:
 
     def _invalidations(self, machines: list[Machine]) -> list[bytes]:
         """The pending invalidations, these machines' removed slots among them."""
-        for m in machines:
-            for slot_name in m.take_removed():
-                self._invalidate.append((m.name, slot_name))
-                self._ad_cache.pop(slot_name, None)
         updates: list[bytes] = []
-        for machine_name, slot_name in self._invalidate:
-            m = self.host.machines.get(machine_name)
-            if m is not None and slot_name in m.slots:
-                continue  # the name is in use again: its new ad replaces the old one
+        for slot_name in self._invalidated(machines):
             key = ClassAd({"Name": slot_name})
             for ad_type in ("Machine", "MachinePrivate"):
                 update = collector_pb2.AdUpdate(ad_type=ad_type, ad=ad_to_pb(key), invalidate=True)
                 updates.append(update.SerializeToString())
         return updates
+
+    def _invalidated(self, machines: list[Machine]) -> list[str]:
+        """The names of the slots whose ads are to be invalidated, these machines'
+        removed slots among them."""
+        for m in machines:
+            for slot_name in m.take_removed():
+                self._invalidate.append((m.name, slot_name))
+                self._ad_cache.pop(slot_name, None)
+                self._handed.pop(slot_name, None)
+        names = []
+        for machine_name, slot_name in self._invalidate:
+            m = self.host.machines.get(machine_name)
+            if m is not None and slot_name in m.slots:
+                continue  # the name is in use again: its new ad replaces the old one
+            names.append(slot_name)
+        return names
+
+    def _records(self, machines: list[Machine], now: float, *, only_changed: bool) -> list[Any]:
+        """What ``build_updates`` serialises, as the collector's own records: handed to a
+        collector of this process (a virtual run), no message is built or decoded. Each
+        slot's ad is a new ad sharing the values of the slot's current one."""
+        out: list[CollectorUpdate] = []
+        for slot_name in self._invalidated(machines):
+            for ad_type in ("Machine", "MachinePrivate"):
+                key = ClassAd({"Name": slot_name})
+                out.append(CollectorUpdate(len(out), ad_type, key, invalidate=True))
+        for m in machines:
+            seq = m.next_sequence()
+            for slot in m.ordered_slots():
+                seen = self._handed.get(slot.name)
+                fresh = seen is not None and seen[0] is slot and seen[1] == slot.version
+                if only_changed and fresh:
+                    continue
+                if not fresh:
+                    base = public_ad(slot, m.info, now, seq)
+                    seen = (slot, slot.version, base, private_ad(slot, m.info))
+                    self._handed[slot.name] = seen
+                assert seen is not None
+                # the slot's ad with this update's clocks (the base holds them in place)
+                clocks = zip(VOLATILE, map(Literal, volatile_values(slot, now, seq)))
+                out.append(
+                    CollectorUpdate(len(out), "Machine", ClassAd.from_exprs(clocks, seen[2]))
+                )
+                out.append(CollectorUpdate(len(out), "MachinePrivate", seen[3].copy()))
+        return out
 
     def _slot_updates(
         self, machines: list[Machine], now: float, *, only_changed: bool
@@ -417,6 +460,9 @@ class StartdService:
             elif isinstance(value, str):
                 attr.literal.str = value
             elif isinstance(value, list):
+                # an empty list too is a list (ChildCpus = {} of a p-slot with no
+                # children), not an unset literal, which reads as UNDEFINED
+                attr.literal.list.SetInParent()
                 items = attr.literal.list.items
                 for v in value:  # ChildCpus, ChildMemory; Available<Res> of plain ids
                     if isinstance(v, str):
@@ -440,22 +486,33 @@ class StartdService:
         The ads are built a few machines at a time, with turns for the loop between (a
         full round of 2,500 slots held it 0.2 s)."""
         versions = {m.name: m.version for m in machines}
-        updates = self._invalidations(machines)
-        async for part in turns.in_turns(machines, _MACHINES_PER_TURN):
-            updates += self._slot_updates(part, now, only_changed=only_changed)
-        if not updates:
+        address = self.ctx.collector_address
+        channel = self.ctx.channel(address) if address else None
+        requests: list[tuple[int, bytes | rpc.Handover]] = []
+        if channel is not None and rpc.can_hand_over(channel):
+            records: list[Any] = []
+            async for part in turns.in_turns(machines, _MACHINES_PER_TURN):
+                records += self._records(part, now, only_changed=only_changed)
+            if records:
+                requests.append((len(records), rpc.Handover(records)))
+        else:
+            updates = self._invalidations(machines)
+            async for part in turns.in_turns(machines, _MACHINES_PER_TURN):
+                updates += self._slot_updates(part, now, only_changed=only_changed)
+            requests = list(_requests(updates, MAX_ADVERTISE_BYTES))
+        if not requests:
             return True
-        if not self.ctx.collector_address:
+        if channel is None:
             return False
         # AdvertiseRequest bytes made from the serialized updates (field 1, repeated)
-        advertise = self.ctx.channel(self.ctx.collector_address).unary_unary(
+        advertise = channel.unary_unary(
             "/mockpool.v1.Collector/Advertise",
             request_serializer=None,
             response_deserializer=collector_pb2.AdvertiseReply.FromString,
         )
         self.stats["advertise_rounds"] += 1
         try:
-            for count, request in _requests(updates, MAX_ADVERTISE_BYTES):
+            for count, request in requests:
                 reply = await rpc.call(advertise, request, timeout=RPC_TIMEOUT)
                 for line in reply.errors:
                     log.warning("collector refused an update: %s", line)
@@ -466,6 +523,7 @@ class StartdService:
             for m in machines:  # not sent: the retry must build (and send) them again
                 for slot in m.ordered_slots():
                     self._ad_cache.pop(slot.name, None)
+                    self._handed.pop(slot.name, None)
             return False
         self._invalidate.clear()
         for m in machines:

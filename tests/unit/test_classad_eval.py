@@ -933,3 +933,15 @@ def test_evaluate_accepts_parsed_tree():
     tree = parse_expr("A * 2")
     check(tree, 6, ClassAd({"A": 3}))
     check(tree, U)
+
+
+def test_an_ad_built_on_a_base_with_nested_ads_holds_copies_of_them() -> None:
+    """ClassAd.from_exprs(pairs, base): the base's nested ads are copied for the new ad
+    (a nested ad looks attributes up in the ad that holds it), the base is unchanged."""
+    base = ClassAd(X=1)
+    base["Inner"] = parse_expr("[a = 1; b = X]")
+    ad = ClassAd.from_exprs([("X", parse_expr("2")), ("Y", parse_expr("3"))], base)
+    assert evaluate(parse_expr("Inner.b"), ad) == 2  # its holder's X
+    assert evaluate(parse_expr("Inner.b"), base) == 1
+    assert ad.lookup("Inner") is not base.lookup("Inner") and ad.eval("Y") == 3
+    assert list(base.keys()) == ["X", "Inner"]

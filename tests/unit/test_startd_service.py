@@ -18,7 +18,7 @@ from mockpool.clock import ManualClock
 from mockpool.config import parse_config
 from mockpool.daemon import DaemonContext, EventLog
 from mockpool.startd.service import RETRY_INTERVAL, UPDATE_DELAY, StartdService, _requests
-from mockpool.startd.slots import private_ad, public_ad
+from mockpool.startd.slots import current_ad, private_ad, public_ad
 from mockpool.v1 import (
     collector_pb2,
     collector_pb2_grpc,
@@ -27,7 +27,7 @@ from mockpool.v1 import (
     startd_pb2_grpc,
 )
 from mockpool.v1 import startd_pb2 as pb
-from mockpool.wire import ad_from_pb, ad_to_pb
+from mockpool.wire import ad_from_bytes, ad_from_pb, ad_to_pb
 
 
 class FakeCollector(collector_pb2_grpc.CollectorServicer):
@@ -530,6 +530,58 @@ async def test_wire_ads_equal_the_core_ads_including_cached_rounds(pool: Pool) -
         assert {n: got["MachinePrivate", n] for n in want_priv} == want_priv
         assert got["Machine", "slot1_1@exec0001"].eval("TotalTimeClaimedIdle") == int(now)
     assert heads[0] == heads[1]
+
+
+def test_a_pslot_without_children_advertises_empty_child_lists(tmp_path: Path) -> None:
+    """HTCondor's startd rolls its dynamic slots' attributes up into the p-slot's ad as
+    lists, an empty one while it has none (Resource::rollupAttrs writes "{}"): on the
+    wire too an empty list, not an unset value read back as UNDEFINED."""
+    clock = ManualClock()
+    ctx = DaemonContext(clock, parse_config(""), auth.make_secret(), "", EventLog(clock), tmp_path)
+    cfg = parse_config("NUM_CPUS = 4\nSLOT_TYPE_1_PARTITIONABLE = True\n", "m.conf")
+    ctx.address = "127.0.0.1:9618"  # the machines' claim ids name it
+    svc = StartdService(ctx, [("exec1", cfg)])
+    svc._build_machines()
+    updates, _ = svc.build_updates([svc.machines["exec1"]], 0.0)
+    [pslot] = [
+        ad_from_pb(u.ad)
+        for u in map(collector_pb2.AdUpdate.FromString, updates)
+        if u.ad_type == "Machine"
+    ]
+    assert pslot.eval("PartitionableSlot") is True
+    assert pslot.eval("ChildCpus") == [] and pslot.eval("ChildMemory") == []
+
+
+def test_records_handed_over_in_process_are_the_ads_the_wire_carries(tmp_path: Path) -> None:
+    """A startd whose collector is in its process hands over the collector's records:
+    the same ads, attribute for attribute, as the bytes it would send decode to, each the
+    collector's own (storing one changes nothing the startd holds)."""
+    from mockpool.collector.collector import Collector
+
+    clock = ManualClock()
+    ctx = DaemonContext(clock, parse_config(""), auth.make_secret(), "", EventLog(clock), tmp_path)
+    ctx.address = "127.0.0.1:9618"
+    cfg = parse_config("NUM_CPUS = 4\nSLOT_TYPE_1_PARTITIONABLE = True\n", "m.conf")
+    svc = StartdService(ctx, [("exec1", cfg)])
+    svc._build_machines()
+    m = svc.machines["exec1"]
+    m.next_sequence = lambda: 7  # both rounds build the same sequence number
+    updates, _ = svc.build_updates([m], 30.0)
+    sent = {
+        (u.ad_type, ad_from_pb(u.ad).eval("Name")): ad_from_pb(u.ad)
+        for u in map(collector_pb2.AdUpdate.FromString, updates)
+    }
+    records = svc._records([m], 30.0, only_changed=False)
+    assert {(r.ad_type, r.ad.eval("Name")): r.ad for r in records} == sent
+    collector = Collector(parse_config(""))
+    assert collector.advertise(records, 31.0) == (len(records), [])
+    [slot] = m.ordered_slots()
+    assert current_ad(slot, m.info, 30.0, 7).lookup("LastHeardFrom") is None
+    stored = collector.store.get("Machine", slot.name)
+    assert stored is not None and stored.known_wire(None) is None  # encoded when asked
+    assert ad_from_bytes(stored.wire()) == stored.ad
+    # unchanged since: nothing to hand over but the changed slots
+    assert svc._records([m], 40.0, only_changed=True) == []
 
 
 def test_advertise_requests_split_by_size() -> None:
