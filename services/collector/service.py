@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import grpc
@@ -72,8 +74,9 @@ def _query_reply(
     return b"".join(frame_parts(1, [r.projected_wire(keep) for r in selected]))
 
 
-def _received(index: int, upd: cpb.AdUpdate) -> CollectorUpdate:
-    """An update decoded for the core (or the reason it did not decode)."""
+def _received(updates: Sequence[cpb.AdUpdate], index: int) -> CollectorUpdate:
+    """Update ``index`` decoded for the core (or the reason it did not decode)."""
+    upd = updates[index]
     try:
         raw = upd.ad.SerializeToString()
         ad = PARTS.decode(raw, upd.stable_prefix)
@@ -180,20 +183,17 @@ class CollectorService(cgrpc.CollectorServicer):
         room_for(len(self.store))  # every stored ad's repeating part
         accepted = 0
         errors: list[str] = []
-        # a startd of this process hands over its records (rpc.can_hand_over)
-        handed: list[CollectorUpdate] | None = (
-            request.value if isinstance(request, rpc.Handover) else None
-        )
-        updates = handed if handed is not None else list(request.updates)
+        update_at: Callable[[int], CollectorUpdate]
+        if isinstance(request, rpc.Handover):  # a startd of this process: its records
+            updates: Sequence[Any] = request.value
+            update_at = updates.__getitem__
+        else:  # decoded as their turn comes
+            updates = list(request.updates)
+            update_at = functools.partial(_received, updates)
         # a big batch must not starve queries, nor the other daemons of this actor: in
         # turns of a few ads (256 updates held the central actor's loop 30 to 60 ms)
         async for part in turns.in_turns(range(len(updates)), turns.ADS_PER_TURN):
-            received = (
-                (handed[i] for i in part)
-                if handed is not None
-                else (_received(i, updates[i]) for i in part)
-            )
-            took, refused = self.core.advertise(received, self.ctx.clock.now())
+            took, refused = self.core.advertise(map(update_at, part), self.ctx.clock.now())
             accepted += took
             errors += refused
         self._emit()

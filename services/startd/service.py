@@ -26,7 +26,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Awaitable, Callable, Iterator
-from typing import Any
+from typing import Any, TypeVar
 
 import grpc
 import grpc.aio
@@ -54,6 +54,8 @@ from .machine import JobExitRecord, Machine, StartdError
 from .slots import VOLATILE, AdValue, Slot, ad_pairs, private_ad, public_ad, volatile_values
 
 log = logging.getLogger(__name__)
+
+A = TypeVar("A")  # a slot's cached ads: their bytes, or the ads themselves (in-process)
 
 __all__ = ["MAX_ADVERTISE_BYTES", "RETRY_INTERVAL", "UPDATE_DELAY", "StartdService"]
 
@@ -386,7 +388,9 @@ class StartdService:
             names.append(slot_name)
         return names
 
-    def _records(self, machines: list[Machine], now: float, *, only_changed: bool) -> list[Any]:
+    def _records(
+        self, machines: list[Machine], now: float, *, only_changed: bool
+    ) -> list[CollectorUpdate]:
         """What ``build_updates`` serialises, as the collector's own records: handed to a
         collector of this process (a virtual run), no message is built or decoded. Each
         slot's ad is a new ad sharing the values of the slot's current one."""
@@ -395,56 +399,68 @@ class StartdService:
             for ad_type in ("Machine", "MachinePrivate"):
                 key = ClassAd({"Name": slot_name})
                 out.append(CollectorUpdate(len(out), ad_type, key, invalidate=True))
-        for m in machines:
-            seq = m.next_sequence()
-            for slot in m.ordered_slots():
-                seen = self._handed.get(slot.name)
-                fresh = seen is not None and seen[0] is slot and seen[1] == slot.version
-                if only_changed and fresh:
-                    continue
-                if not fresh:
-                    base = public_ad(slot, m.info, now, seq)
-                    seen = (slot, slot.version, base, private_ad(slot, m.info))
-                    self._handed[slot.name] = seen
-                assert seen is not None
-                # the slot's ad with this update's clocks (the base holds them in place)
-                clocks = zip(VOLATILE, map(Literal, volatile_values(slot, now, seq)))
-                out.append(
-                    CollectorUpdate(len(out), "Machine", ClassAd.from_exprs(clocks, seen[2]))
-                )
-                out.append(CollectorUpdate(len(out), "MachinePrivate", seen[3].copy()))
+
+        def build(m: Machine, slot: Slot, seq: int) -> tuple[ClassAd, ClassAd]:
+            return public_ad(slot, m.info, now, seq), private_ad(slot, m.info)
+
+        for slot, seq, (_, _, pub, priv) in self._to_send(
+            machines, self._handed, build, only_changed=only_changed
+        ):
+            # the slot's ad with this update's clocks (the base holds them in place)
+            clocks = zip(VOLATILE, map(Literal, volatile_values(slot, now, seq)))
+            out.append(CollectorUpdate(len(out), "Machine", ClassAd.from_exprs(clocks, pub)))
+            out.append(CollectorUpdate(len(out), "MachinePrivate", priv.copy()))
         return out
 
     def _slot_updates(
         self, machines: list[Machine], now: float, *, only_changed: bool
     ) -> list[bytes]:
-        updates: list[bytes] = []
         n_volatile = len(VOLATILE)
+
+        def build(m: Machine, slot: Slot, seq: int) -> tuple[bytes, bytes]:
+            pub = collector_pb2.AdUpdate(ad_type="Machine")
+            self._pairs_to_pb(ad_pairs(slot, m.info, now, seq)[:-n_volatile], pub.ad)
+            # the clocks follow: the rest repeats until the slot changes
+            pub.stable_prefix = pub.ad.ByteSize()
+            priv = collector_pb2.AdUpdate(
+                ad_type="MachinePrivate", ad=ad_to_pb(private_ad(slot, m.info))
+            )
+            return pub.SerializeToString(), priv.SerializeToString()
+
+        updates: list[bytes] = []
+        for slot, seq, (_, _, pub, priv) in self._to_send(
+            machines, self._ad_cache, build, only_changed=only_changed
+        ):
+            tail = collector_pb2.AdUpdate()
+            add = tail.ad.attributes.add
+            for name, value in zip(VOLATILE, volatile_values(slot, now, seq)):
+                add(name=name).literal.integer = value
+            updates.append(pub + tail.SerializeToString())
+            updates.append(priv)
+        return updates
+
+    @staticmethod
+    def _to_send(
+        machines: list[Machine],
+        cache: dict[str, tuple[Slot, int, A, A]],
+        build: Callable[[Machine, Slot, int], tuple[A, A]],
+        *,
+        only_changed: bool,
+    ) -> Iterator[tuple[Slot, int, tuple[Slot, int, A, A]]]:
+        """Each slot whose ads go in this update (``only_changed``: only those changed
+        since ``cache`` last built them), with the update's sequence number and the
+        slot's cached ads, built (``build``) when the slot changed."""
         for m in machines:
             seq = m.next_sequence()
             for slot in m.ordered_slots():
-                cached = self._ad_cache.get(slot.name)
+                cached = cache.get(slot.name)
                 stale = cached is None or cached[0] is not slot or cached[1] != slot.version
                 if only_changed and not stale:
                     continue
                 if stale:
-                    pub = collector_pb2.AdUpdate(ad_type="Machine")
-                    self._pairs_to_pb(ad_pairs(slot, m.info, now, seq)[:-n_volatile], pub.ad)
-                    # the clocks follow: the rest repeats until the slot changes
-                    pub.stable_prefix = pub.ad.ByteSize()
-                    priv = collector_pb2.AdUpdate(
-                        ad_type="MachinePrivate", ad=ad_to_pb(private_ad(slot, m.info))
-                    )
-                    cached = (slot, slot.version, pub.SerializeToString(), priv.SerializeToString())
-                    self._ad_cache[slot.name] = cached
+                    cached = cache[slot.name] = (slot, slot.version, *build(m, slot, seq))
                 assert cached is not None
-                tail = collector_pb2.AdUpdate()
-                add = tail.ad.attributes.add
-                for name, value in zip(VOLATILE, volatile_values(slot, now, seq)):
-                    add(name=name).literal.integer = value
-                updates.append(cached[2] + tail.SerializeToString())
-                updates.append(cached[3])
-        return updates
+                yield slot, seq, cached
 
     def _pairs_to_pb(self, pairs: list[tuple[str, AdValue]], out: classad_pb2.ClassAd) -> None:
         """A slot ad straight to the wire (what ``ad_to_pb(public_ad(...))`` gives, faster)."""
@@ -490,7 +506,7 @@ class StartdService:
         channel = self.ctx.channel(address) if address else None
         requests: list[tuple[int, bytes | rpc.Handover]] = []
         if channel is not None and rpc.can_hand_over(channel):
-            records: list[Any] = []
+            records: list[CollectorUpdate] = []
             async for part in turns.in_turns(machines, _MACHINES_PER_TURN):
                 records += self._records(part, now, only_changed=only_changed)
             if records:
