@@ -89,6 +89,7 @@ from .preemption import (
     PRIO_PREEMPTION,
     RANK_PREEMPTION,
     Diagnosis,
+    preempted_user_key,
     preempting_line,
     preemption_policy,
     with_submitter_attrs,
@@ -471,15 +472,20 @@ class _Slots:
         # representative ad per class whose p-slot rows follow the cycle's deductions.
         # Names with a value per machine (FileSystemDomain) are left out of the key of
         # the grouped slots; a request that reads one is evaluated slot by slot.
+        # Claimed slots form classes too, apart from the Unclaimed ones and by the user
+        # they would preempt (what they answer and RemoteUserPrio follow from that and
+        # the names in the key).
         reached = self._referenced(jobs) if cfg.slot_classes else None
+        claimed_rows = np.flatnonzero(self.alive & self.claimed & ~self.has_cp)
         self.classes = SlotClasses.build(
             t,
             self.alive,
-            self.alive & self.unclaimed & ~self.has_cp,
+            self.alive & ~self.has_cp & (self.unclaimed | self.claimed),
             self.alive & self.has_cp,
             None if reached is None else set(reached),
             self.resources,
             wide_above=max(64, int(math.sqrt(n))),
+            apart=preempted_user_key(t, claimed_rows) if len(claimed_rows) else None,
         )
         self.view = self._view(self.classes)
         # a request's answers, remembered per request shape for the next one like it
@@ -688,7 +694,7 @@ class _Slots:
         """RemoteUserPrio and RemoteUserResourcesInUse on the Claimed candidates (as a
         float, as HTCondor's addRemoteUserPrios assigns it)."""
         view = self.view
-        by_user = view.preempt.prio_inputs()  # Claimed classes: one slot each
+        by_user = view.preempt.prio_inputs()  # Claimed classes: one remote user each
         if not by_user:
             return
         crows = np.fromiter((c for cs in by_user.values() for c in cs), dtype=np.int64)
@@ -696,13 +702,14 @@ class _Slots:
         used = np.array([acct.resources_used(u) for u, cs in by_user.items() for _ in cs])
         view.table.set_numbers("RemoteUserPrio", crows, prio)
         view.table.set_numbers("RemoteUserResourcesInUse", crows, used)
-        self.remote_prio = dict(
-            zip(
-                view.reps[crows].tolist(),
-                zip(prio.tolist(), used.tolist(), strict=True),
-                strict=True,
+        members = view.classes.members
+        self.remote_prio = {
+            r: inserted
+            for c, inserted in zip(
+                crows.tolist(), zip(prio.tolist(), used.tolist(), strict=True), strict=True
             )
-        )
+            for r in members[c].tolist()
+        }
 
     def offer_with_remote_prio(self, row: int) -> ClassAd:
         """The Claimed slot's ad with the attributes the cycle inserted (HTCondor sends

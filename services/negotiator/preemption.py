@@ -31,7 +31,7 @@ import numpy as np
 
 from ..classad import ERROR, UNDEFINED, ClassAd, ClassAdSyntaxError, evaluate, parse_expr
 from ..classad import vector as V
-from ..classad.kernel import CompiledExpr, KernelStats, SlotTable
+from ..classad.kernel import CompiledExpr, KernelStats, SlotTable, value_keys
 from ..classad.tree import Expr
 from ..config import ConfigDict
 
@@ -42,6 +42,7 @@ __all__ = [
     "Diagnosis",
     "Preemption",
     "check_negotiator_config",
+    "preempted_user_key",
     "preempting_line",
     "preemption_policy",
     "remote_user",
@@ -141,6 +142,24 @@ def remote_user(ad: ClassAd) -> str | None:
         if isinstance(v, str):
             return v
     return None
+
+
+def preempted_user_key(table: SlotTable, rows: np.ndarray) -> np.ndarray:
+    """Key columns (one row per slot) that set the Claimed slots ``rows`` apart from every
+    other slot and, among themselves, are equal where ``remote_user`` reads the same
+    values (an expression is a key of its own): Claimed slots form classes only with
+    slots that would preempt the same user."""
+    out = np.zeros((table.n, 2 * len(_REMOTE_USER_ATTRS) + 1), dtype=np.int64)
+    out[rows, -1] = 1
+    for k, name in enumerate(_REMOTE_USER_ATTRS):
+        col = table.column(name)
+        tags, payload = value_keys(col.lit.take(rows))
+        tags = np.where(col.present[rows], tags, -1)
+        for exprs, _e in col.exprs:
+            tags = np.where(np.isin(rows, exprs), -2 - rows, tags)
+        out[rows, 2 * k] = tags
+        out[rows, 2 * k + 1] = payload
+    return out
 
 
 # what with_submitter_attrs adds to a request

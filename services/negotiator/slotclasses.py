@@ -324,11 +324,13 @@ class SlotClasses:
         attrs: set[str] | None,
         resources: Sequence[str],
         wide_above: int | None = None,
+        apart: np.ndarray | None = None,
     ) -> SlotClasses:
         """Classes of the ``candidates`` rows: ``groupable`` rows with equal values of
-        every name in ``attrs`` share one; the others are classes of their own. The
-        ``split`` rows (p-slots that are split) get a base that leaves out
-        ``resources``. ``attrs`` None: every row is its own class.
+        every name in ``attrs`` (and equal rows of the key columns ``apart``, when
+        given) share one; the others are classes of their own. The ``split`` rows
+        (p-slots that are split) get a base that leaves out ``resources``. ``attrs``
+        None: every row is its own class.
 
         ``wide_above``: a name with more distinct values than that among the grouped rows
         (FileSystemDomain, one per machine) is keyed by its type alone among them, and
@@ -362,6 +364,8 @@ class SlotClasses:
                 wide.add(name)
                 key[grouped_rows, k] = _typed_codes(table, name, grouped_rows, key[grouped_rows, k])
         key[:, -1] = groupable.astype(np.int64) + 2 * split.astype(np.int64)
+        if apart is not None:
+            key = np.hstack((key, apart))
         gid = _row_ids(key[rows])
         base[rows] = gid
         base_wide = None

@@ -91,7 +91,16 @@ def _slot(rng: random.Random, machine: int, slot_id: int, fsd: str, **kw: object
     return ad
 
 
-def random_pool(rng: random.Random, machines: int, pslots: float = 0.25) -> CycleAds:
+def random_pool(
+    rng: random.Random,
+    machines: int,
+    pslots: float = 0.25,
+    claimed: float = 0.15,
+    groups: bool = False,
+) -> CycleAds:
+    """``claimed``: the share of static slots Claimed; with ``groups``, by a user under
+    an accounting group (group_a on even machines, group_b on odd) other than their
+    RemoteOwner."""
     slots, privates = [], []
     # one FileSystemDomain for every machine, one each, or either
     mode = rng.choice(["shared", "own", "mixed"])
@@ -118,13 +127,14 @@ def random_pool(rng: random.Random, machines: int, pslots: float = 0.25) -> Cycl
         memory = rng.choice([1024, 2048, 4096])
         for k in range(1, rng.choice([1, 2, 4]) + 1):
             ad = _slot(rng, m, k, fsd, Cpus=rng.choice([1, 1, 2]), Memory=memory)
-            if rng.random() < 0.15:
+            if rng.random() < claimed:
                 who = rng.choice(["alice", "bob", "dave"])
                 ad["State"] = "Claimed"
                 ad["Activity"] = "Busy"
                 ad["RemoteUser"] = f"{who}@mockpool"
                 ad["RemoteOwner"] = f"{who}@mockpool"
-                ad["AccountingGroup"] = f"{who}@mockpool"
+                group = f"group_{'ab'[m % 2]}.{who}" if groups else who
+                ad["AccountingGroup"] = f"{group}@mockpool"
                 ad["CurrentRank"] = 0.0
             slots.append(ad)
             privates.append(ClassAd(Name=ad.eval("Name"), Capability=f"<{STARTD}>#1#{m}#s{k}"))
@@ -209,9 +219,14 @@ def domain_job(domain: str, requirements: str, count: int, **attrs: object) -> R
     return ResourceRequest.from_ad(job, "schedd1", SCHEDD)
 
 
-def both_ways(snapshot: CycleAds, requests: list[ResourceRequest], text: str):  # type: ignore[no-untyped-def]
+def both_ways(  # type: ignore[no-untyped-def]
+    snapshot: CycleAds,
+    requests: list[ResourceRequest],
+    text: str,
+    acct: Accountant | None = None,
+):
     cfg = CycleConfig.from_config(parse_config(text, "test"))
-    acct = Accountant()
+    acct = acct if acct is not None else Accountant()
     by_class = negotiate(snapshot, requests, acct, cfg, 100.0)
     by_slot = negotiate(
         snapshot, requests, acct, dataclasses.replace(cfg, slot_classes=False), 100.0
@@ -240,6 +255,88 @@ def test_class_based_cycle_makes_the_matches_of_the_slot_by_slot_cycle(
     by_class, by_slot = both_ways(snapshot, requests, config)
     assert outcome(by_class) == outcome(by_slot)
     assert by_slot.stats.slot_classes == by_slot.stats.candidate_slots
+
+
+# Claimed slots alike but for whom they would preempt (no SlotID in the ranks)
+CLAIMED_CONFIGS = [
+    "NEGOTIATOR_POST_JOB_RANK = 0",
+    "NEGOTIATOR_POST_JOB_RANK = 0\nPREEMPTION_REQUIREMENTS = RemoteUserPrio > SubmitterUserPrio",
+    "NEGOTIATOR_POST_JOB_RANK = 0\nPREEMPTION_REQUIREMENTS = True\nPREEMPTION_RANK = 0",
+]
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    seed=st.integers(0, 2**32 - 1),
+    machines=st.sampled_from([30, 120]),
+    config=st.sampled_from(CLAIMED_CONFIGS),
+)
+def test_claimed_slots_in_classes_make_the_matches_of_the_slot_by_slot_cycle(
+    seed: int, machines: int, config: str
+) -> None:
+    """Pools where most static slots are Claimed, by users under two accounting groups,
+    some users of a higher priority: Claimed slots form classes of several slots
+    (by the user they would preempt), and the cycle matches as slot by slot."""
+    rng = random.Random(seed)
+    snapshot = random_pool(rng, machines, pslots=0.1, claimed=0.6, groups=True)
+    requests = random_requests(rng, rng.choice([3, 12, 30]))
+    acct = Accountant()
+    for who in rng.sample(["alice", "bob", "dave"], 2):
+        acct.set_priority(f"group_{rng.choice('ab')}.{who}@mockpool", rng.choice([2.0, 10.0]))
+    by_class, by_slot = both_ways(snapshot, requests, config, acct)
+    assert outcome(by_class) == outcome(by_slot)
+
+
+def test_claimed_slots_form_classes_by_the_user_they_would_preempt() -> None:
+    """Six Claimed slots alike in every name the cycle reads: alice's under two
+    accounting groups (RemoteOwner the same for both), and bob's, whose user priority
+    is 10 (EUP 10 x 1000 = 10,000; an unused submitter's is 0.5 x 1000 = 500). They
+    form three classes, one per user they would preempt.
+
+    group_a.alice asks for 6 jobs with PREEMPTION_REQUIREMENTS = True: her own two
+    slots are not preemptible (the same user), group_b.alice's and bob's four are,
+    bob's first: the default PREEMPTION_RANK (RemoteUserPrio * 1000000 -
+    TotalJobRuntime) is 10^10 on his, 5 x 10^8 on hers. dave (EUP 500) asks for 6 with PREEMPTION_REQUIREMENTS
+    = RemoteUserPrio > SubmitterUserPrio: only bob's two (10,000 > 500; 500 > 500 is
+    false), each offered with RemoteUserPrio = 10,000."""
+    snapshot = static_pool(
+        0, claimed_by={"group_a.alice@pool": 2, "group_b.alice@pool": 2, "bob@pool": 2}
+    )
+    for ad in snapshot.slots:
+        ad["Rank"] = ad["CurrentRank"] = 0.0
+        if ad.eval("AccountingGroup") != "bob@pool":
+            ad["RemoteOwner"] = "alice@pool"
+    acct = Accountant()
+    acct.set_priority("bob@pool", 10.0)
+
+    config = parse_config("PREEMPTION_REQUIREMENTS = True", "test")
+    alice = negotiate(snapshot, [job_request("group_a.alice@pool", 6)], acct, config, 100.0)
+    assert alice.stats.slot_classes == 3
+    assert [m.slot_name for m in alice.matches] == [
+        "slot1@exec00004",
+        "slot1@exec00005",
+        "slot1@exec00002",
+        "slot1@exec00003",
+    ]
+    assert [r.reason for r in alice.rejections] == ["no match found"]
+
+    config_text = "PREEMPTION_REQUIREMENTS = RemoteUserPrio > SubmitterUserPrio"
+    config = parse_config(config_text, "t")
+    dave = negotiate(snapshot, [job_request("dave@pool", 6)], acct, config, 100.0)
+    assert [m.slot_name for m in dave.matches] == ["slot1@exec00004", "slot1@exec00005"]
+    assert [m.slot_ad.eval("RemoteUserPrio") for m in dave.matches] == [10_000.0, 10_000.0]
+    assert [r.reason for r in dave.rejections] == ["PREEMPTION_REQUIREMENTS == False"]
+    for result, text in ((alice, "PREEMPTION_REQUIREMENTS = True"), (dave, config_text)):
+        by_slot = negotiate(
+            snapshot,
+            [job_request(result.matches[0].submitter, 6)],
+            acct,
+            dataclasses.replace(
+                CycleConfig.from_config(parse_config(text, "t")), slot_classes=False
+            ),
+            100.0,
+        )
+        assert outcome(by_slot) == outcome(result)
 
 
 def test_alike_slots_form_one_class_and_a_wide_name_is_left_out_of_the_key() -> None:
