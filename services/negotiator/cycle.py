@@ -432,7 +432,8 @@ class _Slots:
         self.now = now  # the pool time the slots' and jobs' expressions see (time(), CurrentTime)
         self.ads = list(snapshot.slots)
         # every slot, for the phase-2 masks
-        self.table = SlotTable(self.ads, carry=None if carry is None else carry.slots)
+        self._carry = None if carry is None else carry.slots
+        self.table = SlotTable(self.ads, carry=self._carry)
         self.cfg = cfg
         self.kstats = stats
         n = self.n = len(self.ads)
@@ -710,6 +711,13 @@ class _Slots:
             )
             for r in members[c].tolist()
         }
+
+    def usage(self) -> tuple[dict[str, float], dict[str, int]]:
+        """``slot_usage`` of the cycle's slots; carried, a slot's accounting name is read
+        again only where its ad was replaced."""
+        carry = self._carry
+        names = None if carry is None else carry.per_row("accounting", self.ads, _accounting_name)
+        return slot_usage(self.ads, self.weight, self.claimed, names)
 
     def offer_with_remote_prio(self, row: int) -> ClassAd:
         """The Claimed slot's ad with the attributes the cycle inserted (HTCondor sends
@@ -1098,14 +1106,18 @@ def _accounting_name(ad: ClassAd) -> str | None:
 
 
 def slot_usage(
-    slots: Sequence[ClassAd], weights: np.ndarray, claimed: np.ndarray
+    slots: Sequence[ClassAd],
+    weights: np.ndarray,
+    claimed: np.ndarray,
+    names: Sequence[str | None] | None = None,
 ) -> tuple[dict[str, float], dict[str, int]]:
     """Weighted resources in use and slots held per submitter, from the Claimed slot ads
-    (the accountant's WeightedResourcesUsed and ResourcesUsed)."""
+    (the accountant's WeightedResourcesUsed and ResourcesUsed); ``names``: each slot's
+    accounting name, when read already."""
     usage: dict[str, float] = {}
     counts: dict[str, int] = {}
-    for r in np.flatnonzero(claimed):
-        name = _accounting_name(slots[r])
+    for r in np.flatnonzero(claimed).tolist():
+        name = names[r] if names is not None else _accounting_name(slots[r])
         if name is not None:
             usage[name] = usage.get(name, 0.0) + float(weights[r])
             counts[name] = counts.get(name, 0) + 1
@@ -1215,7 +1227,7 @@ class _Cycle:
         )
         s.slot_classes = len(slots.view.reps)
         self.acct.update_priorities(self.now)
-        usage, counts = slot_usage(slots.ads, slots.weight, slots.claimed)
+        usage, counts = slots.usage()
         self.acct.check_matches(usage, self.now, counts)
         s.charged = dict(sorted(counts.items()))  # for the checker: slots held per submitter
         slots.add_remote_prios(self.acct)

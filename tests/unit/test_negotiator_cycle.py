@@ -912,8 +912,9 @@ def test_one_p_slots_leftover_test_is_the_vector_ones_row(pairs: list[tuple[floa
 def test_cycles_that_carry_their_columns_match_as_cycles_that_do_not():
     """A negotiator's cycles carry their slot and private-ad columns (and what they read
     from them: names, claim ids) to the next; the next snapshot holds the same ad objects
-    but those that changed. Round after round of changed states and claim ids, the
-    carried cycle makes exactly the matches of a cycle that reads every ad afresh."""
+    but those that changed. Round after round of changed states, claim ids and
+    accounting groups, the carried cycle makes exactly the matches, and charges exactly
+    the slots, of a cycle that reads every ad afresh."""
     import random
 
     from mockpool.negotiator.cycle import CycleCarry
@@ -924,13 +925,15 @@ def test_cycles_that_carry_their_columns_match_as_cycles_that_do_not():
     slots.append(p_ad)
     privates = [private(s.eval("Name")) for s in slots[:-1]] + [private(p_ad.eval("Name"), p_ids)]
     carry = CycleCarry()
-    served = 0
+    served = charged = 0
     for rnd in range(12):
         slots, privates = slots.copy(), privates.copy()
         for _ in range(rng.choice([1, 2, 3])):
             k = rng.randrange(len(slots) - 1)
             slots[k] = slots[k].copy()
             slots[k]["State"] = rng.choice(["Unclaimed", "Claimed", "Owner"])
+            if slots[k].eval("State") == "Claimed":  # charged to whom it runs for
+                slots[k]["AccountingGroup"] = rng.choice(["alice@mockpool", "carol@mockpool"])
             if rng.random() < 0.5:
                 privates[k] = privates[k].copy()
                 privates[k]["Capability"] = f"<{STARTD}>#{rnd}#{k}#fresh"
@@ -942,8 +945,11 @@ def test_cycles_that_carry_their_columns_match_as_cycles_that_do_not():
         want = negotiate(snap, requests, Accountant(), cfg(), 100.0 + rnd)
         got = negotiate(snap, requests, Accountant(), cfg(), 100.0 + rnd, columns=carry)
         assert [m[:7] for m in got.matches] == [m[:7] for m in want.matches], rnd
+        assert got.stats.charged == want.stats.charged, rnd
         served += len(got.matches)
+        charged += sum(got.stats.charged.values())
     assert served > 40
+    assert charged > 12
     assert carry.slots.reused > 0
     # Name and Capability of 13 private ads: read in full once each, then where replaced
     assert 2 * 13 < carry.private.rows_read < 2 * 13 * 4

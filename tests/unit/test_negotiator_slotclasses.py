@@ -100,7 +100,7 @@ def random_pool(
 ) -> CycleAds:
     """``claimed``: the share of static slots Claimed; with ``groups``, by a user under
     an accounting group (group_a on even machines, group_b on odd) other than their
-    RemoteOwner."""
+    RemoteOwner, with a TotalJobRunTime of the slot's own."""
     slots, privates = [], []
     # one FileSystemDomain for every machine, one each, or either
     mode = rng.choice(["shared", "own", "mixed"])
@@ -136,6 +136,8 @@ def random_pool(
                 group = f"group_{'ab'[m % 2]}.{who}" if groups else who
                 ad["AccountingGroup"] = f"{group}@mockpool"
                 ad["CurrentRank"] = 0.0
+                if groups:  # read by the default PREEMPTION_RANK; a wide name in a pool of 120
+                    ad["TotalJobRunTime"] = (37 * m + 11 * k) % 400
             slots.append(ad)
             privates.append(ClassAd(Name=ad.eval("Name"), Capability=f"<{STARTD}>#1#{m}#s{k}"))
     return CycleAds(slots, privates)
@@ -262,6 +264,7 @@ CLAIMED_CONFIGS = [
     "NEGOTIATOR_POST_JOB_RANK = 0",
     "NEGOTIATOR_POST_JOB_RANK = 0\nPREEMPTION_REQUIREMENTS = RemoteUserPrio > SubmitterUserPrio",
     "NEGOTIATOR_POST_JOB_RANK = 0\nPREEMPTION_REQUIREMENTS = True\nPREEMPTION_RANK = 0",
+    "NEGOTIATOR_POST_JOB_RANK = 0\nPREEMPTION_REQUIREMENTS = True",
 ]
 
 
