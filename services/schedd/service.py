@@ -50,6 +50,7 @@ from ..v1 import schedd_pb2_grpc as sgrpc
 from ..v1 import startd_pb2 as tpb
 from ..v1 import startd_pb2_grpc as tgrpc
 from ..wire import WireError, ad_from_bytes, ad_from_pb, ad_to_pb, ads_to_pb, split_fields
+from .handover import HandedActivations, HandedClaims
 from .queue import JobQueue, QueueError
 from .schedd import (
     MIN_ALIVE_EVERY,
@@ -488,30 +489,41 @@ class ScheddService(sgrpc.ScheddServicer):
             await asyncio.gather(*jobs)
 
     def _stub(self, core: Schedd, address: str) -> tgrpc.StartdStub:
+        return self._stub_for(core, address)[0]
+
+    def _stub_for(self, core: Schedd, address: str) -> tuple[tgrpc.StartdStub, bool]:
+        """A stub to the startd at ``address``, and whether it is of this process (it
+        takes the core's records: ``rpc.can_hand_over``)."""
         # Each schedd speaks to startds as itself: a claim is usable only by its holder.
         identity = daemon_identity("schedd", core.name)
-        return tgrpc.StartdStub(self.ctx.channel(address, Role.DAEMON, identity))
+        channel = self.ctx.channel(address, Role.DAEMON, identity)
+        return tgrpc.StartdStub(channel), rpc.can_hand_over(channel)
 
     async def _request_claims(self, core: Schedd, address: str, reqs: list) -> None:
-        request = tpb.RequestClaimsRequest(request_id=rpc.request_id())
-        async for part in turns.in_turns(reqs, turns.ADS_PER_TURN):
-            for r in part:
-                msg = request.claims.add(
-                    claim_id=r.claim_id,
-                    slot_name=r.slot_name,
-                    schedd_name=core.name,
-                    schedd_address=self.ctx.address,
-                    owner=r.owner,
-                    send_leftovers=r.leftovers,
-                )
-                ad_to_pb(r.job_ad, msg.job)
-        failed = ""
-        results: list[tpb.ClaimResult] = []
-        try:
-            reply = await rpc.call(
-                self._stub(core, address).RequestClaims, request, timeout=RPC_TIMEOUT
+        stub, handing = self._stub_for(core, address)
+        request: tpb.RequestClaimsRequest | rpc.Handover
+        if handing:  # a startd of this process: the core's records, its answers back
+            request = rpc.Handover(
+                HandedClaims.of(rpc.request_id(), core.name, self.ctx.address, reqs)
             )
-            results = list(reply.results)
+        else:
+            request = tpb.RequestClaimsRequest(request_id=rpc.request_id())
+            async for part in turns.in_turns(reqs, turns.ADS_PER_TURN):
+                for r in part:
+                    msg = request.claims.add(
+                        claim_id=r.claim_id,
+                        slot_name=r.slot_name,
+                        schedd_name=core.name,
+                        schedd_address=self.ctx.address,
+                        owner=r.owner,
+                        send_leftovers=r.leftovers,
+                    )
+                    ad_to_pb(r.job_ad, msg.job)
+        failed = ""
+        results: list[tpb.ClaimResult] | list[ClaimOutcome] = []
+        try:
+            reply = await rpc.call(stub.RequestClaims, request, timeout=RPC_TIMEOUT)
+            results = reply.value if isinstance(reply, rpc.Handover) else list(reply.results)
         except grpc.aio.AioRpcError as exc:
             log.warning("%s: RequestClaims to %s failed: %s", core.name, address, exc.details())
             self.stats["rpc_failures"] += 1
@@ -524,7 +536,10 @@ class ScheddService(sgrpc.ScheddServicer):
                 return ClaimOutcome(reqs[i].claim_id, False, failed)
             if i >= len(results):
                 return ClaimOutcome(reqs[i].claim_id, False, "no answer from the startd")
-            return self._claim_outcome(core, address, reqs[i], results[i])
+            res = results[i]
+            if isinstance(res, ClaimOutcome):
+                return res
+            return self._claim_outcome(core, address, reqs[i], res)
 
         out = Outbox()
         async for part in turns.in_turns(range(len(reqs)), turns.ADS_PER_TURN):
@@ -587,16 +602,19 @@ class ScheddService(sgrpc.ScheddServicer):
                     self._spawn(self._send(core, out))
 
     async def _activate(self, core: Schedd, address: str, acts: list) -> None:
-        request = tpb.ActivateClaimsRequest(request_id=rpc.request_id())
-        async for part in turns.in_turns(acts, turns.ADS_PER_TURN):
-            for a in part:
-                msg = request.activations.add(claim_id=a.claim_id)
-                ad_to_pb(a.job_ad, msg.job)
+        stub, handing = self._stub_for(core, address)
+        request: tpb.ActivateClaimsRequest | rpc.Handover
+        if handing:  # a startd of this process: the core's records, its answers back
+            request = rpc.Handover(HandedActivations.of(rpc.request_id(), acts))
+        else:
+            request = tpb.ActivateClaimsRequest(request_id=rpc.request_id())
+            async for part in turns.in_turns(acts, turns.ADS_PER_TURN):
+                for a in part:
+                    msg = request.activations.add(claim_id=a.claim_id)
+                    ad_to_pb(a.job_ad, msg.job)
         outcomes: list[ActivationOutcome] = []
         try:
-            reply = await rpc.call(
-                self._stub(core, address).ActivateClaims, request, timeout=RPC_TIMEOUT
-            )
+            reply = await rpc.call(stub.ActivateClaims, request, timeout=RPC_TIMEOUT)
         except grpc.aio.AioRpcError as exc:
             log.warning("%s: ActivateClaims to %s failed: %s", core.name, address, exc.details())
             self.stats["rpc_failures"] += 1
@@ -607,7 +625,9 @@ class ScheddService(sgrpc.ScheddServicer):
                 for a in acts
             ]
         else:
-            answered = {r.claim_id: r for r in reply.results}
+            # the startd's results, or (handed over) its ActivationOutcomes: alike fields
+            results = reply.value if isinstance(reply, rpc.Handover) else reply.results
+            answered = {r.claim_id: r for r in results}
             for a in acts:
                 r = answered.get(a.claim_id)
                 if r is None:

@@ -25,14 +25,14 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterator, Sequence
 from typing import Any, TypeVar
 
 import grpc
 import grpc.aio
 
 from .. import rpc, turns
-from ..auth import Role, caller
+from ..auth import Principal, Role, caller
 from ..claimid import from_sinful
 from ..classad import ClassAd, Expr, unparse
 from ..classad.tree import Literal
@@ -40,6 +40,8 @@ from ..classad.unparse import quote_string
 from ..collector.collector import CollectorUpdate
 from ..config import ConfigDict
 from ..daemon import RPC_TIMEOUT, DaemonContext, ReplyCache, sleep_until_or
+from ..schedd.handover import HandedActivations, HandedClaims
+from ..schedd.schedd import ActivationOutcome, ActivationRequest, ClaimOutcome, ClaimRequest
 from ..v1 import (
     classad_pb2,
     collector_pb2,
@@ -50,12 +52,14 @@ from ..v1 import (
 from ..v1 import startd_pb2 as pb
 from ..wire import WireError, ad_from_pb, ad_to_pb, framed_batches
 from .host import StartdHost
-from .machine import JobExitRecord, Machine, StartdError
+from .machine import ActivationGrant, ClaimGrant, JobExitRecord, Machine, StartdError
 from .slots import VOLATILE, AdValue, Slot, ad_pairs, private_ad, public_ad, volatile_values
 
 log = logging.getLogger(__name__)
 
 A = TypeVar("A")  # a slot's cached ads: their bytes, or the ads themselves (in-process)
+I = TypeVar("I")  # noqa: E741  # an item of a claim or activation request
+G = TypeVar("G")  # what the host grants it
 
 __all__ = ["MAX_ADVERTISE_BYTES", "RETRY_INTERVAL", "UPDATE_DELAY", "StartdService"]
 
@@ -75,15 +79,25 @@ class _Servicer(startd_pb2_grpc.StartdServicer):
         self._svc = svc
 
     async def RequestClaims(
-        self, request: pb.RequestClaimsRequest, context: grpc.aio.ServicerContext
-    ) -> pb.RequestClaimsReply:
+        self, request: pb.RequestClaimsRequest | rpc.Handover, context: grpc.aio.ServicerContext
+    ) -> pb.RequestClaimsReply | rpc.Handover:
+        if isinstance(request, rpc.Handover):  # a schedd of this process: its records
+            handed: HandedClaims = request.value
+            return await self._svc.replayed(
+                handed.request_id, lambda: self._svc.handed_claims(handed)
+            )
         return await self._svc.replayed(
             request.request_id, lambda: self._svc.request_claims(request)
         )
 
     async def ActivateClaims(
-        self, request: pb.ActivateClaimsRequest, context: grpc.aio.ServicerContext
-    ) -> pb.ActivateClaimsReply:
+        self, request: pb.ActivateClaimsRequest | rpc.Handover, context: grpc.aio.ServicerContext
+    ) -> pb.ActivateClaimsReply | rpc.Handover:
+        if isinstance(request, rpc.Handover):
+            acts: HandedActivations = request.value
+            return await self._svc.replayed(
+                acts.request_id, lambda: self._svc.handed_activations(acts)
+            )
         return await self._svc.replayed(
             request.request_id, lambda: self._svc.activate_claims(request)
         )
@@ -219,70 +233,139 @@ class StartdService:
             request_id = f"{caller().name}|{request_id}"
         return await self._replies.once(request_id, apply)
 
-    def _job_or_refuse(self, msg: Any, result: Any, refused: str) -> ClassAd | None:
-        """An item's job ad; None when it does not decode (the item is refused, and
-        counted under ``refused``)."""
+    def _job(self, msg: Any, refused: str) -> ClassAd:
+        """An item's job ad; a WireError, counted under ``refused``, when it does not
+        decode (the item is refused)."""
         try:
             return ad_from_pb(msg)
-        except WireError as e:
-            result.ok, result.error = False, _refusal(e)
+        except WireError:
             self.host.stats[refused] += 1
-            return None
+            raise
 
-    async def request_claims(self, request: pb.RequestClaimsRequest) -> pb.RequestClaimsReply:
+    async def _each(
+        self,
+        items: Sequence[I],
+        apply: Callable[[I, Principal, float], G],
+        answer: Callable[[I, G | None, str], None],
+    ) -> None:
+        """``apply`` each item (a few a turn), ``answer`` it with its result or its
+        refusal: one refused item refuses only itself."""
         who = caller()
-        reply = pb.RequestClaimsReply()
-        async for part in turns.in_turns(request.claims, _CLAIMS_PER_TURN):
+        async for part in turns.in_turns(items, _CLAIMS_PER_TURN):
             now = self.ctx.clock.now()
             for item in part:
-                result = reply.results.add(claim_id=item.claim_id, slot_name=item.slot_name)
-                job = self._job_or_refuse(item.job, result, "claims_refused")
-                if job is None:
-                    continue
                 try:
-                    grant = self.host.request_claim(
-                        item.claim_id,
-                        item.slot_name,
-                        job,
-                        item.schedd_name,
-                        item.schedd_address,
-                        item.owner,
-                        who,
-                        now,
-                        leftovers=item.send_leftovers,
-                    )
+                    got = apply(item, who, now)
                 except Exception as e:
-                    result.ok, result.error = False, _refusal(e)
+                    answer(item, None, _refusal(e))
                     continue
-                result.ok, result.claim_id = True, grant.claim_id
-                result.slot_name = grant.slot_name
-                ad_to_pb(grant.slot_ad, result.slot)
-                if grant.ready:
-                    result.ready_time = grant.ready
-                if grant.leftover_ad is not None:
-                    result.leftover_claim_id = grant.leftover_claim_id
-                    ad_to_pb(grant.leftover_ad, result.leftover_slot)
+                answer(item, got, "")
             self._after()
+
+    async def request_claims(self, request: pb.RequestClaimsRequest) -> pb.RequestClaimsReply:
+        reply = pb.RequestClaimsReply()
+
+        def apply(item: Any, who: Principal, now: float) -> ClaimGrant:
+            return self.host.request_claim(
+                item.claim_id,
+                item.slot_name,
+                self._job(item.job, "claims_refused"),
+                item.schedd_name,
+                item.schedd_address,
+                item.owner,
+                who,
+                now,
+                leftovers=item.send_leftovers,
+            )
+
+        def answer(item: Any, grant: ClaimGrant | None, error: str) -> None:
+            result = reply.results.add(claim_id=item.claim_id, slot_name=item.slot_name)
+            if grant is None:
+                result.ok, result.error = False, error
+                return
+            result.ok, result.claim_id = True, grant.claim_id
+            result.slot_name = grant.slot_name
+            ad_to_pb(grant.slot_ad, result.slot)
+            if grant.ready:
+                result.ready_time = grant.ready
+            if grant.leftover_ad is not None:
+                result.leftover_claim_id = grant.leftover_claim_id
+                ad_to_pb(grant.leftover_ad, result.leftover_slot)
+
+        await self._each(request.claims, apply, answer)
         return reply
+
+    async def handed_claims(self, handed: HandedClaims) -> rpc.Handover:
+        """``request_claims`` for a schedd of this process: its claim requests in, the
+        outcomes its core takes out."""
+        outcomes: list[ClaimOutcome] = []
+
+        def apply(r: ClaimRequest, who: Principal, now: float) -> ClaimGrant:
+            return self.host.request_claim(
+                r.claim_id,
+                r.slot_name,
+                r.job_ad,
+                handed.schedd_name,
+                handed.schedd_address,
+                r.owner,
+                who,
+                now,
+                leftovers=r.leftovers,
+            )
+
+        def answer(r: ClaimRequest, grant: ClaimGrant | None, error: str) -> None:
+            if grant is None:
+                outcomes.append(ClaimOutcome(r.claim_id, False, error, r.claim_id, r.slot_name))
+                return
+            left = grant.leftover_ad is not None
+            outcomes.append(
+                ClaimOutcome(
+                    r.claim_id,
+                    True,
+                    "",
+                    grant.claim_id,
+                    grant.slot_name,
+                    grant.slot_ad,
+                    grant.ready,
+                    grant.leftover_claim_id if left else "",
+                    grant.leftover_ad,
+                )
+            )
+
+        await self._each(handed.claims, apply, answer)
+        return rpc.Handover(outcomes)
 
     async def activate_claims(self, request: pb.ActivateClaimsRequest) -> pb.ActivateClaimsReply:
         reply = pb.ActivateClaimsReply()
-        who = caller()
-        async for part in turns.in_turns(request.activations, _CLAIMS_PER_TURN):
-            now = self.ctx.clock.now()
-            for item in part:
-                result = reply.results.add(claim_id=item.claim_id)
-                job = self._job_or_refuse(item.job, result, "activations_refused")
-                if job is None:
-                    continue
-                try:
-                    act = self.host.activate(item.claim_id, job, who, now)
-                except Exception as e:
-                    result.ok, result.error = False, _refusal(e)
-                    continue
+
+        def apply(item: Any, who: Principal, now: float) -> ActivationGrant:
+            job = self._job(item.job, "activations_refused")
+            return self.host.activate(item.claim_id, job, who, now)
+
+        def answer(item: Any, act: ActivationGrant | None, error: str) -> None:
+            result = reply.results.add(claim_id=item.claim_id)
+            if act is None:
+                result.ok, result.error = False, error
+            else:
                 result.ok, result.start_time = True, act.start
-            self._after()
+
+        await self._each(request.activations, apply, answer)
         return reply
+
+    async def handed_activations(self, handed: HandedActivations) -> rpc.Handover:
+        """``activate_claims`` for a schedd of this process: its activations in, the
+        outcomes its core takes out."""
+        outcomes: list[ActivationOutcome] = []
+
+        def apply(a: ActivationRequest, who: Principal, now: float) -> ActivationGrant:
+            return self.host.activate(a.claim_id, a.job_ad, who, now)
+
+        def answer(a: ActivationRequest, act: ActivationGrant | None, error: str) -> None:
+            ok = act is not None
+            outcomes.append(ActivationOutcome(a.claim_id, ok, error, act.start if ok else 0.0))
+
+        await self._each(handed.activations, apply, answer)
+        return rpc.Handover(outcomes)
 
     async def release_claims(self, request: pb.ReleaseClaimsRequest) -> pb.ReleaseClaimsReply:
         reply = pb.ReleaseClaimsReply()

@@ -614,3 +614,78 @@ async def test_failed_advertise_is_retried(pool: Pool) -> None:
     assert p.ad("slot1_1@exec0001") is None
     await p.clock.advance(RETRY_INTERVAL)
     await until(lambda: p.ad("slot1_1@exec0001") is not None)
+
+
+async def test_claims_and_activations_handed_over_are_answered_as_the_wire_answers(
+    tmp_path: Path,
+) -> None:
+    """A schedd whose startd is in its process hands over its claim requests and
+    activations (the schedd core's records) and gets back the outcomes its core takes:
+    the outcomes, slot ads included, that the protobuf request's reply converts to. Two
+    startds of one seed (the same claim ids): one asked over the wire, one handed over,
+    each a claim of its 4-cpu p-slot (with leftovers), a refused one (an unknown id), then
+    the activation of the granted claim and of an unknown one."""
+    from types import SimpleNamespace
+
+    from mockpool.schedd.handover import HandedActivations, HandedClaims
+    from mockpool.schedd.schedd import ActivationOutcome, ActivationRequest, ClaimRequest
+    from mockpool.schedd.service import ScheddService
+
+    cfg = parse_config("NUM_CPUS = 4\nSLOT_TYPE_1_PARTITIONABLE = True\n", "m.conf")
+
+    def startd(name: str) -> StartdService:
+        clock = ManualClock(30.0)
+        ctx = DaemonContext(
+            clock, parse_config(""), "", "", EventLog(clock), tmp_path / name, seed=7, virtual=True
+        )
+        ctx.address = "127.0.0.1:9618"
+        svc = StartdService(ctx, [("exec1", cfg)])
+        svc._build_machines()
+        return svc
+
+    wire, handed = startd("wire"), startd("handed")
+    [offer] = wire.machines["exec1"].private_ads()
+    [same] = handed.machines["exec1"].private_ads()
+    cid = offer.eval("Capability")
+    assert isinstance(cid, str) and cid == same.eval("Capability")
+    job = ad_from_pb(job_pb(1))
+    asks = [
+        ClaimRequest(cid, "slot1@exec1", job, "alice@mockpool", "1.0", leftovers=True),
+        ClaimRequest("nope", "slot1@exec1", job, "alice@mockpool", "2.0"),
+    ]
+    auth._current.set(auth.Principal(Role.DAEMON, "schedd/schedd1"))
+    sent = pb.RequestClaimsRequest(request_id="r1")
+    for r in asks:
+        sent.claims.add(
+            claim_id=r.claim_id,
+            slot_name=r.slot_name,
+            job=ad_to_pb(r.job_ad),
+            schedd_name="schedd1",
+            schedd_address="<127.0.0.1:9619>",
+            owner=r.owner,
+            send_leftovers=r.leftovers,
+        )
+    reply = await wire.request_claims(sent)
+    core = SimpleNamespace(name="schedd1")
+    want = [
+        ScheddService._claim_outcome(core, "exec1", r, res)  # type: ignore[arg-type]
+        for r, res in zip(asks, reply.results, strict=True)
+    ]
+    request = HandedClaims.of("r1", "schedd1", "<127.0.0.1:9619>", asks)
+    assert request.claims[0].job_ad == job and request.claims[0].job_ad is not job
+    got = (await handed.handed_claims(request)).value
+    assert got == want
+    assert want[0].ok and want[0].slot_ad is not None and want[0].leftover_slot_ad is not None
+    assert not want[1].ok and want[1].error
+
+    acts = [ActivationRequest(want[0].claim_id, job, "1.0"), ActivationRequest("gone", job, "2.0")]
+    sent_acts = pb.ActivateClaimsRequest(request_id="a1")
+    for a in acts:
+        sent_acts.activations.add(claim_id=a.claim_id, job=ad_to_pb(a.job_ad))
+    replied = await wire.activate_claims(sent_acts)
+    want_acts = [
+        ActivationOutcome(r.claim_id, r.ok, r.error, r.start_time) for r in replied.results
+    ]
+    got_acts = (await handed.handed_activations(HandedActivations.of("a1", acts))).value
+    assert got_acts == want_acts
+    assert [a.ok for a in got_acts] == [True, False] and got_acts[0].start_time == 30.0
