@@ -68,9 +68,12 @@ class PoolClient:
             await ch.close()
         self._schedd_channels.clear()
 
-    async def _call(self, method, request):  # type: ignore[no-untyped-def]
+    async def _call(self, method, request, *, handover: bool = False):  # type: ignore[no-untyped-def]
+        """``handover``: a daemon of this process (a virtual pool) may answer with the
+        objects it holds (``rpc.Handover``) instead of a message."""
+        metadata = (rpc.HANDOVER,) if handover else None
         try:
-            return await rpc.call(method, request, timeout=TIMEOUT)
+            return await rpc.call(method, request, timeout=TIMEOUT, metadata=metadata)
         except grpc.aio.AioRpcError as e:
             raise PoolError(e.details() or str(e.code()), e.code()) from None
 
@@ -162,7 +165,9 @@ class PoolClient:
         req = schedd_pb2.JobQueryRequest(
             schedd_name=name, constraint=constraint, projection=list(projection), limit=limit
         )
-        reply = await self._call(stub.History if history else stub.QueryJobs, req)
+        reply = await self._call(stub.History if history else stub.QueryJobs, req, handover=True)
+        if isinstance(reply, rpc.Handover):  # the job ads and the schedd ad, each ours
+            return reply.value
         return ads_from_pb(reply.jobs), ad_from_pb(reply.schedd)
 
     async def act(

@@ -255,7 +255,7 @@ class ScheddService(sgrpc.ScheddServicer):
 
     async def QueryJobs(
         self, request: spb.JobQueryRequest, context: grpc.aio.ServicerContext
-    ) -> spb.JobQueryReply:
+    ) -> spb.JobQueryReply | rpc.Handover:
         core = await self._core(request.schedd_name, context)
         now = self.ctx.clock.now()
         try:
@@ -264,11 +264,13 @@ class ScheddService(sgrpc.ScheddServicer):
             await context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED, str(exc))
         except ScheddError as exc:
             await abort_invalid(context, str(exc))
+        if rpc.handover_wanted(context):  # the queue's own ads: copies for the caller
+            return self._job_handover(core, [ad.copy() for ad in ads], now)
         return self._job_reply(core, ads, now)
 
     async def History(
         self, request: spb.JobQueryRequest, context: grpc.aio.ServicerContext
-    ) -> spb.JobQueryReply:
+    ) -> spb.JobQueryReply | rpc.Handover:
         core = await self._core(request.schedd_name, context)
         now = self.ctx.clock.now()
         try:
@@ -280,6 +282,8 @@ class ScheddService(sgrpc.ScheddServicer):
         except QueueError as exc:
             log.error("%s: history unreadable: %s", core.name, exc)
             await context.abort(grpc.StatusCode.INTERNAL, str(exc))
+        if rpc.handover_wanted(context):  # read from the database: the caller's own
+            return self._job_handover(core, ads, now)
         return self._job_reply(core, ads, now)
 
     def _job_reply(self, core: Schedd, ads: list[ClassAd], now: float) -> spb.JobQueryReply:
@@ -290,6 +294,12 @@ class ScheddService(sgrpc.ScheddServicer):
         ad_to_pb(core.schedd_ad(now), reply.schedd)
         self._after(core, changed=False)
         return reply
+
+    def _job_handover(self, core: Schedd, ads: list[ClassAd], now: float) -> rpc.Handover:
+        """``_job_reply`` for a caller of this process that asks for objects (a virtual
+        pool's client): the ads themselves, not a message."""
+        self._after(core, changed=False)
+        return rpc.Handover((ads, core.schedd_ad(now)))
 
     def _unsendable(self, core: Schedd, ad: ClassAd, exc: WireError) -> None:
         job_id = f"{ad.get_value('ClusterId', '?')}.{ad.get_value('ProcId', '?')}"

@@ -138,6 +138,40 @@ def test_time_stands_still_between_api_calls(mockpool_virtual_factory) -> None: 
     assert 125 < pool.now < 200  # the last five jobs run from the third cycle (~125 s)
 
 
+def test_job_queries_in_a_virtual_pool_hand_over_the_callers_own_ads(
+    mockpool_virtual_factory,
+) -> None:  # type: ignore[no-untyped-def]
+    """The client of a virtual pool asks the schedd of its process for objects: the job
+    ads and the schedd ad come as they are, not as a message, and are what the message
+    decodes to; each is the caller's own (changing one changes nothing the queue holds)."""
+    from mockpool import rpc
+    from mockpool.v1 import schedd_pb2
+    from mockpool.wire import ad_from_pb, ads_from_pb
+
+    pool = mockpool_virtual_factory(EXAMPLES / "pslot.toml")
+    name, stub = pool._run(pool.client._schedd(""))
+    request = schedd_pb2.JobQueryRequest(schedd_name=name, constraint="JobStatus == 1")
+    message = pool._run(rpc.call(stub.QueryJobs, request, timeout=10))
+    handed = pool._run(rpc.call(stub.QueryJobs, request, timeout=10, metadata=(rpc.HANDOVER,)))
+    assert isinstance(handed, rpc.Handover)
+    ads, schedd_ad = handed.value
+    assert ads and ads == ads_from_pb(message.jobs)
+    assert schedd_ad == ad_from_pb(message.schedd)
+    job = ads[0]
+    job["JobStatus"] = 5
+    [again] = pool.jobs(f"ClusterId == {job.eval('ClusterId')} && ProcId == {job.eval('ProcId')}")
+    assert again.eval("JobStatus") == 1
+    assert pool.wait(lambda: len(pool.jobs("JobStatus == 4", history=True)) == 15, timeout=600)
+    history = rpc.call(
+        stub.History,
+        schedd_pb2.JobQueryRequest(schedd_name=name),
+        timeout=10,
+        metadata=(rpc.HANDOVER,),
+    )
+    done, _ = pool._run(history).value
+    assert sorted(j.eval("ProcId") for j in done) == list(range(15))
+
+
 def test_wait_gives_up_after_its_timeout_in_pool_time(mockpool_virtual_factory) -> None:  # type: ignore[no-untyped-def]
     pool = mockpool_virtual_factory(EXAMPLES / "pslot.toml", time_scale=10)
     t0 = pool.now
