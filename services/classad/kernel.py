@@ -90,7 +90,7 @@ class KernelStats:
 class Column:
     """One attribute over all rows: literal values, plus row groups holding expressions."""
 
-    __slots__ = ("exprs", "lit", "name", "present", "uniq")
+    __slots__ = ("codes", "exprs", "lit", "name", "present", "uniq")
 
     def __init__(
         self, name: str, present: np.ndarray, lit: Vec, exprs: list[tuple[np.ndarray, Expr]]
@@ -100,6 +100,7 @@ class Column:
         self.lit = lit
         self.exprs = exprs
         self.uniq: tuple[list[Any], np.ndarray] | None = None
+        self.codes: tuple[np.ndarray, int, int] | None = None
 
 
 def _literal_of(e: Expr) -> tuple[bool, Any]:
@@ -410,6 +411,22 @@ class SlotTable:
                 rows = np.flatnonzero(np.isin(codes, ks))
             exprs.append((rows, e))
         return Column(key, per_row(present), lit, exprs)
+
+    def codes(self, col: Column) -> tuple[np.ndarray, int, int]:
+        """An int per row, equal exactly where two rows hold the same literal value (or
+        the same expression text), -1 where the name is missing; and the least and the
+        greatest of them. Cached with the column (a carried column keeps them): read
+        only."""
+        if col.codes is None:
+            _values, inverse = self.uniques(col)
+            code = inverse.astype(np.int64)
+            code[~col.present] = -1
+            for k, (rows, _e) in enumerate(col.exprs):
+                code[rows] = -2 - k
+            code.flags.writeable = False
+            lo, hi = (int(code.min()), int(code.max())) if len(code) else (0, 0)
+            col.codes = (code, lo, hi)
+        return col.codes
 
     def uniques(self, col: Column) -> tuple[list[Any], np.ndarray]:
         """Distinct literal values of a column and each row's index into them (cached)."""

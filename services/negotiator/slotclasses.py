@@ -244,20 +244,8 @@ def alike_answer(
     return not unknown
 
 
-def _codes(table: SlotTable, name: str) -> np.ndarray:
-    """An int per row, equal exactly where two rows hold the same value (or the same
-    expression text) for ``name``; -1 where it is missing."""
-    col = table.column(name)
-    _values, inverse = table.uniques(col)
-    code = inverse.astype(np.int64)
-    code[~col.present] = -1
-    for k, (rows, _e) in enumerate(col.exprs):
-        code[rows] = -2 - k
-    return code
-
-
 def _typed_codes(table: SlotTable, name: str, rows: np.ndarray, codes: np.ndarray) -> np.ndarray:
-    """``codes`` (of ``rows``, from ``_codes``) with each literal value replaced by its
+    """``codes`` (of ``rows``, from ``SlotTable.codes``) with each literal value replaced by its
     type; lists and ads keep their values, expressions their text."""
     tags = table.column(name).lit.tags().astype(np.int64)[rows]
     typed = np.where(tags == V.X, codes, -(2**41) - tags)
@@ -343,35 +331,43 @@ class SlotClasses:
         if attrs is None or not len(rows):
             of[rows] = np.arange(len(rows))
             return cls(of, [rows[k : k + 1] for k in range(len(rows))], base)
-        names = sorted(attrs)
-        key = np.empty((n, len(names) + 1), dtype=np.int64)
         res = {r.lower() for r in resources}
+        # a name every row holds alike tells no rows apart (a resource still may: a
+        # p-slot's base leaves it out)
+        coded = [
+            (name, code, lo, hi)
+            for name in sorted(attrs)
+            for code, lo, hi in [table.codes(table.column(name))]
+            if lo < hi or name in res
+        ]
+        flag = len(coded)
+        key = np.empty((n, flag + 1 + (0 if apart is None else apart.shape[1])), dtype=np.int64)
         wide: set[str] = set()
         grouped_rows = np.flatnonzero(groupable)
-        for k, name in enumerate(names):
-            key[:, k] = _codes(table, name)
+        for k, (name, code, lo, hi) in enumerate(coded):
+            key[:, k] = code
             if name in res:  # a p-slot's base leaves its resources out, not their presence
                 key[split, k] = np.where(key[split, k] == -1, -1, -3 - 2**40)
             if (
                 wide_above is not None
                 and len(grouped_rows) > wide_above
-                # codes run from min to max: fewer than wide_above values need no sort
-                and int(key[:, k].max()) - int(key[:, k].min()) + 1 > wide_above
+                # codes run from lo to hi: fewer than wide_above values need no sort
+                and hi - lo + 1 > wide_above
                 and len(np.unique(key[grouped_rows, k])) > wide_above
             ):
                 # keyed by type alone: a class's slots agree on the name's type, which
                 # three-valued evaluation relies on
                 wide.add(name)
                 key[grouped_rows, k] = _typed_codes(table, name, grouped_rows, key[grouped_rows, k])
-        key[:, -1] = groupable.astype(np.int64) + 2 * split.astype(np.int64)
+        key[:, flag] = groupable.astype(np.int64) + 2 * split.astype(np.int64)
         if apart is not None:
-            key = np.hstack((key, apart))
+            key[:, flag + 1 :] = apart
         gid = _row_ids(key[rows])
         base[rows] = gid
         base_wide = None
         if wide and split.any():
             split_rows = np.flatnonzero(split)
-            for k, name in enumerate(names):
+            for k, (name, *_) in enumerate(coded):
                 if name in wide:
                     key[split_rows, k] = _typed_codes(table, name, split_rows, key[split_rows, k])
             base_wide = np.full(n, -1, dtype=np.int64)

@@ -565,3 +565,21 @@ def test_per_row_reads_are_read_again_only_where_the_ad_was_replaced() -> None:
     read.clear()
     carry.per_row("Name", moved, name)
     assert len(read) == 9  # not carried past a table that did not read it
+
+
+def test_a_columns_codes_tell_rows_apart_by_value_and_are_kept_with_it() -> None:
+    """Arch of five slots: "X86_64", "ARM", "X86_64", missing, and an expression. Rows 0
+    and 2 share a code, row 1 has another (both 0 or more), the missing row -1, the
+    expression (the column's first expression text) -2; least -2, greatest the larger of
+    the two values' codes. The codes are kept with the column and cannot be changed."""
+    ads = [ClassAd(Arch="X86_64"), ClassAd(Arch="ARM"), ClassAd(Arch="X86_64"), ClassAd()]
+    ads.append(ClassAd())
+    ads[4]["Arch"] = parse_expr('strcat("X86", "_64")')
+    table = SlotTable(ads)
+    col = table.column("Arch")
+    code, lo, hi = table.codes(col)
+    assert code[0] == code[2] and code[0] != code[1] and min(code[0], code[1]) >= 0
+    assert (code[3], code[4], lo, hi) == (-1, -2, -2, max(code[0], code[1]))
+    assert table.codes(col)[0] is code
+    with pytest.raises(ValueError):
+        code[0] = 5
