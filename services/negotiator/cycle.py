@@ -460,10 +460,9 @@ class _Slots:
             if not cfg.consider_early_preemption:
                 preemptible &= ~mask("RetirementTimeRemaining > 0")
             offered |= preemptible
-        self.claims: list[list[str]] = [[] for _ in range(n)]
-        for r in np.flatnonzero(offered).tolist():
-            self.claims[r] = private.claim_ids(self.names[r], bool(self.has_cp[r]))
-        has_claim = np.array([bool(c) for c in self.claims], dtype=bool) if n else np.zeros(0, bool)
+        self.claims, with_ids = private.claims(self.names, np.flatnonzero(offered), self.has_cp)
+        has_claim = np.zeros(n, dtype=bool)
+        has_claim[with_ids] = True
         self.alive = offered & has_claim
         self.n_alive = int(self.alive.sum())
         self.no_claim_id = int((self.unclaimed & ~has_claim).sum())
@@ -980,19 +979,33 @@ class _PrivateAds:
         else:
             names = [_private_name(p) for p in self.ads]
         self.rows = {x: k for k, x in enumerate(names) if x is not None}
-        self._caps: list[str | None] | None = None
 
-    def claim_ids(self, slot_name: str, consumption_policy: bool) -> list[str]:
-        """The unused claim ids of the slot named ``slot_name`` (a new list)."""
-        k = self.rows.get(slot_name)
-        if k is None:
-            return []
-        if consumption_policy or self._carry is None:
-            return _claim_ids(self.ads[k], consumption_policy)
-        if self._caps is None:
-            self._caps = self._carry.per_row("Capability", self.ads, _capability)
-        cap = self._caps[k]
-        return [cap] if cap else []
+    def claims(
+        self, names: Sequence[str | None], rows: np.ndarray, has_cp: np.ndarray
+    ) -> tuple[list[list[str]], list[int]]:
+        """Each slot's unused claim ids (a new list each; empty for slots not in
+        ``rows``), the slots named ``names`` (their consumption policies ``has_cp``);
+        and the rows that have some."""
+        out: list[list[str]] = [[] for _ in range(len(names))]
+        found: list[int] = []
+        at, ads = self.rows.get, self.ads
+        caps = None
+        if self._carry is not None:
+            caps = self._carry.per_row("Capability", ads, _capability)
+        cp = has_cp.tolist()
+        for r in rows.tolist():
+            k = at(names[r])  # type: ignore[arg-type]
+            if k is None:
+                continue
+            if cp[r] or caps is None:
+                ids = _claim_ids(ads[k], cp[r])
+            else:
+                cap = caps[k]
+                ids = [cap] if cap else []
+            if ids:
+                out[r] = ids
+                found.append(r)
+        return out, found
 
 
 class PslotConsumption:
