@@ -2,7 +2,9 @@
 
 What the machines decide (routing by slot name or claim id, the claim index, the job-exit
 and lease schedule, the events) is the core's: ``host.StartdHost``. This module turns
-protobuf into its calls and back, and runs the loops:
+protobuf into its calls and back (a schedd of this process hands over its claim requests
+and activations as its core's records, ``schedd.handover``, and gets back the outcomes
+its core takes), and runs the loops:
 
 - advertise: all machines' public and private slot ads to the collector every
   UPDATE_INTERVAL (default 300), and the ads of machines that changed
