@@ -421,6 +421,14 @@ def _evaluate_as_afresh(carried: SlotTable, ads: list[ClassAd], exprs: list[str]
         got = CompiledExpr(text).eval(carried, JOB, "target")
         for k in range(len(ads)):
             assert _same(got.value_at(k, carried.pool), want.value_at(k, fresh.pool)), (text, k)
+    # and each column read is the column a fresh table builds, row by row
+    for key, col in carried._cols.items():
+        built = fresh.column(key)
+        assert (col.present == built.present).all(), key
+        assert (col.lit.tags() == built.lit.tags()).all(), key
+        for k in range(len(ads)):
+            got_v, want_v = col.lit.value_at(k, carried.pool), built.lit.value_at(k, fresh.pool)
+            assert _same(got_v, want_v), (key, k)
 
 
 def test_tables_built_with_a_carry_evaluate_as_tables_built_afresh() -> None:
@@ -504,7 +512,9 @@ def test_patched_tables_evaluate_as_tables_built_afresh() -> None:
             if op < 0.85:
                 ads[k] = ads[k].copy()
                 if rng.random() < 0.7:
-                    ads[k]["Memory"] = rng.choice([512, 2048, 2048.0, "big", None])
+                    ads[k]["Memory"] = rng.choice([512, 2048, 2048.0, "big", None, True])
+                    if rng.random() < 0.2:  # missing
+                        del ads[k]["Memory"]
                 if rng.random() < 0.3:
                     ads[k]["Arch"] = rng.choice(["x86_64", "aarch64", f"arch{_round}"])
             elif op < 0.93 and len(ads) > 4:
@@ -583,3 +593,34 @@ def test_a_columns_codes_tell_rows_apart_by_value_and_are_kept_with_it() -> None
     assert table.codes(col)[0] is code
     with pytest.raises(ValueError):
         code[0] = 5
+
+
+def test_a_column_of_plain_values_is_patched_where_its_ads_were_replaced() -> None:
+    """TotalJobRunTime of 40 slots, integers but one missing; round after round four
+    slots' ads are replaced, holding a new runtime, a real, a string, a boolean or none
+    at all: the carried column (its rows written in place, not sorted again) is the
+    column a fresh table builds, row for row."""
+    import random
+
+    rng = random.Random(3)
+    carry = ColumnCarry()
+    ads = [ClassAd(Name=f"slot{k}", TotalJobRunTime=k * 10) for k in range(40)]
+    del ads[5]["TotalJobRunTime"]
+    for rnd in range(30):
+        ads = ads.copy()
+        for k in rng.sample(range(40), 4):
+            ads[k] = ads[k].copy()
+            value = rng.choice([rnd * 7 + k, 1.5, "x", True, None])
+            if value is not None:
+                ads[k]["TotalJobRunTime"] = value
+            elif ads[k].lookup("TotalJobRunTime") is not None:
+                del ads[k]["TotalJobRunTime"]
+        carried = SlotTable(ads, carry=carry).column("TotalJobRunTime")
+        fresh_table = SlotTable(ads)
+        built = fresh_table.column("TotalJobRunTime")
+        assert (carried.present == built.present).all(), rnd
+        assert (carried.lit.tags() == built.lit.tags()).all(), rnd
+        pool = carry.pool
+        got = [carried.lit.value_at(k, pool) for k in range(40)]
+        assert got == [built.lit.value_at(k, fresh_table.pool) for k in range(40)], rnd
+    assert carry.patched == 29  # every table but the first
