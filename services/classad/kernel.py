@@ -133,6 +133,18 @@ def value_keys(v: Vec) -> tuple[np.ndarray, np.ndarray]:
     return tags, payload
 
 
+def literal_keys(col: Column, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``value_keys`` of the rows ``rows`` of ``col``, each row's (tag, payload) equal
+    exactly where two rows hold the same literal value; the tag -1 where the name is
+    missing, and -2 - row where it is an expression (which may answer otherwise on
+    every row)."""
+    tags, payload = value_keys(col.lit.take(rows))
+    tags = np.where(col.present[rows], tags, -1)
+    for exprs, _e in col.exprs:
+        tags = np.where(np.isin(rows, exprs), -2 - rows, tags)
+    return tags, payload
+
+
 _NOT_PLAIN = object()
 _ABSENT = (None, None)
 _second = operator.itemgetter(1)
@@ -340,10 +352,9 @@ class SlotTable:
         lit = col.lit
         if col.exprs or lit.o is not None:
             return None
-        values = [_NOT_PLAIN if e is not None and type(e) is not Literal else e for e in fresh]
-        if _NOT_PLAIN in values:
+        if any(e is not None and type(e) is not Literal for e in fresh):
             return None
-        values = [None if e is None else e.value for e in values]
+        values = [None if e is None else e.value for e in fresh]
         kinds = np.fromiter(
             map(_PLAIN_TAG.get, map(type, values), repeat(-1)), np.int8, len(values)
         )

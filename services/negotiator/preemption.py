@@ -31,7 +31,7 @@ import numpy as np
 
 from ..classad import ERROR, UNDEFINED, ClassAd, ClassAdSyntaxError, evaluate, parse_expr
 from ..classad import vector as V
-from ..classad.kernel import CompiledExpr, KernelStats, SlotTable, value_keys
+from ..classad.kernel import CompiledExpr, KernelStats, SlotTable, literal_keys
 from ..classad.tree import Expr
 from ..config import ConfigDict
 
@@ -152,13 +152,7 @@ def preempted_user_key(table: SlotTable, rows: np.ndarray) -> np.ndarray:
     out = np.zeros((table.n, 2 * len(_REMOTE_USER_ATTRS) + 1), dtype=np.int64)
     out[rows, -1] = 1
     for k, name in enumerate(_REMOTE_USER_ATTRS):
-        col = table.column(name)
-        tags, payload = value_keys(col.lit.take(rows))
-        tags = np.where(col.present[rows], tags, -1)
-        for exprs, _e in col.exprs:
-            tags = np.where(np.isin(rows, exprs), -2 - rows, tags)
-        out[rows, 2 * k] = tags
-        out[rows, 2 * k + 1] = payload
+        out[rows, 2 * k], out[rows, 2 * k + 1] = literal_keys(table.column(name), rows)
     return out
 
 

@@ -32,7 +32,7 @@ import numpy as np
 
 from ..classad import UNDEFINED, ClassAd, evaluate
 from ..classad import vector as V
-from ..classad.kernel import Column, KernelStats, SlotTable, value_keys
+from ..classad.kernel import Column, KernelStats, SlotTable, literal_keys
 from ..classad.refs import DynamicReference, every_name
 from ..classad.tree import AttrRef, Binary, Expr, Literal, Paren, Select, Unary
 from .preemption import Preemption
@@ -497,13 +497,8 @@ class ClassView:
     def _state_of(self, crows: np.ndarray) -> list[int]:
         t = self.table
         parts = [self._pbase[crows], *self._owns[:, crows].astype(np.int64)]
-        for res in self._resources:
-            col = t.column(res)
-            tags, payload = value_keys(col.lit.take(crows))
-            tags = np.where(col.present[crows], tags, -1)
-            for grows, _e in col.exprs:  # an expression: a state of its own
-                tags = np.where(np.isin(crows, grows), -2 - crows, tags)
-            parts += [tags, payload]
+        for res in self._resources:  # an expression in a resource: a state of its own
+            parts += literal_keys(t.column(res), crows)
         keys = np.ascontiguousarray(np.stack(parts, axis=1))
         ids = self._state_ids
         return [ids.setdefault(key.tobytes(), len(ids)) for key in keys]

@@ -624,3 +624,17 @@ def test_a_column_of_plain_values_is_patched_where_its_ads_were_replaced() -> No
         got = [carried.lit.value_at(k, pool) for k in range(40)]
         assert got == [built.lit.value_at(k, fresh_table.pool) for k in range(40)], rnd
     assert carry.patched == 29  # every table but the first
+
+
+def test_literal_keys_tell_rows_apart_by_value_and_each_expression_row_by_itself() -> None:
+    """Arch of five slots: "a", "b", "a", missing, an expression; keys of rows 4, 0, 2,
+    3: rows 0 and 2 alike, the missing row's tag -1, the expression row's -2 - 4 = -6."""
+    from mockpool.classad.kernel import literal_keys
+
+    ads = [ClassAd(Arch="a"), ClassAd(Arch="b"), ClassAd(Arch="a"), ClassAd(), ClassAd()]
+    ads[4]["Arch"] = parse_expr('strcat("a", "")')
+    table = SlotTable(ads)
+    tags, payload = literal_keys(table.column("Arch"), np.array([4, 0, 2, 3, 1]))
+    assert (tags[1], payload[1]) == (tags[2], payload[2])
+    assert (tags[1], payload[1]) != (tags[4], payload[4])
+    assert (tags[0], tags[3]) == (-6, -1)
