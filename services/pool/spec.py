@@ -885,14 +885,15 @@ class _Builder:
         for c in generate(spec.workloads, spec.seed, max_per_cluster=limit):
             i = next(k for k, w in enumerate(spec.workloads) if w.name == c.workload)
             source = f"{self.source}:{self.lines.table_start('workload', i) or 1}"
-            text = submit_description(c)
             if c.workload not in checked:  # every cluster of a workload has the same form
                 checked.add(c.workload)
                 try:
-                    parse_submit(text, source, owner=c.owner, validate=parse_expr)
+                    parse_submit(
+                        submit_description(c.form()), source, owner=c.owner, validate=parse_expr
+                    )
                 except SubmitError as e:
                     raise SpecError(f"{source}: [[workload]] #{i + 1}: {e}") from None
-            out.append(SubmitItem(c.at, c.schedd, c.owner, text, source))
+            out.append(SubmitItem(c.at, c.schedd, c.owner, submit_description(c), source))
         return out
 
     def _import_text(self, t: dict[str, Any], key: str) -> tuple[str, str] | None:

@@ -31,7 +31,7 @@ new starters; mockpool writes the plain clause, as HTCondor 24 and 25.0 do.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 
 from ..classad import ClassAd, evaluate, parse_expr
@@ -40,7 +40,7 @@ from ..classad.tree import Literal, Unary
 from ..classad.values import UNDEFINED
 from ..config import ConfigDict
 
-__all__ = ["SubmitHost", "job_requirements", "url_methods"]
+__all__ = ["RequirementsMemo", "SubmitHost", "job_requirements", "url_methods"]
 
 VANILLA, GRID, JAVA, PARALLEL, VM = 5, 9, 10, 11, 13
 # the universes whose jobs may transfer files (submit_utils.cpp mightTransfer; 8 is MPI)
@@ -94,6 +94,60 @@ def _literal_number(text: str) -> float | None:
     if isinstance(tree, Literal) and type(tree.value) in (int, float):
         return sign * tree.value
     return None
+
+
+_MISSING = object()
+# answers kept per set of attribute names: a submit's procs vary in a few ways at most
+_KEPT_PER_NAMES = 8
+
+
+class _Reads(Mapping[str, str]):
+    """A job's attribute texts as ``job_requirements`` reads them: each name it looks up
+    is noted with what it found (or that it found nothing)."""
+
+    __slots__ = ("_ad", "read")
+
+    def __init__(self, ad: Mapping[str, str]) -> None:
+        self._ad = ad
+        self.read: dict[str, object] = {}
+
+    def __getitem__(self, name: str) -> str:
+        text = self._ad.get(name, _MISSING)
+        self.read[name] = text
+        if text is _MISSING:
+            raise KeyError(name)
+        return text  # type: ignore[return-value]
+
+    def __iter__(self) -> Iterator[str]:  # the names: part of the memo's key
+        return iter(self._ad)
+
+    def __len__(self) -> int:
+        return len(self._ad)
+
+
+class RequirementsMemo:
+    """``job_requirements`` for the jobs of one submit. The procs of ``queue ... from``
+    differ mostly in what it never reads (arguments, durations), so an answer is kept
+    with the names the job had and the texts it read, and given again to a job with the
+    same names that holds the same texts there: the function, pure, would read the
+    same and answer the same. ``computed`` counts the answers worked out."""
+
+    def __init__(self, host: SubmitHost) -> None:
+        self.host = host
+        self.computed = 0
+        self._kept: dict[tuple, list[tuple[dict[str, object], str]]] = {}
+
+    def __call__(self, ad: Mapping[str, str], user: str | None) -> str:
+        kept = self._kept.setdefault((user, tuple(ad)), [])
+        for read, answer in kept:
+            if all(ad.get(name, _MISSING) == text for name, text in read.items()):
+                return answer
+        reads = _Reads(ad)
+        answer = job_requirements(reads, user, self.host)
+        self.computed += 1
+        if len(kept) < _KEPT_PER_NAMES:
+            kept.append((reads.read, answer))
+        return answer
 
 
 def _clause_needed(text: str, floor: float) -> bool:

@@ -76,7 +76,7 @@ from ..config.conditions import Conditions, evaluate_condition
 from ..config.constexpr import evaluate_constant
 from ..config.lines import LineReader
 from ..config.units import KIB, MIB
-from .requirements import SubmitHost, job_requirements, url_methods
+from .requirements import RequirementsMemo, SubmitHost, url_methods
 
 _LIMIT_SEP = re.compile(r"[,\s]+")
 _ATTR_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -382,6 +382,7 @@ class _Submit:
     ) -> None:
         self.source = source
         self.host = host or SubmitHost()
+        self.job_requirements = RequirementsMemo(self.host)
         self.owner = owner
         self.cluster_id = cluster_id
         self.qdate = qdate
@@ -1030,7 +1031,7 @@ class _Submit:
         user = self.command("requirements")
         text = self.check_expr(user) if user and user[2] else None
         try:
-            return job_requirements(ad, text, self.host)
+            return self.job_requirements(ad, text)
         except ValueError as e:
             raise self.bad(user, str(e)) if user else self.fail(str(e)) from None
 

@@ -14,7 +14,7 @@ import pytest
 from mockpool.classad import parse_expr
 from mockpool.classad.refs import references
 from mockpool.config import parse_config
-from mockpool.schedd.requirements import SubmitHost, job_requirements
+from mockpool.schedd.requirements import RequirementsMemo, SubmitHost, job_requirements
 from mockpool.schedd.submit import SubmitError, parse_submit
 
 ARCH_OS = '(TARGET.Arch == "X86_64") && (TARGET.OpSys == "LINUX")'
@@ -200,6 +200,34 @@ def test_refusals_name_the_problem(lines: str, problem: str) -> None:
 def test_job_requirements_is_pure_over_attribute_texts() -> None:
     ad = {"JobUniverse": "5", "RequestDisk": "0", "RequestMemory": "1", "RequestCpus": "1"}
     assert job_requirements(ad, None, SubmitHost()) == f"{ARCH_OS} && {FT}"
+
+
+def test_requirements_are_worked_out_again_only_for_a_job_that_reads_otherwise() -> None:
+    memo = RequirementsMemo(SubmitHost())
+    mem = "(TARGET.Memory >= RequestMemory)"
+    job = {"JobUniverse": "5", "RequestDisk": "0", "RequestMemory": "2048", "RequestCpus": "1"}
+    assert memo(job | {"Arguments": '"10"'}, None) == f"{ARCH_OS} && {mem} && {FT}"
+    # another argument: nothing read differs
+    assert memo(job | {"Arguments": '"20"'}, None) == f"{ARCH_OS} && {mem} && {FT}"
+    assert memo.computed == 1
+    # 1 MiB asks for no memory clause
+    one_mib = job | {"RequestMemory": "1", "Arguments": '"10"'}
+    assert memo(one_mib, None) == f"{ARCH_OS} && {FT}" and memo.computed == 2
+    # another name: a GPU clause
+    gpus = job | {"RequestGpus": "1", "Arguments": '"10"'}
+    assert memo(gpus, None) == f"{ARCH_OS} && {mem} && (TARGET.Gpus >= RequestGpus) && {FT}"
+    # the user's own expression: the memory clause stays (only Disk and Cpus give way)
+    user = "TARGET.Memory > 4096"
+    assert memo(job | {"Arguments": '"30"'}, user) == f"({user}) && {ARCH_OS} && {mem} && {FT}"
+    assert memo(job | {"Arguments": '"40"'}, None) == f"{ARCH_OS} && {mem} && {FT}"
+    assert memo.computed == 4
+
+
+def test_the_procs_of_one_submit_get_the_requirements_of_their_own_requests() -> None:
+    text = "executable = x\nrequest_memory = $(mem)\nqueue mem from (\n2048\n1\n2048\n)\n"
+    procs = parse_submit(text, "job.sub", owner="alice").procs
+    mem = "(TARGET.Memory >= RequestMemory)"
+    assert [mem in p["Requirements"] for p in procs] == [True, False, True]
 
 
 def test_if_blocks_choose_commands() -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -273,6 +274,17 @@ def test_jobs_of_one_cluster_that_last_differently_are_queued_from_a_list() -> N
             ad[k] = parse_expr(v)
         got.append(ad.eval("MockDuration"))
     assert got == list(c.durations) and len(set(got)) == 3
+
+
+def test_a_clusters_form_is_its_first_job_and_its_first_of_another_duration() -> None:
+    """What the spec checks for a workload: the same description but for its items."""
+    (c,) = generate([workload(jobs=3, duration=90.5)], 0)
+    assert c.form().durations == (90.5,) and "queue 1\n" in submit_description(c.form())
+    mixed = replace(c, durations=(5.0, 5.0, 7.5, 5.0, 9.0))
+    assert mixed.form().durations == (5.0, 7.5)
+    cut, whole = submit_description(mixed.form()), submit_description(mixed)
+    assert cut.split("queue ")[0] == whole.split("queue ")[0]
+    assert cut.endswith("queue MockDurationItem from (\n5\n7.5\n)\n")
 
 
 # ------------------------------------------------------------------ the spec
