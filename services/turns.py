@@ -24,7 +24,7 @@ from collections import deque
 from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
-__all__ = ["ADS_PER_TURN", "YIELD_EVERY", "in_turns"]
+__all__ = ["ADS_PER_TURN", "YIELD_EVERY", "in_turns", "own_turn"]
 
 # Items of one batch handled in a turn: a turn should take a few milliseconds.
 YIELD_EVERY = 256
@@ -82,3 +82,11 @@ async def in_turns(items: Sequence[Any], size: int = YIELD_EVERY) -> AsyncIterat
         if start or turns.waiting:
             await turns.take()
         yield items[start : start + size]
+
+
+async def own_turn() -> None:
+    """Wait for a round of the loop of one's own before one big piece of work that
+    cannot be sliced (a submit of thousands of jobs, one transaction): pieces that
+    arrive together then run a round apart, with the loop's timers between them,
+    instead of all in one round."""
+    await _turns().take()

@@ -229,6 +229,9 @@ class ScheddService(sgrpc.ScheddServicer):
         self, request: spb.SubmitRequest, context: grpc.aio.ServicerContext
     ) -> spb.SubmitReply:
         core = await self._core(request.schedd_name, context)
+        # thousands of jobs in one transaction: submits to this actor's schedds that
+        # arrive together run a loop round apart, not all before its timers
+        await turns.own_turn()
         now = self.ctx.clock.now()
         try:
             owner = submit_owner(caller(), request.owner)

@@ -54,6 +54,32 @@ async def test_batches_in_flight_together_take_one_turn_per_round_in_order() -> 
         ]
 
 
+async def test_pieces_of_work_that_arrive_together_run_a_round_apart() -> None:
+    # three submits in one round: a probe that runs once a round (as a due timer would)
+    # sees one of them handled between its runs; a batch arriving among them waits its
+    # turn behind those that asked before it (its first slice too)
+    loop = asyncio.get_running_loop()
+    seen: list[str] = []
+    per_round: list[int] = []
+    done = False
+
+    def probe(before: int) -> None:
+        per_round.append(len(seen) - before)
+        if not done:
+            loop.call_soon(probe, len(seen))
+
+    async def piece(name: str) -> None:
+        await turns.own_turn()
+        seen.append(name)
+
+    loop.call_soon(probe, 0)
+    await asyncio.gather(piece("x"), piece("y"), _handle("a", list(range(4)), seen), piece("z"))
+    done = True
+    await asyncio.sleep(0)
+    assert max(per_round) == 1
+    assert seen == ["x", "y", "a0,1", "z", "a2,3"]
+
+
 async def test_a_cancelled_batch_passes_its_turn_on() -> None:
     seen: list[str] = []
     first = asyncio.ensure_future(_handle("a", list(range(6)), seen))
