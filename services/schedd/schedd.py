@@ -443,27 +443,49 @@ class Schedd:
     def _record_problem(
         self, texts: Mapping[str, str | None], *, deletions: bool = False
     ) -> str | None:
-        """Why a stored record cannot be served (a text that does not parse, or a number
-        past 64 bits that would be read as something else); None when it is sound. Only
-        a job's own attributes may be None (``deletions``: a cluster attribute it deleted)."""
+        """Why a stored record cannot be served (``_stored_expr``); None when it is
+        sound. Only a job's own attributes may be None (``deletions``: a cluster
+        attribute it deleted)."""
         for name, text in texts.items():
             if text is None:
                 if deletions:
                     continue
                 return f"{name}: no value"
-            if _PLAIN_STRING.match(text):
-                continue
-            if text.isdigit() and text.isascii():
-                if int(text) > INT64_MAX:
-                    return f"{name}: number out of range: {text}"
-                continue
-            try:
-                self._expr(text)
-            except ClassAdSyntaxError as exc:
-                return f"{name}: {exc}"
-            if _LONG_NUMBER.search(text) and (number := out_of_range_number(text)):
-                return f"{name}: number out of range: {number}"
+            if isinstance(got := self._stored_expr(name, text), str):
+                return got
         return None
+
+    def _stored_expr(self, name: str, text: str) -> Expr | str:
+        """A stored text's expression, or why it cannot be served: a text that does not
+        parse, or a number past 64 bits that would be read as something else."""
+        if _PLAIN_STRING.match(text):  # GlobalJobId and the like
+            return to_expr(text[1:-1])
+        if text.isdigit() and text.isascii():  # ProcId and counters: no parser, no cache
+            if int(text) > INT64_MAX:
+                return f"{name}: number out of range: {text}"
+            return to_expr(int(text))
+        try:
+            expr = self._expr(text)
+        except ClassAdSyntaxError as exc:
+            return f"{name}: {exc}"
+        if _LONG_NUMBER.search(text) and (number := out_of_range_number(text)):
+            return f"{name}: number out of range: {number}"
+        return expr
+
+    def _stored_ad(self, texts: Mapping[str, str | None]) -> ClassAd | str:
+        """The ad of a stored record (its texts read and checked in one pass), or why it
+        cannot be served, as ``_record_problem`` says."""
+        if "" in texts:  # not a name: ClassAd refuses it, naming it
+            return self._ad_from_texts(texts)  # type: ignore[arg-type]
+        pairs: list[tuple[str, Expr]] = []
+        for name, text in texts.items():
+            if text is None:
+                return f"{name}: no value"
+            got = self._stored_expr(name, text)
+            if isinstance(got, str):
+                return got
+            pairs.append((name, got))
+        return ClassAd.from_exprs(pairs)
 
     def _skip_record(self, job_id: str, where: str, problem: str) -> None:
         """Report a stored record that is left out (once), leaving it as it is stored."""
@@ -1635,11 +1657,10 @@ class Schedd:
         out = []
         budget = Budget()
         for cluster, proc, texts in self.queue.history():
-            problem = "unreadable row" if texts is None else self._record_problem(texts)
-            if problem is not None or texts is None:
-                self._skip_record(f"{cluster}.{proc}", "history", problem or "unreadable row")
+            ad = "unreadable row" if texts is None else self._stored_ad(texts)
+            if isinstance(ad, str):
+                self._skip_record(f"{cluster}.{proc}", "history", ad)
                 continue
-            ad = self._ad_from_texts(texts)  # type: ignore[arg-type]
             if self._true(expr, ad, now, budget):
                 out.append(self._projection(ad, projection))
                 if limit and len(out) >= limit:
