@@ -97,8 +97,10 @@ def _literal_number(text: str) -> float | None:
 
 
 _MISSING = object()
-# answers kept per set of attribute names: a submit's procs vary in a few ways at most
+# answers kept per set of attribute names (a submit's procs vary in a few ways at
+# most), and sets of names kept (a schedd's submits come in a few forms)
 _KEPT_PER_NAMES = 8
+_NAMES_KEPT = 1024
 
 
 class _Reads(Mapping[str, str]):
@@ -126,11 +128,12 @@ class _Reads(Mapping[str, str]):
 
 
 class RequirementsMemo:
-    """``job_requirements`` for the jobs of one submit. The procs of ``queue ... from``
-    differ mostly in what it never reads (arguments, durations), so an answer is kept
-    with the names the job had and the texts it read, and given again to a job with the
-    same names that holds the same texts there: the function, pure, would read the
-    same and answer the same. ``computed`` counts the answers worked out."""
+    """``job_requirements`` for the jobs a schedd queues. Jobs (the procs of ``queue
+    ... from``, a workload's clusters) differ mostly in what it never reads (arguments,
+    durations), so an answer is kept with the names the job had and the texts it read,
+    and given again to a job with the same names that holds the same texts there: the
+    function, pure, would read the same and answer the same. ``computed`` counts the
+    answers worked out."""
 
     def __init__(self, host: SubmitHost) -> None:
         self.host = host
@@ -138,7 +141,10 @@ class RequirementsMemo:
         self._kept: dict[tuple, list[tuple[dict[str, object], str]]] = {}
 
     def __call__(self, ad: Mapping[str, str], user: str | None) -> str:
-        kept = self._kept.setdefault((user, tuple(ad)), [])
+        key = (user, tuple(ad))
+        if key not in self._kept and len(self._kept) >= _NAMES_KEPT:
+            self._kept.clear()
+        kept = self._kept.setdefault(key, [])
         for read, answer in kept:
             if all(ad.get(name, _MISSING) == text for name, text in read.items()):
                 return answer

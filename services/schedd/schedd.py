@@ -62,7 +62,7 @@ from ..config import ConfigDict
 from .autocluster import Autoclusters, IdleIndex
 from .cadence import AdCadence
 from .queue import Batch, JobQueue, StoredClaim
-from .requirements import SubmitHost
+from .requirements import RequirementsMemo, SubmitHost
 from .submit import MAX_JOBS_PER_SUBMISSION, UID_DOMAIN, SubmitError, parse_submit
 
 __all__ = [
@@ -402,6 +402,7 @@ class Schedd:
         self.max_jobs_running = config.get_int("MAX_JOBS_RUNNING", 10000)
         self.claim_leftovers = config.get_bool("CLAIM_PARTITIONABLE_LEFTOVERS")
         self.submit_host = SubmitHost.from_config(config, name)
+        self.requirements_memo = RequirementsMemo(self.submit_host)
         self.autoclusters = Autoclusters.from_config(config)
         self.jobs: dict[tuple[int, int], Job] = {}
         self.claims: dict[str, HeldClaim] = {}
@@ -714,6 +715,7 @@ class Schedd:
             env=env,
             max_jobs=self.config.get_int("MAX_JOBS_PER_SUBMISSION", MAX_JOBS_PER_SUBMISSION),
             host=self.submit_host,
+            requirements=self.requirements_memo,
         )
         values: dict[str, Any] = {}  # Owner text -> value: procs nearly always share one
         for texts in result.procs:

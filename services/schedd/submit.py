@@ -379,10 +379,14 @@ class _Submit:
         read_item_file: Callable[[str], str] | None = None,
         glob: Callable[[str, str], list[str]] | None = None,
         host: SubmitHost | None = None,
+        requirements: RequirementsMemo | None = None,
     ) -> None:
         self.source = source
         self.host = host or SubmitHost()
-        self.job_requirements = RequirementsMemo(self.host)
+        self.job_requirements = (
+            requirements if requirements is not None else RequirementsMemo(self.host)
+        )
+        assert self.job_requirements.host == self.host  # a memo answers for its host only
         self.owner = owner
         self.cluster_id = cluster_id
         self.qdate = qdate
@@ -1184,6 +1188,7 @@ def parse_submit(
     env: Mapping[str, str] | None = None,
     max_jobs: int = MAX_JOBS_PER_SUBMISSION,
     host: SubmitHost | None = None,
+    requirements: RequirementsMemo | None = None,
 ) -> SubmitResult:
     """Job ads for a submit description, as condor_submit would queue them.
 
@@ -1194,8 +1199,9 @@ def parse_submit(
     ``item_files`` (path as written -> text) and ``env`` (``$ENV`` name -> value) are what
     the submitting side read for the description (:func:`submit_inputs`); nothing else is
     read. More than ``max_jobs`` jobs is refused. ``host`` is the submit machine (its Arch,
-    OpSys, FileSystemDomain and Requirements knobs). Every problem raises ``SubmitError``
-    naming ``source`` and the line.
+    OpSys, FileSystemDomain and Requirements knobs); ``requirements`` keeps the
+    Requirements worked out for it across submits (a schedd's, of the same ``host``).
+    Every problem raises ``SubmitError`` naming ``source`` and the line.
     """
     if not owner or not _NAME_OK.match(owner):
         raise SubmitError(f"{source}: {owner!r} is not a valid owner name")
@@ -1209,6 +1215,7 @@ def parse_submit(
         env=env,
         max_jobs=max_jobs,
         host=host,
+        requirements=requirements,
     )
     try:
         submit.run(text)

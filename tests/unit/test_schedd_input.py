@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from mockpool.classad import ClassAd
+from mockpool.classad import ClassAd, unparse
 from mockpool.config import parse_config
 from mockpool.schedd.queue import JobQueue
 from mockpool.schedd.schedd import HELD, IDLE, Schedd
@@ -63,6 +63,21 @@ def test_max_jobs_per_submission_is_the_schedds_knob(tmp_path: Path) -> None:
         s.submit(SLEEP + "queue 6\n", "a.sub", "alice", 0.0)
     assert s.query() == [] and s.queue.next_cluster_id == 1  # nothing stored
     assert s.submit(SLEEP + "queue 5\n", "a.sub", "alice", 0.0) == (1, 5)
+    s.queue.close()
+
+
+def test_a_schedds_submits_share_the_requirements_they_worked_out(tmp_path: Path) -> None:
+    # one job a submit, as a workload's arrivals come: another duration, another owner
+    # and cluster read nothing Requirements reads; a request of 1 MiB does
+    s = _schedd(tmp_path / "q.sqlite", "APPEND_REQUIREMENTS = TARGET.HasFoo")
+    mem = "(TARGET.Memory >= RequestMemory)"
+    for args, owner in (("60", "alice"), ("90", "alice"), ("120", "bob")):
+        s.submit(f"executable = /bin/sleep\narguments = {args}\nqueue\n", "a.sub", owner, 0.0)
+    s.submit("executable = /bin/sleep\nrequest_memory = 1\nqueue\n", "b.sub", "alice", 0.0)
+    assert s.requirements_memo.computed == 2
+    texts = [unparse(ad.lookup("Requirements")) for ad in s.query()]
+    assert all(t.startswith("(TARGET.HasFoo) && ") for t in texts)
+    assert [mem in t for t in texts] == [True, True, True, False]
     s.queue.close()
 
 
