@@ -286,12 +286,13 @@ class StartdHost:
 
     # --- timers --------------------------------------------------------------------------
 
-    def finish_jobs(self, now: float) -> list[JobExitRecord]:
-        """Let every machine with something due by ``now`` tick: jobs end, matches time
-        out, claims whose lease ran out are dropped. The exits, in (end, slot) order, for
-        the shell to report to their schedds."""
+    def finish_jobs(self, now: float, limit: int | None = None) -> list[JobExitRecord]:
+        """Let every machine with something due by ``now`` tick (at most ``limit`` of
+        them, the earliest due: the others stay due for the next call): jobs end, matches
+        time out, claims whose lease ran out are dropped. The exits, in (end, slot)
+        order, for the shell to report to their schedds."""
         due: set[str] = set()
-        while self._exits and self._exits[0][0] <= now:
+        while self._exits and self._exits[0][0] <= now and (limit is None or len(due) < limit):
             due.add(heapq.heappop(self._exits)[1])
         exits: list[JobExitRecord] = []
         for name in sorted(due):

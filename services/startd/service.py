@@ -70,7 +70,11 @@ MAX_ADVERTISE_BYTES = 3 * 1024 * 1024
 RETRY_INTERVAL = 10.0  # pool seconds between retries to an unreachable peer
 UPDATE_DELAY = 1.0  # pool seconds from a slot's change to the update that carries it
 _REPLAY_CACHE = 4096  # replies kept by request id, so a retried batch is not applied twice
-_MACHINES_PER_TURN = 8  # machines whose ads one turn of an advertise round builds
+# Machines whose ads one turn of an advertise round builds, or whose due jobs one turn
+# of the exit loop ends: live, a turn of a few milliseconds (a loop's timers wait for
+# one turn); a virtual clock stands still meanwhile, and larger turns save loop rounds.
+_MACHINES_PER_TURN = 4
+_MACHINES_PER_VIRTUAL_TURN = 8
 _CLAIMS_PER_TURN = 8  # claim requests (or activations) one turn handles: each builds a slot ad
 
 
@@ -145,6 +149,7 @@ class StartdService:
         self.host = StartdHost(machines)  # checks the names and every policy now
         self.ctx = ctx
         self._update_interval = ctx.config.for_subsystem("STARTD").get_float("UPDATE_INTERVAL")
+        self._machines_per_turn = _MACHINES_PER_VIRTUAL_TURN if ctx.virtual else _MACHINES_PER_TURN
         self._armed: float | None = None  # when the exit loop means to wake
         self._exit_wake = asyncio.Event()
         self._change_event = asyncio.Event()
@@ -592,13 +597,13 @@ class StartdService:
         requests: list[tuple[int, bytes | rpc.Handover]] = []
         if channel is not None and rpc.can_hand_over(channel):
             records: list[CollectorUpdate] = []
-            async for part in turns.in_turns(machines, _MACHINES_PER_TURN):
+            async for part in turns.in_turns(machines, self._machines_per_turn):
                 records += self._records(part, now, only_changed=only_changed)
             if records:
                 requests.append((len(records), rpc.Handover(records)))
         else:
             updates = self._invalidations(machines)
-            async for part in turns.in_turns(machines, _MACHINES_PER_TURN):
+            async for part in turns.in_turns(machines, self._machines_per_turn):
                 updates += self._slot_updates(part, now, only_changed=only_changed)
             requests = list(_requests(updates, MAX_ADVERTISE_BYTES))
         if not requests:
@@ -645,16 +650,23 @@ class StartdService:
                 if self._armed > clock.now():
                     await sleep_until_or(self.ctx.clock, self._armed, self._exit_wake)
                     continue
-                self.finish_jobs(clock.now())
+                # live, a few machines a turn, the loop's timers between; a virtual clock
+                # stands still meanwhile: all at once
+                now, limit = clock.now(), None if self.ctx.virtual else self._machines_per_turn
+                self.finish_jobs(now, limit)
+                wake = self.host.next_wakeup()
+                if limit is not None and wake is not None and wake <= now:
+                    await turns.own_turn()
             except asyncio.CancelledError:
                 raise
             except Exception:
                 log.exception("startd: job exit round failed")
                 await clock.sleep_until(clock.now() + RETRY_INTERVAL)
 
-    def finish_jobs(self, now: float) -> list[JobExitRecord]:
-        """The host's job ends due by ``now``, each queued for its schedd."""
-        exits = self.host.finish_jobs(now)
+    def finish_jobs(self, now: float, limit: int | None = None) -> list[JobExitRecord]:
+        """The host's job ends due by ``now`` (of at most ``limit`` machines), each
+        queued for its schedd."""
+        exits = self.host.finish_jobs(now, limit)
         self._after()
         for e in exits:
             address = self._moved.get(e.schedd_address, e.schedd_address)

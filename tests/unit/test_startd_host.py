@@ -99,6 +99,20 @@ def test_job_ends_are_scheduled_and_reported_in_end_order_with_their_events() ->
     assert h.next_wakeup() is not None and h.next_wakeup() > 400.0
 
 
+def test_job_ends_come_a_few_machines_at_a_time_earliest_due_first() -> None:
+    """The shell ends the jobs of at most ``limit`` machines a turn: both jobs are due by
+    400, exec2's (110) first; exec1's (310) stays due for the next call."""
+    h = host("exec1", "exec2")
+    a = claim(h, "slot1@exec1", startd_job(0, 300), 0.0)
+    b = claim(h, "slot1@exec2", startd_job(1, 100), 0.0)
+    h.activate(a, startd_job(0, 300), SCHEDD0, 10.0)
+    h.activate(b, startd_job(1, 100), SCHEDD0, 10.0)
+    assert [(e.job_id, e.end) for e in h.finish_jobs(400.0, limit=1)] == [("1.1", 110.0)]
+    assert h.next_wakeup() == 310.0
+    assert [(e.job_id, e.end) for e in h.finish_jobs(400.0, limit=1)] == [("1.0", 310.0)]
+    assert h.finish_jobs(400.0, limit=1) == [] and h.stats["job_exits"] == 2
+
+
 def test_a_lease_not_renewed_expires_and_the_claim_leaves_the_index() -> None:
     h = host("exec1")
     cid = claim(h, "slot1@exec1", startd_job(0, 10_000, lease=60), 0.0)
