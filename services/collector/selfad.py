@@ -11,19 +11,13 @@ __all__ = ["collector_ad", "pool_totals"]
 
 
 def pool_totals(store: AdStore) -> dict[str, int]:
-    """Slot ads by State (HTCondor counts a State by its first letter: C/U/O) and the
-    submitters' running and idle jobs."""
-    total = claimed = unclaimed = owner = machine_ads = 0
-    for rec in store.records(MACHINE):
-        machine_ads += 1
-        state = rec.ad.get_value("State")
-        if not isinstance(state, str):
-            continue
-        total += 1
-        first = state[:1]
-        claimed += first == "C"
-        unclaimed += first == "U"
-        owner += first == "O"
+    """Slot ads by State (HTCondor counts a State by its first letter: C/U/O; the store
+    keeps the counts as slot ads come and go) and the submitters' running and idle
+    jobs."""
+    states = store.slot_states()
+    machine_ads = store.counts().get(MACHINE, 0)
+    total = machine_ads - states[None]
+    claimed, unclaimed, owner = states["C"], states["U"], states["O"]
     running = idle = submitter_ads = 0
     for rec in store.records("Submitter"):
         submitter_ads += 1

@@ -43,8 +43,10 @@ is the same, the bytes are fewer).
 from __future__ import annotations
 
 import functools
+import heapq
 import logging
 import secrets
+from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -159,9 +161,17 @@ class AdRecord:
     # (its AdUpdate.stable_prefix; 0: none, or the bytes were not the sender's)
     stable_prefix: int = 0
     seq: int = 0  # the store's sequence number of the update that made this record
+    order: int = 0  # when its Name was first stored (its place in its type's table)
+    # the deadline its Name waits in the store's expiry heap with (None: not there)
+    armed: int | None = None
+
+    @property
+    def deadline(self) -> int:
+        """The last whole pool second it is not yet expired at."""
+        return self.last_heard + self.lifetime
 
     def expired(self, now: float) -> bool:
-        return int(now) - self.last_heard > self.lifetime
+        return int(now) > self.deadline
 
     def wire(self) -> bytes:
         """The whole ad as the bytes of a ``mockpool.v1.ClassAd`` (cached)."""
@@ -248,6 +258,12 @@ class AdStore:
         # the seq when an ad was last added, removed or renamed: a snapshot taken after it
         # names the ads of a type in the order of one taken now
         self._order_changed_at = 0
+        self._names_stored = 0  # numbers each Name as first stored (AdRecord.order)
+        # (deadline, type key, name key), the earliest first, a Name at a time (its
+        # record's ``armed``): expiry looks only at the ads due, not at 200,000 ads
+        self._expiry: list[tuple[int, str, str]] = []
+        # the slot ads by their State's first letter ("" an empty State, None none)
+        self._states: Counter[str | None] = Counter()
 
     # -- updates ---------------------------------------------------------------
     def update(
@@ -282,9 +298,30 @@ class AdStore:
         old = table.get(key := record.name.lower())
         if old is None or old.name != record.name:
             self._order_changed_at = self.seq
+        if old is None:
+            self._names_stored += 1
+            record.order = self._names_stored
+        else:
+            record.order, record.armed = old.order, old.armed
+        if record.armed is None or record.deadline < record.armed:  # (a shorter lifetime)
+            record.armed = record.deadline
+            heapq.heappush(self._expiry, (record.deadline, type_key, key))
+        if type_key == _MACHINE_KEY:
+            self._count_state(old, -1)
+            self._count_state(record, 1)
         table[key] = record
         self.updates += 1
         return record
+
+    def _count_state(self, rec: AdRecord | None, sign: int) -> None:
+        if rec is not None:
+            state = rec.ad.get_value("State")
+            self._states[state[:1] if isinstance(state, str) else None] += sign
+
+    def slot_states(self) -> Counter[str | None]:
+        """The slot ads by their State's first letter ("": an empty State, None: no
+        string State), kept as ads come and go."""
+        return self._states
 
     def canonical_type(self, ad_type: str) -> str:
         """The spelling the store uses for ``ad_type``; BadUpdate when it is empty."""
@@ -367,6 +404,8 @@ class AdStore:
         rec = table.pop(name.lower(), None) if table else None
         if rec is not None:
             removed.append((rec.ad_type, rec.name))
+            if type_key == _MACHINE_KEY:
+                self._count_state(rec, -1)
         if type_key == _MACHINE_KEY:
             removed.extend(self._drop_private(name))
         if removed:
@@ -379,13 +418,30 @@ class AdStore:
         return [(rec.ad_type, rec.name)] if rec is not None else []
 
     def expire(self, now: float) -> list[tuple[str, str]]:
-        """Drop every ad not refreshed within its lifetime; return the (type, Name) dropped."""
+        """Drop every ad not refreshed within its lifetime; return the (type, Name)
+        dropped, types in the order first stored, each type's ads in its table's order.
+        Only the Names whose deadline passed are looked at: one refreshed since waits
+        again until its new deadline; one removed or stored again since is passed by."""
+        t = int(now)
+        stale: list[tuple[str, AdRecord]] = []
+        while self._expiry and self._expiry[0][0] < t:
+            deadline, type_key, key = heapq.heappop(self._expiry)
+            rec = self._tables[type_key].get(key)
+            if rec is None or rec.armed != deadline:  # removed, or waiting again
+                continue
+            if rec.expired(now):
+                stale.append((type_key, rec))
+            else:
+                rec.armed = rec.deadline
+                heapq.heappush(self._expiry, (rec.deadline, type_key, key))
+        place = {type_key: k for k, type_key in enumerate(self._tables)}
+        stale.sort(key=lambda x: (place[x[0]], x[1].order))
         removed: list[tuple[str, str]] = []
-        for table in self._tables.values():
-            stale = [key for key, rec in table.items() if rec.expired(now)]
-            for key in stale:
-                rec = table.pop(key)
-                removed.append((rec.ad_type, rec.name))
+        for type_key, rec in stale:
+            del self._tables[type_key][rec.name.lower()]
+            if type_key == _MACHINE_KEY:
+                self._count_state(rec, -1)
+            removed.append((rec.ad_type, rec.name))
         # A slot that went away takes its claim ids with it, fresh or not.
         gone = [name for ad_type, name in removed if ad_type.lower() == _MACHINE_KEY]
         for name in gone:

@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 import re
+from collections import Counter
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from mockpool.classad import ClassAd, parse_expr
+from mockpool.collector.selfad import pool_totals
 from mockpool.collector.store import (
     AdStore,
     BadConstraint,
@@ -198,6 +202,74 @@ def test_invalidate_removes_slot_and_private_ad(pool: AdStore) -> None:
     # Invalidating a private ad leaves the public one.
     assert pool.invalidate("MachinePrivate", "slot2@a") == [("MachinePrivate", "slot2@a")]
     assert pool.counts() == {"Machine": 2}
+
+
+def test_a_refresh_with_a_shorter_lifetime_expires_at_the_new_deadline() -> None:
+    store = AdStore()
+    store.update("Machine", slot("slot1@a"), 0.0)  # until 900
+    store.update("Machine", slot("slot1@a", ClassAdLifetime=60), 100.0)  # until 160
+    assert store.expire(160.0) == []
+    assert store.expire(161.0) == [("Machine", "slot1@a")]
+    # gone and back: waits for its own deadline only, once
+    store.update("Machine", slot("slot1@a"), 200.0)  # until 1100
+    store.invalidate("Machine", "slot1@a")
+    store.update("Machine", slot("slot1@a"), 300.0)  # until 1200
+    assert store.expire(1101.0) == [] and store.expire(1201.0) == [("Machine", "slot1@a")]
+
+
+def _scan_expire(store: dict[str, dict[str, tuple]], now: float) -> list[str]:
+    """The housekeeper by a scan of every ad: the rule the store's heap must keep."""
+    removed = []
+    for table in store.values():
+        for key in [k for k, (_, heard, life) in table.items() if int(now) - heard > life]:
+            del table[key]
+            removed.append(key)
+    return removed
+
+
+@settings(max_examples=60, deadline=None, derandomize=True)
+@given(
+    ops=st.lists(
+        st.tuples(
+            st.sampled_from(["update", "update", "update", "invalidate", "expire"]),
+            st.sampled_from(["Machine", "Scheduler"]),
+            st.integers(0, 5),  # which Name
+            st.sampled_from([None, 0, 30, 60, 900]),  # ClassAdLifetime (None: the default)
+            st.sampled_from(["Claimed", "Unclaimed", "Owner", "", None]),
+            st.integers(0, 200),  # pool seconds on
+        ),
+        max_size=60,
+    )
+)
+def test_expiry_and_slot_states_are_those_of_a_scan_of_every_ad(ops) -> None:
+    """Updates (shorter and longer lifetimes), invalidations and housekeeper rounds at
+    random: the ads dropped, in the order dropped, and the slot ads by State are those
+    a scan of every ad gives."""
+    store, mirror, now = AdStore(classad_lifetime=100), {}, 0.0
+    for op, ad_type, k, lifetime, state, dt in ops:
+        now += dt
+        name = f"slot{k}@a"
+        if op == "update":
+            ad = slot(name) if state is None else slot(name, State=state)
+            if lifetime is not None:
+                ad["ClassAdLifetime"] = lifetime
+            store.update(ad_type, ad, now)
+            table = mirror.setdefault(ad_type, {})
+            table[name] = (state, int(now), 100 if lifetime is None else lifetime)
+        elif op == "invalidate":
+            store.invalidate(ad_type, name)
+            mirror.get(ad_type, {}).pop(name, None)
+        else:
+            gone = [n for _, n in store.expire(now)]
+            assert gone == _scan_expire(mirror, now)
+        states = Counter(
+            None if s is None else s[:1] for s, _, _ in mirror.get("Machine", {}).values()
+        )
+        assert +store.slot_states() == +states
+    totals = pool_totals(store)
+    machines = mirror.get("Machine", {}).values()
+    assert totals["HostsTotal"] == sum(s is not None for s, _, _ in machines)
+    assert totals["HostsClaimed"] == sum(s == "Claimed" for s, _, _ in machines)
 
 
 # ----------------------------------------------------------------------------- queries
