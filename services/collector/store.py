@@ -162,8 +162,8 @@ class AdRecord:
     stable_prefix: int = 0
     seq: int = 0  # the store's sequence number of the update that made this record
     order: int = 0  # when its Name was first stored (its place in its type's table)
-    # the deadline its Name waits in the store's expiry heap with (None: not there)
-    armed: int | None = None
+    # a slot ad's State's first letter ("": an empty State, None: no string State)
+    state: str | None = None
 
     @property
     def deadline(self) -> int:
@@ -259,10 +259,12 @@ class AdStore:
         # names the ads of a type in the order of one taken now
         self._order_changed_at = 0
         self._names_stored = 0  # numbers each Name as first stored (AdRecord.order)
-        # (deadline, type key, name key), the earliest first, a Name at a time (its
-        # record's ``armed``): expiry looks only at the ads due, not at 200,000 ads
-        self._expiry: list[tuple[int, str, str]] = []
-        # the slot ads by their State's first letter ("" an empty State, None none)
+        # every ad by its deadline: (deadline, type key) -> the name keys of the ads of
+        # that type due then, and those pairs, the earliest first. Expiry takes only the
+        # ads due, not a scan of 200,000.
+        self._due: dict[tuple[int, str], set[str]] = {}
+        self._deadlines: list[tuple[int, str]] = []
+        # the slot ads by their State's first letter (AdRecord.state)
         self._states: Counter[str | None] = Counter()
 
     # -- updates ---------------------------------------------------------------
@@ -301,22 +303,39 @@ class AdStore:
         if old is None:
             self._names_stored += 1
             record.order = self._names_stored
+            self._schedule(type_key, key, record.deadline)
         else:
-            record.order, record.armed = old.order, old.armed
-        if record.armed is None or record.deadline < record.armed:  # (a shorter lifetime)
-            record.armed = record.deadline
-            heapq.heappush(self._expiry, (record.deadline, type_key, key))
+            record.order = old.order
+            if old.deadline != record.deadline:
+                self._unschedule(type_key, key, old.deadline)
+                self._schedule(type_key, key, record.deadline)
         if type_key == _MACHINE_KEY:
-            self._count_state(old, -1)
-            self._count_state(record, 1)
+            state = record.ad.get_value("State")
+            record.state = state[:1] if isinstance(state, str) else None
+            if old is not None:
+                self._states[old.state] -= 1
+            self._states[record.state] += 1
         table[key] = record
         self.updates += 1
         return record
 
-    def _count_state(self, rec: AdRecord | None, sign: int) -> None:
-        if rec is not None:
-            state = rec.ad.get_value("State")
-            self._states[state[:1] if isinstance(state, str) else None] += sign
+    def _schedule(self, type_key: str, key: str, deadline: int) -> None:
+        due = self._due.get(when := (deadline, type_key))
+        if due is None:
+            due = self._due[when] = set()
+            heapq.heappush(self._deadlines, when)
+        due.add(key)
+
+    def _unschedule(self, type_key: str, key: str, deadline: int) -> None:
+        due = self._due.get((deadline, type_key))
+        if due is not None:
+            due.discard(key)
+
+    def _removed(self, type_key: str, rec: AdRecord) -> None:
+        """``rec`` left its table: it is due no more, nor counted."""
+        self._unschedule(type_key, rec.name.lower(), rec.deadline)
+        if type_key == _MACHINE_KEY:
+            self._states[rec.state] -= 1
 
     def slot_states(self) -> Counter[str | None]:
         """The slot ads by their State's first letter ("": an empty State, None: no
@@ -404,8 +423,7 @@ class AdStore:
         rec = table.pop(name.lower(), None) if table else None
         if rec is not None:
             removed.append((rec.ad_type, rec.name))
-            if type_key == _MACHINE_KEY:
-                self._count_state(rec, -1)
+            self._removed(type_key, rec)
         if type_key == _MACHINE_KEY:
             removed.extend(self._drop_private(name))
         if removed:
@@ -415,32 +433,27 @@ class AdStore:
     def _drop_private(self, name: str) -> list[tuple[str, str]]:
         private = self._tables.get(_PRIVATE_KEY)
         rec = private.pop(name.lower(), None) if private else None
-        return [(rec.ad_type, rec.name)] if rec is not None else []
+        if rec is None:
+            return []
+        self._removed(_PRIVATE_KEY, rec)
+        return [(rec.ad_type, rec.name)]
 
     def expire(self, now: float) -> list[tuple[str, str]]:
         """Drop every ad not refreshed within its lifetime; return the (type, Name)
         dropped, types in the order first stored, each type's ads in its table's order.
-        Only the Names whose deadline passed are looked at: one refreshed since waits
-        again until its new deadline; one removed or stored again since is passed by."""
+        Only the ads due are looked at (by their deadlines, kept as they are stored)."""
         t = int(now)
         stale: list[tuple[str, AdRecord]] = []
-        while self._expiry and self._expiry[0][0] < t:
-            deadline, type_key, key = heapq.heappop(self._expiry)
-            rec = self._tables[type_key].get(key)
-            if rec is None or rec.armed != deadline:  # removed, or waiting again
-                continue
-            if rec.expired(now):
-                stale.append((type_key, rec))
-            else:
-                rec.armed = rec.deadline
-                heapq.heappush(self._expiry, (rec.deadline, type_key, key))
+        while self._deadlines and self._deadlines[0][0] < t:
+            when = heapq.heappop(self._deadlines)
+            table = self._tables[when[1]]
+            stale += [(when[1], table[key]) for key in self._due.pop(when, ())]
         place = {type_key: k for k, type_key in enumerate(self._tables)}
         stale.sort(key=lambda x: (place[x[0]], x[1].order))
         removed: list[tuple[str, str]] = []
         for type_key, rec in stale:
             del self._tables[type_key][rec.name.lower()]
-            if type_key == _MACHINE_KEY:
-                self._count_state(rec, -1)
+            self._removed(type_key, rec)
             removed.append((rec.ad_type, rec.name))
         # A slot that went away takes its claim ids with it, fresh or not.
         gone = [name for ad_type, name in removed if ad_type.lower() == _MACHINE_KEY]
