@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Awaitable
 
 from mockpool import turns
 
@@ -10,6 +11,25 @@ from mockpool import turns
 async def _handle(name: str, items: list[int], seen: list[str]) -> None:
     async for part in turns.in_turns(items, size=2):
         seen.append(f"{name}{','.join(map(str, part))}")
+
+
+async def _per_round(seen: list[str], work: Awaitable[object]) -> list[int]:
+    """How many items ``work`` added to ``seen`` between the runs of a probe that runs
+    once a round of the loop (as a due timer would)."""
+    loop = asyncio.get_running_loop()
+    per_round: list[int] = []
+    done = False
+
+    def probe(before: int) -> None:
+        per_round.append(len(seen) - before)
+        if not done:
+            loop.call_soon(probe, len(seen))
+
+    loop.call_soon(probe, 0)
+    await work
+    done = True
+    await asyncio.sleep(0)
+    return per_round
 
 
 async def test_a_lone_batch_gives_the_loop_a_turn_between_slices() -> None:
@@ -27,20 +47,9 @@ async def test_a_lone_batch_gives_the_loop_a_turn_between_slices() -> None:
 async def test_batches_in_flight_together_take_one_turn_per_round_in_order() -> None:
     # A probe that runs once a round (as a due timer would) sees at most one slice
     # handled since its last run: 5 batches of 4 slices take 20 rounds, not 4.
-    loop = asyncio.get_running_loop()
     seen: list[str] = []
-    per_round: list[int] = []
-    done = False
-
-    def probe(before: int) -> None:
-        per_round.append(len(seen) - before)
-        if not done:
-            loop.call_soon(probe, len(seen))
-
-    loop.call_soon(probe, 0)
-    await asyncio.gather(*(_handle(name, list(range(8)), seen) for name in "abcde"))
-    done = True
-    await asyncio.sleep(0)
+    work = asyncio.gather(*(_handle(name, list(range(8)), seen) for name in "abcde"))
+    per_round = await _per_round(seen, work)
     assert len(seen) == 20 and max(per_round) == 1
     # turns go in the order they were asked for: the first batch ran its first slice
     # at once and asked first; then round robin
@@ -58,25 +67,14 @@ async def test_pieces_of_work_that_arrive_together_run_a_round_apart() -> None:
     # three submits in one round: a probe that runs once a round (as a due timer would)
     # sees one of them handled between its runs; a batch arriving among them waits its
     # turn behind those that asked before it (its first slice too)
-    loop = asyncio.get_running_loop()
     seen: list[str] = []
-    per_round: list[int] = []
-    done = False
-
-    def probe(before: int) -> None:
-        per_round.append(len(seen) - before)
-        if not done:
-            loop.call_soon(probe, len(seen))
 
     async def piece(name: str) -> None:
         await turns.own_turn()
         seen.append(name)
 
-    loop.call_soon(probe, 0)
-    await asyncio.gather(piece("x"), piece("y"), _handle("a", list(range(4)), seen), piece("z"))
-    done = True
-    await asyncio.sleep(0)
-    assert max(per_round) == 1
+    work = asyncio.gather(piece("x"), piece("y"), _handle("a", list(range(4)), seen), piece("z"))
+    assert max(await _per_round(seen, work)) == 1
     assert seen == ["x", "y", "a0,1", "z", "a2,3"]
 
 
