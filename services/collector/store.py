@@ -53,7 +53,7 @@ from typing import Any
 
 from ..classad import BudgetExceeded, ClassAd, ClassAdSyntaxError, evaluate, parse_expr, unparse
 from ..classad.kernel import CompiledExpr, SlotTable, table_budget
-from ..classad.tree import Expr
+from ..classad.tree import Expr, Literal
 from ..v1 import classad_pb2 as pb
 from ..wire import ad_to_bytes, frame_field, iter_attribute_entries
 
@@ -259,10 +259,10 @@ class AdStore:
         # names the ads of a type in the order of one taken now
         self._order_changed_at = 0
         self._names_stored = 0  # numbers each Name as first stored (AdRecord.order)
-        # every ad by its deadline: (deadline, type key) -> the name keys of the ads of
-        # that type due then, and those pairs, the earliest first. Expiry takes only the
-        # ads due, not a scan of 200,000.
-        self._due: dict[tuple[int, str], set[str]] = {}
+        # every ad by its deadline: type key -> deadline -> the name keys of the ads of
+        # that type due then, and those (deadline, type key), the earliest first. Expiry
+        # takes only the ads due, not a scan of 200,000.
+        self._due: dict[str, dict[int, set[str]]] = {}
         self._deadlines: list[tuple[int, str]] = []
         # the slot ads by their State's first letter (AdRecord.state)
         self._states: Counter[str | None] = Counter()
@@ -296,22 +296,36 @@ class AdStore:
         self._type_names.setdefault(type_key, record.ad_type)
         self.seq += 1
         record.seq = self.seq
-        table = self._tables.setdefault(type_key, {})
+        table = self._tables.get(type_key)
+        if table is None:
+            table = self._tables[type_key] = {}
+            self._due[type_key] = {}
         old = table.get(key := record.name.lower())
         if old is None or old.name != record.name:
             self._order_changed_at = self.seq
+        # the Name moves to its new deadline (an update costs a set move, so expiry
+        # never has to look at an ad that is not due)
+        deadline = record.last_heard + record.lifetime
+        by_deadline = self._due[type_key]
         if old is None:
             self._names_stored += 1
             record.order = self._names_stored
-            self._schedule(type_key, key, record.deadline)
+            was = None
         else:
             record.order = old.order
-            if old.deadline != record.deadline:
-                self._unschedule(type_key, key, old.deadline)
-                self._schedule(type_key, key, record.deadline)
+            was = old.last_heard + old.lifetime
+        if was != deadline:
+            if was is not None and (left := by_deadline.get(was)) is not None:
+                left.discard(key)
+            due = by_deadline.get(deadline)
+            if due is None:
+                due = by_deadline[deadline] = set()
+                heapq.heappush(self._deadlines, (deadline, type_key))
+            due.add(key)
         if type_key == _MACHINE_KEY:
-            state = record.ad.get_value("State")
-            record.state = state[:1] if isinstance(state, str) else None
+            e = record.ad.lookup("State")  # a literal but for a rare ad
+            state = e.value if type(e) is Literal else record.ad.eval("State")
+            record.state = state[:1] if type(state) is str else None
             if old is not None:
                 self._states[old.state] -= 1
             self._states[record.state] += 1
@@ -319,21 +333,11 @@ class AdStore:
         self.updates += 1
         return record
 
-    def _schedule(self, type_key: str, key: str, deadline: int) -> None:
-        due = self._due.get(when := (deadline, type_key))
-        if due is None:
-            due = self._due[when] = set()
-            heapq.heappush(self._deadlines, when)
-        due.add(key)
-
-    def _unschedule(self, type_key: str, key: str, deadline: int) -> None:
-        due = self._due.get((deadline, type_key))
-        if due is not None:
-            due.discard(key)
-
     def _removed(self, type_key: str, rec: AdRecord) -> None:
         """``rec`` left its table: it is due no more, nor counted."""
-        self._unschedule(type_key, rec.name.lower(), rec.deadline)
+        due = self._due[type_key].get(rec.deadline)
+        if due is not None:
+            due.discard(rec.name.lower())
         if type_key == _MACHINE_KEY:
             self._states[rec.state] -= 1
 
@@ -445,9 +449,9 @@ class AdStore:
         t = int(now)
         stale: list[tuple[str, AdRecord]] = []
         while self._deadlines and self._deadlines[0][0] < t:
-            when = heapq.heappop(self._deadlines)
-            table = self._tables[when[1]]
-            stale += [(when[1], table[key]) for key in self._due.pop(when, ())]
+            deadline, type_key = heapq.heappop(self._deadlines)
+            table = self._tables[type_key]
+            stale += [(type_key, table[k]) for k in self._due[type_key].pop(deadline, ())]
         place = {type_key: k for k, type_key in enumerate(self._tables)}
         stale.sort(key=lambda x: (place[x[0]], x[1].order))
         removed: list[tuple[str, str]] = []
