@@ -170,9 +170,6 @@ class AdRecord:
         """The last whole pool second it is not yet expired at."""
         return self.last_heard + self.lifetime
 
-    def expired(self, now: float) -> bool:
-        return int(now) > self.deadline
-
     def wire(self) -> bytes:
         """The whole ad as the bytes of a ``mockpool.v1.ClassAd`` (cached)."""
         if self._wire is None:
@@ -305,7 +302,7 @@ class AdStore:
             self._order_changed_at = self.seq
         # the Name moves to its new deadline (an update costs a set move, so expiry
         # never has to look at an ad that is not due)
-        deadline = record.last_heard + record.lifetime
+        deadline = record.deadline
         by_deadline = self._due[type_key]
         if old is None:
             self._names_stored += 1
@@ -313,7 +310,7 @@ class AdStore:
             was = None
         else:
             record.order = old.order
-            was = old.last_heard + old.lifetime
+            was = old.deadline
         if was != deadline:
             if was is not None and (left := by_deadline.get(was)) is not None:
                 left.discard(key)

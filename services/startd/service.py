@@ -150,6 +150,8 @@ class StartdService:
         self.ctx = ctx
         self._update_interval = ctx.config.for_subsystem("STARTD").get_float("UPDATE_INTERVAL")
         self._machines_per_turn = _MACHINES_PER_VIRTUAL_TURN if ctx.virtual else _MACHINES_PER_TURN
+        # machines whose due jobs the exit loop ends a turn (virtual: all at once)
+        self._exit_limit = None if ctx.virtual else _MACHINES_PER_TURN
         self._armed: float | None = None  # when the exit loop means to wake
         self._exit_wake = asyncio.Event()
         self._change_event = asyncio.Event()
@@ -650,13 +652,11 @@ class StartdService:
                 if self._armed > clock.now():
                     await sleep_until_or(self.ctx.clock, self._armed, self._exit_wake)
                     continue
-                # live, a few machines a turn, the loop's timers between; a virtual clock
-                # stands still meanwhile: all at once
-                now, limit = clock.now(), None if self.ctx.virtual else self._machines_per_turn
-                self.finish_jobs(now, limit)
+                now = clock.now()
+                self.finish_jobs(now, self._exit_limit)
                 wake = self.host.next_wakeup()
-                if limit is not None and wake is not None and wake <= now:
-                    await turns.own_turn()
+                if self._exit_limit is not None and wake is not None and wake <= now:
+                    await turns.own_turn()  # live, more due: the loop's timers first
             except asyncio.CancelledError:
                 raise
             except Exception:
