@@ -65,6 +65,8 @@ class _VirtualSelector(selectors.DefaultSelector):  # type: ignore[misc,valid-ty
         # horizon, time stands: nothing is due, ever, until someone calls in.
         if math.isfinite(loop.horizon):
             loop._vtime = max(loop._vtime, loop.horizon)
+        if loop._wake_settled():  # the pool is still: those waiting for that go first
+            return []
         return super().select(None)
 
 
@@ -75,6 +77,7 @@ class VirtualEventLoop(asyncio.SelectorEventLoop):
         selector = _VirtualSelector()
         self._vtime = float(start)
         self.horizon = math.inf
+        self._settled: list[asyncio.Future[None]] = []
         super().__init__(selector)
         selector.loop = self
         # asyncio runs the timers due before time() + resolution; its default (the
@@ -95,6 +98,28 @@ class VirtualEventLoop(asyncio.SelectorEventLoop):
             if abs(when - target) <= _SNAP:
                 target = when
         return target
+
+    async def settled(self) -> None:
+        """Return once nothing is left to run before the horizon: every callback ready
+        and every timer due up to it has run. A caller in another thread that waits for
+        this between its calls sees the pool still, whatever the threads' timing."""
+        fut: asyncio.Future[None] = self.create_future()
+        self._settled.append(fut)
+        await fut
+
+    def _wake_settled(self) -> bool:
+        woken = False
+        while self._settled:
+            fut = self._settled.pop()
+            if not fut.done():
+                fut.set_result(None)
+                woken = True
+        return woken
+
+    @property
+    def held(self) -> bool:
+        """Whether time may run only to a horizon (a driver steps it)."""
+        return math.isfinite(self.horizon)
 
     def hold(self, t: float | None = None) -> None:
         """Let time run to ``t`` and no further (default: stand still where it is)."""

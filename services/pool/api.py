@@ -53,6 +53,16 @@ config = "NUM_CPUS = 4\\nMEMORY = 4096"
 __all__ = ["Pool", "run_pool"]
 
 
+async def _then_settled(coro: Coroutine[Any, Any, T], loop: VirtualEventLoop) -> T:
+    """``coro``'s result once the held pool has done all it had to at this time: the
+    caller's next call then finds it as it will stay (the loop thread keeps running
+    ready callbacks between the caller's calls, and would race with them otherwise)."""
+    result = await coro
+    if loop.held:
+        await loop.settled()
+    return result
+
+
 def _spec_from(
     spec: PoolSpec | str | os.PathLike[str] | None,
     config: Mapping[str, Any] | str | None,
@@ -121,6 +131,8 @@ class Pool:
         return cls(load_spec(path), **kw)
 
     def _run(self, coro: Coroutine[Any, Any, T], timeout: float | None = None) -> T:
+        if isinstance(self._loop, VirtualEventLoop):
+            coro = _then_settled(coro, self._loop)
         return asyncio.run_coroutine_threadsafe(coro, self._loop).result(timeout)
 
     # ------------------------------------------------------------------ lifecycle

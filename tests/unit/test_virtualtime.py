@@ -128,3 +128,39 @@ def test_same_program_same_interleaving() -> None:
         return trace
 
     assert run() == run()
+
+
+def test_settled_waits_for_everything_due_up_to_the_horizon(vloop: VirtualEventLoop) -> None:
+    """A caller in another thread that waits for ``settled`` finds the held loop still:
+    every callback ready and every timer due up to the horizon has run, whatever the
+    threads' timing; a timer past the horizon waits."""
+    clock = VirtualClock(vloop)
+    trace: list[tuple[float, str]] = []
+
+    async def busy(rounds: int) -> None:  # work at one instant, a loop round at a time
+        for _ in range(rounds):
+            await asyncio.sleep(0)
+        trace.append((clock.now(), "busy done"))
+
+    vloop.hold(10.0)
+    vloop.call_at(10.0, lambda: vloop.create_task(busy(5_000)))
+    vloop.call_at(10.5, lambda: trace.append((clock.now(), "past the horizon")))
+    # asked before the loop runs: the call is there first, and must still see it all
+    first = asyncio.run_coroutine_threadsafe(vloop.settled(), vloop)
+    thread = threading.Thread(target=vloop.run_forever)
+    thread.start()
+    try:
+        first.result(10)
+        assert trace == [(10.0, "busy done")]
+        assert clock.now() == 10.0
+
+        async def step() -> None:
+            vloop.hold(11.0)
+            await vloop.settled()
+
+        asyncio.run_coroutine_threadsafe(step(), vloop).result(10)
+        assert trace == [(10.0, "busy done"), (10.5, "past the horizon")]
+        assert clock.now() == 11.0
+    finally:
+        vloop.call_soon_threadsafe(vloop.stop)
+        thread.join(10)

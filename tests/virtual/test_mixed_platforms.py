@@ -79,8 +79,13 @@ def _hosts(pool: Pool, owner: str) -> list[str]:
 
 def test_jobs_stay_on_their_platform_and_gpu_jobs_on_gpus() -> None:
     with Pool(parse_spec(SPEC, "<mixed>")) as pool:
-        # two of carol's three GPU jobs run at once on the two GPUs; the third waits
-        assert pool.wait(lambda: len(pool.jobs('Owner == "carol" && JobStatus == 2')) == 2, 500)
+        # two of carol's three GPU jobs run at once on the two GPUs; the third waits (the
+        # collector hears of the dynamic slots at the startd's next update)
+        assert pool.wait(
+            lambda: len(pool.jobs('Owner == "carol" && JobStatus == 2')) == 2
+            and len(pool.slots('DynamicSlot && Machine == "gpu-01"')) == 2,
+            500,
+        )
         pslot = pool.slots('Name == "slot1@gpu-01"')[0]
         running = pool.slots('DynamicSlot && Machine == "gpu-01"')
         table = format_status_gpus(pool.slots())
