@@ -465,6 +465,8 @@ class _Slots:
         has_claim[with_ids] = True
         self.alive = offered & has_claim
         self.n_alive = int(self.alive.sum())
+        # whether any candidate is Claimed (preemption can happen at all this cycle)
+        self.any_claimed = bool((self.alive & self.claimed).any())
         self.no_claim_id = int((self.unclaimed & ~has_claim).sum())
         self.remote_prio: dict[int, tuple[float, float]] = {}  # Claimed rows: (EUP, in use)
         self._deducted: set[int] = set()  # p-slots split this cycle
@@ -1197,6 +1199,7 @@ class _Cycle:
         self.diag = Diagnosis()  # why the last request's candidates fell out
         self.groups: GroupTree | None = None
         self._reads_wide: set[tuple[str, ...]] = set()  # texts of _READS_KEY
+        self._reads: dict[int, tuple[ClassAd, tuple[str, ...]]] = {}  # by request ad
         # re-offer answers by (base, resources left), per request shape (a request's
         # own where the cycle keeps no shapes: see .memo)
         self._reoffered: dict[tuple[int, bytes], tuple] = {}
@@ -1496,7 +1499,13 @@ class _Cycle:
         """The slots that match ``req`` now, best first, and each p-slot's consumption,
         evaluated per slot class; again slot by slot if that read a wide name."""
         eup, in_use = self.acct.eup(req.submitter), self.acct.resources_used(req.submitter)
-        job = with_submitter_attrs(req.ad, eup, in_use)
+        made: list[ClassAd] = []
+
+        def job() -> ClassAd:  # copied only for a request whose order is not remembered
+            if not made:
+                made.append(with_submitter_attrs(req.ad, eup, in_use))
+            return made[0]
+
         offered = slots.memo.offered_shape(req.ad, eup, in_use) if slots.memo is not None else ()
         view = slots.view
         if slots.taint is None:
@@ -1505,8 +1514,7 @@ class _Cycle:
             return out
         # A request whose expressions read a wide name undecided once will again:
         # remember them.
-        text = slots.memo.text if slots.memo is not None else unparse
-        reads = tuple(text(e) for e in map(req.ad.lookup, _READS_KEY) if e is not None)
+        reads = self._reads_of(req.ad, slots)
         if reads not in self._reads_wide:
             requirements = req.ad.lookup("Requirements")
             varies = (
@@ -1526,11 +1534,21 @@ class _Cycle:
         assert out is not None
         return out
 
+    def _reads_of(self, request: ClassAd, slots: _Slots) -> tuple[str, ...]:
+        """The texts of the request's ``_READS_KEY`` expressions, made once per request
+        ad (a request is offered many times a cycle)."""
+        hit = self._reads.get(id(request))
+        if hit is None or hit[0] is not request:
+            text = slots.memo.text if slots.memo is not None else unparse
+            reads = tuple(text(e) for e in map(request.lookup, _READS_KEY) if e is not None)
+            hit = self._reads[id(request)] = (request, reads)
+        return hit[1]
+
     def _candidates_in(
         self,
         view: ClassView,
         req: ResourceRequest,
-        job: ClassAd,
+        job_of: Callable[[], ClassAd],
         slots: _Slots,
         shape: tuple,
         varies: Varying | None = None,
@@ -1559,6 +1577,7 @@ class _Cycle:
                 ordered, ordered_keys, cons = found
                 stream = CandidateStream(ordered, ordered_keys, view, slots.alive)
                 return stream, PslotConsumption.sharing(view, cons)
+        job = job_of()
 
         def evaluate(rows: np.ndarray) -> tuple[Answers, np.ndarray] | None:
             self.stats.rows_evaluated += int(rows.sum())
@@ -1726,7 +1745,17 @@ class _Cycle:
         per_slot = cl is not None and not isinstance(cl, Literal)
         over_limits: set[str] = set()
         try:
-            stream, cons_of = self._candidates(req, slots)
+            if st.used >= st.lim.limit and not (st.lim.ignore_limit and slots.any_claimed):
+                # At its limit the submitter's turn stops before a match is looked for
+                # (HTCondor checks the limit before matchmaking); on the first spin only
+                # a startd that prefers the job may take it, which needs a Claimed slot.
+                self.diag = Diagnosis()
+                stream, cons_of = (
+                    CandidateStream.empty(slots.view, slots.alive),
+                    PslotConsumption(slots.view),
+                )
+            else:
+                stream, cons_of = self._candidates(req, slots)
         except BudgetExceeded as exc:
             self._reject(
                 req,

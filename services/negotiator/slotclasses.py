@@ -638,6 +638,10 @@ class CandidateStream:
         self._head: int | None = None
         self.key: tuple | None = None  # the head's (pre, rank, post, state, prank)
 
+    @classmethod
+    def empty(cls, view: ClassView, alive: np.ndarray) -> CandidateStream:
+        return cls(np.empty(0, dtype=np.int64), np.empty((0, 5)), view, alive)
+
     def _class_rows(self, c: int) -> Iterator[int]:
         m, alive, starts = self._view.classes.members[c], self._alive, self._view.starts
         s = int(starts[c])

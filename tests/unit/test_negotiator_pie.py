@@ -244,3 +244,41 @@ def test_over_its_limit_a_submitter_passes_over_every_unclaimed_slot_to_rank_pre
     assert counts == {A: 6, B: 2}
     by = {m.slot_name: m.submitter for m in res.matches}
     assert [by[f"slot1@exec{i:05d}"] for i in range(8)] == [B, B, A, A, A, A, A, A]
+
+
+@pytest.mark.parametrize("claimed", [0, 1])
+def test_a_request_past_the_limit_is_not_matched_against_slots_rank_preemption_cannot_take(
+    claimed: int, monkeypatch: pytest.MonkeyPatch
+):
+    # As test_over_the_limit_first_spin, with a's jobs in two autoclusters: a takes one
+    # slot on spin 1 and is at its limit when its second request comes. That request may
+    # only go where a startd prefers it (rank preemption), which needs a Claimed slot:
+    # with none in the pool its candidates are not looked for (HTCondor's matchmaking
+    # passes over every unclaimed slot), and it is rejected as before.
+    from mockpool.negotiator import cycle
+
+    asked: list[tuple[str, int]] = []
+    found = cycle._Cycle._candidates
+
+    def spy(self, req, slots):  # type: ignore[no-untyped-def]
+        asked.append((req.submitter, req.autocluster_id))
+        return found(self, req, slots)
+
+    monkeypatch.setattr(cycle._Cycle, "_candidates", spy)
+    counts, res = matched_counts(
+        static_pool(2, claimed_by={C: claimed}),
+        [
+            job_request(A, 1, ac=1),
+            job_request(A, 2, ac=3),
+            job_request(B, 1, ac=2, requirements="False"),
+        ],
+        Accountant(),
+    )
+    assert counts == {A: 2}
+    rejected = [ln.text for ln in res.log if ln.text.startswith("      Rejected 3.0 a@")]
+    # with c's slot a candidate, its PREEMPTION_REQUIREMENTS (a's priority no better) say no
+    why = "PREEMPTION_REQUIREMENTS == False" if claimed else "no match found"
+    assert rejected[0] == f"      Rejected 3.0 a@mockpool <10.0.0.2:9618>: {why}"
+    # spin 1: a's first request, (a's second, looking for a startd that prefers it,)
+    # b's; spin 2: a's second request
+    assert asked == [(A, 1)] + [(A, 3)] * claimed + [(B, 2), (A, 3)]

@@ -82,8 +82,10 @@ def test_jobs_stay_on_their_platform_and_gpu_jobs_on_gpus() -> None:
         # two of carol's three GPU jobs run at once on the two GPUs; the third waits (the
         # collector hears of the dynamic slots at the startd's next update)
         assert pool.wait(
-            lambda: len(pool.jobs('Owner == "carol" && JobStatus == 2')) == 2
-            and len(pool.slots('DynamicSlot && Machine == "gpu-01"')) == 2,
+            lambda: (
+                len(pool.jobs('Owner == "carol" && JobStatus == 2')) == 2
+                and len(pool.slots('DynamicSlot && Machine == "gpu-01"')) == 2
+            ),
             500,
         )
         pslot = pool.slots('Name == "slot1@gpu-01"')[0]
