@@ -95,6 +95,12 @@ class ClassAd(MutableMapping[str, Expr]):
         old = self._attrs.get(key)
         self._attrs[key] = (old[0] if old else name, expr)
 
+    def set_literal(self, name: str, value: bool | int | float | str) -> None:
+        """``self[name] = value`` for a plain value (no conversion to look for)."""
+        key = name.lower()
+        old = self._attrs.get(key)
+        self._attrs[key] = (old[0] if old else name, Literal(value))
+
     def __delitem__(self, name: str) -> None:
         del self._attrs[name.lower()]
 

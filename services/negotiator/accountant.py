@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import functools
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, replace
 from typing import Any
 
@@ -243,6 +243,16 @@ class Accountant:
         charged = self._charged(name)
         for cost in costs:
             self._add(charged, cost, 1, now)
+
+    def charger(self, name: str) -> Callable[[float, float], None]:
+        """``add_match(name, cost, now)`` as ``f(cost, now)``, the records looked up once
+        (a request's matches)."""
+        charged, add = self._charged(name), self._add
+
+        def charge(cost: float, now: float) -> None:
+            add(charged, cost, 1, now)
+
+        return charge
 
     def _charge(self, name: str, cost: float, count: int, now: float) -> None:
         self._add(self._charged(name), cost, count, now)

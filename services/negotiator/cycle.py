@@ -507,6 +507,9 @@ class _Slots:
         self._fine: ClassView | None = None
         self.weight_cache: dict[tuple[int, bytes], float] = {}
         self._weight_now: dict[int, float] = {}  # p-slots' weights, by row (weight_now)
+        # match_cost's last answer (row, consumption, weight after): the deduction that
+        # follows it reads the weight from here
+        self._costed: tuple[int, np.ndarray, float] | None = None
         # Resources left (p-slots change during the cycle) and slot weights.
         # Custom resources (GPUs, MACHINE_RESOURCE_<name>) are rows after Cpus/Memory/Disk;
         # a slot without one has none of it and its jobs consume none (cp_deduct_assets
@@ -783,13 +786,19 @@ class _Slots:
         ad = self.current[row] = before.copy()
         for res, own, v in zip(self.resources, self.owns[:, row].tolist(), left.tolist()):
             if own:
-                ad[res] = Literal(_preserve_int(v))
+                ad.set_literal(res, _preserve_int(v))
         self._deducted.add(row)
-        for view in self.views():
-            view.dirty.add(row)
+        self.view.dirty.add(row)
+        if self._fine is not None:
+            self._fine.dirty.add(row)
+        costed, self._costed = self._costed, None
         if not self.cfg.use_slot_weights:
             return 1.0
-        w1 = self._weight_now[row] = self.slot_weight(ad, row, left)
+        if costed is not None and costed[0] == row and costed[1] is cons:
+            w1 = costed[2]  # match_cost's, on these same resources (none deducted since)
+        else:
+            w1 = self.slot_weight(ad, row, left)
+        self._weight_now[row] = w1
         return w0 - w1
 
     def weight_now(self, row: int) -> float:
@@ -817,6 +826,7 @@ class _Slots:
                 if self.owns[k, row]:
                     after[res] = _preserve_int(left[k])
             w1 = self.slot_weight(after, row, left)
+        self._costed = (row, cons, w1)
         return self.weight_now(row) - w1
 
     def flush(self, view: ClassView) -> None:
@@ -1202,7 +1212,7 @@ class _Cycle:
         self._reads: dict[int, tuple[ClassAd, tuple[str, ...]]] = {}  # by request ad
         # re-offer answers by (base, resources left), per request shape (a request's
         # own where the cycle keeps no shapes: see .memo)
-        self._reoffered: dict[tuple[int, bytes], tuple] = {}
+        self._reoffered: dict[tuple[int, bytes], tuple] | None = None
         self._reoffered_by_shape: dict[tuple, dict[tuple[int, bytes], tuple]] = {}
         # a request's candidates in order, by its shape and the view's live classes and
         # states (see _candidates_in)
@@ -1764,12 +1774,8 @@ class _Cycle:
             )
             return False, False
         heap: list[tuple] = []  # re-offered p-slots, by _heap_key
-        if slots.memo is not None:
-            self._reoffered = self._reoffered_by_shape.setdefault(
-                slots.memo.request_shape(req.ad), {}
-            )
-        else:
-            self._reoffered = {}
+        self._reoffered = None  # this request's re-offer answers, found at its first re-offer
+        charge: Callable[[float, float], None] | None = None  # add_match, made at the first
         s = self.stats
         limited = math.isfinite(st.lim.limit_unclaimed) or math.isfinite(st.lim.limit)
         while turn.left[i] > 0:
@@ -1879,7 +1885,9 @@ class _Cycle:
             if state != NO_PREEMPTION:
                 self._preempting(req, slots, row)
             cost = self._make_match(req, slots, row, cons_of, heap, log_this)
-            self.acct.add_match(req.submitter, cost, self.now)
+            if charge is None:
+                charge = self.acct.charger(req.submitter)
+            charge(cost, self.now)
             if job_limits:
                 slots.limits.add(job_limits)
             st.used += cost
@@ -1924,7 +1932,7 @@ class _Cycle:
                 or (costs and self.timer() >= st.deadline)
             ):
                 break
-            self._make_match(req, slots, row, cons_of, [], False)
+            self._match_static(req, slots, row, cost)
             st.used += cost
             st.used_unclaimed += cost
             costs.append(cost)
@@ -1979,6 +1987,26 @@ class _Cycle:
                 new_rank or 0.0,
             )
         )
+
+    def _match_static(self, req: ResourceRequest, slots: _Slots, row: int, cost: float) -> None:
+        """``_make_match`` of an unlogged static slot (a run's): no deduction, no re-offer."""
+        offer = slots.ad(row)
+        addr = _string_attr(offer, "MyAddress")
+        self.matches.append(
+            CycleMatch(
+                req.submitter,
+                req.schedd,
+                req.schedd_address,
+                req.autocluster_id,
+                req.job_id,
+                slots.names[row],
+                slots.claims[row].pop(0),
+                offer,
+                _startd_address(addr) if addr is not None else "",
+                cost,
+            )
+        )
+        slots.kill(row)
 
     def _make_match(
         self,
@@ -2048,17 +2076,24 @@ class _Cycle:
         """Put a p-slot back among this request's candidates if the next job still fits
         (HTCondor's returnPslotToMatchList), ranked on what it has left. P-slots of one
         base class holding the same resources give the same answer: it is remembered."""
+        reoffered = self._reoffered
+        if reoffered is None:
+            reoffered = self._reoffered = (
+                self._reoffered_by_shape.setdefault(slots.memo.request_shape(req.ad), {})
+                if slots.memo is not None
+                else {}
+            )
         key, shared = slots.cache_keys(row, slots.avail[:, row].tobytes())
         base = key[0]
-        found = self._reoffered.get(key) if base >= 0 else None
+        found = reoffered.get(key) if base >= 0 else None
         if found is None and shared is not None:
-            found = self._reoffered.get(shared)
+            found = reoffered.get(shared)
         if found is None:
             found, alike = self._reoffer_test(req.ad, slots, row)
             if shared is not None and alike:
-                self._reoffered[shared] = found
+                reoffered[shared] = found
             elif base >= 0:
-                self._reoffered[key] = found
+                reoffered[key] = found
         cons, ranks = found
         if cons is None:
             return

@@ -105,6 +105,30 @@ def test_an_accountant_charges_the_group_of_its_current_tree():
     assert acct.group_of("group_physics.alice@mockpool") == ROOT
 
 
+def test_a_charger_charges_as_add_match_does():
+    # A request's matches are charged through one charger: the submitter, its group and
+    # every ancestor's subtree usage, as add_match charges them (1.5 + 0.5 here).
+    config = parse_config("GROUP_NAMES = group_a, group_a.b\n")
+    one, many = Accountant(), Accountant()
+    for acct in (one, many):
+        acct.set_groups(GroupConfig.from_config(config))
+    user = "group_a.b.alice@mockpool"
+    one.add_match(user, 1.5, 10.0)
+    one.add_match(user, 0.5, 20.0)
+    charge = many.charger(user)
+    charge(1.5, 10.0)
+    charge(0.5, 20.0)
+    for acct in (one, many):
+        assert acct.resources_used(user) == 2.0 and acct.records[user].resources_count == 2
+        assert acct.resources_used("group_a.b") == 2.0
+        assert acct.records[user].begin_usage_time == 10.0
+        assert acct.records[user].last_usage_time == 20.0
+    assert {k: v.hier_used for k, v in one.records.items()} == {
+        k: v.hier_used for k, v in many.records.items()
+    }
+    assert many.records["group_a"].hier_used == 2.0
+
+
 # ------------------------------------------------------------ whole cycles
 
 
