@@ -95,11 +95,13 @@ class ClassAd(MutableMapping[str, Expr]):
         old = self._attrs.get(key)
         self._attrs[key] = (old[0] if old else name, expr)
 
-    def set_literal(self, name: str, value: bool | int | float | str) -> None:
-        """``self[name] = value`` for a plain value (no conversion to look for)."""
-        key = name.lower()
-        old = self._attrs.get(key)
-        self._attrs[key] = (old[0] if old else name, Literal(value))
+    def set_literals(self, values: Iterable[tuple[str, bool | int | float | str]]) -> None:
+        """``self[name] = value`` for each plain value (no conversion to look for)."""
+        attrs = self._attrs
+        for name, value in values:
+            key = name.lower()
+            old = attrs.get(key)
+            attrs[key] = (old[0] if old else name, Literal(value))
 
     def __delitem__(self, name: str) -> None:
         del self._attrs[name.lower()]

@@ -317,8 +317,7 @@ class CycleMatch(NamedTuple):  # a tuple: a cycle makes up to 100,000 of them
     cost: float  # SlotWeight charged (a p-slot: W(S) - W(S'))
 
 
-@dataclass(frozen=True)
-class Rejection:
+class Rejection(NamedTuple):  # a tuple, as CycleMatch: a cycle may reject thousands
     """A request the cycle could not serve, and HTCondor's reason (sent to its schedd,
     which sets LastRejMatchReason/LastRejMatchTime on the job)."""
 
@@ -507,6 +506,8 @@ class _Slots:
         self._fine: ClassView | None = None
         self.weight_cache: dict[tuple[int, bytes], float] = {}
         self._weight_now: dict[int, float] = {}  # p-slots' weights, by row (weight_now)
+        self._held_keys: dict[int, tuple[tuple, tuple | None]] = {}  # by row (held_keys)
+        self._last_keys: tuple[int, bytes, tuple[tuple, tuple | None]] | None = None
         # match_cost's last answer (row, consumption, weight after): the deduction that
         # follows it reads the weight from here
         self._costed: tuple[int, np.ndarray, float] | None = None
@@ -692,8 +693,21 @@ class _Slots:
         if self.alive[row]:
             self.alive[row] = False
             self.n_alive -= 1
-            for v in self.views():
-                v.kill(row)
+            self.view.kill(row)
+            if self._fine is not None:
+                self._fine.kill(row)
+
+    def kill_rows(self, rows: list[int]) -> None:
+        """``kill`` of each of ``rows`` (live, distinct): a run's static slots at once."""
+        if len(rows) < 16:  # numpy's fixed cost is more than a few kills
+            for row in rows:
+                self.kill(row)
+            return
+        at = np.asarray(rows, dtype=np.int64)
+        self.alive[at] = False
+        self.n_alive -= len(at)
+        for view in self.views():
+            view.kill_rows(at)
 
     def add_remote_prios(self, acct: Accountant) -> None:
         """RemoteUserPrio and RemoteUserResourcesInUse on the Claimed candidates (as a
@@ -740,6 +754,13 @@ class _Slots:
         ad = self.current.get(row)
         return ad if ad is not None else self.ads[row]
 
+    def held_keys(self, row: int) -> tuple[tuple, tuple | None]:
+        """``cache_keys`` of what p-slot ``row`` holds now (made once per deduction)."""
+        hit = self._held_keys.get(row)
+        if hit is None:
+            hit = self._held_keys[row] = self.cache_keys(row, self.avail[:, row].tobytes())
+        return hit
+
     def cache_keys(self, row: int, held: bytes) -> tuple[tuple, tuple | None]:
         """The keys of what is remembered about p-slot ``row`` holding ``held``: its
         base class's, and the one p-slots alike but for a wide name share (for what
@@ -750,7 +771,18 @@ class _Slots:
         return key, shared
 
     def cached_weight(self, row: int, avail: np.ndarray) -> float | None:
-        return self._cached_weight(*self.cache_keys(row, avail.tobytes()))
+        return self._cached_weight(*self._keys_after(row, avail))
+
+    def _keys_after(self, row: int, avail: np.ndarray) -> tuple[tuple, tuple | None]:
+        """``cache_keys`` of p-slot ``row`` holding ``avail`` (the last answer kept: the
+        deduction that follows match_cost leaves the p-slot holding just that)."""
+        held = avail.tobytes()
+        last = self._last_keys
+        if last is not None and last[0] == row and last[1] == held:
+            return last[2]
+        keys = self.cache_keys(row, held)
+        self._last_keys = (row, held, keys)
+        return keys
 
     def _cached_weight(self, key: tuple, shared: tuple | None) -> float | None:
         w = self.weight_cache.get(key) if key[0] >= 0 else None
@@ -763,7 +795,7 @@ class _Slots:
         base class and resources left."""
         if not self.cfg.use_slot_weights:
             return 1.0
-        key, shared = self.cache_keys(row, avail.tobytes())
+        key, shared = self._keys_after(row, avail)
         w = self._cached_weight(key, shared)
         if w is None:
             watched = WatchedAd.of(ad, self.classes.wide)
@@ -784,9 +816,12 @@ class _Slots:
         left -= cons
         # A fresh copy each time: the ad offered with an earlier match must not change.
         ad = self.current[row] = before.copy()
-        for res, own, v in zip(self.resources, self.owns[:, row].tolist(), left.tolist()):
-            if own:
-                ad.set_literal(res, _preserve_int(v))
+        ad.set_literals(
+            (res, _preserve_int(v))
+            for res, own, v in zip(self.resources, self.owns[:, row].tolist(), left.tolist())
+            if own
+        )
+        self._held_keys[row] = self._keys_after(row, left)
         self._deducted.add(row)
         self.view.dirty.add(row)
         if self._fine is not None:
@@ -1937,6 +1972,7 @@ class _Cycle:
             st.used_unclaimed += cost
             costs.append(cost)
         taken = len(costs)
+        slots.kill_rows(rows[:taken])
         stream.unread(rows[taken:])
         if taken:
             self.acct.add_matches(req.submitter, costs, self.now)
@@ -1989,7 +2025,8 @@ class _Cycle:
         )
 
     def _match_static(self, req: ResourceRequest, slots: _Slots, row: int, cost: float) -> None:
-        """``_make_match`` of an unlogged static slot (a run's): no deduction, no re-offer."""
+        """``_make_match`` of an unlogged static slot (a run's): no deduction, no re-offer;
+        the caller kills the run's rows."""
         offer = slots.ad(row)
         addr = _string_attr(offer, "MyAddress")
         self.matches.append(
@@ -2006,7 +2043,6 @@ class _Cycle:
                 cost,
             )
         )
-        slots.kill(row)
 
     def _make_match(
         self,
@@ -2083,7 +2119,7 @@ class _Cycle:
                 if slots.memo is not None
                 else {}
             )
-        key, shared = slots.cache_keys(row, slots.avail[:, row].tobytes())
+        key, shared = slots.held_keys(row)
         base = key[0]
         found = reoffered.get(key) if base >= 0 else None
         if found is None and shared is not None:

@@ -579,6 +579,18 @@ class ClassView:
             if self.state is not None and self.state[c] >= 0:
                 self._leave(c, int(self.state[c]))
 
+    def kill_rows(self, rows: np.ndarray) -> None:
+        """``kill`` of each of ``rows`` (live, distinct), at once."""
+        cs = self.classes.of[rows]
+        np.subtract.at(self.alive, cs, 1)
+        dead = np.unique(cs[self.alive[cs] == 0])
+        if not len(dead):
+            return
+        self._reps = None
+        if self.state is not None:
+            for c in dead[self.state[dead] >= 0].tolist():
+                self._leave(c, int(self.state[c]))
+
     def sync(self, avail: np.ndarray, owns: np.ndarray, resources: Sequence[str]) -> None:
         """Bring the p-slot rows' resource columns (and states) up to date."""
         if not self.dirty:

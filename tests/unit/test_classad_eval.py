@@ -947,13 +947,12 @@ def test_an_ad_built_on_a_base_with_nested_ads_holds_copies_of_them() -> None:
     assert list(base.keys()) == ["X", "Inner"]
 
 
-def test_set_literal_is_assignment_of_a_plain_value() -> None:
+def test_set_literals_is_assignment_of_plain_values() -> None:
     # the name keeps its first spelling, the value replaces the old one, a copy is apart
     ad = ClassAd()
     ad["Cpus"] = parse_expr("1 + 1")
     copy = ad.copy()
-    copy.set_literal("CPUS", 3)
-    copy.set_literal("Memory", 512)
+    copy.set_literals([("CPUS", 3), ("Memory", 512)])
     assert list(copy) == ["Cpus", "Memory"]
     assert copy.eval("cpus") == 3 and copy.eval("Memory") == 512
     assert ad.eval("Cpus") == 2 and "Memory" not in ad
