@@ -27,6 +27,7 @@ import heapq
 import itertools
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
+from itertools import repeat
 
 import numpy as np
 
@@ -60,7 +61,9 @@ def referenced_attrs(
     through the slots' and the jobs' expressions, by lower-case name, with the
     expressions (slots' and jobs') it holds; None when an expression refers to attributes
     only known at run time."""
-    jobs = list(jobs)
+    # the jobs' attributes as their dicts (name -> (spelling, expression)), read a name
+    # at a time over all of them (10,000 request ads and 30 names in a large cycle)
+    attrs = [j._attrs for j in jobs]
     reached: dict[str, list[Expr]] = {}
     frontier: set[str] = {n.lower() for n in names}
     walked: set[int] = set()
@@ -73,9 +76,11 @@ def referenced_attrs(
                 continue
             found: set[str] = set()
             exprs: list[Expr] = [e for _rows, e in table.column(name).exprs]
-            for job in jobs:
-                e = job.lookup(name)
-                if e is not None and not _is_literal(e) and id(e) not in walked:
+            for hit in map(dict.get, attrs, repeat(name)):
+                if hit is None:
+                    continue
+                e = hit[1]
+                if not _is_literal(e) and id(e) not in walked:
                     walked.add(id(e))
                     exprs.append(e)
             reached[name] = exprs
