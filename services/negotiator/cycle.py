@@ -2027,8 +2027,21 @@ class _Cycle:
     def _match_static(self, req: ResourceRequest, slots: _Slots, row: int, cost: float) -> None:
         """``_make_match`` of an unlogged static slot (a run's): no deduction, no re-offer;
         the caller kills the run's rows."""
-        offer = slots.ad(row)
+        self._record(req, slots, row, slots.ad(row), slots.claims[row].pop(0), cost)
+
+    def _record(
+        self,
+        req: ResourceRequest,
+        slots: _Slots,
+        row: int,
+        offer: ClassAd,
+        claim: str,
+        cost: float,
+    ) -> str:
+        """Add the match of ``row`` (as ``offer``d, with ``claim``) to the cycle's; returns
+        the startd's address."""
         addr = _string_attr(offer, "MyAddress")
+        startd_address = _startd_address(addr) if addr is not None else ""
         self.matches.append(
             CycleMatch(
                 req.submitter,
@@ -2037,12 +2050,13 @@ class _Cycle:
                 req.autocluster_id,
                 req.job_id,
                 slots.names[row],
-                slots.claims[row].pop(0),
+                claim,
                 offer,
-                _startd_address(addr) if addr is not None else "",
+                startd_address,
                 cost,
             )
         )
+        return startd_address
 
     def _make_match(
         self,
@@ -2056,9 +2070,6 @@ class _Cycle:
         """Match ``row`` to one job of ``req``; returns its cost (the caller charges it)."""
         offer = slots.ad(row)
         claim = slots.claims[row].pop(0)
-        name = slots.names[row]
-        addr = _string_attr(offer, "MyAddress")
-        startd_address = _startd_address(addr) if addr is not None else ""
         if slots.cp_slot[row]:
             cost = slots.deduct(row, cons_of[row])
             if not slots.claims[row]:
@@ -2068,20 +2079,7 @@ class _Cycle:
         else:
             cost = slots.weights[row]
             slots.kill(row)
-        self.matches.append(
-            CycleMatch(
-                req.submitter,
-                req.schedd,
-                req.schedd_address,
-                req.autocluster_id,
-                req.job_id,
-                name,
-                claim,
-                offer,
-                startd_address,
-                cost,
-            )
-        )
+        startd_address = self._record(req, slots, row, offer, claim, cost)
         if log_this:
             ip = _string_attr(offer, "StartdIpAddr")
             startd_ip = (
@@ -2094,6 +2092,7 @@ class _Cycle:
             group = _string_attr(offer, "AccountingGroup")
             if group is not None:
                 remote = f"{remote} (AccountingGroup={group})"
+            name = slots.names[row]
             self.say(
                 f"      Matched {req.job_id} {req.submitter} {sinful(req.schedd_address)} "
                 f"preempting {remote} {startd_ip} {name}"
