@@ -128,6 +128,9 @@ _READS_KEY = ("Requirements", "Rank", "ConcurrencyLimits")  # what keys _reads_w
 # a request evaluated on at most this many p-slot states (and nothing else) is evaluated
 # state by state with the scalar evaluator
 _ONE_BY_ONE = 4
+# a key of fewer slots than this is walked a slot at a time when the submitter's limit
+# turns its slots down (its check costs more than the walk)
+_PASS_OVER_ROWS = 64
 
 
 class NegotiatorInputError(ValueError):
@@ -1915,6 +1918,8 @@ class _Cycle:
                     )
                     if not permits(cost, used, allowed):
                         self.diag.submitter_limit += 1
+                        if not use_heap and not per_slot:
+                            self._pass_over(stream, slots, cost)
                         continue
                 break
             if state != NO_PREEMPTION:
@@ -1981,6 +1986,27 @@ class _Cycle:
             self.stats.jobs_matched_in_runs += taken
             self.diag.submitter_limit = 0  # as each job of the run set it
         return taken
+
+    def _pass_over(self, stream: CandidateStream, slots: _Slots, cost: float) -> None:
+        """A candidate of ``stream`` cost ``cost``, more than the submitter's limit lets
+        it take: pass over the rest of its key when each live slot left there is a static
+        slot that costs as much or more. Each would fail alike (nothing changes while a
+        job looks for a slot), and a large class is not walked a slot at a time."""
+        entries = stream.group(min_rows=_PASS_OVER_ROWS)
+        if entries is None:
+            return
+        view = stream.view
+        if (entries < 0).any() or view.has_cp[entries].any():
+            stream.keep_group()
+            return
+        members, starts, alive = view.classes.members, view.starts, slots.alive
+        for c in entries.tolist():
+            m = members[c][starts[c] :]
+            live = m[alive[m]]
+            if len(live) and (slots.is_p[live].any() or slots.weight[live].min() < cost):
+                stream.keep_group()
+                return
+        stream.skip_group()
 
     def _reject(self, req: ResourceRequest, message: str = "") -> None:
         """No slot for this request: count it, log it, tell its schedd why (``message``

@@ -653,6 +653,7 @@ class CandidateStream:
         self._states: np.ndarray | None = None  # each group's state (skip_to_state)
         self._rows: Iterator[int] | None = None
         self._head: int | None = None
+        self._kept = -1  # the group read a row at a time whatever its rows cost
         self.key: tuple | None = None  # the head's (pre, rank, post, state, prank)
 
     @classmethod
@@ -733,6 +734,32 @@ class CandidateStream:
             rest = self._rows if self._rows is not None else iter(())
             self._rows = itertools.chain(rows, rest)
             self._head = None
+
+    @property
+    def view(self) -> ClassView:
+        return self._view
+
+    def group(self, min_rows: int = 0) -> np.ndarray | None:
+        """The entries of the key being read; None when its rows are all read, when it
+        stands for fewer than ``min_rows`` slots, or when ``keep_group`` was said of it."""
+        if self._rows is None or self._kept == self._g:
+            return None
+        es = self._entries[self._bounds[self._g - 1] : self._bounds[self._g]]
+        if min_rows:
+            cs = es[es >= 0]
+            if int(self._view.sizes[cs].sum()) + len(es) - len(cs) < min_rows:
+                self._kept = self._g
+                return None
+        return es
+
+    def keep_group(self) -> None:
+        """The rest of the key being read is read a row at a time (``group`` says None
+        of it from now on)."""
+        self._kept = self._g
+
+    def skip_group(self) -> None:
+        """Pass over the rest of the key being read."""
+        self._head = self._rows = None
 
     def skip_to_state(self, state: float) -> int | None:
         """``peek()`` once every key whose state is not ``state`` is passed over: found

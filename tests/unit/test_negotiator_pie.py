@@ -282,3 +282,54 @@ def test_a_request_past_the_limit_is_not_matched_against_slots_rank_preemption_c
     # spin 1: a's first request, (a's second, looking for a startd that prefers it,)
     # b's; spin 2: a's second request
     assert asked == [(A, 1)] + [(A, 3)] * claimed + [(B, 2), (A, 3)]
+
+
+@pytest.mark.parametrize("last_cpus", [2, 1])
+def test_slots_the_limit_turns_down_are_passed_over_a_key_at_a_time_unless_one_costs_less(
+    last_cpus: int, monkeypatch: pytest.MonkeyPatch
+):
+    # 101 static slots of 2 cpus (SlotWeight = Cpus: 202), the last one of 1 cpu or not,
+    # all of one rank; a, b and c at equal priority (b's and c's jobs match nothing):
+    # spin 1 gives each 202 / 3 = 67.33 (201 / 3 = 67 with the 1-cpu slot). a takes 33
+    # slots (66); its next job would cost 2 (68 > the limit). With every slot left at 2
+    # the rest of the key fails alike and is passed over in one step (not 67 checks);
+    # with the 1-cpu slot among them, the walk goes on and a takes it (67 <= 67).
+    from mockpool.negotiator import cycle
+
+    pool = static_pool(101, cpus=2)
+    pool.slots[-1]["Cpus"] = last_cpus
+    costed: list[int] = []
+    cost_of = cycle._Slots.match_cost
+
+    def spy(self, row, cons_of):  # type: ignore[no-untyped-def]
+        costed.append(row)
+        return cost_of(self, row, cons_of)
+
+    monkeypatch.setattr(cycle._Slots, "match_cost", spy)
+    counts, res = matched_counts(
+        pool,
+        [
+            job_request(A, 50, ac=1),
+            job_request(B, 1, ac=2, requirements="False"),
+            job_request(C, 1, ac=3, requirements="False"),
+        ],
+        Accountant(),
+    )
+    assert counts == {A: 50}
+    spin1 = [
+        ln.text
+        for ln in res.log[
+            : [x.text for x in res.log].index("Phase 4.2:  Negotiating with schedds ...")
+        ]
+    ]
+    matched = [x for x in spin1 if x.startswith("      Successfully matched with ")]
+    if last_cpus == 2:
+        assert len(matched) == 33
+        assert "      Rejected 1.0 a@mockpool <10.0.0.2:9618>: submitter limit exceeded" in spin1
+        # each of the 50 matches checked once, and the 34th job's one failed look (then
+        # the key is passed over: walked, it would be 67 more)
+        assert len(costed) == 50 + 1
+    else:
+        assert len(matched) == 34
+        assert matched[-1] == "      Successfully matched with slot1@exec00100"
+        assert len(costed) > 67  # every slot of the key looked at, up to the cheap one
