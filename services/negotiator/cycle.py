@@ -509,7 +509,6 @@ class _Slots:
         self._fine: ClassView | None = None
         self.weight_cache: dict[tuple[int, bytes], float] = {}
         self._weight_now: dict[int, float] = {}  # p-slots' weights, by row (weight_now)
-        self._held_keys: dict[int, tuple[tuple, tuple | None]] = {}  # by row (held_keys)
         self._last_keys: tuple[int, bytes, tuple[tuple, tuple | None]] | None = None
         # match_cost's last answer (row, consumption, weight after): the deduction that
         # follows it reads the weight from here
@@ -758,11 +757,8 @@ class _Slots:
         return ad if ad is not None else self.ads[row]
 
     def held_keys(self, row: int) -> tuple[tuple, tuple | None]:
-        """``cache_keys`` of what p-slot ``row`` holds now (made once per deduction)."""
-        hit = self._held_keys.get(row)
-        if hit is None:
-            hit = self._held_keys[row] = self.cache_keys(row, self.avail[:, row].tobytes())
-        return hit
+        """``cache_keys`` of what p-slot ``row`` holds now."""
+        return self._keys_after(row, self.avail[:, row])
 
     def cache_keys(self, row: int, held: bytes) -> tuple[tuple, tuple | None]:
         """The keys of what is remembered about p-slot ``row`` holding ``held``: its
@@ -778,7 +774,8 @@ class _Slots:
 
     def _keys_after(self, row: int, avail: np.ndarray) -> tuple[tuple, tuple | None]:
         """``cache_keys`` of p-slot ``row`` holding ``avail`` (the last answer kept: the
-        deduction that follows match_cost leaves the p-slot holding just that)."""
+        deduction that follows match_cost, and the re-offer that follows the deduction,
+        ask for what the p-slot holds just then)."""
         held = avail.tobytes()
         last = self._last_keys
         if last is not None and last[0] == row and last[1] == held:
@@ -824,7 +821,6 @@ class _Slots:
             for res, own, v in zip(self.resources, self.owns[:, row].tolist(), left.tolist())
             if own
         )
-        self._held_keys[row] = self._keys_after(row, left)
         self._deducted.add(row)
         self.view.dirty.add(row)
         if self._fine is not None:
@@ -1547,13 +1543,8 @@ class _Cycle:
         """The slots that match ``req`` now, best first, and each p-slot's consumption,
         evaluated per slot class; again slot by slot if that read a wide name."""
         eup, in_use = self.acct.eup(req.submitter), self.acct.resources_used(req.submitter)
-        made: list[ClassAd] = []
-
-        def job() -> ClassAd:  # copied only for a request whose order is not remembered
-            if not made:
-                made.append(with_submitter_attrs(req.ad, eup, in_use))
-            return made[0]
-
+        # copied only for a request whose order is not remembered
+        job = functools.cache(functools.partial(with_submitter_attrs, req.ad, eup, in_use))
         offered = slots.memo.offered_shape(req.ad, eup, in_use) if slots.memo is not None else ()
         view = slots.view
         if slots.taint is None:
@@ -1992,11 +1983,15 @@ class _Cycle:
         it take: pass over the rest of its key when each live slot left there is a static
         slot that costs as much or more. Each would fail alike (nothing changes while a
         job looks for a slot), and a large class is not walked a slot at a time."""
-        entries = stream.group(min_rows=_PASS_OVER_ROWS)
+        entries = stream.group()
         if entries is None:
             return
         view = stream.view
-        if (entries < 0).any() or view.has_cp[entries].any():
+        if (
+            (entries < 0).any()
+            or view.has_cp[entries].any()
+            or int(view.sizes[entries].sum()) < _PASS_OVER_ROWS
+        ):
             stream.keep_group()
             return
         members, starts, alive = view.classes.members, view.starts, slots.alive

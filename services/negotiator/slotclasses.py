@@ -27,7 +27,6 @@ import heapq
 import itertools
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from itertools import repeat
 
 import numpy as np
 
@@ -61,9 +60,7 @@ def referenced_attrs(
     through the slots' and the jobs' expressions, by lower-case name, with the
     expressions (slots' and jobs') it holds; None when an expression refers to attributes
     only known at run time."""
-    # the jobs' attributes as their dicts (name -> (spelling, expression)), read a name
-    # at a time over all of them (10,000 request ads and 30 names in a large cycle)
-    attrs = [j._attrs for j in jobs]
+    jobs = list(jobs)
     reached: dict[str, list[Expr]] = {}
     frontier: set[str] = {n.lower() for n in names}
     walked: set[int] = set()
@@ -76,11 +73,9 @@ def referenced_attrs(
                 continue
             found: set[str] = set()
             exprs: list[Expr] = [e for _rows, e in table.column(name).exprs]
-            for hit in map(dict.get, attrs, repeat(name)):
-                if hit is None:
-                    continue
-                e = hit[1]
-                if not _is_literal(e) and id(e) not in walked:
+            for job in jobs:
+                e = job.lookup(name)
+                if e is not None and not _is_literal(e) and id(e) not in walked:
                     walked.add(id(e))
                     exprs.append(e)
             reached[name] = exprs
@@ -739,18 +734,12 @@ class CandidateStream:
     def view(self) -> ClassView:
         return self._view
 
-    def group(self, min_rows: int = 0) -> np.ndarray | None:
-        """The entries of the key being read; None when its rows are all read, when it
-        stands for fewer than ``min_rows`` slots, or when ``keep_group`` was said of it."""
+    def group(self) -> np.ndarray | None:
+        """The entries of the key being read; None when its rows are all read, or when
+        ``keep_group`` was said of it."""
         if self._rows is None or self._kept == self._g:
             return None
-        es = self._entries[self._bounds[self._g - 1] : self._bounds[self._g]]
-        if min_rows:
-            cs = es[es >= 0]
-            if int(self._view.sizes[cs].sum()) + len(es) - len(cs) < min_rows:
-                self._kept = self._g
-                return None
-        return es
+        return self._entries[self._bounds[self._g - 1] : self._bounds[self._g]]
 
     def keep_group(self) -> None:
         """The rest of the key being read is read a row at a time (``group`` says None
