@@ -42,6 +42,7 @@ is the same, the bytes are fewer).
 
 from __future__ import annotations
 
+import bisect
 import functools
 import heapq
 import logging
@@ -243,6 +244,9 @@ class CollectorSnapshot:
 class AdStore:
     """Ads by (type, Name), with HTCondor's lifetimes. Not thread-safe (one event loop)."""
 
+    # updates the log keeps beyond twice the slot and private ads stored
+    LOG_SLACK = 1024
+
     def __init__(self, classad_lifetime: int = DEFAULT_CLASSAD_LIFETIME) -> None:
         self.classad_lifetime = int(classad_lifetime)
         # type key (lower) -> name key (lower) -> record
@@ -263,6 +267,18 @@ class AdStore:
         self._deadlines: list[tuple[int, str]] = []
         # the slot ads by their State's first letter (AdRecord.state)
         self._states: Counter[str | None] = Counter()
+        # Slot and private ad updates in order: their seqs and (type key, name key). A
+        # delta in the same order takes the ads updated since a seq from here, not from a
+        # scan of every ad. Trimmed from the front; it holds every such update after
+        # ``_log_from``.
+        self._log_seq: list[int] = []
+        self._log: list[tuple[str, str]] = []
+        self._log_from = 0
+        # each slot's and private ad's place in a snapshot of every slot, by name key;
+        # made again after an ad came, went or was renamed
+        self._rows_made = False
+        self._slot_row: dict[str, int] = {}
+        self._private_row: dict[str, int] = {}
 
     # -- updates ---------------------------------------------------------------
     def update(
@@ -299,7 +315,7 @@ class AdStore:
             self._due[type_key] = {}
         old = table.get(key := record.name.lower())
         if old is None or old.name != record.name:
-            self._order_changed_at = self.seq
+            self._order_changed()
         # the Name moves to its new deadline (an update costs a set move, so expiry
         # never has to look at an ad that is not due)
         deadline = record.deadline
@@ -328,7 +344,24 @@ class AdStore:
             self._states[record.state] += 1
         table[key] = record
         self.updates += 1
+        if type_key in (_MACHINE_KEY, _PRIVATE_KEY):
+            self._logged(type_key, key)
         return record
+
+    def _order_changed(self) -> None:
+        """An ad came, went or was renamed (at this seq): the rows made are no more."""
+        self._order_changed_at = self.seq
+        self._rows_made = False
+
+    def _logged(self, type_key: str, key: str) -> None:
+        """Log the update just stored; past twice the ads stored, forget the older half."""
+        self._log_seq.append(self.seq)
+        self._log.append((type_key, key))
+        stored = sum(len(self._tables.get(k, ())) for k in (_MACHINE_KEY, _PRIVATE_KEY))
+        if len(self._log) > 2 * stored + self.LOG_SLACK:
+            half = len(self._log) // 2
+            self._log_from = self._log_seq[half - 1]
+            del self._log_seq[:half], self._log[:half]
 
     def _removed(self, type_key: str, rec: AdRecord) -> None:
         """``rec`` left its table: it is due no more, nor counted."""
@@ -428,7 +461,7 @@ class AdStore:
         if type_key == _MACHINE_KEY:
             removed.extend(self._drop_private(name))
         if removed:
-            self._order_changed_at = self.seq
+            self._order_changed()
         return removed
 
     def _drop_private(self, name: str) -> list[tuple[str, str]]:
@@ -461,7 +494,7 @@ class AdStore:
         for name in gone:
             removed.extend(self._drop_private(name))
         if removed:
-            self._order_changed_at = self.seq
+            self._order_changed()
         return removed
 
     # -- reading -----------------------------------------------------------------
@@ -534,10 +567,19 @@ class AdStore:
         ``since``: the (epoch, seq) of a snapshot the asker holds; when it is this
         store's and nothing is projected, the snapshot is a delta against it."""
         expr = parse_constraint(constraint)
+        keep = projection_keys(projection, _SNAPSHOT_PROJECTED)
+        if (
+            since is not None
+            and expr is None
+            and keep is None
+            and since[0] == self.epoch
+            and self._order_changed_at < since[1] <= self.seq
+            and since[1] >= self._log_from
+        ):
+            return self._same_order_delta(since[1], now)
         slots = self.select(MACHINE, expr, now)
         private_table = self._tables.get(_PRIVATE_KEY, {})
         private = [p for r in slots if (p := private_table.get(r.name.lower())) is not None]
-        keep = projection_keys(projection, _SNAPSHOT_PROJECTED)
         snap = CollectorSnapshot(slots, private, keep, now, self.epoch, self.seq)
         snap.slot_order = [r.name for r in slots]
         snap.private_order = [p.name for p in private]
@@ -553,6 +595,40 @@ class AdStore:
         snap.private_rows = [k for k, p in enumerate(private) if p.seq > after]
         snap.private = [private[k] for k in snap.private_rows]
         return snap
+
+    def _same_order_delta(self, after: int, now: float) -> CollectorSnapshot:
+        """The snapshot of every slot since ``after``, when no ad came, went or was
+        renamed since: the ads updated after it, found in the log (its names are left
+        out: the asker holds them)."""
+        slots = self._tables.get(_MACHINE_KEY, {})
+        private = self._tables.get(_PRIVATE_KEY, {})
+        if not self._rows_made:
+            self._slot_row = {key: k for k, key in enumerate(slots)}
+            self._private_row = {
+                key: k for k, key in enumerate(key for key in slots if key in private)
+            }
+            self._rows_made = True
+        changed: dict[str, set[str]] = {_MACHINE_KEY: set(), _PRIVATE_KEY: set()}
+        for type_key, key in self._log[bisect.bisect_right(self._log_seq, after) :]:
+            changed[type_key].add(key)
+        slot_at = sorted((self._slot_row[key], key) for key in changed[_MACHINE_KEY])
+        # a private ad of a name with no slot ad is in no snapshot
+        row = self._private_row.get
+        private_at = sorted(
+            (k, key) for key in changed[_PRIVATE_KEY] if (k := row(key)) is not None
+        )
+        return CollectorSnapshot(
+            [slots[key] for _, key in slot_at],
+            [private[key] for _, key in private_at],
+            None,
+            now,
+            self.epoch,
+            self.seq,
+            delta=True,
+            slot_rows=[k for k, _ in slot_at],
+            private_rows=[k for k, _ in private_at],
+            same_order=True,
+        )
 
 
 # ----------------------------------------------------------------------------- helpers

@@ -33,14 +33,14 @@ class SnapshotPart:
 
 
 class HeldSlotAds:
-    """The slot and private ads of the last snapshot, by Name, and where it stood in the
-    collector's numbering (epoch, seq)."""
+    """The slot and private ads of the last snapshot, in order with their Names, and
+    where it stood in the collector's numbering (epoch, seq)."""
 
     def __init__(self) -> None:
         self.epoch = ""
         self.seq = 0
-        self._slots: dict[str, ClassAd] = {}
-        self._private: dict[str, ClassAd] = {}
+        self._slots = _Held()
+        self._private = _Held()
 
     def since(self) -> tuple[str, int] | None:
         """What to ask the next snapshot since (None: nothing held, ask for all)."""
@@ -48,7 +48,7 @@ class HeldSlotAds:
 
     def forget(self) -> None:
         self.epoch, self.seq = "", 0
-        self._slots, self._private = {}, {}
+        self._slots, self._private = _Held(), _Held()
 
     def merge(
         self,
@@ -63,10 +63,8 @@ class HeldSlotAds:
         Raises :class:`StaleSnapshot`, holding nothing, when a delta does not fit. A whole
         snapshot whose names do not fit its ads (a collector that sends none) is used and
         not held: the next is asked for whole too. A delta ``same_order`` names its ads
-        as the held ones are named (it carries no names)."""
-        if delta and same_order:
-            slots = SnapshotPart(slots.ads, list(self._slots), slots.rows)
-            private = SnapshotPart(private.ads, list(self._private), private.rows)
+        as the held ones are named (it carries no names): the held lists are patched at
+        the rows it carries, whatever the number of ads held."""
         if not delta and (len(slots.order), len(private.order)) != (
             len(slots.ads),
             len(private.ads),
@@ -74,33 +72,42 @@ class HeldSlotAds:
             self.forget()
             return list(slots.ads), list(private.ads)
         try:
-            slot_ads, slot_map = _whole(self._slots, slots, delta, "slot")
-            private_ads, private_map = _whole(self._private, private, delta, "private")
+            slot_held = self._slots.merged(slots, delta, same_order, "slot")
+            private_held = self._private.merged(private, delta, same_order, "private")
         except StaleSnapshot:
             self.forget()
             raise
         self.epoch, self.seq = epoch, seq
-        self._slots, self._private = slot_map, private_map
-        return slot_ads, private_ads
+        self._slots, self._private = slot_held, private_held
+        return list(slot_held.ads), list(private_held.ads)
 
 
-def _whole(
-    held: dict[str, ClassAd], part: SnapshotPart, delta: bool, what: str
-) -> tuple[list[ClassAd], dict[str, ClassAd]]:
-    if not delta:
-        ads = list(part.ads)
-    else:
-        n = len(part.order)
+@dataclass(frozen=True)
+class _Held:
+    """One kind of ad held: its Names and ads, in the snapshot's order."""
+
+    names: Sequence[str] = ()
+    ads: Sequence[ClassAd] = ()
+
+    def merged(self, part: SnapshotPart, delta: bool, same_order: bool, what: str) -> _Held:
+        if not delta:
+            return _Held(list(part.order), list(part.ads))
         if len(part.rows) != len(part.ads):
             raise StaleSnapshot(f"{len(part.ads)} {what} ads for {len(part.rows)} positions")
-        got: list[ClassAd | None] = [held.get(name) for name in part.order]
+        if same_order:
+            names, ads = self.names, list(self.ads)
+        else:
+            names = list(part.order)
+            held = dict(zip(self.names, self.ads, strict=True))
+            ads = [held.get(name) for name in names]  # type: ignore[misc]
+        n = len(names)
         for k, ad in zip(part.rows, part.ads, strict=True):
             if not 0 <= k < n:
                 raise StaleSnapshot(f"{what} ad position {k} outside the {n} named")
-            got[k] = ad
-        # (not ``None in got``: that would compare every ad with None)
-        missing = next((k for k, ad in enumerate(got) if ad is None), None)
-        if missing is not None:
-            raise StaleSnapshot(f"the {what} ad {part.order[missing]!r} is named but not held")
-        ads = got  # type: ignore[assignment]
-    return ads, dict(zip(part.order, ads, strict=True))
+            ads[k] = ad
+        if not same_order:
+            # (not ``None in ads``: that would compare every ad with None)
+            missing = next((k for k, ad in enumerate(ads) if ad is None), None)
+            if missing is not None:
+                raise StaleSnapshot(f"the {what} ad {names[missing]!r} is named but not held")
+        return _Held(names, ads)

@@ -399,6 +399,7 @@ class NegotiatorService(ngrpc.NegotiatorServicer):
                 snap.delta,
                 SnapshotPart(slot_ads, snap.slot_order, snap.slot_rows),
                 SnapshotPart([r.ad for r in snap.private], snap.private_order, snap.private_rows),
+                snap.same_order,
             )
         else:
             ads, rest = split_fields(raw, _SNAPSHOT_ADS)

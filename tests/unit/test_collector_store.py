@@ -436,7 +436,7 @@ def test_a_delta_leaves_out_the_names_while_no_ad_came_went_or_was_renamed(
     pool.update("MachinePrivate", slot("slot1@a", Capability="<a:1>#1#1#t1"), 110.0)
     snap = pool.snapshot(now=110.0, since=(pool.epoch, 6))
     assert snap.same_order and snap.slot_rows == [] and snap.private_rows == [0]
-    assert snap.slot_order == ["slot1@a", "slot2@a", "slot3@a"]  # the store still knows them
+    assert snap.slot_order == [] and snap.private_order == []  # the asker holds them
     assert pool.snapshot(now=110.0, since=(pool.epoch, 7)).same_order
     assert not pool.snapshot('State == "Claimed"', now=110.0, since=(pool.epoch, 7)).same_order
     pool.update("Machine", slot("slot4@a", State="Owner"), 120.0)  # seq 8
@@ -453,6 +453,78 @@ def test_a_delta_leaves_out_the_names_while_no_ad_came_went_or_was_renamed(
     # heard from at 110 or before: slot2 and the private ads go (1011 - 110 > 900)
     assert len(pool.expire(1011.0)) == 3
     assert not pool.snapshot(now=1011.0, since=(pool.epoch, 11)).same_order
+
+
+def test_a_delta_after_an_ad_went_finds_the_ads_at_their_new_places() -> None:
+    """Slots a, b, c (seq 1-3); c changes (4, 5), a delta since 4 carries c at row 2.
+    Then a goes and c changes (6): the whole snapshot is b, c (seq 6); c changes again
+    (7): the delta since 6 carries c at row 1, not where it stood before a went."""
+    store = AdStore()
+    for name in "abc":
+        store.update("Machine", slot(name, Cpus=1), 0.0)
+    store.update("Machine", slot("c", Cpus=2), 0.0)
+    store.update("Machine", slot("c", Cpus=3), 0.0)
+    delta = store.snapshot(now=0.0, since=(store.epoch, 4))
+    assert delta.same_order and delta.slot_rows == [2]
+    store.invalidate("Machine", "a")
+    store.update("Machine", slot("c", Cpus=4), 0.0)
+    assert [r.name for r in store.snapshot(now=0.0).slots] == ["b", "c"]
+    store.update("Machine", slot("c", Cpus=5), 0.0)
+    delta = store.snapshot(now=0.0, since=(store.epoch, 6))
+    assert delta.same_order and delta.slot_rows == [1]
+    assert delta.slots[0].ad.eval("Cpus") == 5
+
+
+@settings(max_examples=80, deadline=None, derandomize=True)
+@given(
+    ops=st.lists(
+        st.tuples(
+            st.sampled_from(["slot", "slot", "slot", "private", "private", "invalidate", "expire"]),
+            st.integers(0, 6),  # which Name
+            st.sampled_from(["slot{}@a", "SLOT{}@A"]),  # a respelled Name renames the ad
+            st.integers(0, 400),  # pool seconds on
+            st.integers(0, 3),  # how many earlier snapshots back the next delta is since
+        ),
+        max_size=80,
+    )
+)
+def test_a_delta_carries_the_ads_a_whole_snapshot_holds_past_its_seq(ops) -> None:
+    """Updates, private ads, invalidations and expiry at random, a snapshot after each
+    since one taken earlier: a delta in the same order carries, at their places, the
+    slot and private ads that a whole snapshot taken now holds with a later seq, and
+    put in the held ads' places they give the whole snapshot. The update log is kept
+    short, so it is trimmed too (a delta since a trimmed seq is found by a scan)."""
+    store, now = AdStore(classad_lifetime=600), 0.0
+    store.LOG_SLACK = 3
+    taken: list[tuple[int, list, list]] = []  # (seq, slot records, private records)
+    for op, k, spelling, dt, back in ops:
+        now += dt
+        name = spelling.format(k)
+        if op == "slot":
+            store.update("Machine", slot(name, State="Unclaimed", Cpus=k), now)
+        elif op == "private":
+            store.update("MachinePrivate", slot(name, Capability=f"c{k}"), now)
+        elif op == "invalidate":
+            store.invalidate("Machine", name)
+        else:
+            store.expire(now)
+        whole = store.snapshot(now=now)
+        if taken:
+            seq, slots, private = taken[max(0, len(taken) - 1 - back)]
+            delta = store.snapshot(now=now, since=(store.epoch, seq))
+            assert delta.delta
+            for part, held, rows, got, everything in (
+                ("slot", slots, delta.slot_rows, delta.slots, whole.slots),
+                ("private", private, delta.private_rows, delta.private, whole.private),
+            ):
+                assert rows == [i for i, r in enumerate(everything) if r.seq > seq], part
+                assert got == [everything[i] for i in rows], part
+                if delta.same_order:
+                    patched = list(held)
+                    for i, r in zip(rows, got, strict=True):
+                        patched[i] = r
+                    assert patched == everything, part
+        taken.append((whole.seq, whole.slots, whole.private))
 
 
 @pytest.mark.parametrize(
