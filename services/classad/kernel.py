@@ -177,6 +177,8 @@ class ColumnCarry:
         self._cols: dict[str, tuple[list[Any], np.ndarray, Column, int]] = {}
         # key -> (a value read from each row's ad, the table it was read for)
         self._reads: dict[str, tuple[list[Any], int]] = {}
+        # key -> (the lists it was made from, what was made: see derived)
+        self._derived: dict[str, tuple[tuple[Any, ...], Any]] = {}
         self._ads: list[Any] = []  # the last table's ads, alive so their ids stay theirs
         self._ad_ids = np.zeros(0, np.intp)
         self.table = 0  # tables begun
@@ -205,21 +207,34 @@ class ColumnCarry:
     def per_row(self, key: str, ads: Sequence[Any], read: Callable[[Any], T]) -> list[T]:
         """``[read(ad) for ad in ads]`` for the table just begun (``ads`` are its ads):
         the last table's list, read again only at the rows whose ad was replaced, when
-        the last table read it too. ``read`` depends on its ad alone. The list is shared
-        with the next table's: never change it."""
+        the last table read it too; the very list when they read as before (so what is
+        made from it may be kept: :meth:`derived`). ``read`` depends on its ad alone. The
+        list is shared with the next table's: never change it."""
         last = self._reads.get(key)
         if last is not None and last[1] == self.table - 1 and self.changed is not None:
             out = last[0]
-            if len(self.changed):
+            rows = self.changed.tolist()
+            fresh = [read(ads[r]) for r in rows]
+            if any(type(v) is not type(out[r]) or v != out[r] for r, v in zip(rows, fresh)):
                 out = out.copy()
-                for r in self.changed.tolist():
-                    out[r] = read(ads[r])
-            self.rows_read += len(self.changed)
+                for r, v in zip(rows, fresh):
+                    out[r] = v
+            self.rows_read += len(rows)
         else:
             out = [read(ad) for ad in ads]
             self.rows_read += len(out)
         self._reads[key] = (out, self.table)
         return out
+
+    def derived(self, key: str, sources: tuple[Any, ...], make: Callable[[], T]) -> T:
+        """``make()``, made from ``sources`` (lists :meth:`per_row` gave): what it made
+        last time while they are the very objects they were then."""
+        hit = self._derived.get(key)
+        if hit is not None and all(map(operator.is_, hit[0], sources)):
+            return hit[1]
+        value = make()
+        self._derived[key] = (sources, value)  # kept alive: their ids stay theirs
+        return value
 
     def patchable(self, key: str) -> tuple[list[Any], np.ndarray, Column] | None:
         """The column of ``key`` as the last table had it, if this table may patch it."""

@@ -56,7 +56,7 @@ import math
 import sys
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import NamedTuple
+from typing import Any, NamedTuple, TypeVar
 
 import numpy as np
 
@@ -411,6 +411,8 @@ def _rank_number(value: object) -> float:
 def _preserve_int(x: float) -> int | float:
     return int(x) if float(x).is_integer() else float(x)
 
+
+T = TypeVar("T")
 
 _MY = AttrRef("MY")
 
@@ -1013,45 +1015,74 @@ class CycleCarry:
 
 
 class _PrivateAds:
-    """The cycle's private ads by Name, with their claim ids. With a carry, their Names
-    and Capabilities are read again only where an ad was replaced."""
+    """The cycle's private ads, with their Names and Capabilities (with a carry, read
+    again only where an ad was replaced)."""
 
     def __init__(self, ads: Sequence[ClassAd], carry: ColumnCarry | None) -> None:
         self.ads = list(ads)
         self._carry = carry
         if carry is not None:
             carry.begin(self.ads)
-            names = carry.per_row("Name", self.ads, _private_name)
+            self.names = carry.per_row("Name", self.ads, _private_name)
+            self.caps = carry.per_row("Capability", self.ads, _capability)
         else:
-            names = [_private_name(p) for p in self.ads]
-        self.rows = {x: k for k, x in enumerate(names) if x is not None}
+            self.names = [_private_name(p) for p in self.ads]
+            self.caps = [_capability(p) for p in self.ads]
+
+    def _made(self, key: str, sources: tuple[Any, ...], make: Callable[[], T]) -> T:
+        return make() if self._carry is None else self._carry.derived(key, sources, make)
 
     def claims(
-        self, names: Sequence[str | None], rows: np.ndarray, has_cp: np.ndarray
-    ) -> tuple[list[list[str]], list[int]]:
-        """Each slot's unused claim ids (a new list each; empty for slots not in
-        ``rows``), the slots named ``names`` (their consumption policies ``has_cp``);
-        and the rows that have some."""
-        out: list[list[str]] = [[] for _ in range(len(names))]
-        found: list[int] = []
-        at, ads = self.rows.get, self.ads
-        caps = None
-        if self._carry is not None:
-            caps = self._carry.per_row("Capability", ads, _capability)
-        cp = has_cp.tolist()
-        for r in rows.tolist():
-            k = at(names[r])  # type: ignore[arg-type]
-            if k is None:
-                continue
-            if cp[r] or caps is None:
-                ids = _claim_ids(ads[k], cp[r])
-            else:
-                cap = caps[k]
-                ids = [cap] if cap else []
-            if ids:
-                out[r] = ids
-                found.append(r)
-        return out, found
+        self, names: Sequence[str], rows: np.ndarray, has_cp: np.ndarray
+    ) -> tuple[ClaimLists, np.ndarray]:
+        """Each slot's unused claim ids (empty for slots not in ``rows``), the slots named
+        ``names`` (their consumption policies ``has_cp``), joined to their private ads by
+        Name; and the rows that have some. The join, and which private ads hold a
+        Capability, are kept while the Names and Capabilities are."""
+        private_names, caps = self.names, self.caps
+        join = self._made("join", (names, private_names), lambda: _join(names, private_names))
+        has_cap = self._made(
+            "has_cap", (caps,), lambda: np.fromiter(map(bool, caps), bool, len(caps))
+        )
+        k = join[rows]
+        mine = k >= 0
+        cp = has_cp[rows]
+        plain = rows[mine & ~cp]
+        plain = plain[has_cap[join[plain]]]
+        made: dict[int, list[str]] = {}
+        for r in rows[mine & cp].tolist():
+            if ids := _claim_ids(self.ads[join[r]], True):
+                made[r] = ids
+        has = np.zeros(len(names), dtype=bool)
+        has[plain] = True
+        found = np.union1d(plain, np.fromiter(made, np.int64, len(made)))
+        return ClaimLists(made, caps, join, has), found
+
+
+def _join(names: Sequence[str], private_names: Sequence[str | None]) -> np.ndarray:
+    """The row of each slot's private ad (-1: none), by Name."""
+    at = {x: k for k, x in enumerate(private_names) if x is not None}.get
+    return np.fromiter((at(x, -1) for x in names), np.int64, len(names))
+
+
+class ClaimLists:
+    """Each slot's unused claim ids, by row: a p-slot's made at once, a slot's
+    Capability made into its list when first asked for (most slots are never matched)."""
+
+    def __init__(
+        self,
+        made: dict[int, list[str]],
+        caps: Sequence[str | None],
+        join: np.ndarray,
+        has: np.ndarray,
+    ) -> None:
+        self._made, self._caps, self._join, self._has = made, caps, join, has
+
+    def __getitem__(self, row: int) -> list[str]:
+        got = self._made.get(row)
+        if got is None:
+            got = self._made[row] = [self._caps[self._join[row]]] if self._has[row] else []
+        return got
 
 
 class PslotConsumption:

@@ -577,6 +577,43 @@ def test_per_row_reads_are_read_again_only_where_the_ad_was_replaced() -> None:
     assert len(read) == 9  # not carried past a table that did not read it
 
 
+def test_per_row_keeps_its_list_while_replaced_ads_read_as_before() -> None:
+    """A replaced ad that reads as the one it replaced leaves the very list (and what
+    ``derived`` made from it) as it was; one that reads otherwise gives a new list, and
+    ``derived`` makes its value again. A value of another type is another value (1 and
+    True are equal in Python, not as reads)."""
+    carry = ColumnCarry()
+    ads = [ClassAd(Name=f"s{k}", Cpus=1) for k in range(4)]
+    made: list[int] = []
+
+    def count(names: list) -> int:
+        made.append(1)
+        return len(names)
+
+    SlotTable(ads, carry=carry)
+    first = carry.per_row("Name", ads, lambda ad: ad.eval("Name"))
+    assert carry.derived("n", (first,), lambda: count(first)) == 4 and len(made) == 1
+    again = ads.copy()
+    again[2] = ClassAd(Name="s2", Cpus=8)  # replaced, the same Name
+    SlotTable(again, carry=carry)
+    same = carry.per_row("Name", again, lambda ad: ad.eval("Name"))
+    assert same is first
+    assert carry.derived("n", (same,), lambda: count(same)) == 4 and len(made) == 1
+    third = again.copy()
+    third[1] = ClassAd(Name="t1")
+    SlotTable(third, carry=carry)
+    other = carry.per_row("Name", third, lambda ad: ad.eval("Name"))
+    assert other is not first and other[1] == "t1" and first[1] == "s1"
+    assert carry.derived("n", (other,), lambda: count(other)) == 4 and len(made) == 2
+    SlotTable(third, carry=carry)
+    ones = carry.per_row("Cpus", third, lambda ad: ad.eval("Cpus"))
+    fourth = third.copy()
+    fourth[0] = ClassAd(Name="s0", Cpus=True)
+    SlotTable(fourth, carry=carry)
+    got = carry.per_row("Cpus", fourth, lambda ad: ad.eval("Cpus"))
+    assert got is not ones and type(got[0]) is bool and type(ones[0]) is int
+
+
 def test_a_columns_codes_tell_rows_apart_by_value_and_are_kept_with_it() -> None:
     """Arch of five slots: "X86_64", "ARM", "X86_64", missing, and an expression. Rows 0
     and 2 share a code, row 1 has another (both 0 or more), the missing row -1, the

@@ -278,6 +278,33 @@ def test_slot_without_claim_id_is_not_offered():
     assert res.stats.slots_without_claim_id == 1
 
 
+def test_claim_ids_are_joined_to_slots_by_name_whatever_the_private_ads_order():
+    """Private ads in reverse order, one for a slot not in the snapshot, one with an
+    empty Capability, one slot with none, and a p-slot with its ClaimIdList: slot3 and
+    slot1 match with their own claim ids, the p-slot's two jobs with its first two;
+    slot2 (empty Capability) and slot4 (no private ad) have no claim id."""
+    s1, s2, s3, s4 = (slot(f"slot{k}@exec0001") for k in (1, 2, 3, 4))
+    p_ad, p_ids = pslot("slot1@exec0002", cpus=2, memory=2048, claims=3)
+    empty = private("slot2@exec0001")
+    empty["Capability"] = ""
+    privates = [
+        private("slot1@exec0002", p_ids),
+        private("slot9@exec0009"),
+        private("slot3@exec0001"),
+        empty,
+        private("slot1@exec0001"),
+    ]
+    res = run(CycleAds([s1, s2, s3, s4, p_ad], privates), [request(1, 5)])
+    got = {(m.slot_name, m.claim_id) for m in res.matches}
+    assert got == {
+        ("slot1@exec0001", privates[4].eval("Capability")),
+        ("slot3@exec0001", privates[2].eval("Capability")),
+        ("slot1@exec0002", p_ids[0]),
+        ("slot1@exec0002", p_ids[1]),
+    }
+    assert res.stats.slots_without_claim_id == 2
+
+
 # ----------------------------------------------------------- partitionable slots
 
 
