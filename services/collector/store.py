@@ -274,6 +274,7 @@ class AdStore:
         self._log_seq: list[int] = []
         self._log: list[tuple[str, str]] = []
         self._log_from = 0
+        self._log_cap = 0  # the log's length past which it is measured against the ads
         # each slot's and private ad's place in a snapshot of every slot, by name key;
         # made again after an ad came, went or was renamed
         self._rows_made = False
@@ -357,11 +358,13 @@ class AdStore:
         """Log the update just stored; past twice the ads stored, forget the older half."""
         self._log_seq.append(self.seq)
         self._log.append((type_key, key))
-        stored = sum(len(self._tables.get(k, ())) for k in (_MACHINE_KEY, _PRIVATE_KEY))
-        if len(self._log) > 2 * stored + self.LOG_SLACK:
-            half = len(self._log) // 2
-            self._log_from = self._log_seq[half - 1]
-            del self._log_seq[:half], self._log[:half]
+        if len(self._log) > self._log_cap:
+            stored = sum(len(self._tables.get(k, ())) for k in (_MACHINE_KEY, _PRIVATE_KEY))
+            self._log_cap = 2 * stored + self.LOG_SLACK
+            if len(self._log) > self._log_cap:
+                half = len(self._log) // 2
+                self._log_from = self._log_seq[half - 1]
+                del self._log_seq[:half], self._log[:half]
 
     def _removed(self, type_key: str, rec: AdRecord) -> None:
         """``rec`` left its table: it is due no more, nor counted."""

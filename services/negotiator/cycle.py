@@ -1055,8 +1055,11 @@ class _PrivateAds:
                 made[r] = ids
         has = np.zeros(len(names), dtype=bool)
         has[plain] = True
-        found = np.union1d(plain, np.fromiter(made, np.int64, len(made)))
-        return ClaimLists(made, caps, join, has), found
+        if not made:
+            return ClaimLists(made, caps, join, has), plain
+        found = has.copy()
+        found[list(made)] = True
+        return ClaimLists(made, caps, join, has), np.flatnonzero(found)
 
 
 def _join(names: Sequence[str], private_names: Sequence[str | None]) -> np.ndarray:

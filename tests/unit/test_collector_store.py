@@ -475,6 +475,24 @@ def test_a_delta_after_an_ad_went_finds_the_ads_at_their_new_places() -> None:
     assert delta.slots[0].ad.eval("Cpus") == 5
 
 
+def test_a_delta_since_updates_the_log_forgot_is_found_by_a_scan() -> None:
+    """A log kept to twice the 2 ads: a and b (seq 1, 2), a changes (3), b (4), then a
+    ten times (5-14); the log forgot b's change, and the delta since 3 still carries
+    both."""
+    store = AdStore()
+    store.LOG_SLACK = 0
+    store.update("Machine", slot("a", Cpus=1), 0.0)
+    store.update("Machine", slot("b", Cpus=1), 0.0)
+    store.update("Machine", slot("a", Cpus=1), 0.0)
+    store.update("Machine", slot("b", Cpus=2), 0.0)
+    for cpus in range(10):
+        store.update("Machine", slot("a", Cpus=cpus), 0.0)
+    delta = store.snapshot(now=0.0, since=(store.epoch, 3))
+    assert delta.same_order and delta.slot_rows == [0, 1]
+    assert [r.ad.eval("Cpus") for r in delta.slots] == [9, 2]
+    assert store.snapshot(now=0.0, since=(store.epoch, 13)).slot_rows == [0]
+
+
 @settings(max_examples=80, deadline=None, derandomize=True)
 @given(
     ops=st.lists(
