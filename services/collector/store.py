@@ -267,12 +267,14 @@ class AdStore:
         self._deadlines: list[tuple[int, str]] = []
         # the slot ads by their State's first letter (AdRecord.state)
         self._states: Counter[str | None] = Counter()
-        # Slot and private ad updates in order: their seqs and (type key, name key). A
-        # delta in the same order takes the ads updated since a seq from here, not from a
-        # scan of every ad. Trimmed from the front; it holds every such update after
+        # Slot and private ad updates in order: their seqs, name keys and whether private
+        # (three lists: no object per update for the garbage collector to walk). A delta
+        # in the same order takes the ads updated since a seq from here, not from a scan
+        # of every ad. Trimmed from the front; it holds every such update after
         # ``_log_from``.
         self._log_seq: list[int] = []
-        self._log: list[tuple[str, str]] = []
+        self._log_key: list[str] = []
+        self._log_private: list[bool] = []
         self._log_from = 0
         self._log_cap = 0  # the log's length past which it is measured against the ads
         # each slot's and private ad's place in a snapshot of every slot, by name key;
@@ -346,7 +348,7 @@ class AdStore:
         table[key] = record
         self.updates += 1
         if type_key in (_MACHINE_KEY, _PRIVATE_KEY):
-            self._logged(type_key, key)
+            self._logged(type_key == _PRIVATE_KEY, key)
         return record
 
     def _order_changed(self) -> None:
@@ -354,17 +356,18 @@ class AdStore:
         self._order_changed_at = self.seq
         self._rows_made = False
 
-    def _logged(self, type_key: str, key: str) -> None:
+    def _logged(self, private: bool, key: str) -> None:
         """Log the update just stored; past twice the ads stored, forget the older half."""
         self._log_seq.append(self.seq)
-        self._log.append((type_key, key))
-        if len(self._log) > self._log_cap:
+        self._log_key.append(key)
+        self._log_private.append(private)
+        if len(self._log_seq) > self._log_cap:
             stored = sum(len(self._tables.get(k, ())) for k in (_MACHINE_KEY, _PRIVATE_KEY))
             self._log_cap = 2 * stored + self.LOG_SLACK
-            if len(self._log) > self._log_cap:
-                half = len(self._log) // 2
+            if len(self._log_seq) > self._log_cap:
+                half = len(self._log_seq) // 2
                 self._log_from = self._log_seq[half - 1]
-                del self._log_seq[:half], self._log[:half]
+                del self._log_seq[:half], self._log_key[:half], self._log_private[:half]
 
     def _removed(self, type_key: str, rec: AdRecord) -> None:
         """``rec`` left its table: it is due no more, nor counted."""
@@ -611,15 +614,14 @@ class AdStore:
                 key: k for k, key in enumerate(key for key in slots if key in private)
             }
             self._rows_made = True
-        changed: dict[str, set[str]] = {_MACHINE_KEY: set(), _PRIVATE_KEY: set()}
-        for type_key, key in self._log[bisect.bisect_right(self._log_seq, after) :]:
-            changed[type_key].add(key)
-        slot_at = sorted((self._slot_row[key], key) for key in changed[_MACHINE_KEY])
+        changed: tuple[set[str], set[str]] = (set(), set())  # slot, private
+        first = bisect.bisect_right(self._log_seq, after)
+        for is_private, key in zip(self._log_private[first:], self._log_key[first:], strict=True):
+            changed[is_private].add(key)
+        slot_at = sorted((self._slot_row[key], key) for key in changed[0])
         # a private ad of a name with no slot ad is in no snapshot
         row = self._private_row.get
-        private_at = sorted(
-            (k, key) for key in changed[_PRIVATE_KEY] if (k := row(key)) is not None
-        )
+        private_at = sorted((k, key) for key in changed[1] if (k := row(key)) is not None)
         return CollectorSnapshot(
             [slots[key] for _, key in slot_at],
             [private[key] for _, key in private_at],
