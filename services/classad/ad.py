@@ -51,7 +51,9 @@ class ClassAd(MutableMapping[str, Expr]):
         """An ad from (name, expression tree) pairs, names already checked non-empty: the
         wire decoder's path, which builds hundreds of thousands of ads a run. ``base``: an
         ad whose bindings come first (copied in one step, its nested ads each copied for
-        the new ad; a startd's machine constants, shared by its slot ads)."""
+        the new ad; a startd's machine constants, shared by its slot ads). A pair that is
+        a tuple binds its name as it is (ads may share their bindings, as they share
+        their trees), unless the ad already spells the name otherwise."""
         ad = cls()
         if base is not None:
             if base._nested:  # a nested ad belongs to one ad: it looks up its holder
@@ -63,13 +65,17 @@ class ClassAd(MutableMapping[str, Expr]):
             else:
                 ad._attrs = base._attrs.copy()
         attrs = ad._attrs
-        for name, expr in pairs:
+        for pair in pairs:
+            name, expr = pair
             if type(expr) is AdExpr:
                 expr.ad.parent = ad
                 ad._nested = True
             key = name.lower()
             old = attrs.get(key)
-            attrs[key] = (old[0] if old else name, expr)
+            if old is None or old[0] == name:
+                attrs[key] = pair if type(pair) is tuple else (name, expr)
+            else:
+                attrs[key] = (old[0], expr)
         return ad
 
     @classmethod

@@ -26,6 +26,7 @@ request then preempts the claim (see ``Machine.request_claim``).
 from __future__ import annotations
 
 import functools
+import itertools
 import math
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -334,7 +335,7 @@ class MachineInfo:
     def constant_ad(self) -> ClassAd | None:
         """:attr:`constants` as an ad, the base of every slot ad; None when one is a nested
         ad (each slot ad needs its own)."""
-        ad = ClassAd.from_exprs((name, _as_expr(value)) for name, value in self.constants)
+        ad = ClassAd.from_exprs(itertools.starmap(_binding, self.constants))
         return None if ad._nested else ad
 
     @cached_property
@@ -584,13 +585,41 @@ def _literal(_kind: type, value: Any) -> Literal:
     return Literal(value)
 
 
+@functools.lru_cache(maxsize=65_536)
+def _plain_binding(name: str, kind: type, value: Any) -> tuple[str, Literal]:
+    """One (name, literal) binding per name and value: a pool's slot ads share the
+    bindings of their equal values, as ads decoded from the wire do (10,000 slots hold
+    one ``Arch = "X86_64"``, not 10,000 pairs for the garbage collector to walk)."""
+    return name, _literal(kind, value)
+
+
+# (name, id(tree)) -> its binding, for the policy trees every slot of a type holds (the
+# binding holds the tree, so the id stays its own while kept)
+_tree_bindings: dict[tuple[str, int], tuple[str, Expr]] = {}
+
+
+def _binding(name: str, value: AdValue) -> tuple[str, Expr]:
+    kind = type(value)
+    if kind is bool or kind is int or kind is float or kind is str:
+        return _plain_binding(name, kind, value)
+    if isinstance(value, Expr) and not isinstance(value, AdExpr):
+        key = (name, id(value))
+        hit = _tree_bindings.get(key)
+        if hit is None:
+            if len(_tree_bindings) >= 65_536:
+                _tree_bindings.clear()
+            hit = _tree_bindings[key] = (name, value)
+        return hit
+    return name, _as_expr(value)
+
+
 def public_ad(slot: Slot, info: MachineInfo, now: float, sequence: int) -> ClassAd:
     """The slot's "Machine" ad, as the collector and the negotiator see it (a new ad)."""
     pairs = ad_pairs(slot, info, now, sequence)
     base = info.constant_ad
     if base is not None:  # the machine's constants lead the pairs: copy them in one step
         pairs = pairs[len(info.constants) :]
-    return ClassAd.from_exprs(((name, _as_expr(value)) for name, value in pairs), base)
+    return ClassAd.from_exprs(itertools.starmap(_binding, pairs), base)
 
 
 def current_ad(slot: Slot, info: MachineInfo, now: float, sequence: int) -> ClassAd:

@@ -947,6 +947,20 @@ def test_an_ad_built_on_a_base_with_nested_ads_holds_copies_of_them() -> None:
     assert list(base.keys()) == ["X", "Inner"]
 
 
+def test_an_ad_built_from_tuples_shares_their_bindings_but_keeps_its_spelling() -> None:
+    """ClassAd.from_exprs binds a tuple pair as it is (two ads share it), unless the base
+    already spells the name otherwise: then the base's spelling stays, with the new
+    value; a list pair is made a binding of its own."""
+    cpus = ("Cpus", parse_expr("4"))
+    a, b = ClassAd.from_exprs([cpus]), ClassAd.from_exprs([cpus])
+    assert next(a.pairs()) is cpus and next(b.pairs()) is cpus
+    respelled = ClassAd.from_exprs([("CPUS", parse_expr("8"))], a)
+    assert list(respelled.pairs()) == [("Cpus", parse_expr("8"))] and a.eval("Cpus") == 4
+    listed = ClassAd.from_exprs([["Memory", parse_expr("1")]])
+    assert next(listed.pairs()) == ("Memory", parse_expr("1"))
+    assert type(next(listed.pairs())) is tuple
+
+
 def test_set_literals_is_assignment_of_plain_values() -> None:
     # the name keeps its first spelling, the value replaces the old one, a copy is apart
     ad = ClassAd()

@@ -154,6 +154,21 @@ def test_slot_ad_policy_attributes() -> None:
 # --- claims on a partitionable slot -----------------------------------------------------
 
 
+def test_slot_ads_share_the_bindings_of_equal_values() -> None:
+    """Two machines of two static slots: their ads share one binding of each equal
+    value (OpSys, Cpus = 1, the START tree), and hold their own Names."""
+    cfg = "NUM_CPUS = 2\nNUM_SLOTS_TYPE_1 = 2\nSLOT_TYPE_1 = 1/2\n"
+    ads = machine(cfg).public_ads(0.0) + machine(cfg, name="exec0002").public_ads(0.0)
+
+    def binding(ad: ClassAd, name: str) -> tuple:
+        return next(p for p in ad.pairs() if p[0] == name)
+
+    for name in ("OpSys", "Cpus", "Start"):
+        assert len({id(binding(ad, name)) for ad in ads}) == 1, name
+    assert len({binding(ad, "Name")[1].value for ad in ads}) == 4
+    assert [ad.eval("Cpus") for ad in ads] == [1, 1, 1, 1]
+
+
 def test_ten_cpu_pslot_with_fifteen_one_cpu_jobs() -> None:
     m = machine("NUM_CPUS = 10\nMEMORY = 20480\nCONSUMPTION_POLICY = True\n")
     granted, refused = [], []
