@@ -1049,17 +1049,15 @@ class _PrivateAds:
         cp = has_cp[rows]
         plain = rows[mine & ~cp]
         plain = plain[has_cap[join[plain]]]
-        made: dict[int, list[str]] = {}
+        lists = ClaimLists(zip(plain.tolist(), [[caps[j]] for j in join[plain].tolist()]))
         for r in rows[mine & cp].tolist():
             if ids := _claim_ids(self.ads[join[r]], True):
-                made[r] = ids
-        has = np.zeros(len(names), dtype=bool)
-        has[plain] = True
-        if not made:
-            return ClaimLists(made, caps, join, has), plain
-        found = has.copy()
-        found[list(made)] = True
-        return ClaimLists(made, caps, join, has), np.flatnonzero(found)
+                lists[r] = ids
+        if len(lists) == len(plain):
+            return lists, plain
+        found = np.zeros(len(names), dtype=bool)
+        found[list(lists)] = True
+        return lists, np.flatnonzero(found)
 
 
 def _join(names: Sequence[str], private_names: Sequence[str | None]) -> np.ndarray:
@@ -1068,24 +1066,11 @@ def _join(names: Sequence[str], private_names: Sequence[str | None]) -> np.ndarr
     return np.fromiter((at(x, -1) for x in names), np.int64, len(names))
 
 
-class ClaimLists:
-    """Each slot's unused claim ids, by row: a p-slot's made at once, a slot's
-    Capability made into its list when first asked for (most slots are never matched)."""
+class ClaimLists(dict[int, list[str]]):
+    """Each slot's unused claim ids, by row (an empty list for a slot that has none)."""
 
-    def __init__(
-        self,
-        made: dict[int, list[str]],
-        caps: Sequence[str | None],
-        join: np.ndarray,
-        has: np.ndarray,
-    ) -> None:
-        self._made, self._caps, self._join, self._has = made, caps, join, has
-
-    def __getitem__(self, row: int) -> list[str]:
-        got = self._made.get(row)
-        if got is None:
-            got = self._made[row] = [self._caps[self._join[row]]] if self._has[row] else []
-        return got
+    def __missing__(self, row: int) -> list[str]:
+        return []
 
 
 class PslotConsumption:
