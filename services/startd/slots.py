@@ -574,7 +574,14 @@ def _as_expr(value: AdValue) -> Expr:
         return value
     if isinstance(value, list):
         return ListExpr(tuple(Literal(v) for v in value))
-    return _literal(type(value), value)
+    kind = type(value)
+    return _literal(kind, value) if _shared(kind, value) else Literal(value)
+
+
+def _shared(kind: type, value: Any) -> bool:
+    """Whether equal keys mean the same value: not for -0.0 (equal to 0.0, written
+    otherwise) nor NaN (equal to nothing)."""
+    return kind is not float or (value == value and math.copysign(1.0, value) > 0)
 
 
 @functools.lru_cache(maxsize=65_536)
@@ -600,7 +607,7 @@ _tree_bindings: dict[tuple[str, int], tuple[str, Expr]] = {}
 
 def _binding(name: str, value: AdValue) -> tuple[str, Expr]:
     kind = type(value)
-    if kind is bool or kind is int or kind is float or kind is str:
+    if (kind is bool or kind is int or kind is float or kind is str) and _shared(kind, value):
         return _plain_binding(name, kind, value)
     if isinstance(value, Expr) and not isinstance(value, AdExpr):
         key = (name, id(value))
