@@ -37,7 +37,8 @@ collector that restarts starts a new one). A snapshot asked for "since" an earli
 the same epoch names every ad it holds but carries only those updated after it: a
 negotiator that keeps the ads of its last cycle is sent the few that changed, not the
 10,000 that did not (HTCondor's negotiator fetches every ad every cycle; the allocation
-is the same, the bytes are fewer).
+is the same, the bytes are fewer). While no ad came, went or was renamed since, the ads
+updated after it are found in a log of the updates, not by a scan of every ad.
 """
 
 from __future__ import annotations
