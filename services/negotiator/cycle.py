@@ -1851,8 +1851,18 @@ class _Cycle:
                 # (rank preemption) may take it, and unclaimed slots never do.
                 only_startd_rank = True
             log_this = len(self.matches) < self.cfg.log_match_limit
-            if not (log_this or heap or only_startd_rank or fixed or per_slot) and self._match_run(
-                req, turn, i, slots, st, stream, cons_of, limited
+            plain = not (log_this or only_startd_rank or fixed or per_slot)
+            if (
+                plain
+                and not heap
+                and self._match_run(req, turn, i, slots, st, stream, cons_of, limited)
+            ):
+                continue
+            if (
+                plain
+                and heap
+                and charge is not None
+                and self._pslot_run(req, turn, i, slots, st, stream, cons_of, heap, limited, charge)
             ):
                 continue
             k = req.count - turn.left[i]
@@ -1995,6 +2005,53 @@ class _Cycle:
             self.stats.num_jobs_considered += taken
             self.stats.jobs_matched_in_runs += taken
             self.diag.submitter_limit = 0  # as each job of the run set it
+        return taken
+
+    def _pslot_run(
+        self,
+        req: ResourceRequest,
+        turn: _Turn,
+        i: int,
+        slots: _Slots,
+        st: _TurnUsage,
+        stream: CandidateStream,
+        cons_of: PslotConsumption,
+        heap: list[tuple],
+        limited: bool,
+        charge: Callable[[float, float], None],
+    ) -> int:
+        """Match the request's next jobs to the p-slot re-offered first among its
+        candidates, one after another while it stays first: the matches that offering
+        the jobs one by one makes. Stops where that path would do something else
+        (another candidate first, a slot out of claims, the submitter limit, the
+        deadline), which it then does. Returns how many matched."""
+        taken = 0
+        lim, alive, claims = st.lim, slots.alive, slots.claims
+        while turn.left[i] > 0 and heap:
+            top = heap[0]
+            row = top[-1]
+            head = stream.peek()
+            if (
+                (head is not None and not top < _heap_key(*stream.key, head))
+                or st.used >= lim.limit
+                or not alive[row]
+                or not claims[row]
+                or self.timer() >= st.deadline
+            ):
+                break
+            if limited:
+                cost = slots.match_cost(row, cons_of)
+                if not permits(cost, st.used_unclaimed, lim.limit_unclaimed):
+                    break
+            heapq.heappop(heap)
+            self.stats.num_jobs_considered += 1
+            self.diag.submitter_limit = 0  # as each job offered one by one sets it
+            cost = self._make_match(req, slots, row, cons_of, heap, False)
+            charge(cost, self.now)
+            st.used += cost
+            st.used_unclaimed += cost
+            turn.left[i] -= 1
+            taken += 1
         return taken
 
     def _pass_over(self, stream: CandidateStream, slots: _Slots, cost: float) -> None:
