@@ -2,11 +2,47 @@
 
 from __future__ import annotations
 
+import functools
+import math
 from collections.abc import Iterable, Iterator, Mapping, MutableMapping
 from typing import Any
 
 from .tree import AdExpr, Expr, ListExpr, Literal
 from .values import ERROR, UNDEFINED
+
+Plain = bool | int | float | str
+
+
+def shareable(value: Plain) -> bool:
+    """Whether a plain value may share its Literal with the values equal to it: not
+    -0.0 (equal to 0.0, written otherwise) nor NaN (equal to nothing)."""
+    return type(value) is not float or (value == value and math.copysign(1.0, value) > 0)
+
+
+@functools.lru_cache(maxsize=65_536)
+def _shared_literal(_kind: type, value: Plain) -> Literal:
+    return Literal(value)
+
+
+@functools.lru_cache(maxsize=65_536)
+def _shared_binding(name: str, kind: type, value: Plain) -> tuple[str, Literal]:
+    return name, _shared_literal(kind, value)
+
+
+def shared_literal(value: Plain) -> Literal:
+    """``Literal(value)``, one object per value and type (True is not 1) where
+    :func:`shareable`: ads that share the objects of their equal values, as ads decoded
+    from the wire do, are one object to the negotiator's columns, not thousands."""
+    return _shared_literal(type(value), value) if shareable(value) else Literal(value)
+
+
+def literal_binding(name: str, value: Plain) -> tuple[str, Literal]:
+    """``(name, Literal(value))``, one tuple per name, value and type where
+    :func:`shareable` (an ad binds it as it is: :meth:`ClassAd.from_exprs`)."""
+    kind = type(value)
+    if kind is float and not (value == value and math.copysign(1.0, value) > 0):
+        return name, Literal(value)  # not shareable (the test inline: a hot path)
+    return _shared_binding(name, kind, value)
 
 
 def to_expr(value: Any) -> Expr:
@@ -101,13 +137,14 @@ class ClassAd(MutableMapping[str, Expr]):
         old = self._attrs.get(key)
         self._attrs[key] = (old[0] if old else name, expr)
 
-    def set_literals(self, values: Iterable[tuple[str, bool | int | float | str]]) -> None:
-        """``self[name] = value`` for each plain value (no conversion to look for)."""
+    def set_literals(self, values: Iterable[tuple[str, Plain]]) -> None:
+        """``self[name] = value`` for each plain value (no conversion to look for), the
+        bindings shared with other ads (:func:`literal_binding`)."""
         attrs = self._attrs
         for name, value in values:
             key = name.lower()
             old = attrs.get(key)
-            attrs[key] = (old[0] if old else name, Literal(value))
+            attrs[key] = literal_binding(old[0] if old else name, value)
 
     def __delitem__(self, name: str) -> None:
         del self._attrs[name.lower()]
@@ -154,10 +191,13 @@ class ClassAd(MutableMapping[str, Expr]):
         return default if v is UNDEFINED else v
 
     def copy(self) -> ClassAd:
-        new = ClassAd()
+        new = ClassAd.__new__(ClassAd)  # no __init__: a copy is made per match and update
+        new.parent = None
+        new._nested = False
         if not self._nested:  # trees are immutable: share them
             new._attrs = self._attrs.copy()
             return new
+        new._attrs = {}
         new._nested = True
         for k, (n, e) in self._attrs.items():
             if isinstance(e, AdExpr):

@@ -511,6 +511,7 @@ class _Slots:
         self._fine: ClassView | None = None
         self.weight_cache: dict[tuple[int, bytes], float] = {}
         self._weight_now: dict[int, float] = {}  # p-slots' weights, by row (weight_now)
+        self._owned_by_row: dict[int, list[tuple[int, str]]] = {}  # see _owned
         self._last_keys: tuple[int, bytes, tuple[tuple, tuple | None]] | None = None
         # match_cost's last answer (row, consumption, weight after): the deduction that
         # follows it reads the weight from here
@@ -818,11 +819,8 @@ class _Slots:
         left -= cons
         # A fresh copy each time: the ad offered with an earlier match must not change.
         ad = self.current[row] = before.copy()
-        ad.set_literals(
-            (res, _preserve_int(v))
-            for res, own, v in zip(self.resources, self.owns[:, row].tolist(), left.tolist())
-            if own
-        )
+        values = left.tolist()
+        ad.set_literals([(res, _preserve_int(values[k])) for k, res in self._owned(row)])
         self._deducted.add(row)
         self.view.dirty.add(row)
         if self._fine is not None:
@@ -836,6 +834,16 @@ class _Slots:
             w1 = self.slot_weight(ad, row, left)
         self._weight_now[row] = w1
         return w0 - w1
+
+    def _owned(self, row: int) -> list[tuple[int, str]]:
+        """(index, name) of each resource p-slot ``row`` lists."""
+        got = self._owned_by_row.get(row)
+        if got is None:
+            owns = self.owns[:, row].tolist()
+            got = self._owned_by_row[row] = [
+                (k, res) for k, res in enumerate(self.resources) if owns[k]
+            ]
+        return got
 
     def weight_now(self, row: int) -> float:
         """The SlotWeight of p-slot ``row`` as it stands (what its last deduction left)."""

@@ -34,6 +34,7 @@ from typing import Any
 
 from ..claimid import redact
 from ..classad import ClassAd, Expr, parse_expr
+from ..classad.ad import literal_binding, shared_literal
 from ..classad.tree import AdExpr, ListExpr, Literal
 from ..config import ConfigDict, ConfigError
 from ..config.resources import MachineResource
@@ -574,30 +575,7 @@ def _as_expr(value: AdValue) -> Expr:
         return value
     if isinstance(value, list):
         return ListExpr(tuple(Literal(v) for v in value))
-    kind = type(value)
-    return _literal(kind, value) if _shared(kind, value) else Literal(value)
-
-
-def _shared(kind: type, value: Any) -> bool:
-    """Whether equal keys mean the same value: not for -0.0 (equal to 0.0, written
-    otherwise) nor NaN (equal to nothing)."""
-    return kind is not float or (value == value and math.copysign(1.0, value) > 0)
-
-
-@functools.lru_cache(maxsize=65_536)
-def _literal(_kind: type, value: Any) -> Literal:
-    """One Literal per value (and type: True is not 1): a pool's slot ads share the
-    objects of their equal values, as ads decoded from the wire do, so the negotiator's
-    columns see one object where 10,000 slots say Arch = "X86_64"."""
-    return Literal(value)
-
-
-@functools.lru_cache(maxsize=65_536)
-def _plain_binding(name: str, kind: type, value: Any) -> tuple[str, Literal]:
-    """One (name, literal) binding per name and value: a pool's slot ads share the
-    bindings of their equal values, as ads decoded from the wire do (10,000 slots hold
-    one ``Arch = "X86_64"``, not 10,000 pairs for the garbage collector to walk)."""
-    return name, _literal(kind, value)
+    return shared_literal(value)
 
 
 # (name, id(tree)) -> its binding, for the policy trees every slot of a type holds (the
@@ -607,8 +585,8 @@ _tree_bindings: dict[tuple[str, int], tuple[str, Expr]] = {}
 
 def _binding(name: str, value: AdValue) -> tuple[str, Expr]:
     kind = type(value)
-    if (kind is bool or kind is int or kind is float or kind is str) and _shared(kind, value):
-        return _plain_binding(name, kind, value)
+    if kind is bool or kind is int or kind is float or kind is str:
+        return literal_binding(name, value)  # type: ignore[arg-type]
     if isinstance(value, Expr) and not isinstance(value, AdExpr):
         key = (name, id(value))
         hit = _tree_bindings.get(key)

@@ -23,6 +23,7 @@ from mockpool.classad import (
     parse_expr,
     unparse,
 )
+from mockpool.classad.ad import literal_binding, shared_literal
 
 U = UNDEFINED
 E = ERROR
@@ -959,6 +960,19 @@ def test_an_ad_built_from_tuples_shares_their_bindings_but_keeps_its_spelling() 
     listed = ClassAd.from_exprs([["Memory", parse_expr("1")]])
     assert next(listed.pairs()) == ("Memory", parse_expr("1"))
     assert type(next(listed.pairs())) is tuple
+
+
+def test_shared_bindings_keep_the_sign_of_zero() -> None:
+    """0.0 and -0.0 are equal keys but not the same value: a binding of -0.0 keeps its
+    sign after one of 0.0 was shared (and NaN stays NaN); 1 and True are two values."""
+    zero, negative = literal_binding("Load", 0.0), literal_binding("Load", -0.0)
+    assert str(zero[1].value) == "0.0" and str(negative[1].value) == "-0.0"
+    assert str(shared_literal(0.0).value) == "0.0"
+    assert str(shared_literal(-0.0).value) == "-0.0"
+    assert literal_binding("Load", 2.0) is literal_binding("Load", 2.0)
+    assert literal_binding("Load", 1) is not literal_binding("Load", True)
+    nan = literal_binding("Load", float("nan"))[1].value
+    assert nan != nan
 
 
 def test_set_literals_is_assignment_of_plain_values() -> None:

@@ -169,18 +169,6 @@ def test_slot_ads_share_the_bindings_of_equal_values() -> None:
     assert [ad.eval("Cpus") for ad in ads] == [1, 1, 1, 1]
 
 
-def test_shared_bindings_keep_the_sign_of_zero() -> None:
-    """0.0 and -0.0 are equal keys but not the same value: a slot attribute of -0.0
-    keeps its sign after one of 0.0 was shared (and NaN stays NaN)."""
-    from mockpool.startd.slots import _as_expr, _binding
-
-    zero, negative = _binding("Load", 0.0), _binding("Load", -0.0)
-    assert str(zero[1].value) == "0.0" and str(negative[1].value) == "-0.0"
-    assert str(_as_expr(0.0).value) == "0.0" and str(_as_expr(-0.0).value) == "-0.0"
-    nan = _binding("Load", float("nan"))[1].value
-    assert nan != nan
-
-
 def test_ten_cpu_pslot_with_fifteen_one_cpu_jobs() -> None:
     m = machine("NUM_CPUS = 10\nMEMORY = 20480\nCONSUMPTION_POLICY = True\n")
     granted, refused = [], []
