@@ -247,6 +247,8 @@ class AdStore:
 
     # updates the log keeps beyond twice the slot and private ads stored
     LOG_SLACK = 1024
+    # a same-order delta of more updates than this share of the ads is found by a scan
+    LOG_SCAN_SHARE = 0.25
 
     def __init__(self, classad_lifetime: int = DEFAULT_CLASSAD_LIFETIME) -> None:
         self.classad_lifetime = int(classad_lifetime)
@@ -582,8 +584,9 @@ class AdStore:
             and since[0] == self.epoch
             and self._order_changed_at < since[1] <= self.seq
             and since[1] >= self._log_from
+            and (found := self._same_order_delta(since[1], now)) is not None
         ):
-            return self._same_order_delta(since[1], now)
+            return found
         slots = self.select(MACHINE, expr, now)
         private_table = self._tables.get(_PRIVATE_KEY, {})
         private = [p for r in slots if (p := private_table.get(r.name.lower())) is not None]
@@ -603,12 +606,17 @@ class AdStore:
         snap.private = [private[k] for k in snap.private_rows]
         return snap
 
-    def _same_order_delta(self, after: int, now: float) -> CollectorSnapshot:
+    def _same_order_delta(self, after: int, now: float) -> CollectorSnapshot | None:
         """The snapshot of every slot since ``after``, when no ad came, went or was
         renamed since: the ads updated after it, found in the log (its names are left
-        out: the asker holds them)."""
+        out: the asker holds them). None when the log holds more updates since than a
+        quarter of the ads: a scan of the ads is then the cheaper way (the startds
+        re-advertise every slot each UPDATE_INTERVAL)."""
         slots = self._tables.get(_MACHINE_KEY, {})
         private = self._tables.get(_PRIVATE_KEY, {})
+        first = bisect.bisect_right(self._log_seq, after)
+        if len(self._log_seq) - first > self.LOG_SCAN_SHARE * (len(slots) + len(private)):
+            return None
         if not self._rows_made:
             self._slot_row = {key: k for k, key in enumerate(slots)}
             self._private_row = {
@@ -616,7 +624,6 @@ class AdStore:
             }
             self._rows_made = True
         changed: tuple[set[str], set[str]] = (set(), set())  # slot, private
-        first = bisect.bisect_right(self._log_seq, after)
         for is_private, key in zip(self._log_private[first:], self._log_key[first:], strict=True):
             changed[is_private].add(key)
         slot_at = sorted((self._slot_row[key], key) for key in changed[0])

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import re
 from collections import Counter
 
@@ -460,6 +461,7 @@ def test_a_delta_after_an_ad_went_finds_the_ads_at_their_new_places() -> None:
     Then a goes and c changes (6): the whole snapshot is b, c (seq 6); c changes again
     (7): the delta since 6 carries c at row 1, not where it stood before a went."""
     store = AdStore()
+    store.LOG_SCAN_SHARE = math.inf  # the log, however many changed
     for name in "abc":
         store.update("Machine", slot(name, Cpus=1), 0.0)
     store.update("Machine", slot("c", Cpus=2), 0.0)
@@ -481,6 +483,7 @@ def test_a_delta_since_updates_the_log_forgot_is_found_by_a_scan() -> None:
     both."""
     store = AdStore()
     store.LOG_SLACK = 0
+    store.LOG_SCAN_SHARE = math.inf
     store.update("Machine", slot("a", Cpus=1), 0.0)
     store.update("Machine", slot("b", Cpus=1), 0.0)
     store.update("Machine", slot("a", Cpus=1), 0.0)
@@ -506,14 +509,17 @@ def test_a_delta_since_updates_the_log_forgot_is_found_by_a_scan() -> None:
         max_size=80,
     )
 )
-def test_a_delta_carries_the_ads_a_whole_snapshot_holds_past_its_seq(ops) -> None:
+@pytest.mark.parametrize("scan_share", [math.inf, 0.25, 0.0])
+def test_a_delta_carries_the_ads_a_whole_snapshot_holds_past_its_seq(ops, scan_share) -> None:
     """Updates, private ads, invalidations and expiry at random, a snapshot after each
     since one taken earlier: a delta in the same order carries, at their places, the
     slot and private ads that a whole snapshot taken now holds with a later seq, and
     put in the held ads' places they give the whole snapshot. The update log is kept
-    short, so it is trimmed too (a delta since a trimmed seq is found by a scan)."""
+    short, so it is trimmed too (a delta since a trimmed seq is found by a scan); the
+    log is read however many changed, up to a quarter of the ads, or never."""
     store, now = AdStore(classad_lifetime=600), 0.0
     store.LOG_SLACK = 3
+    store.LOG_SCAN_SHARE = scan_share
     taken: list[tuple[int, list, list]] = []  # (seq, slot records, private records)
     for op, k, spelling, dt, back in ops:
         now += dt
