@@ -13,7 +13,7 @@ from .values import ERROR, UNDEFINED
 Plain = bool | int | float | str
 
 
-def shareable(value: Plain) -> bool:
+def _shareable(value: Plain) -> bool:
     """Whether a plain value may share its Literal with the values equal to it: not
     -0.0 (equal to 0.0, written otherwise) nor NaN (equal to nothing)."""
     return type(value) is not float or (value == value and math.copysign(1.0, value) > 0)
@@ -31,18 +31,17 @@ def _shared_binding(name: str, kind: type, value: Plain) -> tuple[str, Literal]:
 
 def shared_literal(value: Plain) -> Literal:
     """``Literal(value)``, one object per value and type (True is not 1) where
-    :func:`shareable`: ads that share the objects of their equal values, as ads decoded
+    :func:`_shareable`: ads that share the objects of their equal values, as ads decoded
     from the wire do, are one object to the negotiator's columns, not thousands."""
-    return _shared_literal(type(value), value) if shareable(value) else Literal(value)
+    return _shared_literal(type(value), value) if _shareable(value) else Literal(value)
 
 
 def literal_binding(name: str, value: Plain) -> tuple[str, Literal]:
     """``(name, Literal(value))``, one tuple per name, value and type where
-    :func:`shareable` (an ad binds it as it is: :meth:`ClassAd.from_exprs`)."""
-    kind = type(value)
-    if kind is float and not (value == value and math.copysign(1.0, value) > 0):
-        return name, Literal(value)  # not shareable (the test inline: a hot path)
-    return _shared_binding(name, kind, value)
+    :func:`_shareable` (an ad binds it as it is: :meth:`ClassAd.from_exprs`)."""
+    if _shareable(value):
+        return _shared_binding(name, type(value), value)
+    return name, Literal(value)
 
 
 def to_expr(value: Any) -> Expr:

@@ -89,7 +89,7 @@ def knob_where(cfg: ConfigDict, type_id: int, name: str) -> str:
 
 # A policy's text parsed once a process: the machines of a startd actor (a thousand at
 # 10,000 slots) then share one tree per expression, as ads decoded from the wire do (a
-# nested ad, which knows its holder, is copied into each ad: _as_expr).
+# nested ad, which knows its holder, is copied into each ad: _binding).
 _policy_expr = functools.lru_cache(maxsize=4096)(parse_expr)
 
 
@@ -568,34 +568,28 @@ def volatile_values(slot: Slot, now: float, sequence: int) -> list[int]:
     return out
 
 
-def _as_expr(value: AdValue) -> Expr:
-    if isinstance(value, AdExpr):  # a nested ad belongs to one ad: it looks up its holder
-        return AdExpr(value.ad.copy())
-    if isinstance(value, Expr):
-        return value
-    if isinstance(value, list):
-        return ListExpr(tuple(Literal(v) for v in value))
-    return shared_literal(value)
-
-
 # (name, id(tree)) -> its binding, for the policy trees every slot of a type holds (the
 # binding holds the tree, so the id stays its own while kept)
 _tree_bindings: dict[tuple[str, int], tuple[str, Expr]] = {}
 
 
 def _binding(name: str, value: AdValue) -> tuple[str, Expr]:
+    """``(name, value as an expression)``, shared by the slot ads that hold it but for a
+    nested ad (which looks attributes up in the ad that holds it: a copy each)."""
     kind = type(value)
     if kind is bool or kind is int or kind is float or kind is str:
         return literal_binding(name, value)  # type: ignore[arg-type]
-    if isinstance(value, Expr) and not isinstance(value, AdExpr):
-        key = (name, id(value))
-        hit = _tree_bindings.get(key)
-        if hit is None:
-            if len(_tree_bindings) >= 65_536:
-                _tree_bindings.clear()
-            hit = _tree_bindings[key] = (name, value)
-        return hit
-    return name, _as_expr(value)
+    if isinstance(value, AdExpr):
+        return name, AdExpr(value.ad.copy())
+    if isinstance(value, list):
+        return name, ListExpr(tuple(map(shared_literal, value)))
+    key = (name, id(value))
+    hit = _tree_bindings.get(key)
+    if hit is None:
+        if len(_tree_bindings) >= 65_536:
+            _tree_bindings.clear()
+        hit = _tree_bindings[key] = (name, value)
+    return hit
 
 
 def public_ad(slot: Slot, info: MachineInfo, now: float, sequence: int) -> ClassAd:
