@@ -184,6 +184,41 @@ class ClassAd(MutableMapping[str, Expr]):
 
         return evaluate(expr, self, target, now=now)
 
+    @staticmethod
+    def lookups(ads: Iterable[ClassAd], name: str) -> list[Expr | None]:
+        """``[ad.lookup(name) for ad in ads]``, a plain ad's read without a call."""
+        key = name.lower()
+        return [
+            (hit[1] if (hit := ad._attrs.get(key)) else None)
+            if type(ad) is ClassAd
+            else ad.lookup(name)
+            for ad in ads
+        ]
+
+    @staticmethod
+    def string_values(
+        ads: Iterable[ClassAd],
+        name: str,
+        target: ClassAd | None = None,
+        *,
+        now: float | None = None,
+    ) -> list[str | None]:
+        """Each ad's ``eval(name, target)`` where it is a string, else None: a literal
+        read without a call per ad (a cycle reads every slot's Name and every private
+        ad's Capability)."""
+        key = name.lower()
+        out: list[str | None] = []
+        add = out.append
+        for ad in ads:
+            hit = ad._attrs.get(key)
+            if hit is None:
+                add(None)
+                continue
+            e = hit[1]
+            v = e.value if type(e) is Literal else ad.eval(name, target, now=now)
+            add(v if isinstance(v, str) else None)
+        return out
+
     def get_value(self, name: str, default: Any = None) -> Any:
         """The attribute's evaluated value, or `default` when absent or UNDEFINED."""
         v = self.eval(name)

@@ -421,6 +421,24 @@ def _my(name: str) -> Expr:
     return Select(_MY, name)
 
 
+# The slot columns a cycle reads whatever its expressions (and the roots of what they
+# reach): read in one pass over the ads.
+_READ_EVERY_CYCLE = (
+    "PartitionableSlot",
+    "MachineResources",
+    "State",
+    "RetirementTimeRemaining",
+    *RESOURCES,
+    *(f"Consumption{res}" for res in RESOURCES),
+    "SlotWeight",
+    "Requirements",
+    "Rank",
+    "CurrentRank",
+    "ConcurrencyLimits",
+    "PreemptingConcurrencyLimits",
+)
+
+
 class _Slots:
     """The cycle's slots: one table, what is still on offer, what p-slots have left."""
 
@@ -442,6 +460,7 @@ class _Slots:
         self.kstats = stats
         n = self.n = len(self.ads)
         t = self.table
+        t.gather(_READ_EVERY_CYCLE + (() if carry is not None else ("MyAddress",)))
         empty = ClassAd()
 
         def mask(text: str) -> np.ndarray:
@@ -454,6 +473,8 @@ class _Slots:
         self.unclaimed = mask('State == "Unclaimed"')
         self.claimed = mask('State == "Claimed"')
         self.names = self._names(empty, None if carry is None else carry.slots)
+        # read with the columns: a match need not read the slot's (cold) ad for it
+        self._my_address: list[Expr | None] = t.objects("MyAddress")
         # Claim ids from the private ads, joined by Name.
         private = _PrivateAds(snapshot.private_ads, None if carry is None else carry.private)
         # Claimed slots stay candidates when preemption is considered (not p-slots, nor
@@ -560,7 +581,7 @@ class _Slots:
         """Each slot's Name (a literal, as startds send it, is kept with a carry: read
         again only where the ad was replaced; an expression is evaluated each cycle)."""
         if carry is None:
-            reads = [_string_attr(ad, "Name", empty, self.now) for ad in self.ads]
+            reads = ClassAd.string_values(self.ads, "Name", empty, now=self.now)
         else:
             reads = carry.per_row("Name", self.ads, _literal_name)
             if _NOT_LITERAL in reads:
@@ -755,6 +776,14 @@ class _Slots:
         return ad
 
     # -- the current state of one slot --------------------------------------------------
+    def startd_address(self, row: int, offer: ClassAd) -> str:
+        """host:port of the startd holding ``row``, as ``offer`` (its ad, or a copy the
+        cycle changed) names it."""
+        e = self._my_address[row]
+        if type(e) is Literal and offer is self.ads[row]:
+            return _startd_address(e.value) if isinstance(e.value, str) else ""
+        return _startd_address_of(offer)
+
     def ad(self, row: int) -> ClassAd:
         ad = self.current.get(row)
         return ad if ad is not None else self.ads[row]
@@ -971,6 +1000,13 @@ def _startd_address(my_address: str) -> str:
     return from_sinful(my_address)
 
 
+def _startd_address_of(offer: ClassAd) -> str:
+    """host:port of the startd an offered slot ad's MyAddress names ("" without one)."""
+    e = offer.lookup("MyAddress")
+    addr = e.value if type(e) is Literal else _string_attr(offer, "MyAddress")
+    return _startd_address(addr) if isinstance(addr, str) else ""
+
+
 def _heap_key(pre: float, rank: float, post: float, state: float, prank: float, row: int) -> tuple:
     """A candidate's place in the order (smallest first): larger keys are better."""
     return (-pre, -rank, -post, -state, -prank, row)
@@ -1034,8 +1070,8 @@ class _PrivateAds:
             self.names = carry.per_row("Name", self.ads, _private_name)
             self.caps = carry.per_row("Capability", self.ads, _capability)
         else:
-            self.names = [_private_name(p) for p in self.ads]
-            self.caps = [_capability(p) for p in self.ads]
+            self.names = ClassAd.string_values(self.ads, "Name")
+            self.caps = ClassAd.string_values(self.ads, "Capability")
 
     def _made(self, key: str, sources: tuple[Any, ...], make: Callable[[], T]) -> T:
         return make() if self._carry is None else self._carry.derived(key, sources, make)
@@ -1571,7 +1607,13 @@ class _Cycle:
         evaluated per slot class; again slot by slot if that read a wide name."""
         eup, in_use = self.acct.eup(req.submitter), self.acct.resources_used(req.submitter)
         # copied only for a request whose order is not remembered
-        job = functools.cache(functools.partial(with_submitter_attrs, req.ad, eup, in_use))
+        made: list[ClassAd] = []
+
+        def job() -> ClassAd:
+            if not made:
+                made.append(with_submitter_attrs(req.ad, eup, in_use))
+            return made[0]
+
         offered = slots.memo.offered_shape(req.ad, eup, in_use) if slots.memo is not None else ()
         view = slots.view
         if slots.taint is None:
@@ -2035,12 +2077,14 @@ class _Cycle:
         deadline), which it then does. Returns how many matched."""
         taken = 0
         lim, alive, claims = st.lim, slots.alive, slots.claims
+        # the stream's head stays while the run takes re-offered p-slots only
+        head = stream.peek()
+        bound = None if head is None else _heap_key(*stream.key, head)
         while turn.left[i] > 0 and heap:
             top = heap[0]
             row = top[-1]
-            head = stream.peek()
             if (
-                (head is not None and not top < _heap_key(*stream.key, head))
+                (bound is not None and not top < bound)
                 or st.used >= lim.limit
                 or not alive[row]
                 or not claims[row]
@@ -2145,8 +2189,7 @@ class _Cycle:
     ) -> str:
         """Add the match of ``row`` (as ``offer``d, with ``claim``) to the cycle's; returns
         the startd's address."""
-        addr = _string_attr(offer, "MyAddress")
-        startd_address = _startd_address(addr) if addr is not None else ""
+        startd_address = slots.startd_address(row, offer)
         self.matches.append(
             CycleMatch(
                 req.submitter,

@@ -68,20 +68,19 @@ def referenced_attrs(
         for e in roots:
             every_name(e, frontier)
         while frontier:
-            name = frontier.pop()
-            if name in reached:
-                continue
-            found: set[str] = set()
-            exprs: list[Expr] = [e for _rows, e in table.column(name).exprs]
-            for job in jobs:
-                e = job.lookup(name)
-                if e is not None and not _is_literal(e) and id(e) not in walked:
-                    walked.add(id(e))
-                    exprs.append(e)
-            reached[name] = exprs
-            for e in exprs:
-                every_name(e, found)
-            frontier |= found - reached.keys()
+            # a wave of names: their columns read in one pass over the slots
+            wave, frontier = frontier - reached.keys(), set()
+            table.gather(wave)
+            for name in wave:
+                exprs: list[Expr] = [e for _rows, e in table.column(name).exprs]
+                for e in ClassAd.lookups(jobs, name):
+                    if e is not None and not _is_literal(e) and id(e) not in walked:
+                        walked.add(id(e))
+                        exprs.append(e)
+                reached[name] = exprs
+                for e in exprs:
+                    every_name(e, frontier)
+            frontier -= reached.keys()
     except DynamicReference:
         return None
     return reached
