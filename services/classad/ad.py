@@ -44,6 +44,10 @@ def literal_binding(name: str, value: Plain) -> tuple[str, Literal]:
     return name, Literal(value)
 
 
+# a name's lower case, one string per name (set_literals writes a few names many times)
+_lower = functools.lru_cache(maxsize=1024)(str.lower)
+
+
 def to_expr(value: Any) -> Expr:
     """A Python value (or an Expr) as an expression tree."""
     if isinstance(value, Expr):
@@ -141,7 +145,7 @@ class ClassAd(MutableMapping[str, Expr]):
         bindings shared with other ads (:func:`literal_binding`)."""
         attrs = self._attrs
         for name, value in values:
-            key = name.lower()
+            key = _lower(name)
             old = attrs.get(key)
             attrs[key] = literal_binding(old[0] if old else name, value)
 

@@ -849,7 +849,9 @@ class _Slots:
         # A fresh copy each time: the ad offered with an earlier match must not change.
         ad = self.current[row] = before.copy()
         values = left.tolist()
-        ad.set_literals([(res, _preserve_int(values[k])) for k, res in self._owned(row)])
+        ad.set_literals(
+            [(res, int(v) if (v := values[k]).is_integer() else v) for k, res in self._owned(row)]
+        )
         self._deducted.add(row)
         self.view.dirty.add(row)
         if self._fine is not None:

@@ -984,3 +984,42 @@ def test_set_literals_is_assignment_of_plain_values() -> None:
     assert list(copy) == ["Cpus", "Memory"]
     assert copy.eval("cpus") == 3 and copy.eval("Memory") == 512
     assert ad.eval("Cpus") == 2 and "Memory" not in ad
+
+
+def test_lookups_and_string_values_read_each_ad_as_lookup_and_eval_do() -> None:
+    """In bulk, as one ad at a time: a literal read as it is, an expression evaluated
+    with the ad as MY (and the target given), a missing name and a non-string value
+    None; an ad of a subclass through its own lookup."""
+
+    class Counting(ClassAd):
+        looked: int = 0
+
+        def lookup(self, name: str):
+            Counting.looked += 1
+            return super().lookup(name)
+
+    target = ClassAd({"Site": "east"})
+    counted = Counting()
+    counted["Name"] = "counted"
+    ads = [
+        ClassAd({"Name": "slot1@a"}),
+        ClassAd({"Name": 7}),
+        ClassAd({"Cpus": 1}),
+        ClassAd.from_exprs(
+            [
+                ("NAME", parse_expr('strcat("slot", Cpus, "@", TARGET.Site)')),
+                ("Cpus", parse_expr("2")),
+            ]
+        ),
+        counted,
+    ]
+    assert ClassAd.lookups(ads, "name") == [ad.lookup("Name") for ad in ads]
+    assert Counting.looked == 2
+    assert ClassAd.string_values(ads, "Name", target) == [
+        "slot1@a",
+        None,
+        None,
+        "slot2@east",
+        "counted",
+    ]
+    assert ClassAd.string_values(ads, "Name") == ["slot1@a", None, None, None, "counted"]

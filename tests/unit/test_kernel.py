@@ -675,3 +675,52 @@ def test_literal_keys_tell_rows_apart_by_value_and_each_expression_row_by_itself
     assert (tags[1], payload[1]) == (tags[2], payload[2])
     assert (tags[1], payload[1]) != (tags[4], payload[4])
     assert (tags[0], tags[3]) == (-6, -1)
+
+
+def _columns_agree(got: SlotTable, want: SlotTable, key: str) -> None:
+    a, b = got.column(key), want.column(key)
+    assert a.present.tolist() == b.present.tolist(), key
+    assert a.lit.tags().tolist() == b.lit.tags().tolist(), key
+    for k in range(len(got)):
+        assert _same(a.lit.value_at(k, got.pool), b.lit.value_at(k, want.pool)), (key, k)
+    assert [(rows.tolist(), e) for rows, e in a.exprs] == [
+        (rows.tolist(), e) for rows, e in b.exprs
+    ], key
+
+
+@settings(max_examples=100, deadline=None, derandomize=True)
+@given(slots=_slot_ads())
+def test_columns_gathered_in_one_pass_are_the_columns_read_one_at_a_time(slots) -> None:
+    """``gather`` reads many names' rows ad after ad: each column (a name no ad has, one
+    asked twice, one built before included) and each row's object (``objects``) are
+    what a table that reads one name at a time gives."""
+    ahead, alone = SlotTable(slots), SlotTable(slots)
+    ahead.column("B")  # built already: not read again
+    ahead.gather([*_ATTRS, "a", "Missing", "Name"])
+    for key in [*_ATTRS, "missing"]:
+        _columns_agree(ahead, alone, key)
+    assert ahead.objects("Name") == [ad.lookup("Name") for ad in slots]
+    assert alone.objects("C") == [ad.lookup("C") for ad in slots]
+
+
+def test_a_gather_leaves_a_carried_column_to_be_patched() -> None:
+    """With a carry, a column the last table read is patched where ads were replaced,
+    not read ahead with the others; ``objects`` are read again only where an ad was
+    replaced, and give the new ad's."""
+    carry = ColumnCarry()
+    ads = [a.copy() for a in SLOTS * 2]
+    first = SlotTable(ads, carry=carry)
+    first.column("Memory")
+    assert first.objects("Arch") == [ad.lookup("Arch") for ad in ads]
+    again = ads.copy()
+    again[3] = ads[3].copy()
+    again[3]["Memory"] = 1024
+    again[3]["Arch"] = "ppc64le"
+    table = SlotTable(again, carry=carry)
+    table.gather(["Memory", "Arch", "Cpus"])
+    table.column("Memory")
+    assert carry.patched == 1
+    _columns_agree(table, SlotTable(again), "memory")
+    _columns_agree(table, SlotTable(again), "cpus")
+    arch = table.objects("Arch")
+    assert arch == [ad.lookup("Arch") for ad in again] and arch[3].value == "ppc64le"
