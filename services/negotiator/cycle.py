@@ -75,6 +75,7 @@ from ..classad.kernel import (
     table_budget,
 )
 from ..classad.operators import truth
+from ..classad.refs import DynamicReference
 from ..classad.tree import AttrRef, Expr, Literal, Select
 from ..classad.unparse import unparse
 from ..config import ConfigDict, ConfigError
@@ -101,6 +102,7 @@ from .slotclasses import (
     WatchedAd,
     WideTaint,
     alike_answer,
+    job_reach,
     referenced_attrs,
 )
 from .stats import CycleStats
@@ -460,7 +462,18 @@ class _Slots:
         self.kstats = stats
         n = self.n = len(self.ads)
         t = self.table
-        t.gather(_READ_EVERY_CYCLE + (() if carry is not None else ("MyAddress",)))
+        # the columns the cycle reads: those of every cycle and the names the jobs'
+        # expressions reach, in one pass over the ads (the slots' own expressions may
+        # reach a few more: referenced_attrs reads those)
+        jobs = list(jobs)
+        on_jobs = self._on_jobs(jobs) if cfg.slot_classes else None
+        t.gather(
+            [
+                *_READ_EVERY_CYCLE,
+                *(on_jobs or ()),
+                *(() if carry is not None else ("MyAddress",)),
+            ]
+        )
         empty = ClassAd()
 
         def mask(text: str) -> np.ndarray:
@@ -502,7 +515,7 @@ class _Slots:
         # Claimed slots form classes too, apart from the Unclaimed ones and by the user
         # they would preempt (what they answer and RemoteUserPrio follow from that and
         # the names in the key).
-        reached = self._referenced(jobs) if cfg.slot_classes else None
+        reached = self._referenced(jobs, on_jobs)
         claimed_rows = np.flatnonzero(self.alive & self.claimed & ~self.has_cp)
         self.classes = SlotClasses.build(
             t,
@@ -658,9 +671,9 @@ class _Slots:
         ok = np.where(present, ok_own, ok_dflt) & (w >= 0)
         return np.where(ok, w, 1.0)
 
-    def _referenced(self, jobs: Sequence[ClassAd]) -> dict[str, list[Expr]] | None:
-        """The attributes this cycle's expressions can reach, with the expressions they
-        hold (None: unknowable)."""
+    def _reach_from(self, resources: Sequence[str]) -> tuple[list[Expr], list[str]]:
+        """Where the cycle's expressions start: the negotiator's own, and the names it
+        reads of every slot and job (``resources``: the slots' resources)."""
         cfg = self.cfg
         roots = [
             e
@@ -674,8 +687,23 @@ class _Slots:
             if e is not None
         ]
         names = ["Requirements", "Rank", "CurrentRank", "SlotWeight", "ConcurrencyLimits"]
-        names += [f"Consumption{res}" for res in self.resources]
-        return referenced_attrs(self.table, jobs, roots, names)
+        return roots, names + [f"Consumption{res}" for res in resources]
+
+    def _on_jobs(self, jobs: Sequence[ClassAd]) -> dict[str, list[Expr]] | None:
+        """``job_reach`` from the standard resources' names (None: unknowable)."""
+        try:
+            return job_reach(jobs, *self._reach_from(RESOURCES))
+        except DynamicReference:
+            return None
+
+    def _referenced(
+        self, jobs: Sequence[ClassAd], on_jobs: dict[str, list[Expr]] | None
+    ) -> dict[str, list[Expr]] | None:
+        """The attributes this cycle's expressions can reach, with the expressions they
+        hold (None: unknowable)."""
+        if on_jobs is None:
+            return None
+        return referenced_attrs(self.table, jobs, *self._reach_from(self.resources), on_jobs)
 
     def _view(self, classes: SlotClasses, grouped: bool = True) -> ClassView:
         cfg = self.cfg

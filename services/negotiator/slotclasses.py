@@ -45,6 +45,7 @@ __all__ = [
     "WatchedAd",
     "WideTaint",
     "alike_answer",
+    "job_reach",
     "referenced_attrs",
 ]
 
@@ -53,30 +54,65 @@ def _is_literal(e: Expr) -> bool:
     return type(e) is Literal and not isinstance(e.value, ClassAd)
 
 
+def _job_exprs(jobs: Sequence[ClassAd], name: str) -> list[Expr]:
+    """The jobs' expressions (not literals) bound to ``name``, each object once."""
+    seen: set[int] = set()
+    out: list[Expr] = []
+    for e in ClassAd.lookups(jobs, name):
+        if e is not None and not _is_literal(e) and id(e) not in seen:
+            seen.add(id(e))
+            out.append(e)
+    return out
+
+
+def job_reach(
+    jobs: Sequence[ClassAd], roots: Iterable[Expr], names: Iterable[str]
+) -> dict[str, list[Expr]]:
+    """Every name ``roots`` and ``names`` reach through the jobs' expressions alone, by
+    lower-case name, with the jobs' expressions it holds: what :func:`referenced_attrs`
+    finds on the jobs' side, known before a slot column is read (so the slots' columns
+    of those names are read in one pass). Raises DynamicReference as that returns None."""
+    reached: dict[str, list[Expr]] = {}
+    frontier: set[str] = {n.lower() for n in names}
+    for e in roots:
+        every_name(e, frontier)
+    while frontier:
+        name = frontier.pop()
+        exprs = reached[name] = _job_exprs(jobs, name)
+        for e in exprs:
+            every_name(e, frontier)
+        frontier -= reached.keys()
+    return reached
+
+
 def referenced_attrs(
-    table: SlotTable, jobs: Iterable[ClassAd], roots: Iterable[Expr], names: Iterable[str]
+    table: SlotTable,
+    jobs: Iterable[ClassAd],
+    roots: Iterable[Expr],
+    names: Iterable[str],
+    by_job: dict[str, list[Expr]] | None = None,
 ) -> dict[str, list[Expr]] | None:
     """Every attribute the cycle's expressions can reach from ``roots`` and ``names``,
     through the slots' and the jobs' expressions, by lower-case name, with the
     expressions (slots' and jobs') it holds; None when an expression refers to attributes
-    only known at run time."""
-    jobs = list(jobs)
+    only known at run time. ``by_job``: :func:`job_reach` of the same, when made."""
+    jobs, roots = list(jobs), list(roots)
     reached: dict[str, list[Expr]] = {}
     frontier: set[str] = {n.lower() for n in names}
-    walked: set[int] = set()
     try:
+        if by_job is None:
+            by_job = job_reach(jobs, roots, frontier)
         for e in roots:
             every_name(e, frontier)
+        frontier |= by_job.keys()
         while frontier:
             # a wave of names: their columns read in one pass over the slots
             wave, frontier = frontier - reached.keys(), set()
             table.gather(wave)
             for name in wave:
                 exprs: list[Expr] = [e for _rows, e in table.column(name).exprs]
-                for e in ClassAd.lookups(jobs, name):
-                    if e is not None and not _is_literal(e) and id(e) not in walked:
-                        walked.add(id(e))
-                        exprs.append(e)
+                on_jobs = by_job.get(name)
+                exprs += on_jobs if on_jobs is not None else _job_exprs(jobs, name)
                 reached[name] = exprs
                 for e in exprs:
                     every_name(e, frontier)

@@ -23,7 +23,13 @@ from mockpool.classad.kernel import SlotTable
 from mockpool.config import parse_config
 from mockpool.negotiator import Accountant, CycleAds, ResourceRequest, negotiate
 from mockpool.negotiator.cycle import CycleConfig
-from mockpool.negotiator.slotclasses import SlotClasses, WideTaint, _row_ids, referenced_attrs
+from mockpool.negotiator.slotclasses import (
+    SlotClasses,
+    WideTaint,
+    _row_ids,
+    job_reach,
+    referenced_attrs,
+)
 
 STARTD = "10.0.0.1:9618"
 SCHEDD = "10.0.0.2:9618"
@@ -365,6 +371,35 @@ def test_alike_slots_form_one_class_and_a_wide_name_is_left_out_of_the_key() -> 
     assert classes.wide == {"filesystemdomain"}
     assert len(classes) == 2
     assert classes.members[0].tolist() == list(range(0, 100, 2))
+
+
+def test_the_names_jobs_reach_are_found_before_the_slots_and_read_with_them() -> None:
+    """``job_reach`` follows the jobs' expressions alone (Requirements -> NeedsBig ->
+    Memory; the slots' Start -> KFlops is not its to find); ``referenced_attrs`` adds the
+    slots' side, and a job expression bound to two names is held by both (the wide-name
+    taint of each reads it). Given ``job_reach`` it finds the same."""
+    shared = parse_expr("Memory > 4096")
+    job = ClassAd.from_exprs(
+        [
+            ("Requirements", parse_expr("NeedsBig && TARGET.Start")),
+            ("NeedsBig", shared),
+            ("Rank", parse_expr("AlsoBig")),
+            ("AlsoBig", shared),
+            ("Unused", parse_expr("Disk > 1")),
+        ]
+    )
+    ads = [ClassAd(Start=parse_expr("KFlops > 10"), KFlops=k, Memory=8192) for k in (5, 50)]
+    on_jobs = job_reach([job], [], ["Requirements", "Rank"])
+    assert set(on_jobs) == {"requirements", "rank", "needsbig", "alsobig", "memory", "start"}
+    assert on_jobs["needsbig"] == [shared] and on_jobs["alsobig"] == [shared]
+    assert on_jobs["start"] == [] and on_jobs["memory"] == []
+    attrs = referenced_attrs(SlotTable(ads), [job], [], ["Requirements", "Rank"])
+    assert attrs is not None
+    assert set(attrs) == set(on_jobs) | {"kflops"}
+    assert attrs["needsbig"] == [shared] and attrs["alsobig"] == [shared]
+    assert [str(e) for e in attrs["start"]] == [str(parse_expr("KFlops > 10"))]
+    again = referenced_attrs(SlotTable(ads), [job], [], ["Requirements", "Rank"], on_jobs)
+    assert again == attrs
 
 
 def test_eval_in_an_expression_turns_classes_off() -> None:
