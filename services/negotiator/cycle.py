@@ -53,6 +53,7 @@ from __future__ import annotations
 import functools
 import heapq
 import math
+import struct
 import sys
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -549,16 +550,22 @@ class _Slots:
         self._last_keys: tuple[int, bytes, tuple[tuple, tuple | None]] | None = None
         # match_cost's last answer (row, consumption, weight after): the deduction that
         # follows it reads the weight from here
-        self._costed: tuple[int, np.ndarray, float] | None = None
+        self._costed: tuple[int, np.ndarray, float, list[float]] | None = None
         # Resources left (p-slots change during the cycle) and slot weights.
         # Custom resources (GPUs, MACHINE_RESOURCE_<name>) are rows after Cpus/Memory/Disk;
         # a slot without one has none of it and its jobs consume none (cp_deduct_assets
         # walks the slot's own MachineResources).
-        self.avail = np.zeros((len(self.resources), n))
+        self._avail = np.zeros((len(self.resources), n))
         for k, res in enumerate(self.resources):
             values = CompiledExpr(_my(res)).eval(t, empty, "target", stats=stats, now=self.now)
             vals, ok = _numbers(values, n)
-            self.avail[k] = vals if k < len(RESOURCES) else np.where(self.owns[k] & ok, vals, 0.0)
+            self._avail[k] = vals if k < len(RESOURCES) else np.where(self.owns[k] & ok, vals, 0.0)
+        # A p-slot's resources as floats once it is matched (a deduction is a few float
+        # subtractions, not array operations), written into the array before it is read
+        # whole; the bytes of the floats key what is remembered of a p-slot holding them.
+        self._left: dict[int, list[float]] = {}
+        self._unwritten: set[int] = set()
+        self._held_bytes = struct.Struct(f"={len(self.resources)}d").pack
         self.weight = self._weights(empty)
         # the same, as lists: read once a match
         self.weights: list[float] = self.weight.tolist()
@@ -816,9 +823,25 @@ class _Slots:
         ad = self.current.get(row)
         return ad if ad is not None else self.ads[row]
 
+    @property
+    def avail(self) -> np.ndarray:
+        """Resources left, (resources, slots), with every deduction made so far."""
+        if self._unwritten:
+            rows = sorted(self._unwritten)
+            self._avail[:, rows] = np.array([self._left[r] for r in rows]).T
+            self._unwritten.clear()
+        return self._avail
+
+    def left(self, row: int) -> list[float]:
+        """What p-slot ``row`` holds now, a float per resource (never change it)."""
+        got = self._left.get(row)
+        if got is None:
+            got = self._left[row] = self._avail[:, row].tolist()
+        return got
+
     def held_keys(self, row: int) -> tuple[tuple, tuple | None]:
         """``cache_keys`` of what p-slot ``row`` holds now."""
-        return self._keys_after(row, self.avail[:, row])
+        return self._keys_after(row, self.left(row))
 
     def cache_keys(self, row: int, held: bytes) -> tuple[tuple, tuple | None]:
         """The keys of what is remembered about p-slot ``row`` holding ``held``: its
@@ -829,14 +852,14 @@ class _Slots:
         shared = (-1 - int(wide[row]), held) if wide is not None and key[0] >= 0 else None
         return key, shared
 
-    def cached_weight(self, row: int, avail: np.ndarray) -> float | None:
+    def cached_weight(self, row: int, avail: list[float]) -> float | None:
         return self._cached_weight(*self._keys_after(row, avail))
 
-    def _keys_after(self, row: int, avail: np.ndarray) -> tuple[tuple, tuple | None]:
+    def _keys_after(self, row: int, avail: list[float]) -> tuple[tuple, tuple | None]:
         """``cache_keys`` of p-slot ``row`` holding ``avail`` (the last answer kept: the
         deduction that follows match_cost, and the re-offer that follows the deduction,
         ask for what the p-slot holds just then)."""
-        held = avail.tobytes()
+        held = self._held_bytes(*avail)
         last = self._last_keys
         if last is not None and last[0] == row and last[1] == held:
             return last[2]
@@ -850,7 +873,7 @@ class _Slots:
             w = self.weight_cache.get(shared)
         return w
 
-    def slot_weight(self, ad: ClassAd, row: int, avail: np.ndarray) -> float:
+    def slot_weight(self, ad: ClassAd, row: int, avail: list[float]) -> float:
         """The SlotWeight of p-slot ``row``'s ad ``ad`` holding ``avail``; remembered per
         base class and resources left."""
         if not self.cfg.use_slot_weights:
@@ -871,24 +894,26 @@ class _Slots:
     def deduct(self, row: int, cons: np.ndarray) -> float:
         """Take ``cons`` from p-slot ``row``; returns the cost W(S) - W(S')."""
         before = self.ad(row)
-        left = self.avail[:, row]  # a view: the deduction is made in place
         w0 = self.weight_now(row)
-        left -= cons
+        costed, self._costed = self._costed, None
+        # match_cost's, on these same resources (none deducted since)
+        same = costed is not None and costed[0] == row and costed[1] is cons
+        left = costed[3] if same else _minus(self.left(row), cons)  # type: ignore[index]
+        self._left[row] = left
+        self._unwritten.add(row)
         # A fresh copy each time: the ad offered with an earlier match must not change.
         ad = self.current[row] = before.copy()
-        values = left.tolist()
         ad.set_literals(
-            [(res, int(v) if (v := values[k]).is_integer() else v) for k, res in self._owned(row)]
+            [(res, int(v) if (v := left[k]).is_integer() else v) for k, res in self._owned(row)]
         )
         self._deducted.add(row)
         self.view.dirty.add(row)
         if self._fine is not None:
             self._fine.dirty.add(row)
-        costed, self._costed = self._costed, None
         if not self.cfg.use_slot_weights:
             return 1.0
-        if costed is not None and costed[0] == row and costed[1] is cons:
-            w1 = costed[2]  # match_cost's, on these same resources (none deducted since)
+        if same:
+            w1 = costed[2]  # type: ignore[index]
         else:
             w1 = self.slot_weight(ad, row, left)
         self._weight_now[row] = w1
@@ -908,7 +933,7 @@ class _Slots:
         """The SlotWeight of p-slot ``row`` as it stands (what its last deduction left)."""
         w = self._weight_now.get(row)
         if w is None:
-            w = self._weight_now[row] = self.slot_weight(self.ad(row), row, self.avail[:, row])
+            w = self._weight_now[row] = self.slot_weight(self.ad(row), row, self.left(row))
         return w
 
     def match_cost(self, row: int, cons_of: PslotConsumption) -> float:
@@ -921,7 +946,7 @@ class _Slots:
         if not self.cfg.use_slot_weights:
             return 1.0
         before = self.ad(row)
-        left = self.avail[:, row] - cons
+        left = _minus(self.left(row), cons)
         w1 = self.cached_weight(row, left)
         if w1 is None:
             after = before.copy()
@@ -929,7 +954,7 @@ class _Slots:
                 if self.owns[k, row]:
                     after[res] = _preserve_int(left[k])
             w1 = self.slot_weight(after, row, left)
-        self._costed = (row, cons, w1)
+        self._costed = (row, cons, w1, left)
         return self.weight_now(row) - w1
 
     def flush(self, view: ClassView) -> None:
@@ -1213,6 +1238,11 @@ def _sufficient(cons: np.ndarray, avail: np.ndarray) -> np.ndarray:
     valid = ~np.isnan(cons).any(axis=1)
     c = np.where(np.isnan(cons), -1.0, cons)
     return valid & (c <= avail).all(axis=1) & (c >= 0).all(axis=1) & (c > 0).any(axis=1)
+
+
+def _minus(held: list[float], cons: np.ndarray) -> list[float]:
+    """What a p-slot holding ``held`` holds after ``cons`` (as the arrays subtract)."""
+    return [a - c for a, c in zip(held, cons.tolist(), strict=True)]
 
 
 def _sufficient_one(cons: Sequence[float], avail: Sequence[float]) -> bool:
@@ -2323,7 +2353,7 @@ class _Cycle:
         slot = WatchedAd.of(ad, slots.classes.wide) if taint is not None else ad
         no = None, (0.0, 0.0, 0.0)
         cons = slots.scalar_consumption(_with_zero_requests(job, slots.resources), row, slot)
-        if not _sufficient_one(cons.tolist(), slots.avail[:, row].tolist()):
+        if not _sufficient_one(cons.tolist(), slots.left(row)):
             return no, not getattr(slot, "read", False)
         jo = _override_requests(job, cons, slots.resources)
         job_req = jo.lookup("Requirements")
