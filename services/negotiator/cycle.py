@@ -183,10 +183,10 @@ class ResourceRequest:
     count: int  # ResourceRequestCount: idle jobs in the autocluster
     cluster_id: int = 0
     proc_id: int = 0
+    job_id: str = field(init=False, repr=False, compare=False)  # "cluster.proc"
 
-    @functools.cached_property
-    def job_id(self) -> str:
-        return f"{self.cluster_id}.{self.proc_id}"
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "job_id", f"{self.cluster_id}.{self.proc_id}")
 
     @classmethod
     def from_ad(cls, ad: ClassAd, schedd: str, schedd_address: str) -> ResourceRequest:
@@ -548,6 +548,8 @@ class _Slots:
         self._weight_now: dict[int, float] = {}  # p-slots' weights, by row (weight_now)
         self._owned_by_row: dict[int, list[tuple[int, str]]] = {}  # see _owned
         self._last_keys: tuple[int, bytes, tuple[tuple, tuple | None]] | None = None
+        self._bases: list[int] | None = None  # see cache_keys
+        self._wide_bases: list[int] | None = None
         # match_cost's last answer (row, consumption, weight after): the deduction that
         # follows it reads the weight from here
         self._costed: tuple[int, np.ndarray, float, list[float]] | None = None
@@ -847,9 +849,13 @@ class _Slots:
         """The keys of what is remembered about p-slot ``row`` holding ``held``: its
         base class's, and the one p-slots alike but for a wide name share (for what
         provably did not read it)."""
-        key = (int(self.classes.base[row]), held)
-        wide = self.classes.base_wide
-        shared = (-1 - int(wide[row]), held) if wide is not None and key[0] >= 0 else None
+        if self._bases is None:  # each p-slot's base class (and shared key), as ints
+            wide = self.classes.base_wide
+            self._bases = self.classes.base.tolist()
+            self._wide_bases = None if wide is None else [-1 - w for w in wide.tolist()]
+        key = (self._bases[row], held)
+        wide_bases = self._wide_bases
+        shared = (wide_bases[row], held) if wide_bases is not None and key[0] >= 0 else None
         return key, shared
 
     def cached_weight(self, row: int, avail: list[float]) -> float | None:
