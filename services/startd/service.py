@@ -37,7 +37,7 @@ from .. import rpc, turns
 from ..auth import Principal, Role, caller
 from ..claimid import from_sinful
 from ..classad import ClassAd, Expr, unparse
-from ..classad.tree import Literal
+from ..classad.ad import literal_binding
 from ..classad.unparse import quote_string
 from ..collector.collector import CollectorUpdate
 from ..config import ConfigDict
@@ -498,8 +498,9 @@ class StartdService:
         for slot, seq, (_, _, pub, priv) in self._to_send(
             machines, self._handed, build, only_changed=only_changed
         ):
-            # the slot's ad with this update's clocks (the base holds them in place)
-            clocks = zip(VOLATILE, map(Literal, volatile_values(slot, now, seq)))
+            # the slot's ad with this update's clocks (the base holds them in place), their
+            # bindings shared by the slots that read alike (the time, the update's seq)
+            clocks = map(literal_binding, VOLATILE, volatile_values(slot, now, seq))
             out.append(CollectorUpdate(len(out), "Machine", ClassAd.from_exprs(clocks, pub)))
             out.append(CollectorUpdate(len(out), "MachinePrivate", priv.copy()))
         return out

@@ -584,6 +584,32 @@ def test_records_handed_over_in_process_are_the_ads_the_wire_carries(tmp_path: P
     assert svc._records([m], 40.0, only_changed=True) == []
 
 
+def test_records_handed_over_share_the_bindings_of_equal_clocks(tmp_path: Path) -> None:
+    """The slot ads of one update share one binding of each clock value they have in
+    common (MyCurrentTime, UpdateSequenceNumber): the collector and the negotiator see
+    one object, not one per slot."""
+    clock = ManualClock()
+    ctx = DaemonContext(clock, parse_config(""), auth.make_secret(), "", EventLog(clock), tmp_path)
+    ctx.address = "127.0.0.1:9618"
+    svc = StartdService(
+        ctx,
+        [("exec1", parse_config("NUM_CPUS = 3\nSLOT_TYPE_0_PARTITIONABLE = False\n", "m.conf"))],
+    )
+    svc._build_machines()
+    m = svc.machines["exec1"]
+    m.next_sequence = lambda: 7
+    ads = [r.ad for r in svc._records([m], 30.0, only_changed=False) if r.ad_type == "Machine"]
+    assert len(ads) == 3
+
+    def binding(ad: ClassAd, name: str) -> tuple:
+        return next(p for p in ad.pairs() if p[0] == name)
+
+    for name, value in (("MyCurrentTime", 30), ("UpdateSequenceNumber", 7)):
+        first = binding(ads[0], name)
+        assert first[1].value == value
+        assert all(binding(ad, name) is first for ad in ads[1:]), name
+
+
 def test_advertise_requests_split_by_size() -> None:
     updates = [
         collector_pb2.AdUpdate(
