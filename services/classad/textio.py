@@ -47,16 +47,27 @@ _OLD_LINES = BindingCache(_old_line)
 
 def format_ad(ad: ClassAd, style: str = "old", sort: bool = False) -> str:
     """One ad as text: old syntax (one `Name = expr` a line) or new syntax."""
-    names = list(ad)
-    if sort:
-        names.sort(key=str.lower)
     if style == "new":
         if not sort:
             return unparse_ad(ad)
+        names = sorted(ad, key=str.lower)
         return "[ " + "; ".join(f"{format_name(n)} = {unparse(ad[n])}" for n in names) + " ]"
     if style != "old":
         raise ValueError(f"unknown ad style {style!r}: expected 'old' or 'new'")
-    return "".join(_OLD_LINES.of((n, ad[n]) for n in names))
+    return format_old_lines(ad.pairs(), sort)
+
+
+def format_old_lines(bindings: Iterable[tuple[str, Expr]], sort: bool = False) -> str:
+    """Bindings as old-syntax lines, ``Name = expr``, in name order (case ignored) when
+    ``sort``: an ad's, or a selection of them, without making an ad of it."""
+    pairs = list(bindings)
+    if sort:
+        pairs.sort(key=_name_lower)
+    return "".join(_OLD_LINES.of(pairs))
+
+
+def _name_lower(binding: tuple[str, Expr]) -> str:
+    return binding[0].lower()
 
 
 def format_ads(ads: Iterable[ClassAd], style: str = "old", sort: bool = False) -> str:

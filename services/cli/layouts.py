@@ -67,6 +67,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..classad import ERROR, UNDEFINED, ClassAd, evaluate, format_ad, parse_expr, unparse
+from ..classad.textio import format_old_lines
 from ..classad.tree import Literal
 from .analysis import JobAnalysis
 
@@ -341,12 +342,14 @@ _PRIVATE = {"capability", "childclaimids", "claimid", "claimidlist", "claimids",
 
 def _long_ad(ad: ClassAd) -> str:
     """One ad as `condor_* -long` prints it: sorted, private attributes left out."""
-    public = ClassAd.from_exprs(
-        (name, e)
-        for name, e in ad.pairs()
-        if not ((low := name.lower()) in _PRIVATE or low.startswith("_condor_priv"))
+    return format_old_lines(
+        (
+            pair
+            for pair in ad.pairs()
+            if not ((low := pair[0].lower()) in _PRIVATE or low.startswith("_condor_priv"))
+        ),
+        sort=True,
     )
-    return format_ad(public, "old", sort=True)
 
 
 def format_long(ads: Iterable[ClassAd]) -> str:

@@ -170,6 +170,15 @@ def summarize(
     }
 
 
+# one encoder for every event line (json.dumps given options makes an encoder a call)
+_EVENT_JSON = json.JSONEncoder(separators=(",", ":"))
+
+
+def event_line(event: dict[str, Any]) -> str:
+    """An event as its line of events.jsonl (newline included)."""
+    return _EVENT_JSON.encode(event) + "\n"
+
+
 def write_output(
     out: Path,
     *,
@@ -180,8 +189,7 @@ def write_output(
 ) -> None:
     out.mkdir(parents=True, exist_ok=True)
     with (out / "events.jsonl").open("w") as f:
-        for e in events:
-            f.write(json.dumps(e, separators=(",", ":")) + "\n")
+        f.writelines(map(event_line, events))
     (out / "NegotiatorLog").write_text("".join(line + "\n" for line in negotiator_log))
     (out / "ads").mkdir(exist_ok=True)
     for name, group in ads.items():

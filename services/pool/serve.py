@@ -36,6 +36,7 @@ from ..auth import Role, write_token
 from ..ownerfiles import private_dir
 from . import processes
 from .api import Pool
+from .report import event_line
 from .spec import SpecError, load_spec
 
 POOL_FILE = "pool.json"
@@ -134,7 +135,7 @@ def main(argv: list[str] | None = None) -> int:
                 neglog.write("".join(line + "\n" for line in lines[written:]))
                 written = len(lines)
                 new = pool.take_events()
-                events.writelines(json.dumps(e, separators=(",", ":")) + "\n" for e in new)
+                events.writelines(map(event_line, new))
                 neglog.flush()
                 events.flush()
                 if ns.duration and pool.now >= ns.duration:
