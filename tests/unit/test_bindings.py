@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from mockpool.classad import ClassAd, parse_expr
 from mockpool.classad.bindings import BindingCache
-from mockpool.classad.textio import format_ad
+from mockpool.classad.textio import format_ad, format_old_lines
 from mockpool.classad.tree import Expr, Literal
 
 
@@ -67,3 +67,28 @@ def test_old_syntax_text_is_the_same_made_or_kept() -> None:
         "A = 0.0\nB = -0.0\nC = true\nD = 1\n"
         'E = "a\\b"\nF = 1E+300\nR = TARGET.Memory >= 1024 && Owner == "x"\n'
     )
+
+
+def test_old_lines_of_bindings_are_the_lines_of_an_ad_of_them() -> None:
+    """``format_old_lines`` of a selection of an ad's bindings writes what ``format_ad``
+    writes of an ad holding just those: in the ad's order, or sorted by name ignoring
+    case (names equal but for case keep their order)."""
+    ad = ClassAd.from_exprs(
+        [
+            ("b", parse_expr("1.5")),
+            ("Cmd", parse_expr('"/bin/sleep"')),
+            ("a", parse_expr("B + 1")),
+            ("ClaimId", parse_expr('"secret"')),
+            ("A2", parse_expr("{1, 2}")),
+        ]
+    )
+    public = [p for p in ad.pairs() if p[0] != "ClaimId"]
+    alone = ClassAd.from_exprs(public)
+    assert format_old_lines(public) == format_ad(alone)
+    assert format_old_lines(public, sort=True) == format_ad(alone, sort=True)
+    assert format_old_lines(public, sort=True).splitlines() == [
+        "a = B + 1",
+        "A2 = { 1, 2 }",
+        "b = 1.5",
+        'Cmd = "/bin/sleep"',
+    ]
