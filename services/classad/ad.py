@@ -214,12 +214,13 @@ class ClassAd(MutableMapping[str, Expr]):
         out: list[str | None] = []
         add = out.append
         for ad in ads:
-            hit = ad._attrs.get(key)
-            if hit is None:
-                add(None)
-                continue
-            e = hit[1]
-            v = e.value if type(e) is Literal else ad.eval(name, target, now=now)
+            if type(ad) is not ClassAd:  # a subclass may watch its lookups
+                v = ad.eval(name, target, now=now)
+            elif (hit := ad._attrs.get(key)) is None:
+                v = None
+            else:
+                e = hit[1]
+                v = e.value if type(e) is Literal else ad.eval(name, target, now=now)
             add(v if isinstance(v, str) else None)
         return out
 

@@ -204,18 +204,24 @@ class ColumnCarry:
         self._ads, self._ad_ids = list(ads), ids
         self.table += 1
 
-    def per_row(self, key: str, ads: Sequence[Any], read: Callable[[Any], T]) -> list[T]:
+    def per_row(
+        self, key: str, ads: Sequence[Any], read: Callable[[Any], T], *, same: bool = False
+    ) -> list[T]:
         """``[read(ad) for ad in ads]`` for the table just begun (``ads`` are its ads):
         the last table's list, read again only at the rows whose ad was replaced, when
         the last table read it too; the very list when they read as before (so what is
         made from it may be kept: :meth:`derived`). ``read`` depends on its ad alone. The
-        list is shared with the next table's: never change it."""
+        list is shared with the next table's: never change it. ``same``: a read is as
+        before only when it is the very object it was (objects, not values)."""
         last = self._reads.get(key)
         if last is not None and last[1] == self.table - 1 and self.changed is not None:
             out = last[0]
             rows = self.changed.tolist()
             fresh = [read(ads[r]) for r in rows]
-            if any(type(v) is not type(out[r]) or v != out[r] for r, v in zip(rows, fresh)):
+            if any(
+                v is not out[r] if same else (type(v) is not type(out[r]) or v != out[r])
+                for r, v in zip(rows, fresh)
+            ):
                 out = out.copy()
                 for r, v in zip(rows, fresh):
                     out[r] = v
@@ -343,7 +349,9 @@ class SlotTable:
         if got is not None:
             return got
         if self._carry is not None:
-            return self._carry.per_row(f"objects {key}", self.ads, lambda ad: ad.lookup(key))
+            return self._carry.per_row(
+                f"objects {key}", self.ads, lambda ad: ad.lookup(key), same=True
+            )
         return self._read(key)
 
     def _build(self, key: str) -> Column:

@@ -717,10 +717,18 @@ def test_a_gather_leaves_a_carried_column_to_be_patched() -> None:
     again[3]["Memory"] = 1024
     again[3]["Arch"] = "ppc64le"
     table = SlotTable(again, carry=carry)
-    table.gather(["Memory", "Arch", "Cpus"])
+    table.gather(["Memory", "Cpus", "Disk"])
     table.column("Memory")
     assert carry.patched == 1
     _columns_agree(table, SlotTable(again), "memory")
     _columns_agree(table, SlotTable(again), "cpus")
     arch = table.objects("Arch")
-    assert arch == [ad.lookup("Arch") for ad in again] and arch[3].value == "ppc64le"
+    assert all(a is ad.lookup("Arch") for a, ad in zip(arch, again, strict=True))
+    assert arch[3].value == "ppc64le"
+    # an equal value in another object is that object
+    last = again.copy()
+    last[5] = again[5].copy()
+    last[5]["Arch"] = again[5]["Arch"].value
+    assert last[5].lookup("Arch") is not again[5].lookup("Arch")
+    arch = SlotTable(last, carry=carry).objects("Arch")
+    assert all(a is ad.lookup("Arch") for a, ad in zip(arch, last, strict=True))
