@@ -57,7 +57,7 @@ from ..classad import (
 from ..classad.ad import to_expr
 from ..classad.budget import PER_AD_STEPS
 from ..classad.numbers import INT64_MAX, out_of_range_number
-from ..classad.tree import Expr
+from ..classad.tree import Expr, Literal
 from ..config import ConfigDict
 from .autocluster import Autoclusters, IdleIndex
 from .cadence import AdCadence
@@ -418,6 +418,7 @@ class Schedd:
         self._batch = Batch()
         self._events: list[tuple[str, dict[str, Any]]] = []
         self._parse_cache: dict[str, Expr] = {}
+        self._served: dict[str, Expr] = {}  # see _stored_expr
         self._startup = Outbox()
         self._reported: set[str] = set()  # bad records already reported (history)
         self._alive_sent: dict[str, float] = {}  # startd address -> last keepalive sent
@@ -458,19 +459,28 @@ class Schedd:
 
     def _stored_expr(self, name: str, text: str) -> Expr | str:
         """A stored text's expression, or why it cannot be served: a text that does not
-        parse, or a number past 64 bits that would be read as something else."""
+        parse, or a number past 64 bits that would be read as something else. A text
+        served once is served again as the same expression (a history of thousands of
+        jobs repeats most of its texts)."""
+        hit = self._served.get(text)
+        if hit is not None:
+            return hit
         if _PLAIN_STRING.match(text):  # GlobalJobId and the like
-            return to_expr(text[1:-1])
-        if text.isdigit() and text.isascii():  # ProcId and counters: no parser, no cache
+            expr: Expr = Literal(text[1:-1])
+        elif text.isdigit() and text.isascii():  # ProcId and counters: no parser
             if int(text) > INT64_MAX:
                 return f"{name}: number out of range: {text}"
-            return to_expr(int(text))
-        try:
-            expr = self._expr(text)
-        except ClassAdSyntaxError as exc:
-            return f"{name}: {exc}"
-        if _LONG_NUMBER.search(text) and (number := out_of_range_number(text)):
-            return f"{name}: number out of range: {number}"
+            expr = Literal(int(text))
+        else:
+            try:
+                expr = self._expr(text)
+            except ClassAdSyntaxError as exc:
+                return f"{name}: {exc}"
+            if _LONG_NUMBER.search(text) and (number := out_of_range_number(text)):
+                return f"{name}: number out of range: {number}"
+        if len(self._served) >= _PARSE_CACHE_LIMIT:
+            self._served.clear()
+        self._served[text] = expr
         return expr
 
     def _stored_ad(self, texts: Mapping[str, str | None]) -> ClassAd | str:

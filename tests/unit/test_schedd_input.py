@@ -204,3 +204,23 @@ def test_huge_weights_do_not_break_the_schedd_ad(tmp_path: Path) -> None:
     ad_to_pb(sub)  # raised ValueError ("Value out of range") before
     ad_to_pb(s.schedd_ad(0.0))
     s.queue.close()
+
+
+def test_stored_texts_are_served_as_one_expression_each_and_bad_ones_every_time(
+    tmp_path: Path,
+) -> None:
+    """Records read back (a history of thousands of jobs) share the expression of each
+    text they repeat; a text that cannot be served is refused at each record, however
+    often a good one was served before."""
+    s = _schedd(tmp_path / "q.sqlite")
+    texts = {"Owner": '"alice"', "ProcId": "3", "Requirements": "Memory > 1024", "X": "1.5"}
+    first, second = s._stored_ad(texts), s._stored_ad(dict(texts))
+    assert isinstance(first, ClassAd) and isinstance(second, ClassAd)
+    for name in texts:
+        assert first.lookup(name) is second.lookup(name), name
+    assert [unparse(first[n]) for n in texts] == ['"alice"', "3", "Memory > 1024", "1.5"]
+    assert first.eval("ProcId") == 3 and first.eval("Owner") == "alice"
+    bad = {**texts, "RequestMemory": "99999999999999999999"}
+    for _ in range(2):
+        assert s._stored_ad(bad) == "RequestMemory: number out of range: 99999999999999999999"
+    assert s._stored_ad({**texts, "Y": "1 +"}).startswith("Y: ")
