@@ -106,6 +106,8 @@ _JOB_ID = re.compile(r"(\d+)(?:\.(\d+))?\Z")
 _VERBS = {"remove": "remove", "hold": "hold", "release": "release"}
 _TOOLS = {"remove": "condor_rm", "hold": "condor_hold", "release": "condor_release"}
 _PARSE_CACHE_LIMIT = 100_000
+# the states of a claim that keepalives renew
+_KEPT_ALIVE = frozenset(("active", "idle", "waiting"))
 _ID_ATTRS = frozenset({"ProcId", "GlobalJobId"})
 # attributes the job record caches (submitter, priority, weight, state)
 _DERIVED = frozenset({"jobprio", "requestcpus", "accountinggroup", "owner", "jobstatus"})
@@ -1460,48 +1462,54 @@ class Schedd:
         return claim.alive_every or max(MIN_ALIVE_EVERY, interval)
 
     def _keepalive_times(
-        self,
-    ) -> tuple[dict[str, float], list[tuple[float, HeldClaim]], dict[str, float]]:
+        self, now: float = -math.inf
+    ) -> tuple[dict[str, float], list[HeldClaim], float, dict[str, float]]:
         """One look over the claims (a schedd holds thousands): per startd address, when
         its claims next need a keepalive (each claim within its period of being made or
         of the last keepalive to that startd; a claim loaded at a restart at once, the
-        reconnect), and (when the schedd gives up on it, claim) for every claim past its
+        reconnect); the claims whose lease ran out by ``now``, in order (the schedd gives
+        up on them), and the earliest end of any claim's lease, for every claim past its
         request (a reconnecting claim's lease runs from the restart's first keepalive);
         and per address the shortest period of its claims (when the next is due once
         one is sent now; reconnecting claims left out, whose first keepalive is a
         reconnect)."""
         due: dict[str, float] = {}
         every: dict[str, float] = {}
-        leases: list[tuple[float, HeldClaim]] = []
-        sent, asked = self._alive_sent, self._reconnect_asked
+        expired: list[HeldClaim] = []
+        first_end = math.inf
+        sent, asked, inf = self._alive_sent, self._reconnect_asked, math.inf
         for claim in self.claims.values():
-            if claim.state not in ("active", "idle", "waiting"):
+            if claim.state not in _KEPT_ALIVE:
                 continue
-            addr = claim.startd_address
+            addr, since = claim.startd_address, claim.since
             if claim.reconnecting and addr not in asked:
-                t = claim.since
+                t = since
             else:
-                period = self._alive_every(claim)
-                t = max(sent.get(addr, claim.since), claim.since) + period
+                period = claim.alive_every or self._alive_every(claim)
+                last = sent.get(addr, since)
+                t = (last if last > since else since) + period
                 if claim.lease > 0:
-                    leases.append((claim.heard + claim.lease, claim))
-                if period < every.get(addr, math.inf):
+                    end = claim.heard + claim.lease
+                    if end <= now:
+                        expired.append(claim)
+                    if end < first_end:
+                        first_end = end
+                if period < every.get(addr, inf):
                     every[addr] = period
-            if t < due.get(addr, math.inf):
+            if t < due.get(addr, inf):
                 due[addr] = t
-        return due, leases, every
+        return due, expired, first_end, every
 
     def next_keepalive(self) -> float | None:
         """When :meth:`alive_round` next has something to do (None: no claims): a
         keepalive to send or a lease to give up on."""
-        due, leases, _every = self._keepalive_times()
-        return self._next_alive(due.values(), leases)
+        due, _expired, first_end, _every = self._keepalive_times()
+        return self._next_alive(due.values(), first_end)
 
-    def _next_alive(
-        self, due: Iterable[float], leases: list[tuple[float, HeldClaim]]
-    ) -> float | None:
+    def _next_alive(self, due: Iterable[float], first_end: float) -> float | None:
         times = list(due)
-        times += [t for t, _ in leases]
+        if first_end < math.inf:
+            times.append(first_end)
         times += [min(u.until, u.again) for u in self._unsure.values()]
         return min(times, default=None)
 
@@ -1511,12 +1519,10 @@ class Schedd:
         the job lease has run out), then the keepalives to send. Sets :attr:`alive_next`,
         :meth:`next_keepalive` as the round leaves the claims (without a second look)."""
         out = Outbox()
-        due, leases, every = self._keepalive_times()
-        changed = False
-        for deadline, claim in leases:
-            if deadline <= now:
-                self._give_up(claim, now, out)
-                changed = True
+        due, expired, first_end, every = self._keepalive_times(now)
+        changed = bool(expired)
+        for claim in expired:
+            self._give_up(claim, now, out)
         for cid, u in list(self._unsure.items()):
             if u.until <= now:
                 self._settle_unsure(cid, now, "the claim's lease is over")
@@ -1534,7 +1540,7 @@ class Schedd:
             # a startd sent a keepalive now is next due a period of its claims from now
             for addr in keepalives:
                 due[addr] = now + every[addr]
-            self.alive_next = self._next_alive(due.values(), leases)
+            self.alive_next = self._next_alive(due.values(), first_end)
         return out, keepalives
 
     def _give_up(self, claim: HeldClaim, now: float, out: Outbox) -> None:
