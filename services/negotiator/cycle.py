@@ -908,10 +908,7 @@ class _Slots:
         self._left[row] = left
         self._unwritten.add(row)
         # A fresh copy each time: the ad offered with an earlier match must not change.
-        ad = self.current[row] = before.copy()
-        ad.set_literals(
-            [(res, int(v) if (v := left[k]).is_integer() else v) for k, res in self._owned(row)]
-        )
+        ad = self.current[row] = self._holding(row, before, left)
         self._deducted.add(row)
         self.view.dirty.add(row)
         if self._fine is not None:
@@ -924,6 +921,15 @@ class _Slots:
             w1 = self.slot_weight(ad, row, left)
         self._weight_now[row] = w1
         return w0 - w1
+
+    def _holding(self, row: int, ad: ClassAd, left: list[float]) -> ClassAd:
+        """A copy of p-slot ``row``'s ``ad`` holding the resources ``left`` (whole
+        numbers as integers, as _preserve_int writes them)."""
+        out = ad.copy()
+        out.set_literals(
+            [(res, int(v) if (v := left[k]).is_integer() else v) for k, res in self._owned(row)]
+        )
+        return out
 
     def _owned(self, row: int) -> list[tuple[int, str]]:
         """(index, name) of each resource p-slot ``row`` lists."""
@@ -951,15 +957,10 @@ class _Slots:
             return self.weights[row]
         if not self.cfg.use_slot_weights:
             return 1.0
-        before = self.ad(row)
         left = _minus(self.left(row), cons)
         w1 = self.cached_weight(row, left)
         if w1 is None:
-            after = before.copy()
-            for k, res in enumerate(self.resources):
-                if self.owns[k, row]:
-                    after[res] = _preserve_int(left[k])
-            w1 = self.slot_weight(after, row, left)
+            w1 = self.slot_weight(self._holding(row, self.ad(row), left), row, left)
         self._costed = (row, cons, w1, left)
         return self.weight_now(row) - w1
 
@@ -1968,11 +1969,7 @@ class _Cycle:
                 only_startd_rank = True
             log_this = len(self.matches) < self.cfg.log_match_limit
             plain = not (log_this or only_startd_rank or fixed or per_slot)
-            if (
-                plain
-                and not heap
-                and self._match_run(req, turn, i, slots, st, stream, cons_of, limited)
-            ):
+            if plain and not heap and self._match_run(req, turn, i, slots, st, stream, limited):
                 continue
             if (
                 plain
@@ -2080,7 +2077,6 @@ class _Cycle:
         slots: _Slots,
         st: _TurnUsage,
         stream: CandidateStream,
-        cons_of: PslotConsumption,
         limited: bool,
     ) -> int:
         """Match the request's next jobs to the unclaimed static slots at the head of its
