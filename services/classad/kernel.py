@@ -18,10 +18,10 @@ Every evaluation spends a step budget (:mod:`.budget`): a vectorised node costs 
 from __future__ import annotations
 
 import operator
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import repeat
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 import numpy as np
 
@@ -87,6 +87,12 @@ class KernelStats:
             self.fallback_exprs.append(unparse(expr)[:200])
 
 
+class SuppliedColumn(Protocol):
+    """A column sent ready to build (``packedcolumns.PackedColumn``)."""
+
+    def column(self, pool: V.StringPool) -> Column: ...
+
+
 class Column:
     """One attribute over all rows: literal values, plus row groups holding expressions."""
 
@@ -103,7 +109,7 @@ class Column:
         self.codes: tuple[np.ndarray, int, int] | None = None
 
 
-def _literal_of(e: Expr) -> tuple[bool, Any]:
+def literal_of(e: Expr) -> tuple[bool, Any]:
     if type(e) is Literal:
         return True, e.value
     if type(e) is Unary and e.op == "-" and type(e.operand) is Literal:  # -5 parses as -(5)
@@ -180,6 +186,7 @@ class ColumnCarry:
         # key -> (the lists it was made from, what was made: see derived)
         self._derived: dict[str, tuple[tuple[Any, ...], Any]] = {}
         self._ads: list[Any] = []  # the last table's ads, alive so their ids stay theirs
+        self._built: dict[str, int] = {}  # key -> the table that last built its column
         self._ad_ids = np.zeros(0, np.intp)
         self.table = 0  # tables begun
         self.changed: np.ndarray | None = None  # rows whose ad was replaced (None: moved)
@@ -232,6 +239,15 @@ class ColumnCarry:
         self._reads[key] = (out, self.table)
         return out
 
+    def mark_built(self, key: str) -> None:
+        """The table just begun built the column of ``key`` (however it built it)."""
+        self._built[key] = self.table
+
+    def names_built(self) -> list[str]:
+        """The keys whose columns the last table built: the names a columnar snapshot
+        is asked to send for the next."""
+        return [k for k, t in self._built.items() if t == self.table]
+
     def derived(self, key: str, sources: tuple[Any, ...], make: Callable[[], T]) -> T:
         """``make()``, made from ``sources`` (lists :meth:`per_row` gave): what it made
         last time while they are the very objects they were then."""
@@ -276,8 +292,12 @@ class SlotTable:
         ads: Sequence[ClassAd],
         watch: frozenset[str] = frozenset(),
         carry: ColumnCarry | None = None,
+        supplied: Mapping[str, SuppliedColumn] | None = None,
     ) -> None:
         self.ads = list(ads)
+        # columns sent ready to build, by lower-case name (a columnar snapshot's): read
+        # from there, not from the ads
+        self._supplied = supplied or {}
         self.n = len(self.ads)
         # ads of exactly ClassAd are read straight from their attributes (a subclass may
         # watch its lookups)
@@ -311,8 +331,11 @@ class SlotTable:
             self.touched = True
         col = self._cols.get(key)
         if col is None:
-            col = self._build(key)
+            supplied = self._supplied.get(key)
+            col = self._build(key) if supplied is None else supplied.column(self.pool)
             self._cols[key] = col
+            if self._carry is not None:
+                self._carry.mark_built(key)
         return col
 
     def gather(self, names: Iterable[str]) -> None:
@@ -328,6 +351,7 @@ class SlotTable:
             for k in dict.fromkeys(n.lower() for n in names)
             if k not in self._cols
             and k not in self._gathered
+            and k not in self._supplied
             and (carry is None or carry.patchable(k) is None)
         ]
         if len(keys) < 2 or not self.n:
@@ -492,7 +516,7 @@ class SlotTable:
         for k in np.flatnonzero((kinds == 0) & present).tolist():
             e = distinct[k]
             assert e is not None
-            ok, v = _literal_of(e)
+            ok, v = literal_of(e)
             if not ok:
                 g = groups.get(text := unparse(e))
                 if g is None:
@@ -625,7 +649,7 @@ class _Evaluator:
         e = self.c.lookup(name)
         if e is None:
             return self.const(UNDEFINED, rows)
-        ok, v = _literal_of(e)
+        ok, v = literal_of(e)
         if ok:
             return self.const(v, rows)
         key = (CONST, name.lower())

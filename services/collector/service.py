@@ -20,6 +20,7 @@ import grpc.aio
 from .. import rpc, turns
 from ..auth import Role, current_role
 from ..daemon import DaemonContext, abort_invalid
+from ..packedcolumns import column_to_pb
 from ..v1 import collector_pb2 as cpb
 from ..v1 import collector_pb2_grpc as cgrpc
 from ..wire import PARTS, WireError, frame_parts, room_for
@@ -244,7 +245,14 @@ class CollectorService(cgrpc.CollectorServicer):
         now = self.ctx.clock.now()
         try:
             since = (request.since_epoch, request.since_seq) if request.since_epoch else None
-            snap = self.store.snapshot(request.constraint, request.projection, now, since)
+            handover = rpc.handover_wanted(context)  # the negotiator of this process
+            snap = self.store.snapshot(
+                request.constraint,
+                request.projection,
+                now,
+                since,
+                columns=() if handover else request.columns,  # it reads the ads it is handed
+            )
         except CostlyConstraint as exc:
             await context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED, str(exc))
             return b""  # not reached: abort raises
@@ -253,7 +261,7 @@ class CollectorService(cgrpc.CollectorServicer):
             return b""  # not reached: abort raises
         self.calls["snapshot_deltas"] += snap.delta
         self.calls["snapshot_slot_ads"] += len(snap.slots)
-        if rpc.handover_wanted(context):  # the negotiator of this process: the records
+        if handover:
             return rpc.Handover(snap)
         # framed in turns (100,000 slots take a few tenths of a second); the records are
         # those of the moment the snapshot was taken, whatever arrives meanwhile
@@ -274,6 +282,7 @@ class CollectorService(cgrpc.CollectorServicer):
                 private_order=() if snap.same_order else snap.private_order,
                 private_rows=snap.private_rows,
                 same_order=snap.same_order,
+                columns=[column_to_pb(c) for c in snap.columns],
             ).SerializeToString()
         )
         return b"".join(parts)

@@ -49,15 +49,17 @@ import heapq
 import logging
 import secrets
 from collections import Counter
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from ..classad import BudgetExceeded, ClassAd, ClassAdSyntaxError, evaluate, parse_expr, unparse
 from ..classad.kernel import CompiledExpr, SlotTable, table_budget
 from ..classad.tree import Expr, Literal
+from ..packedcolumns import PackedColumn
 from ..v1 import classad_pb2 as pb
 from ..wire import ad_to_bytes, frame_field, iter_attribute_entries
+from .columns import SlotColumns
 
 log = logging.getLogger(__name__)
 
@@ -226,6 +228,8 @@ class CollectorSnapshot:
     private_order: list[str] = field(default_factory=list)
     private_rows: list[int] = field(default_factory=list)
     same_order: bool = False  # a delta naming the ads in the order the asker holds
+    # the slot columns asked for, over every slot of the snapshot (a delta's included)
+    columns: list[PackedColumn] = field(default_factory=list)
 
     def slot_ads(self) -> list[ClassAd]:
         return [r.projected(self.keep) for r in self.slots]
@@ -285,6 +289,7 @@ class AdStore:
         self._rows_made = False
         self._slot_row: dict[str, int] = {}
         self._private_row: dict[str, int] = {}
+        self.columns = SlotColumns()  # what columnar snapshots ask for, kept as ads come
 
     # -- updates ---------------------------------------------------------------
     def update(
@@ -348,6 +353,7 @@ class AdStore:
             if old is not None:
                 self._states[old.state] -= 1
             self._states[record.state] += 1
+            self.columns.put(key, record.ad)
         table[key] = record
         self.updates += 1
         if type_key in (_MACHINE_KEY, _PRIVATE_KEY):
@@ -379,6 +385,7 @@ class AdStore:
             due.discard(rec.name.lower())
         if type_key == _MACHINE_KEY:
             self._states[rec.state] -= 1
+            self.columns.drop(rec.name.lower())
 
     def slot_states(self) -> Counter[str | None]:
         """The slot ads by their State's first letter ("": an empty State, None: no
@@ -571,10 +578,25 @@ class AdStore:
         projection: Sequence[str] = (),
         now: float = 0.0,
         since: tuple[str, int] | None = None,
+        columns: Sequence[str] = (),
     ) -> CollectorSnapshot:
         """Slot ads where ``constraint`` is true and the private ads of those slots.
         ``since``: the (epoch, seq) of a snapshot the asker holds; when it is this
-        store's and nothing is projected, the snapshot is a delta against it."""
+        store's and nothing is projected, the snapshot is a delta against it.
+        ``columns``: slot attributes sent as columns too, over every slot."""
+        snap, keys = self._snapshot(constraint, projection, now, since)
+        if columns:
+            snap.columns = self.columns.pack(columns, keys())
+        return snap
+
+    def _snapshot(
+        self,
+        constraint: str | Expr | None,
+        projection: Sequence[str],
+        now: float,
+        since: tuple[str, int] | None,
+    ) -> tuple[CollectorSnapshot, Callable[[], list[str]]]:
+        """The snapshot, and what gives the name keys of every slot it stands for."""
         expr = parse_constraint(constraint)
         keep = projection_keys(projection, _SNAPSHOT_PROJECTED)
         if (
@@ -586,15 +608,19 @@ class AdStore:
             and since[1] >= self._log_from
             and (found := self._same_order_delta(since[1], now)) is not None
         ):
-            return found
+            return found, lambda: list(self._tables.get(_MACHINE_KEY, {}))
         slots = self.select(MACHINE, expr, now)
         private_table = self._tables.get(_PRIVATE_KEY, {})
         private = [p for r in slots if (p := private_table.get(r.name.lower())) is not None]
         snap = CollectorSnapshot(slots, private, keep, now, self.epoch, self.seq)
         snap.slot_order = [r.name for r in slots]
         snap.private_order = [p.name for p in private]
+
+        def keys() -> list[str]:
+            return [r.name.lower() for r in slots]
+
         if since is None or keep is not None or since[0] != self.epoch or since[1] > self.seq:
-            return snap
+            return snap, keys
         after = since[1]
         snap.delta = True
         # every slot ad, none added, removed or renamed since the asker's snapshot: the
@@ -604,7 +630,7 @@ class AdStore:
         snap.slots = [slots[k] for k in snap.slot_rows]
         snap.private_rows = [k for k, p in enumerate(private) if p.seq > after]
         snap.private = [private[k] for k in snap.private_rows]
-        return snap
+        return snap, keys
 
     def _same_order_delta(self, after: int, now: float) -> CollectorSnapshot | None:
         """The snapshot of every slot since ``after``, when no ad came, went or was

@@ -55,7 +55,7 @@ import heapq
 import math
 import struct
 import sys
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple, TypeVar
 
@@ -71,6 +71,7 @@ from ..classad.kernel import (
     KernelStats,
     MatchResult,
     SlotTable,
+    SuppliedColumn,
     Varying,
     match_vector,
     table_budget,
@@ -160,6 +161,9 @@ class CycleAds:
     private_ads: Sequence[ClassAd] = ()
     submitters: Sequence[ClassAd] = ()
     schedulers: Sequence[ClassAd] = ()
+    # slot attributes sent as columns (a columnar snapshot), by lower-case name: read
+    # from there rather than from the ads
+    slot_columns: Mapping[str, SuppliedColumn] = field(default_factory=dict)
 
 
 def _int_attr(ad: ClassAd, name: str, what: str, *, default: int | None = None) -> int:
@@ -458,7 +462,7 @@ class _Slots:
         self.ads = list(snapshot.slots)
         # every slot, for the phase-2 masks
         self._carry = None if carry is None else carry.slots
-        self.table = SlotTable(self.ads, carry=self._carry)
+        self.table = SlotTable(self.ads, carry=self._carry, supplied=snapshot.slot_columns)
         self.cfg = cfg
         self.kstats = stats
         n = self.n = len(self.ads)

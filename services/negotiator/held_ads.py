@@ -46,6 +46,10 @@ class HeldSlotAds:
         """What to ask the next snapshot since (None: nothing held, ask for all)."""
         return (self.epoch, self.seq) if self.epoch else None
 
+    def slot_names(self) -> Sequence[str]:
+        """The Names of the slot ads the last merge gave, in order."""
+        return self._slots.names
+
     def forget(self) -> None:
         self.epoch, self.seq = "", 0
         self._slots, self._private = _Held(), _Held()

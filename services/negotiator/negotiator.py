@@ -82,6 +82,12 @@ class Negotiator:
         self._log: list[str] = []
         self._events: list[Event] = []
 
+    def snapshot_columns(self) -> list[str]:
+        """The slot attributes to ask a columnar snapshot for: those the last cycle's
+        expressions read (a cycle reads the same names as the one before, but for a
+        new job's; what is not sent is read from the ads)."""
+        return self.columns.slots.names_built()
+
     def started(self, now: float) -> None:
         self.start_time = int(now)
         self.cadence.next_due = now  # first cycle at start

@@ -32,7 +32,7 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -44,6 +44,7 @@ from ..auth import Role, current_role
 from ..claimid import from_sinful, sinful
 from ..classad import ClassAd
 from ..daemon import RPC_TIMEOUT, DaemonContext, periodic
+from ..packedcolumns import PackedColumn, column_from_pb
 from ..v1 import collector_pb2 as cpb
 from ..v1 import collector_pb2_grpc as cgrpc
 from ..v1 import negotiator_pb2 as npb
@@ -355,12 +356,12 @@ class NegotiatorService(ngrpc.NegotiatorServicer):
             rpc.call(coll.Query, cpb.QueryRequest(ad_type="Submitter"), timeout=RPC_TIMEOUT),
         )
         try:
-            slots, private = await self.ctx.offload(self._decode_snapshot, snap_reply)
+            slots, private, columns = await self.ctx.offload(self._decode_snapshot, snap_reply)
         except StaleSnapshot as exc:  # held nothing now: the whole snapshot, once
             log.warning("%s: %s; asking for every ad", self.name, exc)
             snap_reply = await self._fetch_snapshot(None)
             try:
-                slots, private = await self.ctx.offload(self._decode_snapshot, snap_reply)
+                slots, private, columns = await self.ctx.offload(self._decode_snapshot, snap_reply)
             except StaleSnapshot as again:  # a collector that sends deltas unasked
                 raise WireError(f"snapshot reply does not fit: {again}") from None
         return CycleAds(
@@ -368,19 +369,23 @@ class NegotiatorService(ngrpc.NegotiatorServicer):
             private_ads=private,
             submitters=ads_from_pb(submitter_reply.ads),
             schedulers=ads_from_pb(schedd_reply.ads),
+            slot_columns=columns,
         )
 
     async def _fetch_snapshot(self, since: tuple[str, int] | None) -> bytes | rpc.Handover:
         request = cpb.SnapshotRequest()
         if since is not None:
             request.since_epoch, request.since_seq = since
+        request.columns.extend(self.core.snapshot_columns())
         return await rpc.call(
             self._snapshot_call(), request, timeout=RPC_TIMEOUT, metadata=(rpc.HANDOVER,)
         )
 
-    def _decode_snapshot(self, raw: bytes | rpc.Handover) -> tuple[list[ClassAd], list[ClassAd]]:
+    def _decode_snapshot(
+        self, raw: bytes | rpc.Handover
+    ) -> tuple[list[ClassAd], list[ClassAd], dict[str, PackedColumn]]:
         """The whole snapshot: the ads the reply carries, decoded, and (a delta) the
-        ones held since the last cycle. A collector of this process hands over its
+        ones held since the last cycle; the columns it carries. A collector of this process hands over its
         records: their ads as they are (immutable, as decoded ones), with their bytes for
         the matches that send them on."""
         decoder = self._slot_decoder
@@ -393,6 +398,7 @@ class NegotiatorService(ngrpc.NegotiatorServicer):
                 [a for a, w in zip(slot_ads, wires, strict=True) if w is not None],
                 [w for w in wires if w is not None],
             )
+            columns: dict[str, PackedColumn] = {}  # it reads the ads it is handed
             slots, private = self.core.slot_ads.merge(
                 snap.epoch,
                 snap.seq,
@@ -423,9 +429,30 @@ class NegotiatorService(ngrpc.NegotiatorServicer):
                 ),
                 head.same_order,
             )
+            columns = self._columns(head.columns, slots)
         decoder.keep(slots)  # held ads: their bytes are sent on with their matches
         decoder.end_round()
-        return slots, private
+        return slots, private, columns
+
+    def _columns(
+        self, sent: Sequence[cpb.SlotColumn], slots: list[ClassAd]
+    ) -> dict[str, PackedColumn]:
+        """The columns a reply carries, by lower-case name, each checked against the
+        snapshot's slots (WireError naming the attribute and slot when one does not fit)."""
+        if not sent:
+            return {}
+        names = self.core.slot_ads.slot_names()
+        if len(names) != len(slots):  # a whole snapshot the collector did not name
+            names = [str(ad.eval("Name")) for ad in slots]
+        asked = {n.lower() for n in self.core.snapshot_columns()}
+        out: dict[str, PackedColumn] = {}
+        for msg in sent:
+            key = msg.name.lower()
+            if key not in asked or key in out:
+                why = "twice" if key in out else "unasked"
+                raise WireError(f"snapshot column {msg.name!r} sent {why}")
+            out[key] = column_from_pb(msg, names)
+        return out
 
     async def _fetch_requests(
         self, snapshot: CycleAds, notes: list[LogLine]

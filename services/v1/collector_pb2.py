@@ -26,13 +26,15 @@ _sym_db = _symbol_database.Default()
 from mockpool.v1 import classad_pb2 as mockpool_dot_v1_dot_classad__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1bmockpool/v1/collector.proto\x12\x0bmockpool.v1\x1a\x19mockpool/v1/classad.proto\"h\n\x08\x41\x64Update\x12\x0f\n\x07\x61\x64_type\x18\x01 \x01(\t\x12 \n\x02\x61\x64\x18\x02 \x01(\x0b\x32\x14.mockpool.v1.ClassAd\x12\x12\n\ninvalidate\x18\x03 \x01(\x08\x12\x15\n\rstable_prefix\x18\x04 \x01(\r\":\n\x10\x41\x64vertiseRequest\x12&\n\x07updates\x18\x01 \x03(\x0b\x32\x15.mockpool.v1.AdUpdate\"2\n\x0e\x41\x64vertiseReply\x12\x10\n\x08\x61\x63\x63\x65pted\x18\x01 \x01(\x05\x12\x0e\n\x06\x65rrors\x18\x02 \x03(\t\"G\n\x0cQueryRequest\x12\x0f\n\x07\x61\x64_type\x18\x01 \x01(\t\x12\x12\n\nconstraint\x18\x02 \x01(\t\x12\x12\n\nprojection\x18\x03 \x03(\t\"/\n\nQueryReply\x12!\n\x03\x61\x64s\x18\x01 \x03(\x0b\x32\x14.mockpool.v1.ClassAd\"a\n\x0fSnapshotRequest\x12\x12\n\nconstraint\x18\x01 \x01(\t\x12\x12\n\nprojection\x18\x02 \x03(\t\x12\x13\n\x0bsince_epoch\x18\x03 \x01(\t\x12\x11\n\tsince_seq\x18\x04 \x01(\x04\"\x9b\x02\n\rSnapshotReply\x12#\n\x05slots\x18\x01 \x03(\x0b\x32\x14.mockpool.v1.ClassAd\x12)\n\x0bprivate_ads\x18\x02 \x03(\x0b\x32\x14.mockpool.v1.ClassAd\x12\x0b\n\x03now\x18\x03 \x01(\x01\x12\x1a\n\x12slot_stable_prefix\x18\x04 \x03(\r\x12\r\n\x05\x65poch\x18\x05 \x01(\t\x12\x0b\n\x03seq\x18\x06 \x01(\x04\x12\r\n\x05\x64\x65lta\x18\x07 \x01(\x08\x12\x12\n\nslot_order\x18\x08 \x03(\t\x12\x11\n\tslot_rows\x18\t \x03(\r\x12\x15\n\rprivate_order\x18\n \x03(\t\x12\x14\n\x0cprivate_rows\x18\x0b \x03(\r\x12\x12\n\nsame_order\x18\x0c \x01(\x08\x32\xd7\x01\n\tCollector\x12G\n\tAdvertise\x12\x1d.mockpool.v1.AdvertiseRequest\x1a\x1b.mockpool.v1.AdvertiseReply\x12;\n\x05Query\x12\x19.mockpool.v1.QueryRequest\x1a\x17.mockpool.v1.QueryReply\x12\x44\n\x08Snapshot\x12\x1c.mockpool.v1.SnapshotRequest\x1a\x1a.mockpool.v1.SnapshotReplyb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1bmockpool/v1/collector.proto\x12\x0bmockpool.v1\x1a\x19mockpool/v1/classad.proto\"h\n\x08\x41\x64Update\x12\x0f\n\x07\x61\x64_type\x18\x01 \x01(\t\x12 \n\x02\x61\x64\x18\x02 \x01(\x0b\x32\x14.mockpool.v1.ClassAd\x12\x12\n\ninvalidate\x18\x03 \x01(\x08\x12\x15\n\rstable_prefix\x18\x04 \x01(\r\":\n\x10\x41\x64vertiseRequest\x12&\n\x07updates\x18\x01 \x03(\x0b\x32\x15.mockpool.v1.AdUpdate\"2\n\x0e\x41\x64vertiseReply\x12\x10\n\x08\x61\x63\x63\x65pted\x18\x01 \x01(\x05\x12\x0e\n\x06\x65rrors\x18\x02 \x03(\t\"G\n\x0cQueryRequest\x12\x0f\n\x07\x61\x64_type\x18\x01 \x01(\t\x12\x12\n\nconstraint\x18\x02 \x01(\t\x12\x12\n\nprojection\x18\x03 \x03(\t\"/\n\nQueryReply\x12!\n\x03\x61\x64s\x18\x01 \x03(\x0b\x32\x14.mockpool.v1.ClassAd\"r\n\x0fSnapshotRequest\x12\x12\n\nconstraint\x18\x01 \x01(\t\x12\x12\n\nprojection\x18\x02 \x03(\t\x12\x13\n\x0bsince_epoch\x18\x03 \x01(\t\x12\x11\n\tsince_seq\x18\x04 \x01(\x04\x12\x0f\n\x07\x63olumns\x18\x05 \x03(\t\"\x8e\x01\n\nSlotColumn\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\r\n\x05kinds\x18\x02 \x01(\x0c\x12\x0c\n\x04ints\x18\x03 \x03(\x12\x12\r\n\x05reals\x18\x04 \x03(\x01\x12\x0f\n\x07strings\x18\x05 \x03(\t\x12\x13\n\x0bstring_rows\x18\x06 \x03(\r\x12\r\n\x05\x65xprs\x18\x07 \x03(\t\x12\x11\n\texpr_rows\x18\x08 \x03(\r\"\xc5\x02\n\rSnapshotReply\x12#\n\x05slots\x18\x01 \x03(\x0b\x32\x14.mockpool.v1.ClassAd\x12)\n\x0bprivate_ads\x18\x02 \x03(\x0b\x32\x14.mockpool.v1.ClassAd\x12\x0b\n\x03now\x18\x03 \x01(\x01\x12\x1a\n\x12slot_stable_prefix\x18\x04 \x03(\r\x12\r\n\x05\x65poch\x18\x05 \x01(\t\x12\x0b\n\x03seq\x18\x06 \x01(\x04\x12\r\n\x05\x64\x65lta\x18\x07 \x01(\x08\x12\x12\n\nslot_order\x18\x08 \x03(\t\x12\x11\n\tslot_rows\x18\t \x03(\r\x12\x15\n\rprivate_order\x18\n \x03(\t\x12\x14\n\x0cprivate_rows\x18\x0b \x03(\r\x12\x12\n\nsame_order\x18\x0c \x01(\x08\x12(\n\x07\x63olumns\x18\r \x03(\x0b\x32\x17.mockpool.v1.SlotColumn*\x9e\x01\n\nColumnKind\x12\x12\n\x0e\x43OLUMN_MISSING\x10\x00\x12\x0f\n\x0b\x43OLUMN_BOOL\x10\x01\x12\x0e\n\nCOLUMN_INT\x10\x02\x12\x0f\n\x0b\x43OLUMN_REAL\x10\x03\x12\x11\n\rCOLUMN_STRING\x10\x04\x12\x14\n\x10\x43OLUMN_UNDEFINED\x10\x05\x12\x10\n\x0c\x43OLUMN_ERROR\x10\x06\x12\x0f\n\x0b\x43OLUMN_EXPR\x10\x07\x32\xd7\x01\n\tCollector\x12G\n\tAdvertise\x12\x1d.mockpool.v1.AdvertiseRequest\x1a\x1b.mockpool.v1.AdvertiseReply\x12;\n\x05Query\x12\x19.mockpool.v1.QueryRequest\x1a\x17.mockpool.v1.QueryReply\x12\x44\n\x08Snapshot\x12\x1c.mockpool.v1.SnapshotRequest\x1a\x1a.mockpool.v1.SnapshotReplyb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'mockpool.v1.collector_pb2', _globals)
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
+  _globals['_COLUMNKIND']._serialized_start=1001
+  _globals['_COLUMNKIND']._serialized_end=1159
   _globals['_ADUPDATE']._serialized_start=71
   _globals['_ADUPDATE']._serialized_end=175
   _globals['_ADVERTISEREQUEST']._serialized_start=177
@@ -44,9 +46,11 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_QUERYREPLY']._serialized_start=362
   _globals['_QUERYREPLY']._serialized_end=409
   _globals['_SNAPSHOTREQUEST']._serialized_start=411
-  _globals['_SNAPSHOTREQUEST']._serialized_end=508
-  _globals['_SNAPSHOTREPLY']._serialized_start=511
-  _globals['_SNAPSHOTREPLY']._serialized_end=794
-  _globals['_COLLECTOR']._serialized_start=797
-  _globals['_COLLECTOR']._serialized_end=1012
+  _globals['_SNAPSHOTREQUEST']._serialized_end=525
+  _globals['_SLOTCOLUMN']._serialized_start=528
+  _globals['_SLOTCOLUMN']._serialized_end=670
+  _globals['_SNAPSHOTREPLY']._serialized_start=673
+  _globals['_SNAPSHOTREPLY']._serialized_end=998
+  _globals['_COLLECTOR']._serialized_start=1162
+  _globals['_COLLECTOR']._serialized_end=1377
 # @@protoc_insertion_point(module_scope)

@@ -1,0 +1,278 @@
+"""Columnar snapshots: slot columns kept by the collector as ads arrive, packed for the
+wire, checked and read back by the negotiator into the match kernel's columns."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from mockpool import packedcolumns as pc
+from mockpool.classad import ClassAd, parse_expr, unparse
+from mockpool.classad.kernel import Column, SlotTable
+from mockpool.classad.vector import StringPool
+from mockpool.collector.columns import SlotColumns
+from mockpool.collector.store import AdStore
+from mockpool.v1 import collector_pb2 as cpb
+from mockpool.wire import WireError
+
+NAMES = ("Cpus", "Memory", "Arch", "Start", "Flag")
+
+# what an attribute may hold: every kind a column row has, and repeats of each
+VALUES = st.one_of(
+    st.none(),  # missing
+    st.booleans(),
+    st.integers(-(2**63), 2**63 - 1),
+    st.sampled_from([0, 1, 2, 4, 16]),
+    st.floats(allow_nan=True, allow_infinity=True),
+    st.sampled_from(["X86_64", "x86_64", "INTEL", ""]),
+    st.text(max_size=4),
+    st.sampled_from(
+        [
+            "undefined",
+            "error",
+            "-3",
+            "-2.5",
+            "{1, 2}",
+            "[a = 1]",
+            "MY.Cpus * 2",
+            "TARGET.RequestCpus <= MY.Cpus",
+            "ifThenElse(Cpus > 1, true, undefined)",
+        ]
+    ).map(parse_expr),
+)
+
+
+def ad_of(name: str, values: dict[str, object]) -> ClassAd:
+    ad = ClassAd(Name=name)
+    for attr, v in values.items():
+        if v is not None:
+            ad[attr] = v
+    return ad
+
+
+ADS = st.lists(
+    st.fixed_dictionaries({n: VALUES for n in NAMES}), min_size=0, max_size=12
+).map(lambda rows: [ad_of(f"slot{k}@m", r) for k, r in enumerate(rows)])
+
+
+def as_read(col: Column, n: int) -> tuple[object, ...]:
+    """What a column says of each row, comparable between two columns of one pool."""
+    lit = col.lit
+    tags = lit.tags()
+
+    def full(a: object, dtype: object) -> np.ndarray:
+        return np.broadcast_to(np.asarray(0 if a is None else a, dtype=dtype), (n,))
+
+    ints, reals, strs = full(lit.i, np.int64), full(lit.f, np.float64), full(lit.s, np.int64)
+    rows = []
+    for r in range(n):
+        t = int(tags[r])
+        value = (ints[r], reals[r].tobytes(), strs[r], None if lit.o is None else lit.o[r])
+        rows.append((bool(col.present[r]), t, value[{2: 0, 3: 0, 4: 1, 5: 2}.get(t, 3)]))
+    exprs = sorted((rs.tolist(), unparse(e)) for rs, e in col.exprs)
+    in_exprs = {r for rs, _ in exprs for r in rs}
+    # an expression row's literal part is not read
+    return tuple(x if r not in in_exprs else x[0] for r, x in enumerate(rows)), tuple(
+        (tuple(rs), text) for rs, text in exprs
+    )
+
+
+def packed_over(ads: list[ClassAd], names: tuple[str, ...] = NAMES) -> list[pc.PackedColumn]:
+    cols = SlotColumns()
+    for ad in ads:
+        cols.put(ad.eval("Name").lower(), ad)
+    return cols.pack(names, [ad.eval("Name").lower() for ad in ads])
+
+
+def over_the_wire(col: pc.PackedColumn, slot_names: list[str]) -> pc.PackedColumn:
+    raw = pc.column_to_pb(col).SerializeToString()
+    return pc.column_from_pb(cpb.SlotColumn.FromString(raw), slot_names)
+
+
+@settings(max_examples=150, deadline=None)
+@given(ADS)
+def test_a_column_sent_packed_is_the_column_read_from_the_ads(ads: list[ClassAd]) -> None:
+    names = [str(ad.eval("Name")) for ad in ads]
+    table = SlotTable(ads)
+    for packed in packed_over(ads):
+        got = over_the_wire(packed, names).column(table.pool)
+        assert as_read(got, len(ads)) == as_read(table.column(packed.name), len(ads))
+        # the same partition of the rows (slot classes are made of it)
+        assert np.array_equal(
+            table.codes(got)[0] >= 0, table.codes(table.column(packed.name))[0] >= 0
+        )
+
+
+def test_a_column_packs_each_kind_in_row_order_by_hand() -> None:
+    start = parse_expr("TARGET.RequestCpus <= MY.Cpus")
+    ads = [
+        ad_of("a", {"X": 4}),
+        ad_of("b", {"X": "x86_64"}),
+        ad_of("c", {}),
+        ad_of("d", {"X": True}),
+        ad_of("e", {"X": 2.5}),
+        ad_of("f", {"X": start}),
+        ad_of("g", {"X": "x86_64"}),
+        ad_of("h", {"X": parse_expr("-7")}),
+        ad_of("i", {"X": parse_expr("TARGET.RequestCpus <= MY.Cpus")}),  # another tree
+    ]
+    (col,) = packed_over(ads, ("X",))
+    assert col.kinds.tolist() == [
+        pc.INT,
+        pc.STRING,
+        pc.MISSING,
+        pc.BOOL,
+        pc.REAL,
+        pc.EXPR,
+        pc.STRING,
+        pc.INT,
+        pc.EXPR,
+    ]
+    assert col.ints.tolist() == [4, 1, -7] and col.reals.tolist() == [2.5]
+    assert list(col.strings) == ["x86_64"] and col.string_rows.tolist() == [0, 0]
+    # two trees of one text are sent once
+    assert [unparse(e) for e in col.exprs] == [unparse(start)]
+    assert col.expr_rows.tolist() == [0, 0]
+
+
+def test_the_kinds_are_the_wire_enum() -> None:
+    for k, name in enumerate(pc.KIND_NAMES):
+        assert cpb.ColumnKind.Value(f"COLUMN_{name}") == k
+
+
+def test_the_collector_keeps_its_columns_as_slots_come_change_and_go() -> None:
+    cols = SlotColumns()
+    cols.put("s1", ad_of("s1", {"Cpus": 1}))
+    cols.put("s2", ad_of("s2", {"Cpus": 2}))
+    (c,) = cols.pack(["Cpus"], ["s2", "s1"])  # kept from here on
+    assert c.ints.tolist() == [2, 1] and cols.kept() == ["cpus"]
+    cols.put("s1", ad_of("s1", {"Cpus": "many"}))
+    cols.drop("s2")
+    cols.put("s3", ad_of("s3", {}))  # takes s2's row
+    assert len(cols) == 2
+    (c,) = cols.pack(["cpus"], ["s1", "s3"])
+    assert c.kinds.tolist() == [pc.STRING, pc.MISSING] and list(c.strings) == ["many"]
+    assert c.name == "cpus"
+    # a name no snapshot asks for is kept no more
+    for _ in range(SlotColumns.FORGET_AFTER + 1):
+        cols.pack(["Memory"], ["s1"])
+    assert cols.kept() == ["memory"]
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(
+        st.tuples(
+            st.sampled_from(["put", "put", "drop", "pack"]),
+            st.integers(0, 5),
+            st.fixed_dictionaries({n: VALUES for n in NAMES[:3]}),
+        ),
+        max_size=30,
+    )
+)
+def test_kept_columns_are_those_packed_from_the_ads_now(ops: list) -> None:
+    cols, ads = SlotColumns(), {}
+    for op, k, values in ops:
+        key = f"s{k}"
+        if op == "put":
+            ads[key] = ad_of(key, values)
+            cols.put(key, ads[key])
+        elif op == "drop":
+            ads.pop(key, None)
+            cols.drop(key)
+        keys = sorted(ads, reverse=k % 2 == 1)
+        if op == "pack" or k == 0:
+            got = cols.pack(NAMES[:3], keys)
+            fresh = packed_over([ads[x] for x in keys], NAMES[:3])
+            pool = StringPool()
+            for a, b in zip(got, fresh, strict=True):
+                assert as_read(a.column(pool), len(keys)) == as_read(b.column(pool), len(keys))
+
+
+def test_a_snapshot_carries_its_columns_over_every_slot_delta_or_not() -> None:
+    store = AdStore()
+    for k in (1, 2, 3):
+        store.update("Machine", ad_of(f"slot{k}@m", {"Cpus": k}), 0)
+    store.update("Machine", ad_of("slot1@m", {"Cpus": 1}), 0)  # the order settled
+    snap = store.snapshot(columns=["Cpus"])
+    assert [c.ints.tolist() for c in snap.columns] == [[1, 2, 3]]
+    store.update("Machine", ad_of("slot2@m", {"Cpus": 20}), 1)
+    # a delta in the same order: one ad, but the column of all three
+    delta = store.snapshot(since=(store.epoch, snap.seq), columns=["Cpus"])
+    assert delta.delta and delta.same_order and len(delta.slots) == 1
+    assert [c.ints.tolist() for c in delta.columns] == [[1, 20, 3]]
+    # a slot gone: a delta that names the slots, the column in their order
+    store.invalidate("Machine", "slot1@m")
+    delta = store.snapshot(since=(store.epoch, delta.seq), columns=["Cpus"])
+    assert delta.delta and not delta.same_order and delta.slot_order == ["slot2@m", "slot3@m"]
+    assert [c.ints.tolist() for c in delta.columns] == [[20, 3]]
+    # a constraint selects the rows of the columns too
+    snap = store.snapshot("Cpus > 5", columns=["Cpus", "Memory"])
+    assert [c.kinds.tolist() for c in snap.columns] == [[pc.INT], [pc.MISSING]]
+
+
+# ----------------------------------------------------------------------------- bad input
+
+SLOTS = ["slot1@m", "slot2@m", "slot3@m"]
+
+
+def good() -> cpb.SlotColumn:
+    """Memory over three slots: 1024, "lots", 2048."""
+    return cpb.SlotColumn(
+        name="Memory",
+        kinds=bytes([pc.INT, pc.STRING, pc.INT]),
+        ints=[1024, 2048],
+        strings=["lots"],
+        string_rows=[0],
+    )
+
+
+def refused(msg: cpb.SlotColumn) -> str:
+    with pytest.raises(WireError) as info:
+        pc.column_from_pb(msg, SLOTS)
+    return str(info.value)
+
+
+def test_a_good_column_reads_back() -> None:
+    col = pc.column_from_pb(good(), SLOTS)
+    assert col.ints.tolist() == [1024, 2048] and list(col.strings) == ["lots"]
+
+
+@pytest.mark.parametrize(
+    ("change", "says"),
+    [
+        (dict(kinds=bytes([pc.INT, pc.STRING])), "'Memory' has 2 rows for the snapshot's 3 slots"),
+        (dict(kinds=bytes([pc.INT, 9, pc.INT])), "'Memory', slot 'slot2@m': kind 9 is not"),
+        # a column of the wrong type: its kinds say numbers where it sends strings
+        (
+            dict(kinds=bytes([pc.INT, pc.INT, pc.INT])),
+            "'Memory', slot 'slot3@m': a INT row without its integer value",
+        ),
+        (dict(ints=[1024]), "'Memory', slot 'slot3@m': a INT row without its integer value"),
+        (dict(reals=[1.5]), "'Memory' has 1 real values for its 0 rows of that type"),
+        (
+            dict(kinds=bytes([pc.BOOL, pc.STRING, pc.INT])),
+            "'Memory', slot 'slot1@m': a BOOL row holds 1024, not 0 or 1",
+        ),
+        (dict(string_rows=[3]), "'Memory', slot 'slot2@m': string 3 of a table of 1"),
+        (
+            dict(kinds=bytes([pc.INT, pc.EXPR, pc.INT]), strings=[], string_rows=[],
+                 exprs=["Cpus >"], expr_rows=[0]),
+            "'Memory', slot 'slot2@m': expression 'Cpus >' does not parse",
+        ),
+        (dict(name=" "), "snapshot column without a name"),
+    ],
+)
+def test_a_column_that_does_not_hold_together_names_the_attribute_and_slot(
+    change: dict, says: str
+) -> None:
+    msg = good()
+    for field, value in change.items():
+        msg.ClearField(field)
+        if isinstance(value, list):
+            getattr(msg, field).extend(value)
+        else:
+            setattr(msg, field, value)
+    assert says in refused(msg)
