@@ -11,8 +11,9 @@ import grpc.aio
 import pytest
 
 from mockpool import auth, rpc
+from mockpool import packedcolumns as pc
 from mockpool.auth import Role
-from mockpool.classad import ClassAd, parse_expr
+from mockpool.classad import ClassAd, parse_expr, unparse
 from mockpool.clock import ManualClock
 from mockpool.collector.service import CollectorService
 from mockpool.config import parse_config
@@ -207,6 +208,31 @@ async def test_snapshot_refused_for_read_and_allowed_for_negotiator(coll: Runnin
     (slot,) = ads_from_pb(reply.slots)
     assert sorted(slot) == ["Cpus", "MyType", "Name"] and slot.eval("Cpus") == 1
     assert [a.eval("Name") for a in ads_from_pb(reply.private_ads)] == ["slot2@exec1"]
+
+
+async def test_a_snapshot_sends_the_columns_asked_for_over_every_slot(coll: Running) -> None:
+    await advertise(coll, pool_updates())
+    req = collector_pb2.SnapshotRequest(columns=["Cpus", "Start", "State", "Cpus"])
+    reply = await rpc.call(coll.stub(Role.NEGOTIATOR).Snapshot, req, timeout=5)
+    order = list(reply.slot_order)
+    assert order == ["slot1@exec1", "slot2@exec1", "slot1@exec2"]
+    cols = {c.name: pc.column_from_pb(c, order) for c in reply.columns}
+    assert list(cols) == ["Cpus", "Start", "State"]  # each once
+    assert cols["Cpus"].kinds.tolist() == [pc.INT, pc.INT, pc.MISSING]
+    assert cols["Cpus"].ints.tolist() == [4, 1]
+    assert cols["Start"].kinds.tolist() == [pc.EXPR, pc.EXPR, pc.MISSING]
+    assert [unparse(e) for e in cols["Start"].exprs] == ["TARGET.RequestCpus <= MY.Cpus"]
+    assert list(cols["State"].strings) == ["Unclaimed", "Claimed", "Owner"]
+    assert cols["State"].string_rows.tolist() == [0, 1, 2]
+    # a delta carries the ads changed, and the columns of every slot
+    await advertise(coll, [update("Machine", Name="slot2@exec1", Cpus=8, State="Claimed")])
+    req = collector_pb2.SnapshotRequest(
+        since_epoch=reply.epoch, since_seq=reply.seq, columns=["Cpus"]
+    )
+    delta = await rpc.call(coll.stub(Role.NEGOTIATOR).Snapshot, req, timeout=5)
+    assert delta.delta and names(ads_from_pb(delta.slots)) == ["slot2@exec1"]
+    (cpus,) = [pc.column_from_pb(c, order) for c in delta.columns]
+    assert cpus.ints.tolist() == [4, 8]
 
 
 async def test_private_ads_only_for_negotiator_and_admin(coll: Running) -> None:

@@ -16,11 +16,13 @@ from mockpool import auth, rpc
 from mockpool.auth import Role
 from mockpool.classad import ClassAd
 from mockpool.clock import ManualClock
+from mockpool.collector.columns import SlotColumns
 from mockpool.config import parse_config
 from mockpool.daemon import DaemonContext, EventLog
 from mockpool.negotiator import parse_negotiator_log
 from mockpool.negotiator import service as negotiator_service
 from mockpool.negotiator.service import NegotiatorService
+from mockpool.packedcolumns import INT, STRING, column_to_pb
 from mockpool.v1 import (
     collector_pb2,
     collector_pb2_grpc,
@@ -41,7 +43,9 @@ class FakeCollector(collector_pb2_grpc.CollectorServicer):
         self.private: list[ClassAd] = []
         self.ads: dict[tuple[str, str], ClassAd] = {}
         self.snapshot_requests: list[tuple[str, int]] = []
+        self.columns_asked: list[list[str]] = []
         self.stale = ""
+        self.bad_column: collector_pb2.SlotColumn | None = None  # sent for its name
 
     async def Snapshot(self, request, context):  # type: ignore[no-untyped-def]
         """Whole snapshots of epoch "e", seq 1; a delta naming a slot no one holds when
@@ -56,6 +60,16 @@ class FakeCollector(collector_pb2_grpc.CollectorServicer):
         ads_to_pb(self.private, reply.private_ads)
         reply.slot_order.extend(a.eval("Name") for a in self.slots)
         reply.private_order.extend(a.eval("Name") for a in self.private)
+        self.columns_asked.append(list(request.columns))
+        if request.columns:  # columns as a collector keeps them
+            kept = SlotColumns()
+            keys = [a.eval("Name").lower() for a in self.slots]
+            for key, ad in zip(keys, self.slots, strict=True):
+                kept.put(key, ad)
+            for col in kept.pack(request.columns, keys):
+                bad = self.bad_column
+                sent = bad if bad is not None and bad.name == col.name else column_to_pb(col)
+                reply.columns.append(sent)
         return reply
 
     async def Query(self, request, context):  # type: ignore[no-untyped-def]
@@ -324,6 +338,58 @@ async def test_collector_down_aborts_the_cycle_and_keeps_running(pool: Pool):
     assert p.svc.cycles == 0
     # HTCondor returns before re-arming: the timer stays on its period, start + INTERVAL
     assert p.svc.status()["next_cycle"] == 60.0
+
+
+async def test_a_cycle_asks_for_the_columns_the_last_read_and_matches_alike(pool: Pool):
+    p = pool
+    p.collector.ads[("Submitter", "alice@mockpool")] = submitter_ad(
+        "alice@mockpool", "schedd1", p.peer, 5
+    )
+    p.schedd.requests["schedd1"] = [request(1, 5).ad]
+    await p.svc.start()
+    await until(lambda: p.svc.cycles == 1 and p.clock.next_wakeup() == 60.0)
+    await p.clock.advance(60)
+    await until(lambda: p.svc.cycles == 2)
+    first, second = p.collector.columns_asked
+    assert first == [] and {"cpus", "memory", "start"} <= set(second)
+    by_cycle = [sorted((m.slot_name, m.claim_id) for m in msg.matches) for msg in p.schedd.matches]
+    assert len(by_cycle) == 2 and by_cycle[0] == by_cycle[1] and len(by_cycle[1]) == 3
+
+
+@pytest.mark.parametrize(
+    ("column", "says"),
+    [
+        # Cpus said to be an integer on every slot, but one slot's value is a string
+        (
+            collector_pb2.SlotColumn(
+                name="cpus", kinds=bytes([INT, INT, INT]), ints=[1, 1], strings=["one"]
+            ),
+            "snapshot column 'cpus', slot 'slot3@exec0001': a INT row without its integer",
+        ),
+        (
+            collector_pb2.SlotColumn(
+                name="cpus", kinds=bytes([INT, STRING, INT]), ints=[1, 1], string_rows=[0]
+            ),
+            "snapshot column 'cpus', slot 'slot2@exec0001': string 0 of a table of 0",
+        ),
+    ],
+)
+async def test_a_snapshot_column_of_the_wrong_type_aborts_the_cycle_naming_it(
+    pool: Pool, column: collector_pb2.SlotColumn, says: str
+):
+    p = pool
+    p.collector.bad_column = column
+    await p.svc.start()
+    await until(lambda: p.svc.cycles == 1 and p.clock.next_wakeup() == 60.0)
+    await p.clock.advance(60)
+    lines: list[str] = []
+
+    def said_why() -> bool:
+        lines.extend(p.svc.drain_log())
+        return any(says in x for x in lines)
+
+    await until(said_why)
+    assert "Aborting negotiation cycle" in "".join(lines) and p.svc.cycles == 1
 
 
 async def test_a_snapshot_delta_that_does_not_fit_is_asked_for_again_whole(pool: Pool):

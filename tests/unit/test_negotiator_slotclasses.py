@@ -20,9 +20,10 @@ from hypothesis import strategies as st
 
 from mockpool.classad import ClassAd, parse_expr
 from mockpool.classad.kernel import SlotTable
+from mockpool.collector.columns import SlotColumns
 from mockpool.config import parse_config
 from mockpool.negotiator import Accountant, CycleAds, ResourceRequest, negotiate
-from mockpool.negotiator.cycle import CycleConfig
+from mockpool.negotiator.cycle import CycleCarry, CycleConfig
 from mockpool.negotiator.slotclasses import (
     SlotClasses,
     WideTaint,
@@ -30,6 +31,8 @@ from mockpool.negotiator.slotclasses import (
     job_reach,
     referenced_attrs,
 )
+from mockpool.packedcolumns import column_from_pb, column_to_pb
+from mockpool.v1 import collector_pb2 as cpb
 
 STARTD = "10.0.0.1:9618"
 SCHEDD = "10.0.0.2:9618"
@@ -263,6 +266,45 @@ def test_class_based_cycle_makes_the_matches_of_the_slot_by_slot_cycle(
     by_class, by_slot = both_ways(snapshot, requests, config)
     assert outcome(by_class) == outcome(by_slot)
     assert by_slot.stats.slot_classes == by_slot.stats.candidate_slots
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(**RANDOM_CYCLES, pslots=st.sampled_from([0.0, 0.3]))
+def test_a_cycle_on_columns_sent_packed_makes_the_matches_of_a_cycle_on_the_ads(
+    seed: int, machines: int, config: str, pslots: float
+) -> None:
+    """A negotiator over the wire asks a columnar snapshot for the names its last cycle
+    read: a cycle that reads them from the columns the collector kept, packed, sent
+    and checked, matches as one that reads the ads."""
+    rng = random.Random(seed)
+    snapshot = random_pool(rng, machines, pslots=pslots)
+    requests = random_requests(rng, rng.choice([3, 12, 30]))
+    cfg = CycleConfig.from_config(parse_config(config, "test"))
+    carry = CycleCarry()
+    on_ads = negotiate(snapshot, requests, Accountant(), cfg, 100.0, columns=carry)
+    names = carry.slots.names_built()
+    assert "cpus" in names and "start" in names
+    kept = SlotColumns()
+    keys = [str(ad.eval("Name")).lower() for ad in snapshot.slots]
+    for key, ad in zip(keys, snapshot.slots, strict=True):
+        kept.put(key, ad)
+    slot_names = [str(ad.eval("Name")) for ad in snapshot.slots]
+    sent = {
+        c.name: column_from_pb(
+            cpb.SlotColumn.FromString(column_to_pb(c).SerializeToString()), slot_names
+        )
+        for c in kept.pack(names, keys)
+    }
+    on_columns = negotiate(
+        dataclasses.replace(snapshot, slot_columns=sent),
+        requests,
+        Accountant(),
+        cfg,
+        100.0,
+        columns=carry,
+    )
+    assert outcome(on_columns) == outcome(on_ads)
+    assert sorted(carry.slots.names_built()) == sorted(names)
 
 
 # Claimed slots alike but for whom they would preempt (no SlotID in the ranks)

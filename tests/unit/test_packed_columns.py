@@ -52,9 +52,9 @@ def ad_of(name: str, values: dict[str, object]) -> ClassAd:
     return ad
 
 
-ADS = st.lists(
-    st.fixed_dictionaries({n: VALUES for n in NAMES}), min_size=0, max_size=12
-).map(lambda rows: [ad_of(f"slot{k}@m", r) for k, r in enumerate(rows)])
+ADS = st.lists(st.fixed_dictionaries({n: VALUES for n in NAMES}), min_size=0, max_size=12).map(
+    lambda rows: [ad_of(f"slot{k}@m", r) for k, r in enumerate(rows)]
+)
 
 
 def as_read(col: Column, n: int) -> tuple[object, ...]:
@@ -258,8 +258,13 @@ def test_a_good_column_reads_back() -> None:
         ),
         (dict(string_rows=[3]), "'Memory', slot 'slot2@m': string 3 of a table of 1"),
         (
-            dict(kinds=bytes([pc.INT, pc.EXPR, pc.INT]), strings=[], string_rows=[],
-                 exprs=["Cpus >"], expr_rows=[0]),
+            dict(
+                kinds=bytes([pc.INT, pc.EXPR, pc.INT]),
+                strings=[],
+                string_rows=[],
+                exprs=["Cpus >"],
+                expr_rows=[0],
+            ),
             "'Memory', slot 'slot2@m': expression 'Cpus >' does not parse",
         ),
         (dict(name=" "), "snapshot column without a name"),
