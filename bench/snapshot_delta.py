@@ -10,6 +10,13 @@ since the last one and merged into the ads it holds (``AdStore.snapshot`` with `
 Prints, per pool size, the milliseconds of one round's snapshot and merge (the median
 of the rounds; the updates themselves are not timed), and the slot rows the delta
 carried.
+
+Then the columnar snapshot a negotiator in another process asks for: the slot columns
+one cycle reads (learnt from a cycle of one job shape), kept by the collector as the
+updates arrive. Prints the milliseconds of the collector's packing and encoding of them
+(``SlotColumn`` messages), of the negotiator's checking them and building its match
+columns from them, the megabytes sent, and, for comparison, the milliseconds of reading
+the same columns from held ads (``SlotTable``, cold).
 """
 
 from __future__ import annotations
@@ -18,11 +25,16 @@ import argparse
 import statistics
 import time
 
-from mockpool.classad import ClassAd
+from mockpool.classad import ClassAd, parse_expr
+from mockpool.classad.kernel import SlotTable
 from mockpool.collector.store import AdStore
 from mockpool.config import parse_config
+from mockpool.negotiator import Accountant, CycleAds, ResourceRequest, negotiate
+from mockpool.negotiator.cycle import CycleCarry, CycleConfig
 from mockpool.negotiator.held_ads import HeldSlotAds, SnapshotPart
+from mockpool.packedcolumns import column_from_pb, column_to_pb
 from mockpool.startd.machine import Machine
+from mockpool.v1 import collector_pb2 as cpb
 
 CPUS = 16
 
@@ -74,6 +86,70 @@ def run(slots: int, changed: int, rounds: int) -> tuple[float, int]:
     return statistics.median(times), carried
 
 
+def names_read(store: AdStore) -> list[str]:
+    """The slot columns a cycle of one job shape reads."""
+    snap = store.snapshot()
+    job = ClassAd(
+        ClusterId=1,
+        ProcId=0,
+        RequestCpus=1,
+        RequestMemory=1024,
+        RequestDisk=1000,
+        Owner="alice",
+        AutoClusterId=1,
+        Submitter="alice@mockpool",
+        ResourceRequestCount=100,
+    )
+    job["Requirements"] = parse_expr(
+        'TARGET.Arch == "X86_64" && TARGET.OpSys == "LINUX" && TARGET.Memory >= RequestMemory'
+    )
+    job["Rank"] = parse_expr("TARGET.KFlops")
+    carry = CycleCarry()
+    negotiate(
+        CycleAds([r.ad for r in snap.slots], [r.ad for r in snap.private]),
+        [ResourceRequest.from_ad(job, "schedd1", "127.0.0.1:2")],
+        Accountant(),
+        CycleConfig.from_config(parse_config("")),
+        1.0,
+        columns=carry,
+    )
+    return carry.slots.names_built()
+
+
+def columnar(slots: int, rounds: int) -> None:
+    store = AdStore()
+    fill(store, slots)
+    names = names_read(store)
+    store.snapshot(columns=names)  # the collector keeps them from here on
+    held = [r.ad for r in store.snapshot().slots]
+    order = [ad.eval("Name") for ad in held]
+    pack, read, cold, sent = [], [], [], 0
+    for _ in range(rounds):
+        t = time.perf_counter()
+        snap = store.snapshot(columns=names)
+        raw = [column_to_pb(c).SerializeToString() for c in snap.columns]
+        pack.append(time.perf_counter() - t)
+        sent = sum(map(len, raw))
+        t = time.perf_counter()
+        table = SlotTable(held, supplied={})
+        for b in raw:
+            col = column_from_pb(cpb.SlotColumn.FromString(b), order)
+            col.column(table.pool)
+        read.append(time.perf_counter() - t)
+        t = time.perf_counter()
+        table = SlotTable(held)
+        table.gather(names)
+        for name in names:
+            table.column(name)
+        cold.append(time.perf_counter() - t)
+    med = statistics.median
+    print(
+        f"slots {slots:,}  {len(names)} columns ({sent / 2**20:.1f} MiB):  "
+        f"collector packs {med(pack) * 1e3:.1f} ms, negotiator checks and builds "
+        f"{med(read) * 1e3:.1f} ms; read from held ads instead {med(cold) * 1e3:.1f} ms"
+    )
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     ap.add_argument("--slots", type=int, nargs="+", default=[10_000, 100_000])
@@ -86,6 +162,8 @@ def main() -> None:
             f"slots {slots:,}  changed {ns.changed} a round  "
             f"snapshot + merge {t * 1e3:.2f} ms  (the delta carried {carried} slots)"
         )
+    for slots in ns.slots:
+        columnar(slots, max(3, ns.rounds // 4))
 
 
 if __name__ == "__main__":
