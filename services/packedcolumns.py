@@ -151,17 +151,28 @@ class PackedColumn:
         return oval
 
 
+_INT64, _FLOAT64, _UINT32 = np.dtype("<i8"), np.dtype("<f8"), np.dtype("<u4")
+
+
 def column_to_pb(col: PackedColumn) -> cpb.SlotColumn:
     return cpb.SlotColumn(
         name=col.name,
         kinds=col.kinds.astype(np.uint8).tobytes(),
-        ints=col.ints.tolist(),
-        reals=col.reals.tolist(),
+        ints=col.ints.astype(_INT64).tobytes(),
+        reals=col.reals.astype(_FLOAT64).tobytes(),
         strings=col.strings,
-        string_rows=col.string_rows.tolist(),
+        string_rows=col.string_rows.astype(_UINT32).tobytes(),
         exprs=[unparse(e) for e in col.exprs],
-        expr_rows=col.expr_rows.tolist(),
+        expr_rows=col.expr_rows.astype(_UINT32).tobytes(),
     )
+
+
+def _array(raw: bytes, dtype: np.dtype, what: str, where: str) -> np.ndarray:
+    if len(raw) % dtype.itemsize:
+        raise WireError(
+            f"{where}: {len(raw)} bytes of {what} are not whole {dtype.itemsize}-byte values"
+        )
+    return np.frombuffer(raw, dtype=dtype)
 
 
 def column_from_pb(msg: cpb.SlotColumn, slot_names: Sequence[str]) -> PackedColumn:
@@ -184,10 +195,10 @@ def column_from_pb(msg: cpb.SlotColumn, slot_names: Sequence[str]) -> PackedColu
     if len(bad):
         r = int(bad[0])
         raise WireError(f"{slot(r)}: kind {int(kinds[r])} is not a column kind")
-    ints = np.array(msg.ints, dtype=np.int64)
-    reals = np.array(msg.reals, dtype=np.float64)
-    string_rows = np.array(msg.string_rows, dtype=np.int64)
-    expr_rows = np.array(msg.expr_rows, dtype=np.int64)
+    ints = _array(msg.ints, _INT64, "integers", where).astype(np.int64)
+    reals = _array(msg.reals, _FLOAT64, "reals", where).astype(np.float64)
+    string_rows = _array(msg.string_rows, _UINT32, "string rows", where).astype(np.int64)
+    expr_rows = _array(msg.expr_rows, _UINT32, "expression rows", where).astype(np.int64)
     for values, wanted, what in (
         (ints, (BOOL, INT), "integer"),
         (reals, (REAL,), "real"),
@@ -196,26 +207,25 @@ def column_from_pb(msg: cpb.SlotColumn, slot_names: Sequence[str]) -> PackedColu
     ):
         rows = np.flatnonzero(np.isin(kinds, wanted))
         if len(values) < len(rows):
+            r = int(rows[len(values)])
             raise WireError(
-                f"{slot(int(rows[len(values)]))}: a {KIND_NAMES[int(kinds[rows[len(values)]])]}"
-                f" row without its {what} value ({len(values)} for {len(rows)} rows)"
+                f"{slot(r)}: a {KIND_NAMES[int(kinds[r])]} row without its {what} value"
+                f" ({len(values)} for {len(rows)} rows)"
             )
         if len(values) > len(rows):
             raise WireError(
                 f"{where} has {len(values)} {what} values for its {len(rows)} rows of that type"
             )
-    bools = np.flatnonzero(kinds == BOOL)
-    if len(bools):
-        at = np.flatnonzero((kinds == BOOL) | (kinds == INT))
-        odd = np.flatnonzero((kinds[at] == BOOL) & ((ints < 0) | (ints > 1)))
-        if len(odd):
-            k = int(odd[0])
-            raise WireError(f"{slot(int(at[k]))}: a BOOL row holds {int(ints[k])}, not 0 or 1")
+    at = np.flatnonzero((kinds == BOOL) | (kinds == INT))
+    odd = np.flatnonzero((kinds[at] == BOOL) & ((ints < 0) | (ints > 1)))
+    if len(odd):
+        k = int(odd[0])
+        raise WireError(f"{slot(int(at[k]))}: a BOOL row holds {int(ints[k])}, not 0 or 1")
     for index, table, what, kind in (
         (string_rows, msg.strings, "string", STRING),
         (expr_rows, msg.exprs, "expression", EXPR),
     ):
-        out = np.flatnonzero((index < 0) | (index >= len(table)))
+        out = np.flatnonzero(index >= len(table))
         if len(out):
             k = int(out[0])
             r = int(np.flatnonzero(kinds == kind)[k])

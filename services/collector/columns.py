@@ -157,11 +157,15 @@ class SlotColumns:
             col.set(row, None)  # the row holds nothing (nor its strings alive)
         self._free.append(row)
 
-    def pack(self, names: Iterable[str], keys: Sequence[str]) -> list[PackedColumn]:
-        """The columns of ``names`` (each once, in the asker's spelling) over the slots
-        stored under ``keys``, in that order."""
+    def rows(self, keys: Sequence[str]) -> np.ndarray:
+        """The rows of the slots stored under ``keys``, in that order (they stay theirs
+        until a slot comes or goes)."""
+        return np.fromiter(map(self._row.__getitem__, keys), np.int64, len(keys))
+
+    def pack(self, names: Iterable[str], rows: np.ndarray) -> list[PackedColumn]:
+        """The columns of ``names`` (each once, in the asker's spelling) over ``rows``
+        (:meth:`rows`), in that order."""
         self._snapshots += 1
-        rows = np.fromiter(map(self._row.__getitem__, keys), np.int64, len(keys))
         out = []
         for name in dict.fromkeys(n for n in names if n.strip()):
             key = name.lower()

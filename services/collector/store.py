@@ -53,6 +53,8 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
+
 from ..classad import BudgetExceeded, ClassAd, ClassAdSyntaxError, evaluate, parse_expr, unparse
 from ..classad.kernel import CompiledExpr, SlotTable, table_budget
 from ..classad.tree import Expr, Literal
@@ -290,6 +292,9 @@ class AdStore:
         self._slot_row: dict[str, int] = {}
         self._private_row: dict[str, int] = {}
         self.columns = SlotColumns()  # what columnar snapshots ask for, kept as ads come
+        self._order_version = 0  # counts the changes of order (_order_changed)
+        # the column rows of a snapshot of every slot, and the order version they are of
+        self._every_slot_rows: tuple[int, np.ndarray] | None = None
 
     # -- updates ---------------------------------------------------------------
     def update(
@@ -363,6 +368,7 @@ class AdStore:
     def _order_changed(self) -> None:
         """An ad came, went or was renamed (at this seq): the rows made are no more."""
         self._order_changed_at = self.seq
+        self._order_version += 1
         self._rows_made = False
 
     def _logged(self, private: bool, key: str) -> None:
@@ -586,7 +592,13 @@ class AdStore:
         ``columns``: slot attributes sent as columns too, over every slot."""
         snap, keys = self._snapshot(constraint, projection, now, since)
         if columns:
-            snap.columns = self.columns.pack(columns, keys())
+            every = parse_constraint(constraint) is None
+            rows = self._every_slot_rows if every else None
+            if rows is None or rows[0] != self._order_version:
+                rows = (self._order_version, self.columns.rows(keys()))
+                if every:
+                    self._every_slot_rows = rows
+            snap.columns = self.columns.pack(columns, rows[1])
         return snap
 
     def _snapshot(

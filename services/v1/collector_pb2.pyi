@@ -96,13 +96,13 @@ class SlotColumn(_message.Message):
     EXPR_ROWS_FIELD_NUMBER: _ClassVar[int]
     name: str
     kinds: bytes
-    ints: _containers.RepeatedScalarFieldContainer[int]
-    reals: _containers.RepeatedScalarFieldContainer[float]
+    ints: bytes
+    reals: bytes
     strings: _containers.RepeatedScalarFieldContainer[str]
-    string_rows: _containers.RepeatedScalarFieldContainer[int]
+    string_rows: bytes
     exprs: _containers.RepeatedScalarFieldContainer[str]
-    expr_rows: _containers.RepeatedScalarFieldContainer[int]
-    def __init__(self, name: _Optional[str] = ..., kinds: _Optional[bytes] = ..., ints: _Optional[_Iterable[int]] = ..., reals: _Optional[_Iterable[float]] = ..., strings: _Optional[_Iterable[str]] = ..., string_rows: _Optional[_Iterable[int]] = ..., exprs: _Optional[_Iterable[str]] = ..., expr_rows: _Optional[_Iterable[int]] = ...) -> None: ...
+    expr_rows: bytes
+    def __init__(self, name: _Optional[str] = ..., kinds: _Optional[bytes] = ..., ints: _Optional[bytes] = ..., reals: _Optional[bytes] = ..., strings: _Optional[_Iterable[str]] = ..., string_rows: _Optional[bytes] = ..., exprs: _Optional[_Iterable[str]] = ..., expr_rows: _Optional[bytes] = ...) -> None: ...
 
 class SnapshotReply(_message.Message):
     __slots__ = ("slots", "private_ads", "now", "slot_stable_prefix", "epoch", "seq", "delta", "slot_order", "slot_rows", "private_order", "private_rows", "same_order", "columns")

@@ -66,7 +66,7 @@ class FakeCollector(collector_pb2_grpc.CollectorServicer):
             keys = [a.eval("Name").lower() for a in self.slots]
             for key, ad in zip(keys, self.slots, strict=True):
                 kept.put(key, ad)
-            for col in kept.pack(request.columns, keys):
+            for col in kept.pack(request.columns, kept.rows(keys)):
                 bad = self.bad_column
                 sent = bad if bad is not None and bad.name == col.name else column_to_pb(col)
                 reply.columns.append(sent)
@@ -362,13 +362,13 @@ async def test_a_cycle_asks_for_the_columns_the_last_read_and_matches_alike(pool
         # Cpus said to be an integer on every slot, but one slot's value is a string
         (
             collector_pb2.SlotColumn(
-                name="cpus", kinds=bytes([INT, INT, INT]), ints=[1, 1], strings=["one"]
+                name="cpus", kinds=bytes([INT, INT, INT]), ints=bytes(16), strings=["one"]
             ),
             "snapshot column 'cpus', slot 'slot3@exec0001': a INT row without its integer",
         ),
         (
             collector_pb2.SlotColumn(
-                name="cpus", kinds=bytes([INT, STRING, INT]), ints=[1, 1], string_rows=[0]
+                name="cpus", kinds=bytes([INT, STRING, INT]), ints=bytes(16), string_rows=bytes(4)
             ),
             "snapshot column 'cpus', slot 'slot2@exec0001': string 0 of a table of 0",
         ),

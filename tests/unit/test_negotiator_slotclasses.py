@@ -293,7 +293,7 @@ def test_a_cycle_on_columns_sent_packed_makes_the_matches_of_a_cycle_on_the_ads(
         c.name: column_from_pb(
             cpb.SlotColumn.FromString(column_to_pb(c).SerializeToString()), slot_names
         )
-        for c in kept.pack(names, keys)
+        for c in kept.pack(names, kept.rows(keys))
     }
     on_columns = negotiate(
         dataclasses.replace(snapshot, slot_columns=sent),

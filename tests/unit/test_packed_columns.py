@@ -83,7 +83,7 @@ def packed_over(ads: list[ClassAd], names: tuple[str, ...] = NAMES) -> list[pc.P
     cols = SlotColumns()
     for ad in ads:
         cols.put(ad.eval("Name").lower(), ad)
-    return cols.pack(names, [ad.eval("Name").lower() for ad in ads])
+    return cols.pack(names, cols.rows([ad.eval("Name").lower() for ad in ads]))
 
 
 def over_the_wire(col: pc.PackedColumn, slot_names: list[str]) -> pc.PackedColumn:
@@ -146,18 +146,18 @@ def test_the_collector_keeps_its_columns_as_slots_come_change_and_go() -> None:
     cols = SlotColumns()
     cols.put("s1", ad_of("s1", {"Cpus": 1}))
     cols.put("s2", ad_of("s2", {"Cpus": 2}))
-    (c,) = cols.pack(["Cpus"], ["s2", "s1"])  # kept from here on
+    (c,) = cols.pack(["Cpus"], cols.rows(["s2", "s1"]))  # kept from here on
     assert c.ints.tolist() == [2, 1] and cols.kept() == ["cpus"]
     cols.put("s1", ad_of("s1", {"Cpus": "many"}))
     cols.drop("s2")
     cols.put("s3", ad_of("s3", {}))  # takes s2's row
     assert len(cols) == 2
-    (c,) = cols.pack(["cpus"], ["s1", "s3"])
+    (c,) = cols.pack(["cpus"], cols.rows(["s1", "s3"]))
     assert c.kinds.tolist() == [pc.STRING, pc.MISSING] and list(c.strings) == ["many"]
     assert c.name == "cpus"
     # a name no snapshot asks for is kept no more
     for _ in range(SlotColumns.FORGET_AFTER + 1):
-        cols.pack(["Memory"], ["s1"])
+        cols.pack(["Memory"], cols.rows(["s1"]))
     assert cols.kept() == ["memory"]
 
 
@@ -184,7 +184,7 @@ def test_kept_columns_are_those_packed_from_the_ads_now(ops: list) -> None:
             cols.drop(key)
         keys = sorted(ads, reverse=k % 2 == 1)
         if op == "pack" or k == 0:
-            got = cols.pack(NAMES[:3], keys)
+            got = cols.pack(NAMES[:3], cols.rows(keys))
             fresh = packed_over([ads[x] for x in keys], NAMES[:3])
             pool = StringPool()
             for a, b in zip(got, fresh, strict=True):
@@ -218,14 +218,22 @@ def test_a_snapshot_carries_its_columns_over_every_slot_delta_or_not() -> None:
 SLOTS = ["slot1@m", "slot2@m", "slot3@m"]
 
 
+def i64(*values: int) -> bytes:
+    return np.array(values, dtype="<i8").tobytes()
+
+
+def u32(*values: int) -> bytes:
+    return np.array(values, dtype="<u4").tobytes()
+
+
 def good() -> cpb.SlotColumn:
     """Memory over three slots: 1024, "lots", 2048."""
     return cpb.SlotColumn(
         name="Memory",
         kinds=bytes([pc.INT, pc.STRING, pc.INT]),
-        ints=[1024, 2048],
+        ints=i64(1024, 2048),
         strings=["lots"],
-        string_rows=[0],
+        string_rows=u32(0),
     )
 
 
@@ -250,20 +258,24 @@ def test_a_good_column_reads_back() -> None:
             dict(kinds=bytes([pc.INT, pc.INT, pc.INT])),
             "'Memory', slot 'slot3@m': a INT row without its integer value",
         ),
-        (dict(ints=[1024]), "'Memory', slot 'slot3@m': a INT row without its integer value"),
-        (dict(reals=[1.5]), "'Memory' has 1 real values for its 0 rows of that type"),
+        (dict(ints=i64(1024)), "'Memory', slot 'slot3@m': a INT row without its integer value"),
+        (dict(ints=i64(1024)[:5]), "'Memory': 5 bytes of integers are not whole 8-byte values"),
+        (
+            dict(reals=np.array([1.5]).tobytes()),
+            "'Memory' has 1 real values for its 0 rows of that type",
+        ),
         (
             dict(kinds=bytes([pc.BOOL, pc.STRING, pc.INT])),
             "'Memory', slot 'slot1@m': a BOOL row holds 1024, not 0 or 1",
         ),
-        (dict(string_rows=[3]), "'Memory', slot 'slot2@m': string 3 of a table of 1"),
+        (dict(string_rows=u32(3)), "'Memory', slot 'slot2@m': string 3 of a table of 1"),
         (
             dict(
                 kinds=bytes([pc.INT, pc.EXPR, pc.INT]),
                 strings=[],
-                string_rows=[],
+                string_rows=b"",
                 exprs=["Cpus >"],
-                expr_rows=[0],
+                expr_rows=u32(0),
             ),
             "'Memory', slot 'slot2@m': expression 'Cpus >' does not parse",
         ),
@@ -281,3 +293,37 @@ def test_a_column_that_does_not_hold_together_names_the_attribute_and_slot(
         else:
             setattr(msg, field, value)
     assert says in refused(msg)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(
+        st.tuples(
+            st.sampled_from(["update", "update", "invalidate", "snapshot", "since"]),
+            st.integers(0, 4),
+            st.sampled_from([1, 2, 4]),
+        ),
+        max_size=25,
+    )
+)
+def test_a_store_snapshot_s_columns_are_those_of_its_slots_whatever_came_and_went(
+    ops: list,
+) -> None:
+    store, last = AdStore(), None
+    for op, k, cpus in ops:
+        if op == "update":
+            store.update("Machine", ad_of(f"slot{k}@m", {"Cpus": cpus, "Arch": f"a{k}"}), 0)
+        elif op == "invalidate":
+            store.invalidate("Machine", f"slot{k}@m")
+        else:
+            since = (store.epoch, last) if op == "since" and last is not None else None
+            snap = store.snapshot(since=since, columns=["Cpus", "Arch"])
+            last = snap.seq
+            whole = store.snapshot()
+            want = {
+                "Cpus": [r.ad.eval("Cpus") for r in whole.slots],
+                "Arch": [r.ad.eval("Arch") for r in whole.slots],
+            }
+            cpus_col, arch_col = snap.columns
+            assert cpus_col.ints.tolist() == want["Cpus"]
+            assert [arch_col.strings[i] for i in arch_col.string_rows] == want["Arch"]
