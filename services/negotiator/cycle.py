@@ -1408,6 +1408,7 @@ class _Cycle:
         self.log.extend(self.notes)
         s.duration_phase1 = t1 - self.now
         s.total_slots = len(snap.slots)
+        s.snapshot_columns = len(snap.slot_columns)
 
         # Phase 2: accounting and trimming.
         self.say("Phase 2:  Performing accounting ...", t1)

@@ -73,6 +73,7 @@ class CycleStats:
     slots_without_claim_id: int = 0
     kernel_fallbacks: int = 0
     slot_classes: int = 0  # rows the requests were evaluated on (.slotclasses)
+    snapshot_columns: int = 0  # slot columns the snapshot sent packed (a columnar one)
     requests_by_slot: int = 0  # requests evaluated slot by slot: a wide name undecided
     # a request's answers, per class row or p-slot state (.memo): evaluated, or
     # remembered from a request of the same shape
@@ -101,6 +102,7 @@ class CycleStats:
             "idle_jobs": self.num_idle_jobs,
             "jobs_considered": self.num_jobs_considered,
             "total_slots": self.total_slots,
+            "snapshot_columns": self.snapshot_columns,
             "candidate_slots": self.candidate_slots,
             "active_submitters": len(self.active_submitters),
             "schedulers": len(self.active_schedds),

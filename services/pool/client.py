@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import grpc
 import grpc.aio
@@ -58,15 +59,13 @@ class PoolClient:
         self._channel = self._transport.channel(collector_address, token)
         self._token = token
         self._collector = collector_pb2_grpc.CollectorStub(self._channel)
-        # The negotiator shares the central manager's server with the collector.
-        self._negotiator = negotiator_pb2_grpc.NegotiatorStub(self._channel)
-        self._schedd_channels: dict[str, grpc.aio.Channel] = {}
+        self._peers: dict[str, grpc.aio.Channel] = {}  # the schedds and the negotiator
 
     async def close(self) -> None:
         await self._channel.close()
-        for ch in self._schedd_channels.values():
+        for ch in self._peers.values():
             await ch.close()
-        self._schedd_channels.clear()
+        self._peers.clear()
 
     async def _call(self, method, request, *, handover: bool = False):  # type: ignore[no-untyped-def]
         """``handover``: a daemon of this process (a virtual pool) may answer with the
@@ -78,13 +77,28 @@ class PoolClient:
             raise PoolError(e.details() or str(e.code()), e.code()) from None
 
     # ------------------------------------------------------------- negotiator
+    async def _negotiator(self) -> negotiator_pb2_grpc.NegotiatorStub:
+        """The negotiator, where its ad says it is (as condor_userprio finds it); the
+        collector's server, which hosts it, while it has not advertised yet."""
+        ads = await self.query("Negotiator", projection=["MyAddress"])
+        address = from_sinful(str(ads[0].get_value("MyAddress", ""))) if ads else ""
+        if not address or address == self.collector_address:
+            return negotiator_pb2_grpc.NegotiatorStub(self._channel)
+        return negotiator_pb2_grpc.NegotiatorStub(self._peer(address))
+
+    def _peer(self, address: str) -> Any:
+        ch = self._peers.get(address)
+        if ch is None:
+            ch = self._peers[address] = self._transport.channel(address, self._token)
+        return ch
+
     async def userprio(
         self, action: str = "", name: str = "", value: float = 0.0
     ) -> tuple[list[ClassAd], float]:
         """condor_userprio: the Accounting ads after ``action`` (setfactor, setprio,
         resetusage, delete; "" only reads), and the negotiator's pool time."""
         reply = await self._call(
-            self._negotiator.UserPrio,
+            (await self._negotiator()).UserPrio,
             negotiator_pb2.UserPrioRequest(action=action, name=name, value=value),
         )
         return ads_from_pb(reply.ads), reply.now
@@ -115,10 +129,7 @@ class PoolClient:
 
     async def _schedd(self, name: str) -> tuple[str, schedd_pb2_grpc.ScheddStub]:
         ad_name, address = await self.schedd_address(name)
-        ch = self._schedd_channels.get(address)
-        if ch is None:
-            ch = self._schedd_channels[address] = self._transport.channel(address, self._token)
-        return ad_name, schedd_pb2_grpc.ScheddStub(ch)
+        return ad_name, schedd_pb2_grpc.ScheddStub(self._peer(address))
 
     # ------------------------------------------------------------- schedd
     async def submit(

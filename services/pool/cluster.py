@@ -6,8 +6,8 @@
 would retry for a minute or more).
 
 Placement is Ray's: actors spread across nodes (Ray's ``SPREAD``) unless the spec's
-``[placement]`` asks for ``central = "head"`` (the collector and negotiator on the head
-node) or ``startds = "pack"`` (startd actors packed onto as few nodes as fit, through a
+``[placement]`` asks for ``central = "head"`` (the collector and negotiator, in one actor
+or two, on the head node) or ``startds = "pack"`` (startd actors packed onto as few nodes as fit, through a
 placement group). Nothing here picks nodes itself.
 """
 
@@ -63,7 +63,7 @@ def placement_options(
         PlacementGroupSchedulingStrategy,
     )
 
-    if role == "central" and spec_placement.get("central") == "head":
+    if role in ("central", "negotiator") and spec_placement.get("central") == "head":
         import ray
 
         head = next(

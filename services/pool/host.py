@@ -1,6 +1,7 @@
 """The Ray actor that hosts daemons: one process, one event loop, one gRPC server.
 
-A host runs one *role*: ``central`` (collector + negotiator, HTCondor's central manager),
+A host runs one *role*: ``central`` (collector + negotiator, HTCondor's central manager;
+the collector alone when the negotiator has a host of its own), ``negotiator``,
 ``startd`` (many machines) or ``schedd`` (one or more schedds). Starting is two-phase so
 that pool time 0 is the moment every daemon is reachable:
 
@@ -37,7 +38,7 @@ from .hostfaults import FaultInterceptor, HostFaults, PeerRule
 
 log = logging.getLogger(__name__)
 
-ROLES = ("central", "startd", "schedd")
+ROLES = ("central", "negotiator", "startd", "schedd")
 ROUTABLE = "routable"  # [pool] host: listen on the node's own address (a Ray cluster)
 
 
@@ -102,6 +103,7 @@ class DaemonHost:
         transport: rpc.Transport | None = None,
         clock: Clock | None = None,
         cycle_charge: Callable[[int, int, float], float] | None = None,
+        with_negotiator: bool = True,
     ) -> None:
         if role not in ROLES:
             raise ValueError(f"unknown host role {role!r} (expected one of {ROLES})")
@@ -117,6 +119,7 @@ class DaemonHost:
         self._log_base_wall = log_base_wall
         self._priorities = priorities or {}
         self._identity = identity  # the name in this actor's daemon tokens
+        self._with_negotiator = with_negotiator  # a central host's negotiator is its own
         # A virtual run hosts every daemon in one process: an in-process transport, the
         # virtual clock (already running) and its rule for charging cycles to pool time.
         self._transport = transport or SameProcessFirst()
@@ -177,16 +180,20 @@ class DaemonHost:
         return ctx.address
 
     def _build(self, ctx: DaemonContext) -> list[Service]:
-        if self.role == "central":
+        if self.role in ("central", "negotiator"):
             from ..collector.service import CollectorService
             from ..negotiator.service import NegotiatorService
 
-            return [
-                CollectorService(ctx),
-                NegotiatorService(
-                    ctx, log_base_wall=self._log_base_wall, priorities=self._priorities
-                ),
-            ]
+            services: list[Service] = []
+            if self.role == "central":
+                services.append(CollectorService(ctx))
+            if self.role == "negotiator" or self._with_negotiator:
+                services.append(
+                    NegotiatorService(
+                        ctx, log_base_wall=self._log_base_wall, priorities=self._priorities
+                    )
+                )
+            return services
         if self.role == "startd":
             from ..startd.service import StartdService
 

@@ -43,7 +43,7 @@ from .client import PoolClient
 from .cluster import pack_group, placement_options
 from .faults import check_plan, parse_fault, run_plan
 from .host import DaemonHost
-from .layout import ActorPlan, actor_plans, find_actor
+from .layout import ActorPlan, actor_plans, find_actor, own_negotiator
 from .metrics import MetricsSnapshot
 from .spec import PoolSpec, RemoveItem, SubmitItem
 from .virtual import VIRTUAL_EPOCH
@@ -116,7 +116,6 @@ class LivePool:
         self.collector_address = ""
         self.client: PoolClient | None = None
         self._central: Any = None
-        self._hosts: list[Any] = []  # startd and schedd actors
         self._actors: dict[str, _Actor] = {}  # by actor name (layout.py), central first
         self._monitor: asyncio.Task[None] | None = None
         self._faults: asyncio.Task[None] | None = None
@@ -205,15 +204,18 @@ class LivePool:
         """What a host is made with: the same again when it is restarted."""
         spec = self.spec
         common = {"secret": self.secret, "host": spec.host, "seed": spec.seed}
-        if plan.role == "central":
-            return {
+        if plan.role in ("central", "negotiator"):
+            args = {
                 "config": spec.config,
-                "state_dir": str(self.state_dir / "central"),
+                "state_dir": str(self.state_dir / "central"),  # the accountant's
                 "log_base_wall": log_base,
                 "priorities": {k: dict(v) for k, v in spec.priorities.items()},
                 "identity": "negotiator",
                 **common,
             }
+            if plan.role == "central":
+                args["with_negotiator"] = not own_negotiator(spec)
+            return args
         if plan.role == "startd":
             group = spec.startds[plan.group]
             return {
@@ -246,7 +248,6 @@ class LivePool:
         central = self._actors["central"]
         self._central = central.handle
         self.collector_address = central.address = await self._central.serve.remote()
-        self._hosts = [a.handle for a in self._actors.values() if a.plan.role != "central"]
         others = [a for a in self._actors.values() if a.plan.role != "central"]
         addresses = await asyncio.gather(
             *(a.handle.serve.remote(self.collector_address) for a in others)
@@ -258,7 +259,14 @@ class LivePool:
             self.clock = ScaledClock.starting_now(
                 spec.time_scale, delay=-self._resumed_at / spec.time_scale
             )
-        await asyncio.gather(*(h.run.remote(spec.time_scale, self.epoch_wall) for h in self._hosts))
+        # every daemon but the negotiator (an actor of its own waits as the central's does)
+        await asyncio.gather(
+            *(
+                a.handle.run.remote(spec.time_scale, self.epoch_wall)
+                for a in others
+                if a.plan.role != "negotiator"
+            )
+        )
         await self._central.run.remote(spec.time_scale, self.epoch_wall, [0])  # collector only
         self.client = PoolClient(self.collector_address, self.token, transport=self.network)
         await self._wait_advertised()
@@ -273,7 +281,11 @@ class LivePool:
                 await self._remove(item)
         self._fed += sum(1 for item in timeline if item.at <= 0)
         self._save_progress()
-        await self._central.run.remote(spec.time_scale, self.epoch_wall, [1])  # negotiator
+        negotiator = self._actors.get("negotiator")
+        if negotiator is not None:
+            await negotiator.handle.run.remote(spec.time_scale, self.epoch_wall)
+        else:
+            await self._central.run.remote(spec.time_scale, self.epoch_wall, [1])  # negotiator
         later = [s for s in timeline if s.at > 0]
         if later:
             self._workload = asyncio.create_task(self._feed(later))
@@ -420,9 +432,16 @@ class LivePool:
                 log.exception("draining events at stop")
             # the central manager first: no negotiation cycle runs while the rest stop
             # (a virtual pool's time runs free meanwhile, and cycles cost real time)
-            results = await asyncio.gather(self._stop_host(hosts[0]), return_exceptions=True)
+            central = [
+                a.handle
+                for a in self._actors.values()
+                if a.alive and a.plan.role in ("central", "negotiator")
+            ]
+            results = await asyncio.gather(
+                *(self._stop_host(h) for h in central), return_exceptions=True
+            )
             results += await asyncio.gather(
-                *(self._stop_host(h) for h in hosts[1:]), return_exceptions=True
+                *(self._stop_host(h) for h in hosts if h not in central), return_exceptions=True
             )
             self.final_status = [r for r in results if isinstance(r, dict)]
             if not self.virtual:
@@ -430,7 +449,7 @@ class LivePool:
 
                 for a in self._actors.values():
                     ray.kill(a.handle, no_restart=True)
-        self._central, self._hosts, self._actors = None, [], {}
+        self._central, self._actors = None, {}
         if self.client is not None:
             await self.client.close()
             self.client = None
@@ -514,13 +533,13 @@ class LivePool:
                 continue
             self._events.extend(b)
         self._save_progress()
-        central = self._actors.get("central")
-        if central is not None and central.alive:
-            life = central.incarnation
+        negotiator = self._actors.get("negotiator") or self._actors.get("central")
+        if negotiator is not None and negotiator.alive:
+            life = negotiator.incarnation
             try:
-                self._log_lines.extend(await _drained(central.handle.drain_log))
+                self._log_lines.extend(await _drained(negotiator.handle.drain_log))
             except Exception as e:
-                self._died(central, e, life)
+                self._died(negotiator, e, life)
 
     @property
     def events(self) -> list[dict[str, Any]]:
@@ -652,9 +671,10 @@ class LivePool:
         a.incarnation += 1
         if a.plan.role == "central":
             self._central = handle
-        elif not self.virtual:  # a virtual one advertises in the instant it starts
+        elif a.plan.role != "negotiator" and not self.virtual:
+            # a virtual one advertises in the instant it starts; the negotiator at its
+            # first cycle, and no one looks it up by name meanwhile
             await self._wait_readvertised(a)
-        self._hosts = [x.handle for x in self._actors.values() if x.plan.role != "central"]
         self.emit(
             "daemon_restarted",
             actor=a.plan.name,

@@ -1,7 +1,9 @@
 """Which actor hosts which daemons: one place for the launcher (to start them) and the
 fault plans (to name them).
 
-Actors: ``central`` (collector and negotiator), ``startd<G>_<C>`` (machines of startd group
+Actors: ``central`` (collector and negotiator; the collector alone when ``[placement]
+negotiator = "own"`` puts the negotiator in an actor ``negotiator`` of its own),
+``startd<G>_<C>`` (machines of startd group
 G, chunk C) and one per chunk of schedds, named after its schedd when it hosts one
 (``schedd1``), else ``actor<G>_<C>``. A daemon's name is a machine's name, a schedd's name,
 ``collector`` or ``negotiator``; faults on a daemon act on its actor (daemons that share
@@ -22,7 +24,7 @@ if TYPE_CHECKING:
 @dataclass(frozen=True)
 class ActorPlan:
     name: str
-    role: str  # central, startd or schedd
+    role: str  # central, negotiator, startd or schedd
     daemons: tuple[str, ...]  # machine names, schedd names, or collector and negotiator
     identities: frozenset[str]  # the identities its daemons' tokens name
     group: int = 0
@@ -34,10 +36,17 @@ def _chunks(items: list[str], size: int) -> list[list[str]]:
 
 
 def actor_plans(spec: PoolSpec) -> list[ActorPlan]:
-    """Every actor of the pool, central first, then startds, then schedds."""
-    plans = [
-        ActorPlan("central", "central", ("collector", "negotiator"), frozenset({"negotiator"}))
-    ]
+    """Every actor of the pool, central first (and the negotiator's, when it has its
+    own), then startds, then schedds."""
+    if own_negotiator(spec):
+        plans = [
+            ActorPlan("central", "central", ("collector",), frozenset({"negotiator"})),
+            ActorPlan("negotiator", "negotiator", ("negotiator",), frozenset({"negotiator"})),
+        ]
+    else:
+        plans = [
+            ActorPlan("central", "central", ("collector", "negotiator"), frozenset({"negotiator"}))
+        ]
     for gi, group in enumerate(spec.startds):
         for ci, names in enumerate(_chunks(list(group.names), group.machines_per_actor)):
             name = f"startd{gi}_{ci}"
@@ -50,6 +59,11 @@ def actor_plans(spec: PoolSpec) -> list[ActorPlan]:
             ident = daemon_identity("schedd", name)
             plans.append(ActorPlan(name, "schedd", tuple(names), frozenset({ident, *own}), si, ci))
     return plans
+
+
+def own_negotiator(spec: PoolSpec) -> bool:
+    """Whether the negotiator runs in an actor of its own, apart from the collector."""
+    return spec.placement.get("negotiator") == "own"
 
 
 def find_actor(plans: list[ActorPlan], target: str) -> ActorPlan | None:

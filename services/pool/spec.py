@@ -52,9 +52,11 @@ file = "history.json"    # condor_history -json, -long text, or SWF (.swf)
 compress = 2.0           # submit times divided by this
 on_error = "skip"        # or "refuse": a bad trace line stops the load
 
-[placement]              # on a Ray cluster: where actors go (Ray's SPREAD by default)
-central = "head"         # or "any": the collector and negotiator on the head node
+[placement]              # where actors go (on a Ray cluster, Ray's SPREAD by default)
+central = "head"         # or "any": the central manager's actors on the head node
 startds = "pack"         # or "spread": startd actors packed by a placement group
+negotiator = "own"       # or "central" (default): the negotiator in an actor of its own,
+                         # reading columnar snapshots from the collector over gRPC
 
 [[faults]]               # a fault plan (see faults.py): crash, restart, pause,
 kind = "crash"           # partition, drop, delay, skew, or kind = "random"
@@ -624,11 +626,15 @@ class _Builder:
         return spec
 
     def _placement(self, tbl: Any) -> dict[str, str]:
-        """``[placement]`` on a Ray cluster: ``central = "any" | "head"``, ``startds =
-        "spread" | "pack"`` (Ray's SPREAD by default)."""
+        """``[placement]``: ``central = "any" | "head"``, ``startds = "spread" | "pack"``
+        (on a Ray cluster; Ray's SPREAD by default), ``negotiator = "central" | "own"``."""
         if not isinstance(tbl, dict):
             raise self.fail(None, None, "placement", "must be a table")
-        allowed = {"central": ("any", "head"), "startds": ("spread", "pack")}
+        allowed = {
+            "central": ("any", "head"),
+            "startds": ("spread", "pack"),
+            "negotiator": ("central", "own"),
+        }
         self._unknown(tbl, set(allowed), "placement", None)
         for key, value in tbl.items():
             if value not in allowed[key]:

@@ -16,6 +16,7 @@ import yaml
 from mockpool.auth import make_secret, write_token
 from mockpool.cli.main import main
 from mockpool.pool.cluster import ClusterError, probe_address
+from mockpool.pool.layout import actor_plans, find_actor
 from mockpool.pool.spec import SpecError, parse_spec
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -110,6 +111,24 @@ def test_a_secret_file_others_can_read_is_refused(tmp_path: Path) -> None:
 def test_bad_placement_is_refused() -> None:
     with pytest.raises(SpecError, match=r"\[placement\] startds: must be one of spread, pack"):
         parse_spec('[placement]\nstartds = "heap"\n', "<t>")
+    with pytest.raises(SpecError, match=r"\[placement\] negotiator: must be one of central, own"):
+        parse_spec('[placement]\nnegotiator = "apart"\n', "<t>")
+
+
+def test_a_negotiator_of_its_own_is_an_actor_apart_from_the_collector() -> None:
+    text = "[[startds]]\ncount = 2\n[[schedds]]\ncount = 1\n"
+    plans = actor_plans(parse_spec(text, "<t>"))
+    assert [(p.name, p.role, p.daemons) for p in plans[:1]] == [
+        ("central", "central", ("collector", "negotiator"))
+    ]
+    plans = actor_plans(parse_spec(text + '[placement]\nnegotiator = "own"\n', "<t>"))
+    assert [(p.name, p.role, p.daemons) for p in plans[:2]] == [
+        ("central", "central", ("collector",)),
+        ("negotiator", "negotiator", ("negotiator",)),
+    ]
+    # a fault on the negotiator acts on its actor alone; on the collector, on central's
+    assert find_actor(plans, "negotiator") is plans[1]
+    assert find_actor(plans, "collector") is plans[0]
 
 
 def test_an_unreachable_cluster_fails_fast_with_a_clear_message(

@@ -354,6 +354,7 @@ async def test_a_cycle_asks_for_the_columns_the_last_read_and_matches_alike(pool
     assert first == [] and {"cpus", "memory", "start"} <= set(second)
     by_cycle = [sorted((m.slot_name, m.claim_id) for m in msg.matches) for msg in p.schedd.matches]
     assert len(by_cycle) == 2 and by_cycle[0] == by_cycle[1] and len(by_cycle[1]) == 3
+    assert p.svc.status()["last"]["snapshot_columns"] == len(second)
 
 
 @pytest.mark.parametrize(
