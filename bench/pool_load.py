@@ -3,6 +3,7 @@
     python bench/pool_load.py [--slots 10000] [--startd-actors N] [--schedds 3]
                               [--jobs-per-schedd 6000] [--job-length 600]
                               [--duration 1800] [--time-scale 60]
+                              [--negotiator central|own]
 
 Machines have 16 static one-cpu slots each, so the pool has ``--slots`` slots from the
 start. Their startd actors are laid out as a spec without ``machines_per_actor`` lays
@@ -21,6 +22,9 @@ queues ``--jobs-per-schedd`` jobs of ``--job-length`` pool seconds at time 0. Pr
 - loop lag: how late the actors' loops woke (a pool that cannot keep its time scale),
 - each actor's CPU seconds, the collector's ad updates,
 - start-up: the local Ray's, then the pool's on it (what a pool on a running cluster pays).
+
+``--negotiator own`` runs the negotiator in an actor of its own (``[placement]``), reading
+columnar snapshots from the collector over gRPC, instead of beside the collector.
 """
 
 from __future__ import annotations
@@ -65,6 +69,9 @@ SLOT_TYPE_1 = 1/16
 
 [[schedds]]
 count = {ns.schedds}
+
+[placement]
+negotiator = "{ns.negotiator}"
 """ + "".join(
         f"""
 [[submit]]
@@ -95,6 +102,7 @@ def main() -> None:
     ap.add_argument("--job-length", type=float, default=600)
     ap.add_argument("--duration", type=float, default=1800)
     ap.add_argument("--time-scale", type=float, default=60)
+    ap.add_argument("--negotiator", choices=("central", "own"), default="central")
     ap.add_argument("--json", help="also write the figures to this file")
     ns = ap.parse_args()
     spec = parse_spec(build_spec(ns), "<bench>")
