@@ -419,9 +419,8 @@ def disposable_pool(
             if quiet is not None:
                 quiet.close()
             live = pool._live  # the pool's actors, to kill without waiting on them
-            for actor in [live._central, *live._hosts]:
-                if actor is not None:
-                    ray.kill(actor, no_restart=True)
+            for actor in live.actors():
+                ray.kill(actor.handle, no_restart=True)
             pool.stop()
 
     yield make

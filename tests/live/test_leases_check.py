@@ -70,7 +70,7 @@ def test_killed_schedd_loses_its_claims_when_the_leases_expire(ray_session: None
         assert pool.wait(lambda: keepalives() >= 4, timeout=WAIT)
         assert [e for e in pool.events if e["kind"] == "lease_expired"] == []
         assert len(pool.jobs("JobStatus == 2")) == 2
-        schedd = pool._live._hosts[-1]  # startd actors first, then the schedd's
+        (schedd,) = [a.handle for a in pool._live.actors() if a.plan.role == "schedd"]
         killed_at = pool.now
         ray.kill(schedd, no_restart=True)
 
