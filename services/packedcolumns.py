@@ -24,7 +24,7 @@ import numpy as np
 from .classad import ERROR, UNDEFINED, ClassAdSyntaxError, parse_expr, unparse
 from .classad.kernel import Column, literal_of
 from .classad.tree import Expr, Literal
-from .classad.vector import B, E, I, R, S, StringPool, U, Vec, X
+from .classad.vector import B, E, I, R, S, StringPool, U, Vec
 from .v1 import collector_pb2 as cpb
 from .wire import WireError
 
@@ -67,7 +67,7 @@ def kind_of(e: Expr | None) -> tuple[int, Any]:
             return UNDEFINED_KIND, None
         if v is ERROR:
             return ERROR_KIND, None
-        return EXPR, e  # a list or a nested ad: the kernel keeps it whole
+        return EXPR, e  # a list or a nested ad: sent as its text
     ok, v = literal_of(e)
     if ok and type(v) in (int, float):
         return _PLAIN_KIND[type(v)], v
@@ -88,9 +88,6 @@ class PackedColumn:
     string_rows: np.ndarray  # int64
     exprs: Sequence[Expr]
     expr_rows: np.ndarray  # int64
-
-    def __len__(self) -> int:
-        return len(self.kinds)
 
     def column(self, pool: StringPool) -> Column:
         """The match kernel's column of these rows (as ``SlotTable`` would read it from
@@ -123,13 +120,9 @@ class PackedColumn:
                     elif kind == STRING:
                         sval[rows] = pool.code(v)
                     continue
-                if type(e) is Literal:  # a list or an ad: an object per row
-                    tag[rows] = X
-                    continue
                 g = groups.setdefault(unparse(e), ([], e))
                 g[0].append(rows)
-        oval = self._objects(tag, n)
-        lit = Vec(n, tag, ival, fval, sval, oval).simplify()
+        lit = Vec(n, tag, ival, fval, sval).simplify()
         lit.src = key
         # the expressions in the order of their first rows, as the ads would give them
         exprs = sorted(
@@ -137,18 +130,6 @@ class PackedColumn:
             key=lambda g: int(g[0][0]),
         )
         return Column(key, kinds != MISSING, lit, exprs)
-
-    def _objects(self, tag: np.ndarray, n: int) -> np.ndarray | None:
-        """The values of the rows holding a list or an ad (tag X), else None."""
-        at = np.flatnonzero(tag == X)
-        if not len(at):
-            return None
-        oval = np.empty(n, dtype=object)
-        exprs = np.flatnonzero(self.kinds == EXPR)
-        index = dict(zip(exprs.tolist(), self.expr_rows.tolist(), strict=True))
-        for r in at.tolist():
-            oval[r] = self.exprs[index[r]].value  # type: ignore[attr-defined]
-        return oval
 
 
 _INT64, _FLOAT64, _UINT32 = np.dtype("<i8"), np.dtype("<f8"), np.dtype("<u4")
