@@ -133,6 +133,14 @@ class Pool:
         return negotiator_pb2_grpc.NegotiatorStub(ch)
 
 
+def alice_queues_five(p: Pool) -> None:
+    """alice's submitter ad at the fake schedd, and her autocluster of five jobs."""
+    p.collector.ads[("Submitter", "alice@mockpool")] = submitter_ad(
+        "alice@mockpool", "schedd1", p.peer, 5
+    )
+    p.schedd.requests["schedd1"] = [request(1, 5).ad]
+
+
 async def until(cond: Callable[[], object], timeout: float = 10.0) -> None:
     loop = asyncio.get_running_loop()
     deadline = loop.time() + timeout
@@ -186,10 +194,7 @@ async def pool(tmp_path: Path) -> AsyncIterator[Pool]:
 
 async def test_cycle_at_start_matches_and_advertises(pool: Pool):
     p = pool
-    p.collector.ads[("Submitter", "alice@mockpool")] = submitter_ad(
-        "alice@mockpool", "schedd1", p.peer, 5
-    )
-    p.schedd.requests["schedd1"] = [request(1, 5).ad]
+    alice_queues_five(p)
     await p.svc.start()
     await until(lambda: p.svc.cycles == 1)
     # one Matches message for the schedd, with the three slots and their claim ids
@@ -231,10 +236,7 @@ async def test_matches_go_in_messages_of_a_size_and_a_failure_fails_theirs(
     p = pool
     monkeypatch.setattr(negotiator_service, "MATCHES_MESSAGE_BYTES", 1)  # a match a message
     p.schedd.refuse_bare = refuse  # only the first message, with the rejection, is taken
-    p.collector.ads[("Submitter", "alice@mockpool")] = submitter_ad(
-        "alice@mockpool", "schedd1", p.peer, 5
-    )
-    p.schedd.requests["schedd1"] = [request(1, 5).ad]
+    alice_queues_five(p)
     await p.svc.start()
     await until(lambda: p.svc.cycles == 1)
     taken = 1 if refuse else 3
@@ -342,10 +344,7 @@ async def test_collector_down_aborts_the_cycle_and_keeps_running(pool: Pool):
 
 async def test_a_cycle_asks_for_the_columns_the_last_read_and_matches_alike(pool: Pool):
     p = pool
-    p.collector.ads[("Submitter", "alice@mockpool")] = submitter_ad(
-        "alice@mockpool", "schedd1", p.peer, 5
-    )
-    p.schedd.requests["schedd1"] = [request(1, 5).ad]
+    alice_queues_five(p)
     await p.svc.start()
     await until(lambda: p.svc.cycles == 1 and p.clock.next_wakeup() == 60.0)
     await p.clock.advance(60)
@@ -395,10 +394,7 @@ async def test_a_snapshot_column_of_the_wrong_type_aborts_the_cycle_naming_it(
 
 async def test_a_snapshot_delta_that_does_not_fit_is_asked_for_again_whole(pool: Pool):
     p = pool
-    p.collector.ads[("Submitter", "alice@mockpool")] = submitter_ad(
-        "alice@mockpool", "schedd1", p.peer, 5
-    )
-    p.schedd.requests["schedd1"] = [request(1, 5).ad]
+    alice_queues_five(p)
     p.collector.stale = "asked"
     await p.svc.start()
     await until(lambda: p.svc.cycles == 1 and p.clock.next_wakeup() == 60.0)
