@@ -246,16 +246,13 @@ class CollectorService(cgrpc.CollectorServicer):
         try:
             since = (request.since_epoch, request.since_seq) if request.since_epoch else None
             handover = rpc.handover_wanted(context)  # the negotiator of this process
-            if request.columns and not handover:
-                # new columns read from every slot ad, a step a turn (100,000 ads a column)
-                for _ in self.store.columns.catch_up(request.columns):
-                    await turns.own_turn()
+            columns = [] if handover else self.store.columns_asked(request.columns)
+            # new columns read from every slot ad, a step a turn (100,000 ads a column);
+            # a negotiator of this process reads the ads it is handed
+            for _ in self.store.columns.catch_up(columns):
+                await turns.own_turn()
             snap = self.store.snapshot(
-                request.constraint,
-                request.projection,
-                now,
-                since,
-                columns=() if handover else request.columns,  # it reads the ads it is handed
+                request.constraint, request.projection, now, since, columns=columns
             )
         except CostlyConstraint as exc:
             await context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED, str(exc))

@@ -69,10 +69,12 @@ __all__ = [
     "DEFAULT_CLASSAD_LIFETIME",
     "MACHINE",
     "MACHINE_PRIVATE",
+    "MAX_COLUMNS",
     "STANDARD_TYPES",
     "AdRecord",
     "ANY_AD",
     "AdStore",
+    "BadColumns",
     "BadConstraint",
     "CostlyConstraint",
     "BadUpdate",
@@ -94,6 +96,8 @@ _PRIVATE_KEY = MACHINE_PRIVATE.lower()
 _MACHINE_KEY = MACHINE.lower()
 _ALWAYS_PROJECTED = frozenset({"mytype"})
 _SNAPSHOT_PROJECTED = frozenset({"mytype", "name"})
+# slot columns one snapshot may ask for: a cycle's expressions read a few dozen
+MAX_COLUMNS = 1024
 
 
 class CollectorError(ValueError):
@@ -110,6 +114,10 @@ class BadConstraint(CollectorError):
 
 class CostlyConstraint(CollectorError):
     """A query constraint that ran past its evaluation budget (nothing was returned)."""
+
+
+class BadColumns(CollectorError):
+    """A snapshot request for slot columns the collector will not keep."""
 
 
 class PrivateAdsRefused(CollectorError):
@@ -589,7 +597,9 @@ class AdStore:
         """Slot ads where ``constraint`` is true and the private ads of those slots.
         ``since``: the (epoch, seq) of a snapshot the asker holds; when it is this
         store's and nothing is projected, the snapshot is a delta against it.
-        ``columns``: slot attributes sent as columns too, over every slot."""
+        ``columns``: slot attributes sent as columns too, over every slot (at most
+        ``MAX_COLUMNS``: BadColumns otherwise, and nothing is kept)."""
+        columns = self.columns_asked(columns)
         snap, keys = self._snapshot(constraint, projection, now, since)
         if columns:
             every = parse_constraint(constraint) is None
@@ -600,6 +610,20 @@ class AdStore:
                     self._every_slot_rows = rows
             snap.columns = self.columns.pack(columns, rows[1])
         return snap
+
+    def columns_asked(self, names: Iterable[str]) -> list[str]:
+        """The column names of a snapshot request, each once; BadColumns when there are
+        more than ``MAX_COLUMNS`` (every one is a column kept over every slot)."""
+        first: dict[str, str] = {}
+        for n in names:
+            if n.strip():
+                first.setdefault(n.lower(), n)
+        out = list(first.values())
+        if len(out) > MAX_COLUMNS:
+            raise BadColumns(
+                f"a snapshot may ask for at most {MAX_COLUMNS} slot columns, not {len(out)}"
+            )
+        return out
 
     def _snapshot(
         self,

@@ -235,6 +235,17 @@ async def test_a_snapshot_sends_the_columns_asked_for_over_every_slot(coll: Runn
     assert cpus.ints.tolist() == [4, 8]
 
 
+async def test_a_snapshot_asking_for_too_many_columns_is_invalid(coll: Running) -> None:
+    await advertise(coll, pool_updates())
+    req = collector_pb2.SnapshotRequest(columns=[f"A{k}" for k in range(2000)])
+    details = await expect_error(
+        rpc.call(coll.stub(Role.NEGOTIATOR).Snapshot, req, timeout=5),
+        grpc.StatusCode.INVALID_ARGUMENT,
+    )
+    assert "at most 1024 slot columns, not 2000" in details
+    assert coll.svc.store.columns.kept() == []
+
+
 async def test_private_ads_only_for_negotiator_and_admin(coll: Running) -> None:
     await advertise(coll, pool_updates())
     for role in (Role.READ, Role.SUBMIT, Role.DAEMON):

@@ -13,7 +13,7 @@ from mockpool.classad import ClassAd, parse_expr, unparse
 from mockpool.classad.kernel import Column, SlotTable
 from mockpool.classad.vector import StringPool
 from mockpool.collector.columns import SlotColumns
-from mockpool.collector.store import AdStore
+from mockpool.collector.store import MAX_COLUMNS, AdStore, BadColumns
 from mockpool.v1 import collector_pb2 as cpb
 from mockpool.wire import WireError
 
@@ -354,3 +354,15 @@ def test_a_snapshot_taken_while_a_catch_up_is_half_done_reads_every_change() -> 
     assert list(half) == [None, None]  # the rest of it writes what was read already
     (c,) = cols.pack(["Cpus"], cols.rows(keys))
     assert c.ints.tolist() == [10, 11, 12, 13, 14, 5]
+
+
+def test_a_snapshot_asking_for_too_many_columns_is_refused_and_keeps_none() -> None:
+    store = AdStore()
+    store.update("Machine", ad_of("slot1@m", {"Cpus": 1}), 0)
+    names = [f"Attr{k}" for k in range(MAX_COLUMNS + 1)]
+    with pytest.raises(BadColumns, match=f"at most {MAX_COLUMNS} slot columns, not 1025"):
+        store.snapshot(columns=names)
+    assert store.columns.kept() == []
+    # one name in two spellings is one column, sent under the first
+    (col,) = store.snapshot(columns=["Cpus", "CPUS", " "]).columns
+    assert col.name == "Cpus" and col.ints.tolist() == [1]
