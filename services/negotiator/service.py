@@ -313,7 +313,7 @@ class NegotiatorService(ngrpc.NegotiatorServicer):
         cpu0 = time.process_time()
         notes: list[LogLine] = []
         try:
-            snapshot = await self._obtain_ads()
+            snapshot = await self._obtain_ads(notes)
         except (grpc.aio.AioRpcError, WireError) as exc:
             core.cycle_aborted(start, clock.now(), _why(exc))
             log.warning("%s: cannot fetch ads from the collector: %s", self.name, _why(exc))
@@ -347,7 +347,7 @@ class NegotiatorService(ngrpc.NegotiatorServicer):
         await self.advertise()
         return result
 
-    async def _obtain_ads(self) -> CycleAds:
+    async def _obtain_ads(self, notes: list[LogLine]) -> CycleAds:
         coll = self._collector()
         held = self.core.slot_ads
         snap_reply, schedd_reply, submitter_reply = await asyncio.gather(
@@ -364,12 +364,16 @@ class NegotiatorService(ngrpc.NegotiatorServicer):
                 slots, private, columns = await self.ctx.offload(self._decode_snapshot, snap_reply)
             except StaleSnapshot as again:  # a collector that sends deltas unasked
                 raise WireError(f"snapshot reply does not fit: {again}") from None
+        sent, refused = columns
+        for why in refused:
+            log.warning("%s: %s; reading it from the ads", self.name, why)
+            notes.append(LogLine(self.ctx.clock.now(), f"    Ignoring {why}"))
         return CycleAds(
             slots=slots,
             private_ads=private,
             submitters=ads_from_pb(submitter_reply.ads),
             schedulers=ads_from_pb(schedd_reply.ads),
-            slot_columns=columns,
+            slot_columns=sent,
         )
 
     async def _fetch_snapshot(self, since: tuple[str, int] | None) -> bytes | rpc.Handover:
@@ -383,9 +387,9 @@ class NegotiatorService(ngrpc.NegotiatorServicer):
 
     def _decode_snapshot(
         self, raw: bytes | rpc.Handover
-    ) -> tuple[list[ClassAd], list[ClassAd], dict[str, PackedColumn]]:
+    ) -> tuple[list[ClassAd], list[ClassAd], tuple[dict[str, PackedColumn], list[str]]]:
         """The whole snapshot: the ads the reply carries, decoded, and (a delta) the
-        ones held since the last cycle; the columns it carries. A collector of this process hands over its
+        ones held since the last cycle; the columns it carries (see ``_columns``). A collector of this process hands over its
         records: their ads as they are (immutable, as decoded ones), with their bytes for
         the matches that send them on."""
         decoder = self._slot_decoder
@@ -398,7 +402,7 @@ class NegotiatorService(ngrpc.NegotiatorServicer):
                 [a for a, w in zip(slot_ads, wires, strict=True) if w is not None],
                 [w for w in wires if w is not None],
             )
-            columns: dict[str, PackedColumn] = {}  # it reads the ads it is handed
+            columns: tuple[dict[str, PackedColumn], list[str]] = ({}, [])  # reads the ads
             slots, private = self.core.slot_ads.merge(
                 snap.epoch,
                 snap.seq,
@@ -436,11 +440,13 @@ class NegotiatorService(ngrpc.NegotiatorServicer):
 
     def _columns(
         self, sent: Sequence[cpb.SlotColumn], slots: list[ClassAd]
-    ) -> dict[str, PackedColumn]:
+    ) -> tuple[dict[str, PackedColumn], list[str]]:
         """The columns a reply carries, by lower-case name, each checked against the
-        snapshot's slots (WireError naming the attribute and slot when one does not fit)."""
+        snapshot's slots; and why each one that does not fit was left out (naming it and
+        the slot at fault): the cycle reads that name from the ads."""
+        errors: list[str] = []
         if not sent:
-            return {}
+            return {}, errors
         names = self.core.slot_ads.slot_names()
         if len(names) != len(slots):  # a whole snapshot the collector did not name
             names = [str(ad.eval("Name")) for ad in slots]
@@ -448,11 +454,14 @@ class NegotiatorService(ngrpc.NegotiatorServicer):
         out: dict[str, PackedColumn] = {}
         for msg in sent:
             key = msg.name.lower()
-            if key not in asked or key in out:
-                why = "twice" if key in out else "unasked"
-                raise WireError(f"snapshot column {msg.name!r} sent {why}")
-            out[key] = column_from_pb(msg, names)
-        return out
+            try:
+                if key not in asked or key in out:
+                    why = "twice" if key in out else "unasked"
+                    raise WireError(f"snapshot column {msg.name!r} sent {why}")
+                out[key] = column_from_pb(msg, names)
+            except WireError as exc:
+                errors.append(str(exc))
+        return out, errors
 
     async def _fetch_requests(
         self, snapshot: CycleAds, notes: list[LogLine]

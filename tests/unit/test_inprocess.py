@@ -210,7 +210,7 @@ def test_a_snapshot_handed_over_in_process_is_the_one_sent_as_bytes(tmp_path: Pa
         )
         service = NegotiatorService(ctx)
         slots, private, columns = service._decode_snapshot(reply)
-        assert columns == {}  # none asked for
+        assert columns == ({}, [])  # none asked for
         # the ads as sent on with a match: the bytes read from the collector
         assert all(service._slot_decoder.bytes_of(ad) == ad_to_bytes(ad) for ad in slots)
         got.append(([ad_to_bytes(a) for a in slots], [ad_to_bytes(a) for a in private]))
