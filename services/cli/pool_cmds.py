@@ -723,11 +723,11 @@ def cmd_daemons(ns: argparse.Namespace) -> int:
         return await rpc.call(stub.Daemons, master_pb2.DaemonsRequest(), timeout=30.0)
 
     reply = _with_master(ns, Role.READ, body)
-    print(f"{'Actor':<14} {'Role':<8} {'State':<6} {'Pid':>8} {'Address':<22} Daemons")
+    print(f"{'Actor':<14} {'Role':<10} {'State':<6} {'Pid':>8} {'Address':<22} Daemons")
     for a in reply.actors:
         daemons = ", ".join(a.daemons)
         state = "up" if a.alive else "down"
-        print(f"{a.actor:<14} {a.role:<8} {state:<6} {a.pid:>8} {a.address:<22} {daemons}")
+        print(f"{a.actor:<14} {a.role:<10} {state:<6} {a.pid:>8} {a.address:<22} {daemons}")
     return 0
 
 
