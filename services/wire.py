@@ -34,6 +34,7 @@ __all__ = [
     "ads_to_pb",
     "room_for",
     "iter_attribute_entries",
+    "parse_cached",
     "texts_to_ad",
 ]
 
@@ -229,7 +230,7 @@ _SCALARS = frozenset(("boolean", "integer", "real", "str"))
 
 
 @functools.lru_cache(maxsize=65536)
-def _parse_cached(text: str) -> Expr:
+def parse_cached(text: str) -> Expr:
     # Ads repeat the same expression texts (START, Requirements, ...) thousands of times;
     # trees are immutable, so one parse serves every ad.
     return parse_expr(text)
@@ -385,7 +386,7 @@ def _decode_attribute(attr: pb.Attribute) -> tuple[str, Expr, bool]:
         try:
             if "[" in text:  # may hold a nested ad: a tree of its own
                 return name, parse_expr(text), False
-            return name, _parse_cached(text), True
+            return name, parse_cached(text), True
         except ClassAdSyntaxError as exc:
             raise WireError(f"attribute {name}: {exc}") from None
     lit = attr.literal

@@ -182,12 +182,12 @@ class SlotColumns:
         until a slot comes or goes)."""
         return np.fromiter(map(self._row.__getitem__, keys), np.int64, len(keys))
 
-    def catch_up(self, names: Iterable[str]) -> Iterator[None]:
-        """Bring the columns of ``names`` up to the ads stored (a new one made over every
-        row), a step of at most ``ROWS_PER_STEP`` rows at a time: iterate it, between
-        steps the caller may take other work (updates logged meanwhile are read too, and
-        two catch-ups at once write the same values)."""
-        for key in dict.fromkeys(n.lower() for n in names if n.strip()):
+    def catch_up(self, keys: Iterable[str]) -> Iterator[None]:
+        """Bring the columns of ``keys`` (distinct lower-case names) up to the ads stored
+        (a new one made over every row), a step of at most ``ROWS_PER_STEP`` rows at a
+        time: iterate it, between steps the caller may take other work (updates logged
+        meanwhile are read too, and two catch-ups at once write the same values)."""
+        for key in keys:
             end = self._log_from + len(self._log)
             col = self._cols.get(key)
             if col is None or len(col.table) > 2 * len(self._row) + 1024:
@@ -196,10 +196,14 @@ class SlotColumns:
                 self._building.add(col)  # rows stored from here on are logged for it
             else:
                 todo = dict.fromkeys(self._log[col.caught_up - self._log_from :])
-            it = iter(todo)
-            while step := list(islice(it, self.ROWS_PER_STEP)):
-                col.write(step, self._ads)
-                yield
+            try:
+                it = iter(todo)
+                while step := list(islice(it, self.ROWS_PER_STEP)):
+                    col.write(step, self._ads)
+                    yield
+            except BaseException:  # left half done (the caller's call was cancelled)
+                self._building.discard(col)  # not kept, nor holding the log back
+                raise
             if col in self._building:
                 self._building.discard(col)
                 self._cols[key] = col
@@ -212,20 +216,16 @@ class SlotColumns:
                 )
                 col.caught_up = end
 
-    def pack(self, names: Iterable[str], rows: np.ndarray) -> list[PackedColumn]:
-        """The columns of ``names`` (each once, in the asker's spelling) over ``rows``
-        (:meth:`rows`), in that order; caught up first."""
-        names = [n for n in dict.fromkeys(names) if n.strip()]
-        for _ in self.catch_up(names):
+    def pack(self, names: Sequence[str], rows: np.ndarray) -> list[PackedColumn]:
+        """The columns of ``names`` (distinct without regard to case, none blank:
+        ``AdStore.columns_asked``), in the asker's spelling, over ``rows`` (:meth:`rows`),
+        in that order; caught up first."""
+        keys = [n.lower() for n in names]
+        for _ in self.catch_up(keys):
             pass
         self._snapshots += 1
         out = []
-        seen: set[str] = set()
-        for name in names:
-            key = name.lower()
-            if key in seen:
-                continue
-            seen.add(key)
+        for name, key in zip(names, keys, strict=True):
             col = self._cols[key]
             col.asked = self._snapshots
             out.append(col.pack(name, rows))

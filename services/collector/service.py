@@ -249,7 +249,7 @@ class CollectorService(cgrpc.CollectorServicer):
             columns = [] if handover else self.store.columns_asked(request.columns)
             # new columns read from every slot ad, a step a turn (100,000 ads a column);
             # a negotiator of this process reads the ads it is handed
-            for _ in self.store.columns.catch_up(columns):
+            for _ in self.store.columns.catch_up([c.lower() for c in columns]):
                 await turns.own_turn()
             snap = self.store.snapshot(
                 request.constraint, request.projection, now, since, columns=columns

@@ -187,7 +187,7 @@ def test_kept_columns_are_those_packed_from_the_ads_now(ops: list) -> None:
             ads.pop(key, None)
             cols.drop(key)
         elif op == "begin":
-            pending.append(cols.catch_up(NAMES[k % 3 :]))
+            pending.append(cols.catch_up([n.lower() for n in NAMES[k % 3 :]]))
         elif op == "step" and pending and next(pending[k % len(pending)], "done") == "done":
             pending.pop(k % len(pending))
         keys = sorted(ads, reverse=k % 2 == 1)
@@ -347,7 +347,7 @@ def test_a_snapshot_taken_while_a_catch_up_is_half_done_reads_every_change() -> 
     assert c.ints.tolist() == [0, 1, 2, 3, 4, 5]
     for k, key in enumerate(keys[:5]):
         cols.put(key, ad_of(key, {"Cpus": 10 + k}))
-    half = cols.catch_up(["Cpus"])
+    half = cols.catch_up(["cpus"])
     next(half)  # two of the five changed rows read; a turn of the collector's passes
     (c,) = cols.pack(["Cpus"], cols.rows(keys))
     assert c.ints.tolist() == [10, 11, 12, 13, 14, 5]
@@ -366,3 +366,23 @@ def test_a_snapshot_asking_for_too_many_columns_is_refused_and_keeps_none() -> N
     # one name in two spellings is one column, sent under the first
     (col,) = store.snapshot(columns=["Cpus", "CPUS", " "]).columns
     assert col.name == "Cpus" and col.ints.tolist() == [1]
+
+
+def test_a_catch_up_left_half_done_keeps_nothing_and_holds_no_log_back() -> None:
+    """A snapshot call cancelled while a new column is read (its catch-up dropped):
+    the column is not kept, and the change log is not held for it."""
+    cols = SlotColumns()
+    cols.ROWS_PER_STEP = 2
+    keys = [f"s{k}" for k in range(6)]
+    for k, key in enumerate(keys):
+        cols.put(key, ad_of(key, {"Cpus": k, "Arch": "x"}))
+    cols.pack(["Arch"], cols.rows(keys))
+    half = cols.catch_up(["cpus"])
+    next(half)
+    half.close()
+    assert cols.kept() == ["arch"]
+    for k, key in enumerate(keys):
+        cols.put(key, ad_of(key, {"Cpus": 10 + k, "Arch": "y"}))
+    (c,) = cols.pack(["Arch"], cols.rows(keys))
+    assert [c.strings[i] for i in c.string_rows] == ["y"] * 6
+    assert cols._log == []  # every line read: the log is trimmed
