@@ -26,7 +26,7 @@ from .classad.kernel import Column, literal_of
 from .classad.tree import Expr, Literal
 from .classad.vector import B, E, I, R, S, StringPool, U, Vec
 from .v1 import collector_pb2 as cpb
-from .wire import WireError, parse_cached
+from .wire import WireError, parse_text
 
 __all__ = [
     "BOOL",
@@ -214,7 +214,7 @@ def column_from_pb(msg: cpb.SlotColumn, slot_names: Sequence[str]) -> PackedColu
     exprs: list[Expr] = []
     for k, text in enumerate(msg.exprs):
         try:
-            exprs.append(parse_cached(text))  # one tree per text, cycle after cycle
+            exprs.append(parse_text(text))  # one tree per text, cycle after cycle
         except ClassAdSyntaxError as exc:
             used = np.flatnonzero(expr_rows == k)
             who = slot(int(np.flatnonzero(kinds == EXPR)[used[0]])) if len(used) else where

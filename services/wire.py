@@ -34,7 +34,7 @@ __all__ = [
     "ads_to_pb",
     "room_for",
     "iter_attribute_entries",
-    "parse_cached",
+    "parse_text",
     "texts_to_ad",
 ]
 
@@ -230,10 +230,16 @@ _SCALARS = frozenset(("boolean", "integer", "real", "str"))
 
 
 @functools.lru_cache(maxsize=65536)
-def parse_cached(text: str) -> Expr:
+def _parse_cached(text: str) -> Expr:
     # Ads repeat the same expression texts (START, Requirements, ...) thousands of times;
     # trees are immutable, so one parse serves every ad.
     return parse_expr(text)
+
+
+def parse_text(text: str) -> Expr:
+    """An expression sent as text: one tree per text, shared, but for one that may hold
+    a nested ad (a tree of its own: a nested ad gets its parent)."""
+    return parse_expr(text) if "[" in text else _parse_cached(text)
 
 
 def ad_from_pb(msg: pb.ClassAd) -> ClassAd:
@@ -384,9 +390,7 @@ def _decode_attribute(attr: pb.Attribute) -> tuple[str, Expr, bool]:
     if attr.WhichOneof("expr") == "expression":
         text = attr.expression
         try:
-            if "[" in text:  # may hold a nested ad: a tree of its own
-                return name, parse_expr(text), False
-            return name, parse_cached(text), True
+            return name, parse_text(text), "[" not in text
         except ClassAdSyntaxError as exc:
             raise WireError(f"attribute {name}: {exc}") from None
     lit = attr.literal

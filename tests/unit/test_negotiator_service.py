@@ -46,6 +46,7 @@ class FakeCollector(collector_pb2_grpc.CollectorServicer):
         self.columns_asked: list[list[str]] = []
         self.stale = ""
         self.bad_column: collector_pb2.SlotColumn | None = None  # sent for its name
+        self.bad_slot = ""  # an attribute of this text in one more slot ad
 
     async def Snapshot(self, request, context):  # type: ignore[no-untyped-def]
         """Whole snapshots of epoch "e", seq 1; a delta naming a slot no one holds when
@@ -59,6 +60,11 @@ class FakeCollector(collector_pb2_grpc.CollectorServicer):
         ads_to_pb(self.slots, reply.slots)
         ads_to_pb(self.private, reply.private_ads)
         reply.slot_order.extend(a.eval("Name") for a in self.slots)
+        if self.bad_slot:
+            bad = reply.slots.add()
+            bad.attributes.add(name="Name").literal.str = "slot9@exec0001"
+            bad.attributes.add(name="Start", expression=self.bad_slot)
+            reply.slot_order.append("slot9@exec0001")
         reply.private_order.extend(a.eval("Name") for a in self.private)
         self.columns_asked.append(list(request.columns))
         if request.columns:  # columns as a collector keeps them
@@ -393,6 +399,22 @@ async def test_a_snapshot_column_of_the_wrong_type_is_named_and_read_from_the_ad
     asked = p.collector.columns_asked[1]
     assert "cpus" in asked
     assert p.svc.status()["last"]["snapshot_columns"] == len(asked) - 1
+
+
+async def test_a_malformed_slot_ad_in_a_snapshot_aborts_the_cycle_naming_it(pool: Pool):
+    p = pool
+    alice_queues_five(p)
+    p.collector.bad_slot = "TARGET.RequestCpus <="
+    await p.svc.start()
+    lines: list[str] = []
+
+    def said_why() -> bool:
+        lines.extend(p.svc.drain_log())
+        return any("Aborting negotiation cycle" in x for x in lines)
+
+    await until(said_why, timeout=20)
+    assert "attribute Start" in "".join(lines) and p.svc.cycles == 0
+    assert p.schedd.matches == []
 
 
 async def test_a_snapshot_delta_that_does_not_fit_is_asked_for_again_whole(pool: Pool):
