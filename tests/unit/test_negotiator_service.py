@@ -156,6 +156,18 @@ async def until(cond: Callable[[], object], timeout: float = 10.0) -> None:
         await asyncio.sleep(0.005)
 
 
+async def log_until(p: Pool, text: str) -> list[str]:
+    """The NegotiatorLog lines written until one holds ``text``."""
+    lines: list[str] = []
+
+    def said() -> bool:
+        lines.extend(p.svc.drain_log())
+        return any(text in x for x in lines)
+
+    await until(said, timeout=20)
+    return lines
+
+
 @pytest.fixture
 async def pool(tmp_path: Path) -> AsyncIterator[Pool]:
     secret = auth.make_secret()
@@ -406,13 +418,7 @@ async def test_a_malformed_slot_ad_in_a_snapshot_aborts_the_cycle_naming_it(pool
     alice_queues_five(p)
     p.collector.bad_slot = "TARGET.RequestCpus <="
     await p.svc.start()
-    lines: list[str] = []
-
-    def said_why() -> bool:
-        lines.extend(p.svc.drain_log())
-        return any("Aborting negotiation cycle" in x for x in lines)
-
-    await until(said_why, timeout=20)
+    lines = await log_until(p, "Aborting negotiation cycle")
     assert "attribute Start" in "".join(lines) and p.svc.cycles == 0
     assert p.schedd.matches == []
 
@@ -435,13 +441,7 @@ async def test_a_collector_that_sends_deltas_unasked_aborts_the_cycle(pool: Pool
     p = pool
     p.collector.stale = "always"
     await p.svc.start()
-    lines: list[str] = []
-
-    def said_why() -> bool:
-        lines.extend(p.svc.drain_log())
-        return any("slot9@nowhere" in x for x in lines)
-
-    await until(said_why, timeout=20)
+    lines = await log_until(p, "slot9@nowhere")
     (why,) = [x for x in lines if "slot9@nowhere" in x]
     assert "Aborting negotiation cycle" in "".join(lines) and "does not fit" in why
     assert p.svc.cycles == 0 and p.collector.snapshot_requests == [("", 0), ("", 0)]
