@@ -151,7 +151,7 @@ class VirtualClock:
             await asyncio.sleep(0)
             return
         fut: asyncio.Future[None] = loop.create_future()
-        handle = loop.call_at(t, _wake, fut)
+        handle = loop.call_at(t, _wake, fut, loop, t)
         try:
             await fut
         finally:
@@ -166,6 +166,12 @@ class VirtualClock:
         return LagStats(count=0, max=0.0, mean=0.0, last=0.0)
 
 
-def _wake(fut: asyncio.Future[None]) -> None:
+def _wake(fut: asyncio.Future[None], loop: VirtualEventLoop, t: float) -> None:
+    # asyncio runs every timer due within the clock's resolution of its time: time may
+    # stand on an earlier timer a hair before ``t`` (495.04999999999995 for 495.05). It
+    # moves on to ``t``, or a daemon that sleeps until ``t`` and finds ``now() < t``
+    # would sleep again, wake at once, and spin with time stuck.
+    if loop._vtime < t:
+        loop._vtime = t
     if not fut.done():
         fut.set_result(None)

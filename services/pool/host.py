@@ -18,6 +18,7 @@ import asyncio
 import contextlib
 import gc
 import logging
+import math
 import os
 import resource
 from collections import Counter
@@ -62,7 +63,11 @@ class _PendingClock:
     async def sleep_until(self, t: float) -> None:
         if self.inner is None:
             raise RuntimeError("the pool clock has not started")
-        await self.inner.sleep_until(t - self._faults.skew)
+        skew = self._faults.skew
+        inner = t - skew
+        while inner + skew < t:  # (t - skew) + skew can fall an ulp short of t
+            inner = math.nextafter(inner, math.inf)
+        await self.inner.sleep_until(inner)
         await self._faults.resumed()
 
     async def sleep(self, dt: float) -> None:

@@ -7,6 +7,8 @@ import threading
 
 import pytest
 
+from mockpool.pool.host import _PendingClock
+from mockpool.pool.hostfaults import HostFaults
 from mockpool.virtualtime import VirtualClock, VirtualEventLoop
 
 
@@ -55,6 +57,52 @@ def test_sleep_until_lands_exactly_on_its_time(vloop: VirtualEventLoop) -> None:
         return out
 
     assert vloop.run_until_complete(main()) == [0.0, 0.0, 0.0, 0.0]
+
+
+def test_two_timers_a_hair_apart_each_wake_at_or_after_its_own_time(
+    vloop: VirtualEventLoop,
+) -> None:
+    # 495 + 0.05 computed two ways: time jumps to the earlier, and asyncio runs the later
+    # in the same pass (within its clock resolution). The later sleeper must still find
+    # now() >= its time, or a daemon loop re-sleeps, wakes at once, and spins for ever.
+    clock = VirtualClock(vloop)
+    early, late = 495.04999999999995, 495.05
+    assert early < late
+    woke: dict[str, float] = {}
+
+    async def sleeper(name: str, t: float) -> None:
+        await clock.sleep_until(t)
+        woke[name] = clock.now()
+
+    async def main() -> None:
+        await asyncio.gather(sleeper("early", early), sleeper("late", late))
+
+    vloop.run_until_complete(main())
+    assert woke["early"] >= early
+    assert woke["late"] >= late
+
+
+def test_a_loop_that_sleeps_until_its_time_moves_on(vloop: VirtualEventLoop) -> None:
+    # The startd's job-exit loop's shape: sleep until due, check now() against it.
+    clock = VirtualClock(vloop)
+    rounds = 0
+
+    async def other() -> None:
+        await clock.sleep_until(495.04999999999995)
+
+    async def due_loop() -> None:
+        nonlocal rounds
+        due = 495.05
+        while clock.now() < due:
+            rounds += 1
+            assert rounds < 10, f"time stuck at {clock.now()!r} before {due!r}"
+            await clock.sleep_until(due)
+
+    async def main() -> None:
+        await asyncio.gather(other(), due_loop())
+
+    vloop.run_until_complete(main())
+    assert rounds == 1
 
 
 def test_time_never_passes_the_horizon(vloop: VirtualEventLoop) -> None:
@@ -164,3 +212,22 @@ def test_settled_waits_for_everything_due_up_to_the_horizon(vloop: VirtualEventL
     finally:
         vloop.call_soon_threadsafe(vloop.stop)
         thread.join(10)
+
+
+@pytest.mark.parametrize(("t", "skew"), [(20.04, -62.0), (4051.73, -99.3), (495.05, 0.0)])
+def test_a_skewed_host_clock_wakes_at_or_after_its_own_time(
+    vloop: VirtualEventLoop, t: float, skew: float
+) -> None:
+    # (t - skew) + skew falls an ulp short of t for these: the host's clock sleeps the
+    # loop's clock until a time that reads as t or later through the skew.
+    assert skew == 0.0 or (t - skew) + skew < t
+    faults = HostFaults()
+    faults.skew = skew
+    clock = _PendingClock(faults)
+    clock.inner = VirtualClock(vloop)
+
+    async def main() -> float:
+        await clock.sleep_until(t)
+        return clock.now()
+
+    assert vloop.run_until_complete(main()) >= t
