@@ -162,7 +162,7 @@ class _UnaryUnary:
         handed = isinstance(request, Handover)
         raw = self._serialize(request) if self._serialize and not handed else request
         md = (*(metadata or ()), (AUTH_METADATA_KEY, f"Bearer {ch.token}"))
-        await net.delay()
+        await ch.delay()
         server = net.servers.get(ch.address)
         if server is None or server.stopped:
             raise _error(grpc.StatusCode.UNAVAILABLE, f"no daemon listens at {ch.address}")
@@ -182,7 +182,7 @@ class _UnaryUnary:
             handled.cancel()
             raise _error(grpc.StatusCode.DEADLINE_EXCEEDED, "Deadline Exceeded")
         reply = handled.result()
-        await net.delay()
+        await ch.delay()
         if isinstance(reply, Handover) or not self._deserialize:
             return reply  # records for a caller that handed over its own
         return self._deserialize(reply)
@@ -191,11 +191,17 @@ class _UnaryUnary:
 class _Channel:
     in_process = True  # its calls may carry records (rpc.Handover) instead of messages
 
-    def __init__(self, network: InProcessNetwork, address: str, token: str) -> None:
+    def __init__(
+        self, network: InProcessNetwork, address: str, token: str, *, latency: float
+    ) -> None:
         self.network = network
         self.address = address
         self.token = token
         self.peer = "inprocess"
+        self.latency = latency
+
+    async def delay(self) -> None:
+        await asyncio.sleep(self.latency)
 
     def unary_unary(
         self,
@@ -216,8 +222,10 @@ class _Channel:
 class InProcessNetwork:
     """Every daemon host of a virtual run, by address, and channels between them.
 
-    ``latency`` is the pool seconds a message takes each way (0 by default: deliveries
-    still go through the loop, in the order they were sent).
+    ``latency`` is the pool seconds a message takes each way between daemons (0 by
+    default: deliveries still go through the loop, in the order they were sent). The
+    driver's own calls (``outside``) arrive at once: it calls while pool time is held,
+    where a message that took time would never arrive.
     """
 
     def __init__(self, latency: float = 0.0) -> None:
@@ -226,9 +234,6 @@ class InProcessNetwork:
         self.latency = float(latency)
         self.servers: dict[str, _Server] = {}
         self._ports = itertools.count(9618)
-
-    async def delay(self) -> None:
-        await asyncio.sleep(self.latency)
 
     # -- rpc.Transport ------------------------------------------------------------------
     async def start_server(
@@ -253,7 +258,21 @@ class InProcessNetwork:
         self.servers.pop(server.address, None)
 
     def channel(self, address: str, token: str) -> _Channel:
-        return _Channel(self, address, token)
+        return _Channel(self, address, token, latency=self.latency)
+
+    def outside(self) -> _Outside:
+        """The transport of a caller outside the pool (the driver, its tools)."""
+        return _Outside(self)
+
+
+class _Outside:
+    """Channels into an in-process network whose messages take no pool time."""
+
+    def __init__(self, network: InProcessNetwork) -> None:
+        self._network = network
+
+    def channel(self, address: str, token: str) -> _Channel:
+        return _Channel(self._network, address, token, latency=0.0)
 
 
 class SameProcessFirst:

@@ -268,7 +268,9 @@ class LivePool:
             )
         )
         await self._central.run.remote(spec.time_scale, self.epoch_wall, [0])  # collector only
-        self.client = PoolClient(self.collector_address, self.token, transport=self.network)
+        # The driver calls from outside the pool: a virtual one's calls take no pool time.
+        outside = self.network.outside() if self.network else None
+        self.client = PoolClient(self.collector_address, self.token, transport=outside)
         await self._wait_advertised()
         # A resumed pool's workload went in before (up to what it had fed): not twice.
         timeline = spec.timeline()[self._fed :]

@@ -120,6 +120,18 @@ def test_latency_is_charged_each_way_in_pool_time(tmp_path: Path) -> None:
     assert _run(body, tmp_path, latency=0.25) == pytest.approx(0.5)
 
 
+def test_a_call_from_outside_the_pool_takes_no_pool_time(tmp_path: Path) -> None:
+    # The driver calls while pool time is held: a message that took time never arrives.
+    async def body(net, address, secret, clock):  # type: ignore[no-untyped-def]
+        token = make_token(secret, Role.READ, "u")
+        stub = cgrpc.CollectorStub(net.outside().channel(address, token))
+        t0 = clock.now()
+        await stub.Query(cpb.QueryRequest(ad_type="Collector"))
+        return clock.now() - t0
+
+    assert _run(body, tmp_path, latency=0.25) == 0.0
+
+
 def test_the_callers_identity_does_not_leak_into_the_caller(tmp_path: Path) -> None:
     from mockpool.auth import current_role
 

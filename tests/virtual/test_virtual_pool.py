@@ -279,3 +279,26 @@ def test_a_submit_gets_a_cycle_once_the_schedds_ads_are_out(
     assert starts == [started, started]
     cycles = [(e["start"], e["matches"]) for e in events if e["kind"] == "cycle"]
     assert (started, 2) in cycles
+
+
+def test_a_pool_with_network_latency_runs_and_answers_while_held(
+    mockpool_virtual_factory,  # type: ignore[no-untyped-def]
+) -> None:
+    # Messages between daemons take 0.5 pool s each way; the driver's own calls (queries
+    # while time is held, the run's final collection) arrive at once, or they never would.
+    latency = 0.5
+    pool = mockpool_virtual_factory(EXAMPLES / "pslot.toml", latency=latency)
+    t0 = pool.now
+    assert len(pool.jobs("JobStatus == 1")) == 15
+    assert pool.now == t0
+    assert pool.wait(lambda: len(pool.jobs("JobStatus == 4", history=True)) == 15, timeout=400)
+    events = pool.events
+    matched = {e["job"]: e["t"] for e in events if e["kind"] == "job_matched"}
+    started: dict[str, float] = {}
+    for e in events:
+        if e["kind"] == "activate":
+            started.setdefault(e["job"], e["t"])
+    assert len(started) == 15 and set(matched) <= set(started)
+    # the schedd, told of the match, claims the slot (there and back) and activates the
+    # claim: three one-way messages
+    assert {round(started[j] - matched[j], 9) for j in matched} == {3 * latency}
