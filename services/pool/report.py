@@ -203,10 +203,14 @@ def _measure_lines(m: dict[str, Any] | None) -> list[str]:
     if not m or m.get("pool_loading_factor") is None:
         return []
     wait = m["wait"]
+    waits = (
+        f"waits: mean {wait['mean']:g} s, p95 {wait['p95']:g} s"
+        if wait.get("mean") is not None
+        else "no job started"
+    )
     return [
         f"Loading factor {m['pool_loading_factor']:.3f} (C = {m['negotiation_interval'] or 0:g} pool s); "
-        f"waits: mean {wait['mean']:g} s, p95 {wait['p95']:g} s; "
-        f"{m['throughput_per_hour']:g} jobs per pool hour"
+        f"{waits}; {m['throughput_per_hour']:g} jobs per pool hour"
     ]
 
 

@@ -138,3 +138,10 @@ def test_the_summary_lines_give_the_measures_when_jobs_ran() -> None:
         base | {"measures": measures | {"pool_loading_factor": None}}
     )
     assert "Loading factor" not in format_summary(base)
+    # no job could start (none fits any slot): no waits to give, and the summary prints
+    nothing = measures | {"pool_loading_factor": 0.0, "throughput_per_hour": 0.0}
+    nothing["wait"] = {"mean": None, "p95": None, "never_started": 59}
+    assert (
+        "Loading factor 0.000 (C = 60 pool s); no job started; 0 jobs per pool hour"
+        in format_summary(base | {"measures": nothing})
+    )
