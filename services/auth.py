@@ -301,6 +301,9 @@ def _deny_handler(
     return grpc.unary_unary_rpc_method_handler(abort)
 
 
+_VERIFIED_KEPT = 4096  # distinct good tokens remembered per server
+
+
 class TokenAuthInterceptor(grpc.aio.ServerInterceptor):
     """Refuse any call that lacks a valid pool token, or whose role the method forbids.
 
@@ -322,6 +325,9 @@ class TokenAuthInterceptor(grpc.aio.ServerInterceptor):
             for method, roles in (method_roles or {}).items()
         }
         self._default_roles = frozenset(Role(r) for r in default_roles)
+        # Tokens that verified: a pool's callers send a handful, each on every call, and
+        # a token never expires (a forged one is never kept: it does not verify).
+        self._verified: dict[str, Principal] = {}
 
     def _authenticate(self, metadata: Iterable[tuple[str, Any]] | None) -> Principal:
         values = [v for k, v in (metadata or ()) if k == AUTH_METADATA_KEY]
@@ -334,7 +340,13 @@ class TokenAuthInterceptor(grpc.aio.ServerInterceptor):
             value = value.decode("ascii", "replace")
         if not value.lower().startswith(_BEARER):
             raise InvalidToken("'authorization' metadata must read 'Bearer <token>'")
-        return verify_token(self._secret, value[len(_BEARER) :].strip())
+        token = value[len(_BEARER) :].strip()
+        principal = self._verified.get(token)
+        if principal is None:
+            principal = verify_token(self._secret, token)
+            if len(self._verified) < _VERIFIED_KEPT:
+                self._verified[token] = principal
+        return principal
 
     async def intercept_service(
         self,

@@ -84,7 +84,11 @@ class _Server:
     def __init__(self, address: str, interceptors: Sequence[grpc.aio.ServerInterceptor]) -> None:
         self.address = address
         self._handlers: dict[str, grpc.RpcMethodHandler] = {}
-        self._interceptors = [WireGuard(), *interceptors]
+        # The interceptors in front of the handler lookup, chained once (not per call).
+        cont: Callable[[_CallDetails], Awaitable[Any]] = self._lookup
+        for icp in reversed([WireGuard(), *interceptors]):
+            cont = _chain(icp, cont)
+        self._intercepted = cont
         self.stopped = False
 
     # -- what generated ``add_*Servicer_to_server`` calls -----------------------------------
@@ -102,10 +106,7 @@ class _Server:
         return self._handlers.get(details.method)
 
     async def handle(self, details: _CallDetails, raw: bytes, peer: str) -> bytes:
-        cont: Callable[[_CallDetails], Awaitable[Any]] = self._lookup
-        for icp in reversed(self._interceptors):
-            cont = _chain(icp, cont)
-        handler = await cont(details)
+        handler = await self._intercepted(details)
         if handler is None or handler.request_streaming or handler.response_streaming:
             raise _error(grpc.StatusCode.UNIMPLEMENTED, f"Method not found: {details.method}")
         handed = isinstance(raw, Handover)  # a caller of this process sent its records

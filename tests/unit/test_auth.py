@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import hmac
 import os
@@ -279,6 +280,32 @@ async def test_interceptor_accepts_a_valid_token_and_exposes_the_role() -> None:
     # Scheme is case-insensitive (RFC 6750).
     md = (("authorization", "bearer " + auth.make_token(SECRET, Role.READ)),)
     assert (await intercept(icpt, md))[0] is REAL_HANDLER
+
+
+async def test_a_token_that_verified_once_lets_no_altered_token_through() -> None:
+    # The interceptor remembers tokens that verified; one changed in any part (its MAC,
+    # its role, or signed with another secret) is checked afresh and refused.
+    icpt = auth.TokenAuthInterceptor(SECRET)
+
+    async def call(token: str) -> tuple[grpc.RpcMethodHandler, list[Role | None]]:
+        # a task per call, as gRPC serves each: the caller's role stays in its call
+        return await asyncio.create_task(intercept(icpt, auth.bearer_metadata(token)))
+
+    good = auth.make_token(SECRET, Role.READ, "alice")
+    for _ in range(2):
+        handler, roles = await call(good)
+        assert handler is REAL_HANDLER and roles == [Role.READ]
+    role, identity, nonce, mac = good.split(":")
+    flipped = mac[:-1] + ("0" if mac[-1] != "0" else "1")
+    altered = [
+        ":".join((role, identity, nonce, flipped)),
+        ":".join((Role.ADMIN.value, identity, nonce, mac)),
+        auth.make_token(auth.make_secret(), Role.READ, "alice"),
+    ]
+    for token in altered:
+        handler, roles = await call(token)
+        assert roles == [None]
+        assert (await denial(handler)).code == grpc.StatusCode.UNAUTHENTICATED
 
 
 @pytest.mark.parametrize(
