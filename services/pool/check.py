@@ -13,7 +13,9 @@ Invariants:
 - ``job_completed_twice``: a schedd completes a job at most once, and history holds it once.
 - ``slot_overcommitted``: the dynamic slots alive at once on a partitionable slot never
   hold more cpus, memory or disk than it has (its TotalSlot* in the final ads), nor does
-  a final p-slot with its children; a dynamic slot is never claimed while it is alive.
+  a final p-slot with its children (those its startd advertised since it last started:
+  a crashed startd's old ads linger until they expire); a dynamic slot is never claimed
+  while it is alive.
 - ``claim_two_schedds``: a claim id is granted to one schedd, and no other schedd says
   it holds it.
 - ``lease_late``: a claim whose lease expired ended no earlier than its deadline and at
@@ -107,6 +109,10 @@ def _gjid_key(ad: ClassAd) -> tuple[str, str] | None:
         schedd, job, _ = gjid.split("#", 2)
         return schedd, job
     return None
+
+
+def _older(started: Any, than: float) -> bool:
+    return isinstance(started, (int, float)) and started < than
 
 
 def _machine_of(claim_id: str) -> str:
@@ -265,6 +271,12 @@ def _slots(
         if pslot not in totals:
             continue
         p_ad = next(a for a in slots if a.eval("Name") == pslot)
+        # A crashed startd's ads stay in the collector until they expire, as HTCondor's
+        # do: a child left from before its startd restarted (an older DaemonStartTime
+        # than its p-slot's) is no part of the slot the restarted startd serves.
+        born = p_ad.eval("DaemonStartTime")
+        if isinstance(born, (int, float)):
+            children = [c for c in children if not _older(c.eval("DaemonStartTime"), born)]
         for i, (word, attr) in enumerate(_RESOURCES):
             used = _num(p_ad, attr) + sum(_num(c, attr) for c in children)
             if used > totals[pslot][i] + _EPSILON:

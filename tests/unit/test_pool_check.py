@@ -48,11 +48,12 @@ def test_every_invariant_has_a_scenario_file() -> None:
 @pytest.mark.parametrize("invariant", INVARIANTS)
 def test_scenario_passes_and_its_violation_is_named(invariant: str, tmp_path: Path) -> None:
     runs = scenarios(DATA / f"{invariant}.txt")
-    assert [name for name, _, _ in runs] == ["ok", "violation"]
+    names = [name for name, _, _ in runs]
+    assert names[0] == "ok" and names[-1] == "violation"
     for name, expected, sections in runs:
-        report = check_dir(write_run(tmp_path / name, sections))
+        report = check_dir(write_run(tmp_path / name.replace(" ", "_"), sections))
         assert [str(v) for v in report.violations] == expected, name
-        assert report.ok == (name == "ok")
+        assert report.ok == name.startswith("ok")
         assert all(v.invariant == invariant for v in report.violations)
 
 
