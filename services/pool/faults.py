@@ -21,7 +21,9 @@ per pool hour per kind over ``targets`` between ``start`` and ``until``, each la
 ``duration``. A plan is checked before anything is injected: an unknown daemon, kind or
 key, a missing or non-positive duration, or two faults that contradict each other (on one
 target at overlapping times, where one crashes, restarts or pauses it, or both skew it;
-two network faults on the same pair) are refused with the fault's place in the plan.
+two network faults on the same pair) are refused with the fault's place in the plan. A
+random plan's draws are compared as the actors they act on (machines of one actor are one
+target) and a draw that would contradict is left out: a random plan always runs.
 """
 
 from __future__ import annotations
@@ -71,6 +73,7 @@ class Fault:
     delay: float = 0.0
     skew: float = 0.0
     where: str = ""  # its place in the plan, for messages
+    drawn: bool = False  # by a random plan: left out, not refused, where it contradicts
 
     @property
     def end(self) -> float:
@@ -212,12 +215,14 @@ def _random_plan(t: Mapping[str, Any], where: str) -> list[Fault]:
                     fraction=fraction if kind in ("drop", "delay") else 1.0,
                     delay=delay if kind == "delay" else 0.0,
                     where=f"{where} (random, seed {seed})",
+                    drawn=True,
                 )
             )
-    # Draws that would contradict one drawn before are left out, so a plan always runs.
+    # Draws that would contradict one drawn before are left out, so a plan always runs
+    # (check_plan leaves out those that contradict once names are actors).
     kept: list[Fault] = []
     for f in sorted(drawn, key=lambda f: (f.at, f.kind, f.target)):
-        if not any(_conflict(f, g) for g in kept):
+        if not any(contradicts(f, g) for g in kept):
             kept.append(f)
     return kept
 
@@ -226,7 +231,9 @@ def _ends(f: Fault) -> tuple[str, ...]:
     return tuple(sorted(x.lower() for x in (f.target, f.peer) if x))
 
 
-def _conflict(a: Fault, b: Fault) -> bool:
+def contradicts(a: Fault, b: Fault) -> bool:
+    """Whether two faults cannot both act: on one target (or pair) at overlapping times,
+    one of them crashing, restarting or pausing it, or both skewing it or cutting it."""
     a_end = a.end if a.kind != "restart" else a.at
     b_end = b.end if b.kind != "restart" else b.at
     if a.at > b_end or b.at > a_end:
@@ -260,18 +267,25 @@ def check_plan(faults: Iterable[Fault], plans: list[ActorPlan]) -> list[Fault]:
                 )
             names[key] = actor.name
         if names.get("peer") and names["peer"] == names.get("target"):
+            if f.drawn:
+                continue  # two machines of one actor drawn as the two ends
             raise FaultError(
                 f"{f.where}: {f.target!r} and {f.peer!r} are in one actor: nothing to cut"
             )
         resolved.append(replace(f, **names))
-    for i, a in enumerate(resolved):
-        for b in resolved[:i]:
-            if _conflict(a, b):
-                raise FaultError(
-                    f"{a.where}: {a.kind} of {a.target} at {a.at:g} contradicts {b.where}: "
-                    f"{b.kind} of {b.target} at {b.at:g}"
-                )
-    return sorted(resolved, key=lambda f: f.at)
+    # The faults written out first, in plan order (one that contradicts another is
+    # refused); then the drawn ones, each left out where it contradicts one kept.
+    kept: list[Fault] = []
+    for a in sorted(resolved, key=lambda f: f.drawn):
+        clash = next((b for b in kept if contradicts(a, b)), None)
+        if clash is None:
+            kept.append(a)
+        elif not a.drawn:
+            raise FaultError(
+                f"{a.where}: {a.kind} of {a.target} at {a.at:g} contradicts {clash.where}: "
+                f"{clash.kind} of {clash.target} at {clash.at:g}"
+            )
+    return sorted(kept, key=lambda f: f.at)
 
 
 # ---------------------------------------------------------------------- running a plan

@@ -13,7 +13,7 @@ import pytest
 
 from mockpool import Pool
 from mockpool.pool.check import Report, check, check_dir
-from mockpool.pool.faults import FaultError
+from mockpool.pool.faults import FaultError, contradicts
 from mockpool.pool.spec import SpecError, parse_spec
 
 
@@ -294,6 +294,31 @@ duration = 10
 """
     with pytest.raises(SpecError, match=r"#2: pause of schedd1 at 130 contradicts .*#1: crash"):
         parse_spec(spec(extra), "<t>")
+
+
+def test_a_random_plan_over_machines_of_one_actor_always_runs() -> None:
+    # Four machines in one actor: drawn as four targets, they are one (a crash of one
+    # and a restart of another contradict; a partition between two cuts nothing). Such
+    # draws are left out, so the plan is checked without error whatever its seed.
+    text = spec(machines=4).replace("machines_per_actor = 1", "machines_per_actor = 4")
+    plan = """
+[[faults]]
+kind = "random"
+seed = {seed}
+targets = ["exec0001", "exec0002", "exec0003", "exec0004", "schedd1"]
+rate = {{ crash = 6, restart = 6, pause = 4, partition = 6, delay = 6 }}
+start = 50
+until = 5000
+duration = 200
+"""
+    kept = 0
+    for seed in range(20):
+        faults = parse_spec(text + plan.format(seed=seed), "<t>").faults
+        kept += len(faults)
+        for i, a in enumerate(faults):
+            assert not (a.peer and a.peer == a.target), a
+            assert not any(contradicts(a, b) for b in faults[:i]), (a, faults[:i])
+    assert kept > 100  # most draws are kept
 
 
 def test_pool_fault_refuses_an_unknown_daemon_and_changes_nothing(check_pool) -> None:
