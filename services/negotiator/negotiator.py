@@ -56,9 +56,13 @@ class Negotiator:
         log_base_wall: float = 0.0,
         accountant: Accountant | None = None,
         priorities: Mapping[str, Mapping[str, float]] | None = None,
+        fsync: bool = True,
     ) -> None:
         self.name = name
         self.config = config
+        # The accountant file survives a power loss (fsync'd at each write); a virtual
+        # run, whose crashes are its daemons', leaves that to the operating system.
+        self._fsync = fsync
         self.log_base_wall = float(log_base_wall)
         self.cycle_config = CycleConfig.from_config(config)
         template = Accountant.from_config(config, self.cycle_config.groups)
@@ -142,7 +146,8 @@ class Negotiator:
         with tmp.open("w") as f:
             json.dump(self.accountant.to_dict(), f)
             f.flush()
-            os.fsync(f.fileno())
+            if self._fsync:
+                os.fsync(f.fileno())
         os.replace(tmp, self.state_file)
 
     # -- condor_userprio ----------------------------------------------------------------

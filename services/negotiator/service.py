@@ -131,6 +131,7 @@ class NegotiatorService(ngrpc.NegotiatorServicer):
             log_base_wall=log_base_wall,
             accountant=accountant,
             priorities=priorities,
+            fsync=not ctx.virtual,
         )
         self._tasks: list[asyncio.Task[None]] = []
         self._informing: set[asyncio.Task[None]] = set()  # MatchInfo to startds in flight

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from conftest import job_request, static_pool
 
 from mockpool.config import parse_config
@@ -15,9 +16,9 @@ from mockpool.negotiator.negotiator import Negotiator
 ALICE = "alice@mockpool"
 
 
-def core(tmp_path: Path) -> Negotiator:
+def core(tmp_path: Path, *, fsync: bool = True) -> Negotiator:
     cfg = parse_config("NEGOTIATOR_INTERVAL = 60\n", "test.conf").for_subsystem("NEGOTIATOR")
-    n = Negotiator("negotiator", cfg, tmp_path)
+    n = Negotiator("negotiator", cfg, tmp_path, fsync=fsync)
     n.started(100.0)
     return n
 
@@ -58,6 +59,19 @@ def test_a_priority_factor_set_while_a_cycle_computes_survives_the_cycle(
     # a change after the cycle is not replayed again
     n.userprio("setfactor", ALICE, 7.0, 101.0)
     assert n.accountant.factor(ALICE) == 7.0
+
+
+@pytest.mark.parametrize("fsync", [True, False])
+def test_the_accountant_a_cycle_leaves_is_what_a_restarted_negotiator_reads(
+    tmp_path: Path, fsync: bool
+) -> None:
+    # fsync=False (a virtual run) skips the flush to disk, not the write
+    n = core(tmp_path, fsync=fsync)
+    n.computing()
+    n.computed(cycle(n, 100.0))
+    again = core(tmp_path)
+    assert again.accountant.resources_used(ALICE) == 2
+    assert again.accountant.to_dict() == n.accountant.to_dict()
 
 
 def test_the_end_of_a_cycle_and_a_schedd_that_did_not_take_its_matches(
