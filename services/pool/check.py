@@ -15,7 +15,8 @@ Invariants:
   hold more cpus, memory or disk than it has (its TotalSlot* in the final ads), nor does
   a final p-slot with its children (those its startd advertised since it last started:
   a crashed startd's old ads linger until they expire); a dynamic slot is never claimed
-  while it is alive.
+  while it is alive (but by a claim that preempts the one it has: the startd's claim
+  event names it, and the preempted claim's release follows).
 - ``claim_two_schedds``: a claim id is granted to one schedd, and no other schedd says
   it holds it.
 - ``lease_late``: a claim whose lease expired ended no earlier than its deadline and at
@@ -288,7 +289,8 @@ def _slots(
                         f"of {totals[pslot][i]:g}",
                     )
                 )
-    alive: dict[str, tuple[tuple[float, ...], int]] = {}  # dynamic slot -> (amounts, line)
+    # dynamic slot -> (amounts, line, claim)
+    alive: dict[str, tuple[tuple[float, ...], int, str]] = {}
     for n, e in sorted(startd + [(n, {}) for n in deaths]):
         if n in deaths:  # its slots went with it; a restarted startd starts whole
             alive = {s: v for s, v in alive.items() if s.partition("@")[2] not in deaths[n]}
@@ -298,7 +300,8 @@ def _slots(
         if parent is None:
             continue
         if e["kind"] == "claim":
-            if slot in alive:
+            # a preempting claim takes the slot (and what it holds) from the claim it names
+            if slot in alive and alive[slot][2] != e.get("preempts"):
                 out.append(
                     Violation(
                         "slot_overcommitted",
@@ -307,7 +310,8 @@ def _slots(
                         (alive[slot][1], n),
                     )
                 )
-            alive[slot] = (tuple(float(e.get(w, 0) or 0) for w, _ in _RESOURCES), n)
+            amounts = tuple(float(e.get(w, 0) or 0) for w, _ in _RESOURCES)
+            alive[slot] = (amounts, n, e.get("claim", ""))
             total = totals.get(parent)
             if total is None:
                 continue
@@ -324,8 +328,13 @@ def _slots(
                             lines,
                         )
                     )
-        elif e["kind"] in ("release", "lease_expired"):
-            alive.pop(slot, None)
+        elif (
+            e["kind"] in ("release", "lease_expired")
+            and slot in alive
+            and alive[slot][2] in ("", e.get("claim", ""))
+        ):
+            # the claim that ends (a preempted one's end comes after its successor's claim)
+            del alive[slot]
     return out
 
 

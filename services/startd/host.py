@@ -175,6 +175,8 @@ class StartdHost:
             self._wake_at(grant.ready, machine.name)
         self.stats["claims"] += 1
         self._touch(machine)
+        for slot, old, why in machine.take_taken_over():  # idle claims preempted at once
+            self._released(machine.name, slot, old, {"reason": why})
         self._events.append(
             (
                 machine.name,
@@ -189,6 +191,7 @@ class StartdHost:
                     "cpus": grant.slot_ad.eval("Cpus"),
                     "memory": grant.slot_ad.eval("Memory"),
                     "disk": grant.slot_ad.eval("Disk"),
+                    **({"preempts": redact(grant.preempts)} if grant.preempts else {}),
                 },
             )
         )
@@ -350,7 +353,8 @@ class StartdHost:
                 )
             )
             if e.claim_closing:  # the machine ended the claim with its job
-                self._released(machine_name, e.slot_name, e.claim_id, {"reason": WORKLIFE})
+                why = e.closed_by or WORKLIFE
+                self._released(machine_name, e.slot_name, e.claim_id, {"reason": why})
         return exits
 
 

@@ -146,6 +146,7 @@ class ClaimGrant:
     slot_name: str
     slot_ad: ClassAd
     ready: float = 0.0  # a preempting claim: when the retiring job will have left
+    preempts: str = ""  # a preempting claim: the claim it takes the slot from
     leftover_claim_id: str = ""  # the p-slot's fresh Capability, when leftovers were sent
     leftover_ad: ClassAd | None = None  # the p-slot after the carve
 
@@ -180,8 +181,10 @@ class JobExitRecord:
     schedd_name: str
     schedd_address: str
     reason: str = ""
-    # the claim ended with its job (CLAIM_WORKLIFE passed): the slot is already released
+    # the claim ended with its job (CLAIM_WORKLIFE passed, or a preempting claim took
+    # the slot): the slot is already released; ``closed_by`` says why, when not worklife
     claim_closing: bool = False
+    closed_by: str = ""
 
     @property
     def job_id(self) -> str:
@@ -315,6 +318,8 @@ class Machine:
         self._tiebreak = 0
         self._removed: list[str] = []  # dynamic slots deleted since the last take_removed
         self._evicted: list[JobExitRecord] = []  # preempted jobs not yet reported
+        # claims a preempting claim took over with no job on them: (slot, claim id, why)
+        self._taken_over: list[tuple[str, str, str]] = []
         self._version = 0
         self._advertised_version = -1
         self._sequence = 0
@@ -613,21 +618,27 @@ class Machine:
         self._changed()
         if end <= now:
             self._hand_over(slot, now, evict=True)
-            return ClaimGrant(claim_id, slot.name, self._ad_copy(slot, now), now)
+            return ClaimGrant(
+                claim_id, slot.name, self._ad_copy(slot, now), now, preempts=old.claim_id
+            )
         slot.retire_end = end
         slot.set_state("Claimed", "Retiring", now)
         self._tiebreak += 1
         heapq.heappush(self._ends, (end, self._tiebreak, old.claim_id))
-        return ClaimGrant(claim_id, slot.name, self._ad_copy(slot, now), end)
+        return ClaimGrant(claim_id, slot.name, self._ad_copy(slot, now), end, preempts=old.claim_id)
 
-    def _hand_over(self, slot: Slot, now: float, *, evict: bool) -> None:
+    def _hand_over(self, slot: Slot, now: float, *, evict: bool, reported: bool = False) -> None:
         """The slot's current claim ends (its job evicted if ``evict``); the preempting
-        claim takes the slot, Claimed/Idle."""
+        claim takes the slot, Claimed/Idle. The end of the current claim is reported
+        with its evicted job, or alone, unless ``reported`` (its schedd released it; its
+        job's exit says it closed)."""
         old, new = slot.claim, slot.preempting
         assert old is not None and new is not None
         job = old.job
+        why = "startd RANK" if new.rank > old.rank else "user priority"
+        if job is None and not reported:
+            self._taken_over.append((slot.name, old.claim_id, f"preempted by {new.owner} ({why})"))
         if evict and job is not None:
-            why = "startd RANK" if new.rank > old.rank else "user priority"
             self._evicted.append(
                 JobExitRecord(
                     claim_id=old.claim_id,
@@ -640,6 +651,8 @@ class Machine:
                     schedd_name=old.schedd_name,
                     schedd_address=old.schedd_address,
                     reason=f"preempted by {new.owner} ({why})",
+                    claim_closing=True,
+                    closed_by=f"preempted by {new.owner} ({why})",
                 )
             )
         self._held.pop(old.claim_id, None)
@@ -649,6 +662,12 @@ class Machine:
         slot.set_state("Claimed", "Idle", now)
         self._offer_preempt_id(slot)
         self._changed()
+
+    def take_taken_over(self) -> list[tuple[str, str, str]]:
+        """Claims with no job that a preempting claim ended since the last call: (slot
+        name, claim id, why)."""
+        out, self._taken_over = self._taken_over, []
+        return out
 
     def take_evicted(self) -> list[JobExitRecord]:
         """Jobs evicted by a preemption since the last call (the shell reports them)."""
@@ -953,7 +972,13 @@ class Machine:
             # HTCondor's deactivate_claim: a claim past its worklife is closing; the
             # startd ends it (Claimed/Idle -> Preempting -> Unclaimed at once here) and
             # tells the schedd, which neither reuses it nor releases it
-            closing = slot.preempting is None and self._worklife_expired(claim, job.end)
+            # a job that retired in time ends its claim too: the preempting one takes over
+            preempted = slot.preempting is not None
+            closing = preempted or self._worklife_expired(claim, job.end)
+            closed_by = ""
+            if preempted:
+                assert slot.preempting is not None
+                closed_by = f"preempted by {slot.preempting.owner} (retired)"
             exits.append(
                 JobExitRecord(
                     claim_id=claim_id,
@@ -966,12 +991,13 @@ class Machine:
                     schedd_name=claim.schedd_name,
                     schedd_address=claim.schedd_address,
                     claim_closing=closing,
+                    closed_by=closed_by,
                 )
             )
-            if closing:
+            if preempted:  # retired in time: the new claim takes over
+                self._hand_over(slot, job.end, evict=False, reported=True)
+            elif closing:
                 self.release(claim_id, job.end)
-            elif slot.preempting is not None:  # retired in time: the new claim takes over
-                self._hand_over(slot, job.end, evict=False)
         if exits:
             self._changed()
         return self.take_evicted() + exits
@@ -1024,7 +1050,7 @@ class Machine:
             return Release(claim_id, slot.name, None, self._ad_copy(slot, now))
         job = slot.claim.job
         killed = f"{job.cluster}.{job.proc}" if job is not None else None
-        self._hand_over(slot, now, evict=False)
+        self._hand_over(slot, now, evict=False, reported=True)
         return Release(claim_id, slot.name, killed, self._ad_copy(slot, now))
 
     # --- leases -----------------------------------------------------------------------

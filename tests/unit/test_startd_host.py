@@ -126,3 +126,45 @@ def test_a_lease_not_renewed_expires_and_the_claim_leaves_the_index() -> None:
     assert kinds[-1] == "lease_expired"
     with pytest.raises(StartdError, match="not held at this startd"):
         h.release(cid, SCHEDD0, 112.0)
+
+
+def test_a_preemption_is_a_claim_naming_the_one_it_takes_over_then_that_ones_end() -> None:
+    # PREEMPTION by bob of alice's claim on slot1: with a job, the job is evicted and its
+    # claim released (closing: its schedd will not release it); without one, the claim's
+    # release comes at once, before bob's claim
+    h = host("exec1")
+    bob = Principal(Role.DAEMON, "schedd/schedd1")
+    running = claim(h, "slot1@exec1", startd_job(0, 300), 0.0)
+    h.activate(running, startd_job(0, 300), SCHEDD0, 0.0)
+    idle = claim(h, "slot2@exec1", startd_job(1, 300), 0.0)
+    h.drain_events()
+    for slot, j in (("slot1@exec1", 2), ("slot2@exec1", 3)):
+        h.request_claim(
+            capability(h, slot),
+            slot,
+            startd_job(j, 50),
+            "schedd1",
+            SCHEDD,
+            "bob@mockpool",
+            bob,
+            10.0,
+        )
+    exits = h.finish_jobs(10.0)
+    assert [(e.job_id, e.claim_closing) for e in exits] == [("1.0", True)]
+    events = [
+        (k, f["slot"], f["claim"], f.get("preempts"), f.get("reason"))
+        for _, k, f in h.drain_events()
+    ]
+    why = "preempted by bob@mockpool (user priority)"
+    assert [(k, slot, r) for k, slot, _, _, r in events] == [
+        ("claim", "slot1@exec1", None),
+        ("release", "slot2@exec1", why),
+        ("claim", "slot2@exec1", None),
+        ("job_evicted", "slot1@exec1", why),
+        ("release", "slot1@exec1", why),
+    ]
+    claims = {slot: p for k, slot, _, p, _ in events if k == "claim"}
+    ended = {slot: c for k, slot, c, _, _ in events if k == "release"}
+    assert claims == ended  # each preempting claim names the claim whose end follows
+    # alice's claims are no longer held here
+    assert h.keep_alive([running, idle], SCHEDD0, 11.0) == [running, idle]

@@ -64,8 +64,11 @@ def test_immediate_eviction_reports_the_job_and_hands_over_the_slot():
     m, held = running()
     cap = capability(m)
     g = preempt(m, 300.0)
-    assert g.claim_id == cap and g.ready == 300.0
+    assert g.claim_id == cap and g.ready == 300.0 and g.preempts == held
     (ev,) = m.take_evicted()
+    # the evicted job's claim ended with it: its schedd neither reuses nor releases it
+    assert ev.claim_closing and ev.closed_by == "preempted by alice@mockpool (user priority)"
+    assert m.take_taken_over() == []  # reported with its job, not again
     assert (ev.job_id, ev.claim_id, ev.start, ev.end, ev.schedd_address) == (
         "1.0",
         held,
@@ -144,6 +147,9 @@ def test_job_retirement_lowers_the_startds_and_job_that_ends_first_exits_normall
     assert new.ready == 300.0
     (ex,) = m2.advance(300.0)
     assert (ex.job_id, ex.reason) == ("1.0", "")  # completed, not evicted
+    # but its claim ended with it: alice's preempting claim has the slot
+    assert ex.claim_closing and ex.closed_by == "preempted by alice@mockpool (retired)"
+    assert not m2.holds(g.claim_id) and m2.take_taken_over() == []
     assert m2.holds(new.claim_id) and public(m2, 300.0).eval("RemoteOwner") == "alice@mockpool"
 
 
@@ -158,6 +164,7 @@ def test_releases_during_retirement():
     g = preempt(m, 100.0)
     rel = m.release(held, 150.0)  # the old schedd lets go: alice gets the slot now
     assert rel.killed_job == "1.0" and m.take_evicted() == []
+    assert m.take_taken_over() == []  # its release is the end of the old claim
     assert m.holds(g.claim_id) and not m.holds(held)
     m.activate(g.claim_id, job(2, "alice"), 150.0)
 
@@ -171,6 +178,20 @@ def test_each_claim_of_a_retiring_slot_names_its_own_holder():
     assert m.claim(g.claim_id).schedd_name == "s_new"
     m.release(held, 150.0)
     assert m.claim(g.claim_id).schedd_name == "s_new"
+
+
+def test_an_idle_claim_preempted_is_reported_ended_on_its_own():
+    # bob's claim runs no job: alice's preempting claim takes the slot at once, and the
+    # end of bob's claim is reported alone (no job to evict)
+    m = Machine("exec0001", parse_config(STATIC, "test.conf"), ADDR, 1000, 0.0)
+    held = m.request_claim(
+        capability(m), SLOT, job(1, "bob"), "s_old", OLD, "bob@mockpool", 0.0
+    ).claim_id
+    g = preempt(m, 40.0)
+    assert g.preempts == held and g.ready == 40.0 and m.take_evicted() == []
+    assert m.take_taken_over() == [(SLOT, held, "preempted by alice@mockpool (user priority)")]
+    assert m.take_taken_over() == []
+    assert not m.holds(held) and m.holds(g.claim_id)
 
 
 def test_spent_preempting_id_is_refused():
