@@ -53,9 +53,14 @@ class EventLog:
     that say what happened (job, slot, claim -- claim ids shortened, never in full).
     """
 
-    def __init__(self, clock: Clock, limit: int = 1_000_000) -> None:
+    def __init__(
+        self, clock: Clock, limit: int = 1_000_000, sink: list[dict[str, Any]] | None = None
+    ) -> None:
         self._clock = clock
-        self._events: list[dict[str, Any]] = []
+        # ``sink``: a list shared by every actor of a virtual run, so that their events
+        # are drained in the order they happened, not actor by actor (a startd's eviction
+        # and another's activation of the evicted job, at one pool time, keep their order)
+        self._events: list[dict[str, Any]] = [] if sink is None else sink
         self._limit = limit
         self.dropped = 0
 

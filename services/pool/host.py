@@ -109,6 +109,7 @@ class DaemonHost:
         clock: Clock | None = None,
         cycle_charge: Callable[[int, int, float], float] | None = None,
         with_negotiator: bool = True,
+        event_sink: list[dict[str, Any]] | None = None,
     ) -> None:
         if role not in ROLES:
             raise ValueError(f"unknown host role {role!r} (expected one of {ROLES})")
@@ -133,6 +134,7 @@ class DaemonHost:
             gctune.paced()
         self._given_clock = clock
         self._cycle_charge = cycle_charge
+        self._event_sink = event_sink  # a virtual run's events, in the order they happen
         self.faults = HostFaults(seed)
         self._clock = _PendingClock(self.faults)
         self._services: list[Service] = []
@@ -156,7 +158,7 @@ class DaemonHost:
             config=self._config,
             secret=self._secret,
             collector_address=collector_address,
-            events=EventLog(self._clock),  # type: ignore[arg-type]
+            events=EventLog(self._clock, sink=self._event_sink),  # type: ignore[arg-type]
             state_dir=self._state_dir,
             seed=self._seed,
             host=self._host,

@@ -196,6 +196,7 @@ class LivePool:
             "transport": self.network,
             "clock": self.clock,
             "cycle_charge": None if cost.free else cost.charge,
+            "event_sink": [],  # one for every host: events drained in the order they happen
         }
         return lambda *a, **kw: LocalActor(DaemonHost(*a, **kw, **local))
 

@@ -302,3 +302,22 @@ def test_a_pool_with_network_latency_runs_and_answers_while_held(
     # the schedd, told of the match, claims the slot (there and back) and activates the
     # claim: three one-way messages
     assert {round(started[j] - matched[j], 9) for j in matched} == {3 * latency}
+
+
+def test_a_virtual_runs_events_keep_the_order_they_happened_in_across_daemons(
+    tmp_path: Path,
+) -> None:
+    # Every hop of a job's start happens at one pool time (no latency): the file must
+    # still read cause before effect, whichever actors the daemons live in.
+    spec = load_spec(EXAMPLES / "pslot.toml")
+    spec.clock, spec.until_done, spec.duration = "virtual", True, 100_000.0
+    run_pool(spec, tmp_path / "out")
+    order = ("job_matched", "claim", "claim_held", "activate", "job_started", "job_exit")
+    seen: dict[str, list[str]] = {}
+    for e in _events(tmp_path / "out"):
+        if e["kind"] in order and "job" in e:
+            seen.setdefault(e["job"], []).append(e["kind"])
+    first = {job: kinds for job, kinds in seen.items() if "job_matched" in kinds}
+    assert len(first) == 10  # the ten the first cycle matched (the rest reuse claims)
+    for job, kinds in first.items():
+        assert kinds[: len(order)] == list(order), job
