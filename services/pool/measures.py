@@ -84,6 +84,7 @@ def job_runs(events: list[dict[str, Any]], now: float) -> list[JobRun]:
     claims: dict[str, dict[str, Any]] = {}
     acts: dict[tuple[str, str], dict[str, Any]] = {}  # (claim, job): a reused claim runs several
     exits: dict[tuple[str, str], dict[str, Any]] = {}
+    evicted: dict[tuple[str, str], float] = {}
     releases: dict[str, list[float]] = defaultdict(list)
     qdates: dict[tuple[str, int], float] = {}
     schedds = {e["daemon"] for e in events if e.get("kind") == "submit"}
@@ -99,6 +100,8 @@ def job_runs(events: list[dict[str, Any]], now: float) -> list[JobRun]:
             acts[(claim, str(e["job"]))] = e
         elif kind == "job_exit":
             exits[(claim, str(e["job"]))] = e
+        elif kind == "job_evicted":  # preempted: the run ends there, unfinished
+            evicted[(claim, str(e["job"]))] = float(e["end"])
         elif kind == "release":
             releases[claim].append(float(e["t"]))
     runs = []
@@ -107,6 +110,8 @@ def job_runs(events: list[dict[str, Any]], now: float) -> list[JobRun]:
         start = float(a.get("start", a["t"]))
         if (claim, job) in exits:
             end, finished = float(exits[(claim, job)]["end"]), True
+        elif (claim, job) in evicted:
+            end, finished = min(evicted[(claim, job)], now), False
         else:
             released = min((t for t in releases.get(claim, []) if t >= start), default=now)
             end, finished = min(float(a["end"]), released, now), False

@@ -66,6 +66,29 @@ def test_a_job_still_running_ends_at_the_run_end_or_its_claims_release() -> None
     assert (runs["2.0"].end, runs["2.0"].finished) == (80.0, False)  # killed when its claim went
 
 
+def test_a_preempted_job_ends_at_its_eviction() -> None:
+    # 2.0 (claim c4, planned end 100) is evicted at 85 by a preemption: its run ends
+    # there, unfinished, whether or not its claim's release was logged
+    ev = [
+        e for e in events("two_slots.jsonl") if not (e["kind"] == "job_exit" and e["job"] == "2.0")
+    ]
+    ev.append(
+        {
+            "t": 85.0,
+            "daemon": "exec1",
+            "kind": "job_evicted",
+            "slot": "slot2@exec1",
+            "job": "2.0",
+            "claim": "c4",
+            "start": 70.0,
+            "end": 85.0,
+            "reason": "preempted by carol@pool (user priority)",
+        }
+    )
+    runs = {r.job: r for r in job_runs(ev, now=140.0)}
+    assert (runs["2.0"].end, runs["2.0"].finished) == (85.0, False)
+
+
 def test_measures_of_two_slots_by_hand() -> None:
     m = measure(events("two_slots.jsonl"), now=120.0, total_cpus=2, lag=LAG, bin_seconds=60)
     s = m.summary
