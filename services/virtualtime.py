@@ -116,6 +116,11 @@ class VirtualEventLoop(asyncio.SelectorEventLoop):
                 woken = True
         return woken
 
+    def next_timer(self) -> float | None:
+        """When the earliest timer still armed is due (None: none is)."""
+        scheduled = getattr(self, "_scheduled", ())
+        return min((h.when() for h in scheduled if not h.cancelled()), default=None)
+
     @property
     def held(self) -> bool:
         """Whether time may run only to a horizon (a driver steps it)."""

@@ -56,8 +56,24 @@ __all__ = ["Pool", "run_pool"]
 async def _then_settled(coro: Coroutine[Any, Any, T], loop: VirtualEventLoop) -> T:
     """``coro``'s result once the held pool has done all it had to at this time: the
     caller's next call then finds it as it will stay (the loop thread keeps running
-    ready callbacks between the caller's calls, and would race with them otherwise)."""
-    result = await coro
+    ready callbacks between the caller's calls, and would race with them otherwise).
+
+    A call that cannot finish without pool time passing (a retry's back-off, a daemon
+    that answers after a restart) is given it, one timer at a time, as a live tool's
+    call takes time: held still, it would wait for ever."""
+    call = asyncio.ensure_future(coro)
+    while loop.held and not call.done():
+        still = asyncio.ensure_future(loop.settled())
+        await asyncio.wait({call, still}, return_when=asyncio.FIRST_COMPLETED)
+        if call.done():
+            still.cancel()
+            break
+        nxt = loop.next_timer()
+        if nxt is None:  # nothing will ever happen: the call waits on nothing
+            call.cancel()
+            raise RuntimeError("the call waits on something that never happens in this pool")
+        loop.hold(nxt)
+    result = await call
     if loop.held:
         await loop.settled()
     return result

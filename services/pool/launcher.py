@@ -674,9 +674,10 @@ class LivePool:
         a.incarnation += 1
         if a.plan.role == "central":
             self._central = handle
-        elif a.plan.role != "negotiator" and not self.virtual:
-            # a virtual one advertises in the instant it starts; the negotiator at its
-            # first cycle, and no one looks it up by name meanwhile
+        elif a.plan.role != "negotiator" and (not self.virtual or self.spec.latency > 0):
+            # a virtual one advertises in the instant it starts, but for the network's
+            # latency; the negotiator at its first cycle, and no one looks it up by name
+            # meanwhile
             await self._wait_readvertised(a)
         self.emit(
             "daemon_restarted",

@@ -321,3 +321,23 @@ def test_a_virtual_runs_events_keep_the_order_they_happened_in_across_daemons(
     assert len(first) == 10  # the ten the first cycle matched (the rest reuse claims)
     for job, kinds in first.items():
         assert kinds[: len(order)] == list(order), job
+
+
+def test_a_call_that_needs_pool_time_is_given_it(mockpool_virtual_factory) -> None:  # type: ignore[no-untyped-def]
+    # With latency 0.5, a restarted schedd's new address reaches the collector half a
+    # pool second after it starts: the restart waits for it (time runs meanwhile, one
+    # timer at a time), and a submit to that schedd right after finds it.
+    pool = mockpool_virtual_factory(EXAMPLES / "pslot.toml", latency=0.5)
+    before = pool.now
+    old = {a.eval("Name"): a.eval("MyAddress") for a in pool.ads("Scheduler")}
+    pool.restart("schedd1")
+    assert pool.now > before  # the restart took pool time
+    new = {a.eval("Name"): a.eval("MyAddress") for a in pool.ads("Scheduler")}
+    assert new["schedd1"] != old["schedd1"]
+    cluster, procs = pool.submit(
+        "executable = /bin/sleep\narguments = 5\nqueue 2", owner="bob", schedd="schedd1"
+    )
+    assert procs == 2 and cluster > 1
+    t = pool.now
+    pool.jobs()  # a call that needs no time still takes none
+    assert pool.now == t
