@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import os
 import re
 from collections.abc import Callable, Iterator, Mapping
@@ -44,6 +45,8 @@ def _parse_int(text: str) -> int:
     value = evaluate_constant(text)
     if isinstance(value, bool):
         raise ValueError("a boolean")
+    if isinstance(value, float) and not math.isfinite(value):
+        raise ValueError("not a finite number")  # 1e309: no integer to truncate it to
     return int(value)  # a real truncates, as HTCondor's EvalInteger does
 
 
@@ -87,7 +90,7 @@ def _size_parser(unit: int) -> Callable[[str], int]:
         if size is not None:
             return size
         value = evaluate_constant(text)
-        if isinstance(value, bool) or value < 0:
+        if isinstance(value, bool) or not 0 <= value < math.inf:  # nan, inf: no size
             raise ValueError("not a size")
         return int(value)
 

@@ -421,6 +421,11 @@ _POOL_KEYS = {
     "restarts",
     "secret_file",
 }
+# Bounds on what one table may ask for: far past what a host can run (100,000 slots is
+# the scale this is built for), short of a number that would only exhaust memory.
+MAX_MACHINES = 1_000_000
+MAX_WORKLOAD_JOBS = 10_000_000
+
 _STARTD_KEYS = {"name", "count", "machines_per_actor", "config", "config_file"}
 _SCHEDD_KEYS = {"name", "count", "per_actor"}
 _SUBMIT_KEYS = {"at", "schedd", "owner", "description", "file"}
@@ -495,16 +500,19 @@ class _Builder:
         kind: type,
         minimum: float,
         strict: bool = False,
+        maximum: float | None = None,
     ) -> Any:
         v = tbl.get(key, default)
         ok_types = (int,) if kind is int else (int, float)
-        if isinstance(v, bool) or not isinstance(v, ok_types):
+        if isinstance(v, bool) or not isinstance(v, ok_types) or v != v:  # v != v: nan
             raise self.fail(
                 table, index, key, f"must be a {'whole ' if kind is int else ''}number, got {v!r}"
             )
         if v < minimum or (strict and v == minimum):
             rel = ">" if strict else ">="
             raise self.fail(table, index, key, f"must be {rel} {minimum}, got {v!r}")
+        if maximum is not None and v > maximum:
+            raise self.fail(table, index, key, f"must be <= {maximum:,}, got {v!r}")
         return kind(v)
 
     def _unknown(
@@ -766,7 +774,7 @@ class _Builder:
 
     def _startds(self, t: dict[str, Any], i: int, pool_cfg: ConfigDict) -> MachineGroup:
         self._unknown(t, _STARTD_KEYS, "startds", i)
-        count = self._num(t, "startds", i, "count", 1, int, 1)
+        count = self._num(t, "startds", i, "count", 1, int, 1, maximum=MAX_MACHINES)
         per_actor = self._num(t, "startds", i, "machines_per_actor", min(count, 1000), int, 1)
         pattern = t.get("name", "exec{:04d}" if i == 0 else f"exec{i}_{{:04d}}")
         if not isinstance(pattern, str):
@@ -858,7 +866,7 @@ class _Builder:
                     "workload", i, key, f"must be a name (letters, digits, _ . -), got {v!r}"
                 )
             names[key] = v
-        jobs = self._num(t, "workload", i, "jobs", 1, int, 1)
+        jobs = self._num(t, "workload", i, "jobs", 1, int, 1, maximum=MAX_WORKLOAD_JOBS)
         if "duration" not in t:
             raise self.fail("workload", i, None, "needs duration (pool seconds, or a distribution)")
         try:

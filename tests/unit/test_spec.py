@@ -98,6 +98,33 @@ def test_bad_value_names_line_and_key() -> None:
     assert "unknown table" in _error("[pools]\nx = 1\n")
 
 
+BIG_CONFIG = "[[startds]]\ncount = 1\nconfig = '''\n{}\n'''\n"
+
+
+@pytest.mark.parametrize(
+    ("text", "line", "words"),
+    [
+        # counts past any host's means: refused, not built until memory runs out
+        ("[[startds]]\ncount = 99999999999999999\n", 2, ("count", "<= 1,000,000")),
+        (
+            '[[workload]]\nowner = "a"\njobs = 100000000000\nduration = 60\n',
+            3,
+            ("jobs", "<= 10,000,000"),
+        ),
+        ("[pool]\nduration = nan\n", 2, ("duration", "nan")),
+        # an integer or size knob whose constant is infinite has no value to truncate to
+        (BIG_CONFIG.format("NUM_CPUS = 1e309"), 4, ("NUM_CPUS",)),
+        (BIG_CONFIG.format("MEMORY = 1e309"), 4, ("MEMORY",)),
+    ],
+)
+def test_numbers_out_of_any_range_name_their_line(
+    text: str, line: int, words: tuple[str, ...]
+) -> None:
+    msg = _error(text)
+    assert msg.startswith(f"pool.toml:{line}:"), msg
+    assert all(w in msg for w in words), msg
+
+
 def test_bad_inline_config_keeps_file_lines() -> None:
     text = "[[startds]]\ncount = 1\nconfig = '''\nNUM_CPUS = 4\nMEMORY = lots\n'''\n"
     msg = _error(text)
