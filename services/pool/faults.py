@@ -41,6 +41,7 @@ log = logging.getLogger(__name__)
 
 KINDS = ("crash", "restart", "pause", "partition", "drop", "delay", "skew")
 NEEDS_PEER = ("partition", "drop", "delay")
+MAX_DRAWS = 100_000  # a random plan's expected faults: more is a typo, not a plan
 EXCLUSIVE = ("crash", "restart", "pause")  # nothing else may act on the target meanwhile
 RANDOM_KINDS = ("crash", "restart", "pause", "partition", "drop", "delay")
 _KEYS = {"kind", "target", "constraint", "peer", "at", "duration", "fraction", "delay", "skew"}
@@ -189,6 +190,12 @@ def _random_plan(t: Mapping[str, Any], where: str) -> list[Fault]:
         raise FaultError(f"{where}: duration must be > 0 pool seconds, got {duration:g}")
     fraction = _number(t, "fraction", 0.5, where)
     delay = _number(t, "delay", 5.0, where)
+    expected = sum(float(r) for r in rates.values()) * (until - start) / 3600.0
+    if not expected <= MAX_DRAWS:
+        raise FaultError(
+            f"{where}: rate x (until - start) asks for about {expected:g} faults; "
+            f"a random plan draws at most {MAX_DRAWS:,}"
+        )
     rng = random.Random(seed)
     drawn: list[Fault] = []
     for kind in sorted(rates):

@@ -425,6 +425,7 @@ _POOL_KEYS = {
 # the scale this is built for), short of a number that would only exhaust memory.
 MAX_MACHINES = 1_000_000
 MAX_WORKLOAD_JOBS = 10_000_000
+MAX_SCHEDDS = 10_000
 
 _STARTD_KEYS = {"name", "count", "machines_per_actor", "config", "config_file"}
 _SCHEDD_KEYS = {"name", "count", "per_actor"}
@@ -824,7 +825,7 @@ class _Builder:
 
     def _schedds(self, t: dict[str, Any], i: int, taken: set[str], groups: int) -> ScheddGroup:
         self._unknown(t, _SCHEDD_KEYS, "schedds", i)
-        count = self._num(t, "schedds", i, "count", 1, int, 1)
+        count = self._num(t, "schedds", i, "count", 1, int, 1, maximum=MAX_SCHEDDS)
         per_actor = self._num(t, "schedds", i, "per_actor", count, int, 1)
         pattern = t.get("name", "schedd{}" if groups == 1 else f"schedd{i + 1}_{{}}")
         if not isinstance(pattern, str):

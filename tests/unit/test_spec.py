@@ -111,6 +111,7 @@ BIG_CONFIG = "[[startds]]\ncount = 1\nconfig = '''\n{}\n'''\n"
             3,
             ("jobs", "<= 10,000,000"),
         ),
+        ("[[schedds]]\ncount = 99999999999\n", 2, ("count", "<= 10,000")),
         ("[pool]\nduration = nan\n", 2, ("duration", "nan")),
         # an integer or size knob whose constant is infinite has no value to truncate to
         (BIG_CONFIG.format("NUM_CPUS = 1e309"), 4, ("NUM_CPUS",)),

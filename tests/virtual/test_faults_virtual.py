@@ -296,6 +296,21 @@ duration = 10
         parse_spec(spec(extra), "<t>")
 
 
+def test_a_random_plan_that_would_draw_without_end_is_refused() -> None:
+    plan = """
+[[faults]]
+kind = "random"
+targets = ["schedd1"]
+rate = { restart = 1000000 }
+start = 0
+until = 1e12
+"""
+    with pytest.raises(
+        SpecError, match=r"#1: rate x \(until - start\) asks for about .* at most 100,000"
+    ):
+        parse_spec(spec() + plan, "<t>")
+
+
 def test_a_random_plan_over_machines_of_one_actor_always_runs() -> None:
     # Four machines in one actor: drawn as four targets, they are one (a crash of one
     # and a restart of another contradict; a partition between two cuts nothing). Such
