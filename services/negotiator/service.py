@@ -390,9 +390,9 @@ class NegotiatorService(ngrpc.NegotiatorServicer):
         self, raw: bytes | rpc.Handover
     ) -> tuple[list[ClassAd], list[ClassAd], tuple[dict[str, PackedColumn], list[str]]]:
         """The whole snapshot: the ads the reply carries, decoded, and (a delta) the
-        ones held since the last cycle; the columns it carries (see ``_columns``). A collector of this process hands over its
-        records: their ads as they are (immutable, as decoded ones), with their bytes for
-        the matches that send them on."""
+        ones held since the last cycle; the columns it carries (see ``_columns``). A
+        collector of this process hands over its records: their ads as they are
+        (immutable, as decoded ones), with their bytes for the matches that send them on."""
         decoder = self._slot_decoder
         if isinstance(raw, rpc.Handover):
             snap: CollectorSnapshot = raw.value

@@ -636,8 +636,9 @@ class Machine:
         assert old is not None and new is not None
         job = old.job
         why = "startd RANK" if new.rank > old.rank else "user priority"
+        reason = f"preempted by {new.owner} ({why})"
         if job is None and not reported:
-            self._taken_over.append((slot.name, old.claim_id, f"preempted by {new.owner} ({why})"))
+            self._taken_over.append((slot.name, old.claim_id, reason))
         if evict and job is not None:
             self._evicted.append(
                 JobExitRecord(
@@ -650,9 +651,9 @@ class Machine:
                     slot_name=slot.name,
                     schedd_name=old.schedd_name,
                     schedd_address=old.schedd_address,
-                    reason=f"preempted by {new.owner} ({why})",
+                    reason=reason,
                     claim_closing=True,
-                    closed_by=f"preempted by {new.owner} ({why})",
+                    closed_by=reason,
                 )
             )
         self._held.pop(old.claim_id, None)
@@ -973,12 +974,9 @@ class Machine:
             # startd ends it (Claimed/Idle -> Preempting -> Unclaimed at once here) and
             # tells the schedd, which neither reuses it nor releases it
             # a job that retired in time ends its claim too: the preempting one takes over
-            preempted = slot.preempting is not None
-            closing = preempted or self._worklife_expired(claim, job.end)
-            closed_by = ""
-            if preempted:
-                assert slot.preempting is not None
-                closed_by = f"preempted by {slot.preempting.owner} (retired)"
+            taker = slot.preempting
+            closing = taker is not None or self._worklife_expired(claim, job.end)
+            closed_by = f"preempted by {taker.owner} (retired)" if taker is not None else ""
             exits.append(
                 JobExitRecord(
                     claim_id=claim_id,
@@ -994,7 +992,7 @@ class Machine:
                     closed_by=closed_by,
                 )
             )
-            if preempted:  # retired in time: the new claim takes over
+            if taker is not None:  # retired in time: the new claim takes over
                 self._hand_over(slot, job.end, evict=False, reported=True)
             elif closing:
                 self.release(claim_id, job.end)
