@@ -569,6 +569,42 @@ def _q_nobatch(
     return _headings(cols, max_width) + "".join(_row(cols, r, max_width) for r in rows)
 
 
+def _q_hold(
+    jobs: list[ClassAd], ids: list[tuple[int, int]], base_wall: float, width: int | None
+) -> str:
+    """condor_q -hold (queue.cpp's jobHold_PrintFormat): when and why each job is held."""
+    order = sorted(range(len(jobs)), key=lambda k: ids[k])
+    cols = [
+        _Col(" ID", 5),
+        _Col(" ", 3, prefix=False),
+        _Col("OWNER", 14, left=True, alt="?", alt_wide=True),
+        _Col("HELD_SINCE", 11, alt="?", alt_wide=True),
+        _Col("CODE", 4, alt="?"),
+        _Col("/SUB", 4, left=True, truncate=True, prefix=False),
+        _Col("HOLD_REASON"),
+    ]
+    rows: list[list[str | None]] = []
+    for k in order:
+        job = jobs[k]
+        c, p = ids[k]
+        since = _num(job, "EnteredCurrentStatus")
+        code = _int(job, "HoldReasonCode")
+        sub = _int(job, "HoldReasonSubCode")
+        rows.append(
+            [
+                f"{c:4d}.",
+                f"{p:<3d}",
+                _str(job, "Owner"),
+                None if since is None else fmt_date(base_wall + since),
+                None if code is None else f"{code:4d}",
+                " " if sub is None else f"/{sub:<3d}",
+                _str(job, "HoldReason") or "",
+            ]
+        )
+    max_width = width - 1 if width else None
+    return _headings(cols, max_width) + "".join(_row(cols, r, max_width) for r in rows)
+
+
 @dataclass
 class _Batch:
     first: int  # index (into the id-sorted jobs) of the first job
@@ -701,6 +737,7 @@ def format_q(
     now_wall: float,
     base_wall: float,
     batch: bool = True,
+    hold: bool = False,
     total_all: JobTotals | None = None,
     me: tuple[str, JobTotals] | None = None,
     width: int | None = 80,
@@ -710,7 +747,7 @@ def format_q(
     `jobs` are the ads the query returned; the "Total for query" line counts them.
     `total_all` is the schedd's count of all jobs (default: the same as the query); `me`
     adds HTCondor's "Total for <user>" line of a query for one's own jobs. `batch=False` is
-    -nobatch. `width` is the terminal width (condor_q assumes 80 when not on a terminal);
+    -nobatch; `hold` is -hold's layout (the caller selects the held jobs). `width` is the terminal width (condor_q assumes 80 when not on a terminal);
     None is -wide. `now_wall` stamps the header and, with `base_wall`, gives running jobs'
     RUN_TIME.
     """
@@ -719,11 +756,12 @@ def format_q(
     if width is not None and width < 1:
         raise LayoutError(f"width must be positive or None, got {width}")
     query = JobTotals.of(jobs)
-    body = (
-        _q_batch(jobs, ids, base_wall, width)
-        if batch
-        else _q_nobatch(jobs, ids, now_wall - base_wall, base_wall, width)
-    )
+    if hold:
+        body = _q_hold(jobs, ids, base_wall, width)
+    elif batch:
+        body = _q_batch(jobs, ids, base_wall, width)
+    else:
+        body = _q_nobatch(jobs, ids, now_wall - base_wall, base_wall, width)
     return (
         _schedd_header(schedd_name, schedd_address, now_wall)
         + body

@@ -475,6 +475,8 @@ def selection_constraint(constraint: str, args: Sequence[str]) -> str:
 def cmd_q(ns: argparse.Namespace) -> int:
     try:
         query = selection_constraint(ns.constraint or "", ns.ids)
+        if ns.hold:  # condor_q -hold: JobStatus == 5 and the hold layout
+            query = f"(JobStatus == 5) && ({query})" if query else "JobStatus == 5"
     except ValueError as e:
         return _fail(f"q: {e}", 2)
 
@@ -492,6 +494,7 @@ def cmd_q(ns: argparse.Namespace) -> int:
             now_wall=base + _pool_now(info),
             base_wall=base,
             batch=not ns.nobatch,
+            hold=ns.hold,
             total_all=layouts.JobTotals.of(all_jobs),
             width=_width(80),
         )
@@ -877,6 +880,9 @@ def add_pool_commands(sub: argparse._SubParsersAction) -> None:  # type: ignore[
     p = sub.add_parser("q", help="condor_q: the job queue")
     p.add_argument("ids", nargs="*", help="cluster, cluster.proc or owner")
     p.add_argument("-nobatch", "--nobatch", action="store_true")
+    p.add_argument(
+        "-hold", "--hold", action="store_true", help="held jobs: since when, code and reason"
+    )
     p.add_argument("-long", "-l", "--long", action="store_true", dest="long")
     p.add_argument("-constraint", "--constraint")
     pool_arg(p)

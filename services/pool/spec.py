@@ -120,6 +120,7 @@ from ..negotiator.cycle import CycleConfig, NegotiatorInputError
 from ..negotiator.groups import GroupConfig, GroupConfigError
 from ..negotiator.preemption import check_negotiator_config
 from ..schedd.cadence import AdCadence, AdCadenceError
+from ..schedd.schedd import ScheddKnobs
 from ..schedd.submit import MAX_JOBS_PER_SUBMISSION, SubmitError, SubmitInputs, parse_submit
 from ..startd.machine import Machine
 from .faults import Fault, FaultError, check_plan, parse_fault
@@ -365,7 +366,9 @@ def check_knobs(config: ConfigDict, source: str) -> None:
         GroupConfig.from_config(neg)
         CycleConfig.from_config(neg)
         Cadence.from_config(neg)
-        AdCadence.from_config(config.for_subsystem("SCHEDD"), 0.0)
+        schedd = config.for_subsystem("SCHEDD")
+        AdCadence.from_config(schedd, 0.0)
+        ScheddKnobs.from_config(schedd)
     except (GroupConfigError, AdCadenceError) as e:
         knob = config.knob(e.knob)
         raise SpecError(f"{knob.where if knob else source}: {e}") from None
@@ -374,7 +377,9 @@ def check_knobs(config: ConfigDict, source: str) -> None:
             raise SpecError(str(e)) from None
         knob = config.knob(e.knob)
         raise SpecError(f"{knob.where if knob else source}: {e}") from None
-    except (ConfigError, CadenceError) as e:
+    except ConfigError as e:  # it names the knob's file and line
+        raise SpecError(str(e)) from None
+    except CadenceError as e:
         raise SpecError(f"{source}: {e}") from None
 
 

@@ -61,6 +61,7 @@ from ..classad.tree import Expr, Literal
 from ..config import ConfigDict
 from .autocluster import Autoclusters, IdleIndex
 from .cadence import AdCadence
+from .policy import PolicyVerdict, SystemPolicy, at_exit, has_policy, periodic
 from .queue import Batch, JobQueue, StoredClaim
 from .requirements import RequirementsMemo, SubmitHost
 from .submit import MAX_JOBS_PER_SUBMISSION, UID_DOMAIN, SubmitError, parse_submit
@@ -86,6 +87,7 @@ __all__ = [
     "Rejection",
     "Schedd",
     "ScheddError",
+    "ScheddKnobs",
     "submitter_of",
 ]
 
@@ -145,6 +147,11 @@ class ClusterBase:
     texts: dict[str, str]
     ad: ClassAd
     parse: Callable[[str], Expr]
+    # whether the cluster's attributes give its jobs a policy (see .policy)
+    policed: bool = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.policed = has_policy(self.texts)
 
 
 @dataclass(eq=False)
@@ -388,6 +395,26 @@ class Outbox:
 # --------------------------------------------------------------------------- the core
 
 
+@dataclass(frozen=True)
+class ScheddKnobs:
+    """The schedd's own knobs, read once; a bad one raises ConfigError naming it (the
+    spec reads them before a pool starts, so a bad one stops it there)."""
+
+    max_jobs_running: int
+    claim_leftovers: bool
+    system_policy: SystemPolicy
+    policy_every: int  # PERIODIC_EXPR_INTERVAL, pool seconds (0: no periodic policy)
+
+    @classmethod
+    def from_config(cls, config: ConfigDict) -> ScheddKnobs:
+        return cls(
+            max_jobs_running=config.get_int("MAX_JOBS_RUNNING", 10000),
+            claim_leftovers=config.get_bool("CLAIM_PARTITIONABLE_LEFTOVERS"),
+            system_policy=SystemPolicy.from_config(config),
+            policy_every=config.get_int("PERIODIC_EXPR_INTERVAL", 60),
+        )
+
+
 class Schedd:
     """One schedd: its queue, autoclusters, claims and ads."""
 
@@ -401,8 +428,9 @@ class Schedd:
         self.config = config
         self.address = address  # MyAddress, "<host:port>"; set by the shell
         self.started = float(now)
-        self.max_jobs_running = config.get_int("MAX_JOBS_RUNNING", 10000)
-        self.claim_leftovers = config.get_bool("CLAIM_PARTITIONABLE_LEFTOVERS")
+        knobs = ScheddKnobs.from_config(config)
+        self.max_jobs_running = knobs.max_jobs_running
+        self.claim_leftovers = knobs.claim_leftovers
         self.submit_host = SubmitHost.from_config(config, name)
         self.requirements_memo = RequirementsMemo(self.submit_host)
         self.autoclusters = Autoclusters.from_config(config)
@@ -428,6 +456,11 @@ class Schedd:
         self.alive_next: float | None = None  # next_keepalive() as the last alive_round left it
         # when the ads go to the collector, and whether a reschedule follows them
         self.ad_cadence = AdCadence.from_config(config, now)
+        # job policy: the periodic expressions every PERIODIC_EXPR_INTERVAL (0: never)
+        self.system_policy = knobs.system_policy
+        self.policy_every = knobs.policy_every
+        self.policy_next: float | None = now + self.policy_every if self.policy_every > 0 else None
+        self._policed: set[tuple[int, int]] = set()  # jobs with policy attributes of their own
         self._load(now)
 
     # --- small helpers ------------------------------------------------------------------
@@ -576,6 +609,8 @@ class Schedd:
     def _register(self, job: Job) -> None:
         self.jobs[job.key] = job
         self._count(job, +1)
+        if job.base.policed or has_policy(job.texts):
+            self._policed.add(job.key)
         if job.status == IDLE and job.claim is None:
             self._idle.add((job.submitter, job.autocluster), job.prio, job.cluster, job.proc)
 
@@ -599,6 +634,7 @@ class Schedd:
         if job.status == IDLE:
             self._idle.discard((job.submitter, job.autocluster), job.cluster, job.proc)
         del self.jobs[job.key]
+        self._policed.discard(job.key)
         self._batch.jobs.pop(job.key, None)
         self._batch.to_history.append((job.cluster, job.proc, job.full_texts()))
 
@@ -925,19 +961,22 @@ class Schedd:
         claim = self._stop(job, now, out, evicted=True)
         job.set("RemoveReason", reason)
         self._transition(job, REMOVED, now)
-        self._emit("remove", job=job.job_id, submitter=job.submitter)
+        self._emit("remove", job=job.job_id, submitter=job.submitter, reason=reason)
         if was_running and claim is not None:
             self._releasing[claim.claim_id] = job  # leaves when the release is done
         else:
             self._to_history(job)
 
-    def _hold(self, job: Job, reason: str, code: int, now: float, out: Outbox) -> None:
+    def _hold(
+        self, job: Job, reason: str, code: int, now: float, out: Outbox, subcode: int = 0
+    ) -> None:
         self._stop(job, now, out, evicted=True)
         job.set("HoldReason", reason)
         job.set("HoldReasonCode", code)
-        job.set("HoldReasonSubCode", 0)
+        job.set("HoldReasonSubCode", subcode)
+        job.set("NumHolds", int(job.number("NumHolds")) + 1)  # qmgmt counts every hold
         self._transition(job, HELD, now)
-        self._emit("hold", job=job.job_id, submitter=job.submitter)
+        self._emit("hold", job=job.job_id, submitter=job.submitter, code=code, reason=reason)
 
     def _release_hold(self, job: Job, reason: str, now: float) -> None:
         for name in ("HoldReason", "HoldReasonCode", "HoldReasonSubCode"):
@@ -947,7 +986,7 @@ class Schedd:
                 job.delete(name)
         job.set("ReleaseReason", reason)
         self._transition(job, IDLE, now)
-        self._emit("release_hold", job=job.job_id, submitter=job.submitter)
+        self._emit("release_hold", job=job.job_id, submitter=job.submitter, reason=reason)
         unsure = next((u for u in self._unsure.values() if u.job is job), None)
         if unsure is not None:  # it may still run where its activation went unanswered
             self._idle.discard((job.submitter, job.autocluster), job.cluster, job.proc)
@@ -1351,23 +1390,87 @@ class Schedd:
             else:
                 job.set("ExitCode", int(e.exit_code))
                 job.set("ExitBySignal", False)
-                job.set("CompletionDate", int(end))
+                job.set("NumJobCompletions", int(job.number("NumJobCompletions")) + 1)
                 job.set("LastRemoteHost", claim.slot_name)
-                self._transition(job, COMPLETED, now)
-                self._to_history(job)
-                self._emit(
-                    "job_completed",
-                    job=job.job_id,
-                    slot=claim.slot_name,
-                    exit_code=int(e.exit_code),
-                    submitter=job.submitter,
-                )
+                self._exited(job, claim.slot_name, int(e.exit_code), end, now, out)
             if e.claim_closing:  # HTCondor's JOB_EXITED_AND_CLAIM_CLOSING: no reuse, no release
                 self._drop_claim(claim, out, release=False)
             else:
                 self._claim_finished(claim, now, out, reuse=not evicted)
         self._commit()
         return out
+
+    def _exited(
+        self, job: Job, slot: str, exit_code: int, end: float, now: float, out: Outbox
+    ) -> None:
+        """A job ended on its own: the shadow's policy at exit says whether it completes,
+        is held (OnExitHold, or a periodic hold that fires now) or runs again."""
+        verdict = PolicyVerdict("complete", "")
+        if job.key in self._policed or self.system_policy.any or _exit_policed(job):
+            verdict = at_exit(job.ad, now, self.system_policy)
+        if verdict.action == "complete":
+            job.set("CompletionDate", int(end))
+            self._transition(job, COMPLETED, now)
+            self._to_history(job)
+            self._emit(
+                "job_completed",
+                job=job.job_id,
+                slot=slot,
+                exit_code=exit_code,
+                submitter=job.submitter,
+            )
+            return
+        self._left_slot(job)
+        if verdict.action == "requeue":  # OnExitRemove false: it runs again
+            self._transition(job, IDLE, now)
+            self._emit("requeue", job=job.job_id, submitter=job.submitter, reason=verdict.reason)
+        else:
+            self._apply_verdict(job, verdict, now, out)
+
+    def next_policy_time(self) -> float | None:
+        """When the periodic policy is next evaluated (None: PERIODIC_EXPR_INTERVAL 0)."""
+        return self.policy_next
+
+    def policy_round(self, now: float) -> Outbox | None:
+        """Evaluate every job's periodic policy (HTCondor's PeriodicExprHandler, and the
+        shadow's for running jobs) and carry out what fires; the next round is
+        PERIODIC_EXPR_INTERVAL later. None: nothing fired."""
+        if self.policy_next is None or now < self.policy_next:
+            return None
+        self.policy_next = now + self.policy_every
+        keys = self.jobs if self.system_policy.any else self._policed
+        fired: list[tuple[Job, PolicyVerdict]] = []
+        for key in sorted(keys):
+            job = self.jobs[key]
+            verdict = periodic(job.ad, job.status, now, self.system_policy)
+            if verdict is not None:
+                fired.append((job, verdict))
+        if not fired:
+            return None
+        out = Outbox()
+        for job, verdict in fired:
+            if job.key in self.jobs:  # not gone with an earlier one (a removed cluster)
+                self._apply_verdict(job, verdict, now, out)
+        self._commit()
+        return out
+
+    def _apply_verdict(self, job: Job, verdict: PolicyVerdict, now: float, out: Outbox) -> None:
+        action, status = verdict.action, job.status
+        if action == "hold" and status != HELD:
+            self._hold(job, verdict.reason, verdict.code, now, out, verdict.subcode)
+        elif action == "release" and status == HELD:
+            self._release_hold(job, verdict.reason, now)
+            self.ad_cadence.expedite(now)
+        elif action == "remove" and status != REMOVED:
+            self._remove(job, verdict.reason, now, out)
+        elif action == "vacate" and status == RUNNING:
+            self._stop(job, now, out, evicted=True)
+            job.set("LastVacateTime", int(now))
+            job.set("VacateReason", verdict.reason)
+            job.set("VacateReasonCode", verdict.code)
+            job.set("VacateReasonSubCode", verdict.subcode)
+            self._transition(job, IDLE, now)
+            self._emit("vacate", job=job.job_id, submitter=job.submitter, reason=verdict.reason)
 
     def _claim_finished(self, claim: HeldClaim, now: float, out: Outbox, *, reuse: bool) -> None:
         """A job left ``claim``: claim reuse. The next idle job of the same submitter that
@@ -1794,6 +1897,11 @@ def _fits(job_ad: ClassAd, slot_ad: ClassAd, now: float) -> bool:
         if isinstance(have, bool) or not isinstance(have, int | float) or want > have:
             return False
     return True
+
+
+def _exit_policed(job: Job) -> bool:
+    ad = job.ad
+    return ad.lookup("OnExitHold") is not None or ad.lookup("OnExitRemove") is not None
 
 
 def _applies(action: str, status: int) -> bool:

@@ -156,6 +156,7 @@ class ScheddService(sgrpc.ScheddServicer):
             asyncio.create_task(self._ads_loop()),
             asyncio.create_task(self._activate_when_ready()),
             asyncio.create_task(self._keepalive_loop()),
+            asyncio.create_task(self._policy_loop()),
         ]
 
     async def stop(self) -> None:
@@ -743,6 +744,22 @@ class ScheddService(sgrpc.ScheddServicer):
             for core in cores:
                 if core.ad_cadence.finish():
                     self._spawn(self._reschedule(core.name))
+
+    async def _policy_loop(self) -> None:
+        """Each core's periodic job policy, when its PERIODIC_EXPR_INTERVAL comes round."""
+        clock = self.ctx.clock
+        cores = list(self.cores.values())
+        while times := [t for c in cores if (t := c.next_policy_time()) is not None]:
+            await clock.sleep_until(min(times))
+            for core in cores:
+                try:
+                    out = core.policy_round(clock.now())
+                except Exception:
+                    log.exception("%s: periodic job policy failed", core.name)
+                    continue
+                if out is not None:
+                    self._after(core)
+                    self._spawn(self._send(core, out))
 
     async def _keepalive_loop(self) -> None:
         """Sleep until a core's next keepalive is due (woken when claims change), send."""

@@ -67,7 +67,7 @@ import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
-from ..classad import parse_expr
+from ..classad import ClassAdSyntaxError, parse_expr
 from ..classad.numbers import INT64_MAX, out_of_range_number
 from ..classad.refs import references
 from ..classad.tree import AttrRef, Binary, Cond, walk
@@ -126,6 +126,22 @@ _CONDITIONAL = re.compile(
 MAX_INCLUDE_DEPTH = 10
 _ENV_NAME = re.compile(r"\$ENV\(\s*([A-Za-z_]\w*)\s*[:)]", re.IGNORECASE)
 _OUT_OF_RANGE = "number out of range (integers are 64-bit, reals finite)"
+# the policy commands that become an expression of the same meaning
+_POLICY_COMMANDS = (
+    ("periodic_hold", "PeriodicHold"),
+    ("periodic_hold_reason", "PeriodicHoldReason"),
+    ("periodic_hold_subcode", "PeriodicHoldSubCode"),
+    ("periodic_release", "PeriodicRelease"),
+    ("periodic_remove", "PeriodicRemove"),
+    ("periodic_vacate", "PeriodicVacate"),
+    ("on_exit_hold", "OnExitHold"),
+    ("on_exit_hold_reason", "OnExitHoldReason"),
+    ("on_exit_hold_subcode", "OnExitHoldSubCode"),
+    ("on_exit_remove", "OnExitRemove"),
+    ("allowed_job_duration", "AllowedJobDuration"),
+    ("allowed_execute_duration", "AllowedExecuteDuration"),
+)
+DEFAULT_JOB_MAX_RETRIES = 2  # condor_submit's DEFAULT_JOB_MAX_RETRIES
 _BOOL_WORDS = {"true": True, "yes": True, "1": True, "false": False, "no": False, "0": False}
 
 _NO_RECONNECT = {"local", "scheduler", "grid"}  # universes whose jobs get no JobLeaseDuration
@@ -211,6 +227,11 @@ def _cuda_runtime(text: str) -> str | None:
     if m.group(2) is None and major > 1000:
         return str(major)
     return str(major * 1000 + (int(m.group(2)) * 10 if m.group(2) else 0))
+
+
+def _or_operand(text: str) -> str:
+    """``text`` as an operand of ``||``: in parentheses when it is a ``?:``."""
+    return f"({text})" if isinstance(parse_expr(text), Cond) else text
 
 
 def _and_operand(text: str) -> str:
@@ -722,6 +743,7 @@ class _Submit:
             self.limits,
             self.records,
             self.hold,
+            self.policy,
         ):
             ad.update(self.section(build, queue_line))
         forced = self.section(self.forced_attributes, queue_line)
@@ -1152,6 +1174,56 @@ class _Submit:
             "HoldReasonCode": str(HOLD_CODE_SUBMITTED_ON_HOLD),
             "HoldReason": quote("submitted on hold at user's request"),
         }
+
+    def policy(self, _: int) -> dict[str, str]:
+        """The job policy expressions (condor_submit's SetPeriodicExpressions and
+        SetJobRetries): periodic_hold / _release / _remove / _vacate, on_exit_hold,
+        on_exit_remove, their reasons and subcodes, the allowed durations, and the
+        retries max_retries, success_exit_code and retry_until fold into OnExitRemove."""
+        attrs: dict[str, str] = {}
+        for name, attr in _POLICY_COMMANDS:
+            found = self.command(name, attr)
+            if found and found[2]:
+                attrs[attr] = self.check_expr(found)
+        retries = self.command("max_retries", "JobMaxRetries")
+        success = self.command("success_exit_code", "JobSuccessExitCode")
+        until = self.command("retry_until")
+        given = [f for f in (retries, success, until) if f and f[2]]
+        if not given:
+            return attrs
+        attrs.setdefault("OnExitHold", "false")
+        attrs["JobMaxRetries"] = str(
+            self.integer(retries) if retries and retries[2] else DEFAULT_JOB_MAX_RETRIES
+        )
+        code_check = "0"
+        if success and success[2]:
+            attrs["JobSuccessExitCode"] = str(self.integer(success))
+            code_check = "JobSuccessExitCode"
+        if until and until[2]:
+            code_check += " || " + self.retry_until(until)
+        remove = f"NumJobCompletions > JobMaxRetries || ExitCode =?= {code_check}"
+        if "OnExitRemove" in attrs:
+            remove += " || " + _or_operand(attrs["OnExitRemove"])
+        attrs["OnExitRemove"] = remove
+        return attrs
+
+    def retry_until(self, found: tuple[str, int, str]) -> str:
+        """An exit code that ends the retries (``ExitCode =?= N``) or an expression."""
+        text = found[2]
+        try:
+            tree = parse_expr(text)
+        except ClassAdSyntaxError:
+            raise self.bad(found, "must be an integer or boolean expression") from None
+        if not any(references(tree)):
+            try:
+                value = evaluate_constant(text)
+            except ValueError:
+                value = None
+            if isinstance(value, int) and not isinstance(value, bool):
+                if not -(2**31) <= value < 2**31:
+                    raise self.bad(found, "must be an integer or boolean expression")
+                return f"ExitCode =?= {value}"
+        return _or_operand(text)
 
     def forced_attributes(self, _: int) -> dict[str, str]:
         """``+Attr``/``MY.Attr``, last, replacing a built-in attribute of the same name."""

@@ -909,6 +909,15 @@ class Machine:
                 f"job {cluster}.{proc} has no usable MockDuration (got {shown}): give "
                 "+MockDuration = <pool seconds> or run /bin/sleep N"
             )
+        exit_code = 0
+        if job_ad.lookup("MockExitCode") is not None:
+            code = eval_number(job_ad, "MockExitCode", ad, now=now)
+            if not isinstance(code, int) or not -(2**31) <= code < 2**31:
+                raise InvalidJobError(
+                    f"job {cluster}.{proc} has no usable MockExitCode (got "
+                    f"{job_ad.eval('MockExitCode')}): give an integer exit code"
+                )
+            exit_code = code
         self._check_match(slot, ad, job_ad, now)
         gjid = job_ad.eval("GlobalJobId")
         if not isinstance(gjid, str) or not gjid:
@@ -921,6 +930,7 @@ class Machine:
             start=now,
             end=now + float(duration),
             retirement=_retirement(slot, ad, job_ad, now),
+            exit_code=exit_code,
         )
         claim.job = job
         claim.activations += 1
@@ -984,7 +994,7 @@ class Machine:
                     proc=job.proc,
                     start=job.start,
                     end=job.end,
-                    exit_code=0,
+                    exit_code=job.exit_code,
                     slot_name=slot.name,
                     schedd_name=claim.schedd_name,
                     schedd_address=claim.schedd_address,

@@ -209,6 +209,7 @@ class RunningJob:
     start: float
     end: float
     retirement: float = 0.0  # MaxJobRetirementTime for this job (pool seconds from its start)
+    exit_code: int = 0  # what the job exits with (its MockExitCode)
 
 
 @dataclass(slots=True)

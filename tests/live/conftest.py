@@ -321,19 +321,7 @@ class QuietPool:
 
     def cli(self, *args: str) -> tuple[int, str, str]:
         """Run ``mockpool ARGS --pool HOME`` in this process: (exit status, stdout, stderr)."""
-        import io
-
-        from mockpool.cli.main import main
-
-        out, err = io.StringIO(), io.StringIO()
-        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-            try:
-                rc = main([*args, "--pool", str(self.home)])
-            except SystemExit as e:  # the tools exit with a message on refusal
-                rc = e.code if isinstance(e.code, int) else 1
-                if not isinstance(e.code, int) and e.code is not None:
-                    print(e.code, file=sys.stderr)
-        return rc, out.getvalue(), err.getvalue()
+        return run_cli(self.home, *args)
 
     def close(self) -> None:
         for ch in self._channels.values():
@@ -341,23 +329,33 @@ class QuietPool:
         self._channels.clear()
 
 
-def _quiet_setup(pool: Any, home: Path) -> QuietPool:
-    """Queue QUIET_JOBS (holding bob's) and point a pool.json folder at ``pool``."""
+def run_cli(home: Path, *args: str) -> tuple[int, str, str]:
+    """Run ``mockpool ARGS --pool HOME`` in this process: (exit status, stdout, stderr)."""
+    import io
+
+    from mockpool.cli.main import main
+
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            rc = main([*args, "--pool", str(home)])
+        except SystemExit as e:  # the tools exit with a message on refusal
+            rc = e.code if isinstance(e.code, int) else 1
+            if not isinstance(e.code, int) and e.code is not None:
+                print(e.code, file=sys.stderr)
+    return rc, out.getvalue(), err.getvalue()
+
+
+def point_cli_at(pool: Any, home: Path) -> Any:
+    """Leave in ``home`` what `mockpool up` leaves for the tools (pool.json, the tokens:
+    the submit one is alice's), pointing at ``pool``; its schedd's ad."""
     import json
 
     from mockpool.auth import Role, make_token, write_token
-    from mockpool.claimid import from_sinful
     from mockpool.ownerfiles import private_dir
     from mockpool.pool.serve import token_path
 
-    for owner, description in QUIET_JOBS:
-        pool.submit(description, owner=owner)
-    (held,) = pool.act("hold", ["2.0"], reason="abuse tests")
-    assert held.ok, held.error
-    slot = pool.slots()[0]
     (schedd_ad,) = pool.ads("Scheduler")
-    schedd_name = str(schedd_ad.get_value("Name"))
-    # The tokens `mockpool up` leaves for the tools (the submit one is alice's).
     private_dir(home / "tokens")
     write_token(token_path(home, Role.ADMIN), pool.token)
     write_token(token_path(home, Role.READ), make_token(pool.secret, Role.READ))
@@ -365,12 +363,26 @@ def _quiet_setup(pool: Any, home: Path) -> QuietPool:
     info = {
         "pid": os.getpid(),
         "collector": pool.collector_address,
-        "schedds": [schedd_name],
+        "schedds": [str(schedd_ad.get_value("Name"))],
         "time_scale": pool.spec.time_scale,
         "epoch_wall": pool.epoch_wall,
         "log_base_wall": pool.log_base_wall,
     }
     (home / "pool.json").write_text(json.dumps(info))
+    return schedd_ad
+
+
+def _quiet_setup(pool: Any, home: Path) -> QuietPool:
+    """Queue QUIET_JOBS (holding bob's) and point a pool.json folder at ``pool``."""
+    from mockpool.claimid import from_sinful
+
+    for owner, description in QUIET_JOBS:
+        pool.submit(description, owner=owner)
+    (held,) = pool.act("hold", ["2.0"], reason="abuse tests")
+    assert held.ok, held.error
+    slot = pool.slots()[0]
+    schedd_ad = point_cli_at(pool, home)
+    schedd_name = str(schedd_ad.get_value("Name"))
     return QuietPool(
         pool=pool,
         secret=pool.secret,  # to mint tokens of every role, as a daemon would

@@ -1,10 +1,21 @@
-"""Shared builders for unit tests: pools of static slots and resource requests."""
+"""Shared builders for unit tests: pools of static slots, resource requests, schedd cores."""
 
 from __future__ import annotations
+
+from pathlib import Path
 
 from mockpool.classad import ClassAd, parse_expr
 from mockpool.config import parse_config
 from mockpool.negotiator import Accountant, CycleAds, ResourceRequest, negotiate
+from mockpool.schedd.queue import JobQueue
+from mockpool.schedd.schedd import (
+    ActivationOutcome,
+    ClaimOutcome,
+    MatchNotice,
+    Schedd,
+)
+
+ALICE = "alice@mockpool"
 
 FS_STARTD = "10.0.0.1:9618"
 FS_SCHEDD = "10.0.0.2:9618"
@@ -161,3 +172,49 @@ def startd_job(proc: int = 0, duration: int = 3600, lease: int | None = 600) -> 
         ad["JobLeaseDuration"] = lease
     ad["Requirements"] = parse_expr("true")
     return ad
+
+
+# --------------------------------------------------------------------------- schedd core
+
+
+def make_schedd(path: Path, now: float = 0.0, config: str = "") -> Schedd:
+    s = Schedd("schedd1", JobQueue(path), parse_config(config, "<test>"), now)
+    s.address = "<127.0.0.1:9618>"
+    return s
+
+
+def cid(n: int, host: str = "exec1:1") -> str:
+    return f"<{host}>#100#{n}#secret{n}"
+
+
+def start_job(
+    s: Schedd,
+    job: str,
+    n: int,
+    now: float,
+    *,
+    submitter: str = ALICE,
+    acid: int = 1,
+    host: str = "exec1:1",
+    slot: str = "",
+) -> str:
+    """Match, claim and activate one job of (submitter, acid) at ``now``; the claim id."""
+    claim = cid(n, host)
+    slot = slot or f"slot{n}@exec1"
+    out = s.on_matches([MatchNotice(submitter, acid, slot, claim, host)], now)
+    assert out.accepted == 1
+    (req,) = out.claims[host]
+    assert f"{req.job_ad.get_value('ClusterId')}.{req.job_ad.get_value('ProcId')}" == job
+    out = s.on_claim_results([ClaimOutcome(claim, True, claim_id=claim, slot_name=slot)], now)
+    assert [a.claim_id for a in out.activations[host]] == [claim]
+    s.on_activation_results([ActivationOutcome(claim, True, start_time=now)], now)
+    return claim
+
+
+def job_ad(s: Schedd, job: str) -> ClassAd:
+    cluster, proc = job.split(".")
+    return s.jobs[(int(cluster), int(proc))].ad
+
+
+def v(ad: ClassAd, name: str) -> object:
+    return ad.get_value(name)

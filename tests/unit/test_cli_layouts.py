@@ -331,6 +331,44 @@ def test_q_nobatch_missing_owner_fills_the_column():
     assert row.startswith("   1.0   [????????????] 11/22 10:00")
 
 
+# -- condor_q -hold ---------------------------------------------------------------------
+
+
+# queue.cpp's jobHold_PrintFormat: " ID" and " " as -nobatch, OWNER 14 left, HELD_SINCE 11
+# (a date), CODE "%4d" with no separator before /SUB "/%-3d" (blank when absent), then
+# HOLD_REASON as long as it is, cut at 79 columns unless -wide.
+def test_q_hold_rows():
+    held = [
+        job(
+            7,
+            2,
+            5,
+            EnteredCurrentStatus=180,
+            HoldReasonCode=46,
+            HoldReasonSubCode=0,
+            HoldReason="The job exceeded allowed job duration of 01:40",
+        ),
+        job(
+            3,
+            0,
+            5,
+            Owner="bob",
+            EnteredCurrentStatus=3600,
+            HoldReasonCode=1,
+            HoldReason="via condor_hold (by user bob)",
+        ),
+        job(3, 1, 5, EnteredCurrentStatus=None, HoldReasonCode=None, HoldReason=None),
+    ]
+    out = q(held, hold=True, now_wall=BASE + 3661)
+    assert out.splitlines()[3:8] == [
+        " ID      OWNER          HELD_SINCE  CODE/SUB HOLD_REASON",
+        "   3.0   bob            11/22 11:00    1     via condor_hold (by user bob)",
+        "   3.1   alice          [?????????]    ?     ",
+        "   7.2   alice          11/22 10:03   46/0   The job exceeded allowed job durat",  # 79
+        "",
+    ]
+
+
 def test_q_long_sorts_jobs_and_attributes_and_hides_private_ones():
     a = ClassAd(
         {

@@ -8,11 +8,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from conftest import MACHINE_IDENTITY
+from conftest import ALICE, MACHINE_IDENTITY, cid, job_ad, v
+from conftest import make_schedd as make
+from conftest import start_job as start
 
 from mockpool.classad import ClassAd
-from mockpool.config import parse_config
-from mockpool.schedd.queue import JobQueue
 from mockpool.schedd.schedd import (
     COMPLETED,
     HELD,
@@ -32,55 +32,11 @@ from mockpool.schedd.schedd import (
 from mockpool.schedd.submit import SubmitError
 
 SLEEP = "executable = /bin/sleep\narguments = 60\n"
-ALICE = "alice@mockpool"
 
 
 @pytest.fixture
 def path(tmp_path: Path) -> Path:
     return tmp_path / "schedd1.sqlite"
-
-
-def make(path: Path, now: float = 0.0, config: str = "") -> Schedd:
-    s = Schedd("schedd1", JobQueue(path), parse_config(config, "<test>"), now)
-    s.address = "<127.0.0.1:9618>"
-    return s
-
-
-def cid(n: int, host: str = "exec1:1") -> str:
-    return f"<{host}>#100#{n}#secret{n}"
-
-
-def start(
-    s: Schedd,
-    job: str,
-    n: int,
-    now: float,
-    *,
-    submitter: str = ALICE,
-    acid: int = 1,
-    host: str = "exec1:1",
-    slot: str = "",
-) -> str:
-    """Match, claim and activate one job of (submitter, acid) at ``now``; the claim id."""
-    claim = cid(n, host)
-    slot = slot or f"slot{n}@exec1"
-    out = s.on_matches([MatchNotice(submitter, acid, slot, claim, host)], now)
-    assert out.accepted == 1
-    (req,) = out.claims[host]
-    assert f"{req.job_ad.get_value('ClusterId')}.{req.job_ad.get_value('ProcId')}" == job
-    out = s.on_claim_results([ClaimOutcome(claim, True, claim_id=claim, slot_name=slot)], now)
-    assert [a.claim_id for a in out.activations[host]] == [claim]
-    s.on_activation_results([ActivationOutcome(claim, True, start_time=now)], now)
-    return claim
-
-
-def job_ad(s: Schedd, job: str) -> ClassAd:
-    cluster, proc = job.split(".")
-    return s.jobs[(int(cluster), int(proc))].ad
-
-
-def v(ad: ClassAd, name: str) -> object:
-    return ad.get_value(name)
 
 
 # --------------------------------------------------------------------------- submit

@@ -230,3 +230,12 @@ def test_a_schedd_interval_that_is_not_seconds_stops_the_pool_before_it_starts()
     )
     assert "SCHEDD_MIN_INTERVAL must be a number >= 0, got -5" in msg
     assert msg.startswith("pool.toml:5: ")
+
+
+def test_a_bad_schedd_knob_or_system_policy_names_its_line_once() -> None:
+    msg = _error("[config]\nSYSTEM_PERIODIC_HOLD = 'JobStatus =='\n")
+    assert msg.startswith("pool.toml:2: SYSTEM_PERIODIC_HOLD = ") and "syntax error" in msg
+    msg = _error("[config]\nPERIODIC_EXPR_INTERVAL = 'soon'\n")
+    assert msg == 'pool.toml:2: PERIODIC_EXPR_INTERVAL = "soon": expected an integer'
+    msg = _error("[config]\n\nMAX_JOBS_RUNNING = 'many'\n")
+    assert msg == 'pool.toml:3: MAX_JOBS_RUNNING = "many": expected an integer'

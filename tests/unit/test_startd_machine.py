@@ -36,7 +36,8 @@ def job(cluster: int = 1, proc: int = 0, **attrs: object) -> ClassAd:
     )
     ad["Requirements"] = parse_expr("true")
     for k, v in attrs.items():
-        ad[k] = parse_expr(v) if isinstance(v, str) and k in ("Requirements", "MockDuration") else v
+        exprs = ("Requirements", "MockDuration", "MockExitCode")
+        ad[k] = parse_expr(v) if isinstance(v, str) and k in exprs else v
     return ad
 
 
@@ -448,6 +449,18 @@ def test_mock_duration_expression_and_zero() -> None:
     m.advance(10)
     act = m.activate(cid, job(2, 0, MockDuration=0), now=10)
     assert act.end == 10 and [r.cluster for r in m.advance(10)] == [2]
+
+
+def test_mock_exit_code_is_what_the_job_exits_with() -> None:
+    m = static()
+    cid = priv(m, "slot1@exec0001").eval("Capability")
+    claim(m, cid, "slot1@exec0001")
+    m.activate(cid, job(MockDuration=5, MockExitCode="TARGET.Cpus + 2"), now=0)
+    assert [r.exit_code for r in m.advance(5)] == [3]  # the slot has 1 cpu
+    for bad, shown in (('"one"', "one"), ("2.5", "2.5"), ("4294967296", "4294967296")):
+        with pytest.raises(InvalidJobError, match=f"no usable MockExitCode \\(got {shown}\\)"):
+            m.activate(cid, job(MockExitCode=bad), now=5)
+    assert pub(m, "slot1@exec0001", now=5).eval("Activity") == "Idle"
 
 
 @pytest.mark.parametrize("value", [None, '"long"', "-5", "undefined"])
