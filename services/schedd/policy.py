@@ -35,10 +35,13 @@ from ..config import ConfigDict
 __all__ = [
     "HOLD_CODE_JOB_POLICY",
     "HOLD_CODE_SYSTEM_POLICY",
+    "POLICY_ATTRS",
     "PolicyVerdict",
     "SystemPolicy",
     "at_exit",
+    "has_policy",
     "periodic",
+    "short_duration",
 ]
 
 IDLE, RUNNING, REMOVED, COMPLETED, HELD, SUSPENDED = 1, 2, 3, 4, 5, 7

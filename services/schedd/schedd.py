@@ -1431,17 +1431,23 @@ class Schedd:
         """When the periodic policy is next evaluated (None: PERIODIC_EXPR_INTERVAL 0)."""
         return self.policy_next
 
-    def policy_round(self, now: float) -> Outbox | None:
-        """Evaluate every job's periodic policy (HTCondor's PeriodicExprHandler, and the
-        shadow's for running jobs) and carry out what fires; the next round is
-        PERIODIC_EXPR_INTERVAL later. None: nothing fired."""
+    def policy_due(self, now: float) -> list[tuple[int, int]]:
+        """The jobs whose periodic policy is looked at in the round due at ``now`` (every
+        job under a SYSTEM_PERIODIC_* knob, else those with expressions of their own);
+        none before the round's time. The next round is PERIODIC_EXPR_INTERVAL later."""
         if self.policy_next is None or now < self.policy_next:
-            return None
+            return []
         self.policy_next = now + self.policy_every
-        keys = self.jobs if self.system_policy.any else self._policed
+        return sorted(self.jobs if self.system_policy.any else self._policed)
+
+    def policy_round(self, keys: Iterable[tuple[int, int]], now: float) -> Outbox | None:
+        """Evaluate these jobs' periodic policy (HTCondor's PeriodicExprHandler, and the
+        shadow's for running jobs) and carry out what fires. None: nothing fired."""
         fired: list[tuple[Job, PolicyVerdict]] = []
-        for key in sorted(keys):
-            job = self.jobs[key]
+        for key in keys:
+            job = self.jobs.get(key)  # (a round in turns: it may have left since)
+            if job is None:
+                continue
             verdict = periodic(job.ad, job.status, now, self.system_policy)
             if verdict is not None:
                 fired.append((job, verdict))

@@ -746,20 +746,22 @@ class ScheddService(sgrpc.ScheddServicer):
                     self._spawn(self._reschedule(core.name))
 
     async def _policy_loop(self) -> None:
-        """Each core's periodic job policy, when its PERIODIC_EXPR_INTERVAL comes round."""
+        """Each core's periodic job policy, when its PERIODIC_EXPR_INTERVAL comes round;
+        thousands of jobs are looked at in turns, so timers still wake on time."""
         clock = self.ctx.clock
         cores = list(self.cores.values())
         while times := [t for c in cores if (t := c.next_policy_time()) is not None]:
             await clock.sleep_until(min(times))
             for core in cores:
-                try:
-                    out = core.policy_round(clock.now())
-                except Exception:
-                    log.exception("%s: periodic job policy failed", core.name)
-                    continue
-                if out is not None:
-                    self._after(core)
-                    self._spawn(self._send(core, out))
+                async for part in turns.in_turns(core.policy_due(clock.now())):
+                    try:
+                        out = core.policy_round(part, clock.now())
+                    except Exception:
+                        log.exception("%s: periodic job policy failed", core.name)
+                        break
+                    if out is not None:
+                        self._after(core)
+                        self._spawn(self._send(core, out))
 
     async def _keepalive_loop(self) -> None:
         """Sleep until a core's next keepalive is due (woken when claims change), send."""

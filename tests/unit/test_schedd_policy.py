@@ -227,14 +227,19 @@ def test_a_bad_retry_until_or_max_retries_names_its_line() -> None:
 # --------------------------------------------------------------------------- the schedd
 
 
+def round_at(s, now: float):
+    return s.policy_round(s.policy_due(now), now)
+
+
 def test_a_periodic_hold_fires_at_the_round_after_it_becomes_true(tmp_path: Path) -> None:
     s = make_schedd(tmp_path / "q.sqlite", 0.0)
     s.submit(SLEEP + "periodic_hold = time() - QDate > 100\nqueue 2\n", "a.sub", "alice", 10.0)
     s.drain_events()
     assert s.next_policy_time() == 60.0  # PERIODIC_EXPR_INTERVAL after the schedd started
-    assert s.policy_round(59.0) is None and s.next_policy_time() == 60.0
-    assert s.policy_round(60.0) is None and s.next_policy_time() == 120.0  # 50 > 100: no
-    out = s.policy_round(120.0)  # 110 > 100: both held
+    assert s.policy_due(59.0) == [] and s.next_policy_time() == 60.0
+    assert s.policy_due(60.0) == [(1, 0), (1, 1)] and s.next_policy_time() == 120.0
+    assert s.policy_round([(1, 0), (1, 1)], 60.0) is None  # 50 > 100: no
+    out = round_at(s, 120.0)  # 110 > 100: both held
     assert out is not None and not out.releases
     for job in ("1.0", "1.1"):
         a = job_ad(s, job)
@@ -256,7 +261,7 @@ def test_a_running_job_held_by_policy_gives_its_claim_back(tmp_path: Path) -> No
     )
     claim = start_job(s, "1.0", 1, 30.0)
     assert v(job_ad(s, "1.0"), "JobStatus") == RUNNING
-    out = s.policy_round(60.0)
+    out = round_at(s, 60.0)
     assert out is not None and out.releases["exec1:1"] == [claim]
     a = job_ad(s, "1.0")
     assert v(a, "JobStatus") == HELD and v(a, "RemoteWallClockTime") == 30.0
@@ -273,7 +278,8 @@ def test_system_policy_applies_to_every_job_and_interval_zero_turns_it_off(
     )
     s.submit(SLEEP + "priority = -1\nqueue\n" + "priority = 0\nqueue\n", "a", "alice", 0.0)
     s.drain_events()
-    assert s.policy_round(30.0) is not None
+    assert s.policy_due(30.0) == [(1, 0), (1, 1)]  # a system policy looks at every job
+    assert s.policy_round([(1, 0), (1, 1)], 30.0) is not None
     assert sorted(s.jobs) == [(1, 1)]
     (kind, fields), *_ = s.drain_events()
     assert kind == "remove" and fields["job"] == "1.0"
@@ -281,7 +287,9 @@ def test_system_policy_applies_to_every_job_and_interval_zero_turns_it_off(
         "The system macro SYSTEM_PERIODIC_REMOVE expression 'JobPrio < 0' evaluated to TRUE"
     )
     off = make_schedd(tmp_path / "b.sqlite", 0.0, "PERIODIC_EXPR_INTERVAL = 0")
-    assert off.next_policy_time() is None and off.policy_round(1e9) is None
+    assert off.next_policy_time() is None and off.policy_due(1e9) == []
+    # a job that left between the turns of a round is passed over
+    assert s.policy_round([(1, 0), (9, 9)], 60.0) is None
 
 
 def exit_of(s, claim: str, job: str, end: float, code: int = 0) -> None:
