@@ -190,6 +190,37 @@ CASES: list[tuple[str, str]] = [
     ("bad-args-trailing", 'executable = /bin/echo\narguments = "x" y\nqueue\n'),
     ("bad-concurrency", SLEEP + "concurrency_limits = 1bad\nqueue\n"),
     ("bad-queue", SLEEP + "queue x y z in\n"),
+    # job policy (SetPeriodicExpressions, SetJobRetries)
+    (
+        "policy-periodic",
+        SLEEP + 'periodic_hold = time() - QDate > 3600\nperiodic_hold_reason = "slow"\n'
+        "periodic_hold_subcode = 42\nperiodic_release = NumHolds < 3\n"
+        "periodic_remove = NumJobStarts > 5\nperiodic_vacate = false\nqueue\n",
+    ),
+    (
+        "policy-on-exit",
+        SLEEP + 'on_exit_hold = ExitCode != 0\non_exit_hold_reason = strcat("code ", ExitCode)\n'
+        "on_exit_hold_subcode = ExitCode\non_exit_remove = ExitCode == 0\nqueue\n",
+    ),
+    ("policy-attribute-names", SLEEP + "PeriodicHold = true\nOnExitRemove = false\nqueue\n"),
+    ("policy-max-retries", SLEEP + "max_retries = 3\nqueue\n"),
+    ("policy-success-exit-code", SLEEP + "success_exit_code = 7\nqueue\n"),
+    ("policy-retry-until-code", SLEEP + "max_retries = 2\nretry_until = 42\nqueue\n"),
+    (
+        "policy-retry-until-expr",
+        SLEEP + "retry_until = ExitCode > 100 ? true : false\non_exit_remove = a ? b : c\nqueue\n",
+    ),
+    (
+        "policy-retries-and-on-exit",
+        SLEEP + "max_retries = 1\non_exit_remove = ExitCode == 5\non_exit_hold = ExitCode == 9\n"
+        "queue\n",
+    ),
+    (
+        "policy-durations",
+        SLEEP + "allowed_job_duration = 3600\nallowed_execute_duration = 10 * 60\nqueue\n",
+    ),
+    ("bad-retry-until", SLEEP + "retry_until = x ==\nqueue\n"),
+    ("bad-retry-until-big", SLEEP + "retry_until = 99999999999\nqueue\n"),
 ]
 
 
@@ -226,6 +257,7 @@ def oracle(text: str) -> tuple[list[str] | None, str]:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--out", default="tests/conformance/submit_corpus")
+    ap.add_argument("--first", type=int, default=1, help="write cases from this number on")
     ns = ap.parse_args()
     out = Path(ns.out).resolve()
     out.mkdir(parents=True, exist_ok=True)
@@ -234,6 +266,8 @@ def main() -> None:
     os.environ["CONDOR_CONFIG"] = str(work / "condor_config")
     os.chdir(work)  # HTCondor looks at files relative to the current folder
     for n, (name, text) in enumerate(CASES, 1):
+        if n < ns.first:
+            continue
         stem = out / f"{n:03d}-{name}"
         stem.with_suffix(".sub").write_text(text)
         ads, error = oracle(text)
@@ -243,7 +277,7 @@ def main() -> None:
             stem.with_suffix(".err").write_text(error + "\n")
         else:
             stem.with_suffix(".ads").write_text("\n".join(ads))
-    print(f"wrote {len(CASES)} cases to {out}")
+    print(f"wrote {len(CASES) - ns.first + 1} cases to {out}")
 
 
 if __name__ == "__main__":

@@ -20,6 +20,20 @@ from mockpool.schedd.submit import SubmitError, parse_submit
 CORPUS = Path(__file__).parent / "submit_corpus"
 CASES = sorted(CORPUS.glob("*.sub"))
 COMPARED = [
+    "PeriodicHold",
+    "PeriodicHoldReason",
+    "PeriodicHoldSubCode",
+    "PeriodicRelease",
+    "PeriodicRemove",
+    "PeriodicVacate",
+    "OnExitHold",
+    "OnExitHoldReason",
+    "OnExitHoldSubCode",
+    "OnExitRemove",
+    "JobMaxRetries",
+    "JobSuccessExitCode",
+    "AllowedJobDuration",
+    "AllowedExecuteDuration",
     "Requirements",
     "Rank",
     "RequestGPUs",
