@@ -53,13 +53,18 @@ class _VirtualSelector(selectors.DefaultSelector):  # type: ignore[misc,valid-ty
             if self._busy_rounds % self.POLL_EVERY:
                 return []
             return super().select(0)
+        target = loop._jump_target(timeout)
+        if target <= loop.horizon and math.isfinite(target):
+            # A jump needs no look at the self-pipe: another thread's call is already on
+            # the ready queue, which the next round runs (the pipe is drained now and then)
+            self._busy_rounds += 1
+            if not self._busy_rounds % self.POLL_EVERY and (ready := super().select(0)):
+                return ready
+            loop._vtime = max(loop._vtime, target)
+            return []
         ready = super().select(0)  # calls from other threads come in on the self-pipe
         if ready:
             return ready
-        target = loop._jump_target(timeout)
-        if target <= loop.horizon and math.isfinite(target):
-            loop._vtime = max(loop._vtime, target)
-            return []
         # Nothing may happen before the horizon: time runs up to it, then we wait for
         # real until another thread raises it or hands us work. With no timer and no
         # horizon, time stands: nothing is due, ever, until someone calls in.

@@ -149,6 +149,28 @@ def test_no_timer_and_no_horizon_leaves_time_where_it_is(vloop: VirtualEventLoop
         thread.join(10)
 
 
+def test_another_threads_call_runs_while_time_jumps_freely(vloop: VirtualEventLoop) -> None:
+    # A pool running free jumps from timer to timer without looking at the self-pipe at
+    # each jump: a call from another thread is already on the ready queue and runs at the
+    # next round, however many jumps follow (here: for ever, one pool second apart).
+    clock = VirtualClock(vloop)
+
+    async def tick() -> None:
+        while True:
+            await clock.sleep(1.0)
+
+    vloop.call_soon_threadsafe(lambda: vloop.create_task(tick()))
+    thread = threading.Thread(target=vloop.run_forever)
+    thread.start()
+    try:
+        seen = [asyncio.run_coroutine_threadsafe(_now(clock), vloop).result(10) for _ in range(50)]
+        assert seen == sorted(seen)  # time ran on between the calls, and each was served
+    finally:
+        vloop.call_soon_threadsafe(vloop.stop)
+        thread.join(10)
+    assert not thread.is_alive()
+
+
 def test_hold_never_moves_time_back(vloop: VirtualEventLoop) -> None:
     vloop.run_until_complete(VirtualClock(vloop).sleep_until(30))
     vloop.hold(10)
