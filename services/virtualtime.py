@@ -53,18 +53,17 @@ class _VirtualSelector(selectors.DefaultSelector):  # type: ignore[misc,valid-ty
             if self._busy_rounds % self.POLL_EVERY:
                 return []
             return super().select(0)
-        target = loop._jump_target(timeout)
-        if target <= loop.horizon and math.isfinite(target):
-            # A jump needs no look at the self-pipe: another thread's call is already on
-            # the ready queue, which the next round runs (the pipe is drained now and then)
-            self._busy_rounds += 1
-            if not self._busy_rounds % self.POLL_EVERY and (ready := super().select(0)):
-                return ready
-            loop._vtime = max(loop._vtime, target)
-            return []
-        ready = super().select(0)  # calls from other threads come in on the self-pipe
+        # Calls from other threads come in on the self-pipe. The look costs a system call
+        # per jump, and that is what lets them in: the call releases the GIL, without which
+        # a loop that jumps from timer to timer would keep it for a whole switch interval
+        # and beyond (a caller's round trip took a second, not a millisecond).
+        ready = super().select(0)
         if ready:
             return ready
+        target = loop._jump_target(timeout)
+        if target <= loop.horizon and math.isfinite(target):
+            loop._vtime = max(loop._vtime, target)
+            return []
         # Nothing may happen before the horizon: time runs up to it, then we wait for
         # real until another thread raises it or hands us work. With no timer and no
         # horizon, time stands: nothing is due, ever, until someone calls in.

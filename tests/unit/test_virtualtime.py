@@ -150,9 +150,8 @@ def test_no_timer_and_no_horizon_leaves_time_where_it_is(vloop: VirtualEventLoop
 
 
 def test_another_threads_call_runs_while_time_jumps_freely(vloop: VirtualEventLoop) -> None:
-    # A pool running free jumps from timer to timer without looking at the self-pipe at
-    # each jump: a call from another thread is already on the ready queue and runs at the
-    # next round, however many jumps follow (here: for ever, one pool second apart).
+    # A pool running free jumps from timer to timer (here for ever, one pool second
+    # apart); a call from another thread is still served, round trip after round trip.
     clock = VirtualClock(vloop)
 
     async def tick() -> None:
