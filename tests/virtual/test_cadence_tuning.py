@@ -19,6 +19,7 @@ SPEC = """
 [pool]
 clock = "virtual"
 duration = 30000
+until_done = true
 seed = 0
 
 [config]
