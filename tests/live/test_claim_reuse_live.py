@@ -13,7 +13,7 @@ pytestmark = [pytest.mark.live, pytest.mark.slow]
 
 SPEC = """
 [pool]
-time_scale = 30
+time_scale = 60
 seed = 0
 
 [config]

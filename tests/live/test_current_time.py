@@ -18,7 +18,7 @@ pytestmark = [pytest.mark.live, pytest.mark.slow]
 OPENS = 300
 SPEC = f"""
 [pool]
-time_scale = 20
+time_scale = 60
 duration = 3600
 seed = 1
 
