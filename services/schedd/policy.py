@@ -82,23 +82,27 @@ class PolicyVerdict:
 
 @dataclass(frozen=True)
 class SystemRule:
-    """One SYSTEM_PERIODIC_* knob, parsed, with its _REASON and _SUBCODE expressions."""
+    """One SYSTEM_PERIODIC_* policy, parsed, with its _REASON and _SUBCODE expressions;
+    ``knob`` is the policy's family (SYSTEM_PERIODIC_HOLD), ``text`` as written."""
 
     knob: str
     expr: Expr
+    text: str
     reason: Expr | None = None
     subcode: Expr | None = None
 
 
 @dataclass(frozen=True)
 class SystemPolicy:
-    """The schedd's SYSTEM_PERIODIC_HOLD / _RELEASE / _REMOVE / _VACATE and
+    """The schedd's SYSTEM_PERIODIC_HOLD / _RELEASE / _REMOVE / _VACATE policies, each
+    family in HTCondor's order: those its ``_NAMES`` list names (SYSTEM_PERIODIC_HOLD_<n>,
+    with SYSTEM_PERIODIC_HOLD_<n>_REASON and _SUBCODE), then the plain knob; and
     SYSTEM_MAX_RELEASES (None: no limit)."""
 
-    hold: SystemRule | None = None
-    release: SystemRule | None = None
-    remove: SystemRule | None = None
-    vacate: SystemRule | None = None
+    hold: tuple[SystemRule, ...] = ()
+    release: tuple[SystemRule, ...] = ()
+    remove: tuple[SystemRule, ...] = ()
+    vacate: tuple[SystemRule, ...] = ()
     max_releases: int | None = None
 
     @property
@@ -109,20 +113,29 @@ class SystemPolicy:
     def from_config(cls, config: ConfigDict) -> SystemPolicy:
         """A malformed expression raises ConfigError naming its knob and line (HTCondor
         ignores it with a warning in the schedd's log, where nobody looks)."""
-        rules = {kind: _rule(config, f"SYSTEM_PERIODIC_{kind.upper()}") for kind in _KINDS}
+        rules = {kind: _rules(config, f"SYSTEM_PERIODIC_{kind.upper()}") for kind in _KINDS}
         limit = config.get_int("SYSTEM_MAX_RELEASES", -1)
         return cls(**rules, max_releases=None if limit == -1 else limit)
 
-    def rule(self, kind: str) -> SystemRule | None:
+    def rules(self, kind: str) -> tuple[SystemRule, ...]:
         return getattr(self, kind)  # type: ignore[no-any-return]
 
 
 _KINDS = ("hold", "release", "remove", "vacate")
 
 
-def _rule(config: ConfigDict, knob: str) -> SystemRule | None:
-    text = config.get_expr(knob, validate=parse_expr)
-    if not text.strip():
+def _rules(config: ConfigDict, family: str) -> tuple[SystemRule, ...]:
+    names: list[str] = []
+    for name in config.get_list(f"{family}_NAMES"):
+        if name.upper() != "NAMES" and name.lower() not in {n.lower() for n in names}:
+            names.append(name)
+    found = (_rule(config, family, f"{family}_{n}") for n in names)
+    return tuple(r for r in (*found, _rule(config, family, family)) if r is not None)
+
+
+def _rule(config: ConfigDict, family: str, knob: str) -> SystemRule | None:
+    text = config.get_expr(knob, validate=parse_expr).strip()
+    if not text:
         return None
     expr = parse_expr(text)
     if _fires_never(expr):
@@ -131,7 +144,7 @@ def _rule(config: ConfigDict, knob: str) -> SystemRule | None:
     for part in ("reason", "subcode"):
         t = config.get_expr(f"{knob}_{part.upper()}", validate=parse_expr)
         extra[part] = parse_expr(t) if t.strip() else None
-    return SystemRule(knob, expr, **extra)
+    return SystemRule(family, expr, text, **extra)
 
 
 def _fires_never(expr: Expr) -> bool:
@@ -167,9 +180,10 @@ def _job_rule(ad: ClassAd, attr: str, action: str, now: float) -> PolicyVerdict 
 
 
 def _system_rule(
-    ad: ClassAd, rule: SystemRule | None, action: str, now: float
+    ad: ClassAd, rules: tuple[SystemRule, ...], action: str, now: float
 ) -> PolicyVerdict | None:
-    if rule is None or not _fires(rule.expr, ad, now):
+    rule = next((r for r in rules if _fires(r.expr, ad, now)), None)
+    if rule is None:
         return None
     reason: Any = None
     subcode = 0
@@ -178,14 +192,14 @@ def _system_rule(
     if rule.reason is not None:
         reason = evaluate(rule.reason, ad, None, now=now)
     if not isinstance(reason, str) or not reason:
-        reason = f"The system macro {rule.knob} expression '{unparse(rule.expr)}' evaluated to TRUE"
+        reason = f"The system macro {rule.knob} expression '{rule.text}' evaluated to TRUE"
     return PolicyVerdict(action, reason, HOLD_CODE_SYSTEM_POLICY, subcode)
 
 
 def _either(
     ad: ClassAd, attr: str, system: SystemPolicy, kind: str, now: float
 ) -> PolicyVerdict | None:
-    return _job_rule(ad, attr, kind, now) or _system_rule(ad, system.rule(kind), kind, now)
+    return _job_rule(ad, attr, kind, now) or _system_rule(ad, system.rules(kind), kind, now)
 
 
 def short_duration(seconds: int) -> str:

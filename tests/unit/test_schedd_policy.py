@@ -114,12 +114,46 @@ def test_system_macros_come_after_the_jobs_own_with_code_26() -> None:
     assert periodic(own, RUNNING_, 3701.0, policy).code == 3  # type: ignore[union-attr]
 
 
+def test_named_system_policies_come_first_in_list_order_then_the_plain_knob() -> None:
+    # HTCondor's policy lists: SYSTEM_PERIODIC_HOLD_NAMES names the policies, each with
+    # its own _REASON and _SUBCODE; the reason quotes the knob as written
+    policy = system(
+        "SYSTEM_PERIODIC_HOLD_NAMES = long, Big names long\n"
+        "SYSTEM_PERIODIC_HOLD_long = JobStatus==2 && time()-JobCurrentStartDate>100\n"
+        "SYSTEM_PERIODIC_HOLD_long_SUBCODE = 1\n"
+        "SYSTEM_PERIODIC_HOLD_Big = RequestMemory > 4096\n"
+        'SYSTEM_PERIODIC_HOLD_Big_REASON = "too big"\n'
+        "SYSTEM_PERIODIC_HOLD = true\n"
+    )
+    assert [r.text for r in policy.hold] == [
+        "JobStatus==2 && time()-JobCurrentStartDate>100",
+        "RequestMemory > 4096",
+        "true",
+    ]
+    both = ad("JobStatus = 2; JobCurrentStartDate = 0; RequestMemory = 8192")
+    assert periodic(both, RUNNING_, 101.0, policy) == PolicyVerdict(
+        "hold",
+        "The system macro SYSTEM_PERIODIC_HOLD expression "
+        "'JobStatus==2 && time()-JobCurrentStartDate>100' evaluated to TRUE",
+        26,
+        1,
+    )
+    assert periodic(both, RUNNING_, 50.0, policy) == PolicyVerdict("hold", "too big", 26, 0)
+    small = ad("JobStatus = 1; RequestMemory = 100")
+    assert periodic(small, IDLE_, 50.0, policy).reason == (  # type: ignore[union-attr]
+        "The system macro SYSTEM_PERIODIC_HOLD expression 'true' evaluated to TRUE"
+    )
+
+
 def test_a_literal_false_system_macro_is_dropped_and_a_bad_one_names_its_line() -> None:
     assert not system("SYSTEM_PERIODIC_HOLD = false\nSYSTEM_PERIODIC_REMOVE = 0\n").any
+    assert not system("SYSTEM_PERIODIC_HOLD_NAMES = a\nSYSTEM_PERIODIC_HOLD_a = 0\n").any
     with pytest.raises(
         ConfigError, match=r"<test>:2: SYSTEM_PERIODIC_REMOVE = \"\(1 \+\": syntax error"
     ):
         system("SYSTEM_PERIODIC_HOLD = true\nSYSTEM_PERIODIC_REMOVE = (1 +\n")
+    with pytest.raises(ConfigError, match=r"<test>:2: SYSTEM_PERIODIC_HOLD_a = \"x ==\": syntax"):
+        system("SYSTEM_PERIODIC_HOLD_NAMES = a\nSYSTEM_PERIODIC_HOLD_a = x ==\n")
 
 
 def test_allowed_durations_hold_a_running_job_with_codes_46_and_47() -> None:
