@@ -109,7 +109,7 @@ def test_mixed_example_run_passes_the_checker(
     from mockpool.cli.main import main
 
     assert (
-        main(["run", str(EXAMPLES / "mixed.toml"), "--out", str(tmp_path), "--duration", "600"])
+        main(["run", str(EXAMPLES / "mixed.toml"), "--out", str(tmp_path), "--duration", "400"])
         == 0
     )
     printed = capsys.readouterr().out

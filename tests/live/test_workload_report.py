@@ -16,7 +16,7 @@ pytestmark = [pytest.mark.live, pytest.mark.slow]
 
 SPEC = """\
 [pool]
-time_scale = 20
+time_scale = 40
 duration = 240
 seed = 5
 
