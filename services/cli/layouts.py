@@ -747,8 +747,8 @@ def format_q(
     `jobs` are the ads the query returned; the "Total for query" line counts them.
     `total_all` is the schedd's count of all jobs (default: the same as the query); `me`
     adds HTCondor's "Total for <user>" line of a query for one's own jobs. `batch=False` is
-    -nobatch; `hold` is -hold's layout (the caller selects the held jobs). `width` is the terminal width (condor_q assumes 80 when not on a terminal);
-    None is -wide. `now_wall` stamps the header and, with `base_wall`, gives running jobs'
+    -nobatch; `hold` is -hold's layout (the caller selects the held jobs). `width` is the
+    terminal width (condor_q assumes 80 when not on a terminal); None is -wide. `now_wall` stamps the header and, with `base_wall`, gives running jobs'
     RUN_TIME.
     """
     jobs = _check_ads(jobs, "job ad")

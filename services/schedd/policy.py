@@ -24,6 +24,7 @@ else "The job attribute PeriodicHold expression '...' evaluated to TRUE".
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -31,10 +32,22 @@ from ..classad import ClassAd, parse_expr, unparse
 from ..classad.evaluate import evaluate
 from ..classad.tree import Expr, Literal
 from ..config import ConfigDict
+from .codes import (
+    COMPLETED,
+    HELD,
+    HOLD_CODE_EXECUTE_DURATION,
+    HOLD_CODE_JOB_DURATION,
+    HOLD_CODE_JOB_POLICY,
+    HOLD_CODE_SYSTEM_POLICY,
+    HOLD_CODE_USER,
+    REMOVED,
+    RUNNING,
+    SUSPENDED,
+    VACATE_CODE_JOB_POLICY,
+    VACATE_CODE_SYSTEM_POLICY,
+)
 
 __all__ = [
-    "HOLD_CODE_JOB_POLICY",
-    "HOLD_CODE_SYSTEM_POLICY",
     "POLICY_ATTRS",
     "PolicyVerdict",
     "SystemPolicy",
@@ -44,15 +57,6 @@ __all__ = [
     "short_duration",
 ]
 
-IDLE, RUNNING, REMOVED, COMPLETED, HELD, SUSPENDED = 1, 2, 3, 4, 5, 7
-# condor_holdcodes.h
-HOLD_CODE_USER = 1
-HOLD_CODE_JOB_POLICY = 3
-HOLD_CODE_SYSTEM_POLICY = 26
-HOLD_CODE_JOB_DURATION = 46
-HOLD_CODE_EXECUTE_DURATION = 47
-VACATE_CODE_JOB_POLICY = 1000
-VACATE_CODE_SYSTEM_POLICY = 1001
 
 # the job attributes that can give a job a policy (with TimerRemove and the durations)
 POLICY_ATTRS = frozenset(
@@ -297,6 +301,6 @@ def at_exit(ad: ClassAd, now: float, system: SystemPolicy) -> PolicyVerdict:
     return PolicyVerdict("complete", "")
 
 
-def has_policy(names: Any) -> bool:
+def has_policy(names: Iterable[str]) -> bool:
     """Whether attribute ``names`` (any case) include one that gives a periodic policy."""
     return any(n.lower() in POLICY_ATTRS for n in names)

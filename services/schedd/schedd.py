@@ -61,6 +61,7 @@ from ..classad.tree import Expr, Literal
 from ..config import ConfigDict
 from .autocluster import Autoclusters, IdleIndex
 from .cadence import AdCadence
+from .codes import COMPLETED, HELD, HOLD_CODE_USER, IDLE, REMOVED, RUNNING
 from .policy import PolicyVerdict, SystemPolicy, at_exit, has_policy, periodic
 from .queue import Batch, JobQueue, StoredClaim
 from .requirements import RequirementsMemo, SubmitHost
@@ -91,7 +92,6 @@ __all__ = [
     "submitter_of",
 ]
 
-IDLE, RUNNING, REMOVED, COMPLETED, HELD = 1, 2, 3, 4, 5
 STATUS_NAMES = {
     IDLE: "Idle",
     RUNNING: "Running",
@@ -99,7 +99,6 @@ STATUS_NAMES = {
     COMPLETED: "Completed",
     HELD: "Held",
 }
-HOLD_CODE_USER = 1  # HoldReasonCode "UserRequest"
 # No claim is kept alive more often than this (pool seconds), whatever its job lease: so
 # a claim made now needs nothing before now + MIN_ALIVE_EVERY.
 MIN_ALIVE_EVERY = 10.0
@@ -1443,20 +1442,17 @@ class Schedd:
     def policy_round(self, keys: Iterable[tuple[int, int]], now: float) -> Outbox | None:
         """Evaluate these jobs' periodic policy (HTCondor's PeriodicExprHandler, and the
         shadow's for running jobs) and carry out what fires. None: nothing fired."""
-        fired: list[tuple[Job, PolicyVerdict]] = []
+        out, fired = Outbox(), False
         for key in keys:
             job = self.jobs.get(key)  # (a round in turns: it may have left since)
             if job is None:
                 continue
             verdict = periodic(job.ad, job.status, now, self.system_policy)
             if verdict is not None:
-                fired.append((job, verdict))
+                self._apply_verdict(job, verdict, now, out)
+                fired = True
         if not fired:
             return None
-        out = Outbox()
-        for job, verdict in fired:
-            if job.key in self.jobs:  # not gone with an earlier one (a removed cluster)
-                self._apply_verdict(job, verdict, now, out)
         self._commit()
         return out
 

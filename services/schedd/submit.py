@@ -76,6 +76,7 @@ from ..config.conditions import Conditions, evaluate_condition
 from ..config.constexpr import evaluate_constant
 from ..config.lines import LineReader
 from ..config.units import KIB, MIB
+from .codes import HOLD_CODE_SUBMITTED_ON_HOLD
 from .requirements import RequirementsMemo, SubmitHost, url_methods
 
 _LIMIT_SEP = re.compile(r"[,\s]+")
@@ -83,7 +84,6 @@ _ATTR_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 UID_DOMAIN = "mockpool"
 MAX_JOBS_PER_SUBMISSION = 20000  # HTCondor's default (param_info.in); the schedd's knob
-HOLD_CODE_SUBMITTED_ON_HOLD = 15  # condor_holdcodes.h SubmittedOnHold
 
 # condor_submit's defaults (param table), already in the job ad's units
 DEFAULT_REQUEST_CPUS = 1
@@ -1188,8 +1188,7 @@ class _Submit:
         retries = self.command("max_retries", "JobMaxRetries")
         success = self.command("success_exit_code", "JobSuccessExitCode")
         until = self.command("retry_until")
-        given = [f for f in (retries, success, until) if f and f[2]]
-        if not given:
+        if not any(f and f[2] for f in (retries, success, until)):
             return attrs
         attrs.setdefault("OnExitHold", "false")
         attrs["JobMaxRetries"] = str(
