@@ -19,9 +19,12 @@ background thread; every method is safe to call from the thread that made the po
 from __future__ import annotations
 
 import asyncio
+import logging
 import os
+import sqlite3
 import threading
 import time
+from collections import Counter
 from collections.abc import Callable, Coroutine, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
@@ -31,7 +34,7 @@ from .. import gctune
 from ..auth import Role
 from ..classad import ClassAd
 from ..virtualtime import VirtualEventLoop
-from .client import ActResult
+from .client import ActResult, PoolError
 from .cluster import join_cluster
 from .launcher import LivePool
 from .localray import LocalRay, start_local_ray, stop_local_ray
@@ -42,6 +45,7 @@ from .spec import PoolSpec, load_spec, parse_spec
 from .virtual import CLOCKS
 
 T = TypeVar("T")
+log = logging.getLogger(__name__)
 
 # What Pool() starts without a spec: one 4-cpu machine (one partitionable slot).
 DEFAULT_SPEC = """
@@ -445,17 +449,52 @@ class Pool:
         finally:
             self._loop.call_soon_threadsafe(lock.release)
 
+    def _ads_or_none(self, ad_type: str) -> list[ClassAd] | None:
+        """The collector's ads of a type; None when the collector cannot be reached."""
+        try:
+            return self.ads(ad_type)
+        except PoolError as exc:
+            log.warning("no %s ads: the collector did not answer: %s", ad_type, exc)
+            return None
+
+    def _schedd_jobs(self, name: str, down: set[str]) -> tuple[list[ClassAd], list[ClassAd]]:
+        """Schedd ``name``'s queue and history: asked, or (down, or not answering) read
+        from its queue file, with the events it stored that were not gathered."""
+        if name.lower() not in down:
+            # at its actor's address: the collector may be down while the schedd is not
+            address = self._live.actor(name).address
+            try:
+                in_queue = self._run(self.client.jobs(schedd=name, address=address))[0]
+                done = self._run(self.client.jobs(schedd=name, address=address, history=True))[0]
+                return without_finished(in_queue, done), done
+            except PoolError as exc:
+                log.warning("schedd %s did not answer: reading its queue file (%s)", name, exc)
+                down.add(name.lower())
+        try:
+            stored = self._live.read_dead_schedd(name)
+        except (OSError, sqlite3.Error) as exc:
+            self._live.workload_errors.append(f"schedd {name}: queue not read: {exc}")
+            return [], []
+        return stored.jobs, stored.history
+
     def _collect(self, out: str | Path | None, real_seconds: float) -> dict[str, Any]:
+        """What is up is asked; a schedd that is down is read from its queue file; a
+        central manager that is down leaves the ads it would have given empty."""
         now = self.now
-        slots = self.ads("Machine")
+        self.drain()
+        down = {d.lower() for d in self._live.down_daemons()}
         queue, history = [], []
         for name in self.spec.schedd_names:
-            in_queue = self.jobs(schedd=name)
-            done = self.jobs(schedd=name, history=True)
-            queue += without_finished(in_queue, done)
-            history += done
-        negotiators = self.ads("Negotiator")
+            q, h = self._schedd_jobs(name, down)
+            queue += q
+            history += h
+        found = {k: self._ads_or_none(k) for k in _AD_FILES.values()}
+        if found["Machine"] is None:
+            down.add("collector")
+        slots = found["Machine"] or []
+        negotiators = found["Negotiator"] or []
         status = self.status()
+        down |= {d.lower() for d in self._live.down_daemons()}
         neg_status = next(
             (s for h in status for k, s in h["services"].items() if k == "NegotiatorService"), {}
         )
@@ -472,19 +511,14 @@ class Pool:
             workload_errors=self._live.workload_errors,
             machines=len(self.spec.machine_names),
         )
+        names = {d.lower(): d for a in self._live.actors() for d in a.plan.daemons}
+        summary["down_at_end"] = sorted(names.get(d, d) for d in down)
         events = self.events
         m = measure(events, now=now, total_cpus=summary["total_cpus"], lag=summary["lag"])
         summary["measures"] = m.summary
         if out is not None:
-            ads = {
-                "slots": slots,
-                "schedds": self.ads("Scheduler"),
-                "submitters": self.ads("Submitter"),
-                "negotiator": negotiators,
-                "collector": self.ads("Collector"),
-                "jobs": queue,
-                "history": history,
-            }
+            ads = {name: found[ad_type] or [] for name, ad_type in _AD_FILES.items()}
+            ads |= {"jobs": queue, "history": history}
             write_output(
                 Path(out),
                 events=events,
@@ -493,8 +527,25 @@ class Pool:
                 summary=summary,
             )
             write_series(Path(out), m)
-            (Path(out) / "metrics.prom").write_bytes(exposition(self.metrics()))
+            (Path(out) / "metrics.prom").write_bytes(exposition(self._metrics_or_hosts()))
         return summary
+
+    def _metrics_or_hosts(self) -> MetricsSnapshot:
+        """The metrics; with the collector down, the actors' own figures alone."""
+        try:
+            return self.metrics()
+        except PoolError:
+            return MetricsSnapshot(hosts=self.status(), slot_states=Counter(), submitters=[])
+
+
+# the output folder's ad files (ads/<name>.ads) and the collector's ad type of each
+_AD_FILES = {
+    "slots": "Machine",
+    "schedds": "Scheduler",
+    "submitters": "Submitter",
+    "negotiator": "Negotiator",
+    "collector": "Collector",
+}
 
 
 def run_pool(

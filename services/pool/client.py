@@ -127,7 +127,12 @@ class PoolClient:
         known = ", ".join(sorted(str(a.get_value("Name", "")) for a in ads))
         raise PoolError(f"no schedd named {name!r} (known: {known})", grpc.StatusCode.NOT_FOUND)
 
-    async def _schedd(self, name: str) -> tuple[str, schedd_pb2_grpc.ScheddStub]:
+    async def _schedd(
+        self, name: str, address: str = ""
+    ) -> tuple[str, schedd_pb2_grpc.ScheddStub]:
+        """The schedd ``name`` at ``address``, or where the collector says it is."""
+        if address:
+            return name, schedd_pb2_grpc.ScheddStub(self._peer(address))
         ad_name, address = await self.schedd_address(name)
         return ad_name, schedd_pb2_grpc.ScheddStub(self._peer(address))
 
@@ -171,8 +176,10 @@ class PoolClient:
         schedd: str = "",
         history: bool = False,
         limit: int = 0,
+        address: str = "",
     ) -> tuple[list[ClassAd], ClassAd]:
-        name, stub = await self._schedd(schedd)
+        """Jobs of schedd ``schedd`` (at ``address``: without asking the collector)."""
+        name, stub = await self._schedd(schedd, address)
         req = schedd_pb2.JobQueryRequest(
             schedd_name=name, constraint=constraint, projection=list(projection), limit=limit
         )

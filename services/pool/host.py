@@ -275,6 +275,19 @@ class DaemonHost:
             with contextlib.suppress(Exception):
                 await s.stop()
         self._started = False
+        if self._event_sink is not None:  # what no one gathered dies with the process
+            mine = {n.lower() for n in self._daemon_names()}
+            self._event_sink[:] = [
+                e for e in self._event_sink if str(e.get("daemon", "")).lower() not in mine
+            ]
+
+    def _daemon_names(self) -> list[str]:
+        """The names its daemons sign their events with."""
+        if self.role == "startd":
+            return [name for name, _ in self._machines]
+        if self.role == "schedd":
+            return list(self._schedds)
+        return ["collector", "negotiator"] if self.role == "central" else ["negotiator"]
 
     async def status(self) -> dict[str, Any]:
         lag = self._clock.lag_stats()
@@ -308,6 +321,25 @@ class DaemonHost:
     async def drain_events(self, limit: int | None = None) -> list[dict[str, Any]]:
         """The oldest ``limit`` events (all with None), handed over."""
         return self._ctx.events.drain(limit) if self._ctx else []
+
+    async def stored_events(self, seen: dict[str, int]) -> list[dict[str, Any]]:
+        """Events its schedds committed before a crash and no one gathered (see
+        ``ScheddService.stored_events``); [] for other roles."""
+        out: list[dict[str, Any]] = []
+        for s in self._services:
+            stored = getattr(s, "stored_events", None)
+            if stored is not None:
+                out += stored(seen)
+        return out
+
+    async def event_marks(self) -> dict[str, int]:
+        """Its schedds' last events committed before they started, by name."""
+        out: dict[str, int] = {}
+        for s in self._services:
+            marks = getattr(s, "event_marks", None)
+            if marks is not None:
+                out.update(marks())
+        return out
 
     async def drain_log(self, limit: int | None = None) -> list[str]:
         """NegotiatorLog lines (at most ``limit``), handed over."""

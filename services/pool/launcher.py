@@ -38,6 +38,7 @@ from ..auth import Role, daemon_identity, make_secret, make_token, read_token
 from ..clock import Clock, ScaledClock
 from ..daemon import within
 from ..inprocess import InProcessNetwork
+from ..schedd.stored import StoredQueue, read_stored_queue
 from ..virtualtime import VirtualClock, VirtualEventLoop
 from .client import PoolClient
 from .cluster import pack_group, placement_options
@@ -122,6 +123,9 @@ class LivePool:
         self._spawn: Callable[..., Any] | None = None
         self._injected: set[asyncio.Task[None]] = set()  # faults injected while running
         self._events: list[dict[str, Any]] = []
+        # per schedd (lower-case name): the number of the last of its stored events
+        # gathered here; a crash keeps the rest in its queue file, read back from there
+        self._event_marks: dict[str, int] = {}
         self._log_lines: list[str] = []
         self._workload: asyncio.Task[None] | None = None
         # Held by the workload feeder for each item it feeds, and by whoever needs the
@@ -255,6 +259,9 @@ class LivePool:
         )
         for a, address in zip(others, addresses, strict=True):
             a.address = address
+        for a in others:
+            if a.plan.role == "schedd":
+                self._event_marks.update(await a.handle.event_marks.remote())
         if not self.virtual:
             # pool time goes on from where a pool on this state folder stopped
             self.clock = ScaledClock.starting_now(
@@ -531,10 +538,10 @@ class LivePool:
             *(_drained(a.handle.drain_events) for a, _ in live), return_exceptions=True
         )
         for (a, life), b in zip(live, batches, strict=True):
-            if isinstance(b, BaseException):  # a dead actor's undrained events are lost
+            if isinstance(b, BaseException):  # its schedds' stored events are read later
                 self._died(a, b, life)
                 continue
-            self._events.extend(b)
+            self._take(b)
         self._save_progress()
         negotiator = self._actors.get("negotiator") or self._actors.get("central")
         if negotiator is not None and negotiator.alive:
@@ -543,6 +550,33 @@ class LivePool:
                 self._log_lines.extend(await _drained(negotiator.handle.drain_log))
             except Exception as e:
                 self._died(negotiator, e, life)
+
+    def _take(self, events: list[dict[str, Any]]) -> None:
+        """Keep drained events; a schedd's stored ones say how far its file was read."""
+        marks = self._event_marks
+        for e in events:
+            seq = e.pop("_seq", None)
+            if seq is not None:
+                key = str(e.get("daemon", "")).lower()
+                marks[key] = max(seq, marks.get(key, 0))
+            self._events.append(e)
+
+    def schedd_file(self, name: str) -> Path:
+        """Where schedd ``name`` keeps its queue (see ``_host_args``)."""
+        return self.state_dir / "schedd" / f"{name}.sqlite"
+
+    def read_dead_schedd(self, name: str) -> StoredQueue:
+        """A schedd that is down: its queue and history from its queue file, and the events
+        it committed that were not gathered (taken into this pool's events)."""
+        stored = read_stored_queue(
+            self.schedd_file(name), name, self._event_marks.get(name.lower(), 0)
+        )
+        self._take(stored.events)
+        return stored
+
+    def down_daemons(self) -> list[str]:
+        """The daemons that are down now (their actor is)."""
+        return sorted(d for a in self._actors.values() if not a.alive for d in a.plan.daemons)
 
     @property
     def events(self) -> list[dict[str, Any]]:
@@ -639,7 +673,7 @@ class LivePool:
         if not a.alive:
             return a
         try:  # what it logged before it died is kept, as a crashed daemon's log file is
-            self._events.extend(await within(a.handle.drain_events.remote(), 10))
+            self._take(await within(a.handle.drain_events.remote(), 10))
         except Exception as e:
             log.warning("cannot drain %s's events before the crash: %s", a.plan.name, e)
         if self.virtual:
@@ -667,6 +701,8 @@ class LivePool:
         try:
             port = int(a.address.rpartition(":")[2]) if a.plan.role == "central" else 0
             address = await handle.serve.remote(self.collector_address, port)
+            # what its schedds committed after the last gathering, before they run on
+            self._take(await handle.stored_events.remote(dict(self._event_marks)))
             await handle.run.remote(self.spec.time_scale, self.epoch_wall)
         finally:
             a.restarting = False

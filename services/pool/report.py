@@ -24,6 +24,8 @@ Folder layout (``--out DIR``):
   ``jobs``              job counts by state name (Idle, Running, Removed, Completed,
                         Held), queue and history together
   ``jobs_submitted``    jobs queued by the workload; ``workload_errors``: refused items
+  ``down_at_end``       daemons down when the run stopped (a schedd's jobs then come
+                        from its queue file; with the collector down, no ads)
   ``cpu_utilisation``   busy cpu-seconds / (total cpus x pool seconds): Σ over jobs of
                         run time x RequestCpus (run time: RemoteWallClockTime, plus the
                         current run of a running job)
@@ -230,6 +232,8 @@ def format_summary(s: dict[str, Any]) -> str:
         *_measure_lines(s.get("measures")),
         f"Peak memory of all actors {s['peak_rss_mb']['total']:.0f} MiB; worst loop lag {worst:.2f} pool s",
     ]
+    if s.get("down_at_end"):
+        lines.append(f"Down at the end: {', '.join(s['down_at_end'])}")
     if s["workload_errors"]:
         lines.append(f"Workload errors ({len(s['workload_errors'])}):")
         lines.extend(f"  {e}" for e in s["workload_errors"])

@@ -14,6 +14,9 @@ What is stored (everything a restarted schedd needs; the rest is rebuilt):
   job_queue.log which also holds them).
 - ``meta``: next cluster id, queue birth date, schema version; ``requests``: submit request
   ids already applied, with their answer (a retried Submit is not queued twice).
+- ``events``: the schedd's events, each committed in the transaction of the queue change
+  it describes, so that a crash loses both or neither (``seq`` numbers them; whoever
+  gathers a pool's events knows which it has seen, and reads the rest from here).
 
 Durability: WAL journal with ``synchronous=FULL``. The schedd acknowledges a submit only
 after its transaction commits ("write before acknowledge"); with FULL the WAL is fsynced
@@ -53,6 +56,8 @@ CREATE TABLE IF NOT EXISTS claims (
     activated REAL NOT NULL);
 CREATE TABLE IF NOT EXISTS requests (
     request_id TEXT PRIMARY KEY, cluster INTEGER NOT NULL, procs INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS events (
+    seq INTEGER PRIMARY KEY, t REAL NOT NULL, kind TEXT NOT NULL, fields TEXT NOT NULL);
 """
 
 
@@ -91,10 +96,12 @@ class Batch:
     claims_del: set[str] = field(default_factory=set)
     meta: dict[str, str] = field(default_factory=dict)
     request: tuple[str, int, int] | None = None  # (request id, cluster, procs)
+    events: list[tuple[int, float, str, str]] = field(default_factory=list)  # seq, t, kind, JSON
 
     def __bool__(self) -> bool:
         return bool(
-            self.clusters
+            self.events
+            or self.clusters
             or self.jobs
             or self.to_history
             or self.claims_put
@@ -196,6 +203,17 @@ class JobQueue:
         )
         return [StoredClaim(*row) for row in rows]
 
+    def last_event_seq(self) -> int:
+        """The sequence number of the last event committed (0: none)."""
+        return int(self._read("SELECT COALESCE(MAX(seq), 0) FROM events")[0][0])
+
+    def events_between(self, after: int, upto: int) -> list[tuple[int, float, str, str]]:
+        """Committed events with ``after < seq <= upto``: (seq, t, kind, fields as JSON)."""
+        return self._read(
+            "SELECT seq, t, kind, fields FROM events WHERE seq > ? AND seq <= ? ORDER BY seq",
+            (after, upto),
+        )
+
     def lookup_request(self, request_id: str) -> tuple[int, int] | None:
         """(cluster, procs) answered to an applied submit request, or None."""
         rows = self._read("SELECT cluster, procs FROM requests WHERE request_id = ?", (request_id,))
@@ -282,6 +300,10 @@ class JobQueue:
                         )
                         for c in batch.claims_put.values()
                     ],
+                )
+            if batch.events:
+                db.executemany(
+                    "INSERT INTO events (seq, t, kind, fields) VALUES (?, ?, ?, ?)", batch.events
                 )
             if batch.meta:
                 self._set_meta(batch.meta)

@@ -35,6 +35,7 @@ LastRejMatchTime on the job it named (schedd.cpp's ``scheduler_handleJobRejected
 
 from __future__ import annotations
 
+import json
 import math
 import re
 from collections import Counter, defaultdict
@@ -63,7 +64,7 @@ from .autocluster import Autoclusters, IdleIndex
 from .cadence import AdCadence
 from .codes import COMPLETED, HELD, HOLD_CODE_USER, IDLE, REMOVED, RUNNING
 from .policy import PolicyVerdict, SystemPolicy, at_exit, has_policy, periodic
-from .queue import Batch, JobQueue, StoredClaim
+from .queue import Batch, JobQueue, QueueError, StoredClaim
 from .requirements import RequirementsMemo, SubmitHost
 from .submit import MAX_JOBS_PER_SUBMISSION, UID_DOMAIN, SubmitError, parse_submit
 
@@ -446,6 +447,10 @@ class Schedd:
         self._reserved = 0  # idle jobs with a claim being acquired
         self._batch = Batch()
         self._events: list[tuple[str, dict[str, Any]]] = []
+        self._seqs: list[int] = []  # the numbers of self._events[: len(_seqs)], committed
+        # events committed before this schedd started (a crash may have kept some that no
+        # one gathered: whoever gathers reads them with events_between(seen, loaded_seq))
+        self.loaded_event_seq = self.event_seq = queue.last_event_seq()
         self._parse_cache: dict[str, Expr] = {}
         self._served: dict[str, Expr] = {}  # see _stored_expr
         self._startup = Outbox()
@@ -552,15 +557,40 @@ class Schedd:
 
     def drain_events(self) -> list[tuple[str, dict[str, Any]]]:
         """Events since the last call: (kind, ids) pairs for the shell's event log."""
+        return [(kind, fields) for kind, fields, _ in self.drain_numbered()]
+
+    def drain_numbered(self) -> list[tuple[str, dict[str, Any], int | None]]:
+        """``drain_events`` with each event's number in the queue file, for one committed
+        with the queue change it describes (None: not stored), so that whoever gathers
+        events knows which a crash kept (``queue.events_between``)."""
         out, self._events = self._events, []
-        return out
+        seqs, self._seqs = self._seqs, []
+        return [(k, f, seqs[i] if i < len(seqs) else None) for i, (k, f) in enumerate(out)]
+
+    def _persist_events(self, now: float) -> int:
+        """The events since the last commit go into this commit (a crash loses the change
+        and its events together, or neither); how many."""
+        new = self._events[len(self._seqs) :]
+        for kind, fields in new:
+            self.event_seq += 1
+            self._seqs.append(self.event_seq)
+            self._batch.events.append(
+                (self.event_seq, round(now, 3), kind, json.dumps(fields, separators=(",", ":")))
+            )
+        return len(new)
+
+    def _commit(self, now: float) -> None:
+        numbered = self._persist_events(now)
+        batch, self._batch = self._batch, Batch()
+        try:
+            self.queue.apply(batch)
+        except QueueError:  # not stored: the next commit numbers them again
+            del self._seqs[len(self._seqs) - numbered :]
+            self.event_seq -= numbered
+            raise
 
     def _touch(self, job: Job) -> None:
         self._batch.jobs[job.key] = job.texts
-
-    def _commit(self) -> None:
-        batch, self._batch = self._batch, Batch()
-        self.queue.apply(batch)
 
     def _count(self, job: Job, sign: int) -> None:
         key = (job.submitter, job.status)
@@ -717,7 +747,7 @@ class Schedd:
                 self._to_history(job)
             elif job.status == COMPLETED:
                 self._to_history(job)
-        self._commit()
+        self._commit(now)
 
     def startup_outbox(self) -> Outbox:
         """Releases left over from before a restart (claims of jobs that are gone)."""
@@ -812,7 +842,7 @@ class Schedd:
         if request_id:
             batch.request = (request_id, cluster, len(jobs))
         try:
-            self._commit()  # write before acknowledge
+            self._commit(now)  # write before acknowledge
         except Exception:
             self._batch = Batch()
             raise
@@ -952,7 +982,7 @@ class Schedd:
                 self._release_hold(job, why, now)
                 self.ad_cadence.expedite(now)  # releaseJob: needReschedule
             results.append(ActResult(job.job_id, True))
-        self._commit()
+        self._commit(now)
         return results, out
 
     def _remove(self, job: Job, reason: str, now: float, out: Outbox) -> None:
@@ -1150,7 +1180,7 @@ class Schedd:
             out.activations[claim.startd_address].append(
                 ActivationRequest(claim.claim_id, job.ad, job.job_id)
             )
-        self._commit()
+        self._commit(now)
         return out
 
     def next_ready_time(self) -> float | None:
@@ -1173,7 +1203,7 @@ class Schedd:
             out.activations[claim.startd_address].append(
                 ActivationRequest(claim.claim_id, job.ad, job.job_id)
             )
-        self._commit()
+        self._commit(now)
         return out
 
     def on_rejections(self, rejections: Iterable[Rejection], now: float) -> None:
@@ -1186,7 +1216,7 @@ class Schedd:
             job.set("LastRejMatchTime", int(r.time))
             self._touch(job)
             self._emit("rejected", job=job.job_id, reason=r.reason, submitter=job.submitter)
-        self._commit()
+        self._commit(now)
 
     def _claim_leftovers(
         self, claim: HeldClaim, claim_id: str, slot_ad: ClassAd, now: float, out: Outbox
@@ -1285,7 +1315,7 @@ class Schedd:
                 self._drop_claim(claim, out)
                 continue
             self._start_running(claim, job, o.start_time if o.start_time > 0 else now, now)
-        self._commit()
+        self._commit(now)
         return out
 
     def _activation_unsure(
@@ -1371,6 +1401,16 @@ class Schedd:
                 # a short job's exit overtook the answer to its activation: it did start
                 self._start_running(claim, job, e.start_time if e.start_time > 0 else now, now)
             if job is None or claim is None or job.claim is not claim or job.status != RUNNING:
+                # a claim given up (its job may run elsewhere now), or a report repeated
+                # after a restart: nothing of this job changes
+                why = "claim not held" if claim is None else "job not running on the claim"
+                self._emit(
+                    "job_exit_ignored",
+                    job=f"{e.cluster}.{e.proc}",
+                    slot=e.slot_name,
+                    claim=_redact(e.claim_id),
+                    why=why,
+                )
                 continue
             start = e.start_time if e.start_time > 0 else claim.activated
             end = e.end_time if e.end_time > 0 else now
@@ -1396,7 +1436,7 @@ class Schedd:
                 self._drop_claim(claim, out, release=False)
             else:
                 self._claim_finished(claim, now, out, reuse=not evicted)
-        self._commit()
+        self._commit(now)
         return out
 
     def _exited(
@@ -1453,7 +1493,7 @@ class Schedd:
                 fired = True
         if not fired:
             return None
-        self._commit()
+        self._commit(now)
         return out
 
     def _apply_verdict(self, job: Job, verdict: PolicyVerdict, now: float, out: Outbox) -> None:
@@ -1511,7 +1551,7 @@ class Schedd:
                 self._to_history(job)
             if answered and cid in self._unsure:
                 self._settle_unsure(cid, now, "the startd answered the release")
-        self._commit()
+        self._commit(now)
 
     def on_claims_lost(self, claim_ids: Iterable[str], now: float) -> None:
         """Claims a startd no longer has (KeepAlive): their jobs are evicted."""
@@ -1537,7 +1577,7 @@ class Schedd:
         for cid in list(self._releasing):
             if cid in claim_ids:
                 self.on_releases_done([cid], now, answered=True)
-        self._commit()
+        self._commit(now)
 
     def claims_by_startd(self) -> dict[str, list[str]]:
         """Claims this schedd holds, per startd address (what keepalives carry)."""
@@ -1635,7 +1675,7 @@ class Schedd:
             elif u.again <= now:  # the release may have been lost: again
                 u.again = now + self._alive_every(u.claim)
                 out.releases[u.claim.startd_address].append(cid)
-        self._commit()
+        self._commit(now)
         asked = len(self._reconnect_asked)
         keepalives = self.keepalives_due(now, None if changed else due)
         if changed or len(self._reconnect_asked) != asked:

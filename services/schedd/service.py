@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import json
 import logging
 import math
 from collections import Counter
@@ -169,6 +170,22 @@ class ScheddService(sgrpc.ScheddServicer):
         for core in self.cores.values():
             core.queue.close()
 
+    def stored_events(self, seen: Mapping[str, int]) -> list[dict[str, Any]]:
+        """Events a crash kept in the queue files but no one gathered: each schedd's
+        committed after ``seen[name]`` and before it started (later ones are drained)."""
+        out: list[dict[str, Any]] = []
+        for core in self.cores.values():
+            after = seen.get(core.name.lower(), core.loaded_event_seq)
+            for seq, t, kind, fields in core.queue.events_between(after, core.loaded_event_seq):
+                out.append({"t": t, "daemon": core.name, "kind": kind, **json.loads(fields)})
+                out[-1]["_seq"] = seq
+        return out
+
+    def event_marks(self) -> dict[str, int]:
+        """Each schedd's last event committed before it started: what came before is not
+        this pool's to gather (a queue file a pool before it left)."""
+        return {core.name.lower(): core.loaded_event_seq for core in self.cores.values()}
+
     def status(self) -> dict[str, Any]:
         return {
             "schedds": {core.name: core.status() for core in self.cores.values()},
@@ -192,7 +209,9 @@ class ScheddService(sgrpc.ScheddServicer):
 
     def _after(self, core: Schedd, *, changed: bool = True) -> None:
         """Emit the core's events; note that its ads need refreshing."""
-        for kind, fields in core.drain_events():
+        for kind, fields, seq in core.drain_numbered():
+            if seq is not None:  # stored with its change: the gatherer counts what it saw
+                fields = {**fields, "_seq": seq}
             if kind == "bad_record":
                 log.warning(
                     "%s: job %s left out of the %s: %s",
