@@ -1386,7 +1386,8 @@ class Schedd:
 
     def on_job_exits(self, exits: Iterable[JobExit], now: float) -> Outbox:
         """Jobs that ended on their slots: Completed (or Idle again when evicted), their
-        run accounted, their claims finished. Stale and repeated reports are ignored."""
+        run accounted, their claims finished. A stale or repeated report (a claim given
+        up, a job not running on the claim it names) changes nothing: ``job_exit_ignored``."""
         out = Outbox()
         for e in exits:
             job = self.jobs.get((e.cluster, e.proc))

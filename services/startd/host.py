@@ -8,7 +8,9 @@ Requests route by slot Name (``slot1@exec0001``: the part after '@' is the machi
 by claim id (the table of the claims held here). Each call answers for one item and
 raises ``StartdError`` (or a subclass) to refuse it, so one bad item of a batch does not
 fail the others. Events (``claim``, ``activate``, ``release``, ``job_exit`` ...) are the
-startd's facts; the shell drains them into the actor's event log.
+startd's facts; the shell drains them into the actor's event log. A fact found after it
+happened (a job end or a lease deadline that passed while the startd was paused) carries
+its own ``t``, the pool time it happened, so the log's order is the order of the facts.
 """
 
 from __future__ import annotations
@@ -325,6 +327,7 @@ class StartdHost:
                     "deadline": round(x.deadline, 3),
                     "interval": x.keepalive_interval,
                     "message": LEASE_EXPIRED,
+                    "t": round(x.deadline, 3),  # it ended then, even if found later
                 }
                 if x.killed_job:
                     self.stats["jobs_killed"] += 1
@@ -349,12 +352,14 @@ class StartdHost:
                         "start": round(e.start, 3),
                         "end": round(e.end, 3),
                         **({"reason": e.reason} if e.reason else {}),
+                        "t": round(e.end, 3),
                     },
                 )
             )
             if e.claim_closing:  # the machine ended the claim with its job
                 why = e.closed_by or WORKLIFE
-                self._released(machine_name, e.slot_name, e.claim_id, {"reason": why})
+                fields = {"reason": why, "t": round(e.end, 3)}
+                self._released(machine_name, e.slot_name, e.claim_id, fields)
         return exits
 
 

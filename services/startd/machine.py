@@ -55,7 +55,10 @@ the holder renew it. A claim not heard from for a whole lease ends at
 ``last_heard + lease``: its job is killed without an exit record (the schedd is presumed
 gone; if it is not, its next keepalive learns the claim is unknown) and the slot is
 released as by :meth:`Machine.release` (a dynamic slot's resources go back to its parent).
-:meth:`Machine.next_wakeup` says when the machine next needs :meth:`Machine.tick`.
+:meth:`Machine.next_wakeup` says when the machine next needs :meth:`Machine.tick`, which
+takes what is due in time order however late it comes (a startd back from a pause): a
+claim whose lease ran out first ends at its deadline, and its job, planned to end later,
+never exits.
 
 Known differences: no Matched state (the startd hears of a match only with the claim
 request), so MATCH_TIMEOUT has nothing to time; no Owner state, vacating (an evicted job
@@ -1145,9 +1148,21 @@ class Machine:
         return out
 
     def tick(self, now: float) -> Tick:
-        """Everything due by ``now``: jobs end first (a job that ends before its lease
-        runs out exits normally), then expired leases end their claims."""
-        return Tick(self.advance(now), self.expire_leases(now), self._match_timeouts(now))
+        """Everything due by ``now``, in time order, however long since the last tick (a
+        paused startd catches up in one): a claim whose lease ran out ends at its
+        deadline, its job killed (HTCondor's startd kills the starter when the claim
+        lease expires), so a job planned to end after that never exits; a job that ends
+        no later than its lease deadline exits normally."""
+        exits: list[JobExitRecord] = []
+        expired: list[LeaseExpiry] = []
+        while (deadline := self.next_lease_deadline()) is not None and deadline <= now:
+            exits += self.advance(deadline)  # what ended by then, before the lease
+            ended = self.expire_leases(deadline)
+            if not ended:  # every claim due by ``deadline`` ends in expire_leases
+                break
+            expired += ended
+        exits += self.advance(now)
+        return Tick(exits, expired, self._match_timeouts(now))
 
     def keepalive(self, claim_ids: list[str], now: float) -> list[str]:
         """Record that the schedd was heard from; returns the ids this machine lacks."""
