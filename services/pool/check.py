@@ -11,6 +11,10 @@ Invariants:
 - ``job_lost``: every submitted job is in the final queue or in history (GlobalJobId).
 - ``job_running_twice``: a job is never activated on a claim while it runs on another.
 - ``job_completed_twice``: a schedd completes a job at most once, and history holds it once.
+- ``job_completion_unlogged``: a job history holds as completed (JobStatus 4) has its
+  schedd's ``job_completed`` event: the event is committed with the change (a crash keeps
+  both or neither). Jobs completed before the run's first event (a pool resumed from an
+  old state folder) are not judged.
 - ``slot_overcommitted``: the dynamic slots alive at once on a partitionable slot never
   hold more cpus, memory or disk than it has (its TotalSlot* in the final ads), nor does
   a final p-slot with its children (those its startd advertised since it last started:
@@ -30,7 +34,13 @@ startds that died; a restarted startd starts whole.
   submitter (ResourcesUsed, from the slot ads) agree with the claims the startds' events
   show alive then: no fewer than it held through the last ``AD_DELAY`` pool seconds (ads
   take time to reach the collector; a live run's window is 5 real seconds), no more than
-  it held at any moment of them.
+  it held at any moment of them. As HTCondor's accountant, it charges what the collector
+  holds: a claim whose startd could not reach the collector when it ended (a partition,
+  drop or delay fault between its actor and ``central``) stays charged while its last ad
+  stays there, until the ad is dropped (``ad_expired``, ``ad_invalidated``: its lifetime
+  ended), the central manager restarts, or the fault ends; a claim made during such a
+  fault need not be charged until it ends. A charge after that, or for a slot the
+  submitter never claimed, is a violation.
 """
 
 from __future__ import annotations
@@ -51,6 +61,7 @@ INVARIANTS = (
     "job_lost",
     "job_running_twice",
     "job_completed_twice",
+    "job_completion_unlogged",
     "slot_overcommitted",
     "claim_two_schedds",
     "lease_late",
@@ -60,6 +71,8 @@ AD_DELAY = 60.0  # pool seconds an ad change may take to reach the negotiator's 
 _EPSILON = 1e-3  # event times are rounded to the millisecond
 _RUN_ENDS = ("job_exit", "job_evicted", "release", "lease_expired")  # a run ends on its claim
 _RESOURCES = (("cpus", "Cpus"), ("memory", "Memory"), ("disk", "Disk"))
+_CENTRAL = "central"  # the actor that hosts the collector
+_CUTS = ("partition", "drop", "delay")  # faults that may keep a startd's ads from it
 
 
 class CheckError(ValueError):
@@ -169,6 +182,7 @@ def check(
                     )
                 )
     out += _jobs(events, startd, owner, queue, history)
+    out += _completions(events, history)
     out += _slots(startd, slots, _deaths(events))
     out += _leases(startd, _pauses(events))
     out += _usage(events, startd, ad_delay)
@@ -251,6 +265,28 @@ def _jobs(
             running[key] = (cid, n)
         elif e["kind"] in _RUN_ENDS and running.get(key, ("",))[0] == cid:
             del running[key]
+    return out
+
+
+def _completions(events: list[Event], history: list[ClassAd]) -> list[Violation]:
+    """Each job history holds as completed since the run began has its completion event."""
+    logged = {(e.get("daemon"), e.get("job")) for _, e in events if e["kind"] == "job_completed"}
+    began = math.floor(min(float(e["t"]) for _, e in events)) if events else -math.inf
+    out: list[Violation] = []
+    for ad in history:
+        key = _gjid_key(ad)
+        if key is None or ad.eval("JobStatus") != 4 or key in logged:
+            continue
+        done = ad.eval("CompletionDate")
+        if isinstance(done, int | float) and not isinstance(done, bool) and done < began:
+            continue  # completed before this run's events begin
+        out.append(
+            Violation(
+                "job_completion_unlogged",
+                f"job {key[0]} {key[1]}",
+                "completed in history, but its schedd has no job_completed event for it",
+            )
+        )
     return out
 
 
@@ -338,6 +374,63 @@ def _slots(
     return out
 
 
+def _cuts(events: list[Event]) -> dict[str, list[tuple[float, float]]]:
+    """Machine -> the (start, end) of the network faults between its startd's actor and the
+    central manager's (the collector's): its updates may not arrive meanwhile. ``"*"``: a
+    fault whose startd side the events do not name (the central manager its target and no
+    event saying which machines the other actor hosts), taken to cut every machine."""
+    hosts: dict[str, list[str]] = {}  # actor -> its daemons, as events name them
+    for _, e in events:
+        if isinstance(e.get("actor"), str) and isinstance(e.get("daemons"), list):
+            hosts[e["actor"]] = [str(d) for d in e["daemons"]]
+        elif e["kind"] == "fault_start" and len(e.get("actors") or ()) == 1:
+            hosts[str(e["actors"][0])] = [str(d) for d in e.get("daemons", ())]
+    out: dict[str, list[tuple[float, float]]] = defaultdict(list)
+    open_at: dict[tuple[str, str, str], tuple[float, list[str]]] = {}
+    for _, e in events:
+        if e.get("fault") not in _CUTS or e.get("daemon") != "master":
+            continue
+        key = (str(e["fault"]), str(e.get("target")), str(e.get("peer")))
+        if e["kind"] == "fault_start":
+            if e.get("peer") == _CENTRAL:
+                machines = [str(d) for d in e.get("daemons", ())]
+            elif e.get("target") == _CENTRAL or _CENTRAL in (e.get("actors") or ()):
+                peer = e.get("peer_daemons") or hosts.get(str(e.get("peer")), ["*"])
+                machines = [str(d) for d in peer]
+            else:
+                continue
+            open_at[key] = (float(e["t"]), machines)
+        elif e["kind"] == "fault_end" and key in open_at:
+            t, machines = open_at.pop(key)
+            for m in machines:
+                out[m].append((t, float(e["t"])))
+    for t, machines in open_at.values():  # no end: cut until the run's end
+        for m in machines:
+            out[m].append((t, math.inf))
+    return out
+
+
+def _stale_until(
+    span: list[Any],
+    cuts: dict[str, list[tuple[float, float]]],
+    dropped: dict[str, list[float]],
+    restarts: list[float],
+    delay: float,
+) -> float:
+    """Until when the collector may still show a claim that ended at ``span[3]``: its end,
+    or, when its startd was cut from the collector before the release could arrive (and
+    after the claim's own ad could), until its ad is dropped, the collector restarts or
+    the cut ends (the startd sends its ads again at once)."""
+    slot, start, end = span[0], span[2], span[3]
+    machine = slot.partition("@")[2]
+    until = end
+    for a, b in (*cuts.get(machine, ()), *cuts.get("*", ())):
+        if start <= a <= end + delay and b > end:
+            gone = [t for t in (*dropped.get(slot, ()), *restarts) if t >= end]
+            until = max(until, min([b, *gone]))
+    return until
+
+
 def _usage(events: list[Event], startd: list[Event], delay: float) -> list[Violation]:
     """What the accountant charged at each cycle's start (slots held per submitter, from
     the slot ads) against the claims the startds say were alive then. The snapshot may be
@@ -351,6 +444,7 @@ def _usage(events: list[Event], startd: list[Event], delay: float) -> list[Viola
     spans: dict[str, list[Any]] = {}
     deaths = _deaths(events)
     expired: dict[str, float] = {}  # slot -> when the collector dropped its ad, the last time
+    dropped: dict[str, list[float]] = defaultdict(list)  # slot -> every time it was dropped
     # when the negotiator lost sight of a slot's ad (it expired: a silent startd; or the
     # central manager restarted empty): a claim seen before need not be charged after
     blind: dict[str, list[float]] = defaultdict(list)
@@ -358,10 +452,12 @@ def _usage(events: list[Event], startd: list[Event], delay: float) -> list[Viola
     for _, e in events:
         if e["kind"] in ("ad_expired", "ad_invalidated") and e.get("ad_type") == "Machine":
             expired[str(e.get("name"))] = float(e["t"])
+            dropped[str(e.get("name"))].append(float(e["t"]))
             if e["kind"] == "ad_expired":
                 blind[str(e.get("name"))].append(float(e["t"]))
-        elif e["kind"] in ("daemon_died", "daemon_restarted") and e.get("actor") == "central":
+        elif e["kind"] in ("daemon_died", "daemon_restarted") and e.get("actor") == _CENTRAL:
             restarts.append(float(e["t"]))
+    cuts = _cuts(events)
     for n, e in sorted(startd + [(n, {"kind": "died", "t": 0}) for n in deaths]):
         if n in deaths:
             t = float(next(ev["t"] for m, ev in events if m == n))
@@ -375,7 +471,8 @@ def _usage(events: list[Event], startd: list[Event], delay: float) -> list[Viola
         if e["kind"] == "claim" and cid:
             spans[cid] = [e["slot"], e.get("submitter", ""), float(e["t"]), math.inf, math.inf]
         elif e["kind"] in ("release", "lease_expired") and cid in spans:
-            spans[cid][3] = spans[cid][4] = min(spans[cid][3], float(e["t"]))
+            spans[cid][3] = min(spans[cid][3], float(e["t"]))
+            spans[cid][4] = _stale_until(spans[cid], cuts, dropped, restarts, delay)
     out: list[Violation] = []
     for n, e in cycles:
         start = float(e.get("start", e["t"]))
@@ -391,6 +488,10 @@ def _usage(events: list[Event], startd: list[Event], delay: float) -> list[Viola
                 high[sub] += 1
             c = claims[0]
             unseen = any(c[2] <= t <= start for t in (*blind.get(c[0], ()), *restarts))
+            # its ad may not have reached the collector before a cut that lasts into the window
+            machine = c[0].partition("@")[2]
+            cut = (*cuts.get(machine, ()), *cuts.get("*", ()))
+            unseen = unseen or any(a < c[2] + delay and b > max(c[2], lo_t) for a, b in cut)
             if len(claims) == 1 and c[2] <= lo_t and c[3] > start + _EPSILON and not unseen:
                 low[c[1]] += 1
         charged = {str(k): int(v) for k, v in (e.get("charged") or {}).items()}

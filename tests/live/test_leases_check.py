@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from mockpool import Pool
-from mockpool.pool.check import check, check_dir
+from mockpool.pool.check import INVARIANTS, check, check_dir
 from mockpool.pool.spec import parse_spec
 
 pytestmark = [pytest.mark.live, pytest.mark.slow]
@@ -118,4 +118,7 @@ def test_mixed_example_run_passes_the_checker(
     report = check_dir(tmp_path)
     assert report.violations == []
     assert report.jobs == summary["jobs_submitted"]
-    assert f"Check: 7 invariants hold over {report.events} events and {report.jobs} jobs" in printed
+    assert (
+        f"Check: {len(INVARIANTS)} invariants hold over {report.events} events and {report.jobs} jobs"
+        in printed
+    )

@@ -81,7 +81,7 @@ def test_mockpool_check_command_prints_and_sets_the_status(
 
     (_, _, good), (_, expected, bad) = scenarios(DATA / "job_lost.txt")
     assert main(["check", str(write_run(tmp_path / "ok", good))]) == 0
-    assert "7 invariants hold over 1 events and 2 jobs" in capsys.readouterr().out
+    assert f"{len(INVARIANTS)} invariants hold over 2 events and 2 jobs" in capsys.readouterr().out
     assert main(["check", str(write_run(tmp_path / "bad", bad))]) == 1
     assert capsys.readouterr().out.splitlines()[1:] == [f"  {line}" for line in expected]
     assert main(["check", str(tmp_path / "missing")]) == 2
