@@ -67,6 +67,7 @@ from .policy import PolicyVerdict, SystemPolicy, at_exit, has_policy, periodic
 from .queue import Batch, JobQueue, QueueError, StoredClaim
 from .requirements import RequirementsMemo, SubmitHost
 from .submit import MAX_JOBS_PER_SUBMISSION, UID_DOMAIN, SubmitError, parse_submit
+from .wallclock import CHECKPOINT, DEFAULT_INTERVAL, checkpoint, credited
 
 __all__ = [
     "COMPLETED",
@@ -404,6 +405,7 @@ class ScheddKnobs:
     claim_leftovers: bool
     system_policy: SystemPolicy
     policy_every: int  # PERIODIC_EXPR_INTERVAL, pool seconds (0: no periodic policy)
+    wallclock_every: int  # WALL_CLOCK_CKPT_INTERVAL, pool seconds (0 or less: none)
 
     @classmethod
     def from_config(cls, config: ConfigDict) -> ScheddKnobs:
@@ -412,6 +414,7 @@ class ScheddKnobs:
             claim_leftovers=config.get_bool("CLAIM_PARTITIONABLE_LEFTOVERS"),
             system_policy=SystemPolicy.from_config(config),
             policy_every=config.get_int("PERIODIC_EXPR_INTERVAL", 60),
+            wallclock_every=config.get_int("WALL_CLOCK_CKPT_INTERVAL", DEFAULT_INTERVAL),
         )
 
 
@@ -465,6 +468,9 @@ class Schedd:
         self.policy_every = knobs.policy_every
         self.policy_next: float | None = now + self.policy_every if self.policy_every > 0 else None
         self._policed: set[tuple[int, int]] = set()  # jobs with policy attributes of their own
+        # running jobs' wall clock checkpointed every WALL_CLOCK_CKPT_INTERVAL (wallclock.py)
+        self.wallclock_every = knobs.wallclock_every
+        self.wallclock_next = now + self.wallclock_every if self.wallclock_every > 0 else None
         self._load(now)
 
     # --- small helpers ------------------------------------------------------------------
@@ -724,13 +730,17 @@ class Schedd:
                 job,
                 "active",
                 now,
-                activated=stored.activated,
+                # its wall clock counts from the reconnect (wallclock.py), never from
+                # before what its checkpoint credits
+                activated=max(now, stored.activated + job.number(CHECKPOINT)),
                 jobs_run=1,
                 heard=now,
                 reconnecting=True,
             )
             running[job.key] = claim
         for job in list(self.jobs.values()):
+            if CHECKPOINT in job.texts:  # died running: credited up to its last checkpoint
+                self._credit_checkpoint(job)
             claim = running.get(job.key)
             if job.status == RUNNING and claim is not None:
                 job.claim = claim
@@ -1044,6 +1054,30 @@ class Schedd:
     def _account_run(self, job: Job, start: float, end: float) -> None:
         wall = max(0.0, end - start)
         job.set("RemoteWallClockTime", job.number("RemoteWallClockTime") + wall)
+        if CHECKPOINT in job.texts:  # counted now: in the same transaction
+            job.delete(CHECKPOINT)
+
+    def _credit_checkpoint(self, job: Job) -> None:
+        total = credited(job.number("RemoteWallClockTime"), job.number(CHECKPOINT))
+        job.set("RemoteWallClockTime", total)
+        job.delete(CHECKPOINT)
+        self._touch(job)
+
+    def wall_clock_round(self, now: float) -> None:
+        """HTCondor's CkptWallClock, when its round is due (every WALL_CLOCK_CKPT_INTERVAL
+        from the start): each running job's run so far, in the queue (wallclock.py)."""
+        if self.wallclock_next is None or now < self.wallclock_next:
+            return
+        self.wallclock_next = now + self.wallclock_every
+        for claim in self.claims.values():
+            job = claim.job
+            if claim.state == "active" and job is not None and job.status == RUNNING:
+                ckpt = checkpoint(claim.activated, now, self.wallclock_every)
+                if ckpt is not None:
+                    job.set(CHECKPOINT, ckpt)
+                    self._touch(job)
+        if self._batch:
+            self._commit(now)
 
     def _left_slot(self, job: Job) -> None:
         host = job.ad.lookup("RemoteHost")
@@ -1413,7 +1447,8 @@ class Schedd:
                     why=why,
                 )
                 continue
-            start = e.start_time if e.start_time > 0 else claim.activated
+            # from its shadow's birthday: the activation, or a restart's reconnect
+            start = max(e.start_time, claim.activated)
             end = e.end_time if e.end_time > 0 else now
             claim.heard, claim.reconnecting = now, False
             self._account_run(job, start, end)
@@ -1735,8 +1770,9 @@ class Schedd:
             if addr not in self._reconnect_asked:
                 self._reconnect_asked.add(addr)
                 for cid in ids:
-                    if self.claims[cid].reconnecting:
-                        self.claims[cid].heard = now
+                    claim = self.claims[cid]
+                    if claim.reconnecting:  # its lease and its wall clock run from now
+                        claim.heard = claim.activated = now
         return out
 
     def on_keepalive_answer(

@@ -67,6 +67,7 @@ from .schedd import (
     ScheddError,
 )
 from .submit import SubmitError
+from .wallclock import DEFAULT_INTERVAL as WALL_CLOCK_DEFAULT
 
 __all__ = ["SERVICE_NAME", "ScheddService"]
 
@@ -158,6 +159,7 @@ class ScheddService(sgrpc.ScheddServicer):
             asyncio.create_task(self._activate_when_ready()),
             asyncio.create_task(self._keepalive_loop()),
             asyncio.create_task(self._policy_loop()),
+            asyncio.create_task(self._wallclock_loop()),
         ]
 
     async def stop(self) -> None:
@@ -781,6 +783,21 @@ class ScheddService(sgrpc.ScheddServicer):
                     if out is not None:
                         self._after(core)
                         self._spawn(self._send(core, out))
+
+    async def _wallclock_loop(self) -> None:
+        """Each core's wall-clock checkpoint, every WALL_CLOCK_CKPT_INTERVAL (0: none). A
+        schedd back from a crash starts its rounds again: while every one is down, look
+        every minute (its first round is an interval after its start)."""
+        clock = self.ctx.clock
+        every = self.ctx.config.get_int("WALL_CLOCK_CKPT_INTERVAL", WALL_CLOCK_DEFAULT)
+        while every > 0:
+            times = [t for c in self.cores.values() if (t := c.wallclock_next) is not None]
+            await clock.sleep_until(min(times, default=clock.now() + min(every, 60)))
+            for core in list(self.cores.values()):
+                try:
+                    core.wall_clock_round(clock.now())
+                except Exception:  # the queue could not be written: the next round tries
+                    log.exception("%s: wall-clock checkpoint failed", core.name)
 
     async def _keepalive_loop(self) -> None:
         """Sleep until a core's next keepalive is due (woken when claims change), send."""
