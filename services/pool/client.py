@@ -127,9 +127,7 @@ class PoolClient:
         known = ", ".join(sorted(str(a.get_value("Name", "")) for a in ads))
         raise PoolError(f"no schedd named {name!r} (known: {known})", grpc.StatusCode.NOT_FOUND)
 
-    async def _schedd(
-        self, name: str, address: str = ""
-    ) -> tuple[str, schedd_pb2_grpc.ScheddStub]:
+    async def _schedd(self, name: str, address: str = "") -> tuple[str, schedd_pb2_grpc.ScheddStub]:
         """The schedd ``name`` at ``address``, or where the collector says it is."""
         if address:
             return name, schedd_pb2_grpc.ScheddStub(self._peer(address))

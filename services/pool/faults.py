@@ -2,9 +2,11 @@
 
 A fault is a kind, a target, a start time and a duration in pool seconds:
 
-- ``crash``: the target's actor dies (``kill -9``); with a duration, it is restarted that
-  long after (a schedd from its queue database, a startd with new claim ids, the central
-  manager on its old port, keeping the accountant); without one it stays down;
+- ``crash``: the target dies (``kill -9``); with a duration, it is restarted that long
+  after (a schedd from its queue database, a startd with new claim ids, the central
+  manager on its old port, keeping the accountant); without one it stays down. A schedd
+  named alone dies alone, though it shares its actor (the others run on); an actor's name,
+  or a daemon of the other roles, takes the whole actor (its process) down;
 - ``restart``: crash and come back at once (no duration);
 - ``pause``: alive but answering nothing, its timers stopped: a catatonic daemon;
 - ``partition`` (with ``peer``): calls between the two fail as a broken connection does;
@@ -260,6 +262,7 @@ def check_plan(faults: Iterable[Fault], plans: list[ActorPlan]) -> list[Fault]:
     """The plan with names resolved to actors, or FaultError naming the first problem.
     Faults that act on actors conflict per actor, so names are compared as actors."""
     resolved: list[Fault] = []
+    given: dict[int, Fault] = {}  # id of a resolved fault -> the fault as written
     for f in faults:
         names = {}
         for key in ("target", "peer"):
@@ -280,6 +283,7 @@ def check_plan(faults: Iterable[Fault], plans: list[ActorPlan]) -> list[Fault]:
                 f"{f.where}: {f.target!r} and {f.peer!r} are in one actor: nothing to cut"
             )
         resolved.append(replace(f, **names))
+        given[id(resolved[-1])] = f
     # The faults written out first, in plan order (one that contradicts another is
     # refused); then the drawn ones, each left out where it contradicts one kept.
     kept: list[Fault] = []
@@ -292,7 +296,12 @@ def check_plan(faults: Iterable[Fault], plans: list[ActorPlan]) -> list[Fault]:
                 f"{a.where}: {a.kind} of {a.target} at {a.at:g} contradicts {clash.where}: "
                 f"{clash.kind} of {clash.target} at {clash.at:g}"
             )
-    return sorted(kept, key=lambda f: f.at)
+    # A crash or restart of a daemon acts on that daemon (the others of its actor run
+    # on); the rest act on its actor, named so in the events.
+    return sorted(
+        (given[id(f)] if f.kind in ("crash", "restart") else f for f in kept),
+        key=lambda f: f.at,
+    )
 
 
 # ---------------------------------------------------------------------- running a plan
@@ -306,6 +315,7 @@ class FaultTarget(Protocol):
 
     def emit(self, kind: str, daemon: str = ..., **fields: Any) -> None: ...
     def actor(self, target: str) -> Any: ...
+    def crash_scope(self, target: str) -> list[str]: ...
     async def crash(self, target: str, cause: str = ...) -> Any: ...
     async def restart(self, target: str, cause: str = ...) -> Any: ...
 
@@ -327,9 +337,13 @@ async def _constraint_targets(pool: FaultTarget, f: Fault) -> list[str]:
 async def apply_fault(pool: FaultTarget, f: Fault, start: bool) -> None:
     """Start (or end) one fault on a running pool; every step is an event."""
     targets = [f.target] if f.target else await _constraint_targets(pool, f)
-    daemons = sorted(d for t in targets for d in pool.actor(t).plan.daemons)
+    actors = [pool.actor(t).plan.name for t in targets]
+    if f.kind in ("crash", "restart"):
+        daemons = sorted(d for t in targets for d in pool.crash_scope(t))
+    else:
+        daemons = sorted(d for t in targets for d in pool.actor(t).plan.daemons)
     if start:
-        pool.emit("fault_start", **f.describe(), actors=targets, daemons=daemons)
+        pool.emit("fault_start", **f.describe(), actors=actors, daemons=daemons)
     for target in targets:
         a = pool.actor(target)
         rule_name = f"{f.kind}:{f.target}:{f.peer}:{f.at:g}"
@@ -355,7 +369,7 @@ async def apply_fault(pool: FaultTarget, f: Fault, start: bool) -> None:
                 if here.alive:
                     await here.handle.set_rule.remote(rule_name, rule)
     if not start or f.kind == "restart":
-        pool.emit("fault_end", **f.describe(), actors=targets, daemons=daemons)
+        pool.emit("fault_end", **f.describe(), actors=actors, daemons=daemons)
 
 
 async def run_plan(pool: FaultTarget, faults: list[Fault]) -> None:

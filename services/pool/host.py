@@ -322,6 +322,34 @@ class DaemonHost:
         """The oldest ``limit`` events (all with None), handed over."""
         return self._ctx.events.drain(limit) if self._ctx else []
 
+    def _hosting(self, name: str) -> Any:
+        """The service that hosts daemon ``name`` and can crash it alone."""
+        for s in self._services:
+            if hasattr(s, "crash_daemon") and any(
+                name.lower() == d.lower() for d in self._daemon_names()
+            ):
+                return s
+        raise ValueError(f"{self.role} host: cannot crash {name!r} alone")
+
+    async def crash_daemon(self, name: str) -> None:
+        """Daemon ``name`` of this host dies alone (its memory and work in flight); the
+        others and the server run on."""
+        self._hosting(name).crash_daemon(name)
+        if self._event_sink is not None:  # what no one gathered dies with it
+            self._event_sink[:] = [
+                e for e in self._event_sink if str(e.get("daemon", "")).lower() != name.lower()
+            ]
+
+    async def restart_daemon(self, name: str, seen: dict[str, int]) -> list[dict[str, Any]]:
+        """Daemon ``name`` again, from its durable state; the events its crash kept in
+        that state and no one gathered (``seen``: what was, by daemon)."""
+        service = self._hosting(name)
+        service.restart_daemon(name)
+        stored = getattr(service, "stored_events", None)
+        if stored is None:
+            return []
+        return [e for e in stored(seen) if str(e["daemon"]).lower() == name.lower()]
+
     async def stored_events(self, seen: dict[str, int]) -> list[dict[str, Any]]:
         """Events its schedds committed before a crash and no one gathered (see
         ``ScheddService.stored_events``); [] for other roles."""

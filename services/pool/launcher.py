@@ -28,7 +28,7 @@ import tempfile
 import time
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -97,6 +97,8 @@ class _Actor:
     # which life of the actor this is: a call that fails after a restart says nothing
     # about the new life (one death is one death)
     incarnation: int = 0
+    # daemons of the running actor that crashed alone: lower-case name -> down since
+    down: dict[str, float] = field(default_factory=dict)
 
 
 class LivePool:
@@ -409,9 +411,24 @@ class LivePool:
 
     def _load_progress(self) -> tuple[float, int]:
         """(pool time, timeline items fed) of the pool that last ran on this state folder
-        (a live pool resumes there), else (0, 0)."""
+        (a live pool resumes there), else (0, 0). A virtual pool's time starts at 0: on a
+        folder a pool ran in before it is refused (its queues and accountant would be
+        read at times before they were written, and its workload queued again)."""
         path = self.state_dir / PROGRESS_FILE
-        if self.virtual or not path.exists():
+        if self.virtual:
+            used = sorted(
+                str(p.relative_to(self.state_dir))
+                for p in (path, *self.state_dir.glob("schedd/*.sqlite"))
+                if p.exists()
+            )
+            if used:
+                raise ValueError(
+                    f"{self.state_dir}: a pool ran on this state folder before ({used[0]}); "
+                    "a virtual pool starts at pool time 0 and cannot go on from it: give it "
+                    "an empty folder (a live pool resumes one)"
+                )
+            return 0.0, 0
+        if not path.exists():
             return 0.0, 0
         try:
             data = json.loads(path.read_text())
@@ -485,7 +502,7 @@ class LivePool:
         if self._workload is not None and not self._workload.done():
             return False
         schedds = [a for a in self._actors.values() if a.plan.role == "schedd"]
-        if any(not a.alive for a in schedds):
+        if any(not a.alive or a.down for a in schedds):
             return False  # a schedd that is down still holds its jobs
         counts = await asyncio.gather(*(a.handle.jobs_in_queue.remote() for a in schedds))
         return sum(counts) == 0
@@ -575,8 +592,52 @@ class LivePool:
         return stored
 
     def down_daemons(self) -> list[str]:
-        """The daemons that are down now (their actor is)."""
-        return sorted(d for a in self._actors.values() if not a.alive for d in a.plan.daemons)
+        """The daemons that are down now (alone, or with their actor)."""
+        return sorted(
+            d
+            for a in self._actors.values()
+            for d in a.plan.daemons
+            if not a.alive or d.lower() in a.down
+        )
+
+    def crash_scope(self, target: str) -> list[str]:
+        """The daemons a crash of ``target`` takes down."""
+        a = self.actor(target)
+        name = self._alone(a, target)
+        return [name] if name is not None else list(a.plan.daemons)
+
+    def _alone(self, a: _Actor, target: str) -> str | None:
+        """The daemon of ``a`` that ``target`` names, when a fault on it acts on it alone
+        (it shares its actor with others); None: the fault acts on the whole actor."""
+        if a.plan.role not in ("schedd", "startd") or len(a.plan.daemons) < 2:
+            return None
+        return next((d for d in a.plan.daemons if d.lower() == target.lower()), None)
+
+    async def _crash_alone(self, a: _Actor, name: str, cause: str) -> None:
+        if name.lower() in a.down:
+            return
+        try:  # what it logged before it died is kept, as a crashed daemon's log file is
+            self._take(await within(a.handle.drain_events.remote(), 10))
+        except Exception as e:
+            log.warning("cannot drain %s's events before the crash: %s", a.plan.name, e)
+        await a.handle.crash_daemon.remote(name)
+        a.down[name.lower()] = self.now()
+        log.warning("daemon %s of actor %s died: %s", name, a.plan.name, cause)
+        self.emit("daemon_died", actor=a.plan.name, daemons=[name], cause=cause[:200])
+
+    async def _restart_alone(self, a: _Actor, name: str, cause: str) -> None:
+        if name.lower() not in a.down:
+            await self._crash_alone(a, name, cause)
+        self._take(await a.handle.restart_daemon.remote(name, dict(self._event_marks)))
+        since = a.down.pop(name.lower())
+        self.emit(
+            "daemon_restarted",
+            actor=a.plan.name,
+            daemons=[name],
+            address=a.address,
+            down=round(self.now() - since, 3),
+            cause=cause,
+        )
 
     @property
     def events(self) -> list[dict[str, Any]]:
@@ -672,6 +733,9 @@ class LivePool:
         a = self.actor(target)
         if not a.alive:
             return a
+        if (name := self._alone(a, target)) is not None:
+            await self._crash_alone(a, name, cause)
+            return a
         try:  # what it logged before it died is kept, as a crashed daemon's log file is
             self._take(await within(a.handle.drain_events.remote(), 10))
         except Exception as e:
@@ -690,8 +754,11 @@ class LivePool:
         """Start ``target``'s actor again (crashing it first if it runs): a schedd from
         its queue, a startd with new claim ids, the central manager on its old port."""
         a = self.actor(target)
+        if a.alive and (name := self._alone(a, target)) is not None:
+            await self._restart_alone(a, name, cause)
+            return a
         if a.alive:
-            await self.crash(target, cause)
+            await self.crash(a.plan.name, cause)
         assert self._spawn is not None
         await self._bring_up(a, self._spawn(a.plan.role, **a.args), cause=cause)
         return a
@@ -708,6 +775,7 @@ class LivePool:
             a.restarting = False
         a.handle, a.address, a.alive = handle, address, True
         a.incarnation += 1
+        a.down.clear()  # the whole actor started again
         if a.plan.role == "central":
             self._central = handle
         elif a.plan.role != "negotiator" and (not self.virtual or self.spec.latency > 0):

@@ -102,7 +102,7 @@ def job_runs(events: list[dict[str, Any]], now: float) -> list[JobRun]:
             exits[(claim, str(e["job"]))] = e
         elif kind == "job_evicted":  # preempted: the run ends there, unfinished
             evicted[(claim, str(e["job"]))] = float(e["end"])
-        elif kind == "release":
+        elif kind in ("release", "lease_expired"):  # the claim ends; a job on it too
             releases[claim].append(float(e["t"]))
     runs = []
     for (claim, job), a in acts.items():

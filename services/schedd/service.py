@@ -111,15 +111,15 @@ class ScheddService(sgrpc.ScheddServicer):
             raise ValueError("a ScheddService needs at least one schedd name")
         self.ctx = ctx
         self.cores: dict[str, Schedd] = {}
+        self.down: dict[str, str] = {}  # crashed schedds of this actor: lower-case -> name
         self._changed: asyncio.Event | None = None
-        now = ctx.clock.now()
+        self._by_core: dict[str, set[asyncio.Future[Any]]] = {}  # a schedd's background work
+        self._policy_wake: asyncio.Event | None = None  # a schedd came back (its policy too)
         try:
             for name in names:
                 if name.lower() in self.cores:
                     raise ValueError(f"schedd name {name!r} given twice")
-                queue = JobQueue(ctx.state_dir / f"{name}.sqlite", birth=now, fsync=not ctx.virtual)
-                self.cores[name.lower()] = Schedd(name, queue, ctx.config, now)
-                self._after(self.cores[name.lower()], changed=False)  # records left out
+                self._open(name)
         except Exception:
             for core in self.cores.values():
                 core.queue.close()
@@ -131,6 +131,46 @@ class ScheddService(sgrpc.ScheddServicer):
         self._alive_wake: asyncio.Event | None = None  # claims changed: re-read the next keepalive
         self._negotiator: str | None = None
         self._recent = ReplyCache(_RECENT_REQUESTS)
+
+    def _open(self, name: str) -> Schedd:
+        """Schedd ``name`` from its queue file (a restart after a crash too)."""
+        now = self.ctx.clock.now()
+        queue = JobQueue(
+            self.ctx.state_dir / f"{name}.sqlite", birth=now, fsync=not self.ctx.virtual
+        )
+        try:
+            core = self.cores[name.lower()] = Schedd(name, queue, self.ctx.config, now)
+        except Exception:
+            queue.close()
+            raise
+        self._after(core, changed=False)  # records left out
+        return core
+
+    # --- one schedd of the actor crashing and coming back --------------------------------
+
+    def crash_daemon(self, name: str) -> None:
+        """Schedd ``name`` dies as a process would: its memory and its work in flight go,
+        nothing is flushed or said; its queue file stays. The actor's other schedds and
+        its server run on (a call for this one is refused as a dead daemon's is)."""
+        core = self.cores.pop(name.lower())
+        self.down[name.lower()] = core.name
+        for task in self._by_core.pop(name.lower(), set()):
+            task.cancel()
+        core.drain_events()  # not gathered: lost with the process (the file keeps its own)
+        core.queue.close()
+
+    def restart_daemon(self, name: str) -> None:
+        """Schedd ``name`` again, from its queue file (what a restarted actor does)."""
+        core = self._open(self.down.pop(name.lower()))
+        core.address = sinful(self.ctx.address) if self.ctx.address else ""
+        self._spawn(self._send(core, core.startup_outbox()), core)
+        self._after(core)
+        if self._policy_wake is not None:
+            self._policy_wake.set()
+
+    def _running(self, core: Schedd) -> bool:
+        """Whether ``core`` is still the schedd of its name (not crashed meanwhile)."""
+        return self.cores.get(core.name.lower()) is core
 
     # --- the Service protocol -----------------------------------------------------------
 
@@ -150,8 +190,9 @@ class ScheddService(sgrpc.ScheddServicer):
         address = sinful(self.ctx.address) if self.ctx.address else ""
         for core in self.cores.values():
             core.address = address
-            self._spawn(self._send(core, core.startup_outbox()))
+            self._spawn(self._send(core, core.startup_outbox()), core)
         self._changed = asyncio.Event()
+        self._policy_wake = asyncio.Event()
         self._ready_wake = asyncio.Event()
         self._alive_wake = asyncio.Event()
         self._tasks = [
@@ -196,12 +237,16 @@ class ScheddService(sgrpc.ScheddServicer):
 
     # --- plumbing -----------------------------------------------------------------------
 
-    def _spawn(self, coro: Awaitable[Any]) -> None:
+    def _spawn(self, coro: Awaitable[Any], core: Schedd | None = None) -> None:
         """Run follow-up work (claims, releases, reschedule) after a reply; its failure is
-        logged, never lost silently and never fatal."""
+        logged, never lost silently and never fatal. Work of ``core`` ends if it crashes."""
         task = asyncio.ensure_future(coro)
         self._background.add(task)
         task.add_done_callback(self._finished)
+        if core is not None:
+            mine = self._by_core.setdefault(core.name.lower(), set())
+            mine.add(task)
+            task.add_done_callback(mine.discard)
 
     def _finished(self, task: asyncio.Task[Any]) -> None:
         self._background.discard(task)
@@ -211,6 +256,8 @@ class ScheddService(sgrpc.ScheddServicer):
 
     def _after(self, core: Schedd, *, changed: bool = True) -> None:
         """Emit the core's events; note that its ads need refreshing."""
+        if core.name.lower() in self.down:
+            return  # a crashed schedd says nothing more
         for kind, fields, seq in core.drain_numbered():
             if seq is not None:  # stored with its change: the gatherer counts what it saw
                 fields = {**fields, "_seq": seq}
@@ -237,6 +284,8 @@ class ScheddService(sgrpc.ScheddServicer):
             names = ", ".join(c.name for c in self.cores.values())
             await abort_invalid(context, f"schedd_name is required: this server hosts {names}")
         core = self.cores.get(name.lower())
+        if core is None and name.lower() in self.down:
+            await context.abort(grpc.StatusCode.UNAVAILABLE, f"schedd {name} is not running")
         if core is None:
             names = ", ".join(c.name for c in self.cores.values())
             await context.abort(
@@ -352,7 +401,7 @@ class ScheddService(sgrpc.ScheddServicer):
         except ScheddError as exc:
             await abort_invalid(context, str(exc))
         self._after(core)
-        self._spawn(self._send(core, out))
+        self._spawn(self._send(core, out), core)
         reply = spb.ActReply()
         for r in results:
             reply.results.add(job_id=r.job_id, ok=r.ok, error=r.error)
@@ -417,7 +466,7 @@ class ScheddService(sgrpc.ScheddServicer):
             )
             self.stats["rejections"] += len(request.rejections)
         self.stats["matches"] += len(matches)
-        self._spawn(self._use_matches(core, matches))
+        self._spawn(self._use_matches(core, matches), core)
         return spb.MatchesReply(received=len(matches))
 
     async def _use_matches(self, core: Schedd, matches: list[bytes]) -> None:
@@ -464,6 +513,11 @@ class ScheddService(sgrpc.ScheddServicer):
                 grpc.StatusCode.PERMISSION_DENIED,
                 f"{who} is not a startd: may not report job exits",
             )
+        gone = {e.schedd_name.lower() for e in request.exits} & self.down.keys()
+        if gone:  # a startd sends each schedd its own: again once it is back
+            await context.abort(
+                grpc.StatusCode.UNAVAILABLE, f"schedd {self.down[min(gone)]} is not running"
+            )
         return await self._recent.once(request.request_id, lambda: self._apply_exits(request))
 
     async def _apply_exits(self, request: spb.JobsExitedRequest) -> spb.JobsExitedReply:
@@ -497,9 +551,11 @@ class ScheddService(sgrpc.ScheddServicer):
         for key, exits in by_core.items():
             core = self.cores[key]
             async for part in turns.in_turns(exits, turns.ADS_PER_TURN):
+                if not self._running(core):
+                    break  # crashed meanwhile: the startd's report is answered, as lost
                 out = core.on_job_exits(part, self.ctx.clock.now())
                 self._after(core)
-                self._spawn(self._send(core, out))
+                self._spawn(self._send(core, out), core)
             accepted += len(exits)
         self.stats["job_exits"] += accepted
         return spb.JobsExitedReply(accepted=accepted)
@@ -634,7 +690,7 @@ class ScheddService(sgrpc.ScheddServicer):
                 out = core.activate_ready(now)
                 if out:
                     self._after(core)
-                    self._spawn(self._send(core, out))
+                    self._spawn(self._send(core, out), core)
 
     async def _activate(self, core: Schedd, address: str, acts: list) -> None:
         stub, handing = self._stub_for(core, address)
@@ -746,8 +802,12 @@ class ScheddService(sgrpc.ScheddServicer):
         reschedules the cores asked for: after the ads, so the cycle sees them."""
         assert self._changed is not None
         clock = self.ctx.clock
-        cores = list(self.cores.values())
         while True:
+            cores = list(self.cores.values())  # (one may have crashed or come back)
+            if not cores:
+                self._changed.clear()
+                await self._changed.wait()
+                continue
             due = min(core.ad_cadence.due() for core in cores)
             if due > clock.now():
                 self._changed.clear()
@@ -770,11 +830,18 @@ class ScheddService(sgrpc.ScheddServicer):
         """Each core's periodic job policy, when its PERIODIC_EXPR_INTERVAL comes round;
         thousands of jobs are looked at in turns, so timers still wake on time."""
         clock = self.ctx.clock
-        cores = list(self.cores.values())
-        while times := [t for c in cores if (t := c.next_policy_time()) is not None]:
+        while True:
+            times = [t for c in self.cores.values() if (t := c.next_policy_time()) is not None]
+            if not times:  # none of its schedds has a policy: until one comes back
+                assert self._policy_wake is not None
+                self._policy_wake.clear()
+                await self._policy_wake.wait()
+                continue
             await clock.sleep_until(min(times))
-            for core in cores:
+            for core in list(self.cores.values()):
                 async for part in turns.in_turns(core.policy_due(clock.now())):
+                    if not self._running(core):
+                        break
                     try:
                         out = core.policy_round(part, clock.now())
                     except Exception:
@@ -782,7 +849,7 @@ class ScheddService(sgrpc.ScheddServicer):
                         break
                     if out is not None:
                         self._after(core)
-                        self._spawn(self._send(core, out))
+                        self._spawn(self._send(core, out), core)
 
     async def _wallclock_loop(self) -> None:
         """Each core's wall-clock checkpoint, every WALL_CLOCK_CKPT_INTERVAL (0: none). A
@@ -811,11 +878,11 @@ class ScheddService(sgrpc.ScheddServicer):
                     given_up, due = core.alive_round(clock.now())
                     if given_up:
                         self._after(core)
-                        self._spawn(self._send(core, given_up))
+                        self._spawn(self._send(core, given_up), core)
                     for address, claim_ids in due.items():
                         # in the background: a startd that does not answer (catatonic)
                         # must not hold up the keepalives to others nor giving up on it
-                        self._spawn(self._keepalive_one(core, address, claim_ids))
+                        self._spawn(self._keepalive_one(core, address, claim_ids), core)
                 times = [t for c in self.cores.values() if (t := c.alive_next) is not None]
                 due = min(times, default=math.inf)
                 waits = [asyncio.ensure_future(self._alive_wake.wait())]

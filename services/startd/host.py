@@ -91,6 +91,22 @@ class StartdHost:
             self.machines[name] = Machine(name, cfg, address, birthday, now, rng=rng(name))
         self.changed.update(self.machines)
 
+    def crash(self, name: str) -> None:
+        """Machine ``name`` dies alone, as its startd process would: its slots, claims and
+        jobs are gone, nothing is said (its ads stay in the collector until they expire;
+        its schedds find out as they would of a dead startd)."""
+        machine = self.machines.pop(name)
+        self._held = {c: m for c, m in self._held.items() if m is not machine}
+        self.changed.discard(name)
+
+    def restart(
+        self, name: str, address: str, now: float, rng: Callable[[str], random.Random | None]
+    ) -> None:
+        """Machine ``name`` starts again: new slots, new claim ids (its birthday is now)."""
+        cfg = next(c for n, c in self.specs if n == name)
+        self.machines[name] = Machine(name, cfg, address, int(now), now, rng=rng(name))
+        self.changed.add(name)
+
     @property
     def claims_held(self) -> int:
         return len(self._held)
@@ -301,7 +317,9 @@ class StartdHost:
             due.add(heapq.heappop(self._exits)[1])
         exits: list[JobExitRecord] = []
         for name in sorted(due):
-            machine = self.machines[name]
+            machine = self.machines.get(name)
+            if machine is None:  # crashed: its timers died with it
+                continue
             tick = machine.tick(now)
             if tick.exits or tick.expired:
                 self._touch(machine)

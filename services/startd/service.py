@@ -163,8 +163,9 @@ class StartdService:
         # slots whose ads were handed over in-process: the version sent, its public ad
         # (clocks as when built) and private ad
         self._handed: dict[str, tuple[Slot, int, ClassAd, ClassAd]] = {}
-        self._pending_exits: dict[str, list[schedd_pb2.JobExit]] = {}
-        self._senders: dict[str, asyncio.Task[None]] = {}
+        # by (schedd address, schedd name): schedds of one actor come and go one by one
+        self._pending_exits: dict[tuple[str, str], list[schedd_pb2.JobExit]] = {}
+        self._senders: dict[tuple[str, str], asyncio.Task[None]] = {}
         self._moved: dict[str, str] = {}  # schedd address -> where it came back (collector)
         self._tasks: list[asyncio.Task[None]] = []
         self._replies = ReplyCache(_REPLAY_CACHE)
@@ -223,6 +224,23 @@ class StartdService:
     @property
     def machines(self) -> dict[str, Machine]:
         return self.host.machines
+
+    def crash_daemon(self, name: str) -> None:
+        """Machine ``name`` dies alone (the actor's other machines run on): its state
+        and the job exits it had not yet reported go; a call for its slots is refused."""
+        key = next(n for n in self.host.machines if n.lower() == name.lower())
+        self.host.crash(key)
+        at = "@" + key.lower()
+        for dest, exits in list(self._pending_exits.items()):
+            exits[:] = [e for e in exits if not e.slot_name.lower().endswith(at)]
+            if not exits:
+                del self._pending_exits[dest]
+
+    def restart_daemon(self, name: str) -> None:
+        """Machine ``name`` again, as a restarted startd: new slots and claim ids."""
+        key = next(n for n, _ in self.host.specs if n.lower() == name.lower())
+        self.host.restart(key, self.ctx.address, self.ctx.clock.now(), self.ctx.claim_rng)
+        self._after()
 
     def _after(self) -> None:
         """After a core call: its events to the log, and wake the loops it gave work."""
@@ -426,7 +444,7 @@ class StartdService:
                 self._change_event.clear()
                 if full:
                     next_full = now + self._update_interval
-                batch = [self.host.machines[n] for n in names]
+                batch = [m for n in names if (m := self.host.machines.get(n)) is not None]
                 if not await self.advertise(batch, now, only_changed=not full):
                     changed.update(names)
                     next_full = min(next_full, now + RETRY_INTERVAL)
@@ -671,7 +689,7 @@ class StartdService:
         self._after()
         for e in exits:
             address = self._moved.get(e.schedd_address, e.schedd_address)
-            self._pending_exits.setdefault(address, []).append(
+            self._pending_exits.setdefault((address, e.schedd_name.lower()), []).append(
                 schedd_pb2.JobExit(
                     schedd_name=e.schedd_name,
                     claim_id=e.claim_id,
@@ -685,16 +703,17 @@ class StartdService:
                     claim_closing=e.claim_closing,
                 )
             )
-        for address in list(self._pending_exits):
-            self._start_sender(address)
+        for dest in list(self._pending_exits):
+            self._start_sender(dest)
         return exits
 
-    async def _deliver(self, address: str) -> None:
-        """Send the exits queued for one schedd; an unreachable one gets the same request
-        (same request id) again until it answers."""
+    async def _deliver(self, dest: tuple[str, str]) -> None:
+        """Send the exits queued for one schedd (address, name); an unreachable one gets
+        the same request (same request id) again until it answers."""
         clock = self.ctx.clock
+        address, name = dest
         try:
-            while exits := self._pending_exits.pop(address, None):
+            while exits := self._pending_exits.pop(dest, None):
                 request = schedd_pb2.JobsExitedRequest(request_id=rpc.request_id(), exits=exits)
                 while True:
                     try:
@@ -703,7 +722,7 @@ class StartdService:
                         self.stats["exits_reported"] += len(exits)
                         break
                     except asyncio.CancelledError:
-                        self._pending_exits.setdefault(address, [])[:0] = exits
+                        self._pending_exits.setdefault(dest, [])[:0] = exits
                         raise
                     except Exception as e:  # a failing peer never stops the startd
                         self.stats["exit_report_failures"] += 1
@@ -712,19 +731,19 @@ class StartdService:
                         )
                         moved = await self._relocate_schedd(address, exits)
                         if moved is not None:  # the schedd came back elsewhere: send there
-                            self._pending_exits.setdefault(moved, [])[:0] = exits
-                            self._start_sender(moved)
+                            self._pending_exits.setdefault((moved, name), [])[:0] = exits
+                            self._start_sender((moved, name))
                             break
                         await clock.sleep_until(clock.now() + RETRY_INTERVAL)
         finally:
-            self._senders.pop(address, None)
+            self._senders.pop(dest, None)
 
-    def _start_sender(self, address: str) -> None:
-        if address not in self._senders:
+    def _start_sender(self, dest: tuple[str, str]) -> None:
+        if dest not in self._senders:
             task = asyncio.get_running_loop().create_task(
-                self._deliver(address), name=f"startd-exits-{address}"
+                self._deliver(dest), name=f"startd-exits-{dest[0]}-{dest[1]}"
             )
-            self._senders[address] = task
+            self._senders[dest] = task
 
     async def _relocate_schedd(self, address: str, exits: list[schedd_pb2.JobExit]) -> str | None:
         """Where the collector says the exits' schedd is now, if not at ``address``."""

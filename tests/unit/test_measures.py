@@ -66,6 +66,25 @@ def test_a_job_still_running_ends_at_the_run_end_or_its_claims_release() -> None
     assert (runs["2.0"].end, runs["2.0"].finished) == (80.0, False)  # killed when its claim went
 
 
+def test_a_job_killed_by_its_claims_lease_ends_when_the_lease_ran_out() -> None:
+    # 2.0 runs on claim c4 from 70, planned to end at 100; the claim's lease runs out at
+    # 85 (the startd found it later and dated it then): the run ends at 85, unfinished
+    ev = [
+        e for e in events("two_slots.jsonl") if not (e["kind"] == "job_exit" and e["job"] == "2.0")
+    ]
+    ev.append(
+        {
+            "t": 85.0,
+            "daemon": "exec1",
+            "kind": "lease_expired",
+            "slot": "slot2@exec1",
+            "claim": "c4",
+        }
+    )
+    runs = {r.job: r for r in job_runs(ev, now=140.0)}
+    assert (runs["2.0"].start, runs["2.0"].end, runs["2.0"].finished) == (70.0, 85.0, False)
+
+
 def test_a_preempted_job_ends_at_its_eviction() -> None:
     # 2.0 (claim c4, planned end 100) is evicted at 85 by a preemption: its run ends
     # there, unfinished, whether or not its claim's release was logged

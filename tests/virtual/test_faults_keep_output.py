@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
+from collections.abc import Iterable
 from pathlib import Path
 
 import pytest
@@ -48,8 +49,9 @@ queue 20
 """
 
 
-def completions(events: list[dict]) -> Counter[str]:
-    return Counter(e["job"] for e in events if e["kind"] == "job_completed")
+def completions(events: Iterable[dict]) -> Counter[tuple[str, str]]:
+    """(schedd, job) -> its job_completed events."""
+    return Counter((e["daemon"], e["job"]) for e in events if e["kind"] == "job_completed")
 
 
 # Eight 600 s jobs start at 0 on 8 cpus; their claims are reused at 600 for eight more
@@ -117,3 +119,93 @@ def test_a_restarted_schedd_hands_over_the_events_its_crash_kept(tmp_path: Path)
     done = completions(json.loads(line) for line in (tmp_path / "out/events.jsonl").open())
     assert set(done.values()) == {1}
     assert check_dir(tmp_path / "out").ok
+
+
+def test_a_crash_of_one_schedd_leaves_the_others_of_its_actor_running(tmp_path: Path) -> None:
+    """schedd1 and schedd2 share an actor; a crash of schedd1 is schedd1's alone, and
+    its restart brings it back from its queue file."""
+    faults = '[[faults]]\nkind = "crash"\ntarget = "schedd1"\nat = 300\nduration = 600\n'
+    text = spec(faults, schedds=2, per_actor=2, duration=3000).replace("queue 20", "queue 10")
+    text += """
+[[submit]]
+at = 0
+schedd = 1
+owner = "bob"
+description = '''
+executable = /bin/sleep
+arguments = 600
+queue 10
+'''
+"""
+    with Pool(parse_spec(text, "<test>"), state_dir=tmp_path / "state") as pool:
+        pool.sleep_until(400)
+        assert pool._live.down_daemons() == ["schedd1"]
+        assert [e["daemons"] for e in pool.events if e["kind"] == "daemon_died"] == [["schedd1"]]
+        assert pool.jobs(schedd="schedd2")  # still answers
+        pool.sleep_until(1000)
+        assert pool._live.down_daemons() == []
+        assert (
+            len(pool.jobs(schedd="schedd1")) + len(pool.jobs(schedd="schedd1", history=True)) == 10
+        )
+        pool.sleep_until(3000)
+        summary = pool.collect(tmp_path / "out")
+    assert summary["jobs"]["Completed"] == 20
+    done = completions(json.loads(line) for line in (tmp_path / "out/events.jsonl").open())
+    assert sorted(done.values()) == [1] * 20
+    assert check_dir(tmp_path / "out").ok
+
+
+@pytest.mark.slow
+def test_a_hundred_crash_restart_cycles_of_a_busy_schedd_in_a_shared_actor(
+    tmp_path: Path,
+) -> None:
+    """schedd1 shares its actor with schedd2 and is crashed and restarted 100 times while
+    its jobs run: every job of both completes exactly once, and the checker passes."""
+    text = spec("", schedds=2, per_actor=2, duration=6000).replace("queue 20", "queue 12")
+    text = text.replace("arguments = 600", "arguments = 300\njob_lease_duration = 120")
+    with Pool(parse_spec(text, "<test>"), state_dir=tmp_path / "state") as pool:
+        t = 30.0
+        for i in range(100):
+            pool.sleep_until(t)
+            pool.crash("schedd1")
+            pool.sleep_until(t + 2.0 + (i % 3))
+            pool.restart("schedd1")
+            t += 9.0 + (i % 5)
+        pool.sleep_until(t + 3000)
+        summary = pool.collect(tmp_path / "out")
+    assert summary["jobs"]["Completed"] == 12
+    done = completions(json.loads(line) for line in (tmp_path / "out/events.jsonl").open())
+    assert sorted(done.values()) == [1] * 12
+    report = check_dir(tmp_path / "out")
+    assert report.ok, report.violations
+
+
+def test_a_virtual_pool_on_a_folder_a_pool_ran_in_is_refused_clearly(tmp_path: Path) -> None:
+    """Its time would start at 0 again over queues written later, and its workload be
+    queued twice: refused, saying why and what to do."""
+    with Pool(spec("", duration=300), state_dir=tmp_path / "state") as pool:
+        pool.sleep_until(100)
+    with pytest.raises(ValueError, match=r"a pool ran on this state folder before .*empty"):
+        Pool(spec("", duration=300), state_dir=tmp_path / "state")
+
+
+def test_a_crash_of_one_machine_leaves_the_others_of_its_actor_running(tmp_path: Path) -> None:
+    """exec0001 and exec0002 share an actor; exec0001's crash is its own: its jobs run
+    again, exec0002's run on undisturbed, and it comes back with new claim ids."""
+    faults = '[[faults]]\nkind = "crash"\ntarget = "exec0001"\nat = 300\nduration = 200\n'
+    text = spec(faults, duration=4000).replace("machines_per_actor = 1", "machines_per_actor = 2")
+    text = text.replace("queue 20", "queue 8")
+    with Pool(parse_spec(text, "<test>"), state_dir=tmp_path / "state") as pool:
+        pool.sleep_until(400)
+        assert pool._live.down_daemons() == ["exec0001"]
+        pool.sleep_until(4000)
+        summary = pool.collect(tmp_path / "out")
+    events = [json.loads(line) for line in (tmp_path / "out/events.jsonl").open()]
+    assert [e["daemons"] for e in events if e["kind"] == "daemon_died"] == [["exec0001"]]
+    # exec0002's four jobs ended at 600 on their first run; exec0001's ran again
+    exits = Counter(e["daemon"] for e in events if e["kind"] == "job_exit")
+    assert exits["exec0002"] >= 4
+    assert summary["jobs"]["Completed"] == 8
+    assert sorted(completions(events).values()) == [1] * 8
+    report = check_dir(tmp_path / "out")
+    assert report.ok, report.violations
