@@ -377,8 +377,9 @@ def _slots(
 def _cuts(events: list[Event]) -> dict[str, list[tuple[float, float]]]:
     """Machine -> the (start, end) of the network faults between its startd's actor and the
     central manager's (the collector's): its updates may not arrive meanwhile. ``"*"``: a
-    fault whose startd side the events do not name (the central manager its target and no
-    event saying which machines the other actor hosts), taken to cut every machine."""
+    fault whose startd side the events do not name (the central manager its target, a
+    startd actor its peer, and no event saying which machines that actor hosts), taken to
+    cut every machine."""
     hosts: dict[str, list[str]] = {}  # actor -> its daemons, as events name them
     for _, e in events:
         if isinstance(e.get("actor"), str) and isinstance(e.get("daemons"), list):
@@ -395,8 +396,9 @@ def _cuts(events: list[Event]) -> dict[str, list[tuple[float, float]]]:
             if e.get("peer") == _CENTRAL:
                 machines = [str(d) for d in e.get("daemons", ())]
             elif e.get("target") == _CENTRAL or _CENTRAL in (e.get("actors") or ()):
-                peer = e.get("peer_daemons") or hosts.get(str(e.get("peer")), ["*"])
-                machines = [str(d) for d in peer]
+                peer = str(e.get("peer"))
+                unknown = ["*"] if peer.startswith("startd") else []  # layout.py's names
+                machines = [str(d) for d in e.get("peer_daemons") or hosts.get(peer, unknown)]
             else:
                 continue
             open_at[key] = (float(e["t"]), machines)
