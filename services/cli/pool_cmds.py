@@ -728,7 +728,8 @@ def cmd_daemons(ns: argparse.Namespace) -> int:
     reply = _with_master(ns, Role.READ, body)
     print(f"{'Actor':<14} {'Role':<10} {'State':<6} {'Pid':>8} {'Address':<22} Daemons")
     for a in reply.actors:
-        daemons = ", ".join(a.daemons)
+        down = set(a.down)  # crashed alone, the actor up
+        daemons = ", ".join(f"{d} (down)" if d in down else d for d in a.daemons)
         state = "up" if a.alive else "down"
         print(f"{a.actor:<14} {a.role:<10} {state:<6} {a.pid:>8} {a.address:<22} {daemons}")
     return 0

@@ -76,6 +76,7 @@ class MasterService(mgrpc.MasterServicer):
                 alive=a.alive,
                 address=a.address,
                 pid=pid,
+                down=[d for d in a.plan.daemons if d.lower() in a.down],
             )
         return reply
 

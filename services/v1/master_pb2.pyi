@@ -38,20 +38,22 @@ class DaemonsRequest(_message.Message):
     def __init__(self) -> None: ...
 
 class DaemonInfo(_message.Message):
-    __slots__ = ("actor", "role", "daemons", "alive", "address", "pid")
+    __slots__ = ("actor", "role", "daemons", "alive", "address", "pid", "down")
     ACTOR_FIELD_NUMBER: _ClassVar[int]
     ROLE_FIELD_NUMBER: _ClassVar[int]
     DAEMONS_FIELD_NUMBER: _ClassVar[int]
     ALIVE_FIELD_NUMBER: _ClassVar[int]
     ADDRESS_FIELD_NUMBER: _ClassVar[int]
     PID_FIELD_NUMBER: _ClassVar[int]
+    DOWN_FIELD_NUMBER: _ClassVar[int]
     actor: str
     role: str
     daemons: _containers.RepeatedScalarFieldContainer[str]
     alive: bool
     address: str
     pid: int
-    def __init__(self, actor: _Optional[str] = ..., role: _Optional[str] = ..., daemons: _Optional[_Iterable[str]] = ..., alive: _Optional[bool] = ..., address: _Optional[str] = ..., pid: _Optional[int] = ...) -> None: ...
+    down: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, actor: _Optional[str] = ..., role: _Optional[str] = ..., daemons: _Optional[_Iterable[str]] = ..., alive: _Optional[bool] = ..., address: _Optional[str] = ..., pid: _Optional[int] = ..., down: _Optional[_Iterable[str]] = ...) -> None: ...
 
 class DaemonsReply(_message.Message):
     __slots__ = ("actors", "now")

@@ -4,17 +4,21 @@ schedd's events are as durable as the queue changes they describe (issue 40)."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections import Counter
 from collections.abc import Iterable
 from pathlib import Path
 
+import grpc
 import pytest
 
 from mockpool import Pool
+from mockpool.auth import AUTH_METADATA_KEY
 from mockpool.pool.api import run_pool
 from mockpool.pool.check import check_dir
 from mockpool.pool.spec import parse_spec
+from mockpool.v1 import master_pb2, master_pb2_grpc
 
 
 def spec(faults: str, *, schedds: int = 1, per_actor: int = 1, duration: int = 1500) -> str:
@@ -209,3 +213,27 @@ def test_a_crash_of_one_machine_leaves_the_others_of_its_actor_running(tmp_path:
     assert sorted(completions(events).values()) == [1] * 8
     report = check_dir(tmp_path / "out")
     assert report.ok, report.violations
+
+
+def test_the_master_lists_a_daemon_down_alone_in_its_running_actor() -> None:
+    """``mockpool daemons`` reads the master's Daemons: the actor is up, schedd1 down."""
+    text = spec("", schedds=2, per_actor=2)
+    with Pool(parse_spec(text, "<test>")) as pool:
+        address = pool.serve_master()
+        pool.fault("crash", "schedd1")
+        pool.sleep_until(10)
+        token = pool.make_token("read", "reader")
+
+        async def ask() -> master_pb2.DaemonsReply:
+            async with grpc.aio.insecure_channel(address) as channel:
+                stub = master_pb2_grpc.MasterStub(channel)
+                metadata = ((AUTH_METADATA_KEY, f"Bearer {token}"),)
+                return await stub.Daemons(master_pb2.DaemonsRequest(), metadata=metadata)
+
+        reply = asyncio.run(ask())
+    schedds = next(a for a in reply.actors if a.role == "schedd")
+    assert (schedds.alive, list(schedds.daemons), list(schedds.down)) == (
+        True,
+        ["schedd1", "schedd2"],
+        ["schedd1"],
+    )
