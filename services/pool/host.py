@@ -145,10 +145,16 @@ class DaemonHost:
         self._probe: asyncio.Task[None] | None = None
         self._gc_keeper: asyncio.Task[None] | None = None
 
-    async def serve(self, collector_address: str = "", port: int = 0) -> str:
+    async def serve(
+        self, collector_address: str = "", port: int = 0, clock: tuple[float, float] | None = None
+    ) -> str:
         """Build the services and start the server (on ``port``: a restarted central
-        manager comes back where every daemon looks for its collector)."""
+        manager comes back where every daemon looks for its collector). ``clock``: (time
+        scale, epoch) of a pool already running, for a host restarted in it: its daemons
+        are built at the pool's time, not at 0."""
         private_dir(self._state_dir)  # queues hold claim ids: owner-only
+        if clock is not None and self._clock.inner is None:
+            self._clock.inner = self._given_clock or ScaledClock(*clock)
         if self._host == ROUTABLE:  # on a Ray cluster: this node's address
             import ray
 

@@ -767,7 +767,9 @@ class LivePool:
         a.restarting = True
         try:
             port = int(a.address.rpartition(":")[2]) if a.plan.role == "central" else 0
-            address = await handle.serve.remote(self.collector_address, port)
+            address = await handle.serve.remote(
+                self.collector_address, port, (self.spec.time_scale, self.epoch_wall)
+            )
             # what its schedds committed after the last gathering, before they run on
             self._take(await handle.stored_events.remote(dict(self._event_marks)))
             await handle.run.remote(self.spec.time_scale, self.epoch_wall)

@@ -237,3 +237,15 @@ def test_the_master_lists_a_daemon_down_alone_in_its_running_actor() -> None:
         ["schedd1", "schedd2"],
         ["schedd1"],
     )
+
+
+def test_a_restarted_actors_daemons_start_at_the_pools_time_not_at_zero() -> None:
+    """A schedd rebuilt by its actor's restart at 850 starts then: its timers (policy,
+    wall clock, keepalives) count from 850."""
+    faults = '[[faults]]\nkind = "crash"\ntarget = "schedd1"\nat = 750\nduration = 100\n'
+    with Pool(parse_spec(spec(faults, duration=1000), "<test>")) as pool:
+        pool.sleep_until(900)
+        host = pool._live.actor("schedd1").handle.host
+        core = host._services[0].cores["schedd1"]
+        assert core.started == 850
+        assert core.policy_next == 850 + 60  # PERIODIC_EXPR_INTERVAL
