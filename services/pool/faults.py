@@ -342,8 +342,11 @@ async def apply_fault(pool: FaultTarget, f: Fault, start: bool) -> None:
         daemons = sorted(d for t in targets for d in pool.crash_scope(t))
     else:
         daemons = sorted(d for t in targets for d in pool.actor(t).plan.daemons)
+    extra: dict[str, Any] = {}
+    if f.peer:  # the daemons on the other side of a cut (the checker reads them)
+        extra["peer_daemons"] = sorted(pool.actor(f.peer).plan.daemons)
     if start:
-        pool.emit("fault_start", **f.describe(), actors=actors, daemons=daemons)
+        pool.emit("fault_start", **f.describe(), actors=actors, daemons=daemons, **extra)
     for target in targets:
         a = pool.actor(target)
         rule_name = f"{f.kind}:{f.target}:{f.peer}:{f.at:g}"
@@ -369,7 +372,7 @@ async def apply_fault(pool: FaultTarget, f: Fault, start: bool) -> None:
                 if here.alive:
                     await here.handle.set_rule.remote(rule_name, rule)
     if not start or f.kind == "restart":
-        pool.emit("fault_end", **f.describe(), actors=actors, daemons=daemons)
+        pool.emit("fault_end", **f.describe(), actors=actors, daemons=daemons, **extra)
 
 
 async def run_plan(pool: FaultTarget, faults: list[Fault]) -> None:
