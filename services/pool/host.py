@@ -76,6 +76,22 @@ class _PendingClock:
     def lag_stats(self) -> Any:
         return self.inner.lag_stats() if self.inner else None
 
+    @property
+    def unskewed(self) -> _PoolTime:
+        """This clock without the host's skew: pool time itself."""
+        return _PoolTime(self)
+
+
+class _PoolTime:
+    """``now()`` of a host's clock less its skew (what its events are dated by)."""
+
+    def __init__(self, clock: _PendingClock) -> None:
+        self._clock = clock
+
+    def now(self) -> float:
+        inner = self._clock.inner
+        return inner.now() if inner else 0.0
+
 
 class _CallCounter(grpc.aio.ServerInterceptor):
     """Counts the RPCs this actor's server receives, by method (for load reports)."""
@@ -164,7 +180,9 @@ class DaemonHost:
             config=self._config,
             secret=self._secret,
             collector_address=collector_address,
-            events=EventLog(self._clock, sink=self._event_sink),  # type: ignore[arg-type]
+            # events are dated in pool time: a skewed daemon's clock misleads its rules,
+            # not the record of what happened when
+            events=EventLog(self._clock.unskewed, sink=self._event_sink),  # type: ignore[arg-type]
             state_dir=self._state_dir,
             seed=self._seed,
             host=self._host,
