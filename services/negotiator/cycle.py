@@ -26,8 +26,9 @@ preemption state, PREEMPTION_RANK), ties by snapshot order. Rank values that are
 rounded to single precision, as HTCondor's ``EvalNegotiatorMatchRank`` does.
 
 Slots: a static slot leaves the candidates once matched (its ``Capability``); so does a
-partitionable slot without a consumption policy (matched whole, once a cycle, its cost
-its whole SlotWeight: the schedd carves it and may use the leftovers itself). A
+partitionable slot without a consumption policy (matched whole, once a cycle, if the job
+fits what it has left, :mod:`.fit`; its cost its whole SlotWeight: the schedd carves it
+and may use the leftovers itself). A
 partitionable slot that advertises a consumption policy (HTCondor's
 ``cp_supports_policy``: MachineResources, and Consumption<Res> for each of its resources
 but Swap) stays, its Cpus/Memory/Disk and custom resources (GPUs, ...) reduced by the job's Consumption<Res>
@@ -82,6 +83,7 @@ from ..classad.tree import AttrRef, Expr, Literal, Select
 from ..classad.unparse import unparse
 from ..config import ConfigDict, ConfigError
 from .accountant import Accountant
+from .fit import PslotFit
 from .groups import ROOT, Group, GroupConfig, GroupConfigError, GroupTree
 from .limits import ConcurrencyLimits, LimitMaxima
 from .log import CYCLE_FINISHED, CYCLE_STARTED, LogLine
@@ -471,6 +473,7 @@ class _Slots:
         # expressions reach, in one pass over the ads (the slots' own expressions may
         # reach a few more: referenced_attrs reads those)
         jobs = list(jobs)
+        self.fit: PslotFit | None = None  # known below; _reach_from reads it
         on_jobs = self._on_jobs(jobs) if cfg.slot_classes else None
         t.gather(
             [
@@ -513,6 +516,9 @@ class _Slots:
         self.no_claim_id = int((self.unclaimed & ~has_claim).sum())
         self.remote_prio: dict[int, tuple[float, float]] = {}  # Claimed rows: (EUP, in use)
         self._deducted: set[int] = set()  # p-slots split this cycle
+        # the p-slots matched whole are held to WithinResourceLimits (.fit)
+        fit_rows = self.alive & self.is_p & ~self.has_cp
+        self.fit = PslotFit.of(t, fit_rows, stats=stats, now=now) if fit_rows.any() else None
         # Requests are evaluated per slot class (see .slotclasses), on a table of one
         # representative ad per class whose p-slot rows follow the cycle's deductions.
         # Names with a value per machine (FileSystemDomain) are left out of the key of
@@ -700,6 +706,9 @@ class _Slots:
             if e is not None
         ]
         names = ["Requirements", "Rank", "CurrentRank", "SlotWeight", "ConcurrencyLimits"]
+        if self.fit is not None:  # its names key the classes and the request shapes
+            roots += self.fit.exprs
+            names.append("MachineResources")
         return roots, names + [f"Consumption{res}" for res in resources]
 
     def _on_jobs(self, jobs: Sequence[ClassAd]) -> dict[str, list[Expr]] | None:
@@ -1863,6 +1872,10 @@ class _Cycle:
         rank[ask] = mr.rank
         matched[ask] = mr.matches
         matched &= ~at_cp
+        if slots.fit is not None and (held := np.flatnonzero(matched)).size:
+            matched[held] = slots.fit.holds(
+                ct, view.reps, at[held], job, stats=self.kstats, now=self.now, budget=budget
+            )
         if len(pat):
             plain = np.zeros(len(at), dtype=bool)
             plain[ask] = mr.matches

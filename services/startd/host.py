@@ -170,6 +170,7 @@ class StartdHost:
         *,
         leftovers: bool = False,
     ) -> ClaimGrant:
+        machine = None
         try:
             if not who.acts_for_schedd(schedd_name):
                 raise ClaimRefusedError(f"{who} may not request claims for schedd {schedd_name!r}")
@@ -186,6 +187,9 @@ class StartdHost:
             )
         except Exception:
             self.stats["claims_refused"] += 1
+            if machine is not None:  # the match was made on ads that misled: send them now
+                machine.refresh()
+                self._touch(machine)
             raise
         self._held[grant.claim_id] = machine
         self._wake_at(now + machine.claim(grant.claim_id).lease_duration, machine.name)

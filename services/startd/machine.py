@@ -13,7 +13,8 @@ startd (condor_startd.V6: Resource.cpp, command.cpp, claim.cpp, ResState.cpp):
   offers one (its Capability); a partitionable slot offers its Capability and, with a
   consumption policy, NUM_CLAIMS more ids in ClaimIdList (default ceil(Cpus);
   SLOT_TYPE_<N>_NUM_CLAIMS). A claim request must bring an id this machine offers right
-  now: an id it never issued, one already used, or one held by a claim is refused.
+  now: an id it never issued, one already used, or one held by a claim is refused. Any
+  refused request re-advertises the machine's slots at once (:meth:`Machine.refresh`).
 - A claim request is granted when the slot's START is true with the job as TARGET and the
   job's Requirements are true with the slot as TARGET (UNDEFINED counts as false). A
   partitionable slot with a consumption policy carves a dynamic slot of the job's
@@ -266,6 +267,17 @@ def _limits(job_ad: ClassAd, slot_ad: ClassAd) -> str:
     return value if isinstance(value, str) else ""
 
 
+def _fits(pslot: Slot, pad: ClassAd, request: ClassAd, now: float) -> bool:
+    """Whether ``request`` fits what ``pslot`` has left (HTCondor's WithinResourceLimits,
+    a missing request aside: the carve refuses or defaults it)."""
+    have = [("Cpus", pslot.cpus), ("Memory", pslot.memory), ("Disk", pslot.disk)]
+    for res, units in [*have, *pslot.custom.items()]:
+        value = eval_number(request, f"Request{res}", pad, now=now)
+        if value is not None and value > units:
+            return False
+    return True
+
+
 def _job_id(job: ClassAd) -> str:
     cluster, proc = job.eval("ClusterId"), job.eval("ProcId")
     if isinstance(cluster, int) and isinstance(proc, int):
@@ -424,6 +436,14 @@ class Machine:
 
     def _changed(self) -> None:
         self._version += 1
+
+    def refresh(self) -> None:
+        """Advertise every slot again at once, changed or not: after a refused claim
+        request (HTCondor's abort_claim changes the slot's state, which sends its ad),
+        so a negotiator that matched a stale or unfit ad sees the slots as they are."""
+        for slot in self._slots.values():
+            slot.touch()
+        self._changed()
 
     @property
     def dirty(self) -> bool:
@@ -776,8 +796,12 @@ class Machine:
             request = self._consumed_request(pslot, pad, job_ad, now)
         else:
             request = self._edited_request(pslot, pad, job_ad, now)
-            if not is_true(pad.eval("Start", request, now=now)):
-                request = job_ad  # the edit made START false: retry with the request as sent
+            if not is_true(pad.eval("Start", request, now=now)) or not _fits(
+                pslot, pad, request, now
+            ):
+                # the edit made START or WithinResourceLimits false: HTCondor retries
+                # with the request as sent
+                request = job_ad
         self._check_match(pslot, pad, request, now)
         amounts: dict[str, int] = {}
         for attr, unit in (("RequestCpus", "cpus"), ("RequestMemory", "MB"), ("RequestDisk", "KB")):
