@@ -143,6 +143,7 @@ class PoolClient:
         schedd: str = "",
         source: str = "<submit>",
         inputs: SubmitInputs | None = None,
+        address: str = "",
     ) -> tuple[int, int]:
         """Queue a description. Its item files and ``$ENV`` values are read here, on the
         user's side (relative paths from the current folder), unless ``inputs`` gives them."""
@@ -151,7 +152,7 @@ class PoolClient:
                 inputs = read_submit_inputs(description, source)
             except (SubmitError, SubmitFileError) as e:
                 raise PoolError(str(e), grpc.StatusCode.INVALID_ARGUMENT) from None
-        name, stub = await self._schedd(schedd)
+        name, stub = await self._schedd(schedd, address)
         reply = await self._call(
             stub.Submit,
             schedd_pb2.SubmitRequest(
@@ -195,8 +196,9 @@ class PoolClient:
         reason: str = "",
         owner: str = "",
         schedd: str = "",
+        address: str = "",
     ) -> list[ActResult]:
-        name, stub = await self._schedd(schedd)
+        name, stub = await self._schedd(schedd, address)
         reply = await self._call(
             stub.Act,
             schedd_pb2.ActRequest(

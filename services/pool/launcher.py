@@ -373,6 +373,7 @@ class LivePool:
                 owner=item.owner,
                 schedd=item.schedd,
                 source=item.source,
+                address=self._schedd_address(item.schedd),
                 inputs=item.inputs,
             )
             self.submitted.append((item, cluster, n))
@@ -380,12 +381,21 @@ class LivePool:
             self.workload_errors.append(f"submit at {item.at:g} to {item.schedd}: {e}")
             log.warning("workload submit failed: %s", e)
 
+    def _schedd_address(self, name: str) -> str:
+        """Where the workload reaches schedd ``name``: its actor's address (the pool
+        knows it; the collector may be down or not yet refilled after a restart)."""
+        return self.actor(name).address if name else ""
+
     async def _remove(self, item: RemoveItem) -> None:
         """condor_rm -constraint for a trace's removed job (the summary reports failures)."""
         assert self.client is not None
         try:
             results = await self.client.act(
-                "remove", constraint=item.constraint, schedd=item.schedd, reason=item.reason
+                "remove",
+                constraint=item.constraint,
+                schedd=item.schedd,
+                reason=item.reason,
+                address=self._schedd_address(item.schedd),
             )
             problems = [f"{r.job_id}: {r.error}" for r in results if not r.ok]
         except Exception as e:

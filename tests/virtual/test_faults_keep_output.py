@@ -249,3 +249,25 @@ def test_a_restarted_actors_daemons_start_at_the_pools_time_not_at_zero() -> Non
         core = host._services[0].cores["schedd1"]
         assert core.started == 850
         assert core.policy_next == 850 + 60  # PERIODIC_EXPR_INTERVAL
+
+
+def test_the_workload_reaches_its_schedd_while_the_collector_refills(tmp_path: Path) -> None:
+    """The central manager restarted at 70 has no schedd ad until the schedd's next
+    update (SCHEDD_INTERVAL, 300 s): a submit at 100 still reaches the schedd."""
+    faults = '[[faults]]\nkind = "restart"\ntarget = "central"\nat = 70\n'
+    text = (
+        spec(faults, duration=400)
+        + """
+[[submit]]
+at = 100
+owner = "bob"
+description = '''
+executable = /bin/sleep
+arguments = 60
+queue 1
+'''
+"""
+    )
+    summary = run_pool(parse_spec(text, "<test>"), tmp_path / "out")
+    assert summary["workload_errors"] == []
+    assert summary["jobs_submitted"] == 21
