@@ -68,6 +68,7 @@ class SeedResult:
             text = re.sub(r"\S*spec\.toml:\d+", "SPEC:N", self.symptom)
             text = re.sub(r"'[^']*'", "'_'", text)
             text = re.sub(r"\d+(\.\d+)?", "N", text)
+            text = re.sub(r"(\w+N)(, \w+N)+", r"\1", text)  # a list of names: as one
             return f"exit {self.rc}: {text}" + (f" [{self.where}]" if self.where else "")
         if self.violations:
             return "check: " + ", ".join(self.violations)
@@ -126,6 +127,7 @@ def run_seed(seed: int, work: Path, *, timeout: float = 120.0) -> SeedResult:
         rc = None
     (work / "run.log").write_text(f"$ {' '.join(cmd)}\n{stdout}\n--- stderr ---\n{stderr}")
     symptom, where = _last_error(stderr) if rc != 0 else ("", "")
+    symptom = symptom.replace(str(work), f"seed-{seed}")  # the folder may move (--keep)
     if rc is None:
         symptom = f"killed after {timeout:g} real s"
     missing = tuple(name for name in OUTPUTS if not (out / name).exists())
