@@ -22,6 +22,7 @@ _NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.]*\Z")
 _INT = re.compile(r"[+-]?\d+\Z")
 _FLOAT = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?\Z")
 _LIST_SEP = re.compile(r"[\s,]+")
+_BUILT_IN = ("<defaults>", "<predefined>")  # sources of knobs no configuration file set
 
 
 @dataclass(frozen=True)
@@ -238,7 +239,12 @@ class ConfigDict(Mapping[str, str]):
                 unset_env="UNDEFINED",
             )
         except MacroError as e:
-            raise ConfigError(f"{knob.where}: {knob.name}: {e}") from None
+            name, where = knob.name, knob.where
+            if knob.source in _BUILT_IN:  # blame the knob the user set that it reads
+                user = next((k for n in reversed(e.chain) if (k := self.knob(n))), None)
+                if user is not None:
+                    name, where = f"{user.name} (read by {knob.name})", user.where
+            raise ConfigError(f"{where}: {name}: {e}") from None
 
     def lookup(self, name: str) -> str | None:
         """The expanded value of ``name``, or None when nothing defines it."""
@@ -296,7 +302,37 @@ class ConfigDict(Mapping[str, str]):
         try:
             return parse(text)
         except ValueError:
+            user = self._user_knob_in(knob) if knob.source in _BUILT_IN else None
+            if user is not None:  # a default made of the user's knob: the user's is wrong
+                raise ConfigError(
+                    f'{user.where}: {user.name} = "{user.raw}" (read by {knob.name} = '
+                    f'"{text}"): expected {what}'
+                ) from None
             raise ConfigError(f'{knob.where}: {knob.name} = "{text}": expected {what}') from None
+
+    def blame(self, name: str) -> Knob | None:
+        """The knob the configuration set that gives ``name`` its value: ``name``'s own,
+        else the first one its default (or predefined macro) reads; None if neither."""
+        knob = self.knob(name)
+        if knob is not None:
+            return knob
+        raw = self._raw(name)
+        return self._user_knob_in(raw) if raw is not None else None
+
+    def _user_knob_in(self, knob: Knob) -> Knob | None:
+        """The first knob the configuration set that a default's value reads, at any depth."""
+        seen: set[str] = set()
+        todo = [knob]
+        while todo:
+            for name in macros.referenced_names(todo.pop(0).raw):
+                if name.lower() in seen:
+                    continue
+                seen.add(name.lower())
+                if (user := self.knob(name)) is not None:
+                    return user
+                if (inner := self._raw(name)) is not None:
+                    todo.append(inner)
+        return None
 
     def get_str(self, name: str, default: str = "") -> str:
         found = self._value(name)

@@ -205,7 +205,10 @@ def evaluate_constant(text: str) -> Number:
     p = _Parser(text)
     if p.peek() is None:
         raise ValueError("empty expression")
-    value = p.expr()
+    try:
+        value = p.expr()
+    except OverflowError:  # int(1e999), floor(inf), a huge integer times a real
+        raise ValueError("a number out of range") from None
     if p.peek() is not None:
         raise ValueError(f"unexpected {p.peek()!r}")
     if not isinstance(value, int | float | bool):

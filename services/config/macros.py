@@ -28,12 +28,15 @@ with parentheses, put it in a knob and write ``$EVAL(KNOB)``.
 Differences from HTCondor: a macro cycle (``A = $(B)``, ``B = $(A)``) is an error here, where
 HTCondor 25 hangs; an unterminated ``$(`` is an error, where HTCondor keeps it as text; an
 ``$EVAL`` whose argument does not parse is an error, where HTCondor quietly expands it to
-its text or to nothing; the other function macros (``$STRING``, ``$F...``, ``$DIRNAME``,
-``$BASENAME``) are refused.
+its text or to nothing; ``$INT`` and ``$REAL`` of infinity or NaN, and ``$INT`` of a value
+beyond 64 bits, are errors, where HTCondor prints ``INF``/``NAN`` or the garbage of an
+undefined conversion (``$INT(1e999)`` is -9223372036854775808); the other function
+macros (``$STRING``, ``$F...``, ``$DIRNAME``, ``$BASENAME``) are refused.
 """
 
 from __future__ import annotations
 
+import math
 import os
 import random
 import re
@@ -64,6 +67,35 @@ _SUPPORTED = {
 _FIRST_PAREN = {"EVAL", "RANDOM_INTEGER", "RANDOM_CHOICE"}  # body ends at the first ")"
 _REFUSED = re.compile(r"STRING|DIRNAME|BASENAME|F[fpduwnxbqa]*\Z")
 _LONG = re.compile(r"\s*[+-]?\d+")
+
+
+def _clip(text: str, width: int = 60) -> str:
+    """``text`` shortened for a message."""
+    return text if len(text) <= width else text[: width - 3] + "..."
+
+
+def _finite(call: str, text: str, value: float, *, integer: bool) -> int | float:
+    """``value`` as ``$INT`` (truncated to a 64-bit integer) or ``$REAL`` (a double) print it.
+
+    Infinity, NaN and, for ``$INT``, a value outside the 64-bit range are refused: HTCondor
+    prints ``INF``/``NAN`` for ``$REAL`` and, for ``$INT``, whatever its undefined
+    double-to-integer conversion gives (-9223372036854775808 on x86), neither of which
+    any knob can use as a number.
+    """
+    try:
+        real = float(value)
+    except OverflowError:  # an integer literal beyond a double's range
+        real = math.inf if value > 0 else -math.inf
+    if math.isnan(real):
+        raise MacroError(f"{call}: {text!r} is not a number (NaN)")
+    if math.isinf(real):
+        raise MacroError(f"{call}: {text!r} is infinite")
+    if not integer:
+        return real
+    whole = int(value)
+    if not -(2**63) <= whole < 2**63:
+        raise MacroError(f"{call}: {text!r} is beyond the range of a 64-bit integer")
+    return whole
 
 
 def _close(text: str, open_idx: int) -> int:
@@ -168,6 +200,9 @@ class _Expander:
             self.stack.append(name)
             try:
                 raw = self.text(raw)
+            except MacroError as e:
+                e.chain = e.chain or tuple(self.stack)  # where it arose, innermost last
+                raise
             finally:
                 self.stack.pop()
         self.cache[key] = raw
@@ -232,19 +267,20 @@ class _Expander:
     def number(self, func: str, body: str) -> str:
         arg, *fmt = _split_top(body, ",", 1)
         text = self.operand(arg)
+        call = f"${func}({_clip(arg.strip())})"
         try:
             value = evaluate_constant(text)
         except ValueError as e:
-            raise MacroError(f"${func}({arg.strip()}): {text!r} is not a number ({e})") from None
+            raise MacroError(f"{call}: {_clip(text)!r} is not a number ({e})") from None
         if isinstance(value, bool):
-            raise MacroError(f"${func}({arg.strip()}): {text!r} is not a number")
+            raise MacroError(f"{call}: {_clip(text)!r} is not a number")
+        number = _finite(call, _clip(text), value, integer=func == "INT")
+        form = fmt[0] if fmt else ("%d" if func == "INT" else "%.16G")
         try:
-            if func == "INT":
-                return (fmt[0] if fmt else "%d") % int(value)
-            out = (fmt[0] if fmt else "%.16G") % float(value)
-        except (TypeError, ValueError) as e:
-            raise MacroError(f"${func}(): bad format {fmt[0]!r} ({e})") from None
-        return out + ".0" if fmt and "." not in out else out
+            out = form % number
+        except (TypeError, ValueError, OverflowError) as e:
+            raise MacroError(f"{call}: bad format {form!r} ({e})") from None
+        return out + ".0" if func == "REAL" and fmt and "." not in out else out
 
     def index(self, text: str) -> int:
         value = self.operand(text)
@@ -344,4 +380,26 @@ def expand(
     expander.unset_env = unset_env
     if name is not None:
         expander.stack.append(name)
-    return expander.text(text)
+    try:
+        return expander.text(text)
+    except MacroError as e:
+        e.chain = e.chain or tuple(expander.stack)
+        raise
+
+
+def referenced_names(text: str) -> list[str]:
+    """The macro names ``text`` reads (``$(A)``, ``$(A:default)``, ``$INT(A)``, ...), in
+    order, nested ones included; [] for text whose macros do not parse."""
+    names: list[str] = []
+    try:
+        spans = list(macro_spans(text))
+    except MacroError:
+        return names
+    for _, _, func, body in spans:
+        if func in ("$", "ENV", "RANDOM_INTEGER"):
+            continue
+        first = re.split(r"[:,]", body, maxsplit=1)[0].strip()
+        if _NAME.match(first):
+            names.append(first)
+        names.extend(referenced_names(body))
+    return names

@@ -43,6 +43,10 @@ from .configdict import ConfigDict, Knob
 from .errors import ConfigError
 
 RESOURCES = ("cpus", "memory", "disk")
+# Bounds on one machine, far past real hardware, short of numbers that would only exhaust
+# memory (a consumption policy gives a partitionable slot a claim id per cpu).
+MAX_SLOTS = 100_000
+MAX_TOTALS = {"cpus": 100_000, "memory": 2**40, "disk": 2**50}  # MB of memory, KB of disk
 _UNITS = {"cpus": "cpus", "memory": "MB of memory", "disk": "KB of disk"}
 _NATIVE_BYTES = {"memory": 2**20, "disk": 2**10}
 _SCALE = {"k": 1, "m": 2, "g": 3, "t": 4, "p": 5}
@@ -212,9 +216,13 @@ def slot_types(
         "disk": cfg.get_size_kb("DISK", total_disk_kb),
     }
     for resource, total in totals.items():
-        if total < (0 if resource == "disk" else 1):
+        if total < (0 if resource == "disk" else 1) or total > MAX_TOTALS[resource]:
+            knobs = ("NUM_CPUS",) if resource == "cpus" else ("DISK",)
+            if resource == "memory":
+                knobs = ("MEMORY", "RESERVED_MEMORY") if total < 1 else ("MEMORY",)
             raise ConfigError(
-                f"the machine has {total} {_UNITS[resource]}: check NUM_CPUS, MEMORY, DISK"
+                f"{_where(cfg, *knobs)}: the machine has {total} {_UNITS[resource]}"
+                + (f", more than the {MAX_TOTALS[resource]:,} mockpool models" if total > 0 else "")
             )
 
     # (type id, count, partitionable, definition text, knob for messages)
@@ -228,13 +236,15 @@ def slot_types(
             )
     for n in range(1, max_types + 1):
         count = cfg.get_int(f"NUM_SLOTS_TYPE_{n}", 0)
-        if count < 0:
+        if not 0 <= count <= MAX_SLOTS:
             raise ConfigError(
-                f"{_where(cfg, f'NUM_SLOTS_TYPE_{n}')}: NUM_SLOTS_TYPE_{n} is negative"
+                f"{_where(cfg, f'NUM_SLOTS_TYPE_{n}')} = {count}: "
+                + ("a negative number of slots" if count < 0 else f"more than {MAX_SLOTS:,} slots")
             )
         if count:
             name = f"SLOT_TYPE_{n}"
-            knob = cfg.knob(name) or Knob(name, "", "<defaults>")
+            # a type with no SLOT_TYPE_<N> is whole shares: its NUM_SLOTS_TYPE_<N> says how many
+            knob = cfg.knob(name) or _knob(cfg, f"NUM_SLOTS_TYPE_{n}")
             partitionable = cfg.get_bool(f"SLOT_TYPE_{n}_PARTITIONABLE", False)
             layout.append((n, count, partitionable, cfg.get_str(name), knob))
     if not layout:
@@ -242,15 +252,14 @@ def slot_types(
         count = cfg.get_int("NUM_SLOTS", 1 if partitionable else totals["cpus"])
         if count <= 0:
             return []
-        layout.append(
-            (
-                0,
-                count,
-                partitionable,
-                "",
-                cfg.knob("NUM_SLOTS") or Knob("NUM_SLOTS", str(count), "<defaults>"),
-            )
-        )
+        # unset, NUM_SLOTS is one slot per cpu: NUM_CPUS says how many
+        knob = _knob(cfg, "NUM_SLOTS", *(() if partitionable else ("NUM_CPUS",)))
+        if count > MAX_SLOTS:
+            raise ConfigError(f"{knob.where}: {knob.name}: more than {MAX_SLOTS:,} slots")
+        layout.append((0, count, partitionable, "", knob))
+
+    for type_id, *_ in layout:
+        _check_num_claims(cfg, type_id)
 
     requests: list[dict[str, int | None]] = []
     for _, _, _, text, knob in layout:
@@ -310,6 +319,30 @@ def slot_types(
     return specs
 
 
-def _where(cfg: ConfigDict, name: str) -> str:
-    knob = cfg.knob(name)
-    return knob.where if knob else "<defaults>"
+def _check_num_claims(cfg: ConfigDict, type_id: int) -> None:
+    """A partitionable slot with a consumption policy holds NUM_CLAIMS claim ids (the
+    startd reads SLOT_TYPE_<N>_NUM_CLAIMS, else NUM_CLAIMS, and checks the rest): more
+    than MAX_SLOTS is refused here, before the startd makes them."""
+    for name in (f"SLOT_TYPE_{type_id}_NUM_CLAIMS", "NUM_CLAIMS"):
+        knob = cfg.knob(name)
+        if knob is None:
+            continue
+        text = cfg[knob.name].strip()
+        if re.fullmatch(r"[+-]?\d+", text) and int(text) > MAX_SLOTS:
+            raise ConfigError(f"{knob.where}: {knob.name} = {text}: more than {MAX_SLOTS:,} claims")
+        return
+
+
+def _knob(cfg: ConfigDict, *names: str) -> Knob:
+    """The first of ``names`` the configuration set (or that a default of it reads), for
+    messages; a stand-in without a place when it set none."""
+    for name in names:
+        if (knob := cfg.blame(name)) is not None:
+            return knob
+    return Knob(names[0], "", "<defaults>")
+
+
+def _where(cfg: ConfigDict, *names: str) -> str:
+    """``file:line: KNOB`` of the first of ``names`` the configuration set."""
+    knob = _knob(cfg, *names)
+    return f"{knob.where}: {knob.name}"

@@ -93,8 +93,10 @@ spec's folder, and sent with each submit (a schedd reads no user's files).
 
 from __future__ import annotations
 
+import math
 import os
 import re
+import string
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -121,12 +123,19 @@ from ..negotiator.groups import GroupConfig, GroupConfigError
 from ..negotiator.preemption import check_negotiator_config
 from ..schedd.cadence import AdCadence, AdCadenceError
 from ..schedd.schedd import ScheddKnobs
-from ..schedd.submit import MAX_JOBS_PER_SUBMISSION, SubmitError, SubmitInputs, parse_submit
+from ..schedd.submit import (
+    MAX_JOBS_PER_SUBMISSION,
+    SubmitError,
+    SubmitInputs,
+    parse_submit,
+    valid_owner,
+)
 from ..startd.machine import Machine
 from .faults import Fault, FaultError, check_plan, parse_fault
 from .importer import ImportedMachine, ImportError_, read_jobs, read_machines
 from .layout import actor_plans
 from .submit_files import SubmitFileError, read_submit_inputs, read_user_file
+from .tomlplaces import SpecLines
 from .trace import (
     FORMATS,
     ON_ERROR,
@@ -259,51 +268,6 @@ class PoolSpec:
         return [n for g in self.startds for n in g.names]
 
 
-# ------------------------------------------------------------------ line numbers
-
-
-class _Lines:
-    """Finds the line of a key in the spec text, for messages about values TOML accepted."""
-
-    _HEADER = re.compile(r"\s*(\[\[?)\s*([A-Za-z0-9_.\-]+)\s*\]\]?")
-
-    def __init__(self, text: str) -> None:
-        self.lines = text.splitlines()
-
-    def table_start(self, table: str, index: int | None) -> int:
-        """1-based line of ``[table]`` or the ``index``-th ``[[table]]`` (0 if absent)."""
-        seen = -1
-        for i, line in enumerate(self.lines, 1):
-            m = self._HEADER.match(line)
-            if m and m.group(2) == table:
-                seen += 1
-                if index is None or seen == index:
-                    return i
-        return 0
-
-    def key(self, table: str | None, index: int | None, key: str) -> int:
-        start = self.table_start(table, index) if table else 0
-        pat = re.compile(rf"\s*{re.escape(key)}\s*=")
-        for i in range(start, len(self.lines)):
-            if i >= start + 1 and self._HEADER.match(self.lines[i]) and table:
-                break
-            if pat.match(self.lines[i]):
-                return i + 1
-        return start
-
-    def value_start(self, table: str | None, index: int | None, key: str) -> int:
-        """Lines to prepend to an inline multi-line string so its lines keep file numbers."""
-        line = self.key(table, index, key)
-        if not line:
-            return 0
-        text = self.lines[line - 1]
-        # `key = """` followed by a newline: TOML drops that newline, content starts below.
-        after = text.split("=", 1)[1].strip()
-        if after in ('"""', "'''"):
-            return line
-        return line - 1
-
-
 # ------------------------------------------------------------------ parsing
 
 
@@ -370,17 +334,46 @@ def check_knobs(config: ConfigDict, source: str) -> None:
         AdCadence.from_config(schedd, 0.0)
         ScheddKnobs.from_config(schedd)
     except (GroupConfigError, AdCadenceError) as e:
-        knob = config.knob(e.knob)
-        raise SpecError(f"{knob.where if knob else source}: {e}") from None
+        raise SpecError(f"{_knob_place(config, e.knob, source)}: {e}") from None
     except NegotiatorInputError as e:
         if e.knob is None:  # the message says where
-            raise SpecError(str(e)) from None
-        knob = config.knob(e.knob)
-        raise SpecError(f"{knob.where if knob else source}: {e}") from None
+            raise SpecError(_placed(str(e), source)) from None
+        raise SpecError(f"{_knob_place(config, e.knob, source)}: {e}") from None
     except ConfigError as e:  # it names the knob's file and line
-        raise SpecError(str(e)) from None
-    except CadenceError as e:
-        raise SpecError(f"{source}: {e}") from None
+        raise SpecError(_placed(str(e), source)) from None
+    except CadenceError as e:  # "NEGOTIATOR_INTERVAL must be ...": the knob comes first
+        raise SpecError(f"{_knob_place(config, str(e).split(' ', 1)[0], source)}: {e}") from None
+
+
+MAX_NAME = 255  # characters in a daemon's name
+
+
+def _format_names(pattern: str, count: int) -> tuple[str, ...]:
+    """``pattern.format(n)`` for n from 1 to ``count``. ValueError (or IndexError, KeyError)
+    for a bad pattern, and for one whose names could be huge: a field wider than 99
+    characters or a width read from the number itself (``{0:{0}}``) would only exhaust
+    memory."""
+    if len(pattern) > MAX_NAME:
+        raise ValueError(f"longer than {MAX_NAME} characters")
+    for _, _, spec, _ in string.Formatter().parse(pattern):
+        if spec and ("{" in spec or re.search(r"\d{3,}", spec)):
+            raise ValueError(f"the field format {spec!r} is too wide")
+    return tuple(pattern.format(n) for n in range(1, count + 1))
+
+
+def _knob_place(config: ConfigDict, name: str | None, fallback: str) -> str:
+    """``file:line`` of the knob the configuration set that gives ``name`` its value."""
+    knob = config.blame(name) if name else None
+    return knob.where if knob is not None else fallback
+
+
+_PLACE = re.compile(r"\S+?:\d+\b")
+
+
+def _placed(message: str, where: str) -> str:
+    """``message`` as it is when it starts with its place (``file:line``), else after
+    ``where`` (for checks that know the knob but not where it was set)."""
+    return message if _PLACE.match(message) else f"{where}: {message}"
 
 
 def _toml_line(exc: tomllib.TOMLDecodeError) -> str:
@@ -479,7 +472,7 @@ _ACCOUNTANT_KEYS = {"factor", "priority"}
 
 class _Builder:
     def __init__(self, text: str, source: str, base_dir: Path) -> None:
-        self.lines = _Lines(text)
+        self.lines = SpecLines(text)
         self.source = source
         self.base_dir = base_dir
 
@@ -496,6 +489,10 @@ class _Builder:
         what = f"{where} {key}" if key and where else (key or where)
         return SpecError(f"{self.source}:{line or 1}: {what}: {problem}".replace(": : ", ": "))
 
+    def _at(self, table: str, index: int | None) -> str:
+        """``file:line`` of a table of the spec."""
+        return f"{self.source}:{self.lines.table_start(table, index) or 1}"
+
     def _num(
         self,
         tbl: dict[str, Any],
@@ -510,9 +507,17 @@ class _Builder:
     ) -> Any:
         v = tbl.get(key, default)
         ok_types = (int,) if kind is int else (int, float)
-        if isinstance(v, bool) or not isinstance(v, ok_types) or v != v:  # v != v: nan
+        if (
+            isinstance(v, bool)
+            or not isinstance(v, ok_types)
+            or v in (math.inf, -math.inf)
+            or v != v
+        ):
             raise self.fail(
-                table, index, key, f"must be a {'whole ' if kind is int else ''}number, got {v!r}"
+                table,
+                index,
+                key,
+                f"must be a {'whole' if kind is int else 'finite'} number, got {v!r}",
             )
         if v < minimum or (strict and v == minimum):
             rel = ">" if strict else ">="
@@ -551,7 +556,7 @@ class _Builder:
         self._unknown(pool, _POOL_KEYS, "pool", None)
         spec.time_scale = self._num(pool, "pool", None, "time_scale", 60.0, float, 0, strict=True)
         spec.duration = self._num(pool, "pool", None, "duration", 3600.0, float, 0, strict=True)
-        spec.seed = self._num(pool, "pool", None, "seed", 0, int, 0)
+        spec.seed = self._num(pool, "pool", None, "seed", 0, int, 0, maximum=2**63 - 1)
         host = pool.get("host", "127.0.0.1")
         if not isinstance(host, str) or not host:
             raise self.fail("pool", None, "host", f"must be a host name or address, got {host!r}")
@@ -680,8 +685,10 @@ class _Builder:
         try:
             config = self._config_table(tbl, ConfigDict(seed=seed), "config", None)
             check_negotiator_config(config)
+            config.get_int("MAX_JOBS_PER_SUBMISSION", MAX_JOBS_PER_SUBMISSION)  # read at submits
         except ConfigError as e:
-            raise SpecError(str(e)) from None
+            where = f"{self.source}:{self.lines.table_start('config', None) or 1}: [config]"
+            raise SpecError(_placed(str(e), where)) from None
         return config
 
     def _config_table(
@@ -722,30 +729,20 @@ class _Builder:
             elif not isinstance(v, (int, float, str)):
                 raise self.fail(table, index, k, f"must be a string, number or boolean, got {v!r}")
             line = self.lines.key(table, index, k)
+            if line and line <= len(lines):  # knobs sharing a line: { A = 1, B = 2 }
+                base = parse_config("\n".join(lines), self.source, base)
+                lines = []
             # One knob per physical line at its own line number, so ConfigError points there.
             lines.extend([""] * max(0, line - 1 - len(lines)))
             lines.append(f"{k} = {v}".replace("\n", " "))
         return parse_config("\n".join(lines), self.source, base)
 
     def _negotiator_config(self, config: ConfigDict) -> None:
-        check_knobs(config, self.source)
+        check_knobs(config, f"{self.source}:{self.lines.table_start('config', None) or 1}")
 
     def _accountant_line(self, name: str, key: str | None) -> int:
-        start = 0
-        for i, line in enumerate(self.lines.lines, 1):
-            t = line.strip()
-            if t.startswith("[accountant") and name in t:
-                start = i
-                break
-        if key is None or not start:
-            return start or 1
-        for i in range(start, len(self.lines.lines)):
-            t = self.lines.lines[i].strip()
-            if t.startswith("["):
-                break
-            if re.match(rf"{re.escape(key)}\s*=", t):
-                return i + 1
-        return start
+        path = ("accountant", name, *((key,) if key else ()))
+        return self.lines.path(*path) or 1
 
     def _accountant(self, tbl: Any) -> dict[str, dict[str, float]]:
         if not isinstance(tbl, dict):
@@ -786,7 +783,7 @@ class _Builder:
         if not isinstance(pattern, str):
             raise self.fail("startds", i, "name", "must be a string pattern such as 'exec{:04d}'")
         try:
-            names = tuple(pattern.format(n) for n in range(1, count + 1))
+            names = _format_names(pattern, count)
         except (IndexError, KeyError, ValueError) as e:
             raise self.fail("startds", i, "name", f"bad name pattern {pattern!r}: {e}") from None
         if count > 1 and len(set(names)) != count:
@@ -825,7 +822,10 @@ class _Builder:
             # the startd's own checks: slot policies, SLOT_WEIGHT and consumption types
             Machine(names[0], cfg, "127.0.0.1:0", 0, 0.0).check_policies()
         except ConfigError as e:
-            raise SpecError(str(e)) from None
+            where = (
+                f"{self.source}:{self.lines.table_start('startds', i) or 1}: [[startds]] #{i + 1}"
+            )
+            raise SpecError(_placed(str(e), where)) from None
         return MachineGroup(names, per_actor, cfg)
 
     def _schedds(self, t: dict[str, Any], i: int, taken: set[str], groups: int) -> ScheddGroup:
@@ -836,7 +836,7 @@ class _Builder:
         if not isinstance(pattern, str):
             raise self.fail("schedds", i, "name", "must be a string pattern such as 'schedd{}'")
         try:
-            names = tuple(pattern.format(n) for n in range(1, count + 1))
+            names = _format_names(pattern, count)
         except (IndexError, KeyError, ValueError) as e:
             raise self.fail("schedds", i, "name", f"bad name pattern {pattern!r}: {e}") from None
         for n in names:
@@ -941,7 +941,7 @@ class _Builder:
         try:
             machines = read_machines(text, path)
         except ImportError_ as e:
-            raise SpecError(f"{e} ([import] of {self.source})") from None
+            raise SpecError(f"{e} ([import] at {self._at('import', None)})") from None
         families: dict[str, list[ImportedMachine]] = {}
         for m in machines:
             if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.\-]*", m.name):
@@ -954,7 +954,7 @@ class _Builder:
                 cfg = parse_config(config, f"{path}:{first.line} (machine {first.name})", pool_cfg)
                 Machine(first.name, cfg, "127.0.0.1:0", 0, 0.0).check_policies()
             except ConfigError as e:
-                raise SpecError(f"{e} ([import] of {self.source})") from None
+                raise SpecError(f"{e} ([import] at {self._at('import', None)})") from None
             groups.append(MachineGroup(tuple(m.name for m in members), per_actor, cfg))
         return groups
 
@@ -970,7 +970,7 @@ class _Builder:
         try:
             jobs = read_jobs(text, path, duration=duration)
         except ImportError_ as e:
-            raise SpecError(f"{e} ([import] of {self.source})") from None
+            raise SpecError(f"{e} ([import] at {self._at('import', None)})") from None
         items = []
         for job in jobs:
             source = f"{path}:{job.line}"
@@ -1016,7 +1016,7 @@ class _Builder:
         try:
             read = read_trace(self.base_dir / path, fmt, on_error=on_error, source=path)
         except TraceError as e:
-            raise SpecError(f"{e} ([[trace]] #{i + 1} of {self.source})") from None
+            raise SpecError(f"{e} ([[trace]] #{i + 1} at {self._at('trace', i)})") from None
         jobs = replay(read.records, compress=compress, shift=shift, limit=limit, removals=removals)
         limit_per = spec.config.get_int("MAX_JOBS_PER_SUBMISSION", MAX_JOBS_PER_SUBMISSION)
         checked: set[str] = set()
@@ -1048,8 +1048,10 @@ class _Builder:
         at = self._num(t, "submit", i, "at", 0.0, float, 0)
         schedd = self._schedd(t, "submit", i, spec)
         owner = t.get("owner", "")
-        if not isinstance(owner, str) or not owner:
-            raise self.fail("submit", i, "owner", "must name the submitting user")
+        if not isinstance(owner, str) or not valid_owner(owner):
+            raise self.fail(
+                "submit", i, "owner", f"must name the submitting user (no blanks), got {owner!r}"
+            )
         if ("description" in t) == ("file" in t):
             raise self.fail("submit", i, None, "needs exactly one of description or file")
         if "file" in t:

@@ -323,6 +323,12 @@ class ScheddService(sgrpc.ScheddServicer):
         except QueueError as exc:
             log.error("%s: submit not stored: %s", core.name, exc)
             await context.abort(grpc.StatusCode.INTERNAL, f"job not queued: {exc}")
+        except (ValueError, ArithmeticError) as exc:
+            # a value the description's checks let through: still the user's input, refused
+            # as such and naming it (the traceback is logged, for the check that missed it)
+            log.warning("%s: submit refused: %r", core.name, exc, exc_info=True)
+            source = request.source or "<submit>"
+            await abort_invalid(context, f"{source}: {type(exc).__name__}: {exc}")
         self.stats["submits"] += 1
         self._after(core)  # with the jobs, the core asked for a reschedule after its ads
         return spb.SubmitReply(cluster_id=cluster, num_procs=n)

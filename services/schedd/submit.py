@@ -518,6 +518,8 @@ class _Submit:
                 if isinstance(e, SubmitError):
                     raise
                 raise self.fail(str(e)) from None
+            except ArithmeticError as e:  # a number out of range: the line is still known
+                raise self.fail(f"{type(e).__name__}: {e}") from None
         try:
             conds.close()
         except ValueError as e:
@@ -1239,6 +1241,11 @@ class _Submit:
         return attrs
 
 
+def valid_owner(name: str) -> bool:
+    """Whether ``name`` can own jobs (no blanks, quotes, backslashes or commas)."""
+    return bool(name) and bool(_NAME_OK.match(name))
+
+
 def valid_limit(item: str) -> bool:
     """HTCondor's ParseConcurrencyLimit: ``name[.sub][:count]``, the names valid attribute
     names (the count is read with strtod, so anything after the colon passes)."""
@@ -1274,7 +1281,7 @@ def parse_submit(
     Requirements worked out for it across submits (a schedd's, of the same ``host``).
     Every problem raises ``SubmitError`` naming ``source`` and the line.
     """
-    if not owner or not _NAME_OK.match(owner):
+    if not valid_owner(owner):
         raise SubmitError(f"{source}: {owner!r} is not a valid owner name")
     submit = _Submit(
         source,
