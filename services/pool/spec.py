@@ -640,8 +640,9 @@ class _Builder:
             self._trace(t, i, spec, taken_names)
         spec.submits.sort(key=lambda s: s.at)
         spec.removals.sort(key=lambda r: r.at)
-        spec.faults = self._faults(data, spec)
+        # the placement first: it says which actors a fault's daemons are in
         spec.placement = self._placement(data.get("placement", {}))
+        spec.faults = self._faults(data, spec)
         return spec
 
     def _placement(self, tbl: Any) -> dict[str, str]:

@@ -271,3 +271,15 @@ queue 1
     summary = run_pool(parse_spec(text, "<test>"), tmp_path / "out")
     assert summary["workload_errors"] == []
     assert summary["jobs_submitted"] == 21
+
+
+def test_a_fault_between_the_collector_and_a_negotiator_of_its_own_is_accepted() -> None:
+    """``[placement] negotiator = "own"`` puts them in two actors: a cut between them is
+    a fault of two actors (the plan was checked before the placement was read)."""
+    text = spec(
+        '[placement]\nnegotiator = "own"\n\n[[faults]]\nkind = "partition"\n'
+        'target = "collector"\npeer = "negotiator"\nat = 100\nduration = 60\n'
+    )
+    assert [(f.target, f.peer) for f in parse_spec(text, "<test>").faults] == [
+        ("central", "negotiator")
+    ]
