@@ -36,7 +36,7 @@ startds that died; a restarted startd starts whole.
   take time to reach the collector; a live run's window is 5 real seconds), no more than
   it held at any moment of them. As HTCondor's accountant, it charges what the collector
   holds: a claim whose startd could not reach the collector when it ended (a partition,
-  drop or delay fault between its actor and ``central``) stays charged while its last ad
+  drop or delay fault between its actor and ``central``, or a pause of either) stays charged while its last ad
   stays there, until the ad is dropped (``ad_expired``, ``ad_invalidated``: its lifetime
   ended), the central manager restarts, or the fault ends; a claim made during such a
   fault need not be charged until it ends. A charge after that, or for a slot the
@@ -72,7 +72,10 @@ _EPSILON = 1e-3  # event times are rounded to the millisecond
 _RUN_ENDS = ("job_exit", "job_evicted", "release", "lease_expired")  # a run ends on its claim
 _RESOURCES = (("cpus", "Cpus"), ("memory", "Memory"), ("disk", "Disk"))
 _CENTRAL = "central"  # the actor that hosts the collector
-_CUTS = ("partition", "drop", "delay")  # faults that may keep a startd's ads from it
+# faults that may keep a startd's ads from the collector: a cut between them, or a
+# pause of either (a paused startd sends nothing; a paused collector takes nothing in,
+# and its negotiator's overdue cycle charges what it held when it stopped)
+_CUTS = ("partition", "drop", "delay", "pause")
 
 
 class CheckError(ValueError):
@@ -393,7 +396,10 @@ def _cuts(events: list[Event]) -> dict[str, list[tuple[float, float]]]:
             continue
         key = (str(e["fault"]), str(e.get("target")), str(e.get("peer")))
         if e["kind"] == "fault_start":
-            if e.get("peer") == _CENTRAL:
+            if e["fault"] == "pause":  # of a startd's actor (its machines), or of central
+                central = _CENTRAL in (e.get("actors") or ())
+                machines = ["*"] if central else [str(d) for d in e.get("daemons", ())]
+            elif e.get("peer") == _CENTRAL:
                 machines = [str(d) for d in e.get("daemons", ())]
             elif e.get("target") == _CENTRAL or _CENTRAL in (e.get("actors") or ()):
                 peer = str(e.get("peer"))
