@@ -483,7 +483,9 @@ def _usage(events: list[Event], startd: list[Event], delay: float) -> list[Viola
             spans[cid][4] = _stale_until(spans[cid], cuts, dropped, restarts, delay)
     out: list[Violation] = []
     for n, e in cycles:
-        start = float(e.get("start", e["t"]))
+        # in pool time: the event's date less the cycle's length (its ``start`` is the
+        # negotiator's own clock, which a skew fault moves)
+        start = round(float(e["t"]) - float(e.get("duration", 0) or 0), 3)
         lo_t = start - delay
         by_slot: dict[str, list[list[Any]]] = defaultdict(list)
         for span in spans.values():
