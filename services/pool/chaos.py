@@ -40,6 +40,20 @@ OWNERS = ("alice", "bob", "carol", "dave")
 GROUPS = ("group_a", "group_b")
 
 
+# the job policies a submit description may draw (a feature ``policy_<name>`` each)
+POLICIES = (
+    "periodic_hold",
+    "periodic_release",
+    "periodic_remove",
+    "on_exit_remove",
+    "on_exit_hold",
+    "max_retries",
+    "allowed_job_duration",
+    "hold",
+    "job_lease_duration",
+)
+
+
 @dataclass(frozen=True)
 class ChaosSpec:
     seed: int
@@ -249,20 +263,7 @@ class _Draw:
                 f"request_cpus = {r.choice((1, 1, min(2, self.max_cpus)))}",
                 f"request_memory = {self.memory()}",
             ]
-            policies = r.sample(
-                [
-                    "periodic_hold",
-                    "periodic_release",
-                    "periodic_remove",
-                    "on_exit_remove",
-                    "on_exit_hold",
-                    "max_retries",
-                    "allowed_job_duration",
-                    "hold",
-                    "job_lease_duration",
-                ],
-                r.randint(1, 4),
-            )
+            policies = r.sample(list(POLICIES), r.randint(1, 4))
             if "max_retries" in policies and "on_exit_remove" in policies and self.chance(0.5):
                 policies.remove("on_exit_remove")
             for p in policies:

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from mockpool.pool.chaos import draw
+from mockpool.pool.chaos import POLICIES, draw
 from mockpool.pool.chaos_campaign import OUTPUTS, run_seed
 
 # Chosen (from seeds 0-199) to cover together every fault kind on schedds, machines and
@@ -50,20 +50,7 @@ REQUIRED = {
     "until_done",
     "worklife_zero",
     "system_periodic",
-    *(
-        f"policy_{p}"
-        for p in (
-            "periodic_hold",
-            "periodic_release",
-            "periodic_remove",
-            "on_exit_remove",
-            "on_exit_hold",
-            "max_retries",
-            "allowed_job_duration",
-            "hold",
-            "job_lease_duration",
-        )
-    ),
+    *(f"policy_{p}" for p in POLICIES),
 }
 
 
