@@ -162,6 +162,9 @@ class DaemonContext:
     # cpu seconds) -> pool seconds.
     cycle_charge: Callable[[int, int, float], float] | None = None
     virtual: bool = False  # on virtual time: nothing may run in a thread
+    # Unix time of pool time 0 (a whole second): ads carry dates as Unix times counted
+    # from it, and time() in their expressions does too
+    ad_epoch: int = 0
 
     def claim_rng(self, name: str) -> random.Random | None:
         """The source of daemon ``name``'s claim-id secrets: seeded in a virtual run

@@ -1,9 +1,9 @@
 """HTCondor's command output layouts (condor_q, condor_status, condor_history) as pure text.
 
 Every function takes ads (``mockpool.classad.ClassAd``) and returns the exact text the real
-tool prints, newlines included; nothing here does I/O or reads the clock. Pool times in ads
-are pool seconds; functions that print dates take ``base_wall`` (unix seconds of pool time
-0) and print ``base_wall + t`` in local time (``time.localtime``, as HTCondor does).
+tool prints, newlines included; nothing here does I/O or reads the clock. Dates in ads
+are Unix times, as HTCondor's (a pool's date of pool time 0 plus pool seconds); they print
+in local time (``time.localtime``, as HTCondor does).
 
 The layouts follow HTCondor's source (25.x, where condor_status' Arch column is 8 wide and
 Mem 6; older manual pages show 6 and 4): the print-format tables in
@@ -505,7 +505,7 @@ def _number_width(n: int) -> int:
 
 
 def _q_nobatch(
-    jobs: list[ClassAd], ids: list[tuple[int, int]], now: float, base_wall: float, width: int | None
+    jobs: list[ClassAd], ids: list[tuple[int, int]], now: float, width: int | None
 ) -> str:
     order = sorted(range(len(jobs)), key=lambda k: ids[k])
     cols = [
@@ -535,7 +535,7 @@ def _q_nobatch(
                 None,
                 None,
                 owner,
-                None if qdate is None else fmt_date(base_wall + qdate),
+                None if qdate is None else fmt_date(qdate),
                 _condor_time(_run_time(job, now)),
                 _status_chars(job),
                 prios[-1],
@@ -569,9 +569,7 @@ def _q_nobatch(
     return _headings(cols, max_width) + "".join(_row(cols, r, max_width) for r in rows)
 
 
-def _q_hold(
-    jobs: list[ClassAd], ids: list[tuple[int, int]], base_wall: float, width: int | None
-) -> str:
+def _q_hold(jobs: list[ClassAd], ids: list[tuple[int, int]], width: int | None) -> str:
     """condor_q -hold (queue.cpp's jobHold_PrintFormat): when and why each job is held."""
     order = sorted(range(len(jobs)), key=lambda k: ids[k])
     cols = [
@@ -595,7 +593,7 @@ def _q_hold(
                 f"{c:4d}.",
                 f"{p:<3d}",
                 _str(job, "Owner"),
-                None if since is None else fmt_date(base_wall + since),
+                None if since is None else fmt_date(since),
                 None if code is None else f"{code:4d}",
                 " " if sub is None else f"/{sub:<3d}",
                 _str(job, "HoldReason") or "",
@@ -611,9 +609,7 @@ class _Batch:
     clusters: list[int]
 
 
-def _q_batch(
-    jobs: list[ClassAd], ids: list[tuple[int, int]], base_wall: float, width: int | None
-) -> str:
+def _q_batch(jobs: list[ClassAd], ids: list[tuple[int, int]], width: int | None) -> str:
     order = sorted(range(len(jobs)), key=lambda k: ids[k])
     jobs = [jobs[k] for k in order]
     ids = [ids[k] for k in order]
@@ -690,7 +686,7 @@ def _q_batch(
             [
                 owner,
                 name,
-                None if qdate is None else fmt_date(base_wall + qdate),
+                None if qdate is None else fmt_date(qdate),
                 *(str(v) if v > 0 else None for v in counts),
                 job_ids,
             ]
@@ -735,7 +731,6 @@ def format_q(
     schedd_name: str,
     schedd_address: str,
     now_wall: float,
-    base_wall: float,
     batch: bool = True,
     hold: bool = False,
     total_all: JobTotals | None = None,
@@ -748,8 +743,8 @@ def format_q(
     `total_all` is the schedd's count of all jobs (default: the same as the query); `me`
     adds HTCondor's "Total for <user>" line of a query for one's own jobs. `batch=False` is
     -nobatch; `hold` is -hold's layout (the caller selects the held jobs). `width` is the
-    terminal width (condor_q assumes 80 when not on a terminal); None is -wide. `now_wall` stamps the header and, with `base_wall`, gives running jobs'
-    RUN_TIME.
+    terminal width (condor_q assumes 80 when not on a terminal); None is -wide. `now_wall` (the date now) stamps the header and gives running
+    jobs' RUN_TIME.
     """
     jobs = _check_ads(jobs, "job ad")
     ids = [_job_id(j, k) for k, j in enumerate(jobs)]
@@ -757,11 +752,11 @@ def format_q(
         raise LayoutError(f"width must be positive or None, got {width}")
     query = JobTotals.of(jobs)
     if hold:
-        body = _q_hold(jobs, ids, base_wall, width)
+        body = _q_hold(jobs, ids, width)
     elif batch:
-        body = _q_batch(jobs, ids, base_wall, width)
+        body = _q_batch(jobs, ids, width)
     else:
-        body = _q_nobatch(jobs, ids, now_wall - base_wall, base_wall, width)
+        body = _q_nobatch(jobs, ids, now_wall, width)
     return (
         _schedd_header(schedd_name, schedd_address, now_wall)
         + body
@@ -802,7 +797,7 @@ def _check_width(width: int | None) -> None:
 def format_status(slots: Iterable[ClassAd], *, now: float, width: int | None = None) -> str:
     """condor_status' default slot table and its Arch/OpSys summary.
 
-    `now` is the pool time for ActvtyTime. `width` is the terminal width; None means output
+    `now` is the date now (Unix time), for ActvtyTime. `width` is the terminal width; None means output
     to a pipe (HTCondor then neither crops nor cuts lines).
     """
     slots = _status_sorted(_check_ads(slots, "slot ad"))
@@ -1101,9 +1096,7 @@ def format_status_submitters(ads: Iterable[ClassAd], *, width: int | None = None
     return out
 
 
-def format_status_negotiator(
-    ads: Iterable[ClassAd], *, base_wall: float, width: int | None = None
-) -> str:
+def format_status_negotiator(ads: Iterable[ClassAd], *, width: int | None = None) -> str:
     """condor_status -negotiator: the last negotiation cycle of each negotiator."""
     ads = _status_sorted(_check_ads(ads, "negotiator ad"))
     _check_width(width)
@@ -1136,7 +1129,7 @@ def format_status_negotiator(
         rows.append(
             [
                 _str(ad, "Name"),
-                None if end is None else fmt_date(base_wall + end),
+                None if end is None else fmt_date(end),
                 *(None if v is None else f"{v:{w}d}" for v, (_, _, w) in zip(vals, spec)),
             ]
         )
@@ -1149,11 +1142,11 @@ def format_status_negotiator(
 # -- condor_history -----------------------------------------------------------------------
 
 
-def _history_date(base_wall: float, t: float | None) -> str:
-    return " ??? " if not t else fmt_date(base_wall + t)
+def _history_date(t: float | None) -> str:
+    return " ??? " if not t else fmt_date(t)
 
 
-def _history_legacy(jobs: list[ClassAd], ids: list[tuple[int, int]], base_wall: float) -> str:
+def _history_legacy(jobs: list[ClassAd], ids: list[tuple[int, int]]) -> str:
     """short_header()/short_print() of history_utils.h: the 80-column layout."""
     out = f" {'ID':<7} {'OWNER':<14} {'SUBMITTED':>11} {'RUN_TIME':>12} {'ST':<2} {'COMPLETED':>11} {'CMD':<15}\n"
     for job, (c, p) in zip(jobs, ids):
@@ -1170,14 +1163,14 @@ def _history_legacy(jobs: list[ClassAd], ids: list[tuple[int, int]], base_wall: 
             cmd = cmd + " " + args[: 14 - len(cmd)]
         letter = _STATUS_LETTER.get(status, " ")
         out += (
-            f"{c:4d}.{p:<3d} {owner[:14]:<14} {fmt_date(base_wall + qdate):<11} "
+            f"{c:4d}.{p:<3d} {owner[:14]:<14} {fmt_date(qdate):<11} "
             f"{_condor_time(utime):<12} {letter:<2} "
-            f"{_history_date(base_wall, _num(job, 'CompletionDate')):<11} {cmd[:15]:<15}\n"
+            f"{_history_date(_num(job, 'CompletionDate')):<11} {cmd[:15]:<15}\n"
         )
     return out
 
 
-def format_history(jobs: Iterable[ClassAd], *, base_wall: float, width: int | None = 80) -> str:
+def format_history(jobs: Iterable[ClassAd], *, width: int | None = 80) -> str:
     """condor_history's default listing of finished jobs, in the order given.
 
     At `width` 80 (and when not on a terminal) HTCondor prints its legacy fixed layout;
@@ -1187,7 +1180,7 @@ def format_history(jobs: Iterable[ClassAd], *, base_wall: float, width: int | No
     ids = [_job_id(j, k) for k, j in enumerate(jobs)]
     _check_width(width)
     if width == 80:
-        return _history_legacy(jobs, ids, base_wall)
+        return _history_legacy(jobs, ids)
     cols = [
         _Col(" ID         ", 12, left=True),
         _Col("OWNER", 14, left=True, truncate=True, alt="?", alt_wide=True),
@@ -1208,10 +1201,10 @@ def format_history(jobs: Iterable[ClassAd], *, base_wall: float, width: int | No
             [
                 f"{c}.{p}",
                 _str(job, "Owner"),
-                None if qdate is None else fmt_date(base_wall + qdate),
+                None if qdate is None else fmt_date(qdate),
                 _condor_time(utime),
                 _status_chars(job),
-                None if done is None else fmt_date(base_wall + done if done else 0),
+                None if done is None else fmt_date(done),
                 _description(job),
             ]
         )
@@ -1286,13 +1279,12 @@ def format_better_analyze(
     schedd_name: str,
     schedd_address: str,
     now_wall: float,
-    base_wall: float,
     width: int | None = 80,
 ) -> str:
     """condor_q -better-analyze JOBID for one job (jobmatch.cpp printJobRunAnalysis).
 
-    ``analysis`` comes from :func:`mockpool.cli.analysis.analyze_job`; pool times in the job
-    (LastMatchTime, LastRejMatchTime) print as ``base_wall + t`` in ctime's format.
+    ``analysis`` comes from :func:`mockpool.cli.analysis.analyze_job`; the job's dates
+    (LastMatchTime, LastRejMatchTime) print in ctime's format.
     """
     cols = width or 80
     cluster, proc = analysis.cluster, analysis.proc
@@ -1352,11 +1344,11 @@ def format_better_analyze(
         out.append(f"\n{cluster:03d}.{proc:03d}:  {status}\n\n")
     last_match, last_rej = _num(job, "LastMatchTime"), _num(job, "LastRejMatchTime")
     if last_match is not None:
-        out.append(f"Last successful match: {_ctime(base_wall + last_match)}\n")
+        out.append(f"Last successful match: {_ctime(last_match)}\n")
     elif last_rej is not None:
         out.append("No successful match recorded.\n")
     if last_rej is not None and (last_match is None or last_rej > last_match):
-        out.append(f"Last failed match: {_ctime(base_wall + last_rej)}\n")
+        out.append(f"Last failed match: {_ctime(last_rej)}\n")
         reason = _str(job, "LastRejMatchReason")
         if reason is not None:
             out.append(f"Reason for last match failure: {reason}\n")

@@ -438,8 +438,13 @@ def _dry_run(ns: argparse.Namespace, text: str, inputs: SubmitInputs) -> int:
 
 
 def _base_wall(info: dict[str, Any]) -> float:
-    """Unix time printed for pool time 0 (the pool's start date)."""
+    """The date (Unix time) of pool time 0, the pool's start date: ads' dates count from it."""
     return float(info.get("log_base_wall") or info["epoch_wall"])
+
+
+def _date_now(info: dict[str, Any]) -> float:
+    """The date now as the pool's ads count it (time() in their expressions)."""
+    return _base_wall(info) + _pool_now(info)
 
 
 _JOB_ID = re.compile(r"([0-9]{1,18})(?:\.([0-9]{1,18}))?\Z")  # N or N.M, within 64 bits
@@ -486,13 +491,11 @@ def cmd_q(ns: argparse.Namespace) -> int:
         if ns.long:
             return layouts.format_q_long(jobs)
         all_jobs = jobs if not query else (await c.jobs("", schedd=name))[0]
-        base = _base_wall(info)
         return layouts.format_q(
             jobs,
             schedd_name=name,
             schedd_address=address,
-            now_wall=base + _pool_now(info),
-            base_wall=base,
+            now_wall=_date_now(info),
             batch=not ns.nobatch,
             hold=ns.hold,
             total_all=layouts.JobTotals.of(all_jobs),
@@ -514,7 +517,7 @@ def cmd_history(ns: argparse.Namespace) -> int:
         jobs, _ = await c.jobs(query, schedd=name, history=True, limit=ns.limit or 0)
         if ns.long:
             return layouts.format_q_long(jobs)
-        return layouts.format_history(jobs, base_wall=_base_wall(info), width=_width(80))
+        return layouts.format_history(jobs, width=_width(80))
 
     print(_with_client(ns, Role.READ, body), end="")
     return 0
@@ -536,9 +539,7 @@ def cmd_status(ns: argparse.Namespace) -> int:
         if ns.long:
             return layouts.format_long(ads)
         if ad_type == "Negotiator":
-            return layouts.format_status_negotiator(
-                ads, base_wall=_base_wall(info), width=_width(None)
-            )
+            return layouts.format_status_negotiator(ads, width=_width(None))
         if ad_type == "Scheduler":
             return layouts.format_status_schedd(ads, width=_width(None))
         if ad_type == "Submitter":
@@ -547,7 +548,7 @@ def cmd_status(ns: argparse.Namespace) -> int:
             return layouts.format_status_any(ads, width=_width(None))
         if ns.gpus:
             return layouts.format_status_gpus(ads, width=_width(None))
-        return layouts.format_status(ads, now=_pool_now(info), width=_width(None))
+        return layouts.format_status(ads, now=_date_now(info), width=_width(None))
 
     print(_with_client(ns, Role.READ, body), end="")
     return 0
@@ -567,15 +568,13 @@ def cmd_analyze(ns: argparse.Namespace) -> int:
         if not jobs:
             return None
         slots = await c.query("Machine", "")
-        now = _pool_now(info)
-        base = _base_wall(info)
+        now = _date_now(info)
         return layouts.format_better_analyze(
             jobs[0],
             analyze_job(jobs[0], slots, now=now),
             schedd_name=name,
             schedd_address=address,
-            now_wall=base + now,
-            base_wall=base,
+            now_wall=now,
             width=_width(80),
         )
 
@@ -622,8 +621,7 @@ def cmd_userprio(ns: argparse.Namespace) -> int:
         return format_userprio(
             ads,
             now_wall=base + now,
-            last_update_wall=base + last,
-            base_wall=base,
+            last_update_wall=last or base,
             all_users=ns.allusers,
         )
 

@@ -128,18 +128,13 @@ def format_userprio(
     *,
     now_wall: float,
     last_update_wall: float,
-    base_wall: float,
     all_users: bool = False,
 ) -> str:
-    """The default ``condor_userprio`` table. Times in the ads are pool seconds
-    (``base_wall`` + t is the wall time); ``now_wall`` decides who was active in the
-    last day."""
+    """The default ``condor_userprio`` table. Dates in the ads are Unix times (0: never);
+    ``now_wall``, the date now, decides who was active in the last day."""
     recs = [_rec(ad) for ad in ads]
     if not recs:
         return ""
-    for r in recs:
-        if r.last > 0:
-            r.last += base_wall
     tm_last = int(last_update_wall)
     min_last = -1.0 if all_users else now_wall - DAY
     hier = any(r.is_group and r.name != ROOT for r in recs if r.last >= min_last)

@@ -57,7 +57,13 @@ _SELF_AD, _HOUSEKEEPING = "self ad", "housekeeping"
 class Collector:
     """One collector daemon's state and decisions."""
 
-    def __init__(self, config: ConfigDict, *, housekeeping_interval: float | None = None) -> None:
+    def __init__(
+        self,
+        config: ConfigDict,
+        *,
+        housekeeping_interval: float | None = None,
+        ad_epoch: int = 0,
+    ) -> None:
         cfg = config.for_subsystem("COLLECTOR")
         self.classad_lifetime = cfg.get_int("CLASSAD_LIFETIME", 900)
         self.update_interval = cfg.get_int("COLLECTOR_UPDATE_INTERVAL", 900)
@@ -71,7 +77,7 @@ class Collector:
             refresh = min(refresh, float(self.classad_lifetime))
         self._intervals = {_SELF_AD: refresh, _HOUSEKEEPING: housekeeping_interval or 0.0}
         self._due: dict[str, float] = {}
-        self.store = AdStore(self.classad_lifetime)
+        self.store = AdStore(self.classad_lifetime, ad_epoch=ad_epoch)
         self.name = ""
         self.address = ""
         self._start_time = 0
@@ -90,7 +96,7 @@ class Collector:
     def start(self, now: float, host: str, address: str) -> None:
         """Begin: the own ad now, the first refresh and housekeeping one interval on."""
         self.name, self.address = self.name_on(host), address
-        self._start_time = int(now)
+        self._start_time = self.store.ad_epoch + int(now)  # DaemonStartTime, a date
         self.publish_self_ad(now)
         self._due = {timer: now + step for timer, step in self._intervals.items() if step > 0}
 

@@ -97,7 +97,9 @@ class CollectorService(cgrpc.CollectorServicer):
 
     def __init__(self, ctx: DaemonContext, *, housekeeping_interval: float | None = None) -> None:
         self.ctx = ctx
-        self.core = Collector(ctx.config, housekeeping_interval=housekeeping_interval)
+        self.core = Collector(
+            ctx.config, housekeeping_interval=housekeeping_interval, ad_epoch=ctx.ad_epoch
+        )
         self.store = self.core.store
         self._tasks: list[asyncio.Task[None]] = []
         self.calls = {
@@ -222,7 +224,7 @@ class CollectorService(cgrpc.CollectorServicer):
             )
         try:
             records = self.store.candidates(ad_type, allow_private=private)
-            now = self.ctx.clock.now()
+            now = self.store.ad_epoch + self.ctx.clock.now()  # time() in the constraint
             keep = projection_keys(request.projection)
             if len(records) < _QUERY_OFFLOAD_AT:
                 return _query_reply(records, request.constraint, now, keep)

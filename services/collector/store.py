@@ -5,11 +5,11 @@ happened. Rules, from HTCondor's collector (``collector_engine.cpp``, ``collecto
 
 - An ad is keyed by its type and ``Name``; both compare without regard to case. Any MyType
   is accepted (HTCondor keeps unknown types in "generic" tables). An update replaces the
-  whole stored ad and stamps ``LastHeardFrom = int(now)``; ``UpdateSequenceNumber`` is
+  whole stored ad and stamps ``LastHeardFrom`` (the date: ``ad_epoch + int(now)``); ``UpdateSequenceNumber`` is
   kept as the daemon sent it. An ad without ``MyType`` gets the update's type; one whose
   MyType names another type is refused (so a private ad says "MachinePrivate", the pool's
   convention, where HTCondor's collector relabels private ads "Machine").
-- Expiry (the housekeeper): an ad goes when ``int(now) - LastHeardFrom > lifetime``
+- Expiry (the housekeeper): an ad goes when ``int(now) - last_heard > lifetime``
   (strictly greater, as HTCondor's ``cleanHashTable``), lifetime being the ad's
   ``ClassAdLifetime`` when it evaluates to an integer, else ``CLASSAD_LIFETIME`` (900). Between housekeeping rounds a
   stale ad is still stored and still answers queries, as in HTCondor.
@@ -264,8 +264,13 @@ class AdStore:
     # a same-order delta of more updates than this share of the ads is found by a scan
     LOG_SCAN_SHARE = 0.25
 
-    def __init__(self, classad_lifetime: int = DEFAULT_CLASSAD_LIFETIME) -> None:
+    def __init__(
+        self, classad_lifetime: int = DEFAULT_CLASSAD_LIFETIME, *, ad_epoch: int = 0
+    ) -> None:
         self.classad_lifetime = int(classad_lifetime)
+        # Unix time of pool time 0: LastHeardFrom is a date counted from it (records keep
+        # pool seconds), and time() in constraints counts from it too
+        self.ad_epoch = int(ad_epoch)
         # type key (lower) -> name key (lower) -> record
         self._tables: dict[str, dict[str, AdRecord]] = {}
         self._type_names: dict[str, str] = dict(_CANONICAL)
@@ -462,11 +467,11 @@ class AdStore:
             stamps.append(_attribute_entry("MyType", canonical))
         last_heard = int(now)
         had_stamp = stored.lookup("LastHeardFrom") is not None
-        stored["LastHeardFrom"] = last_heard
+        stored["LastHeardFrom"] = self.ad_epoch + last_heard
         if had_stamp:
             wire = None  # the daemon's own LastHeardFrom is in the bytes: re-encode lazily
         elif wire is not None:
-            stamps.append(_attribute_entry("LastHeardFrom", last_heard))
+            stamps.append(_attribute_entry("LastHeardFrom", self.ad_epoch + last_heard))
             wire = wire + b"".join(stamps)
         lifetime = stored.eval("ClassAdLifetime")
         if type(lifetime) is not int:  # absent, UNDEFINED, real, bool, ...: the default
@@ -557,7 +562,8 @@ class AdStore:
         :class:`CostlyConstraint` for one past its evaluation budget, and
         :class:`PrivateAdsRefused` for private ads unless ``allow_private``.
         """
-        return matching(self.candidates(ad_type, allow_private=allow_private), constraint, now)
+        records = self.candidates(ad_type, allow_private=allow_private)
+        return matching(records, constraint, self.ad_epoch + now)  # time(): a date
 
     def candidates(self, ad_type: str, *, allow_private: bool = False) -> list[AdRecord]:
         """Every stored record of ``ad_type``, in store order, before any constraint (a

@@ -1,6 +1,8 @@
 """The negotiator's Accounting ads (matchmaker.cpp forwardAccountingData /
 forwardGroupAccounting): one per submitter the accountant knows and one per accounting
-group, with HTCondor's attribute names. Pure: times are pool seconds."""
+group, with HTCondor's attribute names. Pure: the accountant keeps pool seconds; the ads'
+dates (LastUpdate, BeginUsageTime, LastUsageTime) are Unix times counted from ``epoch``,
+the date of pool time 0, and 0 for never (as HTCondor's)."""
 
 from __future__ import annotations
 
@@ -11,7 +13,7 @@ from .groups import ROOT, Group, GroupTree
 __all__ = ["accounting_ads"]
 
 
-def _usage(ad: ClassAd, acct: Accountant, name: str) -> None:
+def _usage(ad: ClassAd, acct: Accountant, name: str, epoch: int) -> None:
     rec = acct.records.get(name)
     ad["Priority"] = acct.eup(name)
     ad["PriorityFactor"] = acct.factor(name)
@@ -20,16 +22,18 @@ def _usage(ad: ClassAd, acct: Accountant, name: str) -> None:
     used = rec.accumulated_usage if rec else 0.0
     ad["AccumulatedUsage"] = used
     ad["WeightedAccumulatedUsage"] = used
-    ad["BeginUsageTime"] = (
-        int(rec.begin_usage_time) if rec and rec.begin_usage_time is not None else 0
-    )
-    ad["LastUsageTime"] = int(rec.last_usage_time) if rec and rec.last_usage_time is not None else 0
+    begin = rec.begin_usage_time if rec else None
+    last = rec.last_usage_time if rec else None
+    ad["BeginUsageTime"] = epoch + int(begin) if begin is not None else 0
+    ad["LastUsageTime"] = epoch + int(last) if last is not None else 0
 
 
-def accounting_ads(acct: Accountant, tree: GroupTree | None, negotiator: str) -> list[ClassAd]:
+def accounting_ads(
+    acct: Accountant, tree: GroupTree | None, negotiator: str, epoch: int = 0
+) -> list[ClassAd]:
     """Submitter ads first (by name), then the groups breadth first from ``<none>``."""
     acct = acct.copy()  # reading a factor may fix it (HTCondor's read-with-write)
-    last = int(acct.last_update or 0)
+    last = epoch + int(acct.last_update) if acct.last_update is not None else 0
     out: list[ClassAd] = []
 
     def base(name: str, is_group: bool, group: str) -> ClassAd:
@@ -42,7 +46,7 @@ def accounting_ads(acct: Accountant, tree: GroupTree | None, negotiator: str) ->
         ad["LastUpdate"] = last
         ad["Ceiling"] = -1
         ad["Floor"] = 0
-        _usage(ad, acct, name)
+        _usage(ad, acct, name, epoch)
         return ad
 
     for name in sorted(acct.records):

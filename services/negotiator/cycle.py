@@ -460,7 +460,7 @@ class _Slots:
         jobs: Sequence[ClassAd] = (),
         carry: CycleCarry | None = None,
     ) -> None:
-        self.now = now  # the pool time the slots' and jobs' expressions see (time(), CurrentTime)
+        self.now = now  # the date the slots' and jobs' expressions see (time(), CurrentTime)
         self.ads = list(snapshot.slots)
         # every slot, for the phase-2 masks
         self._carry = None if carry is None else carry.slots
@@ -1365,6 +1365,7 @@ class _Cycle:
         cpu_timer: Callable[[], float] | None,
         notes: Sequence[LogLine] = (),
         carry: CycleCarry | None = None,
+        ad_epoch: int = 0,
     ) -> None:
         self.snapshot = snapshot
         self.carry = carry
@@ -1375,6 +1376,9 @@ class _Cycle:
             self.acct.set_groups(cfg.groups)
         self.cfg = cfg
         self.now = now
+        # time() and CurrentTime in the slots' and jobs' expressions: a date, as the ads'
+        # own dates are (the date of pool time 0 plus pool seconds)
+        self.expr_now = ad_epoch + now
         self.timer = timer
         self.cpu = cpu_timer
         self.log: list[LogLine] = []
@@ -1425,7 +1429,7 @@ class _Cycle:
             snap,
             self.cfg,
             self.kstats,
-            self.now,
+            self.expr_now,
             [r.ad for r in self.requests],
             self.carry,
         )
@@ -1854,7 +1858,7 @@ class _Cycle:
             got = match_vector(
                 j,
                 ct,
-                now=self.now,
+                now=self.expr_now,
                 budget=budget,
                 varies=None if varies is None else varies.on(np.ones(len(idx), dtype=bool)),
                 rows=at[idx],
@@ -1874,7 +1878,7 @@ class _Cycle:
         matched &= ~at_cp
         if slots.fit is not None and (held := np.flatnonzero(matched)).size:
             matched[held] = slots.fit.holds(
-                ct, view.reps, at[held], job, stats=self.kstats, now=self.now, budget=budget
+                ct, view.reps, at[held], job, stats=self.kstats, now=self.expr_now, budget=budget
             )
         if len(pat):
             plain = np.zeros(len(at), dtype=bool)
@@ -1923,7 +1927,7 @@ class _Cycle:
                 continue
             matched[k], cons_at[k], pre[k], post[k] = True, cons, pre_k, post_k
             if rank_e is not None:  # as the kernel reads it (a number that is not finite too)
-                rank[k] = _rank_number(evaluate(rank_e, job, slots.ad(row), now=self.now))
+                rank[k] = _rank_number(evaluate(rank_e, job, slots.ad(row), now=self.expr_now))
         return Answers(matched, rank, pre, post, cons_at), keep
 
     def _match_request(
@@ -2239,7 +2243,7 @@ class _Cycle:
         offer = slots.offer_with_remote_prio(row)
         remote = slots.view.preempt.remote[slots.classes.of[row]] or "?"
         prio = _scalar_number(offer.eval("RemoteUserPrio"))
-        new_rank = _scalar_number(offer.eval("Rank", req.ad, now=self.now))
+        new_rank = _scalar_number(offer.eval("Rank", req.ad, now=self.expr_now))
         old_rank = _scalar_number(offer.eval("CurrentRank"))
         self.say(
             preempting_line(
@@ -2381,21 +2385,21 @@ class _Cycle:
         ok = (
             slot_req is not None
             and job_req is not None
-            and truth(evaluate(slot_req, slot, jo, now=self.now)) is True
+            and truth(evaluate(slot_req, slot, jo, now=self.expr_now)) is True
         )
         if not isinstance(slot, WatchedAd):
-            ok = ok and truth(evaluate(job_req, jo, slot, now=self.now)) is True
+            ok = ok and truth(evaluate(job_req, jo, slot, now=self.expr_now)) is True
             return ((cons, slots.scalar_ranks(job, row, slot)) if ok else no), True
         found = (cons, slots.scalar_ranks(job, row, slot)) if ok else no
         alike = not slot.read  # what else it read did not touch a wide name
         if ok:
             slot.read = False
-            ok = truth(evaluate(job_req, jo, slot, now=self.now)) is True
+            ok = truth(evaluate(job_req, jo, slot, now=self.expr_now)) is True
             if slot.read:
                 alike = (
                     alike
                     and self._kleene_safe(job_req, taint)
-                    and alike_answer(job_req, jo, slot, taint, self.now)
+                    and alike_answer(job_req, jo, slot, taint, self.expr_now)
                 )
         return (found if ok else no), alike
 
@@ -2418,8 +2422,12 @@ def negotiate(
     finish: bool = True,
     phase1_notes: Sequence[LogLine] = (),
     columns: CycleCarry | None = None,
+    ad_epoch: int = 0,
 ) -> CycleResult:
     """Run one negotiation cycle that started (phase 1) at pool time ``now``.
+
+    ``ad_epoch``: the date (Unix time) of pool time 0; ``time()`` in the ads' expressions
+    is ``ad_epoch + now``, as the ads' own dates count from it.
 
     ``timer`` returns the current pool time and times the phases and log lines (default:
     ``now`` throughout, so a test's log and stats are exact); ``cpu_timer`` returns CPU
@@ -2433,7 +2441,7 @@ def negotiate(
     cfg = config if isinstance(config, CycleConfig) else CycleConfig.from_config(config)
     clock = timer if timer is not None else (lambda: now)
     result = _Cycle(
-        snapshot, requests, accountant, cfg, now, clock, cpu_timer, phase1_notes, columns
+        snapshot, requests, accountant, cfg, now, clock, cpu_timer, phase1_notes, columns, ad_epoch
     ).run()
     if finish:
         result.finish(clock())

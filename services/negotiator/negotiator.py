@@ -64,6 +64,8 @@ class Negotiator:
         # run, whose crashes are its daemons', leaves that to the operating system.
         self._fsync = fsync
         self.log_base_wall = float(log_base_wall)
+        # the ads' dates and time() in the expressions of a cycle count from the same date
+        self.ad_epoch = int(log_base_wall)
         self.cycle_config = CycleConfig.from_config(config)
         template = Accountant.from_config(config, self.cycle_config.groups)
         self.state_file = Path(state_dir) / "accountant.json"
@@ -76,7 +78,9 @@ class Negotiator:
         # userprio changes made while a cycle computes, replayed onto its accountant
         self._replay: list[tuple[str, str, float, float]] | None = None
         self.cadence = Cadence.from_config(config)
-        self.history = StatsHistory(config.get_int("NEGOTIATION_CYCLE_STATS_LENGTH"))
+        self.history = StatsHistory(
+            config.get_int("NEGOTIATION_CYCLE_STATS_LENGTH"), ad_epoch=self.ad_epoch
+        )
         self.update_interval = config.get_float("NEGOTIATOR_UPDATE_INTERVAL", 300.0)
         self.start_time = 0
         self.cycles = 0
@@ -152,7 +156,7 @@ class Negotiator:
 
     # -- condor_userprio ----------------------------------------------------------------
     def accounting_ads(self) -> list[ClassAd]:
-        return accounting_ads(self.accountant, self.groups, self.name)
+        return accounting_ads(self.accountant, self.groups, self.name, self.ad_epoch)
 
     def userprio(self, action: str, name: str, value: float, now: float) -> list[ClassAd]:
         """Apply one condor_userprio change (AccountantError names a bad one)."""
@@ -284,8 +288,8 @@ class Negotiator:
         ad = negotiator_ad(
             self.name,
             address,
-            start_time=self.start_time,
-            now=now,
+            start_time=self.ad_epoch + self.start_time,
+            now=self.ad_epoch + now,
             update_interval=self.update_interval,
         )
         return self.history.publish(ad)

@@ -334,6 +334,7 @@ class NegotiatorService(ngrpc.NegotiatorServicer):
                 finish=False,
                 phase1_notes=notes,
                 columns=core.columns,
+                ad_epoch=core.ad_epoch,
             )
         finally:
             core.computed(result)

@@ -11,7 +11,8 @@ the latest cycle: LastNegotiationCycleTime0, ...End0, ...Period0, ...Duration0,
 ...ScheddsOutOfTime0, ...SubmittersFailed0, ...SubmittersOutOfTime0,
 ...SubmittersShareLimit0 (the last four are comma-separated names).
 
-Times: Time/End are pool seconds as integers (as every time in our ads). Durations are
+Times: Time/End are dates (Unix times, whole seconds) as in every ad: the pool's date of
+pool time 0 (``ad_epoch``) plus the pool seconds the cycle started and ended at. Durations are
 pool seconds too -- the real time the cycle took times the pool's time scale, which is
 what a user of the pool sees -- published as reals (3 decimals) rather than HTCondor's
 whole seconds, because a fast cycle would otherwise always read 0. CPU times are real
@@ -115,12 +116,12 @@ def _names(values: set[str]) -> str:
     return ", ".join(sorted(values))
 
 
-def stats_attributes(s: CycleStats, i: int, period: float) -> dict[str, Any]:
-    """The ``<attr><i>`` attributes of one cycle."""
+def stats_attributes(s: CycleStats, i: int, period: float, epoch: int = 0) -> dict[str, Any]:
+    """The ``<attr><i>`` attributes of one cycle (dates counted from ``epoch``)."""
     r = round
     values: dict[str, Any] = {
-        "Time": int(s.start_time),
-        "End": int(s.end_time),
+        "Time": epoch + int(s.start_time),
+        "End": epoch + int(s.end_time),
         "Period": r(period, 3),
         "Duration": r(s.duration, 3),
         "Phase1Duration": r(s.duration_phase1, 3),
@@ -159,12 +160,13 @@ def stats_attributes(s: CycleStats, i: int, period: float) -> dict[str, Any]:
 class StatsHistory:
     """The last ``length`` cycles' stats, newest first, published as HTCondor does."""
 
-    def __init__(self, length: int = 3) -> None:
+    def __init__(self, length: int = 3, *, ad_epoch: int = 0) -> None:
         if not 0 <= length <= MAX_CYCLE_STATS:
             raise ValueError(
                 f"NEGOTIATION_CYCLE_STATS_LENGTH must be 0..{MAX_CYCLE_STATS}, got {length}"
             )
         self.length = length
+        self.ad_epoch = int(ad_epoch)  # Unix time of pool time 0: the dates count from it
         self.cycles: list[CycleStats] = []
 
     def push(self, stats: CycleStats) -> None:
@@ -181,7 +183,7 @@ class StatsHistory:
         for i, s in enumerate(self.cycles):
             nxt = self.cycles[i + 1] if i + 1 < len(self.cycles) else None
             period = s.end_time - nxt.end_time if nxt is not None else 0.0
-            out.update(stats_attributes(s, i, period))
+            out.update(stats_attributes(s, i, period, self.ad_epoch))
         return out
 
     def publish(self, ad: ClassAd | Mapping[str, Any]) -> ClassAd:

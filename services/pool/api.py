@@ -418,6 +418,13 @@ class Pool:
         return self._live.log_base_wall
 
     @property
+    def start_date(self) -> float:
+        """The date (Unix time, a whole second) of pool time 0: every date in the ads
+        (QDate, EnteredCurrentStatus, ...) and time() in their expressions is it plus
+        pool seconds. Now for a live pool; 2026-01-01 00:00:00 UTC for a virtual one."""
+        return self._live.log_base_wall
+
+    @property
     def token(self) -> str:
         """An ADMIN token: the queue superuser (``submit(owner=...)`` submits as anyone)."""
         return self._live.token
@@ -510,6 +517,7 @@ class Pool:
             jobs_submitted=sum(n for _, _, n in self._live.submitted),
             workload_errors=self._live.workload_errors,
             machines=len(self.spec.machine_names),
+            start_date=self.log_base_wall,
         )
         names = {d.lower(): d for a in self._live.actors() for d in a.plan.daemons}
         summary["down_at_end"] = sorted(names.get(d, d) for d in down)

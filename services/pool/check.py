@@ -153,8 +153,10 @@ def check(
     history: list[ClassAd],
     slots: list[ClassAd],
     ad_delay: float = AD_DELAY,
+    start_date: float = 0.0,
 ) -> Report:
-    """Every invariant over these events (in file order) and final ads."""
+    """Every invariant over these events (in file order) and final ads (whose dates count
+    from ``start_date``, the date of pool time 0)."""
     out: list[Violation] = []
     startd = [(n, e) for n, e in events if _from_startd(e)]
     owner: dict[str, tuple[str, int]] = {}  # claim id -> (schedd granted it, line)
@@ -185,7 +187,7 @@ def check(
                     )
                 )
     out += _jobs(events, startd, owner, queue, history)
-    out += _completions(events, history)
+    out += _completions(events, history, start_date)
     out += _slots(startd, slots, _deaths(events))
     out += _leases(startd, _pauses(events))
     out += _usage(events, startd, ad_delay)
@@ -271,10 +273,11 @@ def _jobs(
     return out
 
 
-def _completions(events: list[Event], history: list[ClassAd]) -> list[Violation]:
+def _completions(events: list[Event], history: list[ClassAd], start_date: float) -> list[Violation]:
     """Each job history holds as completed since the run began has its completion event."""
     logged = {(e.get("daemon"), e.get("job")) for _, e in events if e["kind"] == "job_completed"}
     began = math.floor(min(float(e["t"]) for _, e in events)) if events else -math.inf
+    began += start_date  # CompletionDate is a date
     out: list[Violation] = []
     for ad in history:
         key = _gjid_key(ad)
@@ -623,12 +626,14 @@ def check_dir(folder: str | Path) -> Report:
         raise CheckError(f"{d}: no events.jsonl here: not a mockpool run output folder")
     events = read_events(d / "events.jsonl")
     ads = {n: _read_ads(d / "ads" / f"{n}.ads") for n in ("jobs", "history", "slots")}
-    delay = AD_DELAY
+    delay, start_date = AD_DELAY, 0.0
     summary = d / "summary.json"
     if summary.is_file():  # a live pool's ads lag by real time: a few real seconds
         with contextlib.suppress(ValueError, TypeError, KeyError):
             delay = max(AD_DELAY, 5.0 * float(json.loads(summary.read_text())["time_scale"]))
-    return check(events, ads["jobs"], ads["history"], ads["slots"], delay)
+        with contextlib.suppress(ValueError, TypeError, KeyError):
+            start_date = float(json.loads(summary.read_text())["start_date"])
+    return check(events, ads["jobs"], ads["history"], ads["slots"], delay, start_date)
 
 
 def format_report(r: Report) -> str:

@@ -190,6 +190,7 @@ class DaemonHost:
             transport=self._transport,
             cycle_charge=self._cycle_charge,
             virtual=self._given_clock is not None,
+            ad_epoch=int(self._log_base_wall),
         )
         self._ctx = ctx
         self._services = self._build(ctx)

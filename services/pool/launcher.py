@@ -139,7 +139,7 @@ class LivePool:
         self.virtual = spec.clock == "virtual"
         self.network: InProcessNetwork | None = None
         self.vloop: VirtualEventLoop | None = None  # the loop whose time is pool time
-        self._resumed_at, self._fed = self._load_progress()
+        self._resumed_at, self._fed, self._resumed_base = self._load_progress()
 
     def make_token(self, role: Role | str, identity: str = "") -> str:
         """A token for this pool: ``make_token(Role.SUBMIT, "alice")`` acts as alice."""
@@ -210,12 +210,17 @@ class LivePool:
     def _host_args(self, plan: ActorPlan, log_base: float) -> dict[str, Any]:
         """What a host is made with: the same again when it is restarted."""
         spec = self.spec
-        common = {"secret": self.secret, "host": spec.host, "seed": spec.seed}
+        # every daemon's ads date from the same day (log_base: the date of pool time 0)
+        common = {
+            "secret": self.secret,
+            "host": spec.host,
+            "seed": spec.seed,
+            "log_base_wall": log_base,
+        }
         if plan.role in ("central", "negotiator"):
             args = {
                 "config": spec.config,
                 "state_dir": str(self.state_dir / "central"),  # the accountant's
-                "log_base_wall": log_base,
                 "priorities": {k: dict(v) for k, v in spec.priorities.items()},
                 "identity": "negotiator",
                 **common,
@@ -245,9 +250,10 @@ class LivePool:
     async def start(self) -> None:
         spec = self.spec
         spawn = self._spawn = self._actor_factory()
-        # The NegotiatorLog's dates: the real date at pool time 0 plus pool seconds (a
-        # virtual run's fixed date, so that a replay writes the same bytes).
-        log_base = VIRTUAL_EPOCH if self.virtual else time.time()
+        # The date of pool time 0, a whole second: ads' dates (QDate, ...) and the
+        # NegotiatorLog's are it plus pool seconds. A virtual run's is fixed, so that a
+        # replay writes the same bytes; a resumed live pool keeps the date it began on.
+        log_base = float(VIRTUAL_EPOCH if self.virtual else self._resumed_base or int(time.time()))
         self.log_base_wall = log_base
         for plan in actor_plans(spec):
             args = self._host_args(plan, log_base)
@@ -419,9 +425,9 @@ class LivePool:
                 self._fed += 1
                 self._save_progress()
 
-    def _load_progress(self) -> tuple[float, int]:
-        """(pool time, timeline items fed) of the pool that last ran on this state folder
-        (a live pool resumes there), else (0, 0). A virtual pool's time starts at 0: on a
+    def _load_progress(self) -> tuple[float, int, float]:
+        """(pool time, timeline items fed, date of pool time 0) of the pool that last ran
+        on this state folder (a live pool resumes there), else (0, 0, 0). A virtual pool's time starts at 0: on a
         folder a pool ran in before it is refused (its queues and accountant would be
         read at times before they were written, and its workload queued again)."""
         path = self.state_dir / PROGRESS_FILE
@@ -437,12 +443,12 @@ class LivePool:
                     "a virtual pool starts at pool time 0 and cannot go on from it: give it "
                     "an empty folder (a live pool resumes one)"
                 )
-            return 0.0, 0
+            return 0.0, 0, 0.0
         if not path.exists():
-            return 0.0, 0
+            return 0.0, 0, 0.0
         try:
             data = json.loads(path.read_text())
-            return float(data["now"]), int(data["fed"])
+            return float(data["now"]), int(data["fed"]), float(data.get("base", 0))
         except (OSError, ValueError, KeyError, TypeError) as e:
             raise ValueError(f"{path}: not a pool's progress file ({e})") from None
 
@@ -451,7 +457,9 @@ class LivePool:
             return
         path = self.state_dir / PROGRESS_FILE
         tmp = path.with_suffix(".tmp")
-        tmp.write_text(json.dumps({"now": round(self.now(), 3), "fed": self._fed}))
+        tmp.write_text(
+            json.dumps({"now": round(self.now(), 3), "fed": self._fed, "base": self.log_base_wall})
+        )
         tmp.replace(path)
 
     async def stop(self) -> list[dict[str, Any]]:

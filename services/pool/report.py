@@ -14,6 +14,9 @@ Folder layout (``--out DIR``):
 
   ===================== ===========================================================
   ``pool_seconds``      pool time when the run stopped
+  ``start_date``        the date (Unix time) of pool time 0: every date in the ads
+                        (QDate, ...) is it plus pool seconds (a virtual run's is fixed:
+                        2026-01-01 00:00:00 UTC)
   ``real_seconds``      wall-clock run time (start of pool time 0 to stop)
   ``time_scale``        pool seconds per real second asked for
   ``achieved_scale``    pool seconds actually covered per real second
@@ -109,12 +112,15 @@ def without_finished(queue: Sequence[ClassAd], history: Sequence[ClassAd]) -> li
     return [a for a in queue if (a.get_value("ClusterId"), a.get_value("ProcId")) not in done]
 
 
-def busy_cpu_seconds(jobs: Sequence[ClassAd], now: float) -> float:
+def busy_cpu_seconds(jobs: Sequence[ClassAd], now: float, start_date: float = 0.0) -> float:
+    """Σ run time x RequestCpus at pool time ``now`` (the ads' dates count from
+    ``start_date``)."""
     total = 0.0
+    date = start_date + now
     for j in jobs:
         run = _num(j, "RemoteWallClockTime")
         if int(_num(j, "JobStatus")) == 2:
-            run += max(0.0, now - _num(j, "JobCurrentStartDate", now))
+            run += max(0.0, date - _num(j, "JobCurrentStartDate", date))
         total += run * _num(j, "RequestCpus", 1.0)
     return total
 
@@ -139,6 +145,7 @@ def summarize(
     jobs_submitted: int,
     workload_errors: Sequence[str],
     machines: int,
+    start_date: float = 0.0,
 ) -> dict[str, Any]:
     cpus = total_cpus(slots)
     stats: dict[str, Any] = {}
@@ -151,6 +158,7 @@ def summarize(
     peak = {f"{h['role']}:{h['pid']}": round(h["peak_rss_mb"], 1) for h in host_status}
     return {
         "pool_seconds": round(now, 3),
+        "start_date": start_date,
         "real_seconds": round(real_seconds, 3),
         "time_scale": time_scale,
         "achieved_scale": round(now / real_seconds, 3) if real_seconds > 0 else None,
@@ -162,7 +170,7 @@ def summarize(
         "jobs": job_counts(jobs),
         "jobs_submitted": jobs_submitted,
         "workload_errors": list(workload_errors),
-        "cpu_utilisation": round(busy_cpu_seconds(jobs, now) / (cpus * now), 4)
+        "cpu_utilisation": round(busy_cpu_seconds(jobs, now, start_date) / (cpus * now), 4)
         if cpus and now > 0
         else 0.0,
         "slot_states": dict(Counter(str(s.get_value("State", "")) for s in slots)),

@@ -422,9 +422,19 @@ class Schedd:
     """One schedd: its queue, autoclusters, claims and ads."""
 
     def __init__(
-        self, name: str, queue: JobQueue, config: ConfigDict, now: float, *, address: str = ""
+        self,
+        name: str,
+        queue: JobQueue,
+        config: ConfigDict,
+        now: float,
+        *,
+        address: str = "",
+        ad_epoch: int = 0,
     ) -> None:
         self.name = name
+        # Unix time of pool time 0: the job and daemon ads' dates (QDate, ...) are Unix
+        # times, and time() in their expressions counts from the same date
+        self.ad_epoch = int(ad_epoch)
         # Machine: the host part of a "schedd@host" name, else the name (mock host names).
         self.machine = name.rpartition("@")[2] or name
         self.queue = queue
@@ -658,7 +668,7 @@ class Schedd:
         self._count(job, +1)
         job.set("LastJobStatus", old)
         job.set("JobStatus", new)
-        job.set("EnteredCurrentStatus", int(now))
+        job.set("EnteredCurrentStatus", self._date(now))
         if new == IDLE and job.claim is None:
             self._idle.add((job.submitter, job.autocluster), job.prio, job.cluster, job.proc)
         self._touch(job)
@@ -790,7 +800,7 @@ class Schedd:
             if prior is not None:
                 return prior
         cluster = self.queue.next_cluster_id
-        qdate = int(now)
+        qdate = self._date(now)
         result = parse_submit(
             description,
             source,
@@ -964,7 +974,7 @@ class Schedd:
                 if (
                     _applies(action, job.status)
                     and (only_owner is None or _owner(job) == only_owner)
-                    and self._true(expr, job.ad, now, budget)
+                    and self._true(expr, job.ad, self.ad_epoch + now, budget)
                 ):
                     take(job)
             if len(targets) == before and not job_ids:
@@ -1247,7 +1257,7 @@ class Schedd:
             if job is None:
                 continue
             job.set("LastRejMatchReason", r.reason)
-            job.set("LastRejMatchTime", int(r.time))
+            job.set("LastRejMatchTime", self._date(r.time))
             self._touch(job)
             self._emit("rejected", job=job.job_id, reason=r.reason, submitter=job.submitter)
         self._commit(now)
@@ -1316,9 +1326,9 @@ class Schedd:
             limits = job.ad.eval("ConcurrencyLimits", slot_ad)
             if isinstance(limits, str) and limits:
                 continue
-            if fit and not _fits(job.ad, slot_ad, now):
+            if fit and not _fits(job.ad, slot_ad, self.ad_epoch + now):
                 continue
-            if not matches(job.ad, slot_ad, now=now):
+            if not matches(job.ad, slot_ad, now=self.ad_epoch + now):
                 continue
             best, best_group = order, group
         if best_group is None:
@@ -1388,15 +1398,15 @@ class Schedd:
         claim.jobs_run += 1
         self._reserved -= 1
         if job.ad.lookup("JobStartDate") is None:
-            job.set("JobStartDate", int(start))
+            job.set("JobStartDate", self._date(start))
         previous = job.ad.eval("JobCurrentStartDate")
         if isinstance(previous, int):  # run before (evicted): schedd.cpp keeps the last start
             job.set("JobLastStartDate", previous)
-        job.set("JobCurrentStartDate", int(start))
+        job.set("JobCurrentStartDate", self._date(start))
         job.set("NumJobStarts", int(job.number("NumJobStarts")) + 1)
         # schedd.cpp add_shadow_rec: a started match counts (what -better-analyze reads)
         job.set("NumMatches", int(job.number("NumMatches")) + 1)
-        job.set("LastMatchTime", int(start))
+        job.set("LastMatchTime", self._date(start))
         job.set("RemoteHost", claim.slot_name)
         self._transition(job, RUNNING, now)
         self._batch.claims_put[claim.claim_id] = StoredClaim(
@@ -1457,7 +1467,7 @@ class Schedd:
             claim.state = "idle"
             evicted = bool(e.reason)
             if evicted:  # evicted (killed, lease expired): back to the queue
-                job.set("LastVacateTime", int(end))
+                job.set("LastVacateTime", self._date(end))
                 job.set("VacateReason", e.reason)
                 self._left_slot(job)
                 self._transition(job, IDLE, now)
@@ -1482,9 +1492,9 @@ class Schedd:
         is held (OnExitHold, or a periodic hold that fires now) or runs again."""
         verdict = PolicyVerdict("complete", "")
         if job.key in self._policed or self.system_policy.any or _exit_policed(job):
-            verdict = at_exit(job.ad, now, self.system_policy)
+            verdict = at_exit(job.ad, self.ad_epoch + now, self.system_policy)
         if verdict.action == "complete":
-            job.set("CompletionDate", int(end))
+            job.set("CompletionDate", self._date(end))
             self._transition(job, COMPLETED, now)
             self._to_history(job)
             self._emit(
@@ -1523,7 +1533,7 @@ class Schedd:
             job = self.jobs.get(key)  # (a round in turns: it may have left since)
             if job is None:
                 continue
-            verdict = periodic(job.ad, job.status, now, self.system_policy)
+            verdict = periodic(job.ad, job.status, self.ad_epoch + now, self.system_policy)
             if verdict is not None:
                 self._apply_verdict(job, verdict, now, out)
                 fired = True
@@ -1543,7 +1553,7 @@ class Schedd:
             self._remove(job, verdict.reason, now, out)
         elif action == "vacate" and status == RUNNING:
             self._stop(job, now, out, evicted=True)
-            job.set("LastVacateTime", int(now))
+            job.set("LastVacateTime", self._date(now))
             job.set("VacateReason", verdict.reason)
             job.set("VacateReasonCode", verdict.code)
             job.set("VacateReasonSubCode", verdict.subcode)
@@ -1838,7 +1848,7 @@ class Schedd:
             except ClassAdSyntaxError as exc:  # defensive: records are checked at load
                 self._skip_record(job.job_id, "queue", str(exc))
                 continue
-            if self._true(expr, ad, now, budget):
+            if self._true(expr, ad, self.ad_epoch + now, budget):
                 out.append(self._projection(ad, projection))
                 if limit and len(out) >= limit:
                     break
@@ -1861,13 +1871,17 @@ class Schedd:
             if isinstance(ad, str):
                 self._skip_record(f"{cluster}.{proc}", "history", ad)
                 continue
-            if self._true(expr, ad, now, budget):
+            if self._true(expr, ad, self.ad_epoch + now, budget):
                 out.append(self._projection(ad, projection))
                 if limit and len(out) >= limit:
                     break
         return out
 
     # --- ads ----------------------------------------------------------------------------
+
+    def _date(self, t: float) -> int:
+        """The ads' date (a Unix time) of pool time ``t``."""
+        return self.ad_epoch + int(t)
 
     def totals(self) -> dict[int, int]:
         """Jobs in the queue per JobStatus."""
@@ -1896,9 +1910,9 @@ class Schedd:
         ad["NumUsers"] = len(submitters)
         ad["MaxJobsRunning"] = self.max_jobs_running
         ad["Autoclusters"] = len(self._idle.groups())
-        ad["DaemonStartTime"] = int(self.started)
-        ad["JobQueueBirthdate"] = int(self.queue.birth)
-        ad["MyCurrentTime"] = int(now)
+        ad["DaemonStartTime"] = self._date(self.started)
+        ad["JobQueueBirthdate"] = self._date(self.queue.birth)
+        ad["MyCurrentTime"] = self._date(now)
         return ad
 
     def submitter_ads(self, now: float) -> list[ClassAd]:
@@ -1919,7 +1933,7 @@ class Schedd:
             ad["FlockedJobs"] = 0
             ad["WeightedIdleJobs"] = _num(self._weights[(name, IDLE)])
             ad["WeightedRunningJobs"] = _num(self._weights[(name, RUNNING)])
-            ad["MyCurrentTime"] = int(now)
+            ad["MyCurrentTime"] = self._date(now)
             out.append(ad)
         return out
 

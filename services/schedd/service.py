@@ -139,7 +139,9 @@ class ScheddService(sgrpc.ScheddServicer):
             self.ctx.state_dir / f"{name}.sqlite", birth=now, fsync=not self.ctx.virtual
         )
         try:
-            core = self.cores[name.lower()] = Schedd(name, queue, self.ctx.config, now)
+            core = self.cores[name.lower()] = Schedd(
+                name, queue, self.ctx.config, now, ad_epoch=self.ctx.ad_epoch
+            )
         except Exception:
             queue.close()
             raise

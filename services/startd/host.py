@@ -50,7 +50,7 @@ Event = tuple[str, str, dict[str, Any]]  # (daemon, kind, ids)
 class StartdHost:
     """Every simulated machine of one startd actor."""
 
-    def __init__(self, specs: list[tuple[str, ConfigDict]]) -> None:
+    def __init__(self, specs: list[tuple[str, ConfigDict]], *, ad_epoch: int = 0) -> None:
         names = [n for n, _ in specs]
         if len(set(names)) != len(names):
             dup = next(n for n in names if names.count(n) > 1)
@@ -62,6 +62,7 @@ class StartdHost:
                 checked.add(id(cfg))
                 Machine(name, cfg, "127.0.0.1:0", 0, 0.0).check_policies()
         self.specs = list(specs)
+        self.ad_epoch = int(ad_epoch)  # Unix time of pool time 0 (ads' dates)
         self.machines: dict[str, Machine] = {}
         self.changed: set[str] = set()  # machines whose ads changed since the shell looked
         self._held: dict[str, Machine] = {}  # claim id -> machine holding the claim
@@ -86,9 +87,11 @@ class StartdHost:
         """Make the machines once the server's address (in their claim ids) is known."""
         if self.machines:
             return
-        birthday = int(now)
+        birthday = self.ad_epoch + int(now)  # a Unix time, as in HTCondor's claim ids
         for name, cfg in self.specs:
-            self.machines[name] = Machine(name, cfg, address, birthday, now, rng=rng(name))
+            self.machines[name] = Machine(
+                name, cfg, address, birthday, now, rng=rng(name), ad_epoch=self.ad_epoch
+            )
         self.changed.update(self.machines)
 
     def crash(self, name: str) -> None:
@@ -104,7 +107,15 @@ class StartdHost:
     ) -> None:
         """Machine ``name`` starts again: new slots, new claim ids (its birthday is now)."""
         cfg = next(c for n, c in self.specs if n == name)
-        self.machines[name] = Machine(name, cfg, address, int(now), now, rng=rng(name))
+        self.machines[name] = Machine(
+            name,
+            cfg,
+            address,
+            self.ad_epoch + int(now),
+            now,
+            rng=rng(name),
+            ad_epoch=self.ad_epoch,
+        )
         self.changed.add(name)
 
     @property

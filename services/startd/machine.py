@@ -297,6 +297,7 @@ class Machine:
         now: float,
         *,
         rng: random.Random | None = None,
+        ad_epoch: int = 0,
     ) -> None:
         if not name or "@" in name:
             raise ConfigError(f"machine name {name!r} must be non-empty and have no '@'")
@@ -304,6 +305,9 @@ class Machine:
         self.name = name
         self.address = sinful(address)
         self.birthday = int(birthday)
+        # Unix time of pool time 0: the slot ads' dates count from it, and so does time()
+        # in the policy expressions evaluated here (``self.ad_epoch + now``)
+        self.ad_epoch = int(ad_epoch)
         # Many machines share one server address, so their claim ids carry the machine as
         # a sinful-string parameter (HTCondor's "alias"): ids of two machines never share
         # a prefix, and a redacted id still says which machine issued it.
@@ -386,6 +390,7 @@ class Machine:
             n,
             machine_identity(cfg, name),
             tuple(resources),
+            self.ad_epoch,
         )
         self._cfg = cfg
         self._resource_ids = {r.name: r.ids for r in resources if r.ids}
@@ -699,9 +704,9 @@ class Machine:
         return out
 
     def _check_match(self, slot: Slot, slot_ad: ClassAd, job_ad: ClassAd, now: float) -> None:
-        if not is_true(slot_ad.eval("Start", job_ad, now=now)):
+        if not is_true(slot_ad.eval("Start", job_ad, now=self.ad_epoch + now)):
             raise ClaimRefusedError(f"{slot.name}: START is not true for job {_job_id(job_ad)}")
-        if not is_true(job_ad.eval("Requirements", slot_ad, now=now)):
+        if not is_true(job_ad.eval("Requirements", slot_ad, now=self.ad_epoch + now)):
             raise ClaimRefusedError(
                 f"job {_job_id(job_ad)}: its Requirements are not true on {slot.name}"
             )
@@ -716,13 +721,13 @@ class Machine:
         owner: str,
         now: float,
     ) -> SlotClaim:
-        rank = slot_ad.eval("Rank", job_ad, now=now)
+        rank = slot_ad.eval("Rank", job_ad, now=self.ad_epoch + now)
         if isinstance(rank, bool):  # EvalFloat reads a boolean RANK as 1 or 0
             rank = float(rank)
         elif not isinstance(rank, int | float) or not math.isfinite(rank):
             rank = None
         user = job_ad.eval("User")
-        lease = eval_number(job_ad, "JobLeaseDuration", slot_ad, now=now)
+        lease = eval_number(job_ad, "JobLeaseDuration", slot_ad, now=self.ad_epoch + now)
         host = from_sinful(schedd_address)
         return SlotClaim(
             concurrency_limits=_limits(job_ad, slot_ad),
@@ -742,12 +747,12 @@ class Machine:
         """The job with MODIFY_REQUEST_EXPR_* applied (evaluated with the job as MY)."""
         edits: dict[str, int] = {}
         for attr, expr in slot.policy.modify_request:
-            value = evaluate(expr, job_ad, slot_ad, now=now)
+            value = evaluate(expr, job_ad, slot_ad, now=self.ad_epoch + now)
             if (
                 isinstance(value, int | float)
                 and not isinstance(value, bool)
                 and math.isfinite(value)
-                and value != job_ad.eval(attr, slot_ad, now=now)
+                and value != job_ad.eval(attr, slot_ad, now=self.ad_epoch + now)
             ):
                 edits[attr] = int(value)  # HTCondor keeps the integer (long long) value
         if not edits:
@@ -772,7 +777,7 @@ class Machine:
         consumption = [*zip(CONSUMPTION_RESOURCES, pslot.policy.consumption)]
         consumption += list(pslot.policy.custom_consumption)
         for res, expr in consumption:
-            value = evaluate(expr, pad, target, now=now)
+            value = evaluate(expr, pad, target, now=self.ad_epoch + now)
             if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
                 raise ClaimRefusedError(
                     f"{pslot.name}: Consumption{res} is {value!r} for job {_job_id(job_ad)}, "
@@ -796,8 +801,8 @@ class Machine:
             request = self._consumed_request(pslot, pad, job_ad, now)
         else:
             request = self._edited_request(pslot, pad, job_ad, now)
-            if not is_true(pad.eval("Start", request, now=now)) or not _fits(
-                pslot, pad, request, now
+            if not is_true(pad.eval("Start", request, now=self.ad_epoch + now)) or not _fits(
+                pslot, pad, request, self.ad_epoch + now
             ):
                 # the edit made START or WithinResourceLimits false: HTCondor retries
                 # with the request as sent
@@ -805,7 +810,7 @@ class Machine:
         self._check_match(pslot, pad, request, now)
         amounts: dict[str, int] = {}
         for attr, unit in (("RequestCpus", "cpus"), ("RequestMemory", "MB"), ("RequestDisk", "KB")):
-            value = eval_number(request, attr, pad, now=now)
+            value = eval_number(request, attr, pad, now=self.ad_epoch + now)
             if value is None:
                 if attr != "RequestCpus":
                     raise InvalidJobError(
@@ -817,7 +822,7 @@ class Machine:
                 raise InvalidJobError(f"job {_job_id(job_ad)}: {attr} is negative ({value})")
             amounts[unit] = int(value)
         for res in pslot.custom:
-            value = eval_number(request, f"Request{res}", pad, now=now)
+            value = eval_number(request, f"Request{res}", pad, now=self.ad_epoch + now)
             if value is not None and value < 0:
                 raise InvalidJobError(f"job {_job_id(job_ad)}: Request{res} is negative ({value})")
             amounts[res] = math.ceil(value or 0)
@@ -929,7 +934,7 @@ class Machine:
             if isinstance(value, bool) or not isinstance(value, int) or value < 0:
                 raise InvalidJobError(f"job ad has no valid {attr} (got {value!r})")
         ad = current_ad(slot, self.info, now, self._sequence)
-        duration = eval_number(job_ad, "MockDuration", ad, now=now)
+        duration = eval_number(job_ad, "MockDuration", ad, now=self.ad_epoch + now)
         if duration is None or duration < 0:
             shown = job_ad.eval("MockDuration")
             raise InvalidJobError(
@@ -938,7 +943,7 @@ class Machine:
             )
         exit_code = 0
         if job_ad.lookup("MockExitCode") is not None:
-            code = eval_number(job_ad, "MockExitCode", ad, now=now)
+            code = eval_number(job_ad, "MockExitCode", ad, now=self.ad_epoch + now)
             if not isinstance(code, int) or not -(2**31) <= code < 2**31:
                 raise InvalidJobError(
                     f"job {cluster}.{proc} has no usable MockExitCode (got "
@@ -956,7 +961,7 @@ class Machine:
             gjid,
             start=now,
             end=now + float(duration),
-            retirement=_retirement(slot, ad, job_ad, now),
+            retirement=_retirement(slot, ad, job_ad, self.ad_epoch + now),
             exit_code=exit_code,
         )
         claim.job = job

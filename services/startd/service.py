@@ -146,7 +146,7 @@ class StartdService:
         ctx: DaemonContext,
         machines: list[tuple[str, ConfigDict]],
     ) -> None:
-        self.host = StartdHost(machines)  # checks the names and every policy now
+        self.host = StartdHost(machines, ad_epoch=ctx.ad_epoch)  # checks names and policies
         self.ctx = ctx
         self._update_interval = ctx.config.for_subsystem("STARTD").get_float("UPDATE_INTERVAL")
         self._machines_per_turn = _MACHINES_PER_VIRTUAL_TURN if ctx.virtual else _MACHINES_PER_TURN
@@ -518,7 +518,9 @@ class StartdService:
         ):
             # the slot's ad with this update's clocks (the base holds them in place), their
             # bindings shared by the slots that read alike (the time, the update's seq)
-            clocks = map(literal_binding, VOLATILE, volatile_values(slot, now, seq))
+            clocks = map(
+                literal_binding, VOLATILE, volatile_values(slot, now, seq, self.host.ad_epoch)
+            )
             out.append(CollectorUpdate(len(out), "Machine", ClassAd.from_exprs(clocks, pub)))
             out.append(CollectorUpdate(len(out), "MachinePrivate", priv.copy()))
         return out
@@ -544,7 +546,7 @@ class StartdService:
         ):
             tail = collector_pb2.AdUpdate()
             add = tail.ad.attributes.add
-            for name, value in zip(VOLATILE, volatile_values(slot, now, seq)):
+            for name, value in zip(VOLATILE, volatile_values(slot, now, seq, self.host.ad_epoch)):
                 add(name=name).literal.integer = value
             updates.append(pub + tail.SerializeToString())
             updates.append(priv)

@@ -184,7 +184,7 @@ class SlotPolicy:
 def eval_number(
     ad: ClassAd, name: str, target: ClassAd | None, *, now: float | None = None
 ) -> int | float | None:
-    """``name`` evaluated in ``ad`` against ``target`` (at pool time ``now``) if it is a
+    """``name`` evaluated in ``ad`` against ``target`` (time() is ``now``, a date) if it is a
     number (not a bool)."""
     value = ad.eval(name, target, now=now)
     if isinstance(value, bool) or not isinstance(value, int | float):
@@ -314,6 +314,7 @@ class MachineInfo:
     total_slots: int
     identity: tuple[tuple[str, AdValue], ...] = ()  # see machine_identity
     resources: tuple[MachineResource, ...] = ()  # custom resources, in name order
+    ad_epoch: int = 0  # Unix time of pool time 0: the ads' dates count from it
 
     @cached_property
     def constants(self) -> tuple[tuple[str, str | int], ...]:
@@ -484,8 +485,8 @@ def ad_pairs(slot: Slot, info: MachineInfo, now: float, sequence: int) -> list[t
         ("DynamicSlot", slot.kind == "Dynamic"),
         ("State", slot.state),
         ("Activity", slot.activity),
-        ("EnteredCurrentState", int(slot.entered_state)),
-        ("EnteredCurrentActivity", int(slot.entered_activity)),
+        ("EnteredCurrentState", info.ad_epoch + int(slot.entered_state)),
+        ("EnteredCurrentActivity", info.ad_epoch + int(slot.entered_activity)),
         ("Cpus", slot.cpus),
         ("Memory", slot.memory),
         ("Disk", slot.disk),
@@ -525,7 +526,7 @@ def ad_pairs(slot: Slot, info: MachineInfo, now: float, sequence: int) -> list[t
             ("CurrentRank", claim.rank),
             ("MaxJobRetirementTime", policy.max_job_retirement_time),
             ("PublicClaimId", redact(claim.claim_id)),
-            ("ClaimStartTime", int(claim.claimed_at)),
+            ("ClaimStartTime", info.ad_epoch + int(claim.claimed_at)),
         ]
         if claim.concurrency_limits:
             pairs.append(("ConcurrencyLimits", claim.concurrency_limits))
@@ -534,7 +535,7 @@ def ad_pairs(slot: Slot, info: MachineInfo, now: float, sequence: int) -> list[t
             pairs += [
                 ("JobId", f"{job.cluster}.{job.proc}"),
                 ("GlobalJobId", job.global_job_id),
-                ("JobStart", int(job.start)),
+                ("JobStart", info.ad_epoch + int(job.start)),
             ]
         pre = slot.preempting
         if pre is not None:
@@ -545,7 +546,7 @@ def ad_pairs(slot: Slot, info: MachineInfo, now: float, sequence: int) -> list[t
             ]
             if pre.concurrency_limits:  # counted as in use by the negotiator, as HTCondor does
                 pairs.append(("PreemptingConcurrencyLimits", pre.concurrency_limits))
-    pairs += zip(VOLATILE, volatile_values(slot, now, sequence))
+    pairs += zip(VOLATILE, volatile_values(slot, now, sequence, info.ad_epoch))
     return pairs
 
 
@@ -560,12 +561,13 @@ def retirement_remaining(slot: Slot, now: float) -> int:
     return max(0, math.ceil(job.start + job.retirement - now))
 
 
-def volatile_values(slot: Slot, now: float, sequence: int) -> list[int]:
-    """The values of :data:`VOLATILE` for this slot at ``now``."""
+def volatile_values(slot: Slot, now: float, sequence: int, epoch: int) -> list[int]:
+    """The values of :data:`VOLATILE` for this slot at ``now`` (MyCurrentTime: the date,
+    ``epoch`` + pool seconds)."""
     out = [int(slot.total_time(state, act, now)) for state, act in ACCOUNTED]
     job = slot.claim.job if slot.claim is not None else None
     run_time = int(max(0.0, now - job.start)) if job is not None else 0
-    out += [run_time, retirement_remaining(slot, now), int(now), sequence]
+    out += [run_time, retirement_remaining(slot, now), epoch + int(now), sequence]
     return out
 
 
@@ -611,7 +613,7 @@ def current_ad(slot: Slot, info: MachineInfo, now: float, sequence: int) -> Clas
     cached = slot.ad_cache
     if cached is not None and cached[0] == slot.version:
         ad = cached[1]
-        for name, value in zip(VOLATILE, volatile_values(slot, now, sequence)):
+        for name, value in zip(VOLATILE, volatile_values(slot, now, sequence, info.ad_epoch)):
             ad[name] = Literal(value)
         return ad
     ad = public_ad(slot, info, now, sequence)

@@ -81,10 +81,10 @@ def _outcome(spec: PoolSpec, until: float, script: Callable[[Pool], None] | None
         jobs = {}
         for ad in pool.all_jobs():
             jid = f"{ad.get_value('ClusterId')}.{ad.get_value('ProcId')}"
-            jobs[jid] = (
+            jobs[jid] = (  # dates as pool seconds: the two runs start on other dates
                 ad.get_value("JobStatus"),
-                ad.get_value("JobCurrentStartDate"),
-                ad.get_value("CompletionDate"),
+                ad.get_value("JobCurrentStartDate") - pool.start_date,
+                ad.get_value("CompletionDate") - pool.start_date,
                 ad.get_value("Owner"),
             )
         # after the last job: let one more cycle and a slot update pass, then look

@@ -156,7 +156,7 @@ def test_priority_preemption_waits_until_allowed_then_requeues(priority_pool: Po
     log = "\n".join(pool.negotiator_log.lines)
     assert "Preempting bob@mockpool (user prio=" in log
     assert "preempting bob@mockpool (AccountingGroup=bob@mockpool)" in log
-    started = pool.jobs(history=True)[0].get_value("JobCurrentStartDate")
+    started = pool.jobs(history=True)[0].get_value("JobCurrentStartDate") - pool.start_date
     assert started >= 299  # not before bob's EUP passed 600
     bob = [j for j in pool.jobs('Owner == "bob"') if j.get_value("LastVacateTime") is not None]
     assert len(bob) == 1

@@ -93,7 +93,6 @@ def render(j: ClassAd, slots: list[ClassAd]) -> str:
         schedd_name="schedd1@mockpool",
         schedd_address="<127.0.0.1:9618?addrs=127.0.0.1-9618>",
         now_wall=BASE + 300,
-        base_wall=BASE,
     )
 
 
@@ -121,7 +120,7 @@ def test_counts_each_step_and_each_kind_of_slot():
 
 
 def test_golden_better_analyze_with_rejection_reason():
-    j = job(LastRejMatchTime=100, LastRejMatchReason="PREEMPTION_REQUIREMENTS == False")
+    j = job(LastRejMatchTime=BASE + 100, LastRejMatchReason="PREEMPTION_REQUIREMENTS == False")
     assert render(j, POOL) == (
         "\n\n-- Schedd: schedd1@mockpool : <127.0.0.1:9618?... @ 11/22/24 10:05:00\n"
         "The Requirements expression for job 2.000 is\n"
@@ -166,7 +165,7 @@ def test_golden_nothing_matches_with_a_constant_step_and_a_held_job():
         RequestCpus=1,
         JobStatus=5,
         HoldReason="via condor_hold (by user alice)",
-        LastMatchTime=50,
+        LastMatchTime=BASE + 50,
     )
     assert render(j, POOL).split("reduces to these conditions:\n\n", 1)[1] == (
         "        Slots\n"

@@ -35,7 +35,9 @@ from mockpool.cli.layouts import (
     natural_key,
 )
 
-BASE = 1732269600  # 2024-11-22 10:00:00 UTC = pool time 0
+BASE = (
+    1732269600  # 2024-11-22 10:00:00 UTC: the pool's date of pool time 0 (ads' dates count from it)
+)
 
 
 @pytest.fixture(autouse=True)
@@ -53,7 +55,7 @@ def job(cluster: int, proc: int, status: int = 1, **kw) -> ClassAd:
         ProcId=proc,
         Owner="alice",
         JobStatus=status,
-        QDate=0,
+        QDate=BASE,
         Cmd="/bin/sleep",
         Args="60",
         JobPrio=0,
@@ -65,9 +67,7 @@ def job(cluster: int, proc: int, status: int = 1, **kw) -> ClassAd:
 
 def q(jobs, **kw) -> str:
     kw.setdefault("now_wall", BASE + 300)
-    return format_q(
-        jobs, schedd_name="schedd@submit", schedd_address="<10.0.0.1:9618>", base_wall=BASE, **kw
-    )
+    return format_q(jobs, schedd_name="schedd@submit", schedd_address="<10.0.0.1:9618>", **kw)
 
 
 def lines(*ls: str) -> str:
@@ -161,26 +161,26 @@ def mixed_jobs() -> list[ClassAd]:
             2,
             Owner="bob",
             JobBatchName="sweep",
-            QDate=120,
-            JobCurrentStartDate=200,
+            QDate=BASE + 120,
+            JobCurrentStartDate=BASE + 200,
             MemoryUsage=12345,
             JobPrio=-10,
             Args="600",
         ),
-        job(20, 1, 5, QDate=60, RemoteWallClockTime=120.0, ImageSize=2500, Args="600"),
-        job(20, 0, 2, QDate=60, JobCurrentStartDate=100, ImageSize=2500, Args="600"),
+        job(20, 1, 5, QDate=BASE + 60, RemoteWallClockTime=120.0, ImageSize=2500, Args="600"),
+        job(20, 0, 2, QDate=BASE + 60, JobCurrentStartDate=BASE + 100, ImageSize=2500, Args="600"),
         job(
             21,
             0,
             1,
             Owner="bob",
             JobBatchName="sweep",
-            QDate=120,
+            QDate=BASE + 120,
             JobPrio=5,
             ImageSize=2500,
             Args="600",
         ),
-        job(20, 2, 4, QDate=60, ImageSize=2500, Args="600"),
+        job(20, 2, 4, QDate=BASE + 60, ImageSize=2500, Args="600"),
     ]
 
 
@@ -203,7 +203,7 @@ def test_q_batch_done_counts_procs_that_left_the_queue():
     # TotalSubmitProcs 10 with procs 5..9 queued: 5 done. Without it the total is guessed
     # from the highest proc id: procs 0, 3 of cluster 31 -> total 4, done 2.
     jobs = [job(30, p, TotalSubmitProcs=10) for p in range(5, 10)]
-    jobs += [job(31, 0, 2, JobCurrentStartDate=0), job(31, 3)]
+    jobs += [job(31, 0, 2, JobCurrentStartDate=BASE), job(31, 3)]
     out = q(jobs, total_all=JobTotals(jobs=40, idle=30, running=10))
     assert out == HEADER_1005 + lines(
         "OWNER BATCH_NAME    SUBMITTED   DONE   RUN    IDLE  TOTAL JOB_IDS",
@@ -258,7 +258,6 @@ def test_q_header_summarizes_a_sinful_with_parameters():
         schedd_name="s@h",
         schedd_address="<10.0.0.1:9618?addrs=10.0.0.1-9618&alias=h>",
         now_wall=BASE,
-        base_wall=BASE,
     )
     assert out.startswith("\n\n-- Schedd: s@h : <10.0.0.1:9618?... @ 11/22/24 10:00:00\n")
 
@@ -343,7 +342,7 @@ def test_q_hold_rows():
             7,
             2,
             5,
-            EnteredCurrentStatus=180,
+            EnteredCurrentStatus=BASE + 180,
             HoldReasonCode=46,
             HoldReasonSubCode=0,
             HoldReason="The job exceeded allowed job duration of 01:40",
@@ -353,7 +352,7 @@ def test_q_hold_rows():
             0,
             5,
             Owner="bob",
-            EnteredCurrentStatus=3600,
+            EnteredCurrentStatus=BASE + 3600,
             HoldReasonCode=1,
             HoldReason="via condor_hold (by user bob)",
         ),
@@ -406,7 +405,7 @@ def slot(name: str, state: str, activity: str, memory: int, entered: int, **kw) 
         State=state,
         Activity=activity,
         Memory=memory,
-        EnteredCurrentActivity=entered,
+        EnteredCurrentActivity=BASE + entered,
     )
     attrs.update(kw)
     return ClassAd(attrs)
@@ -441,7 +440,7 @@ def pslot_and_ten_dslots() -> list[ClassAd]:
 # Name >= 34 left (not cut when piped), OpSys 10, Arch 8, State AUTO (9 here), Activity 8,
 # LoadAv 6 right "%.3f", Mem 6 right, ActvtyTime 12 right with no separator before it.
 def test_status_pslot_and_ten_dynamic_slots_in_natural_order_with_totals():
-    out = format_status(pslot_and_ten_dslots(), now=90061)
+    out = format_status(pslot_and_ten_dslots(), now=BASE + 90061)
     d = "LINUX      X86_64   Claimed   Busy      1.000   1024"
     assert out == lines(
         "Name                               OpSys      Arch     State     Activity LoadAv Mem     ActvtyTime",
@@ -473,7 +472,7 @@ def test_status_on_an_80_column_terminal_crops_the_name_column():
         for a in pslot_and_ten_dslots()
         if a.get_value("Name") in ("slot1_10@exec0001", "slot1_7@exec0001")
     ]
-    out = format_status(ads, now=90061, width=80).splitlines()
+    out = format_status(ads, now=BASE + 90061, width=80).splitlines()
     assert out[:4] == [
         "Name           OpSys      Arch     State   Activity LoadAv Mem     ActvtyTime",
         "",
@@ -489,7 +488,7 @@ def test_status_sorts_by_machine_then_name_and_sizes_name_to_the_longest():
         slot("slot1@exec9", "Matched", "Idle", 1, 5),
         slot(long, "Preempting", "Vacating", 1, 5),
     ]
-    out = format_status(ads, now=5).splitlines()
+    out = format_status(ads, now=BASE + 5).splitlines()
     assert [r.split()[0] for r in out[2:5]] == [long, "slot1@exec9", "slot2@exec10"]
     assert out[0].startswith("Name" + " " * 44 + "OpSys")  # 47 wide, then the separator
     assert out[2].endswith("LINUX      X86_64   Preempting Vacating  0.000      1  0+00:00:00")
@@ -516,7 +515,7 @@ def test_status_missing_values_and_malformed_ads():
         ),
         ClassAd(dict(Name="slot2@x", Machine="x", State="Owner", Activity="Idle", Memory=3)),
     ]
-    out = format_status(ads, now=10).splitlines()
+    out = format_status(ads, now=BASE + 10).splitlines()
     assert out[2] == (
         "slot1@x                            LINUX      X86_64   Shutdown Idle"
         "      0.000 [????]           -"
@@ -538,7 +537,7 @@ def test_status_missing_values_and_malformed_ads():
 
 
 def test_status_with_no_ads_prints_nothing():
-    assert format_status([], now=0) == ""
+    assert format_status([], now=BASE) == ""
     assert format_status_schedd([]) == ""
 
 
@@ -699,7 +698,7 @@ def test_status_negotiator():
         dict(
             Name="negotiator@cm",
             Machine="cm",
-            LastNegotiationCycleTime0=598,
+            LastNegotiationCycleTime0=BASE + 598,
             LastNegotiationCycleDuration0=2,
             LastNegotiationCycleCandidateSlots0=11,
             LastNegotiationCycleActiveSubmitterCount0=2,
@@ -709,7 +708,7 @@ def test_status_negotiator():
             LastNegotiationCycleRejections0=4,
         )
     )
-    assert format_status_negotiator([ad], base_wall=BASE) == lines(
+    assert format_status_negotiator([ad]) == lines(
         "Name          LastCycleEnd (Sec)   Slots Submitrs Schedds    Jobs Matches Rejections",
         "",
         "negotiator@cm  11/22 10:10     2      11        2       1      14      10          4",
@@ -726,19 +725,27 @@ def history_jobs() -> list[ClassAd]:
             0,
             3,
             Owner="bob",
-            QDate=120,
+            QDate=BASE + 120,
             CompletionDate=0,
             RemoteWallClockTime=0.0,
             Cmd="/home/bob/analysis/run.sh",
             Args="--all",
         ),
-        job(12, 0, 4, QDate=0, CompletionDate=3661, RemoteWallClockTime=3600.0, Args="3600"),
+        job(
+            12,
+            0,
+            4,
+            QDate=BASE,
+            CompletionDate=BASE + 3661,
+            RemoteWallClockTime=3600.0,
+            Args="3600",
+        ),
     ]
 
 
 def test_history_80_columns_uses_the_legacy_short_layout():
     # " %-7s %-14s %11s %12s %-2s %11s %-15s" and "%4d.%-3d %-14s %-11s %-12s %-2c %-11s %-15s"
-    assert format_history(history_jobs(), base_wall=BASE) == lines(
+    assert format_history(history_jobs()) == lines(
         " ID      OWNER            SUBMITTED     RUN_TIME ST   COMPLETED CMD            ",
         "  13.0   bob            11/22 10:02   0+00:00:00 X   ???        /home/bob/analy",
         "  12.0   alice          11/22 10:00   0+01:00:00 C  11/22 11:01 /bin/sleep 3600",
@@ -748,7 +755,7 @@ def test_history_80_columns_uses_the_legacy_short_layout():
 def test_history_wide_layout():
     # ID AUTO >= 12 left, OWNER 14, SUBMITTED 11, RUN_TIME 12, ST 2, COMPLETED 11, CMD;
     # an unset CompletionDate prints the epoch, as HTCondor's QDATE formatter does
-    assert format_history(history_jobs(), base_wall=BASE, width=None) == lines(
+    assert format_history(history_jobs(), width=None) == lines(
         " ID          OWNER            SUBMITTED   RUN_TIME   ST   COMPLETED CMD",
         "13.0         bob            11/22 10:02   0+00:00:00 X   1/1  00:00 run.sh --all",
         "12.0         alice          11/22 10:00   0+01:00:00 C  11/22 11:01 sleep 3600",
@@ -762,7 +769,7 @@ def test_bad_input_raises_layout_error_naming_the_problem():
     with pytest.raises(LayoutError, match=r"job ad #1 has no integer ClusterId"):
         q([job(1, 0), ClassAd({"ProcId": 0})])
     with pytest.raises(LayoutError, match=r"slot ad #0 is a dict, not a ClassAd"):
-        format_status([{"Name": "x"}], now=0)  # type: ignore[list-item]
+        format_status([{"Name": "x"}], now=BASE)  # type: ignore[list-item]
     with pytest.raises(LayoutError, match="width must be positive"):
         q([], width=0)
     assert issubclass(LayoutError, ValueError)

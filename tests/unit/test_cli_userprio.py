@@ -42,11 +42,11 @@ def user(
         PriorityFactor=factor,
         WeightedResourcesUsed=inuse,
         WeightedAccumulatedUsage=acc,
-        LastUsageTime=last,
+        LastUsageTime=BASE + last if last else 0,  # a date; 0: never
         BeginUsageTime=0,
         IsAccountingGroup=False,
         AccountingGroup=group,
-        LastUpdate=3600,
+        LastUpdate=BASE + 3600,
     )
 
 
@@ -58,7 +58,7 @@ def group(name: str, quota: float, requested: float, key: float, surplus: str = 
         PriorityFactor=1000.0,
         WeightedResourcesUsed=0.0,
         WeightedAccumulatedUsage=0.0,
-        LastUsageTime=3600,
+        LastUsageTime=BASE + 3600,
         IsAccountingGroup=True,
         AccountingGroup="<none>",
         ConfigQuota=quota,
@@ -67,14 +67,12 @@ def group(name: str, quota: float, requested: float, key: float, surplus: str = 
         Requested=requested,
         GroupSortKey=key,
         SurplusPolicy=surplus,
-        LastUpdate=3600,
+        LastUpdate=BASE + 3600,
     )
 
 
 def show(ads: list[ClassAd], **kw: bool) -> str:
-    return format_userprio(
-        ads, now_wall=BASE + 3600, last_update_wall=BASE + 3600, base_wall=BASE, **kw
-    )
+    return format_userprio(ads, now_wall=BASE + 3600, last_update_wall=BASE + 3600, **kw)
 
 
 USERS = [

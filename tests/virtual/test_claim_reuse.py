@@ -51,6 +51,7 @@ def _events(worklife: int) -> tuple[int, float, list[dict]]:
         assert pool.wait(lambda: len(pool.jobs("JobStatus == 4", history=True)) == 10, 400)
         matches = sum(len(c.matches) for c in pool.negotiator_log.cycles)
         done = max(int(j.get_value("CompletionDate")) for j in pool.jobs(history=True))
+        done -= int(pool.start_date)  # the pool time of the date
         return matches, done, pool.events
 
 

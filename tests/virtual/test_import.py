@@ -43,10 +43,9 @@ def test_an_imported_pool_shows_the_dumped_machines_slots_and_jobs() -> None:
     with Pool(parse_spec(SPEC, str(DATA / "pool.toml"), base_dir=DATA)) as pool:
         pool.sleep_until(1)  # before the first cycle: every job is queued, none matched
         slots, jobs = pool.slots(), pool.jobs()
-        status = format_status(slots, now=1)
-        q = format_q(
-            jobs, schedd_name="schedd1", schedd_address="", now_wall=0, base_wall=0, batch=False
-        )
+        now = pool.start_date + 1  # the date now, as the ads count it
+        status = format_status(slots, now=now)
+        q = format_q(jobs, schedd_name="schedd1", schedd_address="", now_wall=now, batch=False)
         site = pool.slots('Machine == "x86-01"')[0].get_value("Site")
         # then the pool runs them: GPU jobs on the GPU machine, alice's on x86_64
         assert pool.wait(lambda: len(pool.jobs("JobStatus == 4", history=True)) == 25, 600)

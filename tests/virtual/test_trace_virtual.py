@@ -11,6 +11,7 @@ from mockpool.classad import ClassAd, evaluate, parse_ads
 from mockpool.pool.api import run_pool
 from mockpool.pool.spec import parse_spec
 from mockpool.pool.trace import TraceJob, read_trace, replay
+from mockpool.pool.virtual import VIRTUAL_EPOCH
 
 TRACE = Path(__file__).resolve().parents[1] / "data" / "trace" / "history.json"
 
@@ -72,7 +73,7 @@ def test_completed_jobs_replay_exactly(
         ad = got[j.job_id]
         assert ad.get_value("JobStatus") == 4, j.job_id
         assert submits[ad.get_value("ClusterId")] == j.at, j.job_id  # e.g. 10 + 253 / 2
-        assert ad.get_value("QDate") == int(j.at), j.job_id
+        assert ad.get_value("QDate") == VIRTUAL_EPOCH + int(j.at), j.job_id
         assert ad.get_value("RemoteWallClockTime") == pytest.approx(j.duration, abs=1e-6)
         assert [ad.get_value(k) for k in ("RequestCpus", "RequestMemory", "RequestDisk")] == [
             j.cpus,
@@ -105,4 +106,5 @@ def test_removed_jobs_are_removed_at_their_trace_time(
     assert [(j.job_id, j.remove_at) for j in removed] == [("105.0", 58.0), ("110.0", 111.0)]
     for j in removed:
         assert got[j.job_id].get_value("JobStatus") == 3, j.job_id
-        assert got[j.job_id].get_value("EnteredCurrentStatus") == int(j.remove_at or 0)
+        removed = got[j.job_id].get_value("EnteredCurrentStatus")
+        assert removed == VIRTUAL_EPOCH + int(j.remove_at or 0)
