@@ -253,7 +253,7 @@ RANDOM_CYCLES = {
 }
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 # a p-slot used up before the slot-by-slot view was made (see the test after the next)
 @example(seed=1809, machines=120, config="")
 @given(**RANDOM_CYCLES)
@@ -268,7 +268,7 @@ def test_class_based_cycle_makes_the_matches_of_the_slot_by_slot_cycle(
     assert by_slot.stats.slot_classes == by_slot.stats.candidate_slots
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(**RANDOM_CYCLES, pslots=st.sampled_from([0.0, 0.3]))
 def test_a_cycle_on_columns_sent_packed_makes_the_matches_of_a_cycle_on_the_ads(
     seed: int, machines: int, config: str, pslots: float
@@ -316,7 +316,7 @@ CLAIMED_CONFIGS = [
 ]
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     seed=st.integers(0, 2**32 - 1),
     machines=st.sampled_from([30, 120]),
@@ -582,7 +582,7 @@ def _shape_job(ac: int, who: str, memory: int = 1000) -> ResourceRequest:
     return ResourceRequest.from_ad(job.ad, "schedd1", SCHEDD)
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(seed=st.integers(0, 2**32 - 1), machines=st.sampled_from([8, 40, 120]))
 def test_a_pool_of_p_slots_and_requests_of_few_shapes_gets_the_slot_by_slot_matches(
     seed: int, machines: int
@@ -680,7 +680,7 @@ def test_a_view_made_after_a_p_slot_is_used_up_keeps_the_other_slots_values() ->
     assert by_class.stats.requests_by_slot == 1
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=50, deadline=None)
 @given(
     st.lists(
         st.tuples(
@@ -696,7 +696,7 @@ def test_class_ids_number_rows_as_a_sort_of_the_whole_rows_does(rows: list[tuple
     assert _row_ids(key).tolist() == want.reshape(-1).tolist()
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=50, deadline=None)
 @given(
     st.integers(8, 40).flatmap(
         lambda n: st.lists(
@@ -748,7 +748,7 @@ def test_an_answer_that_read_a_wide_name_is_not_remembered_for_a_p_slot_state() 
     assert [m.slot_name for m in by_class.matches] == ["slot1@m080", "slot1@m081", "slot1@m081"]
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(**RANDOM_CYCLES)
 def test_jobs_matched_a_run_at_a_time_get_the_slots_one_by_one_matching_gives(
     seed: int, machines: int, config: str
