@@ -34,10 +34,11 @@ from types import SimpleNamespace
 from typing import Any
 
 from .. import rpc
-from ..auth import Role, daemon_identity, make_secret, make_token, read_token
+from ..auth import Role, daemon_identity, make_secret, make_token
 from ..clock import Clock, ScaledClock
 from ..daemon import within
 from ..inprocess import InProcessNetwork
+from ..poolsecret import pool_secret
 from ..schedd.stored import StoredQueue, read_stored_queue
 from ..virtualtime import VirtualClock, VirtualEventLoop
 from .client import PoolClient
@@ -112,7 +113,7 @@ class LivePool:
             state_dir = self._tmp.name
         self.state_dir = Path(state_dir)
         # a pool beyond loopback shares the secret its spec names with every node
-        self.secret = read_token(spec.secret_file) if spec.secret_file else make_secret()
+        self.secret = pool_secret(spec.secret_file) or make_secret()
         self.token = make_token(self.secret, Role.ADMIN, "admin")
         self.clock: Clock | None = None  # the pool clock, from the moment pool time starts
         self.log_base_wall = 0.0

@@ -107,7 +107,6 @@ try:
 except ImportError:  # Python 3.10
     import tomli as tomllib  # type: ignore[no-redef]
 
-from ..auth import read_token
 from ..classad import parse_expr
 from ..config import (
     ConfigDict,
@@ -121,6 +120,7 @@ from ..negotiator.cadence import Cadence, CadenceError
 from ..negotiator.cycle import CycleConfig, NegotiatorInputError
 from ..negotiator.groups import GroupConfig, GroupConfigError
 from ..negotiator.preemption import check_negotiator_config
+from ..poolsecret import ENV_SECRET, ENV_SECRET_FILE, pool_secret, read_secret_file
 from ..schedd.cadence import AdCadence, AdCadenceError
 from ..schedd.schedd import ScheddKnobs
 from ..schedd.submit import (
@@ -567,18 +567,25 @@ class _Builder:
         if secret_file:
             path = self.base_dir / secret_file
             try:
-                read_token(path)
+                read_secret_file(path)
             except (OSError, ValueError) as e:
                 raise self.fail("pool", None, "secret_file", f"{path}: {e}") from None
             spec.secret_file = str(path)
-        if host not in LOOPBACK_HOSTS and not spec.secret_file:
+        try:
+            from_env = not spec.secret_file and pool_secret("") is not None
+        except (OSError, ValueError) as e:
+            raise self.fail(
+                "pool", None, "host", f"${ENV_SECRET_FILE}/${ENV_SECRET}: {e}"
+            ) from None
+        if host not in LOOPBACK_HOSTS and not spec.secret_file and not from_env:
             raise self.fail(
                 "pool",
                 None,
                 "host",
                 f"{host!r} is not loopback: a pool reachable from other machines needs "
                 "secret_file (a 0600 file holding the pool secret: `mockpool token secret "
-                "--out FILE`), so that every call still needs the pool's token",
+                "--out FILE`; or $MOCKPOOL_SECRET_FILE or $MOCKPOOL_SECRET), so that every "
+                "call still needs the pool's token",
             )
         spec.clock = pool.get("clock", "live")
         if spec.clock not in CLOCKS:
