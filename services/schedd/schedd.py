@@ -1790,8 +1790,9 @@ class Schedd:
     ) -> None:
         """A startd answered a keepalive: the claims it knows are heard from (a claim
         loaded at a restart is reconnected: its job runs on); those it does not know are
-        lost and their jobs Idle again."""
-        lost = set(unknown)
+        lost and their jobs Idle again (in the startd's order: a set's order would change
+        with the interpreter's string hashing, and the events with it)."""
+        lost = dict.fromkeys(unknown)
         for cid in claim_ids:
             claim = self.claims.get(cid)
             if claim is None or cid in lost:

@@ -72,6 +72,40 @@ def test_same_spec_and_seed_give_identical_bytes(tmp_path: Path, example: str) -
         assert a  # not two empty files
 
 
+def test_a_fault_heavy_pool_gives_identical_bytes_under_four_hash_seeds(tmp_path: Path) -> None:
+    # Startd crashes that take several claims at once (their schedd learns of the lost
+    # claims at one instant), a schedd restart, pauses, partitions, drops and delays: no
+    # order may come from a set of strings. Two runs at a time, one per core.
+    spec = ROOT / "tests" / "data" / "determinism" / "fault_heavy.toml"
+    env = dict(os.environ)
+    runs = []
+    for pair in (("0", "1"), ("2", "3")):
+        procs = []
+        for hashseed in pair:
+            out = tmp_path / f"run{hashseed}"
+            cmd = [sys.executable, "-m", "mockpool.cli.main", "run", str(spec), "--out", str(out)]
+            procs.append(
+                subprocess.Popen(
+                    cmd,
+                    stdout=subprocess.DEVNULL,
+                    stderr=subprocess.PIPE,
+                    text=True,
+                    env={**env, "PYTHONHASHSEED": hashseed},
+                )
+            )
+        for proc in procs:
+            _, err = proc.communicate(timeout=300)
+            assert proc.returncode == 0, err
+        runs.extend(tmp_path / f"run{h}" for h in pair)
+    events = (runs[0] / "events.jsonl").read_text()
+    for kind in ("claim_lost", "daemon_died", "fault_start"):
+        assert f'"kind":"{kind}"' in events, kind  # the faults did happen
+    for name in ("events.jsonl", "NegotiatorLog"):
+        first = (runs[0] / name).read_bytes()
+        for other in runs[1:]:
+            assert (other / name).read_bytes() == first, (name, other.name)
+
+
 def _allocation_and_claims(seed: int) -> tuple[list[tuple[str, str]], list[str]]:
     with Pool(EXAMPLES / "pslot.toml", clock="virtual", seed=seed) as pool:
         pool.sleep_until(30)
