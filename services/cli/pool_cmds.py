@@ -50,6 +50,32 @@ def _dilation(text: str) -> float:
         raise argparse.ArgumentTypeError(str(e)) from None
 
 
+def _port(text: str) -> int:
+    """A --metrics-port: a TCP port number (0: off)."""
+    try:
+        port = int(text)
+    except ValueError:
+        port = -1
+    if not 0 <= port <= 65535:
+        raise argparse.ArgumentTypeError(f"must be a port number 0..65535, got {text!r}")
+    return port
+
+
+def _metrics_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--metrics-port",
+        type=_port,
+        metavar="PORT",
+        help="serve Prometheus metrics on the spec's host at PORT (overrides [pool] "
+        "metrics_port; docs/metrics.md)",
+    )
+    p.add_argument(
+        "--metrics-htcondor",
+        action="store_true",
+        help="the metrics also carry the htcondor_* names HTCondor exporters publish",
+    )
+
+
 def _fail(message: str, code: int = 1) -> int:
     print(f"mockpool: {message}", file=sys.stderr)
     return code
@@ -78,6 +104,10 @@ def cmd_run(ns: argparse.Namespace) -> int:
         spec.latency = ns.latency
     if ns.time_dilation is not None:
         spec.cycle_cost = CycleCost(cpu_factor=ns.time_dilation)
+    if ns.metrics_port is not None:
+        spec.metrics_port = ns.metrics_port
+    if ns.metrics_htcondor:
+        spec.metrics_htcondor = True
     out = Path(ns.out) if ns.out else Path("mockpool-out") / Path(ns.spec).stem
     until = " or until the work is done" if spec.until_done else ""
     if spec.clock == "virtual":
@@ -271,6 +301,10 @@ def cmd_up(ns: argparse.Namespace) -> int:
         cmd += ["--address", ns.address]
     if ns.duration:
         cmd += ["--duration", str(ns.duration)]
+    if ns.metrics_port is not None:
+        cmd += ["--metrics-port", str(ns.metrics_port)]
+    if ns.metrics_htcondor:
+        cmd += ["--metrics-htcondor"]
     proc = subprocess.Popen(
         cmd, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True
     )
@@ -789,6 +823,7 @@ def add_pool_commands(sub: argparse._SubParsersAction) -> None:  # type: ignore[
         metavar="FACTOR",
         help="virtual: charge each negotiation cycle its CPU time x FACTOR in pool time",
     )
+    _metrics_args(p)
     p.set_defaults(func=cmd_run)
 
     p = sub.add_parser(
@@ -845,6 +880,7 @@ def add_pool_commands(sub: argparse._SubParsersAction) -> None:  # type: ignore[
         "--duration", type=float, default=0.0, help="stop by itself after this many pool seconds"
     )
     p.add_argument("--timeout", type=float, default=180.0, help="real seconds to wait for start")
+    _metrics_args(p)
     p.set_defaults(func=cmd_up)
 
     p = sub.add_parser("down", help="stop the pool started by `up`")

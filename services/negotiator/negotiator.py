@@ -29,6 +29,7 @@ from .accountant import Accountant, AccountantError
 from .accounting_ads import accounting_ads
 from .cadence import Cadence
 from .cycle import CycleCarry, CycleConfig, CycleMatch, CycleResult, Rejection
+from .durations import DurationHistogram
 from .groups import GroupTree
 from .held_ads import HeldSlotAds
 from .log import LogLine, format_line
@@ -85,6 +86,7 @@ class Negotiator:
         self.start_time = 0
         self.cycles = 0
         self.total_matches = 0
+        self.durations = DurationHistogram()  # every cycle's, for the metrics
         self.peer_failures = 0
         self.log_dropped = 0
         self._log: list[str] = []
@@ -264,6 +266,7 @@ class Negotiator:
         self.cycles += 1
         self.total_matches += len(result.matches)
         self.history.push(result.stats)
+        self.durations.observe(result.stats.duration)
         self._keep(result.log)
         # the groups' quotas as this cycle assigned them: the targets usage is measured against
         quotas = (
@@ -305,4 +308,5 @@ class Negotiator:
             "peer_failures": self.peer_failures,
             "log_lines_dropped": self.log_dropped,
             "last": latest.summary() if latest else None,
+            "durations": self.durations.to_dict(),
         }

@@ -191,13 +191,14 @@ class Pool:
 
     def metrics(self) -> MetricsSnapshot:
         """What a Prometheus scrape of this pool reads now."""
-        return self._run(self._live.metrics_snapshot(), timeout=60)
+        snap = self._live.metrics_snapshot(htcondor=self.spec.metrics_htcondor)
+        return self._run(snap, timeout=60)
 
     def _serve_metrics(self, port: int) -> None:
         from prometheus_client import CollectorRegistry, start_http_server
 
         registry = CollectorRegistry(auto_describe=False)
-        registry.register(PoolMetrics(self.metrics))
+        registry.register(PoolMetrics(self.metrics, htcondor=self.spec.metrics_htcondor))
         try:
             server, _thread = start_http_server(port, addr=self.spec.host, registry=registry)
         except OSError as exc:
@@ -535,7 +536,8 @@ class Pool:
                 summary=summary,
             )
             write_series(Path(out), m)
-            (Path(out) / "metrics.prom").write_bytes(exposition(self._metrics_or_hosts()))
+            prom = exposition(self._metrics_or_hosts(), htcondor=self.spec.metrics_htcondor)
+            (Path(out) / "metrics.prom").write_bytes(prom)
         return summary
 
     def _metrics_or_hosts(self) -> MetricsSnapshot:

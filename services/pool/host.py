@@ -320,6 +320,7 @@ class DaemonHost:
         return {
             "role": self.role,
             "identity": self._identity,
+            "daemons": self._daemon_names(),  # what the metrics label its figures with
             "pid": os.getpid(),
             "node": _ray_node_id(),
             "address": self._ctx.address if self._ctx else "",

@@ -72,6 +72,27 @@ WATCH_EVERY = 0.5  # real seconds between looks at every actor
 # Events (or NegotiatorLog lines) an actor hands over a call: the reply is pickled on
 # the actor's loop (a 10,000-slot cycle's 20,000 events take 13 ms of an idle core).
 DRAIN_BATCH = 2_000
+# the Accounting ad attributes the metrics read (negotiator/accounting_ads.py)
+_ACCOUNTING = (
+    "Name",
+    "NegotiatorName",
+    "IsAccountingGroup",
+    "AccountingGroup",
+    "Priority",
+    "PriorityFactor",
+    "ResourcesUsed",
+    "WeightedResourcesUsed",
+    "AccumulatedUsage",
+    "EffectiveQuota",
+    "ConfigQuota",
+    "SubtreeQuota",
+    "Requested",
+)
+
+
+def _plain(ad: Any) -> dict[str, Any]:
+    """An ad's evaluated attributes (UNDEFINED ones left out)."""
+    return {k: v for k in ad if (v := ad.get_value(k)) is not None}
 
 
 async def _drained(method: Any) -> list[Any]:
@@ -550,22 +571,30 @@ class LivePool:
             on_step(self.now(), duration)
 
     # ------------------------------------------------------------------ observation
-    async def metrics_snapshot(self) -> MetricsSnapshot:
-        """What a metrics scrape reads: every actor's status, slots by State, submitters."""
+    async def metrics_snapshot(self, *, htcondor: bool = False) -> MetricsSnapshot:
+        """What a metrics scrape reads: every actor's status, slots by State, submitter and
+        accounting ads; with ``htcondor``, what the HTCondor names need too."""
         assert self.client is not None
         hosts = await self.status()
-        slots = await self.client.query("Machine", projection=["State"])
-        subs = await self.client.query(
-            "Submitter", projection=["Name", "IdleJobs", "RunningJobs", "HeldJobs"]
-        )
-        return MetricsSnapshot(
+        slot_attrs = ["State", "Activity", "Cpus", "Memory"] if htcondor else ["State"]
+        slots = await self.client.query("Machine", projection=slot_attrs)
+        sub_attrs = ["Name", "IdleJobs", "RunningJobs", "HeldJobs"]
+        subs = await self.client.query("Submitter", projection=sub_attrs)
+        accounting = await self.client.query("Accounting", projection=list(_ACCOUNTING))
+        snap = MetricsSnapshot(
             hosts=hosts,
             slot_states=Counter(str(a.get_value("State", "Unknown")) for a in slots),
-            submitters=[
-                {k: a.get_value(k) for k in ("Name", "IdleJobs", "RunningJobs", "HeldJobs")}
-                for a in subs
-            ],
+            submitters=[{k: a.get_value(k) for k in sub_attrs} for a in subs],
+            accounting=[{k: a.get_value(k) for k in _ACCOUNTING} for a in accounting],
+            now=self.now(),
+            time_scale=0.0 if self.virtual else self.spec.time_scale,
+            start_date=self.log_base_wall,
         )
+        if htcondor:
+            snap.slots = [{k: a.get_value(k) for k in slot_attrs} for a in slots]
+            snap.negotiator_ads = [_plain(a) for a in await self.client.query("Negotiator")]
+            snap.schedd_ads = [_plain(a) for a in await self.client.query("Scheduler")]
+        return snap
 
     async def drain(self) -> None:
         """Pull events and NegotiatorLog lines from every actor into this process."""

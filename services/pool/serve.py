@@ -84,12 +84,17 @@ def main(argv: list[str] | None = None) -> int:
         "--duration", type=float, default=0.0, help="pool seconds to run (0: until stopped)"
     )
     ap.add_argument("--address", default="", help="a Ray cluster to run on")
+    ap.add_argument("--metrics-port", type=int, help="serve Prometheus metrics here")
+    ap.add_argument("--metrics-htcondor", action="store_true", help="and the htcondor_* names")
     ns = ap.parse_args(argv)
     try:
         spec = load_spec(ns.spec)
     except SpecError as e:
         print(f"mockpool: {e}", file=sys.stderr)
         return 2
+    if ns.metrics_port is not None:
+        spec.metrics_port = ns.metrics_port
+    spec.metrics_htcondor = spec.metrics_htcondor or ns.metrics_htcondor
     d: Path = private_dir(ns.dir)
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())

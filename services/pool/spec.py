@@ -14,6 +14,7 @@ until_done = false       # stop when every job of the workload has left the queu
 latency = 0.0            # virtual: pool seconds a message takes each way
 cycle_cost = "zero"      # virtual: or { per_slot = s, per_match = s } or { cpu_factor = f }
 metrics_port = 0         # live: serve Prometheus metrics on host:port (0: off)
+metrics_htcondor = false # metrics: also the htcondor_* names sites graph (docs/metrics.md)
 restarts = 0             # Ray restarts a crashed actor this often (as condor_master would)
 
 [config]                 # HTCondor knobs, as in a condor_config
@@ -248,6 +249,7 @@ class PoolSpec:
     cycle_cost: CycleCost = field(default_factory=CycleCost)  # virtual runs: see virtual.py
     until_done: bool = False  # stop once every job of the workload has left the queue
     metrics_port: int = 0  # a live pool serves Prometheus metrics here (0: not at all)
+    metrics_htcondor: bool = False  # the metrics include HTCondor exporters' names too
     faults: list[Fault] = field(default_factory=list)  # [[faults]], names resolved to actors
     restarts: int = 0  # Ray restarts a dead actor this many times (0: it stays down)
     secret_file: str = ""  # the pool secret, from a file (required beyond loopback)
@@ -416,6 +418,7 @@ _POOL_KEYS = {
     "cycle_cost",
     "until_done",
     "metrics_port",
+    "metrics_htcondor",
     "restarts",
     "secret_file",
 }
@@ -603,6 +606,14 @@ class _Builder:
                 "pool", None, "until_done", f"must be true or false, got {spec.until_done!r}"
             )
         spec.metrics_port = self._num(pool, "pool", None, "metrics_port", 0, int, 0)
+        spec.metrics_htcondor = pool.get("metrics_htcondor", False)
+        if not isinstance(spec.metrics_htcondor, bool):
+            raise self.fail(
+                "pool",
+                None,
+                "metrics_htcondor",
+                f"must be true or false, got {spec.metrics_htcondor!r}",
+            )
         spec.restarts = self._num(pool, "pool", None, "restarts", 0, int, 0)
         if spec.metrics_port > 65535:
             raise self.fail(

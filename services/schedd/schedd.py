@@ -453,6 +453,7 @@ class Schedd:
         self._unsure: dict[str, UnsureActivation] = {}  # by claim id
         self._idle = IdleIndex()
         self._counts: Counter[tuple[str, int]] = Counter()  # (submitter, status) -> jobs
+        self.left_queue: Counter[int] = Counter()  # JobStatus -> jobs gone to history
         # Submitter ads the collector has (acknowledged), and those last handed out
         self._submitters_advertised: set[str] = set()
         self._submitters_offered: set[str] = set()
@@ -676,6 +677,7 @@ class Schedd:
     def _to_history(self, job: Job) -> None:
         """The job leaves the queue (completed, or removed and off its claim)."""
         self._count(job, -1)
+        self.left_queue[job.status] += 1
         if job.status == IDLE:
             self._idle.discard((job.submitter, job.autocluster), job.cluster, job.proc)
         del self.jobs[job.key]
@@ -1959,7 +1961,7 @@ class Schedd:
         """The collector has the updates of the last :meth:`submitter_updates`."""
         self._submitters_advertised = self._submitters_offered
 
-    def status(self) -> dict[str, int]:
+    def status(self) -> dict[str, Any]:
         t = self.totals()
         return {
             "idle": t[IDLE],
@@ -1969,6 +1971,8 @@ class Schedd:
             "jobs": len(self.jobs),
             "claims": len(self.claims),
             "reserved": self._reserved,
+            "by_status": dict(t),  # in the queue, per JobStatus
+            "left_queue": dict(self.left_queue),  # since this core started, per JobStatus
         }
 
 

@@ -29,7 +29,7 @@ import functools
 import json
 import logging
 import math
-from collections import Counter
+from collections import Counter, defaultdict
 from collections.abc import Awaitable, Mapping
 from typing import Any
 
@@ -125,6 +125,7 @@ class ScheddService(sgrpc.ScheddServicer):
                 core.queue.close()
             raise
         self.stats: Counter[str] = Counter()
+        self.core_stats: defaultdict[str, Counter[str]] = defaultdict(Counter)  # by schedd
         self._tasks: list[asyncio.Task[None]] = []
         self._background: set[asyncio.Task[Any]] = set()
         self._ready_wake: asyncio.Event | None = None
@@ -233,7 +234,10 @@ class ScheddService(sgrpc.ScheddServicer):
 
     def status(self) -> dict[str, Any]:
         return {
-            "schedds": {core.name: core.status() for core in self.cores.values()},
+            "schedds": {
+                core.name: {**core.status(), **self.core_stats[core.name]}
+                for core in self.cores.values()
+            },
             "stats": dict(self.stats),
         }
 
@@ -473,6 +477,7 @@ class ScheddService(sgrpc.ScheddServicer):
                 now,
             )
             self.stats["rejections"] += len(request.rejections)
+            self.core_stats[core.name]["rejections"] += len(request.rejections)
         self.stats["matches"] += len(matches)
         self._spawn(self._use_matches(core, matches), core)
         return spb.MatchesReply(received=len(matches))
@@ -936,6 +941,7 @@ class ScheddService(sgrpc.ScheddServicer):
                 self.stats["rpc_failures"] += 1
                 return
         self.stats["keepalives"] += 1
+        self.core_stats[core.name]["keepalives"] += 1
         core.on_keepalive_answer(claim_ids, reply.unknown_claim_ids, self.ctx.clock.now())
         self._after(core, changed=bool(reply.unknown_claim_ids))
 

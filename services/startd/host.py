@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import heapq
 import logging
+from collections import Counter, defaultdict
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -82,6 +83,8 @@ class StartdHost:
             ),
             0,
         )
+        # per machine, for the metrics (a daemon there is a machine, as in HTCondor)
+        self.machine_stats: defaultdict[str, Counter[str]] = defaultdict(Counter)
 
     def build(self, address: str, now: float, rng: Callable[[str], random.Random | None]) -> None:
         """Make the machines once the server's address (in their claim ids) is known."""
@@ -348,6 +351,7 @@ class StartdHost:
             for x in tick.expired:
                 self._held.pop(x.claim_id, None)
                 self.stats["leases_expired"] += 1
+                self.machine_stats[name]["leases_expired"] += 1
                 log.warning(
                     "%s: %s: State change: %s", x.slot_name, redact(x.claim_id), LEASE_EXPIRED
                 )
@@ -374,6 +378,7 @@ class StartdHost:
         for e in exits:
             self.stats["jobs_evicted" if e.reason else "job_exits"] += 1
             machine_name = e.slot_name.partition("@")[2]
+            self.machine_stats[machine_name]["jobs_evicted" if e.reason else "job_exits"] += 1
             self._events.append(
                 (
                     machine_name,

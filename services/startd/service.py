@@ -211,6 +211,7 @@ class StartdService:
             "exits_pending": sum(len(v) for v in self._pending_exits.values()),
             **host.stats,
             **self.stats,
+            "by_machine": {name: dict(c) for name, c in host.machine_stats.items()},
         }
 
     # --- machines ---------------------------------------------------------------------

@@ -1,8 +1,11 @@
-"""A live pool serves Prometheus metrics on the port its spec names; they move."""
+"""A live pool serves Prometheus metrics on the port its spec names; they move, they are
+labelled with the daemons' own names, and a rate() over two real-time scrapes is per
+real second."""
 
 from __future__ import annotations
 
 import socket
+import time
 import urllib.request
 from pathlib import Path
 
@@ -23,14 +26,30 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def _scrape(url: str) -> dict[str, float]:
-    with urllib.request.urlopen(url, timeout=30) as r:
-        text = r.read().decode()
-    out: dict[str, float] = {}
-    for fam in text_string_to_metric_families(text):
-        for s in fam.samples:
-            out[s.name] = out.get(s.name, 0.0) + s.value
-    return out
+class Scrape:
+    """One scrape: every sample, and the real time it was taken at (its middle)."""
+
+    def __init__(self, url: str) -> None:
+        before = time.monotonic()
+        with urllib.request.urlopen(url, timeout=30) as r:
+            text = r.read().decode()
+        self.at = (before + time.monotonic()) / 2
+        self.samples = [s for fam in text_string_to_metric_families(text) for s in fam.samples]
+
+    def total(self, name: str, **labels: str) -> float:
+        return sum(
+            s.value
+            for s in self.samples
+            if s.name == name and all(s.labels.get(k) == v for k, v in labels.items())
+        )
+
+    def __contains__(self, name: str) -> bool:
+        return any(s.name == name for s in self.samples)
+
+
+def _rate(first: Scrape, second: Scrape, name: str, **labels: str) -> float:
+    """PromQL's rate() over two scrapes: the counter's increase per real second."""
+    return (second.total(name, **labels) - first.total(name, **labels)) / (second.at - first.at)
 
 
 def test_the_counters_move(ray_session: None) -> None:
@@ -39,13 +58,44 @@ def test_the_counters_move(ray_session: None) -> None:
     spec.metrics_port = _free_port()
     with Pool(spec) as pool:
         assert pool.metrics_url == f"http://127.0.0.1:{spec.metrics_port}/metrics"
-        first = _scrape(pool.metrics_url)
+        first = Scrape(pool.metrics_url)
+        assert pool.wait(lambda: len(pool.jobs("JobStatus == 4", history=True)) >= 5, timeout=60)
+        middle = Scrape(pool.metrics_url)
         assert pool.wait(lambda: len(pool.jobs("JobStatus == 4", history=True)) == 15, timeout=60)
-        second = _scrape(pool.metrics_url)
-    assert second["mockpool_negotiation_cycles_total"] > first["mockpool_negotiation_cycles_total"]
-    assert second["mockpool_job_exits_total"] == 15
-    assert second["mockpool_negotiation_matches_total"] >= 10  # claim reuse runs the rest
-    assert "mockpool_slots" in second and "mockpool_clock_lag_seconds" in second
+        second = Scrape(pool.metrics_url)
+        done = pool.jobs("JobStatus == 4", ["CompletionDate"], history=True)
+        daemons = {*spec.schedd_names, *spec.machine_names, "collector", "negotiator"}
+    completed = "mockpool_jobs_left_queue_total"
+    assert second.total("mockpool_negotiation_cycles_total") > first.total(
+        "mockpool_negotiation_cycles_total"
+    )
+    assert second.total("mockpool_job_exits_total") == 15
+    assert second.total(completed, state="Completed") == 15
+    assert second.total("mockpool_negotiation_matches_total") >= 10  # claim reuse runs the rest
+    assert "mockpool_slots" in second and "mockpool_clock_lag_pool_seconds" in second
+    # one label scheme: the daemons' own names, never an actor's
+    labelled = {s.labels["daemon"] for s in second.samples if "daemon" in s.labels}
+    assert labelled <= daemons and {"schedd1", "exec0001", "negotiator"} <= labelled
+
+    # Pool time runs time_scale times as fast as real time, as its own gauges say.
+    scale = second.total("mockpool_time_scale")
+    assert scale == 30
+    pool_rate = _rate(middle, second, "mockpool_time_pool_seconds")
+    assert 0.8 * scale < pool_rate < 1.2 * scale
+
+    # rate() of the completed-jobs counter over two real-time scrapes is jobs per real
+    # second: the jobs whose CompletionDate (a Unix date: start + pool seconds) fell
+    # between the scrapes' pool times, over the real seconds between them.
+    start = second.total("mockpool_start_time_seconds")
+    t0, t1 = (start + s.total("mockpool_time_pool_seconds") for s in (middle, second))
+    between = sum(1 for j in done if t0 <= j.get_value("CompletionDate", 0) <= t1)
+    per_real_second = between / (second.at - middle.at)
+    rate = _rate(middle, second, completed, state="Completed")
+    assert rate > 0
+    assert abs(rate - per_real_second) <= 0.25 * per_real_second + 1.0 / (second.at - middle.at)
+    # and per pool second, dividing by the time scale
+    assert rate / scale == pytest.approx(between / (t1 - t0), rel=0.3, abs=0.02)
+
     # the server is gone with the pool
     with pytest.raises(OSError):
-        _scrape(f"http://127.0.0.1:{spec.metrics_port}/metrics")
+        Scrape(f"http://127.0.0.1:{spec.metrics_port}/metrics")

@@ -341,6 +341,8 @@ def test_action_rules_and_error_texts(path: Path) -> None:
         "jobs": 1,
         "claims": 0,
         "reserved": 0,
+        "by_status": {1: 0, 2: 0, 3: 1, 5: 0},  # 1.0 removed, waiting for its release
+        "left_queue": {3: 2},  # 1.1 and 1.2, removed while idle or held: gone at once
     }
     assert [v(h, "ProcId") for h in s.history()] == [2, 1]
 
