@@ -120,7 +120,8 @@ queue 2
 
 def make_dumps() -> tuple[str, str]:
     """(condor_status -long text, condor_q -long text) of the pool at its busiest."""
-    with Pool(parse_spec(SPEC, "<import-dump>")) as pool:
+    # submitted from a fixed folder (the jobs' Iwd), wherever the script runs
+    with Pool(parse_spec(SPEC, "<import-dump>", base_dir=Path("/home/alice"))) as pool:
         pool.sleep_until(650.0)  # ten cycles, and two startd updates (UPDATE_INTERVAL 300)
         return format_long(pool.slots()), format_q_long(pool.jobs())
 

@@ -163,6 +163,7 @@ class PoolClient:
                 owner=owner,
                 item_files=inputs.item_files,
                 env=inputs.env,
+                iwd=inputs.iwd,
             ),
         )
         return reply.cluster_id, reply.num_procs

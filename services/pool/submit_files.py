@@ -64,7 +64,8 @@ def read_submit_inputs(
 ) -> SubmitInputs:
     """The item files and ``queue ... matching`` names (relative paths from ``base_dir``,
     default the current folder) and
-    ``$ENV`` values (from ``environ``, default this process's) a description names.
+    ``$ENV`` values (from ``environ``, default this process's) a description names, and
+    that folder (``iwd``: where the jobs' Iwd and relative log paths are).
     SubmitError (from the description's own parse) names the line."""
     base = Path(base_dir) if base_dir is not None else None
 
@@ -84,10 +85,13 @@ def read_submit_inputs(
             return [h for h, d in marked if d]
         return [h for h, _ in marked]
 
-    return submit_inputs(
+    inputs = submit_inputs(
         description,
         source,
         read_item_file=read,
         environ=os.environ if environ is None else environ,
         glob=matching,
     )
+    # condor_submit's Iwd: the folder it ran in (here the one relative paths are from)
+    inputs.iwd = os.path.abspath(base if base is not None else os.getcwd())
+    return inputs

@@ -43,7 +43,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..claimid import redact
+from ..claimid import redact, sinful
 from ..classad import (
     UNDEFINED,
     Budget,
@@ -59,10 +59,13 @@ from ..classad.ad import to_expr
 from ..classad.budget import PER_AD_STEPS
 from ..classad.numbers import INT64_MAX, out_of_range_number
 from ..classad.tree import Expr, Literal
+from ..condor_version import CONDOR_PLATFORM, CONDOR_VERSION
 from ..config import ConfigDict
+from . import userlog as ulog
 from .autocluster import Autoclusters, IdleIndex
 from .cadence import AdCadence
 from .codes import COMPLETED, HELD, HOLD_CODE_USER, IDLE, REMOVED, RUNNING
+from .joblog import JobLogBook, usage_rows
 from .policy import PolicyVerdict, SystemPolicy, at_exit, has_policy, periodic
 from .queue import Batch, JobQueue, QueueError, StoredClaim
 from .requirements import RequirementsMemo, SubmitHost
@@ -461,6 +464,8 @@ class Schedd:
         self._reserved = 0  # idle jobs with a claim being acquired
         self._batch = Batch()
         self._events: list[tuple[str, dict[str, Any]]] = []
+        # the user log events of jobs with a log = (joblog.py), for the shell to write
+        self.joblog = JobLogBook(config.get_str("DEFAULT_USERLOG_FORMAT_OPTIONS"))
         self._seqs: list[int] = []  # the numbers of self._events[: len(_seqs)], committed
         # events committed before this schedd started (a crash may have kept some that no
         # one gathered: whoever gathers reads them with events_between(seen, loaded_seq))
@@ -571,6 +576,16 @@ class Schedd:
 
     def _emit(self, kind: str, **fields: Any) -> None:
         self._events.append((kind, fields))
+
+    def _log(
+        self, job: Job, event: int, t: float, slot_ad: ClassAd | None = None, **fields: Any
+    ) -> None:
+        """Event number ``event`` of ``job``'s life at pool time ``t`` for its user log, if
+        it keeps one (``slot_ad``: the slot of the run an evicted or terminated event ends)."""
+        if "UserLog" not in job.texts and "UserLog" not in job.base.texts:
+            return  # no ad built for the 10,000 jobs of a submit without a log
+        usage = usage_rows(job.ad, slot_ad) if event in (ulog.EVICTED, ulog.TERMINATED) else ()
+        self.joblog.add(job.ad, job.cluster, job.proc, event, t, fields, usage)
 
     def drain_events(self) -> list[tuple[str, dict[str, Any]]]:
         """Events since the last call: (kind, ids) pairs for the shell's event log."""
@@ -788,6 +803,7 @@ class Schedd:
         *,
         item_files: Mapping[str, str] | None = None,
         env: Mapping[str, str] | None = None,
+        iwd: str = "",
     ) -> tuple[int, int]:
         """Queue a submit description; (cluster id, number of jobs).
 
@@ -796,6 +812,8 @@ class Schedd:
         The jobs are committed to the queue file before this returns. ``item_files`` and
         ``env`` are the submitting user's (the schedd reads neither files nor its own
         environment for a user); more than MAX_JOBS_PER_SUBMISSION jobs are refused.
+        ``iwd``: the submitting side's folder (absolute), under which condor_submit puts
+        the jobs' Iwd and log (empty: not known; both as written).
         """
         if request_id:
             prior = self.queue.lookup_request(request_id)
@@ -815,6 +833,7 @@ class Schedd:
             max_jobs=self.config.get_int("MAX_JOBS_PER_SUBMISSION", MAX_JOBS_PER_SUBMISSION),
             host=self.submit_host,
             requirements=self.requirements_memo,
+            iwd=iwd if iwd.startswith("/") else "",
         )
         values: dict[str, Any] = {}  # Owner text -> value: procs nearly always share one
         for texts in result.procs:
@@ -868,8 +887,10 @@ class Schedd:
         except Exception:
             self._batch = Batch()
             raise
+        host = sinful(self.address) if self.address else f"<{self.machine}>"
         for job in jobs:
             self._register(job)
+            self._log(job, ulog.SUBMIT, now, host=host)
         if jobs:
             self._emit(
                 "submit", cluster=cluster, procs=len(jobs), owner=owner, submitter=jobs[0].submitter
@@ -1013,6 +1034,7 @@ class Schedd:
         job.set("RemoveReason", reason)
         self._transition(job, REMOVED, now)
         self._emit("remove", job=job.job_id, submitter=job.submitter, reason=reason)
+        self._log(job, ulog.ABORTED, now, reason=reason)
         if was_running and claim is not None:
             self._releasing[claim.claim_id] = job  # leaves when the release is done
         else:
@@ -1028,6 +1050,7 @@ class Schedd:
         job.set("NumHolds", int(job.number("NumHolds")) + 1)  # qmgmt counts every hold
         self._transition(job, HELD, now)
         self._emit("hold", job=job.job_id, submitter=job.submitter, code=code, reason=reason)
+        self._log(job, ulog.HELD, now, reason=reason, code=code, subcode=subcode)
 
     def _release_hold(self, job: Job, reason: str, now: float) -> None:
         for name in ("HoldReason", "HoldReasonCode", "HoldReasonSubCode"):
@@ -1038,6 +1061,7 @@ class Schedd:
         job.set("ReleaseReason", reason)
         self._transition(job, IDLE, now)
         self._emit("release_hold", job=job.job_id, submitter=job.submitter, reason=reason)
+        self._log(job, ulog.RELEASED, now, reason=reason)
         unsure = next((u for u in self._unsure.values() if u.job is job), None)
         if unsure is not None:  # it may still run where its activation went unanswered
             self._idle.discard((job.submitter, job.autocluster), job.cluster, job.proc)
@@ -1427,6 +1451,7 @@ class Schedd:
             claim=_redact(claim.claim_id),
             submitter=job.submitter,
         )
+        self._log(job, ulog.EXECUTE, start, host=sinful(claim.startd_address), slot=claim.slot_name)
 
     # --- startds ------------------------------------------------------------------------
 
@@ -1474,12 +1499,13 @@ class Schedd:
                 self._left_slot(job)
                 self._transition(job, IDLE, now)
                 self._emit("job_evicted", job=job.job_id, slot=claim.slot_name, reason=e.reason)
+                self._log(job, ulog.EVICTED, end, claim.slot_ad, reason=e.reason)
             else:
                 job.set("ExitCode", int(e.exit_code))
                 job.set("ExitBySignal", False)
                 job.set("NumJobCompletions", int(job.number("NumJobCompletions")) + 1)
                 job.set("LastRemoteHost", claim.slot_name)
-                self._exited(job, claim.slot_name, int(e.exit_code), end, now, out)
+                self._exited(job, claim, int(e.exit_code), end, now, out)
             if e.claim_closing:  # HTCondor's JOB_EXITED_AND_CLAIM_CLOSING: no reuse, no release
                 self._drop_claim(claim, out, release=False)
             else:
@@ -1488,7 +1514,7 @@ class Schedd:
         return out
 
     def _exited(
-        self, job: Job, slot: str, exit_code: int, end: float, now: float, out: Outbox
+        self, job: Job, claim: HeldClaim, exit_code: int, end: float, now: float, out: Outbox
     ) -> None:
         """A job ended on its own: the shadow's policy at exit says whether it completes,
         is held (OnExitHold, or a periodic hold that fires now) or runs again."""
@@ -1502,15 +1528,25 @@ class Schedd:
             self._emit(
                 "job_completed",
                 job=job.job_id,
-                slot=slot,
+                slot=claim.slot_name,
                 exit_code=exit_code,
                 submitter=job.submitter,
             )
+            self._log(job, ulog.TERMINATED, end, claim.slot_ad, return_value=exit_code)
             return
         self._left_slot(job)
         if verdict.action == "requeue":  # OnExitRemove false: it runs again
             self._transition(job, IDLE, now)
             self._emit("requeue", job=job.job_id, submitter=job.submitter, reason=verdict.reason)
+            self._log(
+                job,
+                ulog.EVICTED,
+                end,
+                claim.slot_ad,
+                requeued=True,
+                return_value=exit_code,
+                reason=verdict.reason,
+            )
         else:
             self._apply_verdict(job, verdict, now, out)
 
@@ -1554,13 +1590,22 @@ class Schedd:
         elif action == "remove" and status != REMOVED:
             self._remove(job, verdict.reason, now, out)
         elif action == "vacate" and status == RUNNING:
-            self._stop(job, now, out, evicted=True)
+            claim = self._stop(job, now, out, evicted=True)
             job.set("LastVacateTime", self._date(now))
             job.set("VacateReason", verdict.reason)
             job.set("VacateReasonCode", verdict.code)
             job.set("VacateReasonSubCode", verdict.subcode)
             self._transition(job, IDLE, now)
             self._emit("vacate", job=job.job_id, submitter=job.submitter, reason=verdict.reason)
+            self._log(
+                job,
+                ulog.EVICTED,
+                now,
+                claim.slot_ad if claim is not None else None,
+                reason=verdict.reason,
+                code=verdict.code,
+                subcode=verdict.subcode,
+            )
 
     def _claim_finished(self, claim: HeldClaim, now: float, out: Outbox, *, reuse: bool) -> None:
         """A job left ``claim``: claim reuse. The next idle job of the same submitter that
@@ -1619,6 +1664,13 @@ class Schedd:
                 self._account_run(job, claim.activated, now)
                 self._left_slot(job)
                 self._transition(job, IDLE, now)
+                self._log(
+                    job,
+                    ulog.RECONNECT_FAILED,
+                    now,
+                    reason="Job not found at execution machine",
+                    startd=_machine(claim.slot_name),
+                )
             elif job.status == IDLE:
                 self._reserved -= 1
                 self._unreserve(job)
@@ -1746,6 +1798,9 @@ class Schedd:
                 self._account_run(job, claim.activated, now)
                 self._left_slot(job)
                 self._transition(job, IDLE, now)
+                self._log(
+                    job, ulog.RECONNECT_FAILED, now, reason=reason, startd=_machine(claim.slot_name)
+                )
             elif job.status == IDLE:
                 self._reserved -= 1
                 self._unreserve(job)
@@ -1901,6 +1956,8 @@ class Schedd:
         ad["MyType"] = "Scheduler"
         ad["Name"] = self.name
         ad["Machine"] = self.machine
+        ad["CondorVersion"] = CONDOR_VERSION
+        ad["CondorPlatform"] = CONDOR_PLATFORM
         ad["MyAddress"] = self.address
         ad["ScheddIpAddr"] = self.address
         ad["TotalIdleJobs"] = t[IDLE]
@@ -2056,6 +2113,11 @@ def _is_num(v: object) -> bool:
 def _num(x: float) -> int | float:
     # an integer only when it fits the wire's 64 bits: a sum of RequestCpus may not
     return int(x) if float(x).is_integer() and abs(x) <= INT64_MAX else float(x)
+
+
+def _machine(slot_name: str) -> str:
+    """The startd's name of a slot ``slot1_1@host``: ``host``."""
+    return slot_name.rpartition("@")[2] or slot_name
 
 
 def _redact(claim_id: str) -> str:

@@ -52,6 +52,7 @@ from ..v1 import startd_pb2 as tpb
 from ..v1 import startd_pb2_grpc as tgrpc
 from ..wire import WireError, ad_from_bytes, ad_from_pb, ad_to_pb, ads_to_pb, split_fields
 from .handover import HandedActivations, HandedClaims
+from .logfiles import append_user_logs
 from .queue import JobQueue, QueueError
 from .schedd import (
     MIN_ALIVE_EVERY,
@@ -67,6 +68,7 @@ from .schedd import (
     ScheddError,
 )
 from .submit import SubmitError
+from .userlog import format_events
 from .wallclock import DEFAULT_INTERVAL as WALL_CLOCK_DEFAULT
 
 __all__ = ["SERVICE_NAME", "ScheddService"]
@@ -125,6 +127,7 @@ class ScheddService(sgrpc.ScheddServicer):
                 core.queue.close()
             raise
         self.stats: Counter[str] = Counter()
+        self._user_log_refused: set[tuple[str, str]] = set()  # (schedd, path) reported
         self.core_stats: defaultdict[str, Counter[str]] = defaultdict(Counter)  # by schedd
         self._tasks: list[asyncio.Task[None]] = []
         self._background: set[asyncio.Task[Any]] = set()
@@ -276,12 +279,30 @@ class ScheddService(sgrpc.ScheddServicer):
                     fields["problem"],
                 )
             self.ctx.events.emit(core.name, kind, **fields)
+        self._write_user_logs(core)
         if changed:
             core.ad_cadence.changed(self.ctx.clock.now())
         if self._changed is not None:
             self._changed.set()  # the ads loop reads the cadences again
         if changed and self._alive_wake is not None:
             self._alive_wake.set()
+
+    def _write_user_logs(self, core: Schedd) -> None:
+        """Append the core's user log events to their files, one write per file; a log
+        that cannot be written is reported (once per file) and the schedd goes on."""
+        events = core.joblog.drain()
+        if not events:
+            return
+        texts = format_events(events, core.ad_epoch, core.joblog.format)
+        for path, error in append_user_logs(texts).items():
+            self.stats["user_log_failures"] += 1
+            if (core.name, path) in self._user_log_refused:
+                continue
+            self._user_log_refused.add((core.name, path))
+            job = next(f"{e.cluster}.{e.proc}" for e in events if e.path == path)
+            log.warning(
+                "%s: cannot write the user log %s (job %s): %s", core.name, path, job, error
+            )
 
     async def _core(self, name: str, context: grpc.aio.ServicerContext) -> Schedd:
         if not name:
@@ -323,6 +344,7 @@ class ScheddService(sgrpc.ScheddServicer):
                 request_id=request.request_id or None,
                 item_files=dict(request.item_files),
                 env=dict(request.env),
+                iwd=request.iwd,
             )
         except SubmitError as exc:
             await abort_invalid(context, str(exc))

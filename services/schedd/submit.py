@@ -63,6 +63,7 @@ from __future__ import annotations
 
 import math
 import os
+import posixpath
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -401,8 +402,10 @@ class _Submit:
         glob: Callable[[str, str], list[str]] | None = None,
         host: SubmitHost | None = None,
         requirements: RequirementsMemo | None = None,
+        iwd: str = "",
     ) -> None:
         self.source = source
+        self.iwd = iwd  # the submitting side's folder: Iwd and the log's path are under it
         self.host = host or SubmitHost()
         self.job_requirements = (
             requirements if requirements is not None else RequirementsMemo(self.host)
@@ -1149,6 +1152,7 @@ class _Submit:
         batch = self.command("batch_name")
         if batch and batch[2]:
             attrs["JobBatchName"] = quote(batch[2].strip('"'))
+        given: dict[str, str] = {}
         for name, attr in (
             ("initialdir", "Iwd"),
             ("input", "In"),
@@ -1159,6 +1163,12 @@ class _Submit:
             found = self.command(name)
             if found and found[2]:
                 attrs[attr] = quote(found[2])
+                given[attr] = found[2]
+        if self.iwd:  # condor_submit: Iwd absolute (the folder it ran in), the log under it
+            iwd = posixpath.normpath(posixpath.join(self.iwd, given.get("Iwd", "")))
+            attrs["Iwd"] = quote(iwd)
+            if "UserLog" in given:
+                attrs["UserLog"] = quote(posixpath.normpath(posixpath.join(iwd, given["UserLog"])))
         return attrs
 
     def hold(self, _: int) -> dict[str, str]:
@@ -1267,6 +1277,7 @@ def parse_submit(
     max_jobs: int = MAX_JOBS_PER_SUBMISSION,
     host: SubmitHost | None = None,
     requirements: RequirementsMemo | None = None,
+    iwd: str = "",
 ) -> SubmitResult:
     """Job ads for a submit description, as condor_submit would queue them.
 
@@ -1279,6 +1290,8 @@ def parse_submit(
     read. More than ``max_jobs`` jobs is refused. ``host`` is the submit machine (its Arch,
     OpSys, FileSystemDomain and Requirements knobs); ``requirements`` keeps the
     Requirements worked out for it across submits (a schedd's, of the same ``host``).
+    ``iwd``, the submitting side's folder (absolute), makes ``Iwd`` and ``UserLog``
+    absolute as condor_submit does (empty: both as written).
     Every problem raises ``SubmitError`` naming ``source`` and the line.
     """
     if not valid_owner(owner):
@@ -1294,6 +1307,7 @@ def parse_submit(
         max_jobs=max_jobs,
         host=host,
         requirements=requirements,
+        iwd=iwd,
     )
     try:
         submit.run(text)
@@ -1308,6 +1322,7 @@ class SubmitInputs:
 
     item_files: dict[str, str] = field(default_factory=dict)  # path as written -> text
     env: dict[str, str] = field(default_factory=dict)  # $ENV names -> values (set ones only)
+    iwd: str = ""  # the submitting side's folder (absolute): condor_submit's Iwd
 
 
 def submit_inputs(

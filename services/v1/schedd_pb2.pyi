@@ -9,7 +9,7 @@ from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
 DESCRIPTOR: _descriptor.FileDescriptor
 
 class SubmitRequest(_message.Message):
-    __slots__ = ("schedd_name", "request_id", "description", "source", "owner", "item_files", "env")
+    __slots__ = ("schedd_name", "request_id", "description", "source", "owner", "item_files", "env", "iwd")
     class ItemFilesEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -31,6 +31,7 @@ class SubmitRequest(_message.Message):
     OWNER_FIELD_NUMBER: _ClassVar[int]
     ITEM_FILES_FIELD_NUMBER: _ClassVar[int]
     ENV_FIELD_NUMBER: _ClassVar[int]
+    IWD_FIELD_NUMBER: _ClassVar[int]
     schedd_name: str
     request_id: str
     description: str
@@ -38,7 +39,8 @@ class SubmitRequest(_message.Message):
     owner: str
     item_files: _containers.ScalarMap[str, str]
     env: _containers.ScalarMap[str, str]
-    def __init__(self, schedd_name: _Optional[str] = ..., request_id: _Optional[str] = ..., description: _Optional[str] = ..., source: _Optional[str] = ..., owner: _Optional[str] = ..., item_files: _Optional[_Mapping[str, str]] = ..., env: _Optional[_Mapping[str, str]] = ...) -> None: ...
+    iwd: str
+    def __init__(self, schedd_name: _Optional[str] = ..., request_id: _Optional[str] = ..., description: _Optional[str] = ..., source: _Optional[str] = ..., owner: _Optional[str] = ..., item_files: _Optional[_Mapping[str, str]] = ..., env: _Optional[_Mapping[str, str]] = ..., iwd: _Optional[str] = ...) -> None: ...
 
 class SubmitReply(_message.Message):
     __slots__ = ("cluster_id", "num_procs")
