@@ -108,6 +108,10 @@ def cmd_run(ns: argparse.Namespace) -> int:
         spec.metrics_port = ns.metrics_port
     if ns.metrics_htcondor:
         spec.metrics_htcondor = True
+    if spec.metrics_port and spec.clock == "virtual":  # it would be over before a scrape
+        print(
+            "mockpool: a virtual run serves no metrics; they are in metrics.prom", file=sys.stderr
+        )
     out = Path(ns.out) if ns.out else Path("mockpool-out") / Path(ns.spec).stem
     until = " or until the work is done" if spec.until_done else ""
     if spec.clock == "virtual":

@@ -93,3 +93,16 @@ def test_the_spec_s_switch_must_be_a_boolean() -> None:
     with pytest.raises(SpecError, match=r"<t>:3: \[pool\] metrics_htcondor: must be true or false"):
         parse_spec('[pool]\nclock = "virtual"\nmetrics_htcondor = "yes"\n', "<t>")
     assert parse_spec("[pool]\nmetrics_htcondor = true\n", "<t>").metrics_htcondor is True
+
+
+def test_a_virtual_run_says_it_serves_nothing(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    def run_pool(spec: Any, *_: Any, **__: Any) -> None:
+        raise Started
+
+    monkeypatch.setattr(api, "run_pool", run_pool)
+    ns = build_parser().parse_args(["run", str(SPEC), "--clock", "virtual", "--metrics-port", "1"])
+    with pytest.raises(Started):
+        ns.func(ns)
+    assert "a virtual run serves no metrics; they are in metrics.prom" in capsys.readouterr().err
