@@ -134,6 +134,7 @@ class Collector:
             start_time=self._start_time,
             sequence=self._self_seq,
             update_interval=self.update_interval,
+            now=self.store.ad_epoch + int(now),
         )
         self.store.update("Collector", ad, now, owned=True)
 

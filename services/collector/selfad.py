@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from ..claimid import sinful
 from ..classad import ClassAd
+from ..condor_version import CONDOR_PLATFORM, CONDOR_VERSION
 from .store import MACHINE, AdStore
 
 __all__ = ["collector_ad", "pool_totals"]
@@ -45,15 +46,20 @@ def collector_ad(
     start_time: int,
     sequence: int,
     update_interval: int,
+    now: int = 0,
 ) -> ClassAd:
-    """The Collector ad with the store's current totals."""
+    """The Collector ad with the store's current totals (``start_time`` and ``now``:
+    dates)."""
     ad = ClassAd()
     ad["MyType"] = "Collector"
     ad["Name"] = name
+    ad["CondorVersion"] = CONDOR_VERSION
+    ad["CondorPlatform"] = CONDOR_PLATFORM
     if address:
         ad["MyAddress"] = sinful(address)
         ad["CollectorIpAddr"] = sinful(address)
     ad["DaemonStartTime"] = start_time
+    ad["MyCurrentTime"] = now
     ad["UpdateSequenceNumber"] = sequence
     if update_interval > 0:
         ad["UpdateInterval"] = 24 * update_interval  # as HTCondor's init_classad

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 
 from ..claimid import sinful
 from ..classad import ClassAd
+from ..condor_version import CONDOR_PLATFORM, CONDOR_VERSION
 
 __all__ = ["ScheddsToAsk", "negotiator_ad", "schedds_to_ask"]
 
@@ -46,6 +47,8 @@ def negotiator_ad(
     ad["MyType"] = "Negotiator"
     ad["Name"] = name
     ad["NegotiatorName"] = name
+    ad["CondorVersion"] = CONDOR_VERSION
+    ad["CondorPlatform"] = CONDOR_PLATFORM
     ad["MyAddress"] = sinful(address) if address else ""
     ad["NegotiatorIpAddr"] = ad.eval("MyAddress")
     ad["DaemonStartTime"] = start_time

@@ -391,6 +391,8 @@ class Machine:
             machine_identity(cfg, name),
             tuple(resources),
             self.ad_epoch,
+            detected_cpus=cpus,
+            detected_memory=detected_memory,
         )
         self._cfg = cfg
         self._resource_ids = {r.name: r.ids for r in resources if r.ids}

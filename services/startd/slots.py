@@ -36,8 +36,10 @@ from ..claimid import redact
 from ..classad import ClassAd, Expr, parse_expr
 from ..classad.ad import literal_binding, shared_literal
 from ..classad.tree import AdExpr, ListExpr, Literal
+from ..condor_version import CONDOR_VERSION, condor_platform
 from ..config import ConfigDict, ConfigError
 from ..config.resources import MachineResource
+from .reqexp import requirements, within_resource_limits
 
 __all__ = [
     "ACCOUNTED",
@@ -315,21 +317,39 @@ class MachineInfo:
     identity: tuple[tuple[str, AdValue], ...] = ()  # see machine_identity
     resources: tuple[MachineResource, ...] = ()  # custom resources, in name order
     ad_epoch: int = 0  # Unix time of pool time 0: the ads' dates count from it
+    detected_cpus: int = 0  # DetectedCpus, DetectedMemory (MB): the mock hardware
+    detected_memory: int = 0
 
     @cached_property
-    def constants(self) -> tuple[tuple[str, str | int], ...]:
-        """The attributes every slot ad of this machine shares."""
+    def constants(self) -> tuple[tuple[str, AdValue], ...]:
+        """The attributes every slot ad of this machine shares. A mock job runs nothing,
+        so the load averages are 0.0 (as a machine whose jobs sleep)."""
+        ident = dict(self.identity)
+        major = ident.get("OpSysMajorVer", 9)
         return (
             ("MyType", "Machine"),
             ("TargetType", "Job"),
             ("Machine", self.name),
             ("MyAddress", self.address),
             ("StartdIpAddr", self.address),
+            ("CondorVersion", CONDOR_VERSION),
+            (
+                "CondorPlatform",
+                condor_platform(
+                    str(ident.get("Arch", "X86_64")),
+                    str(ident.get("OpSysName", "AlmaLinux")),
+                    major if isinstance(major, int) else 9,
+                ),
+            ),
             *self.identity,
+            ("DetectedCpus", self.detected_cpus or self.total_cpus),
+            ("DetectedMemory", self.detected_memory or self.total_memory),
             ("TotalCpus", self.total_cpus),
             ("TotalMemory", self.total_memory),
             ("TotalDisk", self.total_disk),
             ("TotalSlots", self.total_slots),
+            ("TotalLoadAvg", 0.0),
+            ("TotalCondorLoadAvg", 0.0),
             ("DaemonStartTime", self.birthday),
             *self.resource_constants,
         )
@@ -494,10 +514,16 @@ def ad_pairs(slot: Slot, info: MachineInfo, now: float, sequence: int) -> list[t
         ("TotalSlotMemory", slot.total_memory),
         ("TotalSlotDisk", slot.total_disk),
         ("Start", policy.start),
-        ("Requirements", policy.start),
+        ("Requirements", requirements(slot.kind)),
         ("Rank", policy.rank),
         ("SlotWeight", policy.slot_weight),
+        ("LoadAvg", 0.0),
+        ("CondorLoadAvg", 0.0),
     ]
+    if slot.kind != "Static":
+        custom = tuple(r.name for r in info.resources)
+        cp = policy.consumption is not None
+        pairs.append(("WithinResourceLimits", within_resource_limits(custom, cp)))
     pairs.append(("MachineResources", info.machine_resources))
     if info.resources:
         pairs += resource_pairs(slot, info)

@@ -132,7 +132,14 @@ def test_slot_ad_policy_attributes() -> None:
     m = machine('NUM_CPUS = 2\nSTART = TARGET.Owner == "alice"\nRANK = TARGET.JobPrio\n')
     ad = pub(m, "slot1@exec0001", now=5)
     assert str(ad["Start"]) == str(parse_expr('TARGET.Owner == "alice"'))
-    assert str(ad["Requirements"]) == str(ad["Start"])
+    # a partitionable slot: START && (WithinResourceLimits), as HTCondor's Reqexp.cpp
+    assert str(ad["Requirements"]) == str(parse_expr("START && (WithinResourceLimits)"))
+    assert str(ad["WithinResourceLimits"]) == str(
+        parse_expr(
+            "(MY.Cpus > 0 && TARGET.RequestCpus <= MY.Cpus && MY.Memory > 0 && "
+            "TARGET.RequestMemory <= MY.Memory && MY.Disk > 0 && TARGET.RequestDisk <= MY.Disk)"
+        )
+    )
     assert ad.eval("SlotWeight") == 2  # SLOT_WEIGHT defaults to Cpus
     for attr, value in {
         "MyType": "Machine",
