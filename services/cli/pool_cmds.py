@@ -201,6 +201,7 @@ def cmd_sweep(ns: argparse.Namespace) -> int:
                 workers=ns.workers,
                 overrides=overrides,
                 progress=progress,
+                address=ns.address or "",
             )
         except SweepError as e:
             return _fail(str(e), 2)
@@ -844,6 +845,11 @@ def add_pool_commands(sub: argparse._SubParsersAction) -> None:  # type: ignore[
     p.add_argument("--clock", choices=CLOCKS, default="virtual")
     p.add_argument("--out", help="output folder (default mockpool-out/sweep-<spec name>)")
     p.add_argument("--workers", type=int, help="parallel runs (default: the CPU count)")
+    p.add_argument(
+        "--address",
+        help="run each point as a Ray task spread over this cluster's nodes (host:port, "
+        "ray://host:port or auto) instead of in local processes",
+    )
     p.add_argument("--duration", type=float, help="pool seconds per run (overrides the spec)")
     p.add_argument("--until-done", action="store_true", help="end each run when its queue is empty")
     p.set_defaults(func=cmd_sweep)

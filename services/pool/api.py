@@ -36,6 +36,7 @@ from ..classad import ClassAd
 from ..virtualtime import VirtualEventLoop
 from .client import ActResult, PoolError
 from .cluster import join_cluster
+from .host import ROUTABLE
 from .launcher import LivePool
 from .localray import LocalRay, start_local_ray, stop_local_ray
 from .measures import measure, write_series
@@ -197,16 +198,21 @@ class Pool:
     def _serve_metrics(self, port: int) -> None:
         from prometheus_client import CollectorRegistry, start_http_server
 
+        addr = self.spec.host
+        if addr == ROUTABLE:  # on a Ray cluster: this node's address, as the daemons'
+            import ray
+
+            addr = ray.util.get_node_ip_address()
         registry = CollectorRegistry(auto_describe=False)
         registry.register(PoolMetrics(self.metrics, htcondor=self.spec.metrics_htcondor))
         try:
-            server, _thread = start_http_server(port, addr=self.spec.host, registry=registry)
+            server, _thread = start_http_server(port, addr=addr, registry=registry)
         except OSError as exc:
             raise RuntimeError(
-                f"cannot serve metrics on {self.spec.host}:{port}: {exc.strerror or exc}"
+                f"cannot serve metrics on {addr}:{port}: {exc.strerror or exc}"
             ) from None
         self._metrics_server = server
-        host = f"[{self.spec.host}]" if ":" in self.spec.host else self.spec.host
+        host = f"[{addr}]" if ":" in addr else addr
         self.metrics_url = f"http://{host}:{server.server_port}/metrics"
 
     def stop(self) -> list[dict[str, Any]]:

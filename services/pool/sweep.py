@@ -6,7 +6,8 @@ A swept parameter is an HTCondor knob or ``workload.NAME.KEY[.SUBKEY]`` of the s
 ``mockpool sweep SPEC --set NEGOTIATOR_INTERVAL=30,60,120 --seeds 5`` plans the grid
 (every combination of the ``--set`` values, times seeds ``s .. s+N-1`` from the spec's
 own seed), runs each point as a whole pool (virtual time by default) in worker
-processes, and gathers each point's measures (its summary.json) into one table: per
+processes (or, with ``--address``, as Ray tasks spread over a cluster's nodes:
+sweepray.py), and gathers each point's measures (its summary.json) into one table: per
 combination, the mean of each measure over the seeds and a 95% confidence interval
 (Student's t). Each point's run is kept under ``OUT/points/<point>/`` and written there
 atomically, so an interrupted sweep resumes where it stopped: points already on disk are
@@ -250,11 +251,18 @@ def run_sweep(
     workers: int | None = None,
     overrides: dict[str, Any] | None = None,
     progress: Callable[[int, int, int], None] | None = None,
+    address: str = "",
 ) -> list[dict[str, Any]]:
     """Run (or resume) a sweep into ``out``; returns the table. ``progress(done, total,
-    reused)`` is called as points finish."""
+    reused)`` is called as points finish. With ``address``, the points run as Ray tasks
+    spread over that cluster's nodes (sweepray.py)."""
     if seeds < 1:
         raise SweepError(f"--seeds must be at least 1, got {seeds}")
+    if address and clock == "live":
+        raise SweepError(
+            "--address runs each point as a Ray task in virtual time; a live point is a "
+            "pool of Ray actors of its own: run it with `mockpool run SPEC --address`"
+        )
     overrides = dict(overrides or {})
     try:
         base = load_spec(spec_path).seed
@@ -282,7 +290,21 @@ def run_sweep(
     if progress:
         progress(len(results), len(points), reused)
     n = workers or max(1, min(len(todo), os.cpu_count() or 1))
-    if todo and n == 1 and clock == "virtual":
+    if todo and address:
+        from .cluster import ClusterError
+        from .sweepray import run_on_cluster
+
+        def arrived(p: Point, summary: dict[str, Any]) -> None:
+            results[p] = summary
+            if progress:
+                progress(len(results), len(points), reused)
+
+        specs = [(p, _spec_for(spec_path, p, clock, overrides)) for p in todo]
+        try:
+            run_on_cluster(address, specs, root / "points", arrived)
+        except ClusterError as exc:
+            raise SweepError(str(exc)) from None
+    elif todo and n == 1 and clock == "virtual":
         for p in todo:  # one at a time, in this process
             results[p] = run_point(spec_path, p, clock, overrides, str(root / "points" / p.name))
             if progress:

@@ -890,7 +890,7 @@ class Schedd:
         host = sinful(self.address) if self.address else f"<{self.machine}>"
         for job in jobs:
             self._register(job)
-            self._log(job, ulog.SUBMIT, now, host=host)
+            self._log(job, ulog.SUBMIT, now, host=host, **_batch(job))
         if jobs:
             self._emit(
                 "submit", cluster=cluster, procs=len(jobs), owner=owner, submitter=jobs[0].submitter
@@ -2113,6 +2113,14 @@ def _is_num(v: object) -> bool:
 def _num(x: float) -> int | float:
     # an integer only when it fits the wire's 64 bits: a sum of RequestCpus may not
     return int(x) if float(x).is_integer() and abs(x) <= INT64_MAX else float(x)
+
+
+def _batch(job: Job) -> dict[str, str]:
+    """The submit event's JobBatchName note, when the job has one."""
+    if "JobBatchName" not in job.texts and "JobBatchName" not in job.base.texts:
+        return {}
+    name = job.ad.eval("JobBatchName")
+    return {"batch_name": name} if isinstance(name, str) else {}
 
 
 def _machine(slot_name: str) -> str:

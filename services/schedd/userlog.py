@@ -22,6 +22,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..classad.unparse import quote_string
+
 __all__ = [
     "ABORTED",
     "EVICTED",
@@ -115,7 +117,7 @@ class UsageRow:
 class LogEvent:
     """One event of job ``cluster.proc`` at pool time ``t``, for the log at ``path``.
 
-    ``fields`` by ``code``: SUBMIT host; EXECUTE host, slot; EVICTED reason, code,
+    ``fields`` by ``code``: SUBMIT host, batch_name (JobBatchName, if any); EXECUTE host, slot; EVICTED reason, code,
     subcode (a vacate), or requeued with return_value (the job exited and runs again);
     TERMINATED return_value; ABORTED, RELEASED reason; HELD reason, code, subcode;
     RECONNECT_FAILED reason, startd. EVICTED and TERMINATED carry ``usage`` rows.
@@ -217,7 +219,11 @@ def _body(ev: LogEvent) -> str:
     f = ev.fields
     code = ev.code
     if code == SUBMIT:
-        return f"Job submitted from host: {_text(f, 'host')}\n"
+        out = f"Job submitted from host: {_text(f, 'host')}\n"
+        batch = f.get("batch_name")
+        if isinstance(batch, str):  # the schedd's structured notes: DAGNodeName, JobBatchName
+            out += f"    [ JobBatchName = {_text({'b': quote_string(batch)}, 'b')} ]\n"
+        return out
     if code == EXECUTE:
         slot = _text(f, "slot")
         return f"Job executing on host: {_text(f, 'host')}\n" + (

@@ -1,14 +1,18 @@
 """Run by tests/live/test_ray_cluster.py in a process of its own (a Ray driver joins one
 cluster only): a 3-node Ray cluster on this machine (ray.cluster_utils.Cluster), a pool
-spread over it, and a worker node removed mid-run. Prints one JSON line of findings."""
+spread over it, and a worker node removed mid-run; then the examples by the CLI, and a
+sweep whose points run as Ray tasks on the two nodes left. Prints one JSON line of
+findings."""
 
 from __future__ import annotations
 
 import json
 import os
+import socket
 import subprocess
 import sys
 import time
+import urllib.request
 from collections import Counter
 from pathlib import Path
 
@@ -28,6 +32,7 @@ time_scale = 40
 host = "routable"
 secret_file = "{secret}"
 restarts = 2
+metrics_port = {metrics_port}
 
 [placement]
 central = "head"
@@ -59,6 +64,12 @@ queue 10
 """
 
 
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("", 0))
+        return int(s.getsockname()[1])
+
+
 def finished(pool: Pool) -> bool:
     """All 10 jobs in history (False while a schedd is coming back on another node)."""
     try:
@@ -75,8 +86,12 @@ def main(folder: str) -> int:
     cluster.wait_for_nodes()
     out: dict[str, object] = {}
     try:
-        spec = parse_spec(SPEC.format(secret=secret), "<cluster>")
+        spec = parse_spec(SPEC.format(secret=secret, metrics_port=_free_port()), "<cluster>")
         with Pool(spec, address=cluster.address) as pool:
+            # served on the node's own address, as the daemons are (host = "routable")
+            with urllib.request.urlopen(pool.metrics_url, timeout=60) as reply:
+                out["metrics_served"] = b"mockpool_" in reply.read()
+            out["metrics_url"] = pool.metrics_url
             status = pool.status()
             nodes = {st["identity"]: st["node"] for st in status}
             out["nodes"] = len(set(nodes.values()))
@@ -102,6 +117,8 @@ def main(folder: str) -> int:
             out["removed_at"] = removed_at
             out["jobs"] = len(queue) + len(history)
         out.update(_examples_on(cluster.address, Path(folder)))
+        alive = [n.node_id for n in [cluster.head_node, *workers] if n is not victim]
+        out.update(_sweep_on(cluster.address, Path(folder), alive))
     finally:
         cluster.shutdown()
     print(json.dumps(out))
@@ -157,6 +174,26 @@ def _examples_on(address: str, folder: Path) -> dict[str, object]:
             found["daemons_up"] = sum(1 for line in daemons.splitlines()[1:] if " up " in line)
         finally:
             found["down_rc"] = _cli("down", home=home).returncode
+    return found
+
+
+def _sweep_on(address: str, folder: Path, nodes: list[str]) -> dict[str, object]:
+    """`mockpool sweep --address`: four points as Ray tasks (SPREAD) over the two nodes
+    left, each point's node.json saying where it ran (resuming is the local sweep's:
+    tests/virtual/test_sweep.py)."""
+    out = folder / "sweep"
+    argv = ["sweep", str(EXAMPLES / "pslot.toml"), "--set", "NEGOTIATOR_INTERVAL=30,60"]
+    argv += ["--seeds", "2", "--address", address, "--out", str(out)]
+    first = _cli(*argv, home=folder / "home")
+    found: dict[str, object] = {"sweep_rc": first.returncode, "sweep_err": first.stderr[-1500:]}
+    if first.returncode:
+        return found
+    points = sorted((out / "points").iterdir())
+    ran_on = {p.name: json.loads((p / "node.json").read_text())["node_id"] for p in points}
+    found["sweep_points"] = len(ran_on)
+    found["sweep_nodes_used"] = len(set(ran_on.values()))
+    found["sweep_nodes_known"] = set(ran_on.values()) <= set(nodes)
+    found["sweep_rows"] = len(json.loads((out / "sweep.json").read_text())["table"])
     return found
 
 

@@ -3,7 +3,8 @@ ray_cluster_run.py): its actors land on different nodes, the central manager on 
 as the spec asks, and a worker node removed mid-run behaves as crashed daemons: their
 claims are given up, the jobs run elsewhere, and none is lost or run twice. Then the
 mixed example runs there by `mockpool run --address` and passes the invariant checker,
-and `mockpool up --address` holds it (startds packed) for `status`, `q` and `daemons`."""
+and `mockpool up --address` holds it (startds packed) for `status`, `q` and `daemons`.
+Last, `mockpool sweep --address` runs a sweep's points as Ray tasks over the nodes."""
 
 from __future__ import annotations
 
@@ -28,6 +29,7 @@ def test_a_pool_spreads_over_a_ray_cluster_and_survives_losing_a_node(tmp_path: 
     assert done.returncode == 0, done.stderr[-3000:]
     found = json.loads(done.stdout.strip().splitlines()[-1])
     assert found["nodes"] >= 2 and found["central_on_head"]
+    assert found["metrics_served"], found["metrics_url"]  # on the node's address
     assert found["startds_lost"] >= 1
     assert found["completed"] and found["jobs"] == 10
     assert found["violations"] == []
@@ -39,3 +41,7 @@ def test_a_pool_spreads_over_a_ray_cluster_and_survives_losing_a_node(tmp_path: 
     assert found["up_rc"] == 0, found["up_err"]
     assert found["status_has_slots"] and found["q_has_jobs"]
     assert found["daemons_up"] >= 4 and found["down_rc"] == 0
+    # `mockpool sweep --address`: its points ran as Ray tasks on both nodes left
+    assert found["sweep_rc"] == 0, found["sweep_err"]
+    assert found["sweep_points"] == 4 and found["sweep_rows"] == 2
+    assert found["sweep_nodes_used"] == 2 and found["sweep_nodes_known"]

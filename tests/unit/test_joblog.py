@@ -88,7 +88,12 @@ def test_a_job_without_a_log_queues_nothing(path: Path) -> None:
 
 def test_submit_execute_terminate(path: Path) -> None:
     s = make(path)
-    s.submit(SLEEP + "log = /u/j.log\nrequest_memory = 100\nqueue 2\n", "a.sub", "alice", 1.0)
+    s.submit(
+        SLEEP + "log = /u/j.log\nrequest_memory = 100\nbatch_name = b7\nqueue 2\n",
+        "a.sub",
+        "alice",
+        1.0,
+    )
     host = "exec1:1"
     slot_ad = ClassAd(Cpus=1, Memory=128, Disk=1000)
     claim = cid(1, host)
@@ -99,8 +104,8 @@ def test_submit_execute_terminate(path: Path) -> None:
     events = s.joblog.drain()
     assert {e.path for e in events} == {"/u/j.log"}
     assert [(e.code, f"{e.cluster}.{e.proc}", e.t, dict(e.fields)) for e in events] == [
-        (ul.SUBMIT, "1.0", 1.0, {"host": "<127.0.0.1:9618>"}),
-        (ul.SUBMIT, "1.1", 1.0, {"host": "<127.0.0.1:9618>"}),
+        (ul.SUBMIT, "1.0", 1.0, {"host": "<127.0.0.1:9618>", "batch_name": "b7"}),
+        (ul.SUBMIT, "1.1", 1.0, {"host": "<127.0.0.1:9618>", "batch_name": "b7"}),
         # the run's start and end as the startd reported them, not when the schedd heard
         (ul.EXECUTE, "1.0", 5.0, {"host": "<exec1:1>", "slot": "slot1@exec1"}),
         (ul.TERMINATED, "1.0", 65.0, {"return_value": 3}),

@@ -84,6 +84,16 @@ def test_submit_and_execute() -> None:
     )
 
 
+def test_submit_notes_the_batch_name_as_a_classad() -> None:
+    # WriteSubmitToUserLog's structured notes: the evaluated JobBatchName, unparsed
+    text = format_event(ev(SUBMIT, host="<h:1>", batch_name='run "7"'), BASE, UTC)
+    assert text == (
+        "000 (012.003.000) 2026-11-28 08:00:00Z Job submitted from host: <h:1>\n"
+        '    [ JobBatchName = "run \\"7\\"" ]\n'
+        "...\n"
+    )
+
+
 def test_terminated_with_its_return_value_and_usage_table() -> None:
     # columns: Usage and Request at least 8 wide, Allocated at least 9; the resource
     # column sizeof("Memory (MB)") + 8 = 20; rows by name; each line ends with the
@@ -209,7 +219,7 @@ def test_an_event_this_schedd_never_writes_is_refused() -> None:
 def test_htcondor_reads_every_event(tmp_path: Path) -> None:
     htcondor2 = pytest.importorskip("htcondor2")
     life = [
-        ev(SUBMIT, 0, host="<127.0.0.1:9618>"),
+        ev(SUBMIT, 0, host="<127.0.0.1:9618>", batch_name="nightly"),
         ev(EXECUTE, 5, host="<127.0.0.1:9619>", slot="slot1@exec1"),
         ev(EVICTED, 6, USAGE, reason="preempted", code=1000, subcode=2),
         ev(RECONNECT_FAILED, 7, reason="Job not found at execution machine", startd="exec1"),
@@ -227,6 +237,7 @@ def test_htcondor_reads_every_event(tmp_path: Path) -> None:
     assert all((e.cluster, e.proc) == (12, 3) for e in got)
     submit, execute, vacate, lost, held, released, requeued, done, aborted = got
     assert submit["SubmitHost"] == "<127.0.0.1:9618>"
+    assert submit["StructuredNotes"]["JobBatchName"] == "nightly"
     assert (execute["ExecuteHost"], execute["SlotName"]) == ("<127.0.0.1:9619>", "slot1@exec1")
     assert (vacate["ReasonCode"], vacate["ReasonSubCode"], vacate["Reason"]) == (
         1000,

@@ -222,3 +222,71 @@ def test_bad_workload_parameters_are_refused_before_running(
     with pytest.raises(SweepError, match=message):
         run_sweep(str(EXAMPLES / "tuning.toml"), [parse_set(knob)], out=tmp_path / "s")
     assert not (tmp_path / "s").exists()
+
+
+def test_a_sweep_on_a_cluster_refuses_live_points_and_an_unreachable_address(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`--address` runs virtual points as Ray tasks (tests/live/ray_cluster_run.py runs
+    one on two nodes); a live point is a pool of actors, refused; a cluster that does not
+    answer fails in seconds, before anything runs."""
+    from mockpool.cli.main import main
+
+    spec = str(EXAMPLES / "pslot.toml")
+    with pytest.raises(SweepError, match="a live point is a pool of Ray actors"):
+        run_sweep(
+            spec, [("NEGOTIATOR_INTERVAL", ["30"])], clock="live", out=tmp_path, address="auto"
+        )
+    argv = ["sweep", spec, "--set", "NEGOTIATOR_INTERVAL=30", "--out", str(tmp_path / "s")]
+    assert main([*argv, "--address", "127.0.0.1:1"]) == 2
+    assert "cannot reach the Ray cluster at 127.0.0.1:1" in capsys.readouterr().err
+    assert not list((tmp_path / "s" / "points").iterdir())
+
+
+def test_a_points_packed_folder_is_unpacked_whole(tmp_path: Path) -> None:
+    """What a Ray task hands back (the point's folder, packed) lands as a local sweep
+    writes it: the folder appears only once whole, and a stale .partial is replaced."""
+    import io
+    import tarfile
+
+    from mockpool.pool.sweepray import unpack_point
+
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "summary.json").write_text('{"cycles": 3}')
+    (src / "node.json").write_text('{"node_id": "abc"}')
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w:gz") as tar:
+        tar.add(src, arcname=".")
+    final = tmp_path / "points" / "A-1__seed0"
+    (tmp_path / "points" / "A-1__seed0.partial").mkdir(parents=True)  # an earlier crash
+    assert unpack_point(buf.getvalue(), final) == {"cycles": 3}
+    assert sorted(p.name for p in final.iterdir()) == ["node.json", "summary.json"]
+    assert not final.with_name("A-1__seed0.partial").exists()
+
+
+def test_a_sweep_on_a_cluster_resumes_with_the_points_not_yet_on_disk(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With --address, only the points missing from OUT/points go to the cluster (here a
+    stand-in for sweepray.run_on_cluster, which writes what a task would hand back)."""
+    from mockpool.pool import sweepray
+
+    asked: list[list[str]] = []
+
+    def cluster(address: str, points: list, folders: Path, done: object) -> None:
+        asked.append([p.name for p, _spec in points])
+        for p, _spec in points:
+            (folders / p.name).mkdir()
+            (folders / p.name / "summary.json").write_text('{"cycles": 4}')
+            done(p, {"cycles": 4})  # type: ignore[operator]
+
+    monkeypatch.setattr(sweepray, "run_on_cluster", cluster)
+    spec, sets = str(EXAMPLES / "pslot.toml"), [("NEGOTIATOR_INTERVAL", ["30", "60"])]
+    rows = run_sweep(spec, sets, seeds=2, out=tmp_path, address="auto")
+    assert len(asked[0]) == 4 and [r["cycles"] for r in rows] == [4, 4]
+    shutil.rmtree(tmp_path / "points" / asked[0][1])
+    run_sweep(spec, sets, seeds=2, out=tmp_path, address="auto")
+    assert asked[1] == [asked[0][1]]
+    run_sweep(spec, sets, seeds=2, out=tmp_path, address="auto")
+    assert len(asked) == 2  # nothing left to run: the cluster is not asked at all
