@@ -5,8 +5,10 @@ reached fails fast, and a pool that listens beyond loopback needs a secret file.
 
 from __future__ import annotations
 
+import os
 import re
 import shlex
+import stat
 from pathlib import Path
 
 import pytest
@@ -56,7 +58,7 @@ def test_kuberay_manifests_have_a_head_and_workers_on_the_image(name: str) -> No
     for template in [head["template"], *(g["template"] for g in groups)]:
         (container,) = _containers(template)
         assert container["image"] == "mockpool:latest"
-        assert {m["mountPath"] for m in container["volumeMounts"]} == {"/etc/mockpool"}
+        assert "/etc/mockpool" in {m["mountPath"] for m in container["volumeMounts"]}
 
 
 def test_the_rayjob_runs_the_deploy_spec_on_its_own_cluster() -> None:
@@ -147,3 +149,120 @@ def test_an_unreachable_cluster_fails_fast_with_a_clear_message(
     monkeypatch.setattr(ray, "init", no_init)
     assert main(["run", str(ROOT / "examples" / "pslot.toml"), "--address", "127.0.0.1:1"]) == 1
     assert "cannot reach the Ray cluster at 127.0.0.1:1" in capsys.readouterr().err
+
+
+# ------------------------------------------------------------------ KubeRay: starts, keeps
+
+KUBERAY = ["kuberay/raycluster.yaml", "kuberay/rayjob.yaml"]
+
+
+def _docs(name: str) -> list[dict]:
+    return list(yaml.safe_load_all((DEPLOY / name).read_text()))
+
+
+def _cluster_spec(doc: dict) -> dict:
+    return doc["spec"] if doc["kind"] == "RayCluster" else doc["spec"]["rayClusterSpec"]
+
+
+def _pod_templates(doc: dict) -> list[dict]:
+    if doc["kind"] == "Pod":
+        return [doc]
+    spec = _cluster_spec(doc)
+    return [spec["headGroupSpec"]["template"], *(g["template"] for g in spec["workerGroupSpecs"])]
+
+
+def _image_user() -> tuple[int, int]:
+    """The Dockerfile's last USER, uid:gid by number."""
+    users = [
+        ln.split()[1]
+        for ln in (DEPLOY / "Dockerfile").read_text().splitlines()
+        if ln.startswith("USER")
+    ]
+    uid, _, gid = users[-1].partition(":")
+    return int(uid), int(gid)
+
+
+def _metrics_port() -> int:
+    text = (DEPLOY / "pool.toml").read_text()
+    return int(re.search(r"^metrics_port = (\d+)$", text, re.M).group(1))
+
+
+def test_the_image_runs_as_a_non_root_user_by_number() -> None:
+    uid, gid = _image_user()  # a number: runAsNonRoot can check it without a passwd file
+    assert uid != 0 and gid != 0
+
+
+@pytest.mark.parametrize("name", [*KUBERAY, "kuberay/outputs-reader.yaml"])
+def test_every_pod_is_non_root_with_an_fsgroup_and_pulls_only_if_absent(name: str) -> None:
+    uid, gid = _image_user()
+    for doc in _docs(name):
+        for template in _pod_templates(doc):
+            ctx = template["spec"]["securityContext"]
+            assert ctx["runAsNonRoot"] is True
+            assert (ctx["runAsUser"], ctx["runAsGroup"], ctx["fsGroup"]) == (uid, gid, gid)
+            for c in template["spec"]["containers"]:
+                assert c["imagePullPolicy"] == "IfNotPresent", c["name"]
+
+
+@pytest.mark.parametrize("name", KUBERAY)
+def test_the_mounted_secret_is_one_the_pool_accepts(name: str) -> None:
+    """The kubelet gives a secret volume's files to root:fsGroup and adds group read to
+    defaultMode: the pool, running as runAsUser in fsGroup, must accept that file."""
+    from mockpool.poolsecret import check_file
+
+    for template in _pod_templates(_docs(name)[0]):
+        ctx = template["spec"]["securityContext"]
+        (vol,) = [v for v in template["spec"]["volumes"] if "secret" in v]
+        mode = vol["secret"]["defaultMode"] | 0o440
+        st = os.stat_result((stat.S_IFREG | mode, 1, 1, 1, 0, ctx["fsGroup"], 44, 0, 0, 0))
+        check_file("/etc/mockpool/secret", st, ctx["runAsUser"], frozenset({ctx["fsGroup"]}))
+
+
+@pytest.mark.parametrize("name", KUBERAY)
+def test_ray_token_auth_is_on(name: str) -> None:
+    assert _cluster_spec(_docs(name)[0])["authOptions"] == {"mode": "token"}
+
+
+def test_the_rayjobs_outputs_go_to_a_volume_that_outlives_the_pod() -> None:
+    job = _docs("kuberay/rayjob.yaml")[0]
+    out = shlex.split(job["spec"]["entrypoint"])
+    out_dir = out[out.index("--out") + 1]
+    head = job["spec"]["rayClusterSpec"]["headGroupSpec"]["template"]["spec"]
+    (mount,) = [
+        m for m in head["containers"][0]["volumeMounts"] if out_dir.startswith(m["mountPath"] + "/")
+    ]
+    (volume,) = [v for v in head["volumes"] if v["name"] == mount["name"]]
+    claim = volume["persistentVolumeClaim"]["claimName"]
+    pvcs = [d for d in _docs("kuberay/outputs.yaml") if d["kind"] == "PersistentVolumeClaim"]
+    assert [d["metadata"]["name"] for d in pvcs] == [claim]
+    (reader,) = _docs("kuberay/outputs-reader.yaml")
+    assert reader["spec"]["volumes"][0]["persistentVolumeClaim"]["claimName"] == claim
+
+
+@pytest.mark.parametrize("name", KUBERAY)
+def test_the_metrics_service_reaches_the_heads_metrics_port(name: str) -> None:
+    port = _metrics_port()
+    (svc,) = [d for d in _docs("kuberay/outputs.yaml") if d["kind"] == "Service"]
+    (sp,) = svc["spec"]["ports"]
+    head = _cluster_spec(_docs(name)[0])["headGroupSpec"]["template"]
+    labels = {**head["metadata"]["labels"], "ray.io/node-type": "head"}  # KubeRay's label
+    assert svc["spec"]["selector"].items() <= labels.items()
+    named = {p["name"]: p["containerPort"] for p in head["spec"]["containers"][0]["ports"]}
+    assert sp["port"] == named[sp["targetPort"]] == port
+
+
+def test_the_readme_documents_ray_auth_and_every_port() -> None:
+    readme = (DEPLOY / "README.md").read_text()
+    assert "RAY_AUTH_MODE=token" in readme and "RAY_AUTH_TOKEN" in readme
+    ports = {
+        p["containerPort"]
+        for d in KUBERAY
+        for p in _cluster_spec(_docs(d)[0])["headGroupSpec"]["template"]["spec"]["containers"][0][
+            "ports"
+        ]
+    }
+    table = readme[readme.index("## Ports") :]
+    for port in ports:
+        assert f"| {port} |" in table or f"({port} in `deploy/pool.toml`)" in table, port
+    launcher = _yaml("ray-cluster.yaml")["docker"]["run_options"]
+    assert "--env RAY_AUTH_MODE=token" in launcher
