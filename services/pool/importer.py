@@ -100,6 +100,7 @@ _STARTD_OWN = {
         "TotalSlotDisk",
         "Start",
         "Requirements",
+        "WithinResourceLimits",
         "Rank",
         "SlotWeight",
         "MachineResources",

@@ -39,6 +39,9 @@ def test_one_machine_per_distinct_machine_with_its_slot_layout() -> None:
     assert x86.get_bool("SLOT_TYPE_1_PARTITIONABLE") and x86.get_int("NUM_CPUS") == 8
     # the site's own attributes are kept
     assert x86.get_str("Site") == '"CHTC"' and "HasSingularity" in x86.get_str("STARTD_ATTRS")
+    # and only those: what a startd publishes itself (WithinResourceLimits, the version,
+    # the load) is not a site attribute
+    assert x86.get_str("STARTD_ATTRS").split() == ["HasSingularity", "Site"]
     gpu = parse_config(ms["gpu-01"])
     assert (gpu.get_int("MOCK_GPUS"), gpu.get_float("MOCK_GPU_CAPABILITY")) == (2, 7.5)
     assert gpu.get_str("MOCK_GPU_DEVICE_NAME") == "Tesla T4"
