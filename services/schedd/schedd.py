@@ -804,6 +804,7 @@ class Schedd:
         item_files: Mapping[str, str] | None = None,
         env: Mapping[str, str] | None = None,
         iwd: str = "",
+        log_refused: str | None = None,
     ) -> tuple[int, int]:
         """Queue a submit description; (cluster id, number of jobs).
 
@@ -813,7 +814,8 @@ class Schedd:
         ``env`` are the submitting user's (the schedd reads neither files nor its own
         environment for a user); more than MAX_JOBS_PER_SUBMISSION jobs are refused.
         ``iwd``: the submitting side's folder (absolute), under which condor_submit puts
-        the jobs' Iwd and log (empty: not known; both as written).
+        the jobs' Iwd and log (empty: not known; both as written). ``log_refused``: why
+        this submitter's jobs may not keep a job event log (a ``log =`` is refused).
         """
         if request_id:
             prior = self.queue.lookup_request(request_id)
@@ -835,6 +837,10 @@ class Schedd:
             requirements=self.requirements_memo,
             iwd=iwd if iwd.startswith("/") else "",
         )
+        if log_refused is not None:
+            logged = next((t["UserLog"] for t in result.procs if "UserLog" in t), None)
+            if logged is not None:
+                raise SubmitError(f"{source}: log = {logged}: {log_refused}")
         values: dict[str, Any] = {}  # Owner text -> value: procs nearly always share one
         for texts in result.procs:
             # As HTCondor's schedd refuses to set Owner to anyone but the submitter ("security

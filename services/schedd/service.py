@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import getpass
 import json
 import logging
 import math
@@ -37,7 +38,7 @@ import grpc
 import grpc.aio
 
 from .. import rpc, turns
-from ..auth import ALL_ROLES, Role, caller, daemon_identity, submit_owner
+from ..auth import ALL_ROLES, Principal, Role, caller, daemon_identity, submit_owner
 from ..claimid import sinful
 from ..classad import ClassAd
 from ..classad.unparse import quote_string
@@ -92,6 +93,24 @@ def _method(name: str) -> str:
 
 def _batches(items: list[Any], size: int) -> list[list[Any]]:
     return [items[i : i + size] for i in range(0, len(items), size)]
+
+
+@functools.cache
+def _pool_user() -> str:
+    return getpass.getuser()
+
+
+def _log_refusal(principal: Principal) -> str | None:
+    """Why this caller's jobs may not keep a job event log (None: they may). The schedd
+    writes it as the user it runs as (HTCondor's writes as the job's owner), so only that
+    user's own token or an admin's may name a file for it to write."""
+    user = _pool_user()
+    if principal.role is Role.ADMIN or principal.name == user:
+        return None
+    return (
+        f"this pool's schedd runs as {user!r} and writes job event logs only for that user "
+        f"or an admin token, not for {principal.name!r}"
+    )
 
 
 class ScheddService(sgrpc.ScheddServicer):
@@ -331,8 +350,9 @@ class ScheddService(sgrpc.ScheddServicer):
         # arrive together run a loop round apart, not all before its timers
         await turns.own_turn()
         now = self.ctx.clock.now()
+        principal = caller()
         try:
-            owner = submit_owner(caller(), request.owner)
+            owner = submit_owner(principal, request.owner)
         except PermissionError as exc:
             await context.abort(grpc.StatusCode.PERMISSION_DENIED, str(exc))
         try:
@@ -345,6 +365,7 @@ class ScheddService(sgrpc.ScheddServicer):
                 item_files=dict(request.item_files),
                 env=dict(request.env),
                 iwd=request.iwd,
+                log_refused=_log_refusal(principal),
             )
         except SubmitError as exc:
             await abort_invalid(context, str(exc))

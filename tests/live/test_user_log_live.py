@@ -9,6 +9,9 @@ from pathlib import Path
 import pytest
 from conftest import QuietPool
 
+from mockpool.auth import Role
+from mockpool.pool.serve import token_path
+
 htcondor2 = pytest.importorskip("htcondor2")
 
 
@@ -16,12 +19,17 @@ def test_a_job_submitted_from_its_folder_writes_its_log_there(
     quiet_pool: QuietPool, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     pool = quiet_pool.pool
+    admin_token = token_path(quiet_pool.home, Role.ADMIN)
     monkeypatch.chdir(tmp_path)
     (tmp_path / "job.sub").write_text(
         "executable = /bin/sleep\narguments = 20\nrequest_memory = 100\n"
         "log = logs/../job.log\n+MockExitCode = 3\nqueue\n"
     )
+    # alice's token: the schedd, running as this process's user, writes no file for her
     rc, out, err = quiet_pool.cli("submit", "job.sub")
+    assert rc != 0 and "writes job event logs only for that user" in err, (out, err)
+    assert str(tmp_path) not in str(pool.jobs("UserLog =!= undefined"))
+    rc, out, err = quiet_pool.cli("submit", "job.sub", "--token", str(admin_token))
     assert rc == 0, err
     cluster = int(out.split("cluster ")[1].rstrip(".\n"))
     done = f"ClusterId == {cluster}"

@@ -23,7 +23,7 @@ from mockpool.schedd.schedd import (
     MatchNotice,
     Schedd,
 )
-from mockpool.schedd.submit import parse_submit
+from mockpool.schedd.submit import SubmitError, parse_submit
 
 SLEEP = "executable = /bin/sleep\narguments = 60\n"
 
@@ -62,6 +62,15 @@ def test_submit_makes_iwd_and_the_log_absolute_from_the_submitting_folder() -> N
     assert records("initialdir = /data\nlog = /logs/j.log\n") == ('"/data"', '"/logs/j.log"')
     assert records("") == ('"/home/alice/run"', None)
     assert records("log = job.log\n", iwd="") == (None, '"job.log"')  # not known: as written
+
+
+def test_a_submitter_the_schedd_may_not_write_for_is_refused_a_log(path: Path) -> None:
+    s = make(path)
+    why = "the schedd runs as 'root'"
+    with pytest.raises(SubmitError, match=r"^a\.sub: log = \"/u/j\.log\": the schedd runs as"):
+        s.submit(SLEEP + "log = /u/j.log\nqueue 2\n", "a.sub", "alice", 0.0, log_refused=why)
+    assert s.jobs == {} and s.joblog.drain() == []
+    assert s.submit(SLEEP + "queue\n", "a.sub", "alice", 0.0, log_refused=why) == (1, 1)
 
 
 def test_usage_rows_read_the_job_and_its_slot() -> None:
