@@ -95,6 +95,12 @@ def test_a_job_without_a_log_queues_nothing(path: Path) -> None:
     assert s.joblog.drain() == []
 
 
+def test_the_date_format_is_the_pools_knob(path: Path) -> None:
+    assert make(path).joblog.format == ul.DateFormat(iso=True, utc=False, sub_second=False)
+    s = make(path, config="DEFAULT_USERLOG_FORMAT_OPTIONS = UTC, SUB_SECOND")
+    assert s.joblog.format == ul.DateFormat(iso=True, utc=True, sub_second=True)
+
+
 def test_submit_execute_terminate(path: Path) -> None:
     s = make(path)
     s.submit(
