@@ -322,6 +322,7 @@ class ScheddService(sgrpc.ScheddServicer):
             log.warning(
                 "%s: cannot write the user log %s (job %s): %s", core.name, path, job, error
             )
+            self.ctx.events.emit(core.name, "user_log_failed", job=job, path=path, error=error)
 
     async def _core(self, name: str, context: grpc.aio.ServicerContext) -> Schedd:
         if not name:

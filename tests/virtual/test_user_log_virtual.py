@@ -38,6 +38,9 @@ def test_a_jobs_life_in_its_event_log(tmp_path: Path, monkeypatch: pytest.Monkey
         base = int(pool.start_date)
         pool.submit(JOB + "arguments = 30\n+MockExitCode = 4\nqueue\n", owner="alice")
         pool.submit(JOB + "arguments = 1000\nqueue\n", owner="alice")
+        # a log that cannot be written: reported once, and the job is queued all the same
+        missing = JOB.replace("job.log", "no/such/folder/x.log")
+        pool.submit(missing + "hold = true\nqueue 2\n", owner="alice")
 
         def running() -> bool:
             return len(pool.jobs("ClusterId == 2 && JobStatus == 2")) == 1
@@ -52,9 +55,14 @@ def test_a_jobs_life_in_its_event_log(tmp_path: Path, monkeypatch: pytest.Monkey
         assert pool.act("remove", ["2.0"])[0].ok
         assert pool.wait(lambda: len(pool.jobs("ClusterId == 2", history=True)) == 1, 100)
         ads = {int(a.get_value("ClusterId")): a for a in pool.jobs(history=True)}
+        failed = [e for e in pool.events if e["kind"] == "user_log_failed"]
+        assert len(pool.jobs("ClusterId == 3")) == 2
         end = base + int(pool.now) + 1
 
     log = tmp_path / "job.log"
+    assert [(e["job"], e["path"], e["error"]) for e in failed] == [
+        ("3.0", str(tmp_path / "no/such/folder/x.log"), "No such file or directory")
+    ]
     assert ads[1].get_value("UserLog") == str(log) and ads[1].get_value("Iwd") == str(tmp_path)
     events = list(htcondor2.JobEventLog(str(log)).events(0))
     by_job = {c: [(int(e.type), e.timestamp, e) for e in events if e.cluster == c] for c in (1, 2)}
