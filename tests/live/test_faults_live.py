@@ -252,8 +252,12 @@ def test_a_pool_on_an_old_state_folder_resumes_it_instead_of_doubling_its_worklo
     with Pool(parse_spec(text, "<test>"), state_dir=tmp_path) as pool:
         assert pool.wait(lambda: len(pool.jobs("JobStatus == 2")) == 3, timeout=WAIT)
         stopped_at = pool.now
+        began, qdates = pool.start_date, sorted(j.get_value("QDate") for j in pool.jobs())
     with Pool(parse_spec(text, "<test>"), state_dir=tmp_path) as pool:
         assert pool.now >= stopped_at  # pool time goes on
+        # and so do the dates: the same start date, the jobs' QDates as they were
+        assert pool.start_date == began
+        assert sorted(j.get_value("QDate") for j in pool.jobs()) == qdates
         assert len(pool.jobs()) == 3  # the spec's workload is not submitted again
         # the old startds are gone: the new ones do not know the claims (found through
         # the collector by machine name), so the jobs are Idle and run again
