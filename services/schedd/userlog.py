@@ -117,10 +117,11 @@ class UsageRow:
 class LogEvent:
     """One event of job ``cluster.proc`` at pool time ``t``, for the log at ``path``.
 
-    ``fields`` by ``code``: SUBMIT host, batch_name (JobBatchName, if any); EXECUTE host, slot; EVICTED reason, code,
-    subcode (a vacate), or requeued with return_value (the job exited and runs again);
-    TERMINATED return_value; ABORTED, RELEASED reason; HELD reason, code, subcode;
-    RECONNECT_FAILED reason, startd. EVICTED and TERMINATED carry ``usage`` rows.
+    ``fields`` by ``code``: SUBMIT host, batch_name (JobBatchName, if any); EXECUTE host,
+    slot; EVICTED reason, code, subcode (a vacate), or requeued with return_value (the job
+    exited and runs again); TERMINATED return_value (or signal); ABORTED, RELEASED
+    reason; HELD reason, code, subcode; RECONNECT_FAILED reason, startd. EVICTED and
+    TERMINATED carry ``usage`` rows.
     """
 
     path: str
