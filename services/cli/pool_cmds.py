@@ -17,7 +17,7 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Awaitable, Callable, Iterator, Sequence
+from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -35,7 +35,7 @@ from ..pool.serve import POOL_FILE, default_dir, remove_pool_files, token_path
 from ..pool.spec import SpecError, load_spec
 from ..pool.submit_files import SubmitFileError, read_submit_inputs, read_user_file
 from ..pool.virtual import CLOCKS, CycleCost, parse_dilation
-from ..schedd.submit import SubmitError, SubmitInputs, parse_submit, quote
+from ..schedd.submit import SubmitError, SubmitInputs, parse_submit
 from ..v1 import master_pb2, master_pb2_grpc
 from . import layouts
 from .userprio_layout import format_userprio
@@ -487,79 +487,6 @@ def _date_now(info: dict[str, Any]) -> float:
 
 
 _JOB_ID = re.compile(r"([0-9]{1,18})(?:\.([0-9]{1,18}))?\Z")  # N or N.M, within 64 bits
-_OWNER = re.compile(r"[^\s\"'\\,]+\Z")  # what a submit accepts as an owner name
-
-
-def selection_constraint(constraint: str, args: Sequence[str]) -> str:
-    """condor_q's selection: ``constraint`` and any of the clusters, jobs (``N``, ``N.M``)
-    and owners given. Ids become integers and owners string literals, so an argument can
-    select but never add to the expression; an argument that is neither is refused."""
-    ids: list[str] = []
-    owners: list[str] = []
-    for arg in args:
-        if m := _JOB_ID.match(arg):
-            cluster, proc = int(m.group(1)), m.group(2)
-            ids.append(
-                f"(ClusterId == {cluster}" + (f" && ProcId == {int(proc)})" if proc else ")")
-            )
-        elif re.fullmatch(r"[\d.]+", arg):
-            raise ValueError(f"{arg!r} is not a cluster or a job id (cluster.proc) in 64 bits")
-        elif _OWNER.match(arg):
-            owners.append(f"Owner == {quote(arg)}")
-        else:
-            raise ValueError(f"{arg!r} is not a cluster, a job id (cluster.proc) or an owner name")
-    parts = [f"({constraint})"] if constraint else []
-    if owners:
-        parts.append("(" + " || ".join(owners) + ")")
-    if ids:
-        parts.append("(" + " || ".join(ids) + ")")
-    return " && ".join(parts)
-
-
-def cmd_q(ns: argparse.Namespace) -> int:
-    try:
-        query = selection_constraint(ns.constraint or "", ns.ids)
-        if ns.hold:  # condor_q -hold: JobStatus == 5 and the hold layout
-            query = f"(JobStatus == 5) && ({query})" if query else "JobStatus == 5"
-    except ValueError as e:
-        return _fail(f"q: {e}", 2)
-
-    async def body(c: PoolClient, info: dict[str, Any]) -> str:
-        name, address = await c.schedd_address(ns.name or "")
-        jobs, _ = await c.jobs(query, schedd=name)
-        if ns.long:
-            return layouts.format_q_long(jobs)
-        all_jobs = jobs if not query else (await c.jobs("", schedd=name))[0]
-        return layouts.format_q(
-            jobs,
-            schedd_name=name,
-            schedd_address=address,
-            now_wall=_date_now(info),
-            batch=not ns.nobatch,
-            hold=ns.hold,
-            total_all=layouts.JobTotals.of(all_jobs),
-            width=_width(80),
-        )
-
-    print(_with_client(ns, Role.READ, body), end="")
-    return 0
-
-
-def cmd_history(ns: argparse.Namespace) -> int:
-    try:
-        query = selection_constraint(ns.constraint or "", ns.ids)
-    except ValueError as e:
-        return _fail(f"history: {e}", 2)
-
-    async def body(c: PoolClient, info: dict[str, Any]) -> str:
-        name, _ = await c.schedd_address(ns.name or "")
-        jobs, _ = await c.jobs(query, schedd=name, history=True, limit=ns.limit or 0)
-        if ns.long:
-            return layouts.format_q_long(jobs)
-        return layouts.format_history(jobs, width=_width(80))
-
-    print(_with_client(ns, Role.READ, body), end="")
-    return 0
 
 
 def cmd_status(ns: argparse.Namespace) -> int:
@@ -772,23 +699,27 @@ def cmd_daemons(ns: argparse.Namespace) -> int:
     return 0
 
 
+def token_arg(p: argparse.ArgumentParser) -> None:
+    """``--token FILE``, which every tool that talks to the pool takes."""
+    p.add_argument(
+        "--token",
+        metavar="FILE",
+        help="present this token (default: the pool's token for the least role needed)",
+    )
+
+
+def pool_arg(p: argparse.ArgumentParser) -> None:
+    """``--pool DIR``, ``-name SCHEDD`` and ``--token FILE`` of the tools that talk to a pool."""
+    p.add_argument(
+        "--pool",
+        metavar="DIR",
+        help="the `up` pool's folder (default $MOCKPOOL_HOME or ~/.mockpool)",
+    )
+    p.add_argument("-name", "--name", help="schedd name (default: the first schedd)")
+    token_arg(p)
+
+
 def add_pool_commands(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
-    def token_arg(p: argparse.ArgumentParser) -> None:
-        p.add_argument(
-            "--token",
-            metavar="FILE",
-            help="present this token (default: the pool's token for the least role needed)",
-        )
-
-    def pool_arg(p: argparse.ArgumentParser) -> None:
-        p.add_argument(
-            "--pool",
-            metavar="DIR",
-            help="the `up` pool's folder (default $MOCKPOOL_HOME or ~/.mockpool)",
-        )
-        p.add_argument("-name", "--name", help="schedd name (default: the first schedd)")
-        token_arg(p)
-
     p = sub.add_parser("run", help="run a pool spec for its duration and write a report")
     p.add_argument("spec")
     p.add_argument(
@@ -921,25 +852,6 @@ def add_pool_commands(sub: argparse._SubParsersAction) -> None:  # type: ignore[
     )
     pool_arg(p)
     p.set_defaults(func=cmd_submit)
-
-    p = sub.add_parser("q", help="condor_q: the job queue")
-    p.add_argument("ids", nargs="*", help="cluster, cluster.proc or owner")
-    p.add_argument("-nobatch", "--nobatch", action="store_true")
-    p.add_argument(
-        "-hold", "--hold", action="store_true", help="held jobs: since when, code and reason"
-    )
-    p.add_argument("-long", "-l", "--long", action="store_true", dest="long")
-    p.add_argument("-constraint", "--constraint")
-    pool_arg(p)
-    p.set_defaults(func=cmd_q)
-
-    p = sub.add_parser("history", help="condor_history: jobs that left the queue")
-    p.add_argument("ids", nargs="*", help="cluster, cluster.proc or owner")
-    p.add_argument("-constraint", "--constraint")
-    p.add_argument("-limit", "--limit", type=int)
-    p.add_argument("-long", "-l", "--long", action="store_true", dest="long")
-    pool_arg(p)
-    p.set_defaults(func=cmd_history)
 
     p = sub.add_parser("status", help="condor_status: slots and daemons")
     p.add_argument("-long", "-l", "--long", action="store_true", dest="long")
