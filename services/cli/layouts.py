@@ -326,8 +326,11 @@ def _key_field(ad: ClassAd, name: str) -> str:
     return str(v)
 
 
-def _status_sorted(ads: list[ClassAd]) -> list[ClassAd]:
-    """condor_status' default order: Machine, then Name, natural compare, then arrival."""
+def _status_sorted(ads: list[ClassAd], keep_order: bool = False) -> list[ClassAd]:
+    """condor_status' default order: Machine, then Name, natural compare, then arrival
+    (``keep_order``: the ads come sorted already, by ``-sort``)."""
+    if keep_order:
+        return ads
     keys = [
         natural_key(f"{_key_field(ad, 'Machine')}\n{_key_field(ad, 'Name')}\n{k:08X}")
         for k, ad in enumerate(ads)
@@ -794,17 +797,24 @@ def _check_width(width: int | None) -> None:
         raise LayoutError(f"width must be positive or None, got {width}")
 
 
-def format_status(slots: Iterable[ClassAd], *, now: float, width: int | None = None) -> str:
+def format_status(
+    slots: Iterable[ClassAd],
+    *,
+    now: float,
+    width: int | None = None,
+    wide: bool = False,
+    keep_order: bool = False,
+) -> str:
     """condor_status' default slot table and its Arch/OpSys summary.
 
     `now` is the date now (Unix time), for ActvtyTime. `width` is the terminal width; None means output
     to a pipe (HTCondor then neither crops nor cuts lines).
     """
-    slots = _status_sorted(_check_ads(slots, "slot ad"))
+    slots = _status_sorted(_check_ads(slots, "slot ad"), keep_order)
     _check_width(width)
     if not slots:
         return ""
-    short_time = width is None or width - 1 < 100
+    short_time = (width is None or width - 1 < 100) and not wide  # -wide: ActivityTime
     cols = [
         _Col("Name", 34, left=True, alt="?", alt_wide=True),
         _Col("OpSys", 10, left=True, alt="?", alt_wide=True),
@@ -838,9 +848,10 @@ def format_status(slots: Iterable[ClassAd], *, now: float, width: int | None = N
         )
     for k in (0, 3):
         _auto(cols[k], (r[k] for r in rows))
-    if width is not None:
+    if width is not None and not wide:
         _crop(cols, 0, None, 65, width)
-    return _table(cols, rows, width) + "\n" + _slot_totals(slots)
+    table = _table(cols, rows, None if wide else width)
+    return table + "\n" + _slot_totals(slots, None if wide else 14)
 
 
 _STATE_LETTERS = {
@@ -885,11 +896,14 @@ def _readable_mb(mb: float) -> str:
     return f"{value:.1f} {('B ', 'KB', 'MB', 'GB', 'TB')[power]}"
 
 
-def format_status_gpus(slots: Iterable[ClassAd], *, width: int | None = None) -> str:
+def format_status_gpus(
+    slots: Iterable[ClassAd], *, width: int | None = None, keep_order: bool = False
+) -> str:
     """condor_status -gpus: the slots with GPUs (a p-slot with AssignedGPUs, or GPUs > 0),
     Name, ST (state and activity letters), User, GPUs, GPU-Memory and GPU-Name, then the
     standard Arch/OpSys summary."""
-    slots = [ad for ad in _status_sorted(_check_ads(slots, "slot ad")) if _is_gpu_slot(ad)]
+    slots = _status_sorted(_check_ads(slots, "slot ad"), keep_order)
+    slots = [ad for ad in slots if _is_gpu_slot(ad)]
     _check_width(width)
     if not slots:
         return ""
@@ -922,8 +936,9 @@ def format_status_gpus(slots: Iterable[ClassAd], *, width: int | None = None) ->
     return _table(cols, rows, width) + "\n" + _slot_totals(slots)
 
 
-def _slot_totals(slots: list[ClassAd]) -> str:
-    """StartdNormalTotal by Arch/OpSys, then the Total row."""
+def _slot_totals(slots: list[ClassAd], key_width: int | None = 14) -> str:
+    """StartdNormalTotal by Arch/OpSys, then the Total row; the key column is 14 wide, or
+    (None, -wide) as wide as the longest key and at least 5."""
     per_key: dict[str, list[int]] = {}
     top = [0] * 9  # Total Owner Claimed Unclaimed Matched Preempting Drain Backfill BkIdle
     col = {
@@ -961,20 +976,21 @@ def _slot_totals(slots: list[ClassAd]) -> str:
         "BkIdle",
     )
     widths = (6, 5, 7, 9, 7, 10, 6, 8, 6)
+    kw = key_width if key_width is not None else max([5, *(len(k) for k in per_key)])
 
     def line(key: str, cells: Sequence[object]) -> str:
-        return key.rjust(14)[:14] + " ".join(
+        return key.rjust(kw)[:kw] + " ".join(
             c.rjust(w)[:w] if isinstance(c, str) else f"{c:{w}d}" for c, w in zip(cells, widths)
         )
 
     out = line("", head) + "\n\n"
     for key in sorted(per_key):
-        out += line(key[:14], per_key[key]) + "\n"
+        out += line(key, per_key[key]) + "\n"
     if per_key:
         out += "\n"
     out += line("Total", top) + "\n"
     if malformed:
-        out += f"\n{'':14}(Omitted {malformed} malformed ads in computed attribute totals)\n\n"
+        out += f"\n{'':{kw}}(Omitted {malformed} malformed ads in computed attribute totals)\n\n"
     return out
 
 
@@ -1009,9 +1025,11 @@ def _jobs_cols(
     return cols, rows
 
 
-def format_status_schedd(ads: Iterable[ClassAd], *, width: int | None = None) -> str:
+def format_status_schedd(
+    ads: Iterable[ClassAd], *, width: int | None = None, keep_order: bool = False
+) -> str:
     """condor_status -schedd: Name Machine RunningJobs IdleJobs HeldJobs, then totals."""
-    ads = _status_sorted(_check_ads(ads, "schedd ad"))
+    ads = _status_sorted(_check_ads(ads, "schedd ad"), keep_order)
     _check_width(width)
     if not ads:
         return ""
@@ -1033,11 +1051,13 @@ def format_status_schedd(ads: Iterable[ClassAd], *, width: int | None = None) ->
     return out
 
 
-def format_status_any(ads: Iterable[ClassAd], *, width: int | None = None) -> str:
+def format_status_any(
+    ads: Iterable[ClassAd], *, width: int | None = None, keep_order: bool = False
+) -> str:
     """condor_status -any: every ad's MyType, TargetType and Name (prettyPrint.cpp's
     adtype_PrintFormat: ``MyType ?: "None"`` and TargetType likewise, 18 wide and cut;
     Name 41 wide, never cut, "?" when missing; no summary), in condor_status' order."""
-    ads = _status_sorted(_check_ads(ads, "ad"))
+    ads = _status_sorted(_check_ads(ads, "ad"), keep_order)
     _check_width(width)
     if not ads:
         return ""
@@ -1059,9 +1079,11 @@ def format_status_any(ads: Iterable[ClassAd], *, width: int | None = None) -> st
     return _table(cols, rows, width)
 
 
-def format_status_submitters(ads: Iterable[ClassAd], *, width: int | None = None) -> str:
+def format_status_submitters(
+    ads: Iterable[ClassAd], *, width: int | None = None, keep_order: bool = False
+) -> str:
     """condor_status -submitters: one row per submitter ad, then totals per submitter name."""
-    ads = _status_sorted(_check_ads(ads, "submitter ad"))
+    ads = _status_sorted(_check_ads(ads, "submitter ad"), keep_order)
     _check_width(width)
     if not ads:
         return ""
@@ -1096,9 +1118,11 @@ def format_status_submitters(ads: Iterable[ClassAd], *, width: int | None = None
     return out
 
 
-def format_status_negotiator(ads: Iterable[ClassAd], *, width: int | None = None) -> str:
+def format_status_negotiator(
+    ads: Iterable[ClassAd], *, width: int | None = None, keep_order: bool = False
+) -> str:
     """condor_status -negotiator: the last negotiation cycle of each negotiator."""
-    ads = _status_sorted(_check_ads(ads, "negotiator ad"))
+    ads = _status_sorted(_check_ads(ads, "negotiator ad"), keep_order)
     _check_width(width)
     if not ads:
         return ""

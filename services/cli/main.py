@@ -9,6 +9,7 @@ from pathlib import Path
 from .classad_cmds import add_classad_commands
 from .job_cmds import add_job_commands
 from .pool_cmds import add_pool_commands
+from .status_cmds import add_status_commands
 from .token_cmds import add_token_commands
 
 
@@ -20,6 +21,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = ap.add_subparsers(dest="command", required=True, metavar="COMMAND")
     add_pool_commands(sub)
     add_job_commands(sub)
+    add_status_commands(sub)
     add_token_commands(sub)
     add_classad_commands(sub)
     return ap

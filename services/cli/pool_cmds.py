@@ -38,7 +38,6 @@ from ..pool.virtual import CLOCKS, CycleCost, parse_dilation
 from ..schedd.submit import SubmitError, SubmitInputs, parse_submit
 from ..v1 import master_pb2, master_pb2_grpc
 from . import layouts
-from .userprio_layout import format_userprio
 
 T = TypeVar("T")
 
@@ -489,37 +488,6 @@ def _date_now(info: dict[str, Any]) -> float:
 _JOB_ID = re.compile(r"([0-9]{1,18})(?:\.([0-9]{1,18}))?\Z")  # N or N.M, within 64 bits
 
 
-def cmd_status(ns: argparse.Namespace) -> int:
-    ad_type = "Machine"
-    if ns.negotiator:
-        ad_type = "Negotiator"
-    elif ns.schedd:
-        ad_type = "Scheduler"
-    elif ns.submitters:
-        ad_type = "Submitter"
-    elif ns.any:
-        ad_type = "Any"
-
-    async def body(c: PoolClient, info: dict[str, Any]) -> str:
-        ads = await c.query(ad_type, ns.constraint or "")
-        if ns.long:
-            return layouts.format_long(ads)
-        if ad_type == "Negotiator":
-            return layouts.format_status_negotiator(ads, width=_width(None))
-        if ad_type == "Scheduler":
-            return layouts.format_status_schedd(ads, width=_width(None))
-        if ad_type == "Submitter":
-            return layouts.format_status_submitters(ads, width=_width(None))
-        if ad_type == "Any":
-            return layouts.format_status_any(ads, width=_width(None))
-        if ns.gpus:
-            return layouts.format_status_gpus(ads, width=_width(None))
-        return layouts.format_status(ads, now=_date_now(info), width=_width(None))
-
-    print(_with_client(ns, Role.READ, body), end="")
-    return 0
-
-
 def cmd_analyze(ns: argparse.Namespace) -> int:
     from .analysis import analyze_job
 
@@ -549,50 +517,6 @@ def cmd_analyze(ns: argparse.Namespace) -> int:
         schedd = ns.name or "the pool's first schedd"
         return _fail(f"analyze: job {int(m[1])}.{int(m[2])} is not in the queue of {schedd}")
     print(text, end="")
-    return 0
-
-
-def cmd_userprio(ns: argparse.Namespace) -> int:
-    action, name, value = "", "", 0.0
-    if ns.setfactor:
-        action, name, value = "setfactor", ns.setfactor[0], ns.setfactor[1]
-    elif ns.setprio:
-        action, name, value = "setprio", ns.setprio[0], ns.setprio[1]
-    elif ns.resetusage:
-        action, name = "resetusage", ns.resetusage
-    elif ns.delete:
-        action, name = "delete", ns.delete
-    if action in ("setfactor", "setprio"):
-        try:
-            value = float(value)
-        except ValueError:
-            return _fail(f"userprio -{action}: {value!r} is not a number", 2)
-
-    async def body(c: PoolClient, info: dict[str, Any]) -> str:
-        ads, now = await c.userprio(action, name, value)
-        if action == "setfactor":
-            return f"The priority factor of {name} was set to {value:f}\n"
-        if action == "setprio":
-            return f"The priority of {name} was set to {value:f}\n"
-        if action == "resetusage":
-            return f"The accumulated usage of {name} was reset\n"
-        if action == "delete":
-            return f"The accountant record named {name} was deleted\n"
-        if ns.long:
-            return layouts.format_long(ads)
-        base = _base_wall(info)
-        last = max(
-            (a.eval("LastUpdate") for a in ads if isinstance(a.eval("LastUpdate"), int)), default=0
-        )
-        return format_userprio(
-            ads,
-            now_wall=base + now,
-            last_update_wall=last or base,
-            all_users=ns.allusers,
-        )
-
-    # Listing is reading; changing the accountant is the administrator's (as condor_userprio).
-    print(_with_client(ns, Role.ADMIN if action else Role.READ, body), end="")
     return 0
 
 
@@ -853,36 +777,10 @@ def add_pool_commands(sub: argparse._SubParsersAction) -> None:  # type: ignore[
     pool_arg(p)
     p.set_defaults(func=cmd_submit)
 
-    p = sub.add_parser("status", help="condor_status: slots and daemons")
-    p.add_argument("-long", "-l", "--long", action="store_true", dest="long")
-    p.add_argument("-constraint", "--constraint")
-    g = p.add_mutually_exclusive_group()
-    g.add_argument("-negotiator", "--negotiator", action="store_true")
-    g.add_argument("-schedd", "--schedd", action="store_true")
-    g.add_argument("-submitters", "--submitters", action="store_true")
-    g.add_argument("-any", "--any", action="store_true", help="every ad: MyType, TargetType, Name")
-    g.add_argument("-gpus", "--gpus", action="store_true", help="the slots with GPUs")
-    p.add_argument("--pool", metavar="DIR")
-    token_arg(p)
-    p.set_defaults(func=cmd_status)
-
     p = sub.add_parser("analyze", help="condor_q -better-analyze: why a job does (not) run")
     p.add_argument("job", help="cluster.proc")
     pool_arg(p)
     p.set_defaults(func=cmd_analyze)
-
-    p = sub.add_parser("userprio", help="condor_userprio: user priorities and group quotas")
-    p.add_argument(
-        "-allusers", "--allusers", action="store_true", help="also users not active in the last day"
-    )
-    p.add_argument("-long", "-l", "--long", action="store_true", dest="long")
-    e = p.add_mutually_exclusive_group()
-    e.add_argument("-setfactor", "--setfactor", nargs=2, metavar=("USER", "FACTOR"))
-    e.add_argument("-setprio", "--setprio", nargs=2, metavar=("USER", "PRIO"))
-    e.add_argument("-resetusage", "--resetusage", metavar="USER")
-    e.add_argument("-delete", "--delete", metavar="USER")
-    p.add_argument("--pool", metavar="DIR")
-    p.set_defaults(func=cmd_userprio)
 
     for action, name in (("remove", "rm"), ("hold", "hold"), ("release", "release")):
         p = sub.add_parser(name, help=f"condor_{name}: {action} jobs")

@@ -190,6 +190,12 @@ class Accountant:
         rec.accumulated_usage = 0.0
         rec.begin_usage_time = now
 
+    def reset_all_usage(self, now: float) -> None:
+        """``condor_userprio -resetall`` (Accountant::ResetAllUsage): every record's
+        accumulated usage to 0 and its usage start to now, groups' too."""
+        for name in list(self.records):
+            self.reset_usage(name, now)
+
     def delete(self, name: str) -> bool:
         """``condor_userprio -delete``: forget a record; False if there was none."""
         return self.records.pop(name, None) is not None

@@ -176,6 +176,8 @@ class Negotiator:
             acct.set_priority(name, value)
         elif action == "resetusage":
             acct.reset_usage(name, now)
+        elif action == "resetall":
+            acct.reset_all_usage(now)
         elif action == "delete":
             if not acct.delete(name) and check:
                 raise AccountantError(f"no accountant record named {name}")

@@ -80,6 +80,8 @@ from .negotiator import Negotiator
 from .phase1 import schedds_to_ask
 from .stats import StatsHistory
 
+NAMELESS = ("delete", "resetall")  # userprio actions that take no user@domain
+
 if TYPE_CHECKING:
     from ..collector.store import CollectorSnapshot
 
@@ -214,7 +216,7 @@ class NegotiatorService(ngrpc.NegotiatorServicer):
                 grpc.StatusCode.PERMISSION_DENIED,
                 f"userprio -{request.action} needs the ADMIN role",
             )
-        if request.action and "@" not in request.name and request.action != "delete":
+        if request.action and "@" not in request.name and request.action not in NAMELESS:
             await context.abort(
                 grpc.StatusCode.INVALID_ARGUMENT,
                 f"-{request.action}: {request.name!r} is not of the form user@domain",

@@ -12,7 +12,7 @@ from collections.abc import Iterator
 import pytest
 
 from mockpool.classad import ClassAd
-from mockpool.cli.userprio_layout import format_userprio
+from mockpool.cli.userprio_layout import Detail, format_userprio
 
 BASE = 1_700_000_000  # pool time 0 = 11/14/23 22:13:20 UTC
 
@@ -93,6 +93,8 @@ def test_allusers_shows_users_idle_for_more_than_a_day():
 
 
 def test_groups_make_the_table_hierarchical():
+    """A group's priority is blank (user_prio.cpp GroupPrioIsMeaningless) and the footer
+    names the pool's surplus policy (SurplusName(GlobalSurplusPolicy): a byquota group)."""
     ads = [
         group("<none>", 0, 0, 3.4e38),
         group("group_physics", 20, 100, 0.5),
@@ -119,12 +121,118 @@ GOLDEN_GROUPS = (
     "Group                 Config     Use    Effective   Priority  Wghted Total Usage  Time Since  Weighted  Submitter Submitter\n"
     "  User Name            Quota   Surplus   Priority    Factor   In Use (wghted-hrs) Last Usage Requested    Floor    Ceiling \n"
     "-------------------- --------- ------- ------------ --------- ------ ------------ ---------- ---------- --------- ---------\n"
-    "group_chemistry          10.00 ByQuota       500.00   1000.00      0         0.00      <now>          5                    \n"
+    "group_chemistry          10.00 ByQuota                1000.00      0         0.00      <now>          5                    \n"
     "  bob@mockpool                                 5.00   1000.00      5         0.50      <now>                               \n"
-    "group_physics            20.00 no            500.00   1000.00      0         0.00      <now>        100                    \n"
+    "group_physics            20.00 no                     1000.00      0         0.00      <now>        100                    \n"
     "  alice@mockpool                              10.00   1000.00     10         1.00      <now>                               \n"
-    "<none>                    0.00 yes           500.00   1000.00      0         0.00      <now>          0                    \n"
+    "<none>                    0.00 yes                    1000.00      0         0.00      <now>          0                    \n"
     "  carol@mockpool                             600.00   1000.00      1         0.02    0+00:10                               \n"
     "-------------------- --------- ------- ------------ --------- ------ ------------ ---------- ---------- --------- ---------\n"
-    "Number of users: 3                                                16         1.52    1+00:00                               \n"
+    "Number of users: 3             ByQuota                            16         1.52    1+00:00                               \n"
 )
+
+
+def test_priority_shows_the_priority_columns_flat():
+    """-priority: Effective Priority, Real Priority (priority / factor: 12.5/10 = 1.25,
+    500/1000 = 0.50) and Priority Factor, by effective priority (ties in ad order)."""
+    assert show(USERS, all_users=True, detail=Detail(priority=True)) == (
+        "Last Priority Update: 11/14 23:13\n"
+        "                    Effective     Real   Priority \n"
+        "User Name            Priority   Priority  Factor  \n"
+        "------------------ ------------ -------- ---------\n"
+        "alice@mockpool            12.50     1.25     10.00\n"
+        "bob@mockpool             500.00     0.50   1000.00\n"
+        "carol@mockpool           500.00     0.50   1000.00\n"
+        "------------------ ------------ -------- ---------\n"
+        "Number of users: 3                                \n"
+    )
+
+
+def test_usage_shows_usage_and_dates_sorted_by_usage():
+    """-usage: In Use, Total Usage and the two 16-wide dates (format_date_year; 0 is
+    blank), by accumulated usage; with -allusers the footer's date is blank."""
+    assert show(USERS, all_users=True, detail=Detail(usage=True)) == (
+        "Last Priority Update: 11/14 23:13\n"
+        "                   Wghted Total Usage       Usage             Last      \n"
+        "User Name          In Use (wghted-hrs)    Start Time       Usage Time   \n"
+        "------------------ ------ ------------ ---------------- ----------------\n"
+        "carol@mockpool          0         0.00                                  \n"
+        "bob@mockpool            3         2.00                  11/14/2023 22:43\n"
+        "alice@mockpool         40        40.00                  11/14/2023 23:13\n"
+        "------------------ ------ ------------ ---------------- ----------------\n"
+        "Number of users: 3     43        42.00                                  \n"
+    )
+
+
+def test_allusers_never_used_counts_from_1970_as_htcondor():
+    """LastUsageTime 0 is -1 to user_prio.cpp, so the time since is 1700003601 s =
+    19675 days 23:13, cut to the column's 10 characters: HTCondor's own text."""
+    line = next(x for x in show(USERS, all_users=True).splitlines() if x.startswith("carol"))
+    assert line.split()[5] == "19675+23:1"
+
+
+GROUPED = [
+    group("<none>", 0, 0, 3.4e38),
+    group("group_physics", 20, 100, 0.5),
+    user("group_physics.alice@mockpool", 10.0, 1000.0, 10.0, 3600.0, 3600, "group_physics"),
+    user("group_physics.dave@mockpool", 20.0, 1000.0, 2.0, 7200.0, 1800, "group_physics"),
+    user("carol@mockpool", 600.0, 1000.0, 1.0, 60.0, 3000),
+]
+
+
+def test_grouprollup_sums_users_into_their_groups():
+    """-grouprollup: group_physics = alice + dave (In Use 10 + 2, usage 1 + 2 hours);
+    <none> = carol + group_physics (13, 3.02 hours); groups' dates are their latest."""
+    out = show(GROUPED, rollup=True).splitlines()
+    assert out[4].split() == [
+        "group_physics",
+        "20.00",
+        "no",
+        "1000.00",
+        "12",
+        "3.00",
+        "<now>",
+        "100",
+    ]
+    assert out[7].split() == ["<none>", "0.00", "yes", "1000.00", "13", "3.02", "<now>", "0"]
+    assert show(GROUPED).splitlines()[4].split()[4:6] == ["0", "0.00"]  # without: own usage
+
+
+def test_quotas_alone_shows_groups_only():
+    """-quotas: the five group columns, groups only (no user has a quota), by group id
+    (<none> first, as it is id 0)."""
+    assert show(GROUPED, detail=Detail(quotas=True)) == (
+        "Last Priority Update: 11/14 23:13\n"
+        "Group                Effective  Config     Use    Subtree   Weighted \n"
+        "Name                   Quota     Quota   Surplus   Quota   Requested \n"
+        "-------------------- --------- --------- ------- --------- ----------\n"
+        "<none>                    0.00      0.00 yes          0.00          0\n"
+        "group_physics            20.00     20.00 no          20.00        100\n"
+        "-------------------- --------- --------- ------- --------- ----------\n"
+        "Number of users: 3                                                   \n"
+    )
+
+
+def test_all_shows_every_column_the_ads_have():
+    """-all: quota columns too when groups exist, and the usage dates."""
+    head = show(GROUPED, detail=Detail(all=True)).splitlines()[1]
+    assert head.split() == [
+        "Group",
+        "Effective",
+        "Config",
+        "Use",
+        "Subtree",
+        "Effective",
+        "Real",
+        "Priority",
+        "Wghted",
+        "Total",
+        "Usage",
+        "Usage",
+        "Last",
+        "Time",
+        "Since",
+        "Weighted",
+        "Submitter",
+        "Submitter",
+    ]

@@ -154,3 +154,19 @@ def test_resources_used_counts_every_slot_a_submitter_holds() -> None:
     acct = Accountant()
     acct.check_matches(usage, 10.0, counts)
     assert acct.records["alice@x"].resources_count == 3
+
+
+def test_reset_all_usage_resets_every_record():
+    """condor_userprio -resetall (Accountant::ResetAllUsage): every record's accumulated
+    usage to 0 and its usage start to now; priorities stay."""
+    a = Accountant(halflife=100.0)
+    a.update_priorities(0.0)
+    a.check_matches({"alice@mockpool": 2.0, "bob@mockpool": 1.0}, 0.0)
+    a.update_priorities(10.0)
+    prio = a.rup("alice@mockpool")
+    assert a.records["alice@mockpool"].accumulated_usage == 20.0
+    a.reset_all_usage(30.0)
+    for name in ("alice@mockpool", "bob@mockpool"):
+        assert a.records[name].accumulated_usage == 0.0
+        assert a.records[name].begin_usage_time == 30.0
+    assert a.rup("alice@mockpool") == prio
