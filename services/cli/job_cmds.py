@@ -134,8 +134,10 @@ def cmd_q(ns: argparse.Namespace) -> int:
         return _fail(f"q: -limit takes a positive number of jobs, got {ns.limit}", 2)
     if ns.submitter and ns.name:
         return _fail("q: cannot query both a schedd (-name) and a submitter (-submitter)", 2)
+    if ns.batch and (ns.nobatch or ns.printmask is not None):
+        return _fail("q: -batch conflicts with -nobatch, -format and -af", 2)
     if ns.reverse:
-        return _fail("q: -reverse (-better-analyze:reverse) is not supported here", 2)
+        return _fail("q: -reverse-analyze (machines against jobs) is not supported here", 2)
     try:
         query = selection_constraint(ns.constraint or "", ns.ids)
         if modes:
@@ -276,7 +278,7 @@ def cmd_history(ns: argparse.Namespace) -> int:
             return render(ns.printmask, jobs, now=_date_now(info))
         if ns.long:
             return _long(jobs, ns.attributes)
-        return layouts.format_history(jobs, width=_width(80))
+        return layouts.format_history(jobs, width=None if ns.wide else _width(80))
 
     print(_with_client(ns, Role.READ, body), end="")
     return 0
@@ -287,6 +289,7 @@ def add_job_commands(sub: argparse._SubParsersAction) -> None:  # type: ignore[t
     p = format_parser(sub, "q", help="condor_q: the job queue")
     p.add_argument("ids", nargs="*", help="cluster, cluster.proc or owner")
     p.add_argument("-nobatch", "--nobatch", action="store_true")
+    p.add_argument("-batch", "--batch", action="store_true", help="one line a batch (the default)")
     p.add_argument(
         "-hold",
         "-held",
@@ -329,7 +332,9 @@ def add_job_commands(sub: argparse._SubParsersAction) -> None:  # type: ignore[t
         dest="better_analyze",
         help="why each selected job does (not) match",
     )
-    p.add_argument("-reverse", "--reverse", action="store_true", help=argparse.SUPPRESS)
+    p.add_argument(
+        "-reverse-analyze", "-reverse", "--reverse", action="store_true", help=argparse.SUPPRESS
+    )
     pool_arg(p)
     p.set_defaults(func=cmd_q)
 
@@ -361,5 +366,8 @@ def add_job_commands(sub: argparse._SubParsersAction) -> None:  # type: ignore[t
         "-forwards", "--forwards", action="store_true", help="oldest first (default newest first)"
     )
     p.add_argument("-backwards", "--backwards", action="store_true", help="newest first (default)")
+    p.add_argument(
+        "-wide", "--wide", action="store_true", help="do not cut lines at the terminal width"
+    )
     pool_arg(p)
     p.set_defaults(func=cmd_history)

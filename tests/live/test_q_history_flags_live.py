@@ -19,17 +19,20 @@ _DATE = re.compile(r"\b\d{1,2}/\d{1,2}(/\d{2,4})? +\d\d:\d\d(:\d\d)?\b")
 _CTIME = re.compile(r"\b[A-Z][a-z]{2} [A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d \d{4}\b")
 _SPAN = re.compile(r"\b\d+\+\d\d:\d\d:\d\d\b")
 _UNIX = re.compile(r"\b1[6-9]\d{8}\b")
+_DYNAMIC_SLOT = re.compile(r"\bslot(\d+)_\d+@")  # which dynamic slot a job got
 _ADDRESS = re.compile(r"<?\b\d+\.\d+\.\d+\.\d+:\d+\b[^\s>\"]*>?")
 
 LONG_REASON = "the input file " + "/very/long/path" * 8 + " is not there"
 
 
 def normalise(text: str) -> str:
-    """Dates, run times, Unix times and addresses vary run to run; their places do not."""
+    """Dates, run times, Unix times, addresses and dynamic slot numbers vary run to run;
+    their places do not."""
     text = _DATE.sub(lambda m: "M/D hh:mm".ljust(len(m[0])), text)
     text = _CTIME.sub("CTIME", text)
     text = _SPAN.sub(lambda m: "D+hh:mm:ss".rjust(len(m[0])), text)
     text = _ADDRESS.sub("<ADDRESS>", text)
+    text = _DYNAMIC_SLOT.sub(lambda m: f"slot{m[1]}_N@", text)
     return _UNIX.sub("UNIXTIME", text)
 
 
@@ -38,11 +41,13 @@ def pool(quiet_pool: QuietPool) -> QuietPool:
     """The quiet pool (alice's idle 1.0-1.2, bob's held 2.0) and: alice's 3.0 and 4.0
     completed (3.0 first), 5.0 running, carol's 6.0 held with a reason of 140 characters."""
     p = quiet_pool.pool
-    for n, seconds in enumerate((20, 60)):
+    # the 2-cpu slot runs 3.0 and 4.0 at once; 5.0 starts when 3.0 (shorter) leaves
+    for seconds in (5, 30, 1000000):
         p.submit(f"executable = /bin/sleep\narguments = {seconds}\nqueue 1", owner="alice")
-        assert p.wait(lambda n=n: len(p.jobs(history=True)) == n + 1, timeout=60)
-    p.submit("executable = /bin/sleep\narguments = 1000000\nqueue 1", owner="alice")
-    assert p.wait(lambda: bool(p.jobs("ClusterId == 5 && JobStatus == 2")), timeout=60)
+    assert p.wait(
+        lambda: len(p.jobs(history=True)) == 2 and bool(p.jobs("ClusterId == 5 && JobStatus == 2")),
+        timeout=60,
+    )
     p.submit("executable = /bin/sleep\narguments = 5\nrequirements = false\nqueue 1", owner="carol")
     (held,) = p.act("hold", ["6.0"], reason=LONG_REASON)
     assert held.ok, held.error
@@ -76,6 +81,8 @@ CASES = {
     "limit": ("q", "-limit", "2", "-af", "ClusterId", "ProcId"),
     "hold": ("q", "-hold"),
     "wide": ("q", "-nobatch", "-wide"),
+    "batch": ("q", "-batch", "bob"),
+    "history_wide": ("history", "-wide"),
     "attributes": ("q", "2", "-long", "-attributes", "Owner,ClusterId,JobStatus"),
     "better_analyze": ("q", "-better-analyze", "1.0"),
     "history_af": ("history", "-af", "ClusterId", "Owner", "ExitCode"),
@@ -127,6 +134,8 @@ def test_history_completedsince_stops_at_the_first_older_job(pool: QuietPool) ->
     [
         (("q", "-run", "-idle"), "-run and -hold/held or -idle are incompatible"),
         (("q", "-limit", "0"), "-limit takes a positive number"),
+        (("q", "-batch", "-af", "Owner"), "-batch conflicts"),
+        (("q", "-reverse-analyze"), "not supported"),
         (("q", "-af"), "needs at least one attribute"),
         (("q", "-format", "%d %d", "ClusterId"), "2 conversions"),
         (("history", "-completedsince", "1 +"), "not a valid -completedsince"),
