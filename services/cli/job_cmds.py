@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..auth import Role
-from ..claimid import from_sinful
+from ..claimid import from_sinful, sinful
 from ..classad import ClassAd, ClassAdSyntaxError, evaluate, format_ad, parse_expr
 from ..pool.client import PoolClient
 from ..schedd.submit import quote
@@ -199,7 +199,7 @@ def _table(
             jobs,
             mode,
             schedd_name=name,
-            schedd_address=address,
+            schedd_address=sinful(address),
             now_wall=now,
             total_all=total_all,
             width=width,
@@ -207,7 +207,7 @@ def _table(
     return layouts.format_q(
         jobs,
         schedd_name=name,
-        schedd_address=address,
+        schedd_address=sinful(address),
         now_wall=now,
         batch=not ns.nobatch,
         hold=bool(modes),
@@ -226,7 +226,7 @@ async def _analyze(c: PoolClient, jobs: list[ClassAd], name: str, address: str, 
             job,
             analyze_job(job, slots, now=now),
             schedd_name=name,
-            schedd_address=address,
+            schedd_address=sinful(address),
             now_wall=now,
             width=_width(80),
         )
