@@ -20,16 +20,13 @@ from . import layouts
 from . import status_layout as sl
 from .autoformat import format_json, format_parser, render
 from .pool_cmds import _base_wall, _date_now, _fail, _width, _with_client, token_arg
+from .status_compact import CLAIMED_COMPACT_CONSTRAINT
 from .userprio_layout import Detail, format_userprio
 
 __all__ = ["add_status_commands", "cmd_status", "cmd_userprio", "status_query"]
 
 AVAIL = 'State == "Unclaimed" && Cpus > 0 && Memory > 0'
 CLAIMED = 'State == "Claimed"'
-CLAIMED_COMPACT = (
-    '(State == "Claimed" && DynamicSlot =!= true) || '
-    "(NumDynamicSlots isnt undefined && NumDynamicSlots > 0)"
-)
 
 # the ad type each mode queries, as the collector stores it (HTCondor's MyType)
 _AD_TYPES = {
@@ -62,7 +59,7 @@ def status_query(ns: argparse.Namespace) -> tuple[str, str]:
     ors: list[str] = []
     claimed = mode in ("claimed", "run")
     if ns.compact and mode in _SLOT_MODES:
-        ands.append(f"({CLAIMED_COMPACT if claimed else sl.COMPACT_CONSTRAINT})")
+        ands.append(f"({CLAIMED_COMPACT_CONSTRAINT if claimed else sl.COMPACT_CONSTRAINT})")
         if mode == "avail":
             ands.append(f"({AVAIL})")
     elif mode == "avail":
@@ -123,12 +120,10 @@ def _render(ns: argparse.Namespace, ads: list[ClassAd], now: float) -> str:
         else:
             return ""  # the daemons' and -any's layouts have no summary
         return "\n" + sl.format_totals(ads, kind, key) if ads else ""
-    if ns.compact and mode in ("slots", "avail") and not (ns.state or ns.server):
-        return sl.format_status_compact(ads, width=width, wide=wide, keys=keys)
-    if ns.compact and (claimed or ns.state or ns.server):
-        raise SystemExit(
-            "mockpool: status: -compact with -claimed, -run, -state or -server is not "
-            "supported (HTCondor's claimedCompact/stateCompact/serverCompact layouts)"
+    if ns.compact and (slots_like or claimed):
+        variant = "claimed" if claimed else "state" if ns.state else "server" if ns.server else ""
+        return sl.format_status_compact(
+            ads, width=width, wide=wide, keys=keys, variant=variant or "normal"
         )
     if slots_like and ns.state:
         return sl.format_status_state(ads, width=width, wide=wide, keys=keys)

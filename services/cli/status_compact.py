@@ -10,9 +10,10 @@ counted by its children's states and, while it has cpus, its own."""
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
-from ..classad import ClassAd, evaluate, parse_expr
+from ..classad import ClassAd, evaluate, parse_expr, unparse
+from ..classad.tree import Literal
 from .layouts import _auto, _check_ads, _check_width, _Col, _str, _table, _value
 from .status_cells import (
     _ACTIVITIES,
@@ -33,7 +34,7 @@ from .status_cells import (
 )
 from .status_totals import format_totals
 
-__all__ = ["COMPACT_CONSTRAINT", "format_status_compact"]
+__all__ = ["CLAIMED_COMPACT_CONSTRAINT", "COMPACT_CONSTRAINT", "VARIANTS", "format_status_compact"]
 
 # -- -compact -------------------------------------------------------------------------------
 
@@ -43,13 +44,11 @@ class _CompactRow:
     ad: ClassAd
     key: tuple
     primary: str  # Machine:SlotTypeId, what rows of one machine and slot type share
-    machine: str
     label: str  # the slot's name before the "@"
-    cells: list[str | None]
+    cells: dict[str, str | None]
     partitionable: bool = False
     busy: bool = False
     exhausted: bool = False
-    backfill: bool = False
     # folded numbers (None: not a value, the cell prints its fill-in)
     slots: int | None = None
     free_cpus: int | None = None
@@ -58,26 +57,70 @@ class _CompactRow:
     starts: float | None = None
     cooked: bool = False
     folded: bool = False
-    extra: list[str] = field(default_factory=list)
 
 
-_COMPACT_HEAD = (
-    ("Machine", 12),  # WIDTH AUTO, at least 12 (ppSetStartdCompactCols)
-    ("Platform", 8),
-    ("Slot", 4),
-    ("s", 1),
-    ("Cpus", 4),
-    ("Gpus", 4),
-    (" TotalGb", 8),
-    ("FreCpu", 6),
-    (" FreeGb ", 8),
-    ("CpuLoad", 7),
-    ("ST", 2),
-    ("Jobs/Min", 8),
-    ("MaxSlotGb", 9),
-)
+# column: (heading, least width, fill-in when no value); left-aligned unless said
+_COLUMNS = {
+    "machine": ("Machine", 7, ""),
+    "platform": ("Platform", 8, ""),
+    "slots": ("Slot", 4, ""),
+    "tag": ("s", 1, ""),
+    "cpus": ("Cpus", 4, ""),
+    "gpus": ("Gpus", 4, ""),
+    "totalgb": (" TotalGb", 8, ""),
+    "frecpu": ("FreCpu", 6, ""),
+    "freegb": (" FreeGb ", 8, ""),
+    "mips": (" Mips  ", 7, "-"),
+    "kflops": (" KFlops  ", 9, "-"),
+    "cpuload": ("CpuLoad", 7, ""),
+    "st": ("ST", 2, ""),
+    "jobs": ("Jobs/Min", 8, "_"),
+    "maxslot": ("MaxSlotGb", 9, "*"),
+    "users": ("Users", 5, ""),
+}
+_BASE = ("machine", "platform", "slots", "tag")
+_SIZE = ("cpus", "gpus", "totalgb")
+
+
+@dataclass(frozen=True)
+class _Variant:
+    """One of HTCondor's compact print formats and what it folds and totals."""
+
+    columns: tuple[str, ...]
+    constraint: str
+    totals: str  # the totals kind
+    platform_key: bool  # totals keyed by the Platform column (else makeKey's key)
+    machine_width: int = 7  # ppSetStartdCompactCols asks 12
+
+
 COMPACT_CONSTRAINT = "PartitionableSlot =?= true || DynamicSlot =!= true"
-_COMPACT = parse_expr(COMPACT_CONSTRAINT)
+CLAIMED_COMPACT_CONSTRAINT = (
+    '(State == "Claimed" && DynamicSlot =!= true) || '
+    "(NumDynamicSlots isnt undefined && NumDynamicSlots > 0)"
+)
+VARIANTS = {
+    # startdCompact_PrintFormat
+    "normal": _Variant(
+        (*_BASE, *_SIZE, "frecpu", "freegb", "cpuload", "st", "jobs", "maxslot"),
+        COMPACT_CONSTRAINT,
+        "normal",
+        True,
+        12,
+    ),
+    # serverCompact_PrintFormat
+    "server": _Variant(
+        (*_BASE, *_SIZE, "mips", "kflops", "cpuload", "st", "jobs"),
+        COMPACT_CONSTRAINT,
+        "server",
+        True,
+    ),
+    # stateCompact_PrintFormat: totals keyed by Activity (PP_SLOTS_STATE's own key)
+    "state": _Variant(
+        (*_BASE, *_SIZE, "cpuload", "st", "jobs"), COMPACT_CONSTRAINT, "state", False
+    ),
+    # claimedCompact_PrintFormat
+    "claimed": _Variant((*_BASE, "users"), CLAIMED_COMPACT_CONSTRAINT, "run", True),
+}
 _PRIMARY = parse_expr('join(":", Machine, SlotTypeId)')
 
 
@@ -87,6 +130,16 @@ def _slot_tag(ad: ClassAd) -> str:
     if not isinstance(t, str) or not t:
         return ""
     return {"Static": "S", "Partitionable": " "}.get(t, t[:1])
+
+
+def _unique(v: object) -> str | None:
+    """PRINTAS UNIQUE: a list's distinct items (a non-string as its ClassAd text),
+    sorted, joined by ", "."""
+    if isinstance(v, str):
+        v = [x.strip() for x in v.split(",") if x.strip()]
+    if not isinstance(v, list):
+        return None
+    return ", ".join(sorted({x if isinstance(x, str) else unparse(Literal(x)) for x in v}))
 
 
 def _compact_row(ad: ClassAd, k: int, keys: SortKeys) -> _CompactRow:
@@ -100,15 +153,13 @@ def _compact_row(ad: ClassAd, k: int, keys: SortKeys) -> _CompactRow:
         ad=ad,
         key=keys.key(ad, k, first=primary),
         primary=primary,
-        machine=machine if isinstance(machine, str) else "",
         label=name.split("@", 1)[0],
-        cells=[],
+        cells={},
     )
     row.partitionable = _value(ad, "PartitionableSlot") is True
     if row.partitionable:
         cpus = _number(_value(ad, "Cpus"))
         row.exhausted = cpus is not None and cpus < 0.1
-    row.backfill = _value(ad, "SlotBackfill") is True
     state = _value(ad, "State")
     row.busy = not row.partitionable and state in ("Matched", "Claimed", "Preempting")
     free_cpus = _number(_value(ad, "Cpus"))
@@ -124,21 +175,19 @@ def _compact_row(ad: ClassAd, k: int, keys: SortKeys) -> _CompactRow:
     code = _activity_code(ad)
     if row.partitionable and code is not None:
         code = _rollup_code(ad, code, row.exhausted)
-    row.cells = [
-        row.machine if isinstance(machine, str) else None,
-        _platform(ad),
-        None,  # Slots, Cpus ... filled by _compact_cells after folding
-        _slot_tag(ad),
-        _d(_value(ad, "TotalSlotCpus"), 4),
-        _d(_value(ad, "TotalSlotGpus"), 4),
-        _f(_eval(ad, "TotalSlotMemory/1024.0"), 8, 2),
-        None,
-        None,
-        _f(_eval(ad, "TotalLoadAvg*1.0/TotalCpus"), 7, 2),
-        code,
-        None,
-        None,
-    ]
+    row.cells = {
+        "machine": machine if isinstance(machine, str) else None,
+        "platform": _platform(ad),
+        "tag": _slot_tag(ad),
+        "cpus": _d(_value(ad, "TotalSlotCpus"), 4),
+        "gpus": _d(_value(ad, "TotalSlotGpus"), 4),
+        "totalgb": _f(_eval(ad, "TotalSlotMemory/1024.0"), 8, 2),
+        "mips": _d(_value(ad, "Mips"), 7),
+        "kflops": _d(_value(ad, "KFlops"), 9),
+        "cpuload": _f(_eval(ad, "TotalLoadAvg*1.0/TotalCpus"), 7, 2),
+        "st": code,
+        "users": _unique(_value(ad, "ChildRemoteUser")),
+    }
     return row
 
 
@@ -192,10 +241,10 @@ def _fold(head: _CompactRow, other: _CompactRow) -> None:
     head.slots = slots + more
     if head.starts is not None:
         head.starts += other.starts or 0.0
-    a, b = head.cells[10], other.cells[10]
+    a, b = head.cells["st"], other.cells["st"]
     if a is not None:
         b = b or "\0\0"
-        head.cells[10] = ("*" if a[0] != b[0] else a[0]) + ("*" if a[1] != b[1] else a[1])
+        head.cells["st"] = ("*" if a[0] != b[0] else a[0]) + ("*" if a[1] != b[1] else a[1])
     other.folded = True
 
 
@@ -211,11 +260,21 @@ def _compact_rows(slots: list[ClassAd], keys: SortKeys) -> list[_CompactRow]:
             _cook(head)
             same_machine = row.primary.rsplit(":", 1)[0] == head.primary.rsplit(":", 1)[0]
             if same_machine and row.label:
-                row.cells[0] = "   " + row.label  # a second slot type of the machine
+                row.cells["machine"] = "   " + row.label  # a second slot type
         head = row
     if head is not None:
         _cook(head)
     return [r for r in rows if not r.folded]
+
+
+def _folded_cells(r: _CompactRow) -> dict[str, str | None]:
+    cells = dict(r.cells)
+    cells["slots"] = None if r.slots is None else f"{r.slots:4d}"
+    cells["frecpu"] = None if r.free_cpus is None else f"{r.free_cpus:6d}"
+    cells["freegb"] = None if r.free_mem is None else f"{r.free_mem:8.2f}"
+    cells["jobs"] = None if r.starts is None else f"{r.starts:8.2f}"
+    cells["maxslot"] = None if r.max_mem is None else f"{r.max_mem:9.2f}"
+    return cells
 
 
 def format_status_compact(
@@ -224,34 +283,31 @@ def format_status_compact(
     width: int | None = None,
     wide: bool = False,
     keys: SortKeys | None = None,
+    variant: str = "normal",
 ) -> str:
-    """condor_status -compact: a row per machine (and slot type), then the totals keyed
-    by platform, partitionable slots counted by their children's states."""
-    ads = [ad for ad in _check_ads(slots, "slot ad") if evaluate(_COMPACT, ad) is True]
+    """condor_status -compact: a row per machine (and slot type), then the totals.
+    ``variant``: normal, server (-server), state (-state) or claimed (-claimed, -run),
+    each HTCondor's compact print format, its constraint and its totals."""
+    v = VARIANTS[variant]
+    where = parse_expr(v.constraint)
+    ads = [ad for ad in _check_ads(slots, "slot ad") if evaluate(where, ad) is True]
     _check_width(width)
     if not ads:
         return ""
-    keys = keys or SortKeys()
-    rows = _compact_rows(ads, keys)
-    cols = [_Col(h, w, left=True) for h, w in _COMPACT_HEAD]
-    cols[3].prefix = False
-    cols[10].left = False
-    cols[11].alt = "_"
-    cols[12].alt = "*"
-    table: list[list[str | None]] = []
-    for r in rows:
-        cells = list(r.cells)
-        cells[2] = None if r.slots is None else f"{r.slots:4d}"
-        cells[7] = None if r.free_cpus is None else f"{r.free_cpus:6d}"
-        cells[8] = None if r.free_mem is None else f"{r.free_mem:8.2f}"
-        cells[11] = None if r.starts is None else f"{r.starts:8.2f}"
-        cells[12] = None if r.max_mem is None else f"{r.max_mem:9.2f}"
-        table.append(cells)
+    rows = _compact_rows(ads, keys or SortKeys())
+    cols = []
+    for name in v.columns:
+        head, least, alt = _COLUMNS[name]
+        col = _Col(head, least, left=name != "st", alt=alt)
+        col.prefix = name != "tag"
+        cols.append(col)
+    cols[0].width = v.machine_width
+    table = [[_folded_cells(r)[name] for name in v.columns] for r in rows]
     # Machine grows to the machines' names (not the indented slot names), the rest to all
     _auto(cols[0], (_str(r.ad, "Machine") for r in rows))
     for k in range(1, len(cols)):
         _auto(cols[k], (t[k] for t in table))
     out = _table(cols, table, None if wide else width)
-    keyed = [(_platform(ad) or "", ad) for ad in ads]
+    keyed = [((_platform(ad) or "") if v.platform_key else "", ad) for ad in ads]
     key_width = None if wide else max([14, *(len(k) for k, _ in keyed)])
-    return out + "\n" + format_totals(keyed, "normal", key_width, rollup=True)
+    return out + "\n" + format_totals(keyed, v.totals, key_width, rollup=True)

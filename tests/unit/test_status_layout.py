@@ -429,3 +429,50 @@ def test_default_table_wide_and_presorted():
         lines[-1]
         == "       Total     2     0       0         2       0          0      0        0      0"
     )
+
+
+def variant_slots() -> list[ClassAd]:
+    p = pslot()
+    p["ChildRemoteUser"] = parse_expr('{"bob@mockpool", "alice@mockpool", "bob@mockpool"}')
+    p["Mips"], p["KFlops"] = 1000, 200000
+    return [S2, DSLOT, p, S1]
+
+
+def test_compact_claimed_lists_the_users_of_claimed_machines():
+    """-compact -claimed (claimedCompact_PrintFormat): machines with a Claimed static slot
+    or a p-slot with dynamic slots; Users are the children's RemoteUsers, unique and
+    sorted. The run totals count a p-slot with cpus left twice (status.cpp totalizes it
+    once rolled up and once for its own free part; StartdRunTotal ignores both options):
+    3 = 2 + slot1@m2, each malformed: no LoadAvg (slot1@m2 no Mips and KFlops either)."""
+    assert S.format_status_compact(variant_slots(), variant="claimed") == (
+        "Machine Platform       Slots Users                       \n"
+        "\n"
+        "m1      x64/AlmaLinux9    2  alice@mockpool, bob@mockpool\n"
+        "m2      x64/AlmaLinux9    1S                             \n"
+        "\n"
+        "               Machines         MIPS       KFLOPS   AvgLoadAvg\n"
+        "\n"
+        "x64/AlmaLinux9        3         2000       400000   0.000\n"
+        "\n"
+        "         Total        3         2000       400000   0.000\n"
+        "\n"
+        "              (Omitted 3 malformed ads in computed attribute totals)\n"
+        "\n"
+    )
+
+
+def test_compact_state_and_server_columns():
+    """-compact -state: no free or MaxSlotGb columns; totals keyed by Activity, the p-slot
+    counting its two Claimed children and its own Unclaimed part. -compact -server:
+    Mips and KFlops ("-" when missing), Machine at least 7 wide (12 only for -compact)."""
+    state = S.format_status_compact(variant_slots(), variant="state").splitlines()
+    assert state[0] == "Machine Platform       Slots Cpus Gpus  TotalGb CpuLoad ST Jobs/Min"
+    assert state[2] == "m1      x64/AlmaLinux9    2     8         16.00    0.25 **     0.50"
+    assert state[-1].split() == ["Total", "0", "0", "2", "3", "0", "0", "0", "0", "0"]
+    server = S.format_status_compact(variant_slots(), variant="server").splitlines()
+    assert server[0] == (
+        "Machine Platform       Slots Cpus Gpus  TotalGb  Mips    KFlops   CpuLoad ST Jobs/Min"
+    )
+    assert server[3] == (
+        "m2      x64/AlmaLinux9    2S    1          1.00 -       -            0.50 ** _       "
+    )
