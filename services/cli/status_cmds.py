@@ -55,7 +55,7 @@ def _mode(ns: argparse.Namespace) -> str:
 def status_query(ns: argparse.Namespace) -> tuple[str, str]:
     """(ad type, constraint) of a `status` command line, as condor_status builds them."""
     mode = _mode(ns)
-    ands = [f"({c})" for c in ns.constraint or ()]
+    ands = [f"({c})" for c in ns.constraint or () if c.strip()]  # "": no constraint
     ors: list[str] = []
     claimed = mode in ("claimed", "run")
     if ns.compact and mode in _SLOT_MODES:

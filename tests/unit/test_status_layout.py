@@ -405,6 +405,7 @@ def test_query_of_names_modes_and_sort():
         "&& (Memory =!= UNDEFINED)",
     )
     assert status_query(ns(master=True)) == ("DaemonMaster", "")
+    assert status_query(ns(constraint=[" "])) == ("Machine", "")  # a blank one: none
     assert status_query(ns('a"b'))[1] == '(Name == "a\\"b" || Machine == "a\\"b")'
 
 
