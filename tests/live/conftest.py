@@ -32,6 +32,16 @@ RAY_NUM_CPUS = 2  # pinned: tests must not depend on the machine's core count
 Listener = tuple[int, str, "ipaddress.IPv4Address | ipaddress.IPv6Address", int, bool]
 
 
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Under pytest-xdist (``-n 2 --dist loadgroup``) every live test goes to one worker:
+    one Ray instance for the session, as without xdist, while the other worker runs the
+    tests that need no Ray."""
+    live = Path(__file__).resolve().parent
+    for item in items:
+        if live in Path(str(item.path)).resolve().parents:
+            item.add_marker(pytest.mark.xdist_group("live"))
+
+
 def _listening_sockets(pids: set[int]) -> list[Listener]:
     """(pid, command name, address, port, is loopback) of every TCP socket ``pids`` listen
     on, from /proc/net/tcp{,6} and each process' open files (no ss or psutil needed)."""
