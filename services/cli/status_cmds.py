@@ -85,6 +85,18 @@ def _totals_of(table: str) -> str:
     return parts[2] if len(parts) == 3 else ""
 
 
+def _gpus(ads: list[ClassAd], kw: dict[str, Any], wide: bool) -> str:
+    """-gpus: the GPU slots' table, then the totals condor_status keeps for -gpus,
+    PP_SLOTS_STATE's (by Activity), where layouts.format_status_gpus ends with the
+    default table's (by Arch/OpSys)."""
+    text = layouts.format_status_gpus(ads, **kw)
+    gpu_slots = [ad for ad in ads if layouts._is_gpu_slot(ad)]
+    normal = layouts._slot_totals(gpu_slots)
+    if not text or not text.endswith(normal):
+        return text
+    return text[: -len(normal)] + sl.format_totals(gpu_slots, "state", None if wide else 14)
+
+
 def _render(ns: argparse.Namespace, ads: list[ClassAd], now: float) -> str:
     mode = _mode(ns)
     keys = sl.SortKeys(ns.sort or ())
@@ -146,7 +158,7 @@ def _render(ns: argparse.Namespace, ads: list[ClassAd], now: float) -> str:
     if mode == "any":
         return layouts.format_status_any(ads, **kw)
     if mode == "gpus":
-        return layouts.format_status_gpus(ads, **kw)
+        return _gpus(ads, kw, wide)
     return layouts.format_status(ads, now=now, wide=wide, **kw)
 
 

@@ -477,3 +477,18 @@ def test_compact_state_and_server_columns():
     assert server[3] == (
         "m2      x64/AlmaLinux9    2S    1          1.00 -       -            0.50 ** _       "
     )
+
+
+def test_gpus_totals_are_the_state_totals():
+    """-gpus: condor_status totals the GPU slots as PP_SLOTS_STATE (by Activity, Total
+    column 0), not by Arch/OpSys."""
+    from mockpool.cli.status_cmds import _gpus
+
+    g = slot(Name="slot1@m3", Machine="m3", GPUs=1, State="Claimed", Activity="Busy")
+    out = _gpus([g, S2], {"width": None, "keep_order": False}, False).splitlines()
+    assert out[2].startswith("slot1@m3") and len(out) == 9
+    assert out[4].startswith("               Total Owner Unclaimed Claimed")
+    assert (
+        out[6]
+        == "          Busy     0     0         0       1          0       0      0        0      0"
+    )
