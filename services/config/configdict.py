@@ -9,7 +9,7 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from . import macros
+from . import macros, typed
 from .constexpr import evaluate_constant
 from .defaults import DEFAULTS, is_known
 from .errors import ConfigError, MacroError
@@ -39,40 +39,9 @@ class Knob:
         return f"{self.source}:{self.line}" if self.line else self.source
 
 
-def _parse_int(text: str) -> int:
-    text = text.strip()
-    if _INT.match(text):
-        return int(text)
-    value = evaluate_constant(text)
-    if isinstance(value, bool):
-        raise ValueError("a boolean")
-    if isinstance(value, float) and not math.isfinite(value):
-        raise ValueError("not a finite number")  # 1e309: no integer to truncate it to
-    return int(value)  # a real truncates, as HTCondor's EvalInteger does
-
-
-def _parse_float(text: str) -> float:
-    text = text.strip()
-    if _FLOAT.match(text):
-        return float(text)
-    value = evaluate_constant(text)
-    if isinstance(value, bool):
-        raise ValueError("a boolean")
-    return float(value)
-
-
-def _parse_bool(text: str) -> bool:
-    """A boolean knob as HTCondor's ``param_boolean`` reads it: ``true``/``false``/``1``/``0``
-    (any case), else a constant expression. ``yes``, ``no``, ``t`` and ``f`` are not
-    booleans there (a daemon stops with "not a valid boolean"): only ``if`` lines take them
-    (:func:`_parse_if_bool`)."""
-    word = text.strip().lower()
-    if word in ("true", "1"):
-        return True
-    if word in ("false", "0"):
-        return False
-    value = evaluate_constant(word)
-    return value if isinstance(value, bool) else value != 0
+_parse_int = typed.parse_int
+_parse_float = typed.parse_float
+_parse_bool = typed.parse_bool  # yes/no/t/f are not booleans there: only if lines take them
 
 
 def _parse_if_bool(text: str) -> bool:
@@ -171,7 +140,6 @@ class ConfigDict(Mapping[str, str]):
         raw = str(raw).strip()
         key = name.lower()
         try:
-            macros.check_syntax(raw)
             previous = self._knobs.get(key)
             prefix, _, base = key.rpartition(".")
             # in SUBSYS.NAME, $(NAME) is also a self-reference (htcondor 25 agrees); a
@@ -301,6 +269,19 @@ class ConfigDict(Mapping[str, str]):
         knob, text = found
         try:
             return parse(text)
+        except typed.Undefined:
+            # HTCondor logs "is undefined, using default value" and goes on with the default
+            fallback = self._defaults.get(name.lower())
+            if knob.source not in _BUILT_IN and fallback is not None:
+                try:
+                    return parse(self._expanded(fallback))
+                except ValueError:
+                    pass
+            if default is not _MISSING:
+                return default
+            raise ConfigError(
+                f'{knob.where}: {knob.name} = "{text}" is undefined and has no default'
+            ) from None
         except ValueError:
             user = self._user_knob_in(knob) if knob.source in _BUILT_IN else None
             if user is not None:  # a default made of the user's knob: the user's is wrong

@@ -42,6 +42,7 @@ import random
 import re
 from collections.abc import Callable, Iterator, Mapping
 
+from . import macroscan
 from .constexpr import evaluate_constant
 from .errors import MacroError
 
@@ -49,23 +50,9 @@ Lookup = Callable[[str], "str | None"]  # name -> raw (unexpanded) text, None if
 
 MAX_EXPANDED = 1 << 20  # characters; a guard against definitions that double at each level
 MAX_DEPTH = 64  # macros inside macros; a longer chain is refused, not a RecursionError
+MAX_STEPS = 100_000  # replacements in one expansion (HTCondor would loop for ever)
 
 _NAME = re.compile(r"[A-Za-z0-9_.]+\Z")
-_OPEN = re.compile(r"\$(\$|[A-Za-z_]*)\(")
-_SUPPORTED = {
-    "",
-    "$",
-    "ENV",
-    "INT",
-    "REAL",
-    "CHOICE",
-    "SUBSTR",
-    "EVAL",
-    "RANDOM_INTEGER",
-    "RANDOM_CHOICE",
-}
-_FIRST_PAREN = {"EVAL", "RANDOM_INTEGER", "RANDOM_CHOICE"}  # body ends at the first ")"
-_REFUSED = re.compile(r"STRING|DIRNAME|BASENAME|F[fpduwnxbqa]*\Z")
 _LONG = re.compile(r"\s*[+-]?\d+")
 
 
@@ -98,20 +85,6 @@ def _finite(call: str, text: str, value: float, *, integer: bool) -> int | float
     return whole
 
 
-def _close(text: str, open_idx: int) -> int:
-    """Index of the parenthesis that closes the one at ``open_idx``; -1 if none."""
-    depth = 0
-    for i in range(open_idx, len(text)):
-        c = text[i]
-        if c == "(":
-            depth += 1
-        elif c == ")":
-            depth -= 1
-            if depth == 0:
-                return i
-    return -1
-
-
 def _split_top(body: str, sep: str, maxsplit: int = -1) -> list[str]:
     """Splits ``body`` at ``sep`` outside parentheses."""
     parts, depth, start = [], 0, 0
@@ -129,29 +102,14 @@ def _split_top(body: str, sep: str, maxsplit: int = -1) -> list[str]:
 
 
 def macro_spans(text: str) -> Iterator[tuple[int, int, str, str]]:
-    """Top-level macro uses in ``text``: (start, end, function, body), end exclusive.
+    """Macro uses in ``text`` in one pass: (start, end, function, body), end exclusive.
 
-    ``function`` is "" for ``$(...)``, "$" for ``$$(...)``, else the name (``ENV``, ``INT``...).
-    Unknown ``$NAME(`` forms are not macros and are skipped. Raises ``MacroError`` for an
-    unterminated macro.
+    ``function`` is "" for ``$(...)``, else the name (``ENV``, ``INT``...); found as HTCondor
+    finds them (:mod:`.macroscan`): text that is not a macro (``$(A * 2)``, an unterminated
+    ``$(``, ``$$(...)``) is not listed.
     """
-    pos = 0
-    while (m := _OPEN.search(text, pos)) is not None:
-        func = m.group(1)
-        if func not in _SUPPORTED and not _REFUSED.match(func):
-            pos = m.start() + 1
-            continue
-        end = text.find(")", m.end()) if func in _FIRST_PAREN else _close(text, m.end() - 1)
-        if end < 0:
-            raise MacroError(f"unterminated macro {text[m.start() : m.start() + 40]!r}")
-        yield m.start(), end + 1, func, text[m.end() : end]
-        pos = end + 1
-
-
-def check_syntax(text: str) -> None:
-    """Raises ``MacroError`` if ``text`` has an unterminated macro."""
-    for _ in macro_spans(text):
-        pass
+    for span in macroscan.spans(text):
+        yield span.start, span.end, span.func, span.body
 
 
 def substitute_self(raw: str, name: str, previous: str | None) -> str:
@@ -161,15 +119,12 @@ def substitute_self(raw: str, name: str, previous: str | None) -> str:
     the old value; with no previous value the ``:default`` (or "") is used.
     """
     out, pos = [], 0
-    for start, end, func, body in macro_spans(raw):
-        if func != "":
+    for span in macroscan.spans(raw):
+        if span.func != "" or span.name.lower() != name.lower():
             continue
-        ref, *default = _split_top(body, ":", 1)
-        if ref.strip().lower() != name.lower():
-            continue
-        out.append(raw[pos:start])
-        out.append(previous if previous else (default[0] if default else ""))
-        pos = end
+        out.append(raw[pos : span.start])
+        out.append(previous if previous else (span.default or ""))
+        pos = span.end
     out.append(raw[pos:])
     return "".join(out)
 
@@ -184,6 +139,7 @@ class _Expander:
         self.stack: list[str] = []  # names being expanded, as spelled where referenced
         self.cache: dict[str, str | None] = {}
         self.depth = 0
+        self.steps = 0  # macros replaced, against an expansion that never ends
 
     def value(self, name: str) -> str | None:
         key = name.lower()
@@ -209,40 +165,40 @@ class _Expander:
         return raw
 
     def text(self, text: str) -> str:
+        """``text`` expanded as HTCondor's expand_macro does: each macro is replaced and the
+        search goes on from where it was, so a default (inserted as written) and whatever
+        a value forms with the text after it are expanded in place; ``$(DOLLAR)`` is kept
+        for :func:`expand` to turn into ``$`` at the end."""
         self.depth += 1
         if self.depth > MAX_DEPTH:
             raise MacroError(f"macros nested more than {MAX_DEPTH} deep")
-        out, pos = [], 0
-        for start, end, func, body in macro_spans(text):
-            out.append(text[pos:start])
-            out.append(text[start:end] if func == "$" else self.call(func, body, text[start:end]))
-            pos = end
-        out.append(text[pos:])
+        pos = 0
+        while (span := macroscan.next_macro(text, pos)) is not None:
+            self.steps += 1
+            if self.steps > MAX_STEPS:
+                raise MacroError(f"expansion does not end (more than {MAX_STEPS} macros)")
+            if span.func == "":
+                # HTCondor takes the default when the raw value is empty, not the expansion
+                raw = self.lookup(span.name) if span.name.lower() != "dollar" else "$"
+                replacement = (self.value(span.name) or "") if raw else (span.default or "")
+            elif span.func == "ENV":
+                found = self.env.get(span.name)
+                if found is None:
+                    found = span.default if span.default is not None else self.unset_env
+                replacement = found
+            else:
+                replacement = self.call(span.func, span.body)
+            text = text[: span.start] + replacement + text[span.end :]
+            if len(text) > MAX_EXPANDED:
+                raise MacroError(f"expansion longer than {MAX_EXPANDED} characters")
+            pos = span.start
         self.depth -= 1
-        result = "".join(out)
-        if len(result) > MAX_EXPANDED:
-            raise MacroError(f"expansion longer than {MAX_EXPANDED} characters")
-        return result
+        return text
 
     def name(self, text: str) -> str:
         return self.text(text).strip() if "$" in text else text.strip()
 
-    def call(self, func: str, body: str, whole: str) -> str:
-        if func == "":
-            ref, *default = _split_top(body, ":", 1)
-            name = self.name(ref)
-            if not _NAME.match(name):
-                return whole  # not a macro name: HTCondor leaves the text alone
-            value = self.value(name)
-            if not value and default:
-                return self.text(default[0])
-            return value or ""
-        if func == "ENV":
-            var, *default = _split_top(body, ":", 1)
-            value = self.env.get(self.name(var))
-            if value is None:
-                return self.text(default[0]) if default else self.unset_env
-            return value
+    def call(self, func: str, body: str) -> str:
         if func in ("INT", "REAL"):
             return self.number(func, body)
         if func == "CHOICE":
@@ -309,14 +265,23 @@ class _Expander:
         return items[index].strip()
 
     def eval(self, body: str) -> str:
+        """As HTCondor's ``$EVAL``: an argument that does not parse gives its expanded text
+        when it held a macro, else nothing (neither is an error there)."""
         from ..classad import ClassAdSyntaxError, evaluate, parse_expr
         from ..classad.unparse import format_value_condor
 
-        text = self.text(self.operand(body))
+        name = body.strip()
+        raw = self.lookup(name) if _NAME.match(name) else None
+        source = body if raw is None else raw
+        if raw is not None:
+            text = self.value(name) or ""
+        else:
+            text = self.text(body) if "$" in body else body
+        text = macroscan.replace_dollars(text)
         try:
             expr = parse_expr(text)
-        except (ClassAdSyntaxError, ValueError) as e:
-            raise MacroError(f"$EVAL({body.strip()}): {text!r} does not parse ({e})") from None
+        except (ClassAdSyntaxError, ValueError):
+            return text if "$" in source else ""
         value = evaluate(expr)
         return value if isinstance(value, str) else format_value_condor(value)
 
@@ -381,7 +346,7 @@ def expand(
     if name is not None:
         expander.stack.append(name)
     try:
-        return expander.text(text)
+        return macroscan.replace_dollars(expander.text(text))
     except MacroError as e:
         e.chain = e.chain or tuple(expander.stack)
         raise

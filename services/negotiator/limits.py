@@ -66,7 +66,7 @@ class LimitMaxima:
         for knob in config.knobs():
             upper = knob.name.upper()
             if upper.endswith("_LIMIT") or upper.startswith("CONCURRENCY_LIMIT_DEFAULT"):
-                config.get_float(knob.name)
+                config.get_float(knob.name, 0.0)  # refuses what a negotiator stops on
         self._default = config.get_float("CONCURRENCY_LIMIT_DEFAULT", DEFAULT_MAX)
 
     def __call__(self, limit: str) -> float:

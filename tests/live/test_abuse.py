@@ -500,7 +500,7 @@ BAD_SUBMITS = {
     "queue 100000000": "executable = /bin/true\nrequirements = false\nqueue 100000000",
     "queue 1e12": "executable = /bin/true\nrequirements = false\nqueue 1000000000000",
     "bad requirements": "executable = /bin/true\nrequirements = ((\nqueue",
-    "unterminated macro": "executable = $(\nqueue",
+    "bad macro function": "executable = $INT(x)\nqueue",
     "recursive macro": "A = $(B)\nB = $(A)\nexecutable = $(A)\nqueue",
 }
 

@@ -635,10 +635,13 @@ def test_concurrency_limits_expression_is_evaluated_per_slot():
 
 
 def test_bad_limit_or_slot_weight_knob_names_file_and_line():
-    with pytest.raises(NegotiatorInputError, match='test:2: DB_LIMIT = "lots": expected a number'):
-        run(pool(slot("slot1@exec0001")), [], "\nDB_LIMIT = lots")
+    # (a bare word such as "lots" is an UNDEFINED attribute to HTCondor: the default limit)
+    with pytest.raises(
+        NegotiatorInputError, match='test:2: DB_LIMIT = "9 lots": expected a number'
+    ):
+        run(pool(slot("slot1@exec0001")), [], "\nDB_LIMIT = 9 lots")
     with pytest.raises(NegotiatorInputError, match="test:1: CONCURRENCY_LIMIT_DEFAULT"):
-        run(pool(slot("slot1@exec0001")), [], "CONCURRENCY_LIMIT_DEFAULT = many")
+        run(pool(slot("slot1@exec0001")), [], "CONCURRENCY_LIMIT_DEFAULT = 4 many")
     with pytest.raises(
         NegotiatorInputError, match="test:1: SLOT_WEIGHT = \"heavy\": evaluates to 'heavy'"
     ):

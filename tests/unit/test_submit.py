@@ -459,11 +459,10 @@ class TestErrors:
         with pytest.raises(SubmitError, match=r"^job.sub:2: no executable given"):
             procs("arguments = 1\nqueue\n")
 
-    def test_unterminated_macro(self):
-        with pytest.raises(
-            SubmitError, match=r"^job.sub:2: arguments = \$\(foo: unterminated macro"
-        ):
-            procs("executable = x\narguments = $(foo\nqueue\n")
+    def test_text_that_is_not_a_macro_is_kept(self):
+        # htcondor2.Submit(...).expand("arguments") gives "$(foo $ENV( B :z) $(a-b)"
+        ad = one("executable = x\narguments = $(foo $ENV( B :z) $(a-b)\nqueue\n")
+        assert ad["Args"] == '"$(foo $ENV( B :z) $(a-b)"'
 
     def test_macro_cycle(self):
         with pytest.raises(SubmitError, match=r"^job.sub:3: arguments: macro cycle: a -> b -> a$"):
@@ -612,7 +611,7 @@ class TestUserFiles:
             """\
             executable = x
             sub = b
-            arguments = $(Item) $ENV(USER_A) $ENV( USER_B :z) $ENV(UNSET)
+            arguments = $(Item) $ENV(USER_A) $ENV(USER_B:z) $ENV(UNSET)
             queue from a.txt
             queue p, q from $(sub)/c.txt
             queue in (k, l)
