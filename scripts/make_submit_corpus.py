@@ -221,6 +221,37 @@ CASES: list[tuple[str, str]] = [
     ),
     ("bad-retry-until", SLEEP + "retry_until = x ==\nqueue\n"),
     ("bad-retry-until-big", SLEEP + "retry_until = 99999999999\nqueue\n"),
+    # issue 41: the java universe's Cmd, transfer list and JVM arguments; macro-like text
+    (
+        "java-jar-files",
+        "universe = java\nexecutable = /home/alice/Main.class\narguments = Main 1\n"
+        "jar_files = a.jar, lib/b.jar\ntransfer_input_files = data.txt\nqueue\n",
+    ),
+    (
+        "java-jar-files-only",
+        "universe = java\nexecutable = /home/alice/Main.class\narguments = Main\n"
+        "jar_files = a.jar\nqueue\n",
+    ),
+    (
+        "java-no-transfer",
+        "universe = java\nexecutable = /home/alice/Main.class\narguments = Main\n"
+        "should_transfer_files = NO\nqueue\n",
+    ),
+    (
+        "java-vm-args",
+        "universe = java\nexecutable = Main.class\narguments = Main\n"
+        "java_vm_args = -Xmx1g -Dx=1\nqueue\n",
+    ),
+    (
+        "java-vm-arguments",
+        "universe = java\nexecutable = Main.class\narguments = Main\n"
+        "java_vm_args = \"-Xmx1g 'a b'\"\nqueue\n",
+    ),
+    (
+        "macro-text",
+        "executable = /bin/echo\narguments = $(foo $(X:a-b) $(X:$(Y:1)) $(A * 2) $(X:$(N)-1)\n"
+        "N = 4\nqueue\n",
+    ),
 ]
 
 

@@ -78,6 +78,7 @@ from ..config.constexpr import evaluate_constant
 from ..config.lines import LineReader
 from ..config.units import KIB, MIB
 from .codes import HOLD_CODE_SUBMITTED_ON_HOLD
+from .javajob import java_attrs
 from .requirements import RequirementsMemo, SubmitHost, url_methods
 
 _LIMIT_SEP = re.compile(r"[,\s]+")
@@ -751,6 +752,7 @@ class _Submit:
             self.policy,
         ):
             ad.update(self.section(build, queue_line))
+        ad.update(self.section(self.java, queue_line))
         forced = self.section(self.forced_attributes, queue_line)
         if self.vars.knob("MY.Requirements") is None:  # +Requirements replaces it all
             # +RequestFoo counts as a resource request, as in condor_submit
@@ -904,6 +906,24 @@ class _Submit:
                 raise self.bad(args, f"{_OUT_OF_RANGE}: sleep {m.group(0)}")
             attrs["MockDuration"] = _number_text(seconds)
         return attrs
+
+    def java(self, queue_line: int) -> dict[str, str]:
+        """JarFiles, and a java universe job's Cmd, transfer list and JVM arguments."""
+        ad = {**self.section(self.universe, queue_line), **self.section(self.transfer, queue_line)}
+        cmd, jars, vm = (self.command(k) for k in ("executable", "jar_files", "java_vm_args"))
+        vm_text, vm_new = None, False
+        if vm and vm[2]:
+            words, old = self.arguments(vm)
+            vm_text, vm_new = (" ".join(words), False) if old else (join_arguments(words), True)
+        return java_attrs(
+            ad,
+            executable=cmd[2] if cmd else "",
+            jar_files=jars[2] if jars and jars[2] else None,
+            vm_args=vm_text,
+            vm_args_new=vm_new,
+            iwd=self.iwd,
+            quote=quote,
+        )
 
     def arguments(self, found: tuple[str, int, str]) -> tuple[list[str], bool]:
         try:
