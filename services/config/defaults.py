@@ -136,6 +136,20 @@ DEFAULTS: dict[str, str] = {
     "STANDARD": "1",
     "VANILLA": "5",
     "SYSTEM_JOB_MACHINE_ATTRS": "Cpus,SlotWeight",
+    # where a Linux package installs HTCondor (the wheel's RELEASE_DIR is /usr too): the
+    # paths templates and site files name, so $(LIBEXEC)/... expands as HTCondor's does;
+    # LOCAL_DIR has no default there, so $(LOG) is "/log" until a site sets it
+    "RELEASE_DIR": "/usr",
+    "BIN": "$(RELEASE_DIR)/bin",
+    "SBIN": "$(RELEASE_DIR)/sbin",
+    "LIB": "$(RELEASE_DIR)/lib",
+    "LIBEXEC": "$(RELEASE_DIR)/libexec",
+    "LOG": "$(LOCAL_DIR)/log",
+    "SPOOL": "$(LOCAL_DIR)/spool",
+    "EXECUTE": "$(LOCAL_DIR)/execute",
+    "COLLECTOR": "$(SBIN)/condor_collector",
+    "GPU_MONITOR": "$(LIBEXEC)/condor_gpu_utilization",
+    "SEC_DEFAULT_AUTHENTICATION_METHODS": "FS,IDTOKENS,KERBEROS,SCITOKENS,SSL",
 }
 
 # Knob families that mockpool reads but that cannot be listed one by one.

@@ -143,3 +143,11 @@ class TestTypedKnobs:
         assert c.get_int("MY_KNOB", 7) == 7
         with pytest.raises(ConfigError, match=r'^condor_config:2: MY_KNOB = "Foo" is undefined'):
             c.get_int("MY_KNOB")
+
+
+class TestReleaseDefaults:
+    def test_paths_as_a_linux_package_has_them(self):
+        # RELEASE_DIR /usr; LOCAL_DIR has no default, so $(LOG) is "/log"
+        c = cfg("T = $(LIBEXEC)/t $(LOG)/TLog $(SBIN)\nA = $(SEC_DEFAULT_AUTHENTICATION_METHODS)\n")
+        assert c["T"] == "/usr/libexec/t /log/TLog /usr/sbin"
+        assert c["A"] == "FS,IDTOKENS,KERBEROS,SCITOKENS,SSL"
