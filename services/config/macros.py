@@ -3,7 +3,8 @@
 What is expanded (HTCondor manual, "Configuration File Macros" and "Function Macros"):
 
 - ``$(NAME)``: the value of NAME, itself expanded; an undefined NAME gives "".
-- ``$(NAME:default)``: the default (expanded) when NAME is undefined or empty.
+- ``$(NAME:default)``: the default (expanded in place) when NAME's raw text is undefined or
+  empty (``$(E:d)`` with ``E = $(NOPE)`` is "", as in HTCondor).
 - ``$ENV(VAR)`` / ``$ENV(VAR:default)``: an environment variable; unset and without a
   default, ``unset_env`` (configuration passes ``UNDEFINED``, the text HTCondor writes).
 - ``$INT(NAME)`` / ``$INT(NAME,fmt)``, ``$REAL(NAME)`` / ``$REAL(NAME,fmt)``: NAME's value
@@ -13,25 +14,28 @@ What is expanded (HTCondor manual, "Configuration File Macros" and "Function Mac
 - ``$SUBSTR(NAME, start[, length])``: Python-like negative indices, as HTCondor documents.
 - ``$EVAL(NAME)`` / ``$EVAL(expr)``: NAME's value (or the text itself), expanded, evaluated as
   a ClassAd expression with no ad; a string result is used as is, any other result as
-  ClassAd text (``3``, ``true``, ``undefined``, ``error``).
+  ClassAd text (``3``, ``true``, ``undefined``, ``error``); text that does not parse gives
+  nothing, or its expanded text when it held a macro.
 - ``$RANDOM_INTEGER(min, max[, step])`` and ``$RANDOM_CHOICE(a, b, c)`` /
   ``$RANDOM_CHOICE(LISTNAME)``: drawn from the caller's seed, so the same seed gives the
   same pool (the draw depends on the knob's name and the macro's place in it, not on how
   often it is looked up).
-- ``$$(...)`` is match-time substitution and is kept as written; ``$(DOLLAR)`` gives ``$``.
+- ``$$(...)`` is match-time substitution and is kept (macros inside it are expanded, as
+  HTCondor's search goes on inside it); ``$(DOLLAR)`` gives ``$``.
 
-As in HTCondor (config.cpp ``next_config_macro``), the argument of ``$EVAL``,
-``$RANDOM_INTEGER`` and ``$RANDOM_CHOICE`` ends at the first ``)``: ``$EVAL(min(3,4))`` is
-the argument ``min(3,4`` (which HTCondor turns into a stray ``)``); to evaluate an expression
-with parentheses, put it in a knob and write ``$EVAL(KNOB)``.
+Where a macro is, and what is only text, is HTCondor's rule (:mod:`.macroscan`): ``$(A * 2)``,
+an unterminated ``$(`` or ``$(X:a-b)`` stay as written; every function's argument ends at
+the first ``)`` (``$EVAL(min(3,4))`` is the argument ``min(3,4``, then a stray ``)``), so an
+expression with parentheses goes in a knob: ``$EVAL(KNOB)``. As HTCondor's expand_macro, each
+replacement is read again with the text after it, and ``$(DOLLAR)`` becomes ``$`` last.
 
 Differences from HTCondor: a macro cycle (``A = $(B)``, ``B = $(A)``) is an error here, where
-HTCondor 25 hangs; an unterminated ``$(`` is an error, where HTCondor keeps it as text; an
-``$EVAL`` whose argument does not parse is an error, where HTCondor quietly expands it to
-its text or to nothing; ``$INT`` and ``$REAL`` of infinity or NaN, and ``$INT`` of a value
-beyond 64 bits, are errors, where HTCondor prints ``INF``/``NAN`` or the garbage of an
-undefined conversion (``$INT(1e999)`` is -9223372036854775808); the other function
-macros (``$STRING``, ``$F...``, ``$DIRNAME``, ``$BASENAME``) are refused.
+HTCondor 25 hangs; an error in ``$INT``, ``$REAL``, ``$CHOICE``, ``$SUBSTR`` or
+``$RANDOM_INTEGER`` is an error (a daemon stops on it; the Python bindings expand it to
+nothing), as is a format with no conversion; ``$INT`` and ``$REAL`` of infinity or NaN, and
+``$INT`` of a value beyond 64 bits, are errors, where HTCondor prints ``INF``/``NAN`` or the
+garbage of an undefined conversion (``$INT(1e999)`` is -9223372036854775808); the other
+function macros (``$STRING``, ``$F...``, ``$DIRNAME``, ``$BASENAME``) are refused.
 """
 
 from __future__ import annotations
