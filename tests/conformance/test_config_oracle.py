@@ -12,6 +12,7 @@ way (``get_bool``, ``get_int``, ``get_float``), else as the expanded text.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import subprocess
@@ -75,10 +76,10 @@ def _comparable(cfg: ConfigDict, name: str) -> bool:
     raw = cfg.raw(name)
     if raw is None or "$RANDOM_" in raw.upper():
         return False
-    try:
+    # an expansion error is compared (the comparison reports it) unless it reached a
+    # host-dependent name
+    with contextlib.suppress(Exception):
         macros.expand(raw, lookup, env={}, name=name)
-    except Exception:
-        pass  # compared (the comparison reports it) unless a host-dependent name is in it
     return not missing
 
 
