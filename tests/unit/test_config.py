@@ -434,7 +434,9 @@ class TestAccessors:
             "SEC_DEFAULT_AUTHENTICATION_METHODS",
             "DAEMON_LIST",
             "SYSTEM_JOB_MACHINE_ATTRS",
-        }  # lists, not expressions
+            *("RELEASE_DIR", "BIN", "SBIN", "LIB", "LIBEXEC", "LOG", "SPOOL", "EXECUTE"),
+            *("COLLECTOR", "GPU_MONITOR"),
+        }  # lists and paths, not expressions
         for name in DEFAULTS:
             assert c.lookup(name) is not None
             if name not in lists:
