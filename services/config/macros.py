@@ -32,7 +32,7 @@ replacement is read again with the text after it, and ``$(DOLLAR)`` becomes ``$`
 Differences from HTCondor: a macro cycle (``A = $(B)``, ``B = $(A)``) is an error here, where
 HTCondor 25 hangs; an error in ``$INT``, ``$REAL``, ``$CHOICE``, ``$SUBSTR`` or
 ``$RANDOM_INTEGER`` is an error (a daemon stops on it; the Python bindings expand it to
-nothing), as is a format with no conversion; ``$INT`` and ``$REAL`` of infinity or NaN, and
+nothing); ``$INT`` and ``$REAL`` of infinity or NaN, and
 ``$INT`` of a value beyond 64 bits, are errors, where HTCondor prints ``INF``/``NAN`` or the
 garbage of an undefined conversion (``$INT(1e999)`` is -9223372036854775808); the other
 function macros (``$STRING``, ``$F...``, ``$DIRNAME``, ``$BASENAME``) are refused.
@@ -237,7 +237,8 @@ class _Expander:
         number = _finite(call, _clip(text), value, integer=func == "INT")
         form = fmt[0] if fmt else ("%d" if func == "INT" else "%.16G")
         try:
-            out = form % number
+            # a format with no conversion is printed as it is (HTCondor's snprintf)
+            out = form % number if "%" in form.replace("%%", "") else form.replace("%%", "%")
         except (TypeError, ValueError, OverflowError) as e:
             raise MacroError(f"{call}: bad format {form!r} ({e})") from None
         return out + ".0" if func == "REAL" and fmt and "." not in out else out

@@ -96,6 +96,10 @@ class TestMacrosLeftAsText:
         c = cfg("A = 3\nK = $(A) +\nX = <$EVAL(1 +)>\nY = $EVAL(K)\n")
         assert (c["X"], c["Y"]) == ("<>", "3 +")
 
+    def test_a_format_with_no_conversion_is_printed_as_it_is(self):
+        # the format is " xx" (after the comma, untrimmed) and takes no argument
+        assert cfg("X = a $INT(3, xx) b\n")["X"] == "a  xx b"
+
     def test_a_real_cycle_is_still_an_error(self):
         with pytest.raises(ConfigError, match="macro cycle: A -> A"):
             cfg("P = $\nA = $(P)(A)\n")["A"]
