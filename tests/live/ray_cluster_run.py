@@ -1,8 +1,7 @@
 """Run by tests/live/test_ray_cluster.py in a process of its own (a Ray driver joins one
 cluster only): a 3-node Ray cluster on this machine (ray.cluster_utils.Cluster), a pool
-spread over it, and a worker node removed mid-run; then the examples by the CLI, and a
-sweep whose points run as Ray tasks on the two nodes left. Prints one JSON line of
-findings."""
+spread over it, and a worker node removed mid-run; then the examples by the CLI. Prints
+one JSON line of findings (a sweep over a cluster: test_ray_start_two_nodes.py)."""
 
 from __future__ import annotations
 
@@ -117,8 +116,6 @@ def main(folder: str) -> int:
             out["removed_at"] = removed_at
             out["jobs"] = len(queue) + len(history)
         out.update(_examples_on(cluster.address, Path(folder)))
-        alive = [n.node_id for n in [cluster.head_node, *workers] if n is not victim]
-        out.update(_sweep_on(cluster.address, Path(folder), alive))
     finally:
         cluster.shutdown()
     print(json.dumps(out))
@@ -174,26 +171,6 @@ def _examples_on(address: str, folder: Path) -> dict[str, object]:
             found["daemons_up"] = sum(1 for line in daemons.splitlines()[1:] if " up " in line)
         finally:
             found["down_rc"] = _cli("down", home=home).returncode
-    return found
-
-
-def _sweep_on(address: str, folder: Path, nodes: list[str]) -> dict[str, object]:
-    """`mockpool sweep --address`: four points as Ray tasks (SPREAD) over the two nodes
-    left, each point's node.json saying where it ran (resuming is the local sweep's:
-    tests/virtual/test_sweep.py)."""
-    out = folder / "sweep"
-    argv = ["sweep", str(EXAMPLES / "pslot.toml"), "--set", "NEGOTIATOR_INTERVAL=30,60"]
-    argv += ["--seeds", "2", "--address", address, "--out", str(out)]
-    first = _cli(*argv, home=folder / "home")
-    found: dict[str, object] = {"sweep_rc": first.returncode, "sweep_err": first.stderr[-1500:]}
-    if first.returncode:
-        return found
-    points = sorted((out / "points").iterdir())
-    ran_on = {p.name: json.loads((p / "node.json").read_text())["node_id"] for p in points}
-    found["sweep_points"] = len(ran_on)
-    found["sweep_nodes_used"] = len(set(ran_on.values()))
-    found["sweep_nodes_known"] = set(ran_on.values()) <= set(nodes)
-    found["sweep_rows"] = len(json.loads((out / "sweep.json").read_text())["table"])
     return found
 
 
