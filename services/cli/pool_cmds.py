@@ -38,6 +38,7 @@ from ..pool.virtual import CLOCKS, CycleCost, parse_dilation
 from ..schedd.submit import SubmitError, SubmitInputs, parse_submit
 from ..v1 import master_pb2, master_pb2_grpc
 from . import layouts
+from .act_messages import act_lines
 
 T = TypeVar("T")
 
@@ -423,9 +424,17 @@ def _pool_now(info: dict[str, Any]) -> float:
 
 
 def cmd_submit(ns: argparse.Namespace) -> int:
+    from .submit_flags import SubmitFlagError, apply_submit_flags, terse_line
+
+    source = "<stdin>" if ns.file == "-" else ns.file
     try:  # the description and its item files are read here, never by the schedd
-        text = read_user_file(ns.file)
-        inputs = read_submit_inputs(text, ns.file)
+        text = sys.stdin.read() if ns.file == "-" else read_user_file(ns.file)
+        text = apply_submit_flags(
+            text, append=ns.append or (), batch_name=ns.batch_name, queue=ns.queue
+        )
+        inputs = read_submit_inputs(text, source)
+    except SubmitFlagError as e:
+        return _fail(f"ERROR: {e}")
     except (SubmitFileError, SubmitError) as e:
         return _fail(str(e))
     if ns.dry_run is not None or ns.dry_run_full_out is not None:
@@ -434,10 +443,13 @@ def cmd_submit(ns: argparse.Namespace) -> int:
     async def body(c: PoolClient, info: dict[str, Any]) -> tuple[int, int]:
         # No --owner: the schedd takes the Owner from the SUBMIT token (its user).
         return await c.submit(
-            text, owner=ns.owner or "", schedd=ns.name or "", source=ns.file, inputs=inputs
+            text, owner=ns.owner or "", schedd=ns.name or "", source=source, inputs=inputs
         )
 
     cluster, n = _with_client(ns, Role.SUBMIT, body)
+    if ns.terse:
+        print(terse_line(cluster, n))
+        return 0
     print("Submitting job(s)" + "." * n)
     print(f"{n} job(s) submitted to cluster {cluster}.")
     return 0
@@ -451,7 +463,7 @@ def _dry_run(ns: argparse.Namespace, text: str, inputs: SubmitInputs) -> int:
     try:
         result = parse_submit(
             text,
-            ns.file,
+            "<stdin>" if ns.file == "-" else ns.file,
             owner=owner,
             qdate=int(time.time()),
             item_files=inputs.item_files,
@@ -550,13 +562,12 @@ def _cmd_act(action: str) -> Callable[[argparse.Namespace], int]:
             )
 
         results = _with_client(ns, Role.SUBMIT, body)
-        bad = 0
-        for r in results:
-            if r.ok:
-                print(f"Job {r.job_id} {_ACTION_WORDS[action][0]}")
-            else:
-                bad += 1
-                print(r.error, file=sys.stderr)
+        out, err = act_lines(action, ns.ids, ns.constraint or "", ns.all, results)
+        for line in out:
+            print(line)
+        for line in err:
+            print(line, file=sys.stderr)
+        bad = sum(1 for r in results if not r.ok)
         if not results:
             print(
                 f"Couldn't find/{action} all jobs matching constraint {constraint}", file=sys.stderr
@@ -754,7 +765,18 @@ def add_pool_commands(sub: argparse._SubParsersAction) -> None:  # type: ignore[
     p.set_defaults(func=cmd_down)
 
     p = sub.add_parser("submit", help="condor_submit: queue the jobs of a submit description")
-    p.add_argument("file")
+    p.add_argument("file", help="the submit description ('-': standard input)")
+    p.add_argument("-terse", "--terse", action="store_true", help="print only 'C.0 - C.N'")
+    p.add_argument("-batch-name", "--batch-name", dest="batch_name", metavar="NAME")
+    p.add_argument("-queue", "--queue", metavar="ARGS", help="the queue statement's arguments")
+    p.add_argument(
+        "-a",
+        "-append",
+        "--append",
+        action="append",
+        metavar="LINE",
+        help="a submit line added before the queue statement (repeatable)",
+    )
     g = p.add_mutually_exclusive_group()
     g.add_argument(
         "-dry-run",

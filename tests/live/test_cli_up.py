@@ -125,10 +125,33 @@ def test_submit_q_status_hold_release_rm_history(up_pool: Path, tmp_path: Path) 
     released = mockpool("release", f"{cluster}.0", "--token", admin, pool=up_pool).stdout
     assert f"Job {cluster}.0 released" in released
     out = mockpool("rm", cluster, "--token", admin, pool=up_pool).stdout
-    assert (
-        f"Job {cluster}.0 marked for removal" in out
-        and f"Job {cluster}.1 marked for removal" in out
-    )
+    assert out == f"All jobs in cluster {cluster} have been marked for removal\n"
+
+    # condor_submit -terse / -batch-name / -queue / -append, and a constraint's one line
+    bare = tmp_path / "bare.sub"
+    bare.write_text("executable = /bin/sleep\narguments = 100000\n")
+    terse = mockpool(
+        "submit",
+        str(bare),
+        "-terse",
+        "-batch-name",
+        "nightly",
+        "-queue",
+        "2",
+        "-append",
+        "+Tag = 7",
+        "--owner",
+        "carol",
+        "--token",
+        admin,
+        pool=up_pool,
+    ).stdout
+    c2 = terse.split(".", 1)[0]
+    assert terse == f"{c2}.0 - {c2}.1\n"
+    batch = mockpool("q", "-long", f"{c2}.1", pool=up_pool).stdout
+    assert 'JobBatchName = "nightly"' in batch and "Tag = 7" in batch
+    out = mockpool("hold", "-constraint", f"ClusterId == {c2}", "--token", admin, pool=up_pool)
+    assert out.stdout == f"All jobs matching constraint (ClusterId == {c2}) have been held\n"
 
     unknown = mockpool("rm", "999.0", pool=up_pool, check=False)
     assert unknown.returncode == 1 and "999.0" in unknown.stderr
