@@ -39,6 +39,7 @@ from ..schedd.submit import SubmitError, SubmitInputs, parse_submit
 from ..v1 import master_pb2, master_pb2_grpc
 from . import layouts
 from .act_messages import act_lines
+from .down_messages import daemon_down_message
 
 T = TypeVar("T")
 
@@ -399,7 +400,10 @@ def _with_client(
     except (OSError, ValueError) as e:
         raise SystemExit(f"mockpool: cannot read the {role.value} token {path}: {e}") from None
 
+    client: PoolClient | None = None
+
     async def go() -> T:
+        nonlocal client
         client = PoolClient(info["collector"], token)
         try:
             return await body(client, info)
@@ -409,6 +413,9 @@ def _with_client(
     try:
         return asyncio.run(go())
     except PoolError as e:
+        if e.code in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED):
+            schedd = client.last_schedd if client is not None else None
+            raise SystemExit(daemon_down_message(str(e), info["collector"], schedd)) from None
         raise SystemExit(f"mockpool: {e}") from None
 
 

@@ -60,6 +60,7 @@ class PoolClient:
         self._token = token
         self._collector = collector_pb2_grpc.CollectorStub(self._channel)
         self._peers: dict[str, grpc.aio.Channel] = {}  # the schedds and the negotiator
+        self.last_schedd: tuple[str, str] | None = None  # (name, host:port): tools' errors
 
     async def close(self) -> None:
         await self._channel.close()
@@ -129,10 +130,10 @@ class PoolClient:
 
     async def _schedd(self, name: str, address: str = "") -> tuple[str, schedd_pb2_grpc.ScheddStub]:
         """The schedd ``name`` at ``address``, or where the collector says it is."""
-        if address:
-            return name, schedd_pb2_grpc.ScheddStub(self._peer(address))
-        ad_name, address = await self.schedd_address(name)
-        return ad_name, schedd_pb2_grpc.ScheddStub(self._peer(address))
+        if not address:
+            name, address = await self.schedd_address(name)
+        self.last_schedd = (name, address)
+        return name, schedd_pb2_grpc.ScheddStub(self._peer(address))
 
     # ------------------------------------------------------------- schedd
     async def submit(

@@ -67,3 +67,21 @@ def test_refusals_go_to_stderr_and_no_success_line() -> None:
         "Couldn't find/remove all jobs in cluster 7",
         "Permission denied to remove job 4.1",
     ]
+
+
+def test_daemon_down_messages_are_htcondors_words() -> None:
+    from mockpool.cli.down_messages import daemon_down_message
+
+    gone = "/mockpool.v1.Schedd/QueryJobs still UNAVAILABLE after 4 attempts over 1.20s"
+    schedd = ("schedd1", "127.0.0.1:4001")
+    assert daemon_down_message(gone, "127.0.0.1:9618", schedd) == (
+        "-- Failed to fetch ads from: <127.0.0.1:4001> : schedd1"
+    )
+    act = "/mockpool.v1.Schedd/Act still UNAVAILABLE after 4 attempts over 1.20s"
+    assert daemon_down_message(act, "127.0.0.1:9618", schedd) == (
+        "ERROR: Failed to connect to queue manager schedd1"
+    )
+    query = "/mockpool.v1.Collector/Query still UNAVAILABLE after 4 attempts over 1.20s"
+    assert daemon_down_message(query, "127.0.0.1:9618", None) == (
+        "Error: Couldn't contact the condor_collector on 127.0.0.1:9618."
+    )
