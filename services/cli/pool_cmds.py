@@ -31,7 +31,14 @@ from ..pool import processes
 from ..pool.check import CheckError, check_dir, format_report
 from ..pool.client import PoolClient, PoolError
 from ..pool.cluster import ClusterError, probe_address
-from ..pool.serve import POOL_FILE, default_dir, remove_pool_files, token_path
+from ..pool.serve import (
+    DOWN_FILE,
+    OUT_DIR,
+    POOL_FILE,
+    default_dir,
+    remove_pool_files,
+    token_path,
+)
 from ..pool.spec import SpecError, load_spec
 from ..pool.submit_files import SubmitFileError, read_submit_inputs, read_user_file
 from ..pool.virtual import CLOCKS, CycleCost, parse_dilation
@@ -362,7 +369,11 @@ def cmd_down(ns: argparse.Namespace) -> int:
     info = _pool_info(d)
     pid = int(info["pid"])
     crashed = not _holder_alive(info)
+    out = Path(ns.out).resolve() if ns.out else d / OUT_DIR
+    asked_at = time.time()
     if not crashed:
+        if ns.out:  # where the pool process writes its output folder as it stops
+            (d / DOWN_FILE).write_text(json.dumps({"out": str(out)}))
         os.kill(pid, signal.SIGTERM)  # it stops the pool and removes its files itself
         deadline = time.monotonic() + ns.timeout
         while _alive(pid) and time.monotonic() < deadline:
@@ -381,6 +392,8 @@ def cmd_down(ns: argparse.Namespace) -> int:
             f"Pool process {pid} was gone; ended {len(ended)} process(es) it had started "
             f"and removed its files"
         )
+    elif (out / "summary.json").exists() and (out / "summary.json").stat().st_mtime >= asked_at:
+        print(f"Output written to {out}/ (mockpool check {out}; mockpool report {out})")
     print(f"Pool down (pid {pid})")
     return 0
 
@@ -766,8 +779,9 @@ def add_pool_commands(sub: argparse._SubParsersAction) -> None:  # type: ignore[
     _metrics_args(p)
     p.set_defaults(func=cmd_up)
 
-    p = sub.add_parser("down", help="stop the pool started by `up`")
+    p = sub.add_parser("down", help="stop the pool started by `up`; write its output folder")
     p.add_argument("--pool", metavar="DIR")
+    p.add_argument("--out", help="output folder (default: out/ in the pool's folder)")
     p.add_argument("--timeout", type=float, default=60.0)
     p.set_defaults(func=cmd_down)
 

@@ -450,16 +450,23 @@ class Pool:
         return self._live.collector_address
 
     # ------------------------------------------------------------------ a whole run
-    def collect(self, out: str | Path | None = None, real_seconds: float = 0.0) -> dict[str, Any]:
-        """Gather final ads and jobs, compute the summary, write ``out`` if given."""
+    def collect(
+        self,
+        out: str | Path | None = None,
+        real_seconds: float = 0.0,
+        events: list[dict[str, Any]] | None = None,
+    ) -> dict[str, Any]:
+        """Gather final ads and jobs, compute the summary, write ``out`` if given.
+        ``events``: the events already taken (``take_events``), which the pool no longer
+        keeps; those drained since are added to them."""
         if self.virtual:  # pool time stands still between calls: nothing is in flight
-            return self._collect(out, real_seconds)
+            return self._collect(out, real_seconds, events)
         # The workload waits meanwhile: the queues read here and the count of submitted
         # jobs must agree (a submission in flight would be in one and not the other).
         lock = self._live.feed_lock
         self._run(lock.acquire())
         try:
-            return self._collect(out, real_seconds)
+            return self._collect(out, real_seconds, events)
         finally:
             self._loop.call_soon_threadsafe(lock.release)
 
@@ -491,7 +498,9 @@ class Pool:
             return [], []
         return stored.jobs, stored.history
 
-    def _collect(self, out: str | Path | None, real_seconds: float) -> dict[str, Any]:
+    def _collect(
+        self, out: str | Path | None, real_seconds: float, taken: list[dict[str, Any]] | None
+    ) -> dict[str, Any]:
         """What is up is asked; a schedd that is down is read from its queue file; a
         central manager that is down leaves the ads it would have given empty."""
         now = self.now
@@ -528,7 +537,7 @@ class Pool:
         )
         names = {d.lower(): d for a in self._live.actors() for d in a.plan.daemons}
         summary["down_at_end"] = sorted(names.get(d, d) for d in down)
-        events = self.events
+        events = self.events if taken is None else [*taken, *self.take_events()]
         m = measure(events, now=now, total_cpus=summary["total_cpus"], lag=summary["lag"])
         summary["measures"] = m.summary
         if out is not None:

@@ -11,10 +11,12 @@
   names, time scale, epoch, this process' pid,
   and what ``down`` needs to clean up after a crash of this process: the processes the
   pool started (pid and start time), Ray's folder and the state folder;
-- ``NegotiatorLog`` and ``events.jsonl``, appended as the pool runs.
+- ``NegotiatorLog`` and ``events.jsonl``, appended as the pool runs;
+- at the stop, ``out/`` (or the folder ``mockpool down --out`` names in ``down.json``):
+  the output folder a ``mockpool run`` writes, for ``mockpool check`` and ``report``.
 
-SIGTERM or SIGINT stops the pool cleanly and removes ``pool.json``, the secret, the tokens
-and the state. ``--duration`` (pool seconds) stops it on its own. One daemon's death does
+SIGTERM or SIGINT stops the pool cleanly, writes the output folder and removes
+``pool.json``, the secret, the tokens and the state. ``--duration`` (pool seconds) stops it on its own. One daemon's death does
 not stop it: the death is an event (``daemon_died``) and the other daemons run on, until
 ``mockpool fault restart NAME`` brings it back.
 """
@@ -29,6 +31,7 @@ import shutil
 import signal
 import sys
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -43,6 +46,8 @@ POOL_FILE = "pool.json"
 SECRET_FILE = "secret"
 TOKENS_DIR = "tokens"
 STATE_DIR = "state"
+OUT_DIR = "out"  # the output folder written at the stop, unless down.json names another
+DOWN_FILE = "down.json"  # what `mockpool down` asks of the stop: {"out": folder}
 TOOL_ROLES = (Role.READ, Role.SUBMIT, Role.ADMIN)  # tokens/<role> written by `up`
 
 
@@ -109,6 +114,9 @@ def main(argv: list[str] | None = None) -> int:
         pool.stop()
         remove_pool_files(d, info)
         return 1
+    # again: starting Ray put its own handlers in place, which end the process at once
+    signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    signal.signal(signal.SIGINT, lambda *_: stop.set())
     try:
         _write_tokens(d, pool)
         ray_dir = pool.local_ray
@@ -133,23 +141,49 @@ def main(argv: list[str] | None = None) -> int:
         tmp.write_text(json.dumps(info, indent=2))
         tmp.replace(d / POOL_FILE)
         written = 0
+        started = time.monotonic()
+        seen: list[dict[str, Any]] = []  # every event of this run, for the output folder
         with (d / "events.jsonl").open("a") as events, (d / "NegotiatorLog").open("a") as neglog:
-            while not stop.wait(0.5):
+            while True:
+                stopping = stop.wait(0.5) or bool(ns.duration and pool.now >= ns.duration)
                 pool.drain()
                 lines = pool.negotiator_log_lines
                 neglog.write("".join(line + "\n" for line in lines[written:]))
                 written = len(lines)
                 new = pool.take_events()
+                seen += new
                 events.writelines(map(event_line, new))
                 neglog.flush()
                 events.flush()
-                if ns.duration and pool.now >= ns.duration:
+                if stopping:
                     break
+        _write_output(pool, d, seen, time.monotonic() - started)
     finally:
         (d / POOL_FILE).unlink(missing_ok=True)
+        (d / DOWN_FILE).unlink(missing_ok=True)
         pool.stop()
         remove_pool_files(d, info)
     return 0
+
+
+def _write_output(pool: Pool, d: Path, events: list[dict[str, Any]], real: float) -> None:
+    """The output folder of a run (events, NegotiatorLog, ads, summary, series, metrics)
+    for the pool as it stands: where ``down.json`` says, else ``DIR/out``. A failure is
+    reported and the pool still stops."""
+    out = d / OUT_DIR
+    try:
+        asked = json.loads((d / DOWN_FILE).read_text())
+        out = Path(asked["out"])
+    except FileNotFoundError:
+        pass
+    except (OSError, ValueError, KeyError, TypeError) as e:
+        print(
+            f"mockpool: {d / DOWN_FILE}: not a down request ({e}); writing {out}", file=sys.stderr
+        )
+    try:
+        pool.collect(out, real_seconds=real, events=events)
+    except Exception as e:  # the stop must go on: the pool's actors are still to end
+        print(f"mockpool: could not write the output folder {out}: {e}", file=sys.stderr)
 
 
 if __name__ == "__main__":

@@ -47,8 +47,9 @@ def up_pool(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     try:
         yield home
     finally:
-        down = mockpool("down", pool=home, check=False)
-        assert down.returncode == 0, down.stderr
+        if (home / "pool.json").exists():  # not already downed by the last test
+            down = mockpool("down", pool=home, check=False)
+            assert down.returncode == 0, down.stderr
         assert not (home / "pool.json").exists()
 
 
@@ -323,6 +324,25 @@ def test_down_after_the_up_process_was_killed_ends_what_it_started(
     # a second down finds no pool
     again = mockpool("down", pool=home, check=False)
     assert again.returncode != 0 and "no pool is up" in again.stderr
+
+
+def test_down_writes_the_output_folder_that_check_and_report_read(
+    up_pool: Path, tmp_path: Path
+) -> None:
+    # last of the module's tests on up_pool: it takes the pool down
+    out = tmp_path / "results"
+    down = mockpool("down", "--out", str(out), pool=up_pool)
+    assert f"Output written to {out}/" in down.stdout and "Pool down" in down.stdout
+    for name in ("events.jsonl", "NegotiatorLog", "summary.json", "metrics.prom"):
+        assert (out / name).is_file(), name
+    assert (out / "ads" / "jobs.ads").is_file() and (out / "ads" / "slots.ads").is_file()
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["jobs_submitted"] > 0 and summary["matches"] > 0
+    checked = mockpool("check", str(out), pool=up_pool)
+    assert "invariants hold" in checked.stdout, checked.stdout
+    report = mockpool("report", str(out), pool=up_pool)
+    assert (out / "report.html").is_file(), report.stdout
+    assert not (up_pool / "pool.json").exists() and not (up_pool / "down.json").exists()
 
 
 def wait_for(cond: Callable[[], bool], timeout: float) -> bool:
