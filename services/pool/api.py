@@ -43,6 +43,7 @@ from .measures import measure, write_series
 from .metrics import MetricsSnapshot, PoolMetrics, exposition
 from .report import summarize, without_finished, write_output
 from .spec import PoolSpec, load_spec, parse_spec
+from .spececho import echo_spec
 from .virtual import CLOCKS
 
 T = TypeVar("T")
@@ -538,7 +539,14 @@ class Pool:
         names = {d.lower(): d for a in self._live.actors() for d in a.plan.daemons}
         summary["down_at_end"] = sorted(names.get(d, d) for d in down)
         events = self.events if taken is None else [*taken, *self.take_events()]
-        m = measure(events, now=now, total_cpus=summary["total_cpus"], lag=summary["lag"])
+        summary["spec"] = echo_spec(self.spec)
+        m = measure(
+            events,
+            now=now,
+            total_cpus=summary["total_cpus"],
+            lag=summary["lag"],
+            config=summary["spec"]["config"],
+        )
         summary["measures"] = m.summary
         if out is not None:
             ads = {name: found[ad_type] or [] for name, ad_type in _AD_FILES.items()}

@@ -26,11 +26,21 @@ import itertools
 import json
 import math
 from collections import defaultdict
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+from .fairshare import (
+    FAIR_TOLERANCE,
+    integral_per_bin,
+    misallocated,
+    targets,
+    time_to_fair_share,
+)
+from .jobmeasures import cadence, duration_bins, work_lost
 
 __all__ = [
     "JobRun",
@@ -71,6 +81,9 @@ class JobRun:
     start: float
     end: float
     finished: bool  # a job_exit ended it
+    # what ended it: "exit", "evicted" (preempted or vacated by policy: job_evicted),
+    # "lost" (its claim released or its lease run out under it), "running" (at the stop)
+    ended: str = "exit"
 
 
 def group_of(submitter: str) -> str:
@@ -109,12 +122,13 @@ def job_runs(events: list[dict[str, Any]], now: float) -> list[JobRun]:
         c = claims.get(claim, {})
         start = float(a.get("start", a["t"]))
         if (claim, job) in exits:
-            end, finished = float(exits[(claim, job)]["end"]), True
+            end, finished, ended = float(exits[(claim, job)]["end"]), True, "exit"
         elif (claim, job) in evicted:
-            end, finished = min(evicted[(claim, job)], now), False
+            end, finished, ended = min(evicted[(claim, job)], now), False, "evicted"
         else:
             released = min((t for t in releases.get(claim, []) if t >= start), default=now)
             end, finished = min(float(a["end"]), released, now), False
+            ended = "running" if end >= now and released >= now else "lost"
         schedd = str(c.get("schedd", ""))
         cluster = int(job.split(".")[0])
         runs.append(
@@ -128,6 +142,7 @@ def job_runs(events: list[dict[str, Any]], now: float) -> list[JobRun]:
                 start,
                 max(start, end),
                 finished,
+                ended,
             )
         )
     runs.sort(key=lambda r: (r.start, r.slot))
@@ -149,22 +164,10 @@ def _stats(values: list[float]) -> dict[str, float | int | None]:
 
 
 def _busy_per_bin(runs: list[JobRun], edges: np.ndarray) -> np.ndarray:
-    """Busy cpu-seconds of ``runs`` in each interval between ``edges``: the integral of
-    the running cpus, a piecewise-linear function with a kink at every start and end."""
-    if not runs:
-        return np.zeros(len(edges) - 1)
-    t = np.array([r.start for r in runs] + [r.end for r in runs])
-    slope_change = np.array([r.cpus for r in runs] + [-r.cpus for r in runs], dtype=float)
-    order = np.argsort(t, kind="stable")
-    t, slope = t[order], np.cumsum(slope_change[order])  # slope on [t[k], t[k+1])
-    area = np.concatenate([[0.0], np.cumsum(slope[:-1] * np.diff(t))])  # integral up to t[k]
-    k = np.searchsorted(t, edges, "right") - 1
-    at = np.where(
-        k >= 0,
-        area[np.maximum(k, 0)] + slope[np.maximum(k, 0)] * (edges - t[np.maximum(k, 0)]),
-        0.0,
+    """Busy cpu-seconds of ``runs`` in each interval between ``edges``."""
+    return integral_per_bin(
+        [r.start for r in runs], [r.end for r in runs], [r.cpus for r in runs], edges
     )
-    return np.diff(at)
 
 
 def _demand(
@@ -173,26 +176,27 @@ def _demand(
     names: list[str],
     edges: np.ndarray,
 ) -> dict[str, np.ndarray]:
-    """Per submitter and interval: whether it had a job queued by the interval's end that
-    had not finished before its start (a job never started is wanted to the end)."""
-    spans: dict[str, list[tuple[float, float]]] = {n: [] for n in names}
+    """Per submitter and interval: the mean cpus of its jobs queued and not finished
+    (running or idle; a job never started counts one cpu; one run again after an
+    eviction is wanted from its queue date to its last end)."""
+    by_job: dict[tuple[str, str], list[JobRun]] = defaultdict(list)
     ran: dict[tuple[str, int], set[str]] = defaultdict(set)
     for r in runs:
-        spans[r.submitter].append((r.qdate or 0.0, r.end))
+        by_job[(r.schedd, r.job)].append(r)
         ran[(r.schedd, int(r.job.split(".")[0]))].add(r.job)
+    spans: dict[str, list[tuple[float, float, int]]] = {n: [] for n in names}
+    for rs in by_job.values():
+        q = min(r.qdate if r.qdate is not None else r.start for r in rs)
+        end = max((r.end for r in rs if r.finished), default=math.inf)
+        spans[rs[0].submitter].append((q, end, max(r.cpus for r in rs)))
     for schedd, who, cluster, q, procs in submitted:
-        if len(ran[(schedd, cluster)]) < procs:
-            spans[who].append((q, math.inf))
-    out = {}
-    for n, sp in spans.items():
-        if not sp:
-            out[n] = np.zeros(len(edges) - 1, dtype=bool)
-            continue
-        sp.sort()
-        latest_end = np.maximum.accumulate([e for _, e in sp])  # over spans queued so far
-        k = np.searchsorted([q for q, _ in sp], edges[1:], "left")  # spans queued before hi
-        out[n] = (k > 0) & (latest_end[np.maximum(k - 1, 0)] > edges[:-1])
-    return out
+        spans[who] += [(q, math.inf, 1)] * max(0, procs - len(ran[(schedd, cluster)]))
+    width = float(edges[1] - edges[0]) if len(edges) > 1 else 1.0
+    return {
+        n: integral_per_bin([x[0] for x in sp], [x[1] for x in sp], [x[2] for x in sp], edges)
+        / width
+        for n, sp in spans.items()
+    }
 
 
 def _time_to_quota(rows: list[dict[str, Any]], qdates: list[float], step: float) -> float | None:
@@ -205,6 +209,18 @@ def _time_to_quota(rows: list[dict[str, Any]], qdates: list[float], step: float)
         if u["target"] and u["t"] + step > first and (u["share"] or 0) >= 0.99 * u["target"]:
             return round(u["t"] + step - first, 3)
     return None
+
+
+def _accept_surplus(config: Mapping[str, str], groups: list[str]) -> dict[str, bool]:
+    """GROUP_ACCEPT_SURPLUS[_<g>] per group (HTCondor's default False); ``<none>`` (the
+    root, "") always accepts surplus."""
+    knobs = {k.upper(): str(v).strip().lower() for k, v in config.items()}
+    default = knobs.get("GROUP_ACCEPT_SURPLUS", "false") == "true"
+    out = {"": True}
+    for g in groups:
+        v = knobs.get(f"GROUP_ACCEPT_SURPLUS_{g.upper()}")
+        out[g.lower()] = default if v is None else v == "true"
+    return out
 
 
 @dataclass
@@ -237,8 +253,10 @@ def measure(
     total_cpus: float,
     lag: dict[str, Any] | None = None,
     bin_seconds: float | None = None,
+    config: Mapping[str, str] | None = None,
 ) -> Measures:
-    """The run's measures; ``now`` is when it stopped, ``total_cpus`` the pool's cpus."""
+    """The run's measures; ``now`` is when it stopped, ``total_cpus`` the pool's cpus,
+    ``config`` the knobs the spec set (the cadence's and the groups' configuration)."""
     runs = job_runs(events, now)
     cycles = sorted((e for e in events if e.get("kind") == "cycle"), key=lambda e: e["t"])
     starts = [float(c["t"]) - float(c.get("duration", 0.0)) for c in cycles]
@@ -338,29 +356,40 @@ def measure(
         }
         for lo, b, c, i in zip(lows, total, completed, idle, strict=True)
     ]
-    active = _demand(runs, submitted, names, edges)
-    n_active = sum(active.values(), np.zeros(len(lows), dtype=int))
+    demand = _demand(runs, submitted, names, edges)
+    accept = _accept_surplus(config or {}, groups)
     cycle_t = [float(c["t"]) for c in cycles]
     quota_idx = np.searchsorted(cycle_t, edges[1:], "right") - 1  # the last cycle by the end
     usage_rows: list[dict[str, Any]] = []
+    over, under = np.zeros(len(lows)), np.zeros(len(lows))
+    wanted = np.zeros(len(lows), dtype=bool)
     for k, lo in enumerate(lows):
         t = round(float(lo), 3)
+        quotas = cycles[quota_idx[k]].get("quotas", {}) if quota_idx[k] >= 0 else {}
+        quotas = {str(g).lower(): float(q) for g, q in quotas.items()}
+        want = {n: float(demand[n][k]) for n in names}
+        fair = targets(total_cpus, want, {n: group_of(n).lower() for n in names}, quotas, accept)
         for name in names:
             used = float(busy[name][k])
-            usage_rows.append(
-                {
-                    "t": t,
-                    "kind": "submitter",
-                    "name": name,
-                    "busy_cpus": round(used / width, 4),
-                    "share": round(used / (width * total_cpus), 4) if total_cpus else None,
-                    "target": round(1 / int(n_active[k]), 4) if active[name][k] else 0.0,
-                }
-            )
-        quotas = cycles[quota_idx[k]].get("quotas", {}) if quota_idx[k] >= 0 else {}
+            row = {
+                "t": t,
+                "kind": "submitter",
+                "name": name,
+                "busy_cpus": round(used / width, 4),
+                "share": round(used / (width * total_cpus), 4) if total_cpus else None,
+                "target": round(fair[name] / total_cpus, 4) if total_cpus else None,
+                "demand_cpus": round(want[name], 4),
+            }
+            usage_rows.append(row)
+            if want[name] > 1e-9 and total_cpus:
+                wanted[k] = True
+            if total_cpus:
+                gap = (used / width - fair[name]) / total_cpus
+                over[k] += max(0.0, gap)
+                under[k] += max(0.0, -gap)
         for g in groups:
             used = float(sum(busy[n][k] for n in names if group_of(n) == g))
-            quota = quotas.get(g)
+            quota = quotas.get(g.lower())
             usage_rows.append(
                 {
                     "t": t,
@@ -371,8 +400,23 @@ def measure(
                     "target": round(quota / total_cpus, 4)
                     if quota is not None and total_cpus
                     else None,
+                    "demand_cpus": round(sum(want[n] for n in names if group_of(n) == g), 4),
                 }
             )
+    deviation = misallocated(over, under)
+    for row, d in zip(util_rows, deviation, strict=True):
+        row["misallocated"] = round(float(d), 4)
+    tolerance = max(FAIR_TOLERANCE, 1 / total_cpus) if total_cpus else FAIR_TOLERANCE
+    fair_share = {
+        "tolerance": round(tolerance, 4),
+        "time_to_fair_share": time_to_fair_share(
+            lows, step, deviation, wanted, min((x[3] for x in submitted), default=0.0), tolerance
+        ),
+        "mean_deviation": round(float(np.mean(deviation[wanted])), 4) if wanted.any() else None,
+        "max_deviation": round(float(np.max(deviation[wanted])), 4) if wanted.any() else None,
+        "intervals_off": int(np.sum(deviation[wanted] > tolerance + 1e-9)),
+        "intervals": int(np.sum(wanted)),
+    }
 
     share: dict[str, dict[str, float]] = {}
     for kind in ("submitter", "group"):
@@ -410,6 +454,10 @@ def measure(
         "cycle_duration": _stats([float(c.get("duration", 0.0)) for c in cycles]),
         "matches_per_cycle": _stats([float(c.get("matches", 0)) for c in cycles]),
         "usage": share,
+        "fair_share": fair_share,
+        **work_lost(runs),
+        "job_duration_bins": duration_bins(runs, [(s[3], s[4]) for s in submitted], interval),
+        "cadence": cadence(starts, config),
         "clock_lag": {
             "max": round(max((v["max"] for v in lags), default=0.0), 4),
             "mean": round(float(np.mean([v["mean"] for v in lags])), 4) if lags else 0.0,

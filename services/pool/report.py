@@ -1,5 +1,8 @@
 """The output folder of ``mockpool run`` and its ``summary.json``.
 
+Every key, the fair-share and preemption measures and the report are defined in
+``docs/measures.md`` (this table is its short form; ``spec`` echoes the run's spec).
+
 Folder layout (``--out DIR``):
 
 - ``events.jsonl``: one event per line, sorted by pool time: ``{"t": <pool s>, "daemon":
@@ -218,10 +221,31 @@ def _measure_lines(m: dict[str, Any] | None) -> list[str]:
         if wait.get("mean") is not None
         else "no job started"
     )
-    return [
+    lines = [
         f"Loading factor {m['pool_loading_factor']:.3f} (C = {m['negotiation_interval'] or 0:g} pool s); "
         f"{waits}; {m['throughput_per_hour']:g} jobs per pool hour"
     ]
+    cad = m.get("cadence") or {}
+    if cad.get("median_gap") is not None:
+        why = (
+            f": {cad['early_gaps']} of {cad['gaps']} cycles came early on a reschedule"
+            if cad["early_gaps"]
+            else ""
+        )
+        lines.append(
+            f"C is the median gap between cycle starts; NEGOTIATOR_INTERVAL is "
+            f"{cad['configured_interval']:g} s{why}"
+        )
+    fs, pre = m.get("fair_share") or {}, m.get("preemption") or {}
+    if fs.get("intervals"):
+        ttfs = fs.get("time_to_fair_share")
+        lines.append(
+            "Time to fair share "
+            + (f"{ttfs:g} pool s" if ttfs is not None else "not reached")
+            + f"; work lost to preemption {pre.get('cpu_seconds', 0):g} cpu s "
+            f"({pre.get('runs', 0)} evicted runs)"
+        )
+    return lines
 
 
 def format_summary(s: dict[str, Any]) -> str:

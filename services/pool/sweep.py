@@ -75,6 +75,9 @@ MEASURES: dict[str, Callable[[dict[str, Any]], float | None]] = {
     "matches_per_cycle": _get("measures", "matches_per_cycle", "mean"),
     "cycle_seconds": _get("measures", "cycle_duration", "mean"),
     "cpu_utilisation": _get("cpu_utilisation"),
+    "time_to_fair_share_s": _get("measures", "fair_share", "time_to_fair_share"),
+    "fair_share_gap": _get("measures", "fair_share", "mean_deviation"),
+    "work_lost_cpu_s": _get("measures", "preemption", "cpu_seconds"),
     "d_over_c": lambda s: _single_class(s, "d_over_c"),
 }
 

@@ -151,18 +151,35 @@ def test_utilisation_and_usage_series_by_hand() -> None:
     m = measure(events("two_slots.jsonl"), now=120.0, total_cpus=2, bin_seconds=60)
     # [0, 60): 2 jobs x 30 s = 60 cpu-s of 120; 4 queued, 2 started; [60, 120): the same
     assert m.series["utilisation"] == [
-        {"t": 0.0, "busy_cpus": 1.0, "utilisation": 0.5, "completed": 2, "idle_jobs": 2},
-        {"t": 60.0, "busy_cpus": 1.0, "utilisation": 0.5, "completed": 2, "idle_jobs": 0},
+        {
+            "t": 0.0,
+            "busy_cpus": 1.0,
+            "utilisation": 0.5,
+            "completed": 2,
+            "idle_jobs": 2,
+            "misallocated": 0.0,
+        },
+        {
+            "t": 60.0,
+            "busy_cpus": 1.0,
+            "utilisation": 0.5,
+            "completed": 2,
+            "idle_jobs": 0,
+            "misallocated": 0.0,
+        },
     ]
     usage = {(u["t"], u["kind"], u["name"]): (u["share"], u["target"]) for u in m.series["usage"]}
-    # two submitters with demand in both intervals: a target of half the pool each;
-    # group_a's quota of 1 cpu is half of the pool's 2
+    # targets are max-min shares of the mean demand (fairshare.py). [0, 60): alice wants
+    # (40 + 40 + 60) / 60 = 2.333 cpus, bob (queued at 5) 55 / 60 = 0.917. group_a gets
+    # min(quota 1, 0.917); <none> (quota 2 - 1 = 1) min(1, 2.333) = 1 and, as the root
+    # that accepts surplus, the 0.083 group_a left: alice 1.083 / 2 = 0.5417.
+    # [60, 120): each wants 40 / 60 = 0.667 and gets it: 0.3333 of the pool each.
     assert usage == {
-        (0.0, "submitter", "alice@pool"): (0.5, 0.5),
-        (0.0, "submitter", "group_a.bob@pool"): (0.0, 0.5),
+        (0.0, "submitter", "alice@pool"): (0.5, 0.5417),
+        (0.0, "submitter", "group_a.bob@pool"): (0.0, 0.4583),
         (0.0, "group", "group_a"): (0.0, 0.5),
-        (60.0, "submitter", "alice@pool"): (0.25, 0.5),
-        (60.0, "submitter", "group_a.bob@pool"): (0.25, 0.5),
+        (60.0, "submitter", "alice@pool"): (0.25, 0.3333),
+        (60.0, "submitter", "group_a.bob@pool"): (0.25, 0.3333),
         (60.0, "group", "group_a"): (0.25, 0.5),
     }
     assert m.summary["usage"]["submitter:alice@pool"]["cpu_seconds"] == 90.0
@@ -203,6 +220,9 @@ def test_a_job_that_never_started_counts_and_leaves_a_submitter_with_demand() ->
         (u["t"], u["name"]): u["target"] for u in m.series["usage"] if u["kind"] == "submitter"
     }
     assert targets[(0.0, "carol@pool")] == 0.0  # not queued yet
+    # [60, 120): carol wants 2 x 30 / 60 = 1 cpu, alice and bob 0.667 each. <none>
+    # (quota 1, alice and carol) gets 1 plus the 0.333 group_a (quota 1) leaves; alice and
+    # carol split 1.333 equally: 0.667 each, a third of the pool
     assert targets[(60.0, "carol@pool")] == pytest.approx(1 / 3, abs=1e-4)
 
 
@@ -225,9 +245,9 @@ def test_series_are_written_as_csv(tmp_path: Path) -> None:
     ]
     lines = (tmp_path / "utilisation.csv").read_text().splitlines()
     assert lines == [
-        "t,busy_cpus,utilisation,completed,idle_jobs",
-        "0.0,1.0,0.5,2,2",
-        "60.0,1.0,0.5,2,0",
+        "t,busy_cpus,utilisation,completed,idle_jobs,misallocated",
+        "0.0,1.0,0.5,2,2,0.0",
+        "60.0,1.0,0.5,2,0,0.0",
     ]
 
 
