@@ -404,9 +404,12 @@ def cmd_down(ns: argparse.Namespace) -> int:
 def _with_client(
     ns: argparse.Namespace, role: Role, body: Callable[[PoolClient, dict[str, Any]], Awaitable[T]]
 ) -> T:
-    """Run ``body`` with a client presenting ``--token FILE`` or the pool's ``role`` token."""
-    d = _pool_dir(ns)
-    info = _pool_info(d)
+    """Run ``body`` with a client presenting ``--token FILE`` or the pool's ``role`` token.
+    ``-pool HOST:PORT`` names the collector, as HTCondor's tools' -pool does (the tokens
+    then come from ``--token`` or $MOCKPOOL_HOME); ``-pool DIR`` an `up` pool's folder."""
+    collector = _collector_arg(ns)
+    d = default_dir() if collector else _pool_dir(ns)
+    info = _tool_info(d, collector)
     path = Path(ns.token) if getattr(ns, "token", None) else token_path(d, role)
     try:
         token = read_token(path)
@@ -430,6 +433,33 @@ def _with_client(
             schedd = client.last_schedd if client is not None else None
             raise SystemExit(daemon_down_message(str(e), info["collector"], schedd)) from None
         raise SystemExit(f"mockpool: {e}") from None
+
+
+_HOST_PORT = re.compile(r"(?:\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9_.-]+):[0-9]{1,5}\Z")
+
+
+def _collector_arg(ns: argparse.Namespace) -> str:
+    """The collector ``-pool`` names (``host:port``), or "" when it names a folder (an
+    existing folder wins: ``-pool DIR`` was the only form before)."""
+    value = getattr(ns, "pool", None) or ""
+    if not value or Path(value).is_dir() or not _HOST_PORT.match(value):
+        return ""
+    return value
+
+
+def _tool_info(d: Path, collector: str) -> dict[str, Any]:
+    """What the tools read of a pool: its pool.json; for ``-pool HOST:PORT`` the
+    collector given, and the dates of the pool at $MOCKPOOL_HOME when that is the same
+    pool, else this machine's clock (a live pool's ads carry Unix dates)."""
+    if not collector:
+        return _pool_info(d)
+    try:
+        info: dict[str, Any] = json.loads((d / POOL_FILE).read_text())
+    except (OSError, ValueError):
+        info = {}
+    if info.get("collector") != collector:
+        info = {"collector": collector, "time_scale": 1.0, "epoch_wall": time.time()}
+    return info
 
 
 def _width(piped: int | None) -> int | None:
@@ -663,13 +693,15 @@ def token_arg(p: argparse.ArgumentParser) -> None:
     )
 
 
+POOL_HELP = (
+    "the pool's central manager (HOST:PORT of its collector, as HTCondor's -pool), or an "
+    "`up` pool's folder (default $MOCKPOOL_HOME or ~/.mockpool)"
+)
+
+
 def pool_arg(p: argparse.ArgumentParser) -> None:
-    """``--pool DIR``, ``-name SCHEDD`` and ``--token FILE`` of the tools that talk to a pool."""
-    p.add_argument(
-        "--pool",
-        metavar="DIR",
-        help="the `up` pool's folder (default $MOCKPOOL_HOME or ~/.mockpool)",
-    )
+    """``-pool``, ``-name SCHEDD`` and ``--token FILE`` of the tools that talk to a pool."""
+    p.add_argument("-pool", "--pool", metavar="HOST:PORT|DIR", help=POOL_HELP)
     p.add_argument("-name", "--name", help="schedd name (default: the first schedd)")
     token_arg(p)
 

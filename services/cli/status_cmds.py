@@ -19,7 +19,7 @@ from ..pool.client import PoolClient
 from . import layouts
 from . import status_layout as sl
 from .autoformat import format_json, format_parser, render
-from .pool_cmds import _base_wall, _date_now, _fail, _width, _with_client, token_arg
+from .pool_cmds import POOL_HELP, _base_wall, _date_now, _fail, _width, _with_client, token_arg
 from .status_compact import CLAIMED_COMPACT_CONSTRAINT
 from .userprio_layout import Detail, format_userprio
 
@@ -257,11 +257,7 @@ def cmd_userprio(ns: argparse.Namespace) -> int:
 
 
 def _pool_arg(p: argparse.ArgumentParser) -> None:
-    p.add_argument(
-        "--pool",
-        metavar="DIR",
-        help="the `up` pool's folder (default $MOCKPOOL_HOME or ~/.mockpool)",
-    )
+    p.add_argument("-pool", "--pool", metavar="HOST:PORT|DIR", help=POOL_HELP)
     token_arg(p)
 
 

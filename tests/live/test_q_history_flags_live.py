@@ -146,3 +146,27 @@ def test_bad_flags_are_refused_with_a_reason(
 ) -> None:
     rc, _, err = run_cli(pool.home, *args)
     assert rc == 2 and message in err
+
+
+def test_pool_names_the_collector_as_htcondors_tools_do(
+    pool: QuietPool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # `-pool HOST:PORT`: the central manager's collector, the tokens from $MOCKPOOL_HOME
+    import contextlib
+    import io
+
+    from mockpool.cli.main import main
+
+    monkeypatch.setenv("MOCKPOOL_HOME", str(pool.home))
+    collector = pool.addresses["collector"]
+    for args in (["q", "-af", "ClusterId", "ProcId", "Owner"], ["status", "-af", "Name"]):
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out):
+            assert main([*args, "-pool", collector]) == 0
+        rc, by_folder, err = run_cli(pool.home, *args)
+        assert rc == 0, err
+        assert out.getvalue() == by_folder and by_folder.strip(), args
+    # nothing listens there: HTCondor's words, not gRPC's
+    with pytest.raises(SystemExit) as e:
+        main(["q", "-pool", "127.0.0.1:1"])
+    assert "Couldn't contact the condor_collector on 127.0.0.1:1" in str(e.value)
