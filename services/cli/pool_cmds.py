@@ -25,6 +25,7 @@ import grpc.aio
 
 from .. import rpc
 from ..auth import Role, read_token
+from ..claimid import sinful
 from ..clock import ScaledClock
 from ..ownerfiles import private_dir
 from ..pool import processes
@@ -569,7 +570,7 @@ def cmd_analyze(ns: argparse.Namespace) -> int:
             jobs[0],
             analyze_job(jobs[0], slots, now=now),
             schedd_name=name,
-            schedd_address=address,
+            schedd_address=sinful(address),  # condor_q's header: <host:port>
             now_wall=now,
             width=_width(80),
         )

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import stat
 import subprocess
@@ -236,6 +237,7 @@ def test_analyze_explains_a_job_that_cannot_match(up_pool: Path, tmp_path: Path)
         time.sleep(0.5)
         text = analysis()
     assert "Reason for last match failure: no match found\n" in text
+    assert re.search(r"-- Schedd: \S+ : <[^>]+> @ ", text), text  # condor_q's header
     assert f"The Requirements expression for job {cluster}.000 is\n" in text
     assert "    RequestMemory = 102400\n" in text
     assert "Step   Matched  Condition\n----- --------- ---------\n" in text
