@@ -21,6 +21,7 @@ from . import layouts
 from .autoformat import format_json, format_parser, project, render, split_attributes
 from .pool_cmds import _JOB_ID, _date_now, _fail, _width, _with_client, pool_arg
 from .q_layouts import format_q_mode
+from .reverse_analysis import format_reverse_analyze
 
 _OWNER = re.compile(r"[^\s\"'\\,]+\Z")  # what a submit accepts as an owner name
 
@@ -136,8 +137,12 @@ def cmd_q(ns: argparse.Namespace) -> int:
         return _fail("q: cannot query both a schedd (-name) and a submitter (-submitter)", 2)
     if ns.batch and (ns.nobatch or ns.printmask is not None):
         return _fail("q: -batch conflicts with -nobatch, -format and -af", 2)
-    if ns.reverse:
-        return _fail("q: -reverse-analyze (machines against jobs) is not supported here", 2)
+    if ns.reverse and ns.better_analyze:
+        return _fail(
+            "q: -better-analyze -reverse (the detailed per-slot analysis) is not supported"
+            " here; -reverse-analyze alone prints the slots' table",
+            2,
+        )
     try:
         query = selection_constraint(ns.constraint or "", ns.ids)
         if modes:
@@ -164,6 +169,10 @@ def cmd_q(ns: argparse.Namespace) -> int:
                 every += jobs
             elif ns.printmask is not None:
                 out.append(render(ns.printmask, jobs, now=now))
+            elif ns.reverse:
+                banner = layouts._schedd_header(name, sinful(address), now)
+                slots = await c.query("Machine", "")
+                out.append(format_reverse_analyze(banner, jobs, slots, now=now))
             elif ns.better_analyze:
                 out.append(await _analyze(c, jobs, name, address, now))
             else:
@@ -333,7 +342,11 @@ def add_job_commands(sub: argparse._SubParsersAction) -> None:  # type: ignore[t
         help="why each selected job does (not) match",
     )
     p.add_argument(
-        "-reverse-analyze", "-reverse", "--reverse", action="store_true", help=argparse.SUPPRESS
+        "-reverse-analyze",
+        "-reverse",
+        "--reverse",
+        action="store_true",
+        help="each slot's own requirements against the selected jobs",
     )
     pool_arg(p)
     p.set_defaults(func=cmd_q)
