@@ -7,6 +7,8 @@ skipped.  The symmetric match is compared with ``classad2.ClassAd.symmetricMatch
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
@@ -29,6 +31,9 @@ require_oracle()  # skips this module without HTCondor's classad2
 SETTINGS = HYPOTHESIS_SETTINGS
 
 
+_WIDE_SUBSCRIPT = re.compile(r"\[\s*-?\d{10,}\s*\]")  # a subscript past 32 bits
+
+
 def check_expression(text: str, my_spec: dict, target_spec: dict) -> None:
     if oracle_parse(text) is None or not oracle_parses_all(my_spec, target_spec):
         return  # the oracle cannot parse it: not a comparison
@@ -43,6 +48,9 @@ def check_expression(text: str, my_spec: dict, target_spec: dict) -> None:
     # own attribute ([a = {MY.a}].a) unfolds without end there; ours evaluates list items
     # eagerly and stops at the cycle with UNDEFINED.
     assume(agree or "<expr " not in str(where))
+    # Known difference (test_corpus.py's xfails): HTCondor indexes a list with the low 32
+    # bits of the subscript ({1, 2.5}[4611686018427387904] is 1 there); ours is an error.
+    assume(agree or not _WIDE_SUBSCRIPT.search(text))
     assert agree, f"{text!r}\n  MY={my_spec}\n  TARGET={target_spec}\n  differs at {where}"
 
 
