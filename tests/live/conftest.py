@@ -450,4 +450,3 @@ def disposable_pool(
             pool.stop()
 
     yield make
-

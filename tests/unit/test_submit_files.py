@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from mockpool.cli.main import main
 from mockpool.cli.job_cmds import selection_constraint
+from mockpool.cli.main import main
 from mockpool.pool import submit_files
 from mockpool.pool.spec import SpecError, load_spec
 from mockpool.pool.submit_files import SubmitFileError, read_submit_inputs, read_user_file

@@ -388,7 +388,8 @@ def test_spec_trace_format_by_extension_and_by_key(tmp_path: Path) -> None:
 def test_spec_trace_bad_line_refused_with_trace_file_and_line(tmp_path: Path) -> None:
     (tmp_path / "w.swf").write_text(f"; h\n{SWF_LINE}\n1 2 3\n")
     with pytest.raises(
-        SpecError, match=r"^w\.swf:3: an SWF line has 18 fields.*\[\[trace\]\] #1 at pool\.toml:\d+\)"
+        SpecError,
+        match=r"^w\.swf:3: an SWF line has 18 fields.*\[\[trace\]\] #1 at pool\.toml:\d+\)",
     ):
         _spec("w.swf", base=tmp_path)
     spec = _spec("w.swf", 'on_error = "skip"', base=tmp_path)
