@@ -109,13 +109,17 @@ def _value(ad: ClassAd, name: str) -> object:
     return evaluate(expr, ad)
 
 
-def _num(ad: ClassAd, name: str) -> float | int | None:
-    v = _value(ad, name)
+def _number(v: object) -> float | int | None:
+    """A finite int or real (a bool is not a number here); anything else is no value."""
     if isinstance(v, bool) or not isinstance(v, (int, float)):
         return None
     if isinstance(v, float) and not math.isfinite(v):
         return None
     return v
+
+
+def _num(ad: ClassAd, name: str) -> float | int | None:
+    return _number(_value(ad, name))
 
 
 def _int(ad: ClassAd, name: str) -> int | None:
@@ -936,20 +940,24 @@ def format_status_gpus(
     return _table(cols, rows, width) + "\n" + _slot_totals(slots)
 
 
+# StartdNormalTotal's columns: a slot's State -> its column (0 is Total, 8 BkIdle)
+NORMAL_STATE_COLS = {
+    "Owner": 1,
+    "Claimed": 2,
+    "Unclaimed": 3,
+    "Matched": 4,
+    "Preempting": 5,
+    "Drained": 6,
+    "Backfill": 7,
+}
+
+
 def _slot_totals(slots: list[ClassAd], key_width: int | None = 14) -> str:
     """StartdNormalTotal by Arch/OpSys, then the Total row; the key column is 14 wide, or
     (None, -wide) as wide as the longest key and at least 5."""
     per_key: dict[str, list[int]] = {}
     top = [0] * 9  # Total Owner Claimed Unclaimed Matched Preempting Drain Backfill BkIdle
-    col = {
-        "Owner": 1,
-        "Claimed": 2,
-        "Unclaimed": 3,
-        "Matched": 4,
-        "Preempting": 5,
-        "Drained": 6,
-        "Backfill": 7,
-    }
+    col = NORMAL_STATE_COLS
     malformed = 0
     for ad in slots:
         arch, opsys = _str(ad, "Arch"), _str(ad, "OpSys")

@@ -5,7 +5,6 @@ status.cpp). Shared by status_layout.py, status_compact.py and status_totals.py.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterable, Sequence
 
 from ..classad import ERROR, UNDEFINED, ClassAd, evaluate, parse_expr
@@ -16,6 +15,7 @@ from .layouts import (
     _condor_time,
     _int,
     _num,
+    _number,
     _str,
     _value,
     natural_key,
@@ -68,14 +68,6 @@ def status_sorted(ads: Iterable[ClassAd], keys: SortKeys | None = None) -> list[
 
 def _eval(ad: ClassAd, text: str) -> object:
     return evaluate(parse_expr(text), ad)
-
-
-def _number(v: object) -> float | int | None:
-    if isinstance(v, bool) or not isinstance(v, (int, float)):
-        return None
-    if isinstance(v, float) and not math.isfinite(v):
-        return None
-    return v
 
 
 def _d(v: object, width: int) -> str | None:

@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from ..classad import ClassAd
-from .layouts import LayoutError, _int, _num, _str, _value
+from .layouts import NORMAL_STATE_COLS, LayoutError, _int, _num, _str, _value
 from .status_cells import _number, _platform
 
 __all__ = ["format_totals"]
@@ -39,15 +39,6 @@ _TOTAL_HEADS = {
         ("BkIdle", 6),
     ),
 }
-_NORMAL_COLS = {
-    "Owner": 1,
-    "Claimed": 2,
-    "Unclaimed": 3,
-    "Matched": 4,
-    "Preempting": 5,
-    "Drained": 6,
-    "Backfill": 7,
-}
 _STATE_COLS = {
     "Owner": 1,
     "Unclaimed": 2,
@@ -68,7 +59,7 @@ class _Counts:
         self.num = [0.0] * 6  # server: avail memory disk mips kflops; run: mips kflops load
 
     def state(self, state: object, backfill: bool) -> bool:
-        cols = _NORMAL_COLS if self.kind == "normal" else _STATE_COLS
+        cols = NORMAL_STATE_COLS if self.kind == "normal" else _STATE_COLS
         if backfill:
             if state == "Unclaimed":
                 self.n[8] += 1
