@@ -10,20 +10,50 @@ from __future__ import annotations
 import random
 import secrets
 
-__all__ = ["from_sinful", "make_claim_id", "redact", "sinful"]
+__all__ = ["cedar_address", "from_sinful", "make_claim_id", "redact", "sinful"]
 
 
-def sinful(address: str) -> str:
-    """``host:port`` as HTCondor's "sinful string" ``<host:port>`` (MyAddress)."""
-    return address if address.startswith("<") else f"<{address}>"
+def sinful(address: str, cedar: str = "") -> str:
+    """``host:port`` as HTCondor's "sinful string" ``<host:port>`` (MyAddress).
+
+    A daemon that also listens on CEDAR (``cedar``, ``host:port``) is reached there by
+    HTCondor's own clients, which read the sinful's host and port (and ``addrs``); the
+    pool's daemons read its gRPC address from the ``grpc`` parameter (Sinful strings
+    carry parameters they do not know through untouched)."""
+    if address.startswith("<"):
+        return address
+    if not cedar:
+        return f"<{address}>"
+    host, _, port = cedar.rpartition(":")
+    return f"<{cedar}?addrs={host}-{port}&grpc={_param_address(address)}>"
+
+
+def _param_address(address: str) -> str:
+    host, _, port = address.rpartition(":")
+    return f"{host}-{port}"
 
 
 def from_sinful(text: str) -> str:
-    """``<host:port?params>`` -> ``host:port``."""
+    """``<host:port?params>`` -> ``host:port``: the gRPC address of a pool daemon (its
+    ``grpc`` parameter, when the sinful leads with its CEDAR address)."""
     text = text.strip()
     if text.startswith("<") and text.endswith(">"):
         text = text[1:-1]
-    return text.split("?", 1)[0]
+    head, _, params = text.partition("?")
+    for param in params.split("&"):
+        key, _, value = param.partition("=")
+        if key == "grpc" and "-" in value:
+            host, _, port = value.rpartition("-")
+            return f"{host}:{port}"
+    return head
+
+
+def cedar_address(text: str) -> str:
+    """``host:port`` where HTCondor's clients reach the daemon of sinful ``text``."""
+    text = text.strip()
+    if text.startswith("<") and text.endswith(">"):
+        text = text[1:-1]
+    return text.partition("?")[0]
 
 
 def make_claim_id(

@@ -153,6 +153,7 @@ class DaemonContext:
     state_dir: Path  # where this actor keeps what must survive a restart
     seed: int = 0
     address: str = ""  # this actor's gRPC server, set before Service.start
+    cedar_address: str = ""  # its CEDAR listener for HTCondor's own clients ("" if none)
     host: str = "127.0.0.1"
     identity: str = ""  # this actor's daemon identity (``startd/startd0_0``), in its tokens
     channels: dict[tuple[Role, str], Channels] = field(default_factory=dict)
@@ -165,6 +166,13 @@ class DaemonContext:
     # Unix time of pool time 0 (a whole second): ads carry dates as Unix times counted
     # from it, and time() in their expressions does too
     ad_epoch: int = 0
+
+    @property
+    def my_address(self) -> str:
+        """This actor's daemons' MyAddress: a sinful string naming both listeners."""
+        from .claimid import sinful
+
+        return sinful(self.address, self.cedar_address) if self.address else ""
 
     def claim_rng(self, name: str) -> random.Random | None:
         """The source of daemon ``name``'s claim-id secrets: seeded in a virtual run

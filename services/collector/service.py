@@ -140,7 +140,7 @@ class CollectorService(cgrpc.CollectorServicer):
         server.add_registered_method_handlers(SERVICE_NAME, handlers)
 
     async def start(self) -> None:
-        self.core.start(self.ctx.clock.now(), self.ctx.host, self.ctx.address)
+        self.core.start(self.ctx.clock.now(), self.ctx.host, self.ctx.my_address)
         self._emit()
         self._spawn(self._timers())
 

@@ -35,6 +35,7 @@ from typing import Any
 
 from .. import rpc
 from ..auth import Role, daemon_identity, make_secret, make_token
+from ..claimid import from_sinful
 from ..clock import Clock, ScaledClock
 from ..daemon import within
 from ..inprocess import InProcessNetwork
@@ -370,7 +371,7 @@ class LivePool:
             there = {
                 str(ad.get_value(attr, "")).lower()
                 for ad in ads
-                if a.address in str(ad.get_value("MyAddress", ""))
+                if from_sinful(str(ad.get_value("MyAddress", ""))) == a.address
             }
             if want <= there:
                 return

@@ -39,7 +39,6 @@ import grpc.aio
 
 from .. import rpc, turns
 from ..auth import ALL_ROLES, Principal, Role, caller, daemon_identity, submit_owner
-from ..claimid import sinful
 from ..classad import ClassAd
 from ..classad.unparse import quote_string
 from ..daemon import RPC_TIMEOUT, DaemonContext, ReplyCache, abort_invalid, sleep_until_or
@@ -187,7 +186,7 @@ class ScheddService(sgrpc.ScheddServicer):
     def restart_daemon(self, name: str) -> None:
         """Schedd ``name`` again, from its queue file (what a restarted actor does)."""
         core = self._open(self.down.pop(name.lower()))
-        core.address = sinful(self.ctx.address) if self.ctx.address else ""
+        core.address = self.ctx.my_address
         self._spawn(self._send(core, core.startup_outbox()), core)
         self._after(core)
         if self._policy_wake is not None:
@@ -212,7 +211,7 @@ class ScheddService(sgrpc.ScheddServicer):
         server.add_registered_method_handlers(SERVICE_NAME, raw)
 
     async def start(self) -> None:
-        address = sinful(self.ctx.address) if self.ctx.address else ""
+        address = self.ctx.my_address
         for core in self.cores.values():
             core.address = address
             self._spawn(self._send(core, core.startup_outbox()), core)
