@@ -166,6 +166,8 @@ class DaemonContext:
     # Unix time of pool time 0 (a whole second): ads carry dates as Unix times counted
     # from it, and time() in their expressions does too
     ad_epoch: int = 0
+    # the actor's loop's RecentDaemonCoreDutyCycle (its host measures it; 0.0 unmeasured)
+    duty_cycle: Callable[[], float] = field(default=lambda: 0.0)
 
     @property
     def my_address(self) -> str:

@@ -80,6 +80,9 @@ class Collector:
         self.store = AdStore(self.classad_lifetime, ad_epoch=ad_epoch)
         self.name = ""
         self.address = ""
+        self.host = ""
+        # the loop's RecentDaemonCoreDutyCycle, which the shell measures and sets
+        self.duty_cycle = 0.0
         self._start_time = 0
         self._self_seq = 0
         self._events: list[tuple[str, dict[str, Any]]] = []
@@ -95,7 +98,7 @@ class Collector:
     # -- time -------------------------------------------------------------------------
     def start(self, now: float, host: str, address: str) -> None:
         """Begin: the own ad now, the first refresh and housekeeping one interval on."""
-        self.name, self.address = self.name_on(host), address
+        self.name, self.address, self.host = self.name_on(host), address, host
         self._start_time = self.store.ad_epoch + int(now)  # DaemonStartTime, a date
         self.publish_self_ad(now)
         self._due = {timer: now + step for timer, step in self._intervals.items() if step > 0}
@@ -135,6 +138,8 @@ class Collector:
             sequence=self._self_seq,
             update_interval=self.update_interval,
             now=self.store.ad_epoch + int(now),
+            machine=self.host,
+            duty_cycle=self.duty_cycle,
         )
         self.store.update("Collector", ad, now, owned=True)
 

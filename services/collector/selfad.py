@@ -47,12 +47,16 @@ def collector_ad(
     sequence: int,
     update_interval: int,
     now: int = 0,
+    machine: str = "",
+    duty_cycle: float = 0.0,
 ) -> ClassAd:
     """The Collector ad with the store's current totals (``start_time`` and ``now``:
-    dates)."""
+    dates; ``machine``: its host; ``duty_cycle``: its loop's RecentDaemonCoreDutyCycle,
+    which HTCondor's tools read as the daemon's health)."""
     ad = ClassAd()
     ad["MyType"] = "Collector"
     ad["Name"] = name
+    ad["Machine"] = machine or name.rpartition("@")[2]
     ad["CondorVersion"] = CONDOR_VERSION
     ad["CondorPlatform"] = CONDOR_PLATFORM
     if address:
@@ -61,6 +65,7 @@ def collector_ad(
     ad["DaemonStartTime"] = start_time
     ad["MyCurrentTime"] = now
     ad["UpdateSequenceNumber"] = sequence
+    ad["RecentDaemonCoreDutyCycle"] = float(duty_cycle)
     if update_interval > 0:
         ad["UpdateInterval"] = 24 * update_interval  # as HTCondor's init_classad
     for attr, value in pool_totals(store).items():

@@ -140,6 +140,7 @@ class CollectorService(cgrpc.CollectorServicer):
         server.add_registered_method_handlers(SERVICE_NAME, handlers)
 
     async def start(self) -> None:
+        self.core.duty_cycle = self.ctx.duty_cycle()
         self.core.start(self.ctx.clock.now(), self.ctx.host, self.ctx.my_address)
         self._emit()
         self._spawn(self._timers())
@@ -150,6 +151,7 @@ class CollectorService(cgrpc.CollectorServicer):
         while (due := self.core.next_wakeup()) is not None:
             await clock.sleep_until(due)
             try:
+                self.core.duty_cycle = self.ctx.duty_cycle()
                 self.core.on_wakeup(clock.now())
             except Exception:
                 log.exception("%s: timer round failed", self.core.name)

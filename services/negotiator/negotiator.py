@@ -289,13 +289,17 @@ class Negotiator:
         )
 
     # -- the Negotiator ad -------------------------------------------------------------------
-    def negotiator_ad(self, address: str, now: float) -> ClassAd:
+    def negotiator_ad(
+        self, address: str, now: float, *, machine: str = "", duty_cycle: float = 0.0
+    ) -> ClassAd:
         ad = negotiator_ad(
             self.name,
             address,
             start_time=self.ad_epoch + self.start_time,
             now=self.ad_epoch + now,
             update_interval=self.update_interval,
+            machine=machine,
+            duty_cycle=duty_cycle,
         )
         return self.history.publish(ad)
 

@@ -621,7 +621,12 @@ class NegotiatorService(ngrpc.NegotiatorServicer):
 
     # -- the Negotiator ad ---------------------------------------------------------------
     def negotiator_ad(self) -> ClassAd:
-        return self.core.negotiator_ad(self.ctx.my_address, self.ctx.clock.now())
+        return self.core.negotiator_ad(
+            self.ctx.my_address,
+            self.ctx.clock.now(),
+            machine=self.ctx.host,
+            duty_cycle=self.ctx.duty_cycle(),
+        )
 
     async def advertise(self) -> None:
         """Send the Negotiator ad to the collector (a failure is logged, not raised)."""

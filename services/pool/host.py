@@ -33,6 +33,7 @@ from ..auth import Role, TokenAuthInterceptor
 from ..clock import Clock, ScaledClock
 from ..config import ConfigDict
 from ..daemon import DaemonContext, EventLog, Service
+from ..dutycycle import DutyCycle, install, window_of
 from ..inprocess import SameProcessFirst
 from ..ownerfiles import private_dir
 from .hostfaults import FaultInterceptor, HostFaults, PeerRule
@@ -160,6 +161,7 @@ class DaemonHost:
         self._calls = _CallCounter()
         self._probe: asyncio.Task[None] | None = None
         self._gc_keeper: asyncio.Task[None] | None = None
+        self._unmeter: Callable[[], None] | None = None  # undoes the duty cycle's meter
 
     async def serve(
         self, collector_address: str = "", port: int = 0, clock: tuple[float, float] | None = None
@@ -246,6 +248,12 @@ class DaemonHost:
         self._started = True
         if self._given_clock is None and self._probe is None:
             self._probe = asyncio.get_running_loop().create_task(self._probe_lag())
+        if self._given_clock is None and self._ctx is not None and self._unmeter is None:
+            # the daemons' RecentDaemonCoreDutyCycle: how busy this actor's loop is
+            meter = DutyCycle(window_of(self._config, time_scale))
+            self._unmeter = install(asyncio.get_running_loop(), meter)
+            if self._unmeter is not None:
+                self._ctx.duty_cycle = meter.recent
         if self._own_process and self._gc_keeper is None:
             gc.freeze()  # what start-up built lives as long as the actor: never scan it
             self._gc_keeper = asyncio.get_running_loop().create_task(self._keep_gc())
@@ -266,6 +274,9 @@ class DaemonHost:
             keeper.tick()
 
     async def _stop_timers(self) -> None:
+        if self._unmeter is not None:
+            self._unmeter()
+            self._unmeter = None
         for task in (self._probe, self._gc_keeper):
             if task is not None:
                 task.cancel()

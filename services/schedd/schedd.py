@@ -1954,8 +1954,9 @@ class Schedd:
             out[status] = out.get(status, 0) + n
         return out
 
-    def schedd_ad(self, now: float) -> ClassAd:
-        """The Scheduler ad, with HTCondor's attribute names."""
+    def schedd_ad(self, now: float, duty_cycle: float = 0.0) -> ClassAd:
+        """The Scheduler ad, with HTCondor's attribute names (``duty_cycle``: the loop's
+        RecentDaemonCoreDutyCycle, which the shell measures)."""
         t = self.totals()
         submitters = {s for (s, st), n in self._counts.items() if n > 0 and st != REMOVED}
         ad = ClassAd()
@@ -1979,6 +1980,7 @@ class Schedd:
         ad["DaemonStartTime"] = self._date(self.started)
         ad["JobQueueBirthdate"] = self._date(self.queue.birth)
         ad["MyCurrentTime"] = self._date(now)
+        ad["RecentDaemonCoreDutyCycle"] = float(duty_cycle)
         return ad
 
     def submitter_ads(self, now: float) -> list[ClassAd]:

@@ -834,7 +834,8 @@ class ScheddService(sgrpc.ScheddServicer):
         now = self.ctx.clock.now()
         request = cpb.AdvertiseRequest()
         for core in self.cores.values():
-            ad_to_pb(core.schedd_ad(now), request.updates.add(ad_type="Scheduler").ad)
+            ad = core.schedd_ad(now, self.ctx.duty_cycle())
+            ad_to_pb(ad, request.updates.add(ad_type="Scheduler").ad)
             ads, gone = core.submitter_updates(now)
             for ad in ads:
                 ad_to_pb(ad, request.updates.add(ad_type="Submitter").ad)
