@@ -196,6 +196,21 @@ class Accountant:
         for name in list(self.records):
             self.reset_usage(name, now)
 
+    def set_accumulated_usage(self, name: str, usage: float) -> None:
+        """``condor_userprio -setaccum`` (Accountant::SetAccumUsage): the accumulated
+        weighted usage, in resource-seconds (>= 0)."""
+        if not (math.isfinite(usage) and usage >= 0):
+            raise AccountantError(f"accumulated usage of {name} must be >= 0, got {usage}")
+        self._rec(name).accumulated_usage = float(usage)
+
+    def set_begin_usage_time(self, name: str, when: float) -> None:
+        """``condor_userprio -setbegin`` (Accountant::SetBeginTime), in pool seconds."""
+        self._rec(name).begin_usage_time = float(int(when))
+
+    def set_last_usage_time(self, name: str, when: float) -> None:
+        """``condor_userprio -setlast`` (Accountant::SetLastTime), in pool seconds."""
+        self._rec(name).last_usage_time = float(int(when))
+
     def delete(self, name: str) -> bool:
         """``condor_userprio -delete``: forget a record; False if there was none."""
         return self.records.pop(name, None) is not None

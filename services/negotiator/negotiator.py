@@ -161,7 +161,9 @@ class Negotiator:
         return accounting_ads(self.accountant, self.groups, self.name, self.ad_epoch)
 
     def userprio(self, action: str, name: str, value: float, now: float) -> list[ClassAd]:
-        """Apply one condor_userprio change (AccountantError names a bad one)."""
+        """Apply one condor_userprio change (AccountantError names a bad one): setfactor,
+        setprio, setaccum (resource-seconds), setbegin and setlast (Unix dates),
+        resetusage, resetall, delete; "" changes nothing."""
         self._apply(self.accountant.copy(), action, name, value, now, check=True)
         if action and self._replay is not None:
             self._replay.append((action, name, value, now))
@@ -178,6 +180,11 @@ class Negotiator:
             acct.reset_usage(name, now)
         elif action == "resetall":
             acct.reset_all_usage(now)
+        elif action == "setaccum":
+            acct.set_accumulated_usage(name, value)
+        elif action in ("setbegin", "setlast"):  # a date, kept in pool seconds
+            setter = acct.set_begin_usage_time if action == "setbegin" else acct.set_last_usage_time
+            setter(name, value - self.ad_epoch)
         elif action == "delete":
             if not acct.delete(name) and check:
                 raise AccountantError(f"no accountant record named {name}")
