@@ -65,9 +65,11 @@ from . import userlog as ulog
 from .autocluster import Autoclusters, IdleIndex
 from .cadence import AdCadence
 from .codes import COMPLETED, HELD, HOLD_CODE_USER, IDLE, REMOVED, RUNNING
+from .jobads import JobAttrRules
 from .joblog import JobLogBook, usage_rows
 from .policy import PolicyVerdict, SystemPolicy, at_exit, has_policy, periodic
 from .queue import Batch, JobQueue, QueueError, StoredClaim
+from .readymade import ReadyMadeJobs
 from .requirements import RequirementsMemo, SubmitHost
 from .submit import MAX_JOBS_PER_SUBMISSION, UID_DOMAIN, SubmitError, parse_submit
 from .wallclock import CHECKPOINT, DEFAULT_INTERVAL, checkpoint, credited
@@ -109,8 +111,15 @@ STATUS_NAMES = {
 MIN_ALIVE_EVERY = 10.0
 
 _JOB_ID = re.compile(r"(\d+)(?:\.(\d+))?\Z")
-_VERBS = {"remove": "remove", "hold": "hold", "release": "release"}
-_TOOLS = {"remove": "condor_rm", "hold": "condor_hold", "release": "condor_release"}
+_VERBS = {"remove": "remove", "hold": "hold", "release": "release", "vacate": "vacate"}
+_TOOLS = {
+    "remove": "condor_rm",
+    "hold": "condor_hold",
+    "release": "condor_release",
+    "vacate": "condor_vacate_job",
+}
+# HTCondor's action_result_t (dc_schedd.h): the per-job outcomes of ACT_ON_JOBS
+AR_ERROR, AR_SUCCESS, AR_NOT_FOUND, AR_BAD_STATUS, AR_ALREADY_DONE, AR_PERMISSION_DENIED = range(6)
 _PARSE_CACHE_LIMIT = 100_000
 # the states of a claim that keepalives renew
 _KEPT_ALIVE = frozenset(("active", "idle", "waiting"))
@@ -363,9 +372,12 @@ class Rejection:
 
 @dataclass(frozen=True)
 class ActResult:
+    """One job's outcome; ``code`` is HTCondor's action_result_t (AR_SUCCESS, ...)."""
+
     job_id: str
     ok: bool
     error: str = ""
+    code: int = AR_SUCCESS
 
 
 @dataclass
@@ -421,8 +433,9 @@ class ScheddKnobs:
         )
 
 
-class Schedd:
-    """One schedd: its queue, autoclusters, claims and ads."""
+class Schedd(ReadyMadeJobs):
+    """One schedd: its queue, autoclusters, claims and ads (ready-made job ads and edits:
+    :mod:`.readymade`)."""
 
     def __init__(
         self,
@@ -462,6 +475,11 @@ class Schedd:
         self._submitters_offered: set[str] = set()
         self._weights: Counter[tuple[str, int]] = Counter()  # (submitter, status) -> cpus
         self._reserved = 0  # idle jobs with a claim being acquired
+        # cluster ids handed out for ready-made ads (qmgmt's NewCluster): none below this
+        # is given again while this schedd runs, committed or not (as HTCondor's schedd)
+        self._reserved_cluster = 0
+        self._handed_out: dict[int, None] = {}  # ... and not yet queued, oldest first
+        self.job_rules = JobAttrRules.from_config(config)
         self._batch = Batch()
         self._events: list[tuple[str, dict[str, Any]]] = []
         # the user log events of jobs with a log = (joblog.py), for the shell to write
@@ -821,7 +839,7 @@ class Schedd:
             prior = self.queue.lookup_request(request_id)
             if prior is not None:
                 return prior
-        cluster = self.queue.next_cluster_id
+        cluster = max(self.queue.next_cluster_id, self._reserved_cluster)
         qdate = self._date(now)
         result = parse_submit(
             description,
@@ -857,9 +875,22 @@ class Schedd:
                     f"{source}: Owner may not be set to {unparse(to_expr(value))}: "
                     f"jobs are owned by the submitting user {owner!r}"
                 )
+        return self._enqueue(cluster, result.procs, qdate, owner, now, request_id)
+
+    def _enqueue(
+        self,
+        cluster: int,
+        procs: list[dict[str, str]],
+        qdate: int,
+        owner: str,
+        now: float,
+        request_id: str | None,
+    ) -> tuple[int, int]:
+        """Queue ``procs`` (each job's whole ad as texts, ProcId set) as ``cluster`` in one
+        transaction, written before it returns; (cluster id, number of jobs)."""
         jobs: list[Job] = []
-        if result.procs:
-            first = result.procs[0]
+        if procs:
+            first = procs[0]
             extras = {
                 "EnteredCurrentStatus": str(qdate),
                 "NumJobStarts": "0",
@@ -868,7 +899,7 @@ class Schedd:
             shared = {k: v for k, v in first.items() if k != "ProcId"} | extras
             base = self._base(cluster, shared)
             like: Job | None = None
-            for proc_texts in result.procs:
+            for proc_texts in procs:
                 proc = int(proc_texts["ProcId"])
                 own: dict[str, str | None] = {
                     "ProcId": proc_texts["ProcId"],
@@ -885,7 +916,8 @@ class Schedd:
         for job in jobs:
             batch.jobs[job.key] = job.texts
         if jobs:
-            batch.meta["next_cluster_id"] = str(cluster + 1)
+            next_id = max(self.queue.next_cluster_id, cluster + 1)
+            batch.meta["next_cluster_id"] = str(next_id)
         if request_id:
             batch.request = (request_id, cluster, len(jobs))
         try:
@@ -943,16 +975,23 @@ class Schedd:
         now: float,
         *,
         only_owner: str | None = None,
+        others_denied: bool = False,
     ) -> tuple[list[ActResult], Outbox]:
-        """condor_rm / condor_hold / condor_release on ids ("12.0", or "12" for a cluster)
-        and/or a constraint. Per-job errors read as HTCondor's tools print them.
+        """condor_rm / condor_hold / condor_release / condor_vacate_job on ids ("12.0", or
+        "12" for a cluster) and/or a constraint. Per-job errors read as HTCondor's tools
+        print them; each result carries HTCondor's action_result_t.
 
         ``owner`` is who acts (for the default reason). ``only_owner``, when given, is a
         user who is not a queue superuser: a job of another Owner named by id is refused
         ("Permission denied to remove job 3.0", as the schedd answers condor_rm), and a
-        constraint selects among that user's jobs only."""
+        constraint selects among that user's jobs only (the tools add that clause), or,
+        ``others_denied``, selects every job and refuses the others' (the schedd's own
+        answer to ACT_ON_JOBS with a bare constraint, as htcondor2 sends it). Vacate
+        takes a running job off its slot back to Idle."""
         if action not in _VERBS:
-            raise ScheddError(f"unknown action {action!r}: expected remove, hold or release")
+            raise ScheddError(
+                f"unknown action {action!r}: expected remove, hold, release or vacate"
+            )
         expr = self._constraint(constraint)
         if not job_ids and expr is None:
             raise ScheddError(f"{action}: no job ids and no constraint")
@@ -971,7 +1010,10 @@ class Schedd:
             if not m:
                 results.append(
                     ActResult(
-                        text, False, f"Invalid job id {text!r}: expected cluster or cluster.proc"
+                        text,
+                        False,
+                        f"Invalid job id {text!r}: expected cluster or cluster.proc",
+                        AR_ERROR,
                     )
                 )
                 continue
@@ -985,7 +1027,10 @@ class Schedd:
                 if not members:
                     results.append(
                         ActResult(
-                            text, False, f"Couldn't find/{verb} all jobs in cluster {cluster}"
+                            text,
+                            False,
+                            f"Couldn't find/{verb} all jobs in cluster {cluster}",
+                            AR_NOT_FOUND,
                         )
                     )
                 for job in members:
@@ -993,7 +1038,11 @@ class Schedd:
                 continue
             job = self.jobs.get((cluster, int(m.group(2))))
             if job is None:
-                results.append(ActResult(text, False, f"Job {cluster}.{int(m.group(2))} not found"))
+                results.append(
+                    ActResult(
+                        text, False, f"Job {cluster}.{int(m.group(2))} not found", AR_NOT_FOUND
+                    )
+                )
             else:
                 take(job)
         if expr is not None:
@@ -1002,7 +1051,7 @@ class Schedd:
             for job in list(self.jobs.values()):
                 if (
                     _applies(action, job.status)
-                    and (only_owner is None or _owner(job) == only_owner)
+                    and (only_owner is None or others_denied or _owner(job) == only_owner)
                     and self._true(expr, job.ad, self.ad_epoch + now, budget)
                 ):
                     take(job)
@@ -1012,21 +1061,25 @@ class Schedd:
                         "",
                         False,
                         f"Couldn't find/{verb} all jobs matching constraint ({constraint.strip()})",
+                        AR_NOT_FOUND,
                     )
                 )
         out = Outbox()
         why = reason.strip() or f"via {_TOOLS[action]} (by user {owner or 'unknown'})"
         for job in targets:
-            error = _refusal(action, job)
+            error, code = _refusal(action, job)
             if only_owner is not None and _owner(job) != only_owner:
                 error = f"Permission denied to {verb} job {job.job_id}"
+                code = AR_PERMISSION_DENIED
             if error:
-                results.append(ActResult(job.job_id, False, error))
+                results.append(ActResult(job.job_id, False, error, code))
                 continue
             if action == "remove":
                 self._remove(job, why, now, out)
             elif action == "hold":
                 self._hold(job, why, HOLD_CODE_USER, now, out)
+            elif action == "vacate":
+                self._vacate(job, PolicyVerdict("vacate", why), now, out)
             else:
                 self._release_hold(job, why, now)
                 self.ad_cadence.expedite(now)  # releaseJob: needReschedule
@@ -1596,22 +1649,28 @@ class Schedd:
         elif action == "remove" and status != REMOVED:
             self._remove(job, verdict.reason, now, out)
         elif action == "vacate" and status == RUNNING:
-            claim = self._stop(job, now, out, evicted=True)
-            job.set("LastVacateTime", self._date(now))
-            job.set("VacateReason", verdict.reason)
+            self._vacate(job, verdict, now, out)
+
+    def _vacate(self, job: Job, verdict: PolicyVerdict, now: float, out: Outbox) -> None:
+        """A running job off its slot and back to Idle (its claim released), for a
+        policy or condor_vacate_job (code 0: no VacateReasonCode, as for a user's)."""
+        claim = self._stop(job, now, out, evicted=True)
+        job.set("LastVacateTime", self._date(now))
+        job.set("VacateReason", verdict.reason)
+        if verdict.code:
             job.set("VacateReasonCode", verdict.code)
             job.set("VacateReasonSubCode", verdict.subcode)
-            self._transition(job, IDLE, now)
-            self._emit("vacate", job=job.job_id, submitter=job.submitter, reason=verdict.reason)
-            self._log(
-                job,
-                ulog.EVICTED,
-                now,
-                claim.slot_ad if claim is not None else None,
-                reason=verdict.reason,
-                code=verdict.code,
-                subcode=verdict.subcode,
-            )
+        self._transition(job, IDLE, now)
+        self._emit("vacate", job=job.job_id, submitter=job.submitter, reason=verdict.reason)
+        self._log(
+            job,
+            ulog.EVICTED,
+            now,
+            claim.slot_ad if claim is not None else None,
+            reason=verdict.reason,
+            code=verdict.code,
+            subcode=verdict.subcode,
+        )
 
     def _claim_finished(self, claim: HeldClaim, now: float, out: Outbox, *, reuse: bool) -> None:
         """A job left ``claim``: claim reuse. The next idle job of the same submitter that
@@ -1925,9 +1984,13 @@ class Schedd:
         limit: int = 0,
         *,
         now: float = 0.0,
+        since: str = "",
     ) -> list[ClassAd]:
-        """Jobs that left the queue, newest first."""
+        """Jobs that left the queue, newest first; ``since``: a constraint that ends the
+        scan at the first job (newest first) it selects, that job left out (condor_history
+        -since)."""
         expr = self._constraint(constraint)
+        stop = self._constraint(since)
         out = []
         budget = Budget()
         for cluster, proc, texts in self.queue.history():
@@ -1935,6 +1998,8 @@ class Schedd:
             if isinstance(ad, str):
                 self._skip_record(f"{cluster}.{proc}", "history", ad)
                 continue
+            if stop is not None and self._true(stop, ad, self.ad_epoch + now, budget):
+                break
             if self._true(expr, ad, self.ad_epoch + now, budget):
                 out.append(self._projection(ad, projection))
                 if limit and len(out) >= limit:
@@ -2073,6 +2138,8 @@ def _applies(action: str, status: int) -> bool:
         return status in (IDLE, RUNNING, HELD)
     if action == "hold":
         return status in (IDLE, RUNNING)
+    if action == "vacate":
+        return status == RUNNING
     return status == HELD
 
 
@@ -2081,18 +2148,28 @@ def _owner(job: Job) -> str | None:
     return value if isinstance(value, str) else None
 
 
-def _refusal(action: str, job: Job) -> str:
-    """HTCondor's per-job error text when ``action`` does not apply, else ''."""
+def _refusal(action: str, job: Job) -> tuple[str, int]:
+    """HTCondor's per-job error text when ``action`` does not apply (else '') and its
+    action_result_t (the schedd's actOnJobs: a removed job cannot be held, "permission
+    denied")."""
     jid = job.job_id
     if action == "remove":
-        return f"Job {jid} already marked for removal" if job.status == REMOVED else ""
+        if job.status == REMOVED:
+            return f"Job {jid} already marked for removal", AR_ALREADY_DONE
+        return "", AR_SUCCESS
     if action == "hold":
         if job.status == HELD:
-            return f"Job {jid} already held"
+            return f"Job {jid} already held", AR_ALREADY_DONE
         if job.status == REMOVED:
-            return f"Job {jid} already marked for removal"
-        return ""
-    return "" if job.status == HELD else f"Job {jid} not held to be released"
+            return f"Job {jid} already marked for removal", AR_PERMISSION_DENIED
+        return "", AR_SUCCESS
+    if action == "vacate":
+        if job.status != RUNNING:
+            return f"Job {jid} not running to be vacated", AR_BAD_STATUS
+        return "", AR_SUCCESS
+    if job.status != HELD:
+        return f"Job {jid} not held to be released", AR_BAD_STATUS
+    return "", AR_SUCCESS
 
 
 def _own_attributes(

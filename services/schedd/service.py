@@ -67,6 +67,7 @@ from .schedd import (
     Schedd,
     ScheddError,
 )
+from .service_qmgmt import QmgmtMethods
 from .submit import SubmitError
 from .userlog import format_events
 from .wallclock import DEFAULT_INTERVAL as WALL_CLOCK_DEFAULT
@@ -112,13 +113,17 @@ def _log_refusal(principal: Principal) -> str | None:
     )
 
 
-class ScheddService(sgrpc.ScheddServicer):
+class ScheddService(QmgmtMethods, sgrpc.ScheddServicer):
     """Several schedds behind one servicer (``names``), each with its queue file
     ``ctx.state_dir / f"{name}.sqlite"``."""
 
     METHOD_ROLES: Mapping[str, frozenset[Role]] = {
         _method("Submit"): frozenset({Role.SUBMIT, Role.ADMIN}),
         _method("Act"): frozenset({Role.SUBMIT, Role.ADMIN}),
+        _method("NewCluster"): frozenset({Role.SUBMIT, Role.ADMIN}),
+        _method("SubmitJobAds"): frozenset({Role.SUBMIT, Role.ADMIN}),
+        _method("Edit"): frozenset({Role.SUBMIT, Role.ADMIN}),
+        _method("Reschedule"): frozenset({Role.SUBMIT, Role.ADMIN}),
         _method("QueryJobs"): ALL_ROLES,
         _method("History"): ALL_ROLES,
         _method("GetResourceRequests"): frozenset({Role.NEGOTIATOR, Role.ADMIN}),
@@ -403,7 +408,13 @@ class ScheddService(sgrpc.ScheddServicer):
         core = await self._core(request.schedd_name, context)
         now = self.ctx.clock.now()
         try:
-            ads = core.history(request.constraint, list(request.projection), request.limit, now=now)
+            ads = core.history(
+                request.constraint,
+                list(request.projection),
+                request.limit,
+                now=now,
+                since=request.since,
+            )
         except CostlyConstraint as exc:
             await context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED, str(exc))
         except ScheddError as exc:
@@ -450,6 +461,7 @@ class ScheddService(sgrpc.ScheddServicer):
                 user or request.owner,
                 now,
                 only_owner=user,
+                others_denied=request.others_denied,
             )
         except CostlyConstraint as exc:
             await context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED, str(exc))
@@ -459,7 +471,7 @@ class ScheddService(sgrpc.ScheddServicer):
         self._spawn(self._send(core, out), core)
         reply = spb.ActReply()
         for r in results:
-            reply.results.add(job_id=r.job_id, ok=r.ok, error=r.error)
+            reply.results.add(job_id=r.job_id, ok=r.ok, error=r.error, result=r.code)
         return reply
 
     # --- the negotiator -----------------------------------------------------------------

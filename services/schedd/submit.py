@@ -369,6 +369,15 @@ def split_arguments(text: str) -> tuple[list[str], bool]:
     return words, False
 
 
+def sleep_duration(cmd: str, words: list[str]) -> float | None:
+    """The pool seconds a job runs when its executable is ``sleep`` with a first argument
+    ``N[smhd]`` (None otherwise): how a mock job of ``/bin/sleep 60`` lasts a minute."""
+    if not words or os.path.basename(cmd) != "sleep":
+        return None
+    m = _SLEEP_ARG.match(words[0])
+    return None if m is None else float(m.group(1)) * _SLEEP_UNIT[m.group(2)]
+
+
 def join_arguments(words: list[str]) -> str:
     """Words in HTCondor's new-syntax raw form (the job's Arguments): a space, tab, newline
     or single quote is put in single quotes (a quote doubled), runs of them in one pair."""
@@ -899,11 +908,10 @@ class _Submit:
                 "in the java universe, arguments must name the class to run (arguments = MyClass)",
                 queue_line,
             )
-        sleep = cmd is not None and os.path.basename(cmd[2]) == "sleep" and words
-        if sleep and (m := _SLEEP_ARG.match(words[0])):
-            seconds = float(m.group(1)) * _SLEEP_UNIT[m.group(2)]
+        seconds = sleep_duration(cmd[2] if cmd is not None else "", words)
+        if seconds is not None:
             if not _fits(seconds) and args is not None:
-                raise self.bad(args, f"{_OUT_OF_RANGE}: sleep {m.group(0)}")
+                raise self.bad(args, f"{_OUT_OF_RANGE}: sleep {words[0]}")
             attrs["MockDuration"] = _number_text(seconds)
         return attrs
 

@@ -51,16 +51,18 @@ class SubmitReply(_message.Message):
     def __init__(self, cluster_id: _Optional[int] = ..., num_procs: _Optional[int] = ...) -> None: ...
 
 class JobQueryRequest(_message.Message):
-    __slots__ = ("schedd_name", "constraint", "projection", "limit")
+    __slots__ = ("schedd_name", "constraint", "projection", "limit", "since")
     SCHEDD_NAME_FIELD_NUMBER: _ClassVar[int]
     CONSTRAINT_FIELD_NUMBER: _ClassVar[int]
     PROJECTION_FIELD_NUMBER: _ClassVar[int]
     LIMIT_FIELD_NUMBER: _ClassVar[int]
+    SINCE_FIELD_NUMBER: _ClassVar[int]
     schedd_name: str
     constraint: str
     projection: _containers.RepeatedScalarFieldContainer[str]
     limit: int
-    def __init__(self, schedd_name: _Optional[str] = ..., constraint: _Optional[str] = ..., projection: _Optional[_Iterable[str]] = ..., limit: _Optional[int] = ...) -> None: ...
+    since: str
+    def __init__(self, schedd_name: _Optional[str] = ..., constraint: _Optional[str] = ..., projection: _Optional[_Iterable[str]] = ..., limit: _Optional[int] = ..., since: _Optional[str] = ...) -> None: ...
 
 class JobQueryReply(_message.Message):
     __slots__ = ("jobs", "schedd")
@@ -71,30 +73,100 @@ class JobQueryReply(_message.Message):
     def __init__(self, jobs: _Optional[_Iterable[_Union[_classad_pb2.ClassAd, _Mapping]]] = ..., schedd: _Optional[_Union[_classad_pb2.ClassAd, _Mapping]] = ...) -> None: ...
 
 class ActRequest(_message.Message):
-    __slots__ = ("schedd_name", "action", "job_ids", "constraint", "reason", "owner")
+    __slots__ = ("schedd_name", "action", "job_ids", "constraint", "reason", "owner", "others_denied")
     SCHEDD_NAME_FIELD_NUMBER: _ClassVar[int]
     ACTION_FIELD_NUMBER: _ClassVar[int]
     JOB_IDS_FIELD_NUMBER: _ClassVar[int]
     CONSTRAINT_FIELD_NUMBER: _ClassVar[int]
     REASON_FIELD_NUMBER: _ClassVar[int]
     OWNER_FIELD_NUMBER: _ClassVar[int]
+    OTHERS_DENIED_FIELD_NUMBER: _ClassVar[int]
     schedd_name: str
     action: str
     job_ids: _containers.RepeatedScalarFieldContainer[str]
     constraint: str
     reason: str
     owner: str
-    def __init__(self, schedd_name: _Optional[str] = ..., action: _Optional[str] = ..., job_ids: _Optional[_Iterable[str]] = ..., constraint: _Optional[str] = ..., reason: _Optional[str] = ..., owner: _Optional[str] = ...) -> None: ...
+    others_denied: bool
+    def __init__(self, schedd_name: _Optional[str] = ..., action: _Optional[str] = ..., job_ids: _Optional[_Iterable[str]] = ..., constraint: _Optional[str] = ..., reason: _Optional[str] = ..., owner: _Optional[str] = ..., others_denied: _Optional[bool] = ...) -> None: ...
 
 class JobActResult(_message.Message):
-    __slots__ = ("job_id", "ok", "error")
+    __slots__ = ("job_id", "ok", "error", "result")
     JOB_ID_FIELD_NUMBER: _ClassVar[int]
     OK_FIELD_NUMBER: _ClassVar[int]
     ERROR_FIELD_NUMBER: _ClassVar[int]
+    RESULT_FIELD_NUMBER: _ClassVar[int]
     job_id: str
     ok: bool
     error: str
-    def __init__(self, job_id: _Optional[str] = ..., ok: _Optional[bool] = ..., error: _Optional[str] = ...) -> None: ...
+    result: int
+    def __init__(self, job_id: _Optional[str] = ..., ok: _Optional[bool] = ..., error: _Optional[str] = ..., result: _Optional[int] = ...) -> None: ...
+
+class NewClusterRequest(_message.Message):
+    __slots__ = ("schedd_name",)
+    SCHEDD_NAME_FIELD_NUMBER: _ClassVar[int]
+    schedd_name: str
+    def __init__(self, schedd_name: _Optional[str] = ...) -> None: ...
+
+class NewClusterReply(_message.Message):
+    __slots__ = ("cluster_id",)
+    CLUSTER_ID_FIELD_NUMBER: _ClassVar[int]
+    cluster_id: int
+    def __init__(self, cluster_id: _Optional[int] = ...) -> None: ...
+
+class SubmitJobAdsRequest(_message.Message):
+    __slots__ = ("schedd_name", "request_id", "cluster_id", "cluster", "procs")
+    SCHEDD_NAME_FIELD_NUMBER: _ClassVar[int]
+    REQUEST_ID_FIELD_NUMBER: _ClassVar[int]
+    CLUSTER_ID_FIELD_NUMBER: _ClassVar[int]
+    CLUSTER_FIELD_NUMBER: _ClassVar[int]
+    PROCS_FIELD_NUMBER: _ClassVar[int]
+    schedd_name: str
+    request_id: str
+    cluster_id: int
+    cluster: _classad_pb2.ClassAd
+    procs: _containers.RepeatedCompositeFieldContainer[_classad_pb2.ClassAd]
+    def __init__(self, schedd_name: _Optional[str] = ..., request_id: _Optional[str] = ..., cluster_id: _Optional[int] = ..., cluster: _Optional[_Union[_classad_pb2.ClassAd, _Mapping]] = ..., procs: _Optional[_Iterable[_Union[_classad_pb2.ClassAd, _Mapping]]] = ...) -> None: ...
+
+class JobEdit(_message.Message):
+    __slots__ = ("job_ids", "constraint", "name", "value", "delete")
+    JOB_IDS_FIELD_NUMBER: _ClassVar[int]
+    CONSTRAINT_FIELD_NUMBER: _ClassVar[int]
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    VALUE_FIELD_NUMBER: _ClassVar[int]
+    DELETE_FIELD_NUMBER: _ClassVar[int]
+    job_ids: _containers.RepeatedScalarFieldContainer[str]
+    constraint: str
+    name: str
+    value: str
+    delete: bool
+    def __init__(self, job_ids: _Optional[_Iterable[str]] = ..., constraint: _Optional[str] = ..., name: _Optional[str] = ..., value: _Optional[str] = ..., delete: _Optional[bool] = ...) -> None: ...
+
+class EditRequest(_message.Message):
+    __slots__ = ("schedd_name", "edits", "check_only")
+    SCHEDD_NAME_FIELD_NUMBER: _ClassVar[int]
+    EDITS_FIELD_NUMBER: _ClassVar[int]
+    CHECK_ONLY_FIELD_NUMBER: _ClassVar[int]
+    schedd_name: str
+    edits: _containers.RepeatedCompositeFieldContainer[JobEdit]
+    check_only: bool
+    def __init__(self, schedd_name: _Optional[str] = ..., edits: _Optional[_Iterable[_Union[JobEdit, _Mapping]]] = ..., check_only: _Optional[bool] = ...) -> None: ...
+
+class EditReply(_message.Message):
+    __slots__ = ("matched",)
+    MATCHED_FIELD_NUMBER: _ClassVar[int]
+    matched: _containers.RepeatedScalarFieldContainer[int]
+    def __init__(self, matched: _Optional[_Iterable[int]] = ...) -> None: ...
+
+class ScheddRescheduleRequest(_message.Message):
+    __slots__ = ("schedd_name",)
+    SCHEDD_NAME_FIELD_NUMBER: _ClassVar[int]
+    schedd_name: str
+    def __init__(self, schedd_name: _Optional[str] = ...) -> None: ...
+
+class ScheddRescheduleReply(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
 
 class ActReply(_message.Message):
     __slots__ = ("results",)

@@ -55,6 +55,26 @@ class ScheddStub:
                 request_serializer=mockpool_dot_v1_dot_schedd__pb2.ActRequest.SerializeToString,
                 response_deserializer=mockpool_dot_v1_dot_schedd__pb2.ActReply.FromString,
                 _registered_method=True)
+        self.NewCluster = channel.unary_unary(
+                '/mockpool.v1.Schedd/NewCluster',
+                request_serializer=mockpool_dot_v1_dot_schedd__pb2.NewClusterRequest.SerializeToString,
+                response_deserializer=mockpool_dot_v1_dot_schedd__pb2.NewClusterReply.FromString,
+                _registered_method=True)
+        self.SubmitJobAds = channel.unary_unary(
+                '/mockpool.v1.Schedd/SubmitJobAds',
+                request_serializer=mockpool_dot_v1_dot_schedd__pb2.SubmitJobAdsRequest.SerializeToString,
+                response_deserializer=mockpool_dot_v1_dot_schedd__pb2.SubmitReply.FromString,
+                _registered_method=True)
+        self.Edit = channel.unary_unary(
+                '/mockpool.v1.Schedd/Edit',
+                request_serializer=mockpool_dot_v1_dot_schedd__pb2.EditRequest.SerializeToString,
+                response_deserializer=mockpool_dot_v1_dot_schedd__pb2.EditReply.FromString,
+                _registered_method=True)
+        self.Reschedule = channel.unary_unary(
+                '/mockpool.v1.Schedd/Reschedule',
+                request_serializer=mockpool_dot_v1_dot_schedd__pb2.ScheddRescheduleRequest.SerializeToString,
+                response_deserializer=mockpool_dot_v1_dot_schedd__pb2.ScheddRescheduleReply.FromString,
+                _registered_method=True)
         self.GetResourceRequests = channel.unary_unary(
                 '/mockpool.v1.Schedd/GetResourceRequests',
                 request_serializer=mockpool_dot_v1_dot_schedd__pb2.ResourceRequestsRequest.SerializeToString,
@@ -95,6 +115,33 @@ class ScheddServicer:
         raise NotImplementedError('Method not implemented!')
 
     def Act(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def NewCluster(self, request, context):
+        """HTCondor's queue management protocol (qmgmt, over CEDAR): a cluster id handed out
+        before its jobs arrive as ready-made ads (condor_submit, htcondor2.Schedd.submit);
+        edits of queued jobs' attributes (condor_qedit); RESCHEDULE.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def SubmitJobAds(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def Edit(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def Reschedule(self, request, context):
         """Missing associated documentation comment in .proto file."""
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -143,6 +190,26 @@ def add_ScheddServicer_to_server(servicer, server):
                     servicer.Act,
                     request_deserializer=mockpool_dot_v1_dot_schedd__pb2.ActRequest.FromString,
                     response_serializer=mockpool_dot_v1_dot_schedd__pb2.ActReply.SerializeToString,
+            ),
+            'NewCluster': grpc.unary_unary_rpc_method_handler(
+                    servicer.NewCluster,
+                    request_deserializer=mockpool_dot_v1_dot_schedd__pb2.NewClusterRequest.FromString,
+                    response_serializer=mockpool_dot_v1_dot_schedd__pb2.NewClusterReply.SerializeToString,
+            ),
+            'SubmitJobAds': grpc.unary_unary_rpc_method_handler(
+                    servicer.SubmitJobAds,
+                    request_deserializer=mockpool_dot_v1_dot_schedd__pb2.SubmitJobAdsRequest.FromString,
+                    response_serializer=mockpool_dot_v1_dot_schedd__pb2.SubmitReply.SerializeToString,
+            ),
+            'Edit': grpc.unary_unary_rpc_method_handler(
+                    servicer.Edit,
+                    request_deserializer=mockpool_dot_v1_dot_schedd__pb2.EditRequest.FromString,
+                    response_serializer=mockpool_dot_v1_dot_schedd__pb2.EditReply.SerializeToString,
+            ),
+            'Reschedule': grpc.unary_unary_rpc_method_handler(
+                    servicer.Reschedule,
+                    request_deserializer=mockpool_dot_v1_dot_schedd__pb2.ScheddRescheduleRequest.FromString,
+                    response_serializer=mockpool_dot_v1_dot_schedd__pb2.ScheddRescheduleReply.SerializeToString,
             ),
             'GetResourceRequests': grpc.unary_unary_rpc_method_handler(
                     servicer.GetResourceRequests,
@@ -268,6 +335,114 @@ class Schedd:
             '/mockpool.v1.Schedd/Act',
             mockpool_dot_v1_dot_schedd__pb2.ActRequest.SerializeToString,
             mockpool_dot_v1_dot_schedd__pb2.ActReply.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def NewCluster(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/mockpool.v1.Schedd/NewCluster',
+            mockpool_dot_v1_dot_schedd__pb2.NewClusterRequest.SerializeToString,
+            mockpool_dot_v1_dot_schedd__pb2.NewClusterReply.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def SubmitJobAds(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/mockpool.v1.Schedd/SubmitJobAds',
+            mockpool_dot_v1_dot_schedd__pb2.SubmitJobAdsRequest.SerializeToString,
+            mockpool_dot_v1_dot_schedd__pb2.SubmitReply.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def Edit(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/mockpool.v1.Schedd/Edit',
+            mockpool_dot_v1_dot_schedd__pb2.EditRequest.SerializeToString,
+            mockpool_dot_v1_dot_schedd__pb2.EditReply.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def Reschedule(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/mockpool.v1.Schedd/Reschedule',
+            mockpool_dot_v1_dot_schedd__pb2.ScheddRescheduleRequest.SerializeToString,
+            mockpool_dot_v1_dot_schedd__pb2.ScheddRescheduleReply.FromString,
             options,
             channel_credentials,
             insecure,

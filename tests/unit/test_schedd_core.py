@@ -392,8 +392,8 @@ def test_bad_action_or_constraint_changes_nothing(path: Path) -> None:
     s.submit(SLEEP + "queue\n", "a.sub", "alice", 0.0)
     with pytest.raises(ConstraintError, match="bad constraint"):
         s.act("remove", ["1.0"], "ProcId ==", "", "alice", 1.0)
-    with pytest.raises(ScheddError, match="unknown action 'vacate'"):
-        s.act("vacate", ["1.0"], "", "", "alice", 1.0)
+    with pytest.raises(ScheddError, match="unknown action 'suspend'"):
+        s.act("suspend", ["1.0"], "", "", "alice", 1.0)
     with pytest.raises(ScheddError, match="no job ids and no constraint"):
         s.act("remove", [], "", "", "alice", 1.0)
     assert v(job_ad(s, "1.0"), "JobStatus") == IDLE
