@@ -1,11 +1,14 @@
 """The pool's tokens: who may call a daemon, and in which role.
 
 A pool has one secret (``make_secret``), written owner-only to a file that the launcher
-hands to every actor. Callers present a *token* minted from that secret:
-``role:identity:nonce:hmac``, where ``hmac`` is HMAC-SHA256 over the role, identity and
-nonce keyed with the secret. Any daemon holding the secret can check a token and learn who
-presents it (a :class:`Principal`: role and identity) without a token database; the nonce
-makes every token distinct (for later revocation and audit).
+hands to every actor. Callers present a *token* minted from that secret: an HTCondor
+IDTOKEN (``cedar/idtokens.py``), a JWT signed HS256 with the key HTCondor derives from a
+POOL signing key whose content is the secret, issued by the pool's trust domain, its role
+carried as ``condor:/LEVEL`` scopes (``ROLE_LEVELS``). So the same token authenticates a
+gRPC call here and an HTCondor client (``tokens.d``) to the pool's CEDAR listeners, and
+a real HTCondor daemon given the pool's signing key file accepts it. Any daemon holding
+the secret can check a token and learn who presents it (a :class:`Principal`: role and
+identity) without a token database; a random ``jti`` makes every token distinct.
 
 Identities: a SUBMIT token names its user (it submits as that user and manages only that
 user's jobs); a daemon's token names the daemon (``schedd/<name>``, ``startd/<actor>``,
@@ -23,25 +26,30 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import enum
-import hashlib
-import hmac
+import functools
 import logging
 import os
 import re
 import secrets
 import stat
 import tempfile
+import time
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import grpc
 import grpc.aio
 
+if TYPE_CHECKING:
+    from .cedar import idtokens
+
 __all__ = [
     "ALL_ROLES",
+    "ANONYMOUS_SUBJECT",
     "AUTH_METADATA_KEY",
+    "ROLE_LEVELS",
     "InvalidToken",
     "Principal",
     "Role",
@@ -56,6 +64,7 @@ __all__ = [
     "make_token",
     "read_token",
     "submit_owner",
+    "token_principal",
     "verify_token",
     "write_token",
 ]
@@ -64,7 +73,6 @@ log = logging.getLogger(__name__)
 
 AUTH_METADATA_KEY = "authorization"  # gRPC metadata keys are lower case
 _BEARER = "bearer "
-_MAC_LABEL = b"mockpool-token-v2"  # domain separation: this key signs nothing else
 _MIN_SECRET_CHARS = 32
 # An identity is a user or daemon name: no ':' (the token's separator), no spaces.
 _IDENTITY = re.compile(r"[A-Za-z0-9_.@/+-]{0,128}")
@@ -84,6 +92,28 @@ class Role(str, enum.Enum):
 
 
 ALL_ROLES: frozenset[Role] = frozenset(Role)
+
+# The HTCondor authorization levels (``condor:/LEVEL`` scopes) each role's token carries:
+# what the role may do on HTCondor's wire. A token's role is read back from its levels,
+# highest first (``_role_of``), so these sets must stay distinct in their highest level.
+ROLE_LEVELS: dict[Role, tuple[str, ...]] = {
+    Role.READ: ("READ",),
+    Role.SUBMIT: ("READ", "WRITE"),
+    Role.ADMIN: ("READ", "WRITE", "ADMINISTRATOR"),
+    Role.DAEMON: ("READ", "WRITE", "DAEMON"),
+    # the negotiator also advertises its own ad (as the collector's Advertise admits it)
+    Role.NEGOTIATOR: ("READ", "DAEMON", "NEGOTIATOR"),
+}
+_ROLE_BY_LEVEL = (
+    ("ADMINISTRATOR", Role.ADMIN),
+    ("NEGOTIATOR", Role.NEGOTIATOR),
+    ("DAEMON", Role.DAEMON),
+    ("WRITE", Role.SUBMIT),
+    ("READ", Role.READ),
+)
+# HTCondor wants a subject in every token; a token minted for no one names this one,
+# which no identity may take (``check_identity``), and reads back as naming no one.
+ANONYMOUS_SUBJECT = "anonymous@mockpool"
 
 
 class InvalidToken(ValueError):
@@ -126,6 +156,8 @@ def check_identity(identity: str) -> str:
         raise ValueError(
             f"identity {identity!r} must be at most 128 letters, digits or '_.@/+-' (no ':' or spaces)"
         )
+    if identity == ANONYMOUS_SUBJECT:
+        raise ValueError(f"identity {identity!r} is reserved for tokens that name no one")
     return identity
 
 
@@ -162,13 +194,33 @@ def _check_secret(secret: str) -> bytes:
     return secret.encode()
 
 
-def _mac(key: bytes, role: str, identity: str, nonce: str) -> str:
-    msg = b":".join((_MAC_LABEL, role.encode(), identity.encode(), nonce.encode()))
-    return hmac.new(key, msg, hashlib.sha256).hexdigest()
+def _idtokens() -> Any:
+    # Imported on first use: the cedar package imports this module (Principal, Role).
+    from .cedar import idtokens
+
+    return idtokens
 
 
-def make_token(secret: str, role: Role | str = Role.DAEMON, identity: str = "") -> str:
-    """Mint a token ``role:identity:nonce:hmac`` signed with the pool ``secret``.
+@functools.lru_cache(maxsize=16)
+def pool_key(secret: str) -> tuple[bytes, str]:
+    """The pool's token key material (what HTCondor reads from a POOL signing key file
+    holding the secret: ``idtokens.write_signing_key``) and its trust domain (the issuer
+    of its tokens, the TrustDomain its CEDAR listeners advertise)."""
+    raw = _check_secret(secret)
+    material = raw + raw  # HTCondor doubles the POOL key (store_cred.cpp)
+    return material, _idtokens().trust_domain(material)
+
+
+def make_token(
+    secret: str,
+    role: Role | str = Role.DAEMON,
+    identity: str = "",
+    *,
+    lifetime: float | None = None,
+    now: float | None = None,
+) -> str:
+    """Mint an IDTOKEN for ``role`` naming ``identity``, signed with the pool ``secret``;
+    it expires ``lifetime`` seconds after ``now`` (default: never, wall clock).
 
     A SUBMIT token must name its user: it acts as that user and no other.
     """
@@ -176,27 +228,52 @@ def make_token(secret: str, role: Role | str = Role.DAEMON, identity: str = "") 
     check_identity(identity)
     if role is Role.SUBMIT and not identity:
         raise ValueError("a submit token must name its user")
-    nonce = secrets.token_urlsafe(16)  # 128 bits; URL-safe text never contains ':'
-    return f"{role.value}:{identity}:{nonce}:{_mac(_check_secret(secret), role.value, identity, nonce)}"
+    material, issuer = pool_key(secret)
+    return _idtokens().mint(
+        material,
+        subject=identity or ANONYMOUS_SUBJECT,
+        issuer=issuer,
+        levels=ROLE_LEVELS[role],
+        now=time.time() if now is None else now,
+        lifetime=lifetime,
+    )
 
 
-def verify_token(secret: str, token: str) -> Principal:
-    """Return who the token speaks for, or raise ``InvalidToken`` saying what is wrong."""
-    parts = token.split(":")
-    if len(parts) != 4 or not (parts[0] and parts[2] and parts[3]):
-        raise InvalidToken("token is malformed (expected role:identity:nonce:hmac)")
-    role_text, identity, nonce, mac = parts
-    expected = _mac(_check_secret(secret), role_text, identity, nonce)
-    # Constant time, and before looking at the role: a forger learns nothing from timing.
-    if not hmac.compare_digest(expected.encode(), mac.encode("utf-8", "surrogateescape")):
-        raise InvalidToken("token was not signed with this pool's secret")
-    try:
-        role = Role(role_text)
-    except ValueError:
-        raise InvalidToken(f"token names an unknown role {role_text!r}") from None
-    if role is Role.SUBMIT and not identity:
+def _role_of(tok: idtokens.IdToken) -> Role:
+    levels = set(tok.levels)
+    if not levels:
+        # No bounding set: HTCondor leaves it to the ALLOW lists, as for FS users; the
+        # pool key's own identity (a client holding the signing key file) is the pool's.
+        return Role.ADMIN if tok.subject == _idtokens().PASSWORD_IDENTITY else Role.SUBMIT
+    for level, role in _ROLE_BY_LEVEL:
+        if level in levels:
+            return role
+    raise InvalidToken(
+        "token grants none of READ, WRITE, ADMINISTRATOR, DAEMON, NEGOTIATOR "
+        f"(its scopes: {' '.join(tok.scopes)})"
+    )
+
+
+def token_principal(tok: idtokens.IdToken) -> Principal:
+    """Who a verified token speaks for: the role its scopes give, its subject's name."""
+    role = _role_of(tok)
+    name = "" if tok.subject == ANONYMOUS_SUBJECT else tok.subject
+    if role is Role.SUBMIT and not name:
         raise InvalidToken("submit token names no user")
-    return Principal(role, identity)
+    return Principal(role, name)
+
+
+def verify_token(secret: str, token: str, *, now: float | None = None) -> Principal:
+    """Return who the token speaks for, or raise ``InvalidToken`` saying what is wrong
+    (malformed, signed with another key, expired at ``now``: default the wall clock)."""
+    material, _ = pool_key(secret)
+    tokens = _idtokens()
+    try:
+        # Constant-time signature check before any claim is read: a forger learns nothing.
+        tok = tokens.verify(token, material, now=time.time() if now is None else now)
+    except tokens.TokenError as e:
+        raise InvalidToken(str(e)) from None
+    return token_principal(tok)
 
 
 # ---------------------------------------------------------------------------- files
@@ -325,9 +402,9 @@ class TokenAuthInterceptor(grpc.aio.ServerInterceptor):
             for method, roles in (method_roles or {}).items()
         }
         self._default_roles = frozenset(Role(r) for r in default_roles)
-        # Tokens that verified: a pool's callers send a handful, each on every call, and
-        # a token never expires (a forged one is never kept: it does not verify).
-        self._verified: dict[str, Principal] = {}
+        # Tokens that verified, with their expiry: a pool's callers send a handful, each
+        # on every call (a forged one is never kept: it does not verify).
+        self._verified: dict[str, tuple[Principal, int | None]] = {}
 
     def _authenticate(self, metadata: Iterable[tuple[str, Any]] | None) -> Principal:
         values = [v for k, v in (metadata or ()) if k == AUTH_METADATA_KEY]
@@ -341,11 +418,12 @@ class TokenAuthInterceptor(grpc.aio.ServerInterceptor):
         if not value.lower().startswith(_BEARER):
             raise InvalidToken("'authorization' metadata must read 'Bearer <token>'")
         token = value[len(_BEARER) :].strip()
-        principal = self._verified.get(token)
-        if principal is None:
-            principal = verify_token(self._secret, token)
-            if len(self._verified) < _VERIFIED_KEPT:
-                self._verified[token] = principal
+        kept = self._verified.get(token)
+        if kept is not None and (kept[1] is None or time.time() <= kept[1]):
+            return kept[0]
+        principal = verify_token(self._secret, token)  # an expired one raises here
+        if len(self._verified) < _VERIFIED_KEPT:
+            self._verified[token] = (principal, _idtokens().decode(token).expires_at)
         return principal
 
     async def intercept_service(

@@ -1,7 +1,9 @@
 """`mockpool token create`: mint a token for an `up` pool (as condor_token_create does).
 
 Minting needs the pool secret, which `up` keeps owner-only in the pool's folder: only the
-user who started the pool (its administrator) can make tokens.
+user who started the pool (its administrator) can make tokens. A token is an HTCondor
+IDTOKEN (``auth.make_token``): written to a file in a ``tokens.d`` folder
+(``SEC_TOKEN_DIRECTORY``), HTCondor's own clients present it to the pool too.
 """
 
 from __future__ import annotations
@@ -42,8 +44,14 @@ def cmd_token_create(ns: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 1
+    if ns.lifetime is not None and ns.lifetime <= 0:
+        print(
+            "mockpool: token create: --lifetime must be a positive number of seconds",
+            file=sys.stderr,
+        )
+        return 2
     try:
-        token = make_token(secret, role, ns.user or "")
+        token = make_token(secret, role, ns.user or "", lifetime=ns.lifetime)
     except ValueError as e:
         print(f"mockpool: token create: --user: {e}", file=sys.stderr)
         return 2
@@ -85,6 +93,12 @@ def add_token_commands(sub: argparse._SubParsersAction) -> None:  # type: ignore
     )
     c.add_argument("--role", required=True, choices=[r.value for r in USER_ROLES])
     c.add_argument("--user", help="who the token names (required for --role submit)")
+    c.add_argument(
+        "--lifetime",
+        type=int,
+        metavar="SECONDS",
+        help="the token expires SECONDS after now (default: never), as condor_token_create -lifetime",
+    )
     c.add_argument(
         "--out", metavar="FILE", help="write the token to FILE, owner-only (default: print it)"
     )

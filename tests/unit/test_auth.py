@@ -16,6 +16,7 @@ import pytest
 
 from mockpool import auth
 from mockpool.auth import InvalidToken, Role
+from mockpool.cedar import idtokens
 
 SECRET = "s" * 43
 OTHER_SECRET = "o" * 43
@@ -23,6 +24,28 @@ OTHER_SECRET = "o" * 43
 
 def mode(path: Path) -> int:
     return stat.S_IMODE(os.lstat(path).st_mode)
+
+
+def reminted(token: str, secret: str = SECRET, **claims: Any) -> str:
+    """``token`` with ``claims`` changed, signed again with ``secret``'s key."""
+    tok = idtokens.decode(token)
+    material, _ = auth.pool_key(secret)
+    new = {**tok.claims, **claims}
+    return idtokens.mint(
+        material,
+        subject=new.pop("sub"),
+        issuer=new.pop("iss"),
+        now=new.pop("iat"),
+        jti=new.pop("jti"),
+        levels=[s.removeprefix("condor:/") for s in new.pop("scope", "").split()],
+        extra_claims=new,
+    )
+
+
+def with_payload_of(token: str, other: str) -> str:
+    """``token``'s header and signature around ``other``'s payload."""
+    header, _, signature = token.split(".")
+    return f"{header}.{other.split('.')[1]}.{signature}"
 
 
 # ---------------------------------------------------------------- secrets and tokens
@@ -37,28 +60,31 @@ def test_secret_is_256_bits_and_fresh() -> None:
 @pytest.mark.parametrize("role", list(Role))
 def test_token_round_trip(role: Role) -> None:
     token = auth.make_token(SECRET, role, "alice")
-    role_text, identity, _nonce, mac = token.split(":")
-    assert (role_text, identity) == (role.value, "alice")
-    assert len(mac) == 64  # hex SHA-256
+    tok = idtokens.decode(token)
+    assert tok.subject == "alice" and tok.key_id == "POOL" and tok.algorithm == "HS256"
+    assert tok.levels == auth.ROLE_LEVELS[role]
+    assert tok.issuer == auth.pool_key(SECRET)[1] and len(tok.signature) == 32  # SHA-256
     assert auth.verify_token(SECRET, token) == auth.Principal(role, "alice")
 
 
 def test_identity_cannot_be_changed_by_editing_the_token() -> None:
-    _, _, nonce, mac = auth.make_token(SECRET, Role.SUBMIT, "alice").split(":")
+    alice = auth.make_token(SECRET, Role.SUBMIT, "alice")
+    bob = auth.make_token(OTHER_SECRET, Role.SUBMIT, "bob")
     with pytest.raises(InvalidToken, match="not signed"):
-        auth.verify_token(SECRET, f"submit:bob:{nonce}:{mac}")
+        auth.verify_token(SECRET, with_payload_of(alice, bob))
 
 
 def test_submit_token_must_name_its_user() -> None:
     with pytest.raises(ValueError, match="must name its user"):
         auth.make_token(SECRET, Role.SUBMIT)
     # ... and one that names none is refused even when correctly signed
-    mac = auth._mac(SECRET.encode(), "submit", "", "n0nce")
+    anonymous = auth.make_token(SECRET, Role.READ)
+    submit = reminted(anonymous, scope="condor:/READ condor:/WRITE")
     with pytest.raises(InvalidToken, match="names no user"):
-        auth.verify_token(SECRET, f"submit::n0nce:{mac}")
+        auth.verify_token(SECRET, submit)
 
 
-@pytest.mark.parametrize("bad", ["a:b", "al ice", "x" * 129, "tab\t"])
+@pytest.mark.parametrize("bad", ["a:b", "al ice", "x" * 129, "tab\t", auth.ANONYMOUS_SUBJECT])
 def test_identity_charset(bad: str) -> None:
     with pytest.raises(ValueError, match="identity"):
         auth.make_token(SECRET, Role.READ, bad)
@@ -103,9 +129,11 @@ def test_token_from_another_pool_is_refused() -> None:
 
 
 def test_role_cannot_be_raised_by_editing_the_token() -> None:
-    _, identity, nonce, mac = auth.make_token(SECRET, Role.READ).split(":")
+    read = auth.make_token(SECRET, Role.READ)
+    admin = reminted(read, OTHER_SECRET, scope="condor:/ADMINISTRATOR")
+    assert idtokens.decode(with_payload_of(read, admin)).levels == ("ADMINISTRATOR",)
     with pytest.raises(InvalidToken, match="not signed"):
-        auth.verify_token(SECRET, f"admin:{identity}:{nonce}:{mac}")
+        auth.verify_token(SECRET, with_payload_of(read, admin))
 
 
 @pytest.mark.parametrize(
@@ -116,10 +144,18 @@ def test_malformed_tokens(bad: str) -> None:
         auth.verify_token(SECRET, bad)
 
 
-def test_signed_but_unknown_role() -> None:
-    mac = auth._mac(SECRET.encode(), "root", "", "n0nce")
-    with pytest.raises(InvalidToken, match="unknown role 'root'"):
-        auth.verify_token(SECRET, f"root::n0nce:{mac}")
+def test_signed_but_no_known_role() -> None:
+    token = reminted(auth.make_token(SECRET, Role.READ), scope="condor:/ALLOW")
+    with pytest.raises(InvalidToken, match=r"grants none of .* \(its scopes: condor:/ALLOW\)"):
+        auth.verify_token(SECRET, token)
+
+
+def test_token_expires() -> None:
+    token = auth.make_token(SECRET, Role.READ, "alice", lifetime=60, now=1_000)
+    assert idtokens.decode(token).expires_at == 1_060
+    assert auth.verify_token(SECRET, token, now=1_060) == auth.Principal(Role.READ, "alice")
+    with pytest.raises(InvalidToken, match="expired 1 seconds ago"):
+        auth.verify_token(SECRET, token, now=1_061)
 
 
 def test_mac_is_compared_in_constant_time(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -133,8 +169,10 @@ def test_mac_is_compared_in_constant_time(monkeypatch: pytest.MonkeyPatch) -> No
     monkeypatch.setattr(hmac, "compare_digest", spy)
     token = auth.make_token(SECRET, Role.SUBMIT, "alice")
     auth.verify_token(SECRET, token)
+    header, payload, signature = token.split(".")
+    forged = ("B" if signature[0] == "A" else "A") + signature[1:]  # a whole sextet differs
     with pytest.raises(InvalidToken):
-        auth.verify_token(SECRET, token[:-1] + ("0" if token[-1] != "0" else "1"))
+        auth.verify_token(SECRET, f"{header}.{payload}.{forged}")
     assert len(seen) == 2
     # Compared as bytes of equal length: no early exit on the first differing byte.
     assert all(isinstance(a, bytes) and len(a) == len(b) for a, b in seen)
@@ -295,11 +333,12 @@ async def test_a_token_that_verified_once_lets_no_altered_token_through() -> Non
     for _ in range(2):
         handler, roles = await call(good)
         assert handler is REAL_HANDLER and roles == [Role.READ]
-    role, identity, nonce, mac = good.split(":")
-    flipped = mac[:-1] + ("0" if mac[-1] != "0" else "1")
+    header, payload, mac = good.split(".")
+    flipped = ("B" if mac[0] == "A" else "A") + mac[1:]
+    admin = reminted(good, auth.make_secret(), scope="condor:/ADMINISTRATOR")
     altered = [
-        ":".join((role, identity, nonce, flipped)),
-        ":".join((Role.ADMIN.value, identity, nonce, mac)),
+        f"{header}.{payload}.{flipped}",
+        with_payload_of(good, admin),
         auth.make_token(auth.make_secret(), Role.READ, "alice"),
     ]
     for token in altered:

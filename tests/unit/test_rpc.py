@@ -15,6 +15,7 @@ import pytest
 
 from mockpool import auth, rpc
 from mockpool.auth import Role
+from mockpool.cedar import idtokens
 from mockpool.v1 import schedd_pb2
 
 SERVICE = "mockpool.test.Echo"
@@ -321,17 +322,22 @@ async def test_streamed_reply_refusal_is_clipped(running: Running) -> None:
 
 
 async def test_long_token_complaint_is_clipped(running: Running) -> None:
-    # A token whose MAC checks but whose role is unknown is quoted in the refusal.
-    role = "r" * 3_000  # under the server's 8 KiB limit on request headers
-    nonce = "n"
-    mac = auth._mac(running.secret.encode(), role, "", nonce)
-    metadata = ((auth.AUTH_METADATA_KEY, f"Bearer {role}::{nonce}:{mac}"),)
+    # A signed token whose scopes name no role is quoted in the refusal.
+    scope = "condor:/" + "r" * 2_000  # under the server's 8 KiB limit on request headers
+    token = idtokens.mint(
+        auth.pool_key(running.secret)[0],
+        subject="alice",
+        issuer="x",
+        now=0,
+        extra_claims={"scope": scope},
+    )
+    metadata = ((auth.AUTH_METADATA_KEY, f"Bearer {token}"),)
     async with grpc.aio.insecure_channel(running.address) as ch:
         code, details = await _code_and_details(
             method(ch, "Echo")(b"x", timeout=5, metadata=metadata)
         )
     assert code == grpc.StatusCode.UNAUTHENTICATED
-    assert "unknown role" in details and len(details) == rpc.MAX_DETAIL_CHARS
+    assert "grants none" in details and len(details) == rpc.MAX_DETAIL_CHARS
 
 
 async def test_bad_tokens_under_load_are_all_unauthenticated(running: Running) -> None:

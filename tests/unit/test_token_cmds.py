@@ -10,6 +10,7 @@ import pytest
 
 from mockpool import auth
 from mockpool.auth import Principal, Role
+from mockpool.cedar import idtokens
 from mockpool.cli.main import main
 
 
@@ -83,3 +84,22 @@ def test_needs_the_pool_secret(tmp_path: Path, capsys: pytest.CaptureFixture[str
     os.chmod(tmp_path / "secret", 0o644)  # exposed: no longer a secret, refused
     assert main(["token", "create", "--role", "read", "--pool", str(tmp_path)]) == 1
     assert "only the pool's owner may mint tokens" in capsys.readouterr().err
+
+
+def test_token_is_an_idtoken_with_a_lifetime(
+    pool_dir: tuple[Path, str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    d, secret = pool_dir
+    out = tmp_path / "tokens.d" / "alice"
+    out.parent.mkdir()
+    args = ["token", "create", "--role", "submit", "--user", "alice", "--pool", str(d)]
+    assert main([*args, "--lifetime", "3600", "--out", str(out)]) == 0
+    # one token on one line, as HTCondor's clients read each file of SEC_TOKEN_DIRECTORY
+    lines = out.read_text().splitlines()
+    assert len(lines) == 1
+    tok = idtokens.decode(lines[0])
+    assert tok.expires_at == tok.issued_at + 3600  # type: ignore[operator]
+    assert (tok.subject, tok.scopes) == ("alice", ("condor:/READ", "condor:/WRITE"))
+    assert tok.issuer == auth.pool_key(secret)[1] and tok.key_id == "POOL"
+    assert main([*args, "--lifetime", "0"]) == 2
+    assert "--lifetime must be a positive number" in capsys.readouterr().err
