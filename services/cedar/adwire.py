@@ -1,0 +1,236 @@
+"""ClassAds on a CEDAR stream, as classad_oldnew.cpp's ``putClassAd`` / ``getClassAd``.
+
+An ad travels as: the number of attribute lines (an integer), each line as a string
+``Name = <expression in old syntax>``, then two strings that once held MyType and
+TargetType and are now always empty (``_putClassAdTrailingInfo``). The receiver splits a
+line at its first ``=`` (``SplitLongFormAttrValue``: the name is what comes before, less
+leading white space and trailing blanks) and parses the rest in old syntax. The name is
+written as it is, never quoted.
+
+Sending (``_putClassAd``):
+- private attributes (``Capability``, ``ClaimId``, ``ClaimIds``, ``ClaimIdList``,
+  ``ChildClaimIds``, ``TransferKey``, and any name starting ``_condor_priv``) are left
+  out unless the caller asks for them (``PUT_CLASSAD_NO_PRIVATE``);
+- with a projection (a "whitelist"), only those attributes go, in name order ignoring
+  case, spelled as the projection spells them, together with every attribute of the ad
+  that their expressions use, transitively (``GetInternalReferences``); a projected name
+  the ad lacks is not sent, and the count says so.
+Reading, a line ``ZKM`` says the next string holds an encrypted secret line
+(``SECRET_MARKER``); a server that encrypts whole packets never sends it.
+
+Each binding's line is made once (a pool's slot ads repeat most of theirs): see
+``mockpool.classad.bindings``. :class:`EncodedAd` is one ad's lines, renderable on a
+plain or an encrypted stream, which a collector may keep until the ad changes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from ..classad import ClassAd, ClassAdSyntaxError, parse_expr, unparse
+from ..classad.bindings import BindingCache
+from ..classad.oldstrings import new_to_old, old_to_new
+from ..classad.refs import references
+from ..classad.textio import format_old_real
+from ..classad.tree import Expr, Literal
+from .stream import Message, StreamError, encode_int, encode_string
+
+__all__ = [
+    "EncodedAd",
+    "encode_ad",
+    "is_private",
+    "read_ad",
+    "read_pod_ad",
+    "split_line",
+]
+
+SECRET_MARKER = "ZKM"
+_PRIVATE_V1 = frozenset(
+    n.lower()
+    for n in ("Capability", "ChildClaimIds", "ClaimId", "ClaimIdList", "ClaimIds", "TransferKey")
+)
+_PRIVATE_V2 = "_condor_priv"
+_TRAILER = b"\0\0"  # the empty MyType and TargetType strings
+_TRAILER_ENCRYPTED = (encode_int(1) + b"\0") * 2
+_MAX_REF_DEPTH = 100  # the evaluator's depth limit bounds GetInternalReferences too
+MAX_POD_ATTRS = 100  # getPODClassAd's limit on a pre-authentication ad
+
+
+def is_private(name: str) -> bool:
+    """``ClassAdAttributeIsPrivateAny``: an attribute a reader without NEGOTIATOR or
+    ADMINISTRATOR authorization never sees."""
+    low = name.lower()
+    return low in _PRIVATE_V1 or low.startswith(_PRIVATE_V2)
+
+
+def _rhs(expr: Expr) -> str:
+    """The expression as the old-syntax unparser writes it: reals as %.16G, strings with
+    only ``"`` escaped."""
+    if type(expr) is Literal and type(expr.value) is float:
+        return format_old_real(expr.value)
+    return new_to_old(unparse(expr))
+
+
+def _make_line(name: str, expr: Expr) -> tuple[bytes, bool]:
+    return encode_string(f"{name} = {_rhs(expr)}"), is_private(name)
+
+
+_LINES: BindingCache[tuple[bytes, bool]] = BindingCache(_make_line)
+
+
+class EncodedAd:
+    """One ad's wire lines (each a NUL-terminated string), ready to render."""
+
+    __slots__ = ("_encrypted", "_plain", "lines")
+
+    def __init__(self, lines: list[bytes]) -> None:
+        self.lines = lines
+        self._plain: bytes | None = None
+        self._encrypted: bytes | None = None
+
+    def __len__(self) -> int:
+        return len(self.lines)
+
+    @property
+    def plain(self) -> bytes:
+        """The ad on a plain stream: count, lines, the two empty type strings."""
+        if self._plain is None:
+            self._plain = encode_int(len(self.lines)) + b"".join(self.lines) + _TRAILER
+        return self._plain
+
+    @property
+    def plain_size(self) -> int:
+        return len(self.plain)
+
+    @property
+    def encrypted(self) -> bytes:
+        """The ad on an encrypted stream: each string after its length."""
+        if self._encrypted is None:
+            parts = [encode_int(len(self.lines))]
+            for line in self.lines:
+                parts.append(encode_int(len(line)))
+                parts.append(line)
+            parts.append(_TRAILER_ENCRYPTED)
+            self._encrypted = b"".join(parts)
+        return self._encrypted
+
+
+def encode_ad(
+    ad: ClassAd, projection: Iterable[str] | None = None, *, private: bool = False
+) -> EncodedAd:
+    """``putClassAd(ad)``: every attribute, or the ``projection`` and what it uses;
+    private attributes only if ``private``."""
+    names = None if projection is None else _whitelist(ad, projection)
+    if names is None:
+        made = _LINES.of(ad.pairs())
+        if private:
+            return EncodedAd([line for line, _ in made])
+        return EncodedAd([line for line, secret in made if not secret])
+    lines = []
+    for name in names:
+        expr = ad.lookup(name)
+        if expr is None or (not private and is_private(name)):
+            continue
+        lines.append(_LINES.of(((name, expr),))[0][0])
+    return EncodedAd(lines)
+
+
+def _whitelist(ad: ClassAd, projection: Iterable[str]) -> list[str] | None:
+    """The projection's names the ad has, expanded with the attributes their expressions
+    use, deduplicated and sorted ignoring case (a ``classad::References`` set); spelled
+    as given, an added name as the ad spells it. An empty projection means every
+    attribute (the collector sends whole ads then): ``None``."""
+    chosen: dict[str, str] = {}
+    stack: list[tuple[str, int]] = []
+    for name in projection:
+        if name and name.lower() not in chosen:
+            chosen[name.lower()] = name
+            stack.append((name, 0))
+    if not chosen:
+        return None
+    defined = None
+    while stack:
+        name, depth = stack.pop()
+        expr = ad.lookup(name)
+        if expr is None or type(expr) is Literal or depth >= _MAX_REF_DEPTH:
+            continue
+        if defined is None:
+            defined = set(ad.keys_lower())
+        internal, _ = references(expr, defined)
+        for ref in internal:
+            if ref not in chosen and ref in defined:
+                spelled = next(n for n in ad if n.lower() == ref)
+                chosen[ref] = spelled
+                stack.append((spelled, depth + 1))
+    return [chosen[k] for k in sorted(chosen)]
+
+
+def split_line(line: str) -> tuple[str, str] | None:
+    """``SplitLongFormAttrValue``: (name, right-hand side) of ``Name = expr``; None
+    when there is no ``=`` or no name."""
+    eq = line.find("=")
+    if eq < 0:
+        return None
+    name = line[:eq].lstrip(" \t\n\r\f\v").rstrip(" ")
+    if not name:
+        return None
+    return name, line[eq + 1 :].lstrip(" ")
+
+
+def _parse_rhs(rhs: str) -> Expr:
+    return parse_expr(old_to_new(rhs))
+
+
+def read_ad(msg: Message, *, what: str = "an ad", max_attributes: int = 1_000_000) -> ClassAd:
+    """``getClassAd``: an ad from ``msg``; ``StreamError`` names the line that is wrong."""
+    start = msg.offset
+    count = msg.get_int(f"{what}'s attribute count")
+    if not 0 <= count <= max_attributes:
+        raise StreamError(f"{what} at offset {start}: invalid attribute count {count}")
+    pairs = []
+    for i in range(count):
+        line = msg.get_string(f"{what}'s attribute line {i + 1}")
+        if line == SECRET_MARKER:
+            line = msg.get_string(f"{what}'s secret attribute line {i + 1}")
+        split = split_line(line)
+        if split is None:
+            raise StreamError(f"{what}, attribute line {i + 1}: no 'Name = value' in {line[:80]!r}")
+        name, rhs = split
+        try:
+            pairs.append((name, _parse_rhs(rhs)))
+        except ClassAdSyntaxError as exc:
+            raise StreamError(
+                f"{what}, attribute line {i + 1} ({name}): {exc} in {rhs[:80]!r}"
+            ) from None
+    msg.get_string(f"{what}'s MyType")
+    msg.get_string(f"{what}'s TargetType")
+    return ClassAd.from_exprs(pairs)
+
+
+def read_pod_ad(msg: Message, *, what: str = "the security ad") -> ClassAd:
+    """``getPODClassAd``, the reader for ads that arrive before authentication: at most
+    100 attributes, each a single literal (a negative number is not one: its first
+    token is ``-``)."""
+    start = msg.offset
+    count = msg.get_int(f"{what}'s attribute count")
+    if not 0 <= count <= MAX_POD_ATTRS:
+        raise StreamError(f"{what} at offset {start}: invalid attribute count {count}")
+    pairs = []
+    for i in range(count):
+        line = msg.get_string(f"{what}'s attribute line {i + 1}")
+        split = split_line(line)
+        if split is None:
+            raise StreamError(f"{what}, attribute line {i + 1}: no 'Name = value' in {line[:80]!r}")
+        name, rhs = split
+        try:
+            expr = _parse_rhs(rhs)
+        except ClassAdSyntaxError as exc:
+            raise StreamError(f"{what}, attribute line {i + 1} ({name}): {exc}") from None
+        if type(expr) is not Literal or rhs.lstrip().startswith(("-", "+", "(")):
+            raise StreamError(
+                f"{what}, attribute line {i + 1} ({name}): not a literal: {rhs[:80]!r}"
+            )
+        pairs.append((name, expr))
+    msg.get_string(f"{what}'s MyType")
+    msg.get_string(f"{what}'s TargetType")
+    return ClassAd.from_exprs(pairs)
