@@ -42,7 +42,7 @@ SEC_CLIENT_INTEGRITY = REQUIRED
 # Each case its own SecurityContext: its own session, so each one authenticates.
 QUERIES = """
 c = htcondor2.Collector("127.0.0.1:{port}")
-result = [[str(a.get("Name")) for a in c.query(htcondor2.AdType.Startd)]]
+result = [[str(a.get("Name")) for a in c.query(htcondor2.AdType.Startd)] for _ in range(2)]
 for token, kind in {cases!r}:
     c = htcondor2.Collector("127.0.0.1:{port}", security=htcondor2.SecurityContext(token))
     try:
@@ -114,13 +114,16 @@ async def test_tokens_authenticate_htcondor2_and_refusals(
     finally:
         await srv.stop()
     refused = "HTCondorException"
-    assert result == [["slot1@exec"], refused, refused, refused, ["slot1@exec"], ["slot1@exec"]]
+    slot = ["slot1@exec"]
+    assert result == [slot, slot, refused, refused, refused, slot, slot]
     alice, bob = Principal(Role.READ, "alice"), Principal(Role.SUBMIT, "bob")
     assert seen == [
         (QUERY_STARTD_ADS, alice, "IDTOKENS", True),  # from tokens.d, encrypted
+        (QUERY_STARTD_ADS, alice, "IDTOKENS", True),  # its session resumed, encrypted
         (QUERY_SCHEDD_ADS, bob, "IDTOKENS", True),
         (QUERY_STARTD_ADS, alice, "IDTOKENS", True),
     ]
+    assert srv.security.counts == {"new": 3, "resumed": 1}  # refused ones keep no session
     # why each was refused: the client's check of our reply, the server's analyze_token,
     # the command's level against the token's scopes
     logged = caplog.text
