@@ -99,7 +99,8 @@ ALL_ROLES: frozenset[Role] = frozenset(Role)
 ROLE_LEVELS: dict[Role, tuple[str, ...]] = {
     Role.READ: ("READ",),
     Role.SUBMIT: ("READ", "WRITE"),
-    Role.ADMIN: ("READ", "WRITE", "ADMINISTRATOR"),
+    # the pool's administrator holds every level, as over gRPC (levels.py's ROLE_LEVELS)
+    Role.ADMIN: ("READ", "WRITE", "ADMINISTRATOR", "NEGOTIATOR", "DAEMON"),
     Role.DAEMON: ("READ", "WRITE", "DAEMON"),
     # the negotiator also advertises its own ad (as the collector's Advertise admits it)
     Role.NEGOTIATOR: ("READ", "DAEMON", "NEGOTIATOR"),

@@ -216,10 +216,12 @@ def test_oversized_fields_are_refused() -> None:
 def test_result_for_the_handshake() -> None:
     token = auth.make_token(SECRET, Role.ADMIN, "root@example.org", now=NOW, lifetime=10)
     tok = idtokens.decode(token)
-    assert auth_token._limit(tok) == {Level.ADMINISTRATOR, Level.WRITE, Level.READ}
+    assert auth_token._limit(tok) == set(Level) - {Level.ALLOW}  # every level: ALLOW is implicit
     assert auth_token.token_policy(tok) == {
-        "LimitAuthorization": "READ,WRITE,ADMINISTRATOR",
-        "AuthTokenScopes": "condor:/READ,condor:/WRITE,condor:/ADMINISTRATOR",
+        "LimitAuthorization": "READ,WRITE,ADMINISTRATOR,NEGOTIATOR,DAEMON",
+        "AuthTokenScopes": (
+            "condor:/READ,condor:/WRITE,condor:/ADMINISTRATOR,condor:/NEGOTIATOR,condor:/DAEMON"
+        ),
         "AuthTokenSubject": "root@example.org",
         "AuthTokenIssuer": DOMAIN,
         "AuthTokenId": tok.jti,
