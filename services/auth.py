@@ -34,7 +34,7 @@ import secrets
 import stat
 import tempfile
 import time
-from collections.abc import Awaitable, Callable, Iterable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -64,6 +64,7 @@ __all__ = [
     "make_token",
     "read_token",
     "submit_owner",
+    "token_identity",
     "token_principal",
     "verify_token",
     "write_token",
@@ -264,6 +265,18 @@ def token_principal(tok: idtokens.IdToken) -> Principal:
     return Principal(role, name)
 
 
+@functools.lru_cache(maxsize=256)
+def token_identity(token: str) -> str:
+    """The identity ``token`` names, read WITHOUT checking its signature ("" for none, or
+    for what is not a token): for routing a call (host faults' peer rules), never for
+    deciding what it may do, which ``verify_token`` does."""
+    try:
+        subject = _idtokens().decode(token).subject
+    except ValueError:
+        return ""
+    return "" if subject == ANONYMOUS_SUBJECT else subject
+
+
 def verify_token(secret: str, token: str, *, now: float | None = None) -> Principal:
     """Return who the token speaks for, or raise ``InvalidToken`` saying what is wrong
     (malformed, signed with another key, expired at ``now``: default the wall clock)."""
@@ -346,6 +359,17 @@ def current_principal() -> Principal | None:
     contextvars.Context, so a handler may use this for finer checks (own jobs only).
     """
     return _current.get()
+
+
+@contextlib.contextmanager
+def acting_as(principal: Principal | None) -> Iterator[None]:
+    """Handle a request as ``principal`` (what the interceptor sets for gRPC): another
+    wire (CEDAR) calls a servicer method inside this."""
+    token = _current.set(principal)
+    try:
+        yield
+    finally:
+        _current.reset(token)
 
 
 def caller() -> Principal:

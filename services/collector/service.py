@@ -19,6 +19,7 @@ import grpc.aio
 
 from .. import rpc, turns
 from ..auth import Role, current_role
+from ..classad.tree import Expr
 from ..daemon import DaemonContext, abort_invalid
 from ..packedcolumns import column_to_pb
 from ..v1 import collector_pb2 as cpb
@@ -30,6 +31,7 @@ from .store import (
     AdRecord,
     CollectorError,
     CostlyConstraint,
+    PrivateAdsRefused,
     matching,
     projection_keys,
 )
@@ -65,6 +67,15 @@ def _pb_name(msg: Any) -> str:
         ):
             return attr.literal.str
     return ""
+
+
+_PRIVATE_REFUSED = (
+    f"{MACHINE_PRIVATE} ads hold claim ids: only the negotiator or an admin may read them"
+)
+
+
+def _may_read_private() -> bool:
+    return current_role() in _PRIVATE_READERS
 
 
 def _query_reply(
@@ -219,11 +230,8 @@ class CollectorService(cgrpc.CollectorServicer):
         if not ad_type:
             await abort_invalid(context, 'Query needs an ad_type (e.g. "Machine", "Scheduler")')
         private = ad_type.lower() == MACHINE_PRIVATE.lower()
-        if private and current_role() not in _PRIVATE_READERS:
-            await context.abort(
-                grpc.StatusCode.PERMISSION_DENIED,
-                f"{MACHINE_PRIVATE} ads hold claim ids: only the negotiator or an admin may read them",
-            )
+        if private and not _may_read_private():
+            await context.abort(grpc.StatusCode.PERMISSION_DENIED, _PRIVATE_REFUSED)
         try:
             records = self.store.candidates(ad_type, allow_private=private)
             now = self.store.ad_epoch + self.ctx.clock.now()  # time() in the constraint
@@ -238,6 +246,21 @@ class CollectorService(cgrpc.CollectorServicer):
         except CollectorError as exc:
             await abort_invalid(context, str(exc))
             return b""  # not reached: abort raises
+
+    async def select(self, ad_type: str, constraint: str | Expr | None) -> list[AdRecord]:
+        """The stored records of ``ad_type`` whose constraint holds, chosen as Query
+        chooses them (HTCondor's own clients' queries, over CEDAR, come here): private
+        ads only for the negotiator or an admin (PrivateAdsRefused), a big table's
+        constraint evaluated off the loop; CollectorError for a bad constraint."""
+        self.calls["queries"] += 1
+        private = ad_type.lower() == MACHINE_PRIVATE.lower()
+        if private and not _may_read_private():
+            raise PrivateAdsRefused(_PRIVATE_REFUSED)
+        records = self.store.candidates(ad_type, allow_private=private)
+        now = self.store.ad_epoch + self.ctx.clock.now()  # time() in the constraint
+        if len(records) < _QUERY_OFFLOAD_AT:
+            return matching(records, constraint, now)
+        return await self.ctx.offload(matching, records, constraint, now)
 
     async def Snapshot(
         self, request: cpb.SnapshotRequest, context: grpc.aio.ServicerContext

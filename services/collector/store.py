@@ -178,6 +178,8 @@ class AdRecord:
     order: int = 0  # when its Name was first stored (its place in its type's table)
     # a slot ad's State's first letter ("": an empty State, None: no string State)
     state: str | None = None
+    # the ad as CEDAR sends it (cedar/collector_cmds.py), made when first asked for
+    cedar: Any = field(default=None, repr=False)
 
     @property
     def deadline(self) -> int:

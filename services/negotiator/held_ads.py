@@ -50,6 +50,10 @@ class HeldSlotAds:
         """The Names of the slot ads the last merge gave, in order."""
         return self._slots.names
 
+    def slots(self) -> Sequence[ClassAd]:
+        """The slot ads the last merge gave, in order (what the last cycle saw)."""
+        return self._slots.ads
+
     def forget(self) -> None:
         self.epoch, self.seq = "", 0
         self._slots, self._private = _Held(), _Held()

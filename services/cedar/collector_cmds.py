@@ -1,0 +1,330 @@
+"""The collector's CEDAR commands: HTCondor's ``QUERY_*_ADS``, answered from the ad store.
+
+What a client sends (condor_query.cpp ``CondorQuery::getQueryAd``): the command, then one
+message holding the query ad, with
+
+- ``Requirements``: the constraint, evaluated with each stored ad as MY and no TARGET
+  (an ad is sent when it is true or a non-zero number); absent: every ad;
+- ``Projection``: the attributes wanted, a string of names separated by commas or white
+  space (an expression, as the negotiator sends, is evaluated against each ad to such a
+  string); absent or empty: whole ads;
+- ``LimitResults``: at most this many ads (when > 0);
+- ``TargetType``: the table for QUERY_STARTD_ADS ("StartD": the startd daemons' ads),
+  QUERY_GENERIC_ADS (the generic table named) and QUERY_MULTIPLE_ADS (a list of tables,
+  each with its own ``<Tag>Requirements``, ``<Tag>Projection``, ``<Tag>LimitResults``);
+- ``LocationQuery``: a locate (``Collector.locate``, ``Daemon::locate``): a startd is
+  looked for among the startd daemon ads, then the slot ads.
+
+The reply (collector.cpp ``receive_query_cedar_worker_thread``) is one message: each ad
+after an integer 1, then an integer 0. A query the collector refuses (private ads to a
+reader without NEGOTIATOR or ADMINISTRATOR authorization, an unknown table for
+QUERY_MULTIPLE_ADS, a constraint past its evaluation budget) gets no reply: HTCondor's
+handler returns FALSE and the client reports a failed communication.
+
+Records are selected by :meth:`CollectorService.select`, the store call the gRPC
+``Query`` makes, so the rules (private ads, evaluation budget, big tables evaluated off
+the loop) are the same. Each record keeps its ad's CEDAR encoding once made
+(``AdRecord.cedar``; a record is replaced whenever its ad changes): a second query of
+10,000 slot ads joins stored bytes. The reply goes out in pieces of about
+``_SEND_AT`` bytes, and new encodings are made in turns of the loop, so a big reply
+holds the daemon's other work for a few milliseconds at a time.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from .. import turns
+from ..auth import acting_as
+from ..classad import ClassAd, evaluate
+from ..classad.tree import Expr, Literal
+from ..collector.store import MACHINE, MACHINE_PRIVATE, AdRecord, CollectorError
+from . import commands as cmd
+from .adwire import EncodedAd, encode_ad
+from .server import CedarRequest, CedarSocket, Command, CommandError, Level
+from .servicers import method_roles
+from .stream import Builder
+
+if TYPE_CHECKING:
+    from ..collector.service import CollectorService
+
+__all__ = [
+    "QUERY_COMMANDS",
+    "CollectorQuery",
+    "QueryPart",
+    "QueryRefused",
+    "collector_commands",
+    "parse_query",
+]
+
+log = logging.getLogger(__name__)
+
+# HTCondor's command numbers beyond the ones commands.py names (condor_commands.h)
+QUERY_CKPT_SRVR_ADS = 9
+QUERY_LICENSE_ADS = 43
+QUERY_STORAGE_ADS = 46
+QUERY_HAD_ADS = 56
+QUERY_GRID_ADS = 71
+QUERY_ACCOUNTING_ADS = 78
+
+ANY = "Any"
+STARTD_DAEMON = "StartD"  # STARTD_DAEMON_ADTYPE: the startd's own ad (none in mockpool)
+
+# each query command's table (HTCondor's MyType for its ads); None: from TargetType
+QUERY_COMMANDS: dict[int, str | None] = {
+    cmd.QUERY_STARTD_ADS: MACHINE,
+    cmd.QUERY_SCHEDD_ADS: "Scheduler",
+    cmd.QUERY_MASTER_ADS: "DaemonMaster",
+    QUERY_CKPT_SRVR_ADS: "CkptServer",
+    cmd.QUERY_STARTD_PVT_ADS: MACHINE_PRIVATE,
+    cmd.QUERY_SUBMITTOR_ADS: "Submitter",
+    cmd.QUERY_COLLECTOR_ADS: "Collector",
+    QUERY_LICENSE_ADS: "License",
+    QUERY_STORAGE_ADS: "Storage",
+    cmd.QUERY_ANY_ADS: ANY,
+    cmd.QUERY_NEGOTIATOR_ADS: "Negotiator",
+    QUERY_HAD_ADS: "HAD",
+    QUERY_GRID_ADS: "Grid",
+    QUERY_ACCOUNTING_ADS: "Accounting",
+    cmd.QUERY_GENERIC_ADS: None,
+    cmd.QUERY_MULTIPLE_ADS: None,
+    cmd.QUERY_MULTIPLE_PVT_ADS: None,
+}
+_PRIVATE_COMMANDS = frozenset({cmd.QUERY_STARTD_PVT_ADS, cmd.QUERY_MULTIPLE_PVT_ADS})
+# AdTypeToString's names that QUERY_MULTIPLE_ADS reads as the standard tables
+_TAG_TABLES = {"slot": MACHINE, "machine": MACHINE, "startd": STARTD_DAEMON}
+_TOKENS = re.compile(r"[^,\s]+")  # StringTokenIterator's default separators
+_SEND_AT = 256 * 1024  # bytes of reply gathered before a piece goes out
+_ENCODED_PER_TURN = 512  # ads put into a reply in one turn of the loop (a few ms)
+_ENCODE_OFFLOAD_AT = 2_000  # whole ads to encode that go to a worker thread (~50 ms)
+
+
+class QueryRefused(ValueError):
+    """A query the collector does not answer; the text says why (for its log)."""
+
+
+@dataclass(frozen=True)
+class QueryPart:
+    """One table a query reads, with its constraint, projection and limit."""
+
+    table: str  # the store's ad type ("Any": every public table)
+    constraint: Expr | None
+    projection: tuple[str, ...] | None  # None: whole ads
+    projection_expr: Expr | None = None  # evaluated against each ad to a projection
+    limit: int | None = None
+
+
+@dataclass(frozen=True)
+class CollectorQuery:
+    """A query ad, read: its tables in order, the overall limit, whether it locates."""
+
+    parts: tuple[QueryPart, ...]
+    limit: int | None
+    locate: bool
+    private: bool  # a NEGOTIATOR-level query (the private table may be read)
+
+
+# ----------------------------------------------------------------------------- parsing
+
+
+def _limit(query: ClassAd, attr: str) -> int | None:
+    """``LookupInteger(attr)`` when it is > 0, else None (no limit)."""
+    if query.lookup(attr) is None:
+        return None
+    value = query.eval(attr)
+    if type(value) is int and value > 0:
+        return value
+    return None
+
+
+def _projection(query: ClassAd, attr: str) -> tuple[tuple[str, ...] | None, Expr | None]:
+    """(names, None) for a string projection, (None, expr) for an expression, (None,
+    None) for none; an empty string means whole ads."""
+    expr = query.lookup(attr)
+    if expr is None:
+        return None, None
+    if type(expr) is Literal:
+        value = expr.value
+        if isinstance(value, str):
+            names = tuple(_TOKENS.findall(value))
+            return (names or None), None
+        return None, None
+    return None, expr
+
+
+def _constraint(expr: Expr | None) -> Expr | None:
+    """The Requirements to evaluate; a literal true (what a client sends for "every ad")
+    is none at all."""
+    if type(expr) is Literal and expr.value is True:
+        return None
+    return expr
+
+
+def _string(query: ClassAd, attr: str) -> str:
+    value = query.eval(attr) if query.lookup(attr) is not None else None
+    return value if isinstance(value, str) else ""
+
+
+def parse_query(command: int, query: ClassAd) -> CollectorQuery:
+    """What ``command`` with ``query`` asks for; :class:`QueryRefused` for a command that
+    is not a collector query or a query HTCondor's collector drops."""
+    if command not in QUERY_COMMANDS:
+        raise QueryRefused(f"command {command} is not a collector query")
+    private = command in _PRIVATE_COMMANDS
+    constraint = _constraint(query.lookup("Requirements"))
+    projection, projection_expr = _projection(query, "Projection")
+    limit = _limit(query, "LimitResults")
+    locate = query.lookup("LocationQuery") is not None
+    target = _string(query, "TargetType")
+
+    def part(table: str, tag: str = "") -> QueryPart:
+        req, proj, pexpr, lim = constraint, projection, projection_expr, limit
+        if tag:
+            if query.lookup(f"{tag}Requirements") is not None:
+                req = _constraint(query.lookup(f"{tag}Requirements"))
+            if query.lookup(f"{tag}Projection") is not None:
+                proj, pexpr = _projection(query, f"{tag}Projection")
+            tag_limit = _limit(query, f"{tag}LimitResults")
+            if tag_limit is not None:
+                lim = tag_limit if lim is None else min(lim, tag_limit)
+        return QueryPart(table, req, proj, pexpr, lim)
+
+    table = QUERY_COMMANDS[command]
+    if command in (cmd.QUERY_MULTIPLE_ADS, cmd.QUERY_MULTIPLE_PVT_ADS):
+        tags = _TOKENS.findall(target)
+        if not tags:
+            raise QueryRefused("Failed to find TargetType attribute in query ad of QUERY_MULTIPLE")
+        parts = []
+        for tag in tags:
+            name = _TAG_TABLES.get(tag.lower(), tag)
+            if name.lower() == ANY.lower():
+                raise QueryRefused(f'Invalid TargetType="{target}" in QUERY_MULTIPLE')
+            if name.lower() == MACHINE_PRIVATE.lower() and not private:
+                raise QueryRefused("Query of STARTD_PVT_ADS not authorized")
+            parts.append(part(name, tag))
+        return CollectorQuery(tuple(parts), limit, locate, private)
+    if command == cmd.QUERY_GENERIC_ADS:
+        if not target:
+            raise QueryRefused(
+                "Failed to find TargetType attribute in query ad of QUERY_GENERIC_ADS"
+            )
+        if target.lower() == MACHINE_PRIVATE.lower():
+            raise QueryRefused("Query of STARTD_PVT_ADS not authorized")
+        return CollectorQuery((part(target),), limit, locate, private)
+    assert table is not None
+    if command == cmd.QUERY_STARTD_ADS:
+        if locate:  # a startd daemon's ad, else a slot's
+            tables = (STARTD_DAEMON, MACHINE)
+            return CollectorQuery(tuple(part(t) for t in tables), limit, locate, private)
+        if target.lower() == STARTD_DAEMON.lower():
+            table = STARTD_DAEMON
+    return CollectorQuery((part(table),), limit, locate, private)
+
+
+# ----------------------------------------------------------------------------- answering
+
+
+def _encoded(record: AdRecord) -> EncodedAd:
+    """The record's whole ad as CEDAR sends it, made once (records never change)."""
+    enc = record.cedar
+    if enc is None:
+        private = record.ad_type.lower() == MACHINE_PRIVATE.lower()
+        enc = record.cedar = encode_ad(record.ad, private=private)
+    return enc
+
+
+def _projected(record: AdRecord, part: QueryPart, query: ClassAd, now: float) -> EncodedAd:
+    names: Sequence[str] | None = part.projection
+    if part.projection_expr is not None:
+        value = evaluate(part.projection_expr, query, record.ad, now=now)
+        names = _TOKENS.findall(value) if isinstance(value, str) else None
+    if not names:
+        return _encoded(record)
+    private = record.ad_type.lower() == MACHINE_PRIVATE.lower()
+    return encode_ad(record.ad, names, private=private)
+
+
+async def select(service: CollectorService, q: CollectorQuery) -> list[tuple[AdRecord, QueryPart]]:
+    """The records a query answers with, each with the part that chose it, in order and
+    within the limits; CollectorError (PrivateAdsRefused, CostlyConstraint, ...) as the
+    store raises it."""
+    out: list[tuple[AdRecord, QueryPart]] = []
+    for part in q.parts:
+        room = None if q.limit is None else q.limit - len(out)
+        if part.limit is not None:
+            room = part.limit if room is None else min(room, part.limit)
+        if room is not None and room <= 0:
+            break
+        if part.table.lower() == MACHINE_PRIVATE.lower() and not q.private:
+            raise QueryRefused("QUERY_STARTD_PVT_ADS not authorized")
+        records = await service.select(part.table, part.constraint)
+        if room is not None:
+            records = records[:room]
+        out.extend((r, part) for r in records)
+    return out
+
+
+def _encode_all(records: Sequence[AdRecord]) -> None:
+    """Make the encodings the records lack (off the loop: records never change, and a
+    record made twice by two queries at once is the same bytes)."""
+    for record in records:
+        _encoded(record)
+
+
+async def answer(
+    service: CollectorService, sock: CedarSocket, query_ad: ClassAd, command: int
+) -> int:
+    """Send the reply to one query; returns how many ads went. QueryRefused or
+    CollectorError (nothing sent) for a query the collector drops."""
+    q = parse_query(command, query_ad)
+    chosen = await select(service, q)
+    now = service.store.ad_epoch + service.ctx.clock.now()
+    # whole ads not encoded yet (a fresh collector's, or updated since): many at once
+    # are encoded off the loop, as Query evaluates a big table's constraint
+    fresh = [r for r, p in chosen if r.cedar is None and _whole(p)]
+    if len(fresh) >= _ENCODE_OFFLOAD_AT:
+        await service.ctx.offload(_encode_all, fresh)
+    reply = Builder()
+    async for batch in turns.in_turns(chosen, _ENCODED_PER_TURN):
+        for record, part in batch:
+            enc = _encoded(record) if _whole(part) else _projected(record, part, query_ad, now)
+            reply.put_int(1).put_encoded_ad(enc)
+            if len(reply) >= _SEND_AT:
+                await sock.flush(reply)
+    reply.put_int(0)
+    await sock.send(reply)
+    return len(chosen)
+
+
+def _whole(part: QueryPart) -> bool:
+    return part.projection is None and part.projection_expr is None
+
+
+def collector_commands(service: CollectorService) -> list[Command]:
+    """The collector's query commands for a CEDAR listener: READ, and NEGOTIATOR for
+    the private ads (as collector.cpp registers them); the caller must also be one the
+    gRPC ``Query`` admits."""
+
+    async def handle(req: CedarRequest) -> None:
+        msg = await req.sock.recv()
+        query_ad = msg.get_ad(what="the query ad")
+        msg.expect_end("the query")
+        principal = req.peer.principal
+        if principal is None or principal.role not in method_roles(service, "Query"):
+            raise CommandError("PERMISSION_DENIED", f"{req.peer.user} may not query ads")
+        try:
+            with acting_as(principal):
+                sent = await answer(service, req.sock, query_ad, req.command)
+        except (QueryRefused, CollectorError) as exc:
+            log.warning("%s: query from %s refused: %s", service.name, req.peer.user, exc)
+            return
+        log.debug("%s: query %d from %s: %d ads", service.name, req.command, req.peer.user, sent)
+
+    return [
+        Command(number, Level.NEGOTIATOR if number in _PRIVATE_COMMANDS else Level.READ, handle)
+        for number in QUERY_COMMANDS
+    ]
