@@ -25,7 +25,7 @@ from typing import Any
 import grpc
 import grpc.aio
 
-from ..auth import AUTH_METADATA_KEY
+from ..auth import AUTH_METADATA_KEY, token_identity
 
 NET_KINDS = ("partition", "drop", "delay")
 
@@ -41,11 +41,10 @@ class PeerRule:
 
 
 def _identity(metadata: Any) -> str:
-    """The identity a call's token names (role:identity:nonce:hmac); "" if none."""
+    """The identity a call's token names (its ``sub``, unverified); "" if none."""
     for key, value in metadata or ():
         if key == AUTH_METADATA_KEY and isinstance(value, str):
-            parts = value.removeprefix("Bearer ").split(":")
-            return parts[1] if len(parts) >= 4 else ""
+            return token_identity(value.removeprefix("Bearer "))
     return ""
 
 
