@@ -13,8 +13,8 @@ and answers in HTCondor's reply format, refusals included:
   counts (``MyType = "Summary"``), or ``Owner = 0``, ``ErrorCode``, ``ErrorString`` for
   a refused query (htcondor2 raises "Failed to fetch ads from schedd").
 - ``QUERY_SCHEDD_HISTORY`` (history_queue.cpp, condor_history -inherit): ``Requirements``,
-  ``Projection`` (a list or a string), ``NumMatches``, ``Since``; the ads and a last ad
-  ``Owner = 0, NumMatches = n, MalformedAds = 0`` in one message (a message each with
+  ``Projection`` (a list or a string), ``NumJobMatches`` (ATTR_NUM_MATCHES), ``Since``; the ads and a last ad
+  ``Owner = 0, NumJobMatches = n, MalformedAds = 0`` in one message (a message each with
   ``StreamResults``); a refusal as ``Owner = 0, ErrorCode, ErrorString``.
 - ``ACT_ON_JOBS`` (schedd.cpp ``actOnJobs``, dc_schedd.cpp): ``JobAction`` (1 hold, 2
   release, 3 remove, 5 and 6 vacate), ``ActionIds`` ("1.0,2.3") or ``ActionConstraint``,
@@ -253,7 +253,7 @@ async def history(calls: ScheddCalls, query: ClassAd) -> tuple[Ads, bool]:
             "No such related history to be queried."
         )
         return _error_ad(5, text), stream
-    matches = _int(query, "NumMatches")
+    matches = _int(query, "NumJobMatches")
     projection = _names(query.eval("Projection")) if query.lookup("Projection") else []
     request = spb.JobQueryRequest(
         schedd_name=calls.schedd_name,
@@ -268,7 +268,7 @@ async def history(calls: ScheddCalls, query: ClassAd) -> tuple[Ads, bool]:
     if matches == 0:
         ads = []
     out: Ads = [(ad, projection or None) for ad in ads]
-    out.append((ClassAd({"Owner": 0, "NumMatches": len(ads), "MalformedAds": 0}), None))
+    out.append((ClassAd({"Owner": 0, "NumJobMatches": len(ads), "MalformedAds": 0}), None))
     return out, stream
 
 

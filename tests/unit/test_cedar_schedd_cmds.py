@@ -144,14 +144,14 @@ async def test_history(service: ScheddService) -> None:
     s = core(service)
     s.submit(SUB, "a.sub", "alice", 10.0)
     s.act("remove", ["1.0", "1.1", "1.2"], "", "", "alice", 20.0)  # newest first: 1.2 1.1 1.0
-    query = ClassAd({"NumMatches": -1})
+    query = ClassAd({"NumJobMatches": -1})
     query["Projection"] = parse_expr('{"ProcId"}')
     query["Since"] = parse_expr("ProcId == 0")
     (m,) = (await run(service, cmd.QUERY_SCHEDD_HISTORY, READER, ad_msg(query))).replies()
     *jobs, done = ads_of(m)  # one message: the ads, then the last one
     assert [dict(a.pairs()) == {"ProcId": a["ProcId"]} for a in jobs] == [True, True]
     assert [a.get_value("ProcId") for a in jobs] == [2, 1]
-    assert (done.get_value("Owner"), done.get_value("NumMatches")) == (0, 2)
+    assert (done.get_value("Owner"), done.get_value("NumJobMatches")) == (0, 2)
     assert done.get_value("MalformedAds") == 0
     epochs = ClassAd({"HistoryRecordSource": "JOB_EPOCH"})
     (m,) = (await run(service, cmd.QUERY_SCHEDD_HISTORY, READER, ad_msg(epochs))).replies()
