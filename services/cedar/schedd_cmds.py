@@ -232,8 +232,7 @@ async def query_jobs(calls: ScheddCalls, query: ClassAd) -> Ads:
     out: Ads = []
     if not _bool(query, "SummaryOnly", False):
         for ad in ads:
-            if with_time:
-                ad = ad.copy()
+            if with_time:  # (the servicer hands over copies: the queue's own stay as they are)
                 ad["ServerTime"] = server_time
                 out.append((ad, [*projection, "ServerTime"] if projection else None))
             else:
