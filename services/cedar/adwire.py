@@ -25,6 +25,7 @@ plain or an encrypted stream, which a collector may keep until the ad changes.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable
 
 from ..classad import ClassAd, ClassAdSyntaxError, parse_expr, unparse
@@ -71,31 +72,62 @@ def _rhs(expr: Expr) -> str:
     return new_to_old(unparse(expr))
 
 
-def _make_line(name: str, expr: Expr) -> tuple[bytes, bool]:
-    return encode_string(f"{name} = {_rhs(expr)}"), is_private(name)
+def _make_line(name: str, expr: Expr) -> tuple[bytes, bytes, bool]:
+    line = encode_string(f"{name} = {_rhs(expr)}")
+    return line, encode_int(len(line)) + line, is_private(name)
 
 
-_LINES: BindingCache[tuple[bytes, bool]] = BindingCache(_make_line)
+# A line is made once per distinct binding (name and literal value, or tree) ...
+_LINES: BindingCache[tuple[bytes, bytes, bool]] = BindingCache(_make_line)
+# ... and found again by the binding's own tuple: an ad held by a collector keeps its
+# tuples, and ads share the tuples of equal literals (``ClassAd.set_literals``). The
+# entry holds the tuple, so its id cannot be reused while it is kept.
+_BY_BINDING: dict[int, tuple[tuple[str, Expr], bytes, bytes, bool]] = {}
+_BY_BINDING_LIMIT = 1_000_000
+
+_Entry = tuple[tuple[str, Expr], bytes, bytes, bool]  # binding, line, encrypted line, private
+
+
+def _entries(pairs: Iterable[tuple[str, Expr]], private: bool) -> list[_Entry]:
+    """Each binding's cache entry, private ones left out unless ``private``."""
+    kept = _BY_BINDING
+    if len(kept) > _BY_BINDING_LIMIT:
+        kept.clear()
+    out = []
+    add = out.append
+    for pair in pairs:
+        hit = kept.get(id(pair))
+        if hit is None or hit[0] is not pair:
+            line, enc, secret = _LINES.of((pair,))[0]
+            hit = kept[id(pair)] = (pair, line, enc, secret)
+        if private or not hit[3]:
+            add(hit)
+    return out
 
 
 class EncodedAd:
     """One ad's wire lines (each a NUL-terminated string), ready to render."""
 
-    __slots__ = ("_encrypted", "_plain", "lines")
+    __slots__ = ("_encrypted", "_entries", "_plain")
 
-    def __init__(self, lines: list[bytes]) -> None:
-        self.lines = lines
+    def __init__(self, entries: list[_Entry]) -> None:
+        self._entries = entries
         self._plain: bytes | None = None
         self._encrypted: bytes | None = None
 
     def __len__(self) -> int:
-        return len(self.lines)
+        return len(self._entries)
+
+    @property
+    def lines(self) -> list[bytes]:
+        return [e[1] for e in self._entries]
 
     @property
     def plain(self) -> bytes:
         """The ad on a plain stream: count, lines, the two empty type strings."""
         if self._plain is None:
-            self._plain = encode_int(len(self.lines)) + b"".join(self.lines) + _TRAILER
+            entries = self._entries
+            self._plain = encode_int(len(entries)) + b"".join([e[1] for e in entries]) + _TRAILER
         return self._plain
 
     @property
@@ -106,12 +138,10 @@ class EncodedAd:
     def encrypted(self) -> bytes:
         """The ad on an encrypted stream: each string after its length."""
         if self._encrypted is None:
-            parts = [encode_int(len(self.lines))]
-            for line in self.lines:
-                parts.append(encode_int(len(line)))
-                parts.append(line)
-            parts.append(_TRAILER_ENCRYPTED)
-            self._encrypted = b"".join(parts)
+            entries = self._entries
+            self._encrypted = (
+                encode_int(len(entries)) + b"".join([e[2] for e in entries]) + _TRAILER_ENCRYPTED
+            )
         return self._encrypted
 
 
@@ -119,43 +149,50 @@ def encode_ad(
     ad: ClassAd, projection: Iterable[str] | None = None, *, private: bool = False
 ) -> EncodedAd:
     """``putClassAd(ad)``: every attribute, or the ``projection`` and what it uses;
-    private attributes only if ``private``."""
-    names = None if projection is None else _whitelist(ad, projection)
-    if names is None:
-        made = _LINES.of(ad.pairs())
-        if private:
-            return EncodedAd([line for line, _ in made])
-        return EncodedAd([line for line, secret in made if not secret])
-    lines = []
-    for name in names:
-        expr = ad.lookup(name)
-        if expr is None or (not private and is_private(name)):
+    private attributes only if ``private``. An empty projection is the whole ad (the
+    collector passes no whitelist then)."""
+    if projection is None:
+        return EncodedAd(_entries(ad.pairs(), private))
+    order = _order(projection if isinstance(projection, tuple) else tuple(projection))
+    if not order:
+        return EncodedAd(_entries(ad.pairs(), private))
+    pairs = []
+    for lower, name in order:
+        expr = ad.lookup(lower)
+        if expr is None:
             continue
-        lines.append(_LINES.of(((name, expr),))[0][0])
-    return EncodedAd(lines)
+        if type(expr) is not Literal:  # it uses other attributes: expand, as HTCondor
+            pairs = [(n, e) for n in _expanded(ad, order) if (e := ad.lookup(n)) is not None]
+            break
+        pairs.append((name, expr))
+    # the pairs are this query's own: found by value, not kept by identity
+    made = _LINES.of(pairs)
+    return EncodedAd([(p, *m) for p, m in zip(pairs, made) if private or not m[2]])
 
 
-def _whitelist(ad: ClassAd, projection: Iterable[str]) -> list[str] | None:
-    """The projection's names the ad has, expanded with the attributes their expressions
-    use, deduplicated and sorted ignoring case (a ``classad::References`` set); spelled
-    as given, an added name as the ad spells it. An empty projection means every
-    attribute (the collector sends whole ads then): ``None``."""
+@functools.lru_cache(maxsize=256)
+def _order(projection: tuple[str, ...]) -> tuple[tuple[str, str], ...]:
+    """A projection as a ``classad::References`` set: (lower, as given) pairs without
+    repeats (the first spelling kept), sorted ignoring case."""
     chosen: dict[str, str] = {}
-    stack: list[tuple[str, int]] = []
     for name in projection:
         if name and name.lower() not in chosen:
             chosen[name.lower()] = name
-            stack.append((name, 0))
-    if not chosen:
-        return None
-    defined = None
+    return tuple(sorted(chosen.items()))
+
+
+def _expanded(ad: ClassAd, order: tuple[tuple[str, str], ...]) -> list[str]:
+    """The projection's names with the attributes their expressions use, transitively
+    (``GetInternalReferences``), sorted ignoring case; an added name spelled as the ad
+    spells it."""
+    chosen = dict(order)
+    stack = [(name, 0) for _, name in order]
+    defined = set(ad.keys_lower())
     while stack:
         name, depth = stack.pop()
         expr = ad.lookup(name)
         if expr is None or type(expr) is Literal or depth >= _MAX_REF_DEPTH:
             continue
-        if defined is None:
-            defined = set(ad.keys_lower())
         internal, _ = references(expr, defined)
         for ref in internal:
             if ref not in chosen and ref in defined:
