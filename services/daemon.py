@@ -153,7 +153,9 @@ class DaemonContext:
     state_dir: Path  # where this actor keeps what must survive a restart
     seed: int = 0
     address: str = ""  # this actor's gRPC server, set before Service.start
-    cedar_address: str = ""  # its CEDAR listener for HTCondor's own clients ("" if none)
+    # its CEDAR listeners for HTCondor's own clients (host:port): "" the actor's, or a
+    # schedd's own by its lower-case name; empty without any
+    cedar: dict[str, str] = field(default_factory=dict)
     host: str = "127.0.0.1"
     identity: str = ""  # this actor's daemon identity (``startd/startd0_0``), in its tokens
     channels: dict[tuple[Role, str], Channels] = field(default_factory=dict)
@@ -172,9 +174,16 @@ class DaemonContext:
     @property
     def my_address(self) -> str:
         """This actor's daemons' MyAddress: a sinful string naming both listeners."""
+        return self.address_of("")
+
+    def address_of(self, daemon: str) -> str:
+        """Daemon ``daemon``'s MyAddress (its own CEDAR listener's, else the actor's)."""
         from .claimid import sinful
 
-        return sinful(self.address, self.cedar_address) if self.address else ""
+        if not self.address:
+            return ""
+        cedar = self.cedar.get(daemon.lower()) or self.cedar.get("", "")
+        return sinful(self.address, cedar)
 
     def claim_rng(self, name: str) -> random.Random | None:
         """The source of daemon ``name``'s claim-id secrets: seeded in a virtual run

@@ -339,6 +339,9 @@ def cmd_up(ns: argparse.Namespace) -> int:
     )
     if info.get("metrics"):
         print(f"Prometheus metrics at {info['metrics']}")
+    if info.get("condor_config"):
+        print("HTCondor's own clients (htcondor2, the htcondor tool) reach it with:")
+        print(f"export CONDOR_CONFIG={info['condor_config']}")
     print(f"Pool files in {d}; stop it with `mockpool down`")
     return 0
 

@@ -450,6 +450,32 @@ class Pool:
     def collector_address(self) -> str:
         return self._live.collector_address
 
+    def cedar_address(self, daemon: str = "") -> str:
+        """``host:port`` where HTCondor's own clients (``htcondor2``, the ``htcondor``
+        tool) reach ``daemon`` (default: the collector); "" without CEDAR (a virtual
+        pool, or ``[pool] cedar = false``)."""
+        return self._live.cedar_address(daemon)
+
+    def write_condor_config(self, folder: str | Path) -> Path:
+        """Write a ``condor_config`` (and what it names) into ``folder`` with which
+        HTCondor's clients reach this pool with no arguments: set ``CONDOR_CONFIG`` to
+        the path returned. The first schedd is their "local" schedd."""
+        from ..auth import pool_key
+        from ..claimid import sinful
+        from .condor_config import write_client_config
+
+        collector = self.cedar_address()
+        if not collector:
+            raise PoolError("this pool has no CEDAR listeners (virtual, or [pool] cedar = false)")
+        schedd = self.spec.schedd_names[0]
+        grpc = self._live.actor(schedd).address
+        return write_client_config(
+            Path(folder),
+            collector,
+            sinful(grpc, self.cedar_address(schedd)),
+            trust_domain=pool_key(self.secret)[1],
+        )
+
     # ------------------------------------------------------------------ a whole run
     def collect(
         self,

@@ -127,6 +127,8 @@ class DaemonHost:
         cycle_charge: Callable[[int, int, float], float] | None = None,
         with_negotiator: bool = True,
         event_sink: list[dict[str, Any]] | None = None,
+        cedar: bool = False,
+        pool_user: str = "",
     ) -> None:
         if role not in ROLES:
             raise ValueError(f"unknown host role {role!r} (expected one of {ROLES})")
@@ -152,6 +154,11 @@ class DaemonHost:
         self._given_clock = clock
         self._cycle_charge = cycle_charge
         self._event_sink = event_sink  # a virtual run's events, in the order they happen
+        # CEDAR listeners for HTCondor's own clients: a live actor's only; the pool's
+        # owner (``pool_user``) is its administrator when FS authenticates them
+        self._cedar_on = cedar and self._own_process
+        self._pool_user = pool_user
+        self._cedar: dict[str, Any] = {}
         self.faults = HostFaults(seed)
         self._clock = _PendingClock(self.faults)
         self._services: list[Service] = []
@@ -164,12 +171,16 @@ class DaemonHost:
         self._unmeter: Callable[[], None] | None = None  # undoes the duty cycle's meter
 
     async def serve(
-        self, collector_address: str = "", port: int = 0, clock: tuple[float, float] | None = None
+        self,
+        collector_address: str = "",
+        port: int = 0,
+        clock: tuple[float, float] | None = None,
+        cedar_port: int = 0,
     ) -> str:
         """Build the services and start the server (on ``port``: a restarted central
-        manager comes back where every daemon looks for its collector). ``clock``: (time
-        scale, epoch) of a pool already running, for a host restarted in it: its daemons
-        are built at the pool's time, not at 0."""
+        manager comes back where every daemon looks for its collector; its CEDAR listener
+        on ``cedar_port``). ``clock``: (time scale, epoch) of a pool already running, for a
+        host restarted in it: its daemons are built at the pool's time, not at 0."""
         private_dir(self._state_dir)  # queues hold claim ids: owner-only
         if clock is not None and self._clock.inner is None:
             self._clock.inner = self._given_clock or ScaledClock(*clock)
@@ -211,7 +222,25 @@ class DaemonHost:
         )
         if self.role == "central":
             ctx.collector_address = ctx.address
+        if self._cedar_on and self.role != "startd":
+            from .cedar_listeners import start_listeners
+
+            self._cedar = await start_listeners(
+                self.role,
+                self._services,
+                self._config,
+                self._secret,
+                self._pool_user,
+                host=self._host,
+                port=cedar_port,
+            )
+            ctx.cedar = {key: server.address for key, server in self._cedar.items()}
         return ctx.address
+
+    def cedar_addresses(self) -> dict[str, str]:
+        """Where HTCondor's clients reach this actor's daemons: ``{"": host:port}`` (the
+        central manager, a negotiator) or a schedd's by its lower-case name."""
+        return {key: server.address for key, server in self._cedar.items()}
 
     def _build(self, ctx: DaemonContext) -> list[Service]:
         if self.role in ("central", "negotiator"):
@@ -288,6 +317,9 @@ class DaemonHost:
         """Stop loops and the server; returns the final status."""
         final = await self.status()
         await self._stop_timers()
+        for server in self._cedar.values():
+            await server.stop()
+        self._cedar = {}
         for s in reversed(self._services):
             try:
                 await s.stop()

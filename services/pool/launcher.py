@@ -22,8 +22,10 @@ the same start order, the same outputs.
 from __future__ import annotations
 
 import asyncio
+import getpass
 import json
 import logging
+import os
 import tempfile
 import time
 from collections import Counter
@@ -106,6 +108,14 @@ async def _drained(method: Any) -> list[Any]:
             return out
 
 
+def _own_user() -> str:
+    """Who runs the pool: FS authenticates them as its administrator."""
+    try:
+        return getpass.getuser()
+    except Exception:  # no name for our uid (a container): the uid itself
+        return str(os.getuid())
+
+
 @dataclass
 class _Actor:
     """One daemon host of the pool: its plan, how it was made, and whether it runs."""
@@ -114,6 +124,7 @@ class _Actor:
     args: dict[str, Any]
     handle: Any
     address: str = ""
+    cedar: dict[str, str] = field(default_factory=dict)  # DaemonHost.cedar_addresses
     alive: bool = True
     restarting: bool = False
     down_since: float = 0.0
@@ -240,6 +251,8 @@ class LivePool:
             "seed": spec.seed,
             "log_base_wall": log_base,
         }
+        if not self.virtual and spec.cedar and plan.role != "startd":
+            common |= {"cedar": True, "pool_user": _own_user()}
         if plan.role in ("central", "negotiator"):
             args = {
                 "config": spec.config,
@@ -290,6 +303,10 @@ class LivePool:
         )
         for a, address in zip(others, addresses, strict=True):
             a.address = address
+        if not self.virtual and self.spec.cedar:
+            for a in self._actors.values():
+                if a.plan.role != "startd":
+                    a.cedar = await a.handle.cedar_addresses.remote()
         for a in others:
             if a.plan.role == "schedd":
                 self._event_marks.update(await a.handle.event_marks.remote())
@@ -724,6 +741,14 @@ class LivePool:
     def actors(self) -> list[_Actor]:
         return list(self._actors.values())
 
+    def cedar_address(self, daemon: str = "") -> str:
+        """``host:port`` where HTCondor's clients reach ``daemon`` (default: the
+        collector) over CEDAR; "" if the pool has no listeners."""
+        a = self.actor(daemon) if daemon else self._actors.get("central")
+        if a is None:
+            return ""
+        return a.cedar.get(daemon.lower()) or a.cedar.get("", "")
+
     def actor(self, target: str) -> _Actor:
         plan = find_actor([a.plan for a in self._actors.values()], target)
         if plan is None:
@@ -815,10 +840,15 @@ class LivePool:
     async def _bring_up(self, a: _Actor, handle: Any, cause: str) -> None:
         a.restarting = True
         try:
-            port = int(a.address.rpartition(":")[2]) if a.plan.role == "central" else 0
+            port = cedar_port = 0
+            if a.plan.role == "central":
+                port = int(a.address.rpartition(":")[2])
+                cedar_port = int(a.cedar.get("", ":0").rpartition(":")[2])
             address = await handle.serve.remote(
-                self.collector_address, port, (self.spec.time_scale, self.epoch_wall)
+                self.collector_address, port, (self.spec.time_scale, self.epoch_wall), cedar_port
             )
+            if a.cedar:
+                a.cedar = await handle.cedar_addresses.remote()
             # what its schedds committed after the last gathering, before they run on
             self._take(await handle.stored_events.remote(dict(self._event_marks)))
             await handle.run.remote(self.spec.time_scale, self.epoch_wall)

@@ -11,6 +11,8 @@
   names, time scale, epoch, this process' pid,
   and what ``down`` needs to clean up after a crash of this process: the processes the
   pool started (pid and start time), Ray's folder and the state folder;
+- ``condor_config`` (with ``tokens.d/`` and ``.schedd_address``): with ``CONDOR_CONFIG``
+  set to it, HTCondor's own clients (``htcondor2``, the ``htcondor`` tool) reach the pool;
 - ``NegotiatorLog`` and ``events.jsonl``, appended as the pool runs;
 - at the stop, ``out/`` (or the folder ``mockpool down --out`` names in ``down.json``):
   the output folder a ``mockpool run`` writes, for ``mockpool check`` and ``report``.
@@ -39,6 +41,7 @@ from ..auth import Role, write_token
 from ..ownerfiles import private_dir
 from . import processes
 from .api import Pool
+from .condor_config import CONFIG_FILE, SCHEDD_ADDRESS_FILE
 from .report import event_line
 from .spec import SpecError, load_spec
 
@@ -63,7 +66,9 @@ def remove_pool_files(d: Path, info: dict[str, Any]) -> None:
         if folder:
             shutil.rmtree(folder, ignore_errors=True)
     shutil.rmtree(d / TOKENS_DIR, ignore_errors=True)
-    for name in (SECRET_FILE, POOL_FILE):
+    # its condor_config would name addresses no one listens on (tokens.d stays: the
+    # user's tokens, valid again if the pool comes back with the same secret_file)
+    for name in (SECRET_FILE, POOL_FILE, CONFIG_FILE, SCHEDD_ADDRESS_FILE):
         (d / name).unlink(missing_ok=True)
 
 
@@ -119,6 +124,8 @@ def main(argv: list[str] | None = None) -> int:
     signal.signal(signal.SIGINT, lambda *_: stop.set())
     try:
         _write_tokens(d, pool)
+        # HTCondor's own clients find the pool through it (CONDOR_CONFIG)
+        condor_config = str(pool.write_condor_config(d)) if pool.cedar_address() else ""
         ray_dir = pool.local_ray
         info |= {
             "pid": os.getpid(),
@@ -129,6 +136,7 @@ def main(argv: list[str] | None = None) -> int:
             "epoch_wall": pool.epoch_wall,
             "log_base_wall": pool.log_base_wall,
             "metrics": pool.metrics_url,
+            "condor_config": condor_config,
             "master": pool.serve_master(),  # mockpool fault / daemons talk to this process
             "spec": os.path.abspath(ns.spec),
             "ray": {"temp_dir": ray_dir.temp_dir, "session_dir": ray_dir.session_dir}

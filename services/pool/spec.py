@@ -15,6 +15,7 @@ latency = 0.0            # virtual: pool seconds a message takes each way
 cycle_cost = "zero"      # virtual: or { per_slot = s, per_match = s } or { cpu_factor = f }
 metrics_port = 0         # live: serve Prometheus metrics on host:port (0: off)
 metrics_htcondor = false # metrics: also the htcondor_* names sites graph (docs/metrics.md)
+cedar = true             # live: HTCondor's own clients reach the pool over CEDAR
 restarts = 0             # Ray restarts a crashed actor this often (as condor_master would)
 
 [config]                 # HTCondor knobs, as in a condor_config
@@ -250,6 +251,7 @@ class PoolSpec:
     until_done: bool = False  # stop once every job of the workload has left the queue
     metrics_port: int = 0  # a live pool serves Prometheus metrics here (0: not at all)
     metrics_htcondor: bool = False  # the metrics include HTCondor exporters' names too
+    cedar: bool = True  # live: collector, negotiator and schedds listen on CEDAR too
     faults: list[Fault] = field(default_factory=list)  # [[faults]], names resolved to actors
     restarts: int = 0  # Ray restarts a dead actor this many times (0: it stays down)
     secret_file: str = ""  # the pool secret, from a file (required beyond loopback)
@@ -419,6 +421,7 @@ _POOL_KEYS = {
     "until_done",
     "metrics_port",
     "metrics_htcondor",
+    "cedar",
     "restarts",
     "secret_file",
 }
@@ -614,6 +617,9 @@ class _Builder:
                 "metrics_htcondor",
                 f"must be true or false, got {spec.metrics_htcondor!r}",
             )
+        spec.cedar = pool.get("cedar", True)
+        if not isinstance(spec.cedar, bool):
+            raise self.fail("pool", None, "cedar", f"must be true or false, got {spec.cedar!r}")
         spec.restarts = self._num(pool, "pool", None, "restarts", 0, int, 0)
         if spec.metrics_port > 65535:
             raise self.fail(
@@ -621,6 +627,13 @@ class _Builder:
             )
         spec.config = self._config(data.get("config", {}), spec.seed)
         self._negotiator_config(spec.config)
+        if spec.cedar:
+            from .cedar_listeners import CedarError, check_knobs
+
+            try:
+                check_knobs(spec.config)
+            except CedarError as exc:
+                raise self.fail("config", None, None, str(exc)) from None
         spec.priorities = self._accountant(data.get("accountant", {}))
         spec.startds = [
             self._startds(t, i, spec.config) for i, t in enumerate(self._list(data, "startds"))

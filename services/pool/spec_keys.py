@@ -55,6 +55,11 @@ POOL: Keys = {
     "until_done": (None, "end the run once every job of the workload has left the queue"),
     "metrics_port": (None, "live: serve Prometheus metrics on host:port (0: off; docs/metrics.md)"),
     "metrics_htcondor": (None, "metrics: also the `htcondor_*` names sites already graph"),
+    "cedar": (
+        None,
+        "live: the collector, negotiator and schedds also answer HTCondor's own clients "
+        "(`htcondor2`, the `htcondor` tool) over CEDAR ([htcondor-clients.md](htcondor-clients.md))",
+    ),
     "restarts": (None, "Ray restarts a dead actor this many times (as condor_master would)"),
     "secret_file": (
         None,

@@ -191,7 +191,7 @@ class ScheddService(QmgmtMethods, sgrpc.ScheddServicer):
     def restart_daemon(self, name: str) -> None:
         """Schedd ``name`` again, from its queue file (what a restarted actor does)."""
         core = self._open(self.down.pop(name.lower()))
-        core.address = self.ctx.my_address
+        core.address = self.ctx.address_of(core.name)
         self._spawn(self._send(core, core.startup_outbox()), core)
         self._after(core)
         if self._policy_wake is not None:
@@ -216,9 +216,8 @@ class ScheddService(QmgmtMethods, sgrpc.ScheddServicer):
         server.add_registered_method_handlers(SERVICE_NAME, raw)
 
     async def start(self) -> None:
-        address = self.ctx.my_address
         for core in self.cores.values():
-            core.address = address
+            core.address = self.ctx.address_of(core.name)
             self._spawn(self._send(core, core.startup_outbox()), core)
         self._changed = asyncio.Event()
         self._policy_wake = asyncio.Event()

@@ -1,0 +1,160 @@
+"""The CEDAR listeners of an actor: HTCondor's own clients reach its daemons through them.
+
+The central manager's actor listens once for its collector and negotiator (the commands
+do not overlap); a negotiator of its own once; a schedd actor once per schedd, since
+HTCondor's clients tell schedds apart by address. Startds have none: HTCondor's tools do
+not talk to startds for what mockpool models.
+
+Security comes from the pool's own HTCondor config, with HTCondor's knob names:
+``SEC_DEFAULT_AUTHENTICATION`` (default REQUIRED: as the pool's gRPC side, every caller
+authenticates), ``SEC_DEFAULT_AUTHENTICATION_METHODS`` (default ``FS, IDTOKENS``; CLAIMTOBE
+only when listed), ``SEC_DEFAULT_ENCRYPTION`` and ``SEC_DEFAULT_INTEGRITY`` (default
+OPTIONAL: a client that requires them gets them), ``SEC_TOKEN_MAX_AGE``. The trust domain
+is the pool key's (``auth.pool_key``), so the tokens ``mockpool token create`` mints are
+the ones a client picks for this pool.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from ..auth import pool_key
+from ..cedar import CedarServer, Command, SecurityConfig
+from ..cedar.auth_claim import ClaimToBeAuth
+from ..cedar.auth_fs import FSAuth
+from ..cedar.auth_token import TokenAuth
+from ..cedar.crypto import AesCrypto
+from ..config import ConfigDict
+
+log = logging.getLogger(__name__)
+
+__all__ = ["CedarError", "check_knobs", "security_from_config", "start_listeners"]
+
+_LEVELS = ("REQUIRED", "PREFERRED", "OPTIONAL", "NEVER")
+_KNOWN_METHODS = ("FS", "IDTOKENS", "TOKEN", "TOKENS", "CLAIMTOBE")
+
+
+class CedarError(ValueError):
+    """A SEC_* knob of the pool's config that the listeners cannot follow."""
+
+
+def _level(config: ConfigDict, knob: str, default: str) -> str:
+    value = (config.lookup(knob) or default).strip().upper()
+    if value not in _LEVELS:
+        raise CedarError(f"{knob} = {value}: expected one of {', '.join(_LEVELS)}")
+    return value
+
+
+def _methods(config: ConfigDict) -> list[str]:
+    text = config.lookup("SEC_DEFAULT_AUTHENTICATION_METHODS") or "FS, IDTOKENS"
+    names = [m.strip().upper() for m in text.replace(",", " ").split() if m.strip()]
+    chosen = [m for m in names if m in _KNOWN_METHODS]
+    if not chosen:
+        raise CedarError(
+            f"SEC_DEFAULT_AUTHENTICATION_METHODS = {text}: none of the methods the pool "
+            "answers (FS, IDTOKENS, CLAIMTOBE)"
+        )
+    return chosen
+
+
+def _max_age(config: ConfigDict) -> float | None:
+    text = config.lookup("SEC_TOKEN_MAX_AGE")
+    try:
+        return float(text) if text else None
+    except ValueError:
+        raise CedarError(f"SEC_TOKEN_MAX_AGE = {text}: not a number") from None
+
+
+def check_knobs(config: ConfigDict) -> None:
+    """CedarError naming the first SEC_* knob the listeners could not follow (the spec
+    checks a pool's before anything starts)."""
+    for knob in ("SEC_DEFAULT_AUTHENTICATION", "SEC_DEFAULT_ENCRYPTION", "SEC_DEFAULT_INTEGRITY"):
+        _level(config, knob, "OPTIONAL")
+    _methods(config)
+    _max_age(config)
+
+
+def security_from_config(
+    config: ConfigDict, secret: str, pool_user: str, *, subsystem: str
+) -> SecurityConfig:
+    """A listener's security as the pool's config asks (CedarError names a bad knob)."""
+    material, trust_domain = pool_key(secret)
+    max_age = _max_age(config)
+    methods: list[Any] = []
+    for name in _methods(config):
+        if name == "FS" and not any(isinstance(m, FSAuth) for m in methods):
+            methods.append(FSAuth())
+        elif name in ("IDTOKENS", "TOKEN", "TOKENS") and not any(
+            isinstance(m, TokenAuth) for m in methods
+        ):
+            methods.append(
+                TokenAuth({"POOL": material}, trust_domain=trust_domain, max_age=max_age)
+            )
+        elif name == "CLAIMTOBE" and not any(isinstance(m, ClaimToBeAuth) for m in methods):
+            methods.append(ClaimToBeAuth())
+    return SecurityConfig(
+        methods=tuple(methods),
+        authentication=_level(config, "SEC_DEFAULT_AUTHENTICATION", "REQUIRED"),
+        encryption=_level(config, "SEC_DEFAULT_ENCRYPTION", "OPTIONAL"),
+        integrity=_level(config, "SEC_DEFAULT_INTEGRITY", "OPTIONAL"),
+        crypto=AesCrypto(),
+        pool_user=pool_user,
+        trust_domain=trust_domain,
+        subsystem=subsystem,
+    )
+
+
+def _commands(services: Iterable[Any]) -> list[Command]:
+    from ..cedar.collector_cmds import collector_commands
+    from ..cedar.negotiator_cmds import negotiator_commands
+    from ..collector.service import CollectorService
+    from ..negotiator.service import NegotiatorService
+
+    out: list[Command] = []
+    for s in services:
+        if isinstance(s, CollectorService):
+            out += collector_commands(s)
+        elif isinstance(s, NegotiatorService):
+            out += negotiator_commands(s)
+    return out
+
+
+async def start_listeners(
+    role: str,
+    services: Sequence[Any],
+    config: ConfigDict,
+    secret: str,
+    pool_user: str,
+    *,
+    host: str,
+    port: int = 0,
+) -> dict[str, CedarServer]:
+    """Start the actor's listeners: ``{"": server}`` for a central manager or negotiator
+    (on ``port``: a restarted central manager comes back where clients look), ``{schedd
+    name (lower case): server}`` for a schedd actor."""
+    servers: dict[str, CedarServer] = {}
+    try:
+        if role in ("central", "negotiator"):
+            subsystem = "COLLECTOR" if role == "central" else "NEGOTIATOR"
+            security = security_from_config(config, secret, pool_user, subsystem=subsystem)
+            server = CedarServer(_commands(services), security, name=f"{role} CEDAR")
+            await server.start(host, port)
+            servers[""] = server
+        elif role == "schedd":
+            from ..cedar.schedd_cmds import schedd_commands
+
+            security = security_from_config(config, secret, pool_user, subsystem="SCHEDD")
+            (service,) = services
+            for key, core in service.cores.items():
+                server = CedarServer(
+                    schedd_commands(service, core.name), security, name=f"{core.name} CEDAR"
+                )
+                await server.start(host, 0)
+                servers[key] = server
+    except BaseException:
+        for server in servers.values():
+            await server.stop()
+        raise
+    return servers
