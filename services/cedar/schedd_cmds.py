@@ -1,8 +1,9 @@
 """The schedd's CEDAR commands, as ``htcondor2.Schedd`` and HTCondor's tools send them.
 
 Each handler reads HTCondor's request, calls the method of :class:`ScheddService` that
-the gRPC server would (after the same ``METHOD_ROLES`` check, with the caller's
-principal set, so every finer rule is the servicer's: alice cannot act on bob's jobs),
+the gRPC server would (``servicers.call_servicer``: the same ``METHOD_ROLES`` check, the
+caller's principal set, so every finer rule is the servicer's: alice cannot act on bob's
+jobs),
 and answers in HTCondor's reply format, refusals included:
 
 - ``QUERY_JOB_ADS`` / ``QUERY_JOB_ADS_WITH_AUTH`` (schedd.cpp ``command_query_job_ads``):
@@ -55,16 +56,16 @@ from ..v1 import schedd_pb2 as spb
 from . import commands as cmd
 from .qmgmt import QmgmtRefusal, QmgmtSession, StagedCluster
 from .server import CedarClosed, CedarRequest, Command, CommandError, Level, Peer
+from .servicers import call_servicer
 from .stream import Builder
 
 if TYPE_CHECKING:
     from ..schedd.service import ScheddService
 
-__all__ = ["SERVICE", "ScheddCalls", "schedd_commands"]
+__all__ = ["ScheddCalls", "schedd_commands"]
 
 log = logging.getLogger(__name__)
 
-SERVICE = "mockpool.v1.Schedd"
 OK, NOT_OK = 1, 0  # condor_commands.h
 # JobAction (condor_includes/job_actions? proc.h: JA_*) -> the servicer's action
 _ACTIONS = {1: "hold", 2: "release", 3: "remove", 5: "vacate", 6: "vacate"}
@@ -82,46 +83,28 @@ _ERRNO = {  # a servicer's refusal as the errno qmgmt answers
 }
 
 
-class _Context:
-    """What a servicer method is given instead of gRPC's context: ``abort`` raises
-    :class:`CommandError`; asks for the objects themselves (``rpc.Handover``)."""
-
-    in_process = True
-
-    @staticmethod
-    def invocation_metadata() -> tuple[tuple[str, str], ...]:
-        return (rpc.HANDOVER,)
-
-    async def abort(self, code: grpc.StatusCode, details: str = "") -> None:
-        raise CommandError(code, details)
-
-
 class ScheddCalls:
-    """Calls of the schedd servicer's methods for one peer, checked as the gRPC server
-    checks them (``METHOD_ROLES``) and run with its principal set."""
+    """Calls of the schedd servicer's methods for one peer (``call_servicer``: checked
+    as the gRPC server checks them, run with its principal set)."""
 
     def __init__(self, service: ScheddService, peer: Peer, schedd_name: str) -> None:
         self.service = service
         self.peer = peer
         self.schedd_name = schedd_name
 
-    async def call(self, method: str, request: Any) -> Any:
-        principal = self.peer.principal
-        roles = self.service.METHOD_ROLES[f"/{SERVICE}/{method}"]
-        if principal is None or principal.role not in roles:
-            raise CommandError(
-                grpc.StatusCode.PERMISSION_DENIED,
-                f"{self.peer.user} may not call {method}",
-            )
-        token = auth._current.set(principal)
-        try:
-            return await getattr(self.service, method)(request, _Context())
-        finally:
-            auth._current.reset(token)
+    async def call(self, method: str, request: Any, *, handover: bool = False) -> Any:
+        return await call_servicer(
+            self.peer.principal,
+            self.service,
+            method,
+            request,
+            peer=self.peer.address,
+            handover=handover,
+        )
 
     async def jobs(self, method: str, request: Any) -> tuple[list[ClassAd], ClassAd]:
         """QueryJobs or History: the job ads and the schedd's ad."""
-        reply = await self.call(method, request)
+        reply = await self.call(method, request, handover=True)
         if isinstance(reply, rpc.Handover):
             ads, schedd_ad = reply.value
             return list(ads), schedd_ad

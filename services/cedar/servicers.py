@@ -14,6 +14,7 @@ from typing import Any, NoReturn
 
 import grpc
 
+from .. import rpc
 from ..auth import Principal, acting_as
 from .server import CommandError
 
@@ -21,10 +22,13 @@ __all__ = ["CedarContext", "call_servicer", "method_roles"]
 
 
 class CedarContext:
-    """What a servicer method may use of ``grpc.aio.ServicerContext`` off gRPC."""
+    """What a servicer method may use of ``grpc.aio.ServicerContext`` off gRPC;
+    ``handover``: ask for the reply's objects themselves (``rpc.Handover``), as a caller
+    of the servicer's own process may, instead of a message to decode again."""
 
-    def __init__(self, peer: str = "") -> None:
+    def __init__(self, peer: str = "", *, handover: bool = False) -> None:
         self._peer = peer
+        self.in_process = handover
 
     async def abort(self, code: grpc.StatusCode, details: str = "") -> NoReturn:
         raise CommandError(code, details)
@@ -32,8 +36,8 @@ class CedarContext:
     def peer(self) -> str:
         return self._peer
 
-    def invocation_metadata(self) -> tuple[()]:
-        return ()  # no gRPC metadata: a servicer takes nothing in-process from it
+    def invocation_metadata(self) -> tuple[tuple[str, str], ...]:
+        return (rpc.HANDOVER,) if self.in_process else ()
 
     def set_code(self, code: grpc.StatusCode) -> None:
         pass
@@ -51,7 +55,13 @@ def method_roles(service: Any, method: str) -> frozenset[Any]:
 
 
 async def call_servicer(
-    principal: Principal | None, service: Any, method: str, request: Any, *, peer: str = ""
+    principal: Principal | None,
+    service: Any,
+    method: str,
+    request: Any,
+    *,
+    peer: str = "",
+    handover: bool = False,
 ) -> Any:
     """``service.<method>(request, context)`` for ``principal``; CommandError
     (PERMISSION_DENIED) when its role may not call it, or what the method aborts with."""
@@ -60,4 +70,4 @@ async def call_servicer(
         who = "an unauthenticated peer" if principal is None else f"role {principal.role.value}"
         raise CommandError(grpc.StatusCode.PERMISSION_DENIED, f"{method} is not open to {who}")
     with acting_as(principal):
-        return await getattr(service, method)(request, CedarContext(peer))
+        return await getattr(service, method)(request, CedarContext(peer, handover=handover))
