@@ -184,6 +184,18 @@ def test_submit_ads_refusals_store_nothing(path: Path) -> None:
         s.submit_ads(1, CLUSTER, procs(1), "alice", 2.0)
 
 
+def test_submit_ads_write_the_user_log_as_a_description_submit(path: Path) -> None:
+    s = make(path)
+    logged = {**CLUSTER, "UserLog": '"/tmp/jobs.log"'}
+    s.submit_ads(s.reserve_cluster(), logged, procs(2), "alice", 3.0)
+    events = s.joblog.drain()
+    assert [(e.path, e.code, e.cluster, e.proc, e.t) for e in events] == [
+        ("/tmp/jobs.log", 0, 1, 0, 3.0),  # 000 Job submitted, at pool time 3
+        ("/tmp/jobs.log", 0, 1, 1, 3.0),
+    ]
+    assert events[0].fields == {"host": "<127.0.0.1:9618>"}
+
+
 def test_submit_ads_on_hold(path: Path) -> None:
     s = make(path)
     held = {**CLUSTER, "HoldReasonCode": "15", "HoldReason": '"submitted on hold"'}
