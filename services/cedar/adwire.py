@@ -26,9 +26,11 @@ plain or an encrypted stream, which a collector may keep until the ad changes.
 from __future__ import annotations
 
 import functools
+import re
 from collections.abc import Iterable
 
 from ..classad import ClassAd, ClassAdSyntaxError, parse_expr, unparse
+from ..classad.ad import literal_binding
 from ..classad.bindings import BindingCache
 from ..classad.oldstrings import new_to_old, old_to_new
 from ..classad.refs import references
@@ -218,6 +220,37 @@ def _parse_rhs(rhs: str) -> Expr:
     return parse_expr(old_to_new(rhs))
 
 
+# unsigned, as our parser reads them (a sign makes a unary minus; a leading 0 is refused)
+_INT = re.compile(r"(?:0|[1-9][0-9]*)[\r\n]*")
+_REAL = re.compile(r"(?:0|[1-9][0-9]*)\.[0-9]*(?:[eE][-+]?[0-9]+)?[\r\n]*")
+
+
+def _fast_binding(name: str, rhs: str) -> tuple[str, Expr] | None:
+    """``getClassAdEx``'s GET_CLASSAD_FAST: a plain integer, real, boolean or short
+    string without escapes read without the parser (most of a slot or job ad)."""
+    n = len(rhs)
+    if not n:
+        return None
+    c = rhs[0]
+    if c == '"':
+        end = rhs.find('"', 1)
+        if end > 0 and n < 128 and "\\" not in rhs[1:end] and not rhs[end + 1 :].strip(" \t\r\n"):
+            return literal_binding(name, rhs[1:end])
+        return None
+    if "0" <= c <= "9" and n < 30:
+        if _INT.fullmatch(rhs):
+            return literal_binding(name, int(rhs))
+        if _REAL.fullmatch(rhs):
+            return literal_binding(name, float(rhs))
+        return None
+    low = rhs.lower()
+    if low == "true":
+        return literal_binding(name, True)
+    if low == "false":
+        return literal_binding(name, False)
+    return None
+
+
 def read_ad(msg: Message, *, what: str = "an ad", max_attributes: int = 1_000_000) -> ClassAd:
     """``getClassAd``: an ad from ``msg``; ``StreamError`` names the line that is wrong."""
     start = msg.offset
@@ -233,6 +266,10 @@ def read_ad(msg: Message, *, what: str = "an ad", max_attributes: int = 1_000_00
         if split is None:
             raise StreamError(f"{what}, attribute line {i + 1}: no 'Name = value' in {line[:80]!r}")
         name, rhs = split
+        fast = _fast_binding(name, rhs)
+        if fast is not None:
+            pairs.append(fast)
+            continue
         try:
             pairs.append((name, _parse_rhs(rhs)))
         except ClassAdSyntaxError as exc:

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from mockpool.cedar.adwire import encode_ad, read_pod_ad, split_line
+from mockpool.cedar.adwire import _fast_binding, encode_ad, read_pod_ad, split_line
 from mockpool.cedar.stream import Builder, Message, StreamError
-from mockpool.classad import ClassAd, parse_expr
+from mockpool.classad import ClassAd, parse_ad, parse_expr
 
 
 def n(i: int) -> bytes:
@@ -116,3 +116,21 @@ def test_an_ad_survives_the_round_trip() -> None:
     ad["N"] = parse_expr("[ x = 1; y = x ]")
     back = Message(Builder().put_ad(ad, private=True).build()).get_ad()
     assert back == ad
+
+
+@pytest.mark.parametrize("rhs", ["5", "0", "1.5", "0.5e3", "3.", '"abc"', '"x"  ', "TRUE", "false"])
+def test_plain_literals_read_without_the_parser_read_as_the_parser_reads_them(rhs: str) -> None:
+    # getClassAdEx's fast path, giving what our parser gives (a signed number is a
+    # unary minus to it, so those are left to it)
+    fast = _fast_binding("A", rhs)
+    assert fast is not None
+    parsed = parse_ad(f"A = {rhs}")["A"]
+    assert type(fast[1].value) is type(parsed.value) and fast[1].value == parsed.value
+    assert str(fast[1]) == str(parsed)
+
+
+@pytest.mark.parametrize(
+    "rhs", ["-12", "007", "1e5", '"a\\"b"', '"x" y', "truex", "-", "A + 1", "(1)"]
+)
+def test_anything_else_goes_to_the_parser(rhs: str) -> None:
+    assert _fast_binding("A", rhs) is None

@@ -24,7 +24,12 @@ from mockpool.cedar import (
 )
 from mockpool.cedar.auth_claim import ClaimToBeAuth
 from mockpool.cedar.auth_fs import FSAuth
-from mockpool.cedar.commands import DC_AUTHENTICATE, DC_NOP_WRITE, QUERY_STARTD_ADS
+from mockpool.cedar.commands import (
+    DC_AUTHENTICATE,
+    DC_NOP_WRITE,
+    DC_SEC_QUERY,
+    QUERY_STARTD_ADS,
+)
 from mockpool.cedar.framing import PacketCodec
 from mockpool.cedar.rawclient import RawClient, ServerThread, claimtobe_handshake, client_policy
 from mockpool.classad import ClassAd, evaluate, parse_expr
@@ -378,3 +383,19 @@ async def test_htcondor2_claims_to_be_only_where_the_config_allows_it(tmp_path: 
         await server.stop()
     assert refused.startswith("refused: ")
     assert server.counts.refused == 1 and server.counts.commands == 0
+
+
+def test_dc_sec_query_answers_whether_the_command_would_be_authorized() -> None:
+    ad = client_policy(DC_SEC_QUERY)
+    ad["AuthCommand"] = QUERY_STARTD_ADS
+    with listener() as srv, RawClient("127.0.0.1", srv.port) as c:
+        c.send(Builder().put_int(DC_AUTHENTICATE).put_ad(ad))
+        assert c.recv().get_ad().eval("Authentication") == "YES"
+        c.send(Builder().put_int(2))  # CLAIMTOBE
+        assert c.recv().get_int() == 2
+        c.send(Builder().put_int(1).put_string("bob@example.org"))
+        assert [c.recv().get_int(), c.recv().get_int()] == [1, 0]  # claimed; no key
+        assert c.recv().get_ad().eval("ReturnCode") == "AUTHORIZED"
+        assert c.recv().get_ad().eval("AuthorizationSucceeded") is True
+        assert c.wait_closed() == b""
+        assert srv.server.counts.commands == 0  # no handler ran
