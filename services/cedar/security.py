@@ -11,6 +11,7 @@
 
 from __future__ import annotations
 
+import functools
 import getpass
 import os
 import socket
@@ -119,6 +120,12 @@ class CryptoProvider(Protocol):
         ...
 
 
+@functools.lru_cache(maxsize=1)
+def _full_hostname() -> str:
+    """UID_DOMAIN's default, $(FULL_HOSTNAME): looked up once (a DNS query may be slow)."""
+    return socket.getfqdn()
+
+
 def _own_user() -> str:
     try:
         return getpass.getuser()
@@ -139,6 +146,8 @@ def default_principal(config: SecurityConfig, user: str, method: str) -> Princip
 class SecurityConfig:
     """A listener's security, as a real pool's SEC_* settings say it.
 
+    ``methods`` are the authentication methods offered, preferred first (FS when none
+    are given); ``subsystem`` names the daemon in its policy ad (COLLECTOR, SCHEDD, ...).
     ``authentication`` / ``encryption`` / ``integrity`` are REQUIRED, PREFERRED,
     OPTIONAL or NEVER for every level; ``unauthenticated_read`` relaxes authentication
     to OPTIONAL for READ (and ALLOW) commands and lets a peer that did not authenticate
@@ -154,7 +163,7 @@ class SecurityConfig:
     unauthenticated_read: bool = False
     crypto: CryptoProvider | None = None
     pool_user: str = field(default_factory=_own_user)
-    uid_domain: str = field(default_factory=socket.getfqdn)
+    uid_domain: str = field(default_factory=_full_hostname)
     fs_dir: str = field(default_factory=tempfile.gettempdir)  # FS_LOCAL_DIR
     trust_domain: str = ""
     session_duration: int = 86400  # a daemon's default SEC_*_SESSION_DURATION
