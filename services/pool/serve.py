@@ -26,6 +26,7 @@ not stop it: the death is an event (``daemon_died``) and the other daemons run o
 from __future__ import annotations
 
 import argparse
+import contextlib
 import getpass
 import json
 import os
@@ -41,7 +42,7 @@ from ..auth import Role, write_token
 from ..ownerfiles import private_dir
 from . import processes
 from .api import Pool
-from .condor_config import CONFIG_FILE, SCHEDD_ADDRESS_FILE
+from .condor_config import CONFIG_FILE, SCHEDD_ADDRESS_FILE, TOKEN_DIR
 from .report import event_line
 from .spec import SpecError, load_spec
 
@@ -66,8 +67,10 @@ def remove_pool_files(d: Path, info: dict[str, Any]) -> None:
         if folder:
             shutil.rmtree(folder, ignore_errors=True)
     shutil.rmtree(d / TOKENS_DIR, ignore_errors=True)
-    # its condor_config would name addresses no one listens on (tokens.d stays: the
-    # user's tokens, valid again if the pool comes back with the same secret_file)
+    # its condor_config would name addresses no one listens on; tokens.d stays if the
+    # user saved tokens there (valid again if the pool comes back with its secret_file)
+    with contextlib.suppress(OSError):
+        (d / TOKEN_DIR).rmdir()
     for name in (SECRET_FILE, POOL_FILE, CONFIG_FILE, SCHEDD_ADDRESS_FILE):
         (d / name).unlink(missing_ok=True)
 
