@@ -287,6 +287,7 @@ async def act(calls: ScheddCalls, request_ad: ClassAd) -> ClassAd | None:
             reason=reason if isinstance(reason, str) else "",
             owner=principal.name if principal is not None else "",
             others_denied=True,
+            hold_subcode=(_int(request_ad, "HoldReasonSubCode") or 0) if action == "hold" else 0,
         )
         try:
             reply = await calls.call("Act", request)

@@ -976,6 +976,7 @@ class Schedd(ReadyMadeJobs):
         *,
         only_owner: str | None = None,
         others_denied: bool = False,
+        hold_subcode: int = 0,
     ) -> tuple[list[ActResult], Outbox]:
         """condor_rm / condor_hold / condor_release / condor_vacate_job on ids ("12.0", or
         "12" for a cluster) and/or a constraint. Per-job errors read as HTCondor's tools
@@ -987,7 +988,8 @@ class Schedd(ReadyMadeJobs):
         constraint selects among that user's jobs only (the tools add that clause), or,
         ``others_denied``, selects every job and refuses the others' (the schedd's own
         answer to ACT_ON_JOBS with a bare constraint, as htcondor2 sends it). Vacate
-        takes a running job off its slot back to Idle."""
+        takes a running job off its slot back to Idle. ``hold_subcode``: a hold's
+        HoldReasonSubCode (its code is 1, UserRequest)."""
         if action not in _VERBS:
             raise ScheddError(
                 f"unknown action {action!r}: expected remove, hold, release or vacate"
@@ -1077,7 +1079,7 @@ class Schedd(ReadyMadeJobs):
             if action == "remove":
                 self._remove(job, why, now, out)
             elif action == "hold":
-                self._hold(job, why, HOLD_CODE_USER, now, out)
+                self._hold(job, why, HOLD_CODE_USER, now, out, hold_subcode)
             elif action == "vacate":
                 self._vacate(job, PolicyVerdict("vacate", why), now, out)
             else:

@@ -461,6 +461,7 @@ class ScheddService(QmgmtMethods, sgrpc.ScheddServicer):
                 now,
                 only_owner=user,
                 others_denied=request.others_denied,
+                hold_subcode=request.hold_subcode,
             )
         except CostlyConstraint as exc:
             await context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED, str(exc))

@@ -26,7 +26,7 @@ _sym_db = _symbol_database.Default()
 from mockpool.v1 import classad_pb2 as mockpool_dot_v1_dot_classad__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x18mockpool/v1/schedd.proto\x12\x0bmockpool.v1\x1a\x19mockpool/v1/classad.proto\"\xc8\x02\n\rSubmitRequest\x12\x13\n\x0bschedd_name\x18\x01 \x01(\t\x12\x12\n\nrequest_id\x18\x02 \x01(\t\x12\x13\n\x0b\x64\x65scription\x18\x03 \x01(\t\x12\x0e\n\x06source\x18\x04 \x01(\t\x12\r\n\x05owner\x18\x05 \x01(\t\x12=\n\nitem_files\x18\x06 \x03(\x0b\x32).mockpool.v1.SubmitRequest.ItemFilesEntry\x12\x30\n\x03\x65nv\x18\x07 \x03(\x0b\x32#.mockpool.v1.SubmitRequest.EnvEntry\x12\x0b\n\x03iwd\x18\x08 \x01(\t\x1a\x30\n\x0eItemFilesEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\x1a*\n\x08\x45nvEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\"4\n\x0bSubmitReply\x12\x12\n\ncluster_id\x18\x01 \x01(\x03\x12\x11\n\tnum_procs\x18\x02 \x01(\x05\"l\n\x0fJobQueryRequest\x12\x13\n\x0bschedd_name\x18\x01 \x01(\t\x12\x12\n\nconstraint\x18\x02 \x01(\t\x12\x12\n\nprojection\x18\x03 \x03(\t\x12\r\n\x05limit\x18\x04 \x01(\x05\x12\r\n\x05since\x18\x05 \x01(\t\"Y\n\rJobQueryReply\x12\"\n\x04jobs\x18\x01 \x03(\x0b\x32\x14.mockpool.v1.ClassAd\x12$\n\x06schedd\x18\x02 \x01(\x0b\x32\x14.mockpool.v1.ClassAd\"\x8c\x01\n\nActRequest\x12\x13\n\x0bschedd_name\x18\x01 \x01(\t\x12\x0e\n\x06\x61\x63tion\x18\x02 \x01(\t\x12\x0f\n\x07job_ids\x18\x03 \x03(\t\x12\x12\n\nconstraint\x18\x04 \x01(\t\x12\x0e\n\x06reason\x18\x05 \x01(\t\x12\r\n\x05owner\x18\x06 \x01(\t\x12\x15\n\rothers_denied\x18\x07 \x01(\x08\"I\n\x0cJobActResult\x12\x0e\n\x06job_id\x18\x01 \x01(\t\x12\n\n\x02ok\x18\x02 \x01(\x08\x12\r\n\x05\x65rror\x18\x03 \x01(\t\x12\x0e\n\x06result\x18\x04 \x01(\x05\"(\n\x11NewClusterRequest\x12\x13\n\x0bschedd_name\x18\x01 \x01(\t\"%\n\x0fNewClusterReply\x12\x12\n\ncluster_id\x18\x01 \x01(\x03\"\x9e\x01\n\x13SubmitJobAdsRequest\x12\x13\n\x0bschedd_name\x18\x01 \x01(\t\x12\x12\n\nrequest_id\x18\x02 \x01(\t\x12\x12\n\ncluster_id\x18\x03 \x01(\x03\x12%\n\x07\x63luster\x18\x04 \x01(\x0b\x32\x14.mockpool.v1.ClassAd\x12#\n\x05procs\x18\x05 \x03(\x0b\x32\x14.mockpool.v1.ClassAd\"[\n\x07JobEdit\x12\x0f\n\x07job_ids\x18\x01 \x03(\t\x12\x12\n\nconstraint\x18\x02 \x01(\t\x12\x0c\n\x04name\x18\x03 \x01(\t\x12\r\n\x05value\x18\x04 \x01(\t\x12\x0e\n\x06\x64\x65lete\x18\x05 \x01(\x08\"[\n\x0b\x45\x64itRequest\x12\x13\n\x0bschedd_name\x18\x01 \x01(\t\x12#\n\x05\x65\x64its\x18\x02 \x03(\x0b\x32\x14.mockpool.v1.JobEdit\x12\x12\n\ncheck_only\x18\x03 \x01(\x08\"\x1c\n\tEditReply\x12\x0f\n\x07matched\x18\x01 \x03(\x05\".\n\x17ScheddRescheduleRequest\x12\x13\n\x0bschedd_name\x18\x01 \x01(\t\"\x17\n\x15ScheddRescheduleReply\"6\n\x08\x41\x63tReply\x12*\n\x07results\x18\x01 \x03(\x0b\x32\x19.mockpool.v1.JobActResult\"A\n\x17ResourceRequestsRequest\x12\x13\n\x0bschedd_name\x18\x01 \x01(\t\x12\x11\n\tsubmitter\x18\x02 \x01(\t\"?\n\x15ResourceRequestsReply\x12&\n\x08requests\x18\x01 \x03(\x0b\x32\x14.mockpool.v1.ClassAd\"\x93\x01\n\x05Match\x12\x11\n\tsubmitter\x18\x01 \x01(\t\x12\x16\n\x0e\x61utocluster_id\x18\x02 \x01(\x03\x12\x11\n\tslot_name\x18\x03 \x01(\t\x12\x10\n\x08\x63laim_id\x18\x04 \x01(\t\x12\"\n\x04slot\x18\x05 \x01(\x0b\x32\x14.mockpool.v1.ClassAd\x12\x16\n\x0estartd_address\x18\x06 \x01(\t\"y\n\tRejection\x12\x11\n\tsubmitter\x18\x01 \x01(\t\x12\x16\n\x0e\x61utocluster_id\x18\x02 \x01(\x03\x12\x12\n\ncluster_id\x18\x03 \x01(\x03\x12\x0f\n\x07proc_id\x18\x04 \x01(\x03\x12\x0e\n\x06reason\x18\x05 \x01(\t\x12\x0c\n\x04time\x18\x06 \x01(\x01\"\x99\x01\n\x0eMatchesRequest\x12\x13\n\x0bschedd_name\x18\x01 \x01(\t\x12\x12\n\nrequest_id\x18\x02 \x01(\t\x12\r\n\x05\x63ycle\x18\x03 \x01(\x03\x12#\n\x07matches\x18\x04 \x03(\x0b\x32\x12.mockpool.v1.Match\x12*\n\nrejections\x18\x05 \x03(\x0b\x32\x16.mockpool.v1.Rejection\" \n\x0cMatchesReply\x12\x10\n\x08received\x18\x01 \x01(\x05\"\xc8\x01\n\x07JobExit\x12\x13\n\x0bschedd_name\x18\x01 \x01(\t\x12\x10\n\x08\x63laim_id\x18\x02 \x01(\t\x12\x12\n\ncluster_id\x18\x03 \x01(\x03\x12\x0f\n\x07proc_id\x18\x04 \x01(\x03\x12\x12\n\nstart_time\x18\x05 \x01(\x01\x12\x10\n\x08\x65nd_time\x18\x06 \x01(\x01\x12\x11\n\texit_code\x18\x07 \x01(\x05\x12\x11\n\tslot_name\x18\x08 \x01(\t\x12\x0e\n\x06reason\x18\t \x01(\t\x12\x15\n\rclaim_closing\x18\n \x01(\x08\"L\n\x11JobsExitedRequest\x12\x12\n\nrequest_id\x18\x01 \x01(\t\x12#\n\x05\x65xits\x18\x02 \x03(\x0b\x32\x14.mockpool.v1.JobExit\"#\n\x0fJobsExitedReply\x12\x10\n\x08\x61\x63\x63\x65pted\x18\x01 \x01(\x05\x32\xa5\x06\n\x06Schedd\x12>\n\x06Submit\x12\x1a.mockpool.v1.SubmitRequest\x1a\x18.mockpool.v1.SubmitReply\x12\x45\n\tQueryJobs\x12\x1c.mockpool.v1.JobQueryRequest\x1a\x1a.mockpool.v1.JobQueryReply\x12\x43\n\x07History\x12\x1c.mockpool.v1.JobQueryRequest\x1a\x1a.mockpool.v1.JobQueryReply\x12\x35\n\x03\x41\x63t\x12\x17.mockpool.v1.ActRequest\x1a\x15.mockpool.v1.ActReply\x12J\n\nNewCluster\x12\x1e.mockpool.v1.NewClusterRequest\x1a\x1c.mockpool.v1.NewClusterReply\x12J\n\x0cSubmitJobAds\x12 .mockpool.v1.SubmitJobAdsRequest\x1a\x18.mockpool.v1.SubmitReply\x12\x38\n\x04\x45\x64it\x12\x18.mockpool.v1.EditRequest\x1a\x16.mockpool.v1.EditReply\x12V\n\nReschedule\x12$.mockpool.v1.ScheddRescheduleRequest\x1a\".mockpool.v1.ScheddRescheduleReply\x12_\n\x13GetResourceRequests\x12$.mockpool.v1.ResourceRequestsRequest\x1a\".mockpool.v1.ResourceRequestsReply\x12\x41\n\x07Matches\x12\x1b.mockpool.v1.MatchesRequest\x1a\x19.mockpool.v1.MatchesReply\x12J\n\nJobsExited\x12\x1e.mockpool.v1.JobsExitedRequest\x1a\x1c.mockpool.v1.JobsExitedReplyb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x18mockpool/v1/schedd.proto\x12\x0bmockpool.v1\x1a\x19mockpool/v1/classad.proto\"\xc8\x02\n\rSubmitRequest\x12\x13\n\x0bschedd_name\x18\x01 \x01(\t\x12\x12\n\nrequest_id\x18\x02 \x01(\t\x12\x13\n\x0b\x64\x65scription\x18\x03 \x01(\t\x12\x0e\n\x06source\x18\x04 \x01(\t\x12\r\n\x05owner\x18\x05 \x01(\t\x12=\n\nitem_files\x18\x06 \x03(\x0b\x32).mockpool.v1.SubmitRequest.ItemFilesEntry\x12\x30\n\x03\x65nv\x18\x07 \x03(\x0b\x32#.mockpool.v1.SubmitRequest.EnvEntry\x12\x0b\n\x03iwd\x18\x08 \x01(\t\x1a\x30\n\x0eItemFilesEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\x1a*\n\x08\x45nvEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\"4\n\x0bSubmitReply\x12\x12\n\ncluster_id\x18\x01 \x01(\x03\x12\x11\n\tnum_procs\x18\x02 \x01(\x05\"l\n\x0fJobQueryRequest\x12\x13\n\x0bschedd_name\x18\x01 \x01(\t\x12\x12\n\nconstraint\x18\x02 \x01(\t\x12\x12\n\nprojection\x18\x03 \x03(\t\x12\r\n\x05limit\x18\x04 \x01(\x05\x12\r\n\x05since\x18\x05 \x01(\t\"Y\n\rJobQueryReply\x12\"\n\x04jobs\x18\x01 \x03(\x0b\x32\x14.mockpool.v1.ClassAd\x12$\n\x06schedd\x18\x02 \x01(\x0b\x32\x14.mockpool.v1.ClassAd\"\xa2\x01\n\nActRequest\x12\x13\n\x0bschedd_name\x18\x01 \x01(\t\x12\x0e\n\x06\x61\x63tion\x18\x02 \x01(\t\x12\x0f\n\x07job_ids\x18\x03 \x03(\t\x12\x12\n\nconstraint\x18\x04 \x01(\t\x12\x0e\n\x06reason\x18\x05 \x01(\t\x12\r\n\x05owner\x18\x06 \x01(\t\x12\x15\n\rothers_denied\x18\x07 \x01(\x08\x12\x14\n\x0chold_subcode\x18\x08 \x01(\x05\"I\n\x0cJobActResult\x12\x0e\n\x06job_id\x18\x01 \x01(\t\x12\n\n\x02ok\x18\x02 \x01(\x08\x12\r\n\x05\x65rror\x18\x03 \x01(\t\x12\x0e\n\x06result\x18\x04 \x01(\x05\"(\n\x11NewClusterRequest\x12\x13\n\x0bschedd_name\x18\x01 \x01(\t\"%\n\x0fNewClusterReply\x12\x12\n\ncluster_id\x18\x01 \x01(\x03\"\x9e\x01\n\x13SubmitJobAdsRequest\x12\x13\n\x0bschedd_name\x18\x01 \x01(\t\x12\x12\n\nrequest_id\x18\x02 \x01(\t\x12\x12\n\ncluster_id\x18\x03 \x01(\x03\x12%\n\x07\x63luster\x18\x04 \x01(\x0b\x32\x14.mockpool.v1.ClassAd\x12#\n\x05procs\x18\x05 \x03(\x0b\x32\x14.mockpool.v1.ClassAd\"[\n\x07JobEdit\x12\x0f\n\x07job_ids\x18\x01 \x03(\t\x12\x12\n\nconstraint\x18\x02 \x01(\t\x12\x0c\n\x04name\x18\x03 \x01(\t\x12\r\n\x05value\x18\x04 \x01(\t\x12\x0e\n\x06\x64\x65lete\x18\x05 \x01(\x08\"[\n\x0b\x45\x64itRequest\x12\x13\n\x0bschedd_name\x18\x01 \x01(\t\x12#\n\x05\x65\x64its\x18\x02 \x03(\x0b\x32\x14.mockpool.v1.JobEdit\x12\x12\n\ncheck_only\x18\x03 \x01(\x08\"\x1c\n\tEditReply\x12\x0f\n\x07matched\x18\x01 \x03(\x05\".\n\x17ScheddRescheduleRequest\x12\x13\n\x0bschedd_name\x18\x01 \x01(\t\"\x17\n\x15ScheddRescheduleReply\"6\n\x08\x41\x63tReply\x12*\n\x07results\x18\x01 \x03(\x0b\x32\x19.mockpool.v1.JobActResult\"A\n\x17ResourceRequestsRequest\x12\x13\n\x0bschedd_name\x18\x01 \x01(\t\x12\x11\n\tsubmitter\x18\x02 \x01(\t\"?\n\x15ResourceRequestsReply\x12&\n\x08requests\x18\x01 \x03(\x0b\x32\x14.mockpool.v1.ClassAd\"\x93\x01\n\x05Match\x12\x11\n\tsubmitter\x18\x01 \x01(\t\x12\x16\n\x0e\x61utocluster_id\x18\x02 \x01(\x03\x12\x11\n\tslot_name\x18\x03 \x01(\t\x12\x10\n\x08\x63laim_id\x18\x04 \x01(\t\x12\"\n\x04slot\x18\x05 \x01(\x0b\x32\x14.mockpool.v1.ClassAd\x12\x16\n\x0estartd_address\x18\x06 \x01(\t\"y\n\tRejection\x12\x11\n\tsubmitter\x18\x01 \x01(\t\x12\x16\n\x0e\x61utocluster_id\x18\x02 \x01(\x03\x12\x12\n\ncluster_id\x18\x03 \x01(\x03\x12\x0f\n\x07proc_id\x18\x04 \x01(\x03\x12\x0e\n\x06reason\x18\x05 \x01(\t\x12\x0c\n\x04time\x18\x06 \x01(\x01\"\x99\x01\n\x0eMatchesRequest\x12\x13\n\x0bschedd_name\x18\x01 \x01(\t\x12\x12\n\nrequest_id\x18\x02 \x01(\t\x12\r\n\x05\x63ycle\x18\x03 \x01(\x03\x12#\n\x07matches\x18\x04 \x03(\x0b\x32\x12.mockpool.v1.Match\x12*\n\nrejections\x18\x05 \x03(\x0b\x32\x16.mockpool.v1.Rejection\" \n\x0cMatchesReply\x12\x10\n\x08received\x18\x01 \x01(\x05\"\xc8\x01\n\x07JobExit\x12\x13\n\x0bschedd_name\x18\x01 \x01(\t\x12\x10\n\x08\x63laim_id\x18\x02 \x01(\t\x12\x12\n\ncluster_id\x18\x03 \x01(\x03\x12\x0f\n\x07proc_id\x18\x04 \x01(\x03\x12\x12\n\nstart_time\x18\x05 \x01(\x01\x12\x10\n\x08\x65nd_time\x18\x06 \x01(\x01\x12\x11\n\texit_code\x18\x07 \x01(\x05\x12\x11\n\tslot_name\x18\x08 \x01(\t\x12\x0e\n\x06reason\x18\t \x01(\t\x12\x15\n\rclaim_closing\x18\n \x01(\x08\"L\n\x11JobsExitedRequest\x12\x12\n\nrequest_id\x18\x01 \x01(\t\x12#\n\x05\x65xits\x18\x02 \x03(\x0b\x32\x14.mockpool.v1.JobExit\"#\n\x0fJobsExitedReply\x12\x10\n\x08\x61\x63\x63\x65pted\x18\x01 \x01(\x05\x32\xa5\x06\n\x06Schedd\x12>\n\x06Submit\x12\x1a.mockpool.v1.SubmitRequest\x1a\x18.mockpool.v1.SubmitReply\x12\x45\n\tQueryJobs\x12\x1c.mockpool.v1.JobQueryRequest\x1a\x1a.mockpool.v1.JobQueryReply\x12\x43\n\x07History\x12\x1c.mockpool.v1.JobQueryRequest\x1a\x1a.mockpool.v1.JobQueryReply\x12\x35\n\x03\x41\x63t\x12\x17.mockpool.v1.ActRequest\x1a\x15.mockpool.v1.ActReply\x12J\n\nNewCluster\x12\x1e.mockpool.v1.NewClusterRequest\x1a\x1c.mockpool.v1.NewClusterReply\x12J\n\x0cSubmitJobAds\x12 .mockpool.v1.SubmitJobAdsRequest\x1a\x18.mockpool.v1.SubmitReply\x12\x38\n\x04\x45\x64it\x12\x18.mockpool.v1.EditRequest\x1a\x16.mockpool.v1.EditReply\x12V\n\nReschedule\x12$.mockpool.v1.ScheddRescheduleRequest\x1a\".mockpool.v1.ScheddRescheduleReply\x12_\n\x13GetResourceRequests\x12$.mockpool.v1.ResourceRequestsRequest\x1a\".mockpool.v1.ResourceRequestsReply\x12\x41\n\x07Matches\x12\x1b.mockpool.v1.MatchesRequest\x1a\x19.mockpool.v1.MatchesReply\x12J\n\nJobsExited\x12\x1e.mockpool.v1.JobsExitedRequest\x1a\x1c.mockpool.v1.JobsExitedReplyb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -50,45 +50,45 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_JOBQUERYREPLY']._serialized_start=563
   _globals['_JOBQUERYREPLY']._serialized_end=652
   _globals['_ACTREQUEST']._serialized_start=655
-  _globals['_ACTREQUEST']._serialized_end=795
-  _globals['_JOBACTRESULT']._serialized_start=797
-  _globals['_JOBACTRESULT']._serialized_end=870
-  _globals['_NEWCLUSTERREQUEST']._serialized_start=872
-  _globals['_NEWCLUSTERREQUEST']._serialized_end=912
-  _globals['_NEWCLUSTERREPLY']._serialized_start=914
-  _globals['_NEWCLUSTERREPLY']._serialized_end=951
-  _globals['_SUBMITJOBADSREQUEST']._serialized_start=954
-  _globals['_SUBMITJOBADSREQUEST']._serialized_end=1112
-  _globals['_JOBEDIT']._serialized_start=1114
-  _globals['_JOBEDIT']._serialized_end=1205
-  _globals['_EDITREQUEST']._serialized_start=1207
-  _globals['_EDITREQUEST']._serialized_end=1298
-  _globals['_EDITREPLY']._serialized_start=1300
-  _globals['_EDITREPLY']._serialized_end=1328
-  _globals['_SCHEDDRESCHEDULEREQUEST']._serialized_start=1330
-  _globals['_SCHEDDRESCHEDULEREQUEST']._serialized_end=1376
-  _globals['_SCHEDDRESCHEDULEREPLY']._serialized_start=1378
-  _globals['_SCHEDDRESCHEDULEREPLY']._serialized_end=1401
-  _globals['_ACTREPLY']._serialized_start=1403
-  _globals['_ACTREPLY']._serialized_end=1457
-  _globals['_RESOURCEREQUESTSREQUEST']._serialized_start=1459
-  _globals['_RESOURCEREQUESTSREQUEST']._serialized_end=1524
-  _globals['_RESOURCEREQUESTSREPLY']._serialized_start=1526
-  _globals['_RESOURCEREQUESTSREPLY']._serialized_end=1589
-  _globals['_MATCH']._serialized_start=1592
-  _globals['_MATCH']._serialized_end=1739
-  _globals['_REJECTION']._serialized_start=1741
-  _globals['_REJECTION']._serialized_end=1862
-  _globals['_MATCHESREQUEST']._serialized_start=1865
-  _globals['_MATCHESREQUEST']._serialized_end=2018
-  _globals['_MATCHESREPLY']._serialized_start=2020
-  _globals['_MATCHESREPLY']._serialized_end=2052
-  _globals['_JOBEXIT']._serialized_start=2055
-  _globals['_JOBEXIT']._serialized_end=2255
-  _globals['_JOBSEXITEDREQUEST']._serialized_start=2257
-  _globals['_JOBSEXITEDREQUEST']._serialized_end=2333
-  _globals['_JOBSEXITEDREPLY']._serialized_start=2335
-  _globals['_JOBSEXITEDREPLY']._serialized_end=2370
-  _globals['_SCHEDD']._serialized_start=2373
-  _globals['_SCHEDD']._serialized_end=3178
+  _globals['_ACTREQUEST']._serialized_end=817
+  _globals['_JOBACTRESULT']._serialized_start=819
+  _globals['_JOBACTRESULT']._serialized_end=892
+  _globals['_NEWCLUSTERREQUEST']._serialized_start=894
+  _globals['_NEWCLUSTERREQUEST']._serialized_end=934
+  _globals['_NEWCLUSTERREPLY']._serialized_start=936
+  _globals['_NEWCLUSTERREPLY']._serialized_end=973
+  _globals['_SUBMITJOBADSREQUEST']._serialized_start=976
+  _globals['_SUBMITJOBADSREQUEST']._serialized_end=1134
+  _globals['_JOBEDIT']._serialized_start=1136
+  _globals['_JOBEDIT']._serialized_end=1227
+  _globals['_EDITREQUEST']._serialized_start=1229
+  _globals['_EDITREQUEST']._serialized_end=1320
+  _globals['_EDITREPLY']._serialized_start=1322
+  _globals['_EDITREPLY']._serialized_end=1350
+  _globals['_SCHEDDRESCHEDULEREQUEST']._serialized_start=1352
+  _globals['_SCHEDDRESCHEDULEREQUEST']._serialized_end=1398
+  _globals['_SCHEDDRESCHEDULEREPLY']._serialized_start=1400
+  _globals['_SCHEDDRESCHEDULEREPLY']._serialized_end=1423
+  _globals['_ACTREPLY']._serialized_start=1425
+  _globals['_ACTREPLY']._serialized_end=1479
+  _globals['_RESOURCEREQUESTSREQUEST']._serialized_start=1481
+  _globals['_RESOURCEREQUESTSREQUEST']._serialized_end=1546
+  _globals['_RESOURCEREQUESTSREPLY']._serialized_start=1548
+  _globals['_RESOURCEREQUESTSREPLY']._serialized_end=1611
+  _globals['_MATCH']._serialized_start=1614
+  _globals['_MATCH']._serialized_end=1761
+  _globals['_REJECTION']._serialized_start=1763
+  _globals['_REJECTION']._serialized_end=1884
+  _globals['_MATCHESREQUEST']._serialized_start=1887
+  _globals['_MATCHESREQUEST']._serialized_end=2040
+  _globals['_MATCHESREPLY']._serialized_start=2042
+  _globals['_MATCHESREPLY']._serialized_end=2074
+  _globals['_JOBEXIT']._serialized_start=2077
+  _globals['_JOBEXIT']._serialized_end=2277
+  _globals['_JOBSEXITEDREQUEST']._serialized_start=2279
+  _globals['_JOBSEXITEDREQUEST']._serialized_end=2355
+  _globals['_JOBSEXITEDREPLY']._serialized_start=2357
+  _globals['_JOBSEXITEDREPLY']._serialized_end=2392
+  _globals['_SCHEDD']._serialized_start=2395
+  _globals['_SCHEDD']._serialized_end=3200
 # @@protoc_insertion_point(module_scope)

@@ -73,7 +73,7 @@ class JobQueryReply(_message.Message):
     def __init__(self, jobs: _Optional[_Iterable[_Union[_classad_pb2.ClassAd, _Mapping]]] = ..., schedd: _Optional[_Union[_classad_pb2.ClassAd, _Mapping]] = ...) -> None: ...
 
 class ActRequest(_message.Message):
-    __slots__ = ("schedd_name", "action", "job_ids", "constraint", "reason", "owner", "others_denied")
+    __slots__ = ("schedd_name", "action", "job_ids", "constraint", "reason", "owner", "others_denied", "hold_subcode")
     SCHEDD_NAME_FIELD_NUMBER: _ClassVar[int]
     ACTION_FIELD_NUMBER: _ClassVar[int]
     JOB_IDS_FIELD_NUMBER: _ClassVar[int]
@@ -81,6 +81,7 @@ class ActRequest(_message.Message):
     REASON_FIELD_NUMBER: _ClassVar[int]
     OWNER_FIELD_NUMBER: _ClassVar[int]
     OTHERS_DENIED_FIELD_NUMBER: _ClassVar[int]
+    HOLD_SUBCODE_FIELD_NUMBER: _ClassVar[int]
     schedd_name: str
     action: str
     job_ids: _containers.RepeatedScalarFieldContainer[str]
@@ -88,7 +89,8 @@ class ActRequest(_message.Message):
     reason: str
     owner: str
     others_denied: bool
-    def __init__(self, schedd_name: _Optional[str] = ..., action: _Optional[str] = ..., job_ids: _Optional[_Iterable[str]] = ..., constraint: _Optional[str] = ..., reason: _Optional[str] = ..., owner: _Optional[str] = ..., others_denied: _Optional[bool] = ...) -> None: ...
+    hold_subcode: int
+    def __init__(self, schedd_name: _Optional[str] = ..., action: _Optional[str] = ..., job_ids: _Optional[_Iterable[str]] = ..., constraint: _Optional[str] = ..., reason: _Optional[str] = ..., owner: _Optional[str] = ..., others_denied: _Optional[bool] = ..., hold_subcode: _Optional[int] = ...) -> None: ...
 
 class JobActResult(_message.Message):
     __slots__ = ("job_id", "ok", "error", "result")

@@ -160,7 +160,10 @@ result["vacated"] = [
     a["VacateReason"] for a in s.query(f"ClusterId == {c1} && ProcId == {run['ProcId']}", ["VacateReason"])
 ]
 result["hold"] = dict(s.act(htcondor2.JobAction.Hold, [f"{c2}.0", f"{c2}.1"], ("by the test", "7")))
-result["held"] = [[a["JobStatus"], a["HoldReason"]] for a in s.query(f"ClusterId == {c2}", ["JobStatus", "HoldReason"])]
+result["held"] = [
+    [a["JobStatus"], a["HoldReason"], a["HoldReasonSubCode"]]
+    for a in s.query(f"ClusterId == {c2}", ["JobStatus", "HoldReason", "HoldReasonSubCode"])
+]
 result["release"] = dict(s.act(htcondor2.JobAction.Release, f"ClusterId == {c2} && ProcId == 1"))
 result["edit_ids"] = s.edit([f"{c2}.0", f"{c2}.1"], "Tag", '"blue"')
 result["edit_constraint"] = s.edit(f"ClusterId == {c2}", "Level", 3)
@@ -187,7 +190,7 @@ s.reschedule()
     assert alice["vacate"].items() >= {**success, "TotalChangedAds": 1}.items()
     assert alice["vacated"] == ["via condor_vacate_job (by user alice)"]  # off its slot
     assert alice["hold"]["TotalSuccess"] == 2
-    assert alice["held"] == [[5, "by the test"], [5, "by the test"]]
+    assert alice["held"] == [[5, "by the test", 7], [5, "by the test", 7]]
     assert alice["release"]["TotalSuccess"] == 1
     assert (alice["edit_ids"], alice["edit_constraint"]) == (2, 2)
     assert alice["edited"] == [["blue", 3], ["blue", 3]]

@@ -184,12 +184,19 @@ async def test_act_on_jobs(service: ScheddService) -> None:
     assert confirmed.get_int() == 1  # after the tool's confirmation
     assert s.jobs[(1, 0)].status == HELD and s.jobs[(2, 0)].status == IDLE
     assert s.jobs[(1, 0)].ad.get_value("HoldReason") == "Python-initiated action"
+    assert s.jobs[(1, 0)].ad.get_value("HoldReasonSubCode") == 0  # "None": none given
+    # act(Hold, "1.2", ("why", "7")): the reason's code is the HoldReasonSubCode
+    coded = ClassAd({"JobAction": 1, "ActionIds": "1.2", "HoldReason": "why"})
+    coded["HoldReasonSubCode"] = parse_expr("7")
+    await run(service, cmd.ACT_ON_JOBS, ALICE, ad_msg(coded), Message(Builder().put_int(1).build()))
+    held = s.jobs[(1, 2)].ad
+    assert (held.get_value("HoldReasonCode"), held.get_value("HoldReasonSubCode")) == (1, 7)
     # a constraint (act(Release, 1) is "ClusterID == 1"); nothing done: no confirmation
     release = ClassAd({"JobAction": 2, "ActionResultType": 2})
     release["ActionConstraint"] = parse_expr("ClusterID == 1")
     (result,) = (await run(service, cmd.ACT_ON_JOBS, BOB, ad_msg(release))).replies()
     ad = result.get_ad()
-    assert totals(ad) == [0, 0, 0, 0, 0, 2, 0] and ad.get_value("ActionResult") == 0
+    assert totals(ad) == [0, 0, 0, 0, 0, 3, 0] and ad.get_value("ActionResult") == 0
     # an action ad the schedd cannot take: refused with NOT_OK, nothing done
     for bad in (ClassAd({"JobAction": 42, "ActionIds": "1.0"}), ClassAd({"JobAction": 1})):
         (m,) = (await run(service, cmd.ACT_ON_JOBS, ALICE, ad_msg(bad))).replies()
