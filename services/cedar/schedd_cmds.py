@@ -53,6 +53,7 @@ from .. import auth, rpc
 from ..classad import ClassAd, unparse
 from ..schedd.jobads import EditSpec
 from ..v1 import schedd_pb2 as spb
+from ..wire import ad_from_pb, ads_from_pb
 from . import commands as cmd
 from .qmgmt import QmgmtRefusal, QmgmtSession, StagedCluster
 from .server import CedarClosed, CedarRequest, Command, CommandError, Level, Peer
@@ -67,7 +68,7 @@ __all__ = ["ScheddCalls", "schedd_commands"]
 log = logging.getLogger(__name__)
 
 OK, NOT_OK = 1, 0  # condor_commands.h
-# JobAction (condor_includes/job_actions? proc.h: JA_*) -> the servicer's action
+# JobAction (proc.h's JA_*) -> the servicer's action
 _ACTIONS = {1: "hold", 2: "release", 3: "remove", 5: "vacate", 6: "vacate"}
 _NO_OP_ACTIONS = frozenset({4, 7, 8, 9})  # RemoveX, ClearDirtyJobAttrs, Suspend, Continue
 _REASONS = {"hold": "HoldReason", "release": "ReleaseReason", "remove": "RemoveReason"}
@@ -108,8 +109,6 @@ class ScheddCalls:
         if isinstance(reply, rpc.Handover):
             ads, schedd_ad = reply.value
             return list(ads), schedd_ad
-        from ..wire import ad_from_pb, ads_from_pb
-
         return ads_from_pb(reply.jobs), ad_from_pb(reply.schedd)
 
 
