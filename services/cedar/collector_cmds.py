@@ -25,9 +25,10 @@ Records are selected by :meth:`CollectorService.select`, the store call the gRPC
 ``Query`` makes, so the rules (private ads, evaluation budget, big tables evaluated off
 the loop) are the same. Each record keeps its ad's CEDAR encoding once made
 (``AdRecord.cedar``; a record is replaced whenever its ad changes): a second query of
-10,000 slot ads joins stored bytes. The reply goes out in pieces of about
-``_SEND_AT`` bytes, and new encodings are made in turns of the loop, so a big reply
-holds the daemon's other work for a few milliseconds at a time.
+10,000 slot ads joins stored bytes (many new encodings at once are made off the loop).
+The reply goes out in pieces of ``_ADS_PER_PIECE`` ads, each made and sent in a turn of
+the loop (``turns``), so fifty big replies at once hold the daemon's other work for a
+piece's few milliseconds at a time.
 """
 
 from __future__ import annotations
@@ -98,8 +99,9 @@ _PRIVATE_COMMANDS = frozenset({cmd.QUERY_STARTD_PVT_ADS, cmd.QUERY_MULTIPLE_PVT_
 # AdTypeToString's names that QUERY_MULTIPLE_ADS reads as the standard tables
 _TAG_TABLES = {"slot": MACHINE, "machine": MACHINE, "startd": STARTD_DAEMON}
 _TOKENS = re.compile(r"[^,\s]+")  # StringTokenIterator's default separators
-_SEND_AT = 256 * 1024  # bytes of reply gathered before a piece goes out
-_ENCODED_PER_TURN = 512  # ads put into a reply in one turn of the loop (a few ms)
+# ads in one piece of a reply, made and sent in a turn of the loop: 128 slot ads are
+# about 200 kB, a millisecond or two of framing (and sealing) in a turn
+_ADS_PER_PIECE = 128
 _ENCODE_OFFLOAD_AT = 2_000  # whole ads to encode that go to a worker thread (~50 ms)
 
 
@@ -116,6 +118,9 @@ class QueryPart:
     projection: tuple[str, ...] | None  # None: whole ads
     projection_expr: Expr | None = None  # evaluated against each ad to a projection
     limit: int | None = None
+
+
+Chosen = tuple[QueryPart, list[AdRecord]]  # a part of a query and the records it chose
 
 
 @dataclass(frozen=True)
@@ -248,13 +253,14 @@ def _projected(record: AdRecord, part: QueryPart, query: ClassAd, now: float) ->
     return encode_ad(record.ad, names, private=private)
 
 
-async def select(service: CollectorService, q: CollectorQuery) -> list[tuple[AdRecord, QueryPart]]:
-    """The records a query answers with, each with the part that chose it, in order and
+async def select(service: CollectorService, q: CollectorQuery) -> list[Chosen]:
+    """The records a query answers with, by the part that chose them, in order and
     within the limits; CollectorError (PrivateAdsRefused, CostlyConstraint, ...) as the
     store raises it."""
-    out: list[tuple[AdRecord, QueryPart]] = []
+    out: list[Chosen] = []
+    total = 0
     for part in q.parts:
-        room = None if q.limit is None else q.limit - len(out)
+        room = None if q.limit is None else q.limit - total
         if part.limit is not None:
             room = part.limit if room is None else min(room, part.limit)
         if room is not None and room <= 0:
@@ -264,7 +270,8 @@ async def select(service: CollectorService, q: CollectorQuery) -> list[tuple[AdR
         records = await service.select(part.table, part.constraint)
         if room is not None:
             records = records[:room]
-        out.extend((r, part) for r in records)
+        out.append((part, records))
+        total += len(records)
     return out
 
 
@@ -279,25 +286,34 @@ async def answer(
     service: CollectorService, sock: CedarSocket, query_ad: ClassAd, command: int
 ) -> int:
     """Send the reply to one query; returns how many ads went. QueryRefused or
-    CollectorError (nothing sent) for a query the collector drops."""
+    CollectorError (nothing sent) for a query the collector drops.
+
+    The reply goes out a piece at a time, each piece made and sent in a turn of the
+    loop of its own (``turns``): fifty queries at once take turns with each other and
+    with the daemon's timers instead of all running in one round."""
     q = parse_query(command, query_ad)
     chosen = await select(service, q)
+    await turns.own_turn()  # fifty queries chosen in one round start a round apart
     now = service.store.ad_epoch + service.ctx.clock.now()
     # whole ads not encoded yet (a fresh collector's, or updated since): many at once
     # are encoded off the loop, as Query evaluates a big table's constraint
-    fresh = [r for r, p in chosen if r.cedar is None and _whole(p)]
+    fresh = [r for part, records in chosen if _whole(part) for r in records if r.cedar is None]
     if len(fresh) >= _ENCODE_OFFLOAD_AT:
         await service.ctx.offload(_encode_all, fresh)
+    del fresh
     reply = Builder()
-    async for batch in turns.in_turns(chosen, _ENCODED_PER_TURN):
-        for record, part in batch:
-            enc = _encoded(record) if _whole(part) else _projected(record, part, query_ad, now)
-            reply.put_int(1).put_encoded_ad(enc)
-            if len(reply) >= _SEND_AT:
-                await sock.flush(reply)
+    sent = 0
+    for part, records in chosen:
+        whole = _whole(part)
+        async for batch in turns.in_turns(records, _ADS_PER_PIECE):
+            for record in batch:
+                enc = _encoded(record) if whole else _projected(record, part, query_ad, now)
+                reply.put_int(1).put_encoded_ad(enc)
+            sent += len(batch)
+            await sock.flush(reply)
     reply.put_int(0)
     await sock.send(reply)
-    return len(chosen)
+    return sent
 
 
 def _whole(part: QueryPart) -> bool:

@@ -258,7 +258,7 @@ class CollectorService(cgrpc.CollectorServicer):
             raise PrivateAdsRefused(_PRIVATE_REFUSED)
         records = self.store.candidates(ad_type, allow_private=private)
         now = self.store.ad_epoch + self.ctx.clock.now()  # time() in the constraint
-        if len(records) < _QUERY_OFFLOAD_AT:
+        if constraint is None or len(records) < _QUERY_OFFLOAD_AT:
             return matching(records, constraint, now)
         return await self.ctx.offload(matching, records, constraint, now)
 
