@@ -19,13 +19,15 @@ def sinful(address: str, cedar: str = "") -> str:
     A daemon that also listens on CEDAR (``cedar``, ``host:port``) is reached there by
     HTCondor's own clients, which read the sinful's host and port (and ``addrs``); the
     pool's daemons read its gRPC address from the ``grpc`` parameter (Sinful strings
-    carry parameters they do not know through untouched)."""
+    carry parameters they do not know through untouched). ``noUDP``: the listener is TCP
+    only; without it a client sends RESCHEDULE and other one-way commands over UDP to the
+    same port (``Daemon::hasUDPCommandPort``), where nothing hears them."""
     if address.startswith("<"):
         return address
     if not cedar:
         return f"<{address}>"
     host, _, port = cedar.rpartition(":")
-    return f"<{cedar}?addrs={host}-{port}&grpc={_param_address(address)}>"
+    return f"<{cedar}?addrs={host}-{port}&noUDP&grpc={_param_address(address)}>"
 
 
 def _param_address(address: str) -> str:

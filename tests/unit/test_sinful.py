@@ -15,7 +15,8 @@ def test_a_daemon_without_cedar_keeps_the_plain_sinful() -> None:
 
 def test_a_daemon_with_cedar_leads_with_it_and_carries_grpc_as_a_parameter() -> None:
     text = sinful("10.0.0.5:40001", cedar="10.0.0.5:9618")
-    assert text == "<10.0.0.5:9618?addrs=10.0.0.5-9618&grpc=10.0.0.5-40001>"
+    # noUDP: htcondor2 would send RESCHEDULE over UDP to a TCP-only listener otherwise
+    assert text == "<10.0.0.5:9618?addrs=10.0.0.5-9618&noUDP&grpc=10.0.0.5-40001>"
     assert from_sinful(text) == "10.0.0.5:40001"
     assert cedar_address(text) == "10.0.0.5:9618"
 
