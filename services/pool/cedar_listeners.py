@@ -16,12 +16,13 @@ the ones a client picks for this pool.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
-from collections.abc import Iterable, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from typing import Any
 
 from ..auth import pool_key
-from ..cedar import CedarServer, Command, SecurityConfig
+from ..cedar import CedarRequest, CedarServer, Command, SecurityConfig
 from ..cedar.auth_claim import ClaimToBeAuth
 from ..cedar.auth_fs import FSAuth
 from ..cedar.auth_token import TokenAuth
@@ -121,6 +122,22 @@ def _commands(services: Iterable[Any]) -> list[Command]:
     return out
 
 
+def _gated(commands: list[Command], gate: Callable[[], Awaitable[None]] | None) -> list[Command]:
+    """Each command waits at ``gate`` first: a paused daemon (a ``pause`` fault, as a
+    SIGSTOPped process) answers no one, HTCondor's clients included, until it resumes."""
+    if gate is None:
+        return commands
+
+    def wrap(handler: Callable[[CedarRequest], Awaitable[None]]) -> Any:
+        async def gated(req: CedarRequest) -> None:
+            await gate()
+            await handler(req)
+
+        return gated
+
+    return [dataclasses.replace(c, handler=wrap(c.handler)) for c in commands]
+
+
 async def start_listeners(
     role: str,
     services: Sequence[Any],
@@ -130,6 +147,7 @@ async def start_listeners(
     *,
     host: str,
     port: int = 0,
+    gate: Callable[[], Awaitable[None]] | None = None,
 ) -> dict[str, CedarServer]:
     """Start the actor's listeners: ``{"": server}`` for a central manager or negotiator
     (on ``port``: a restarted central manager comes back where clients look), ``{schedd
@@ -139,7 +157,7 @@ async def start_listeners(
         if role in ("central", "negotiator"):
             subsystem = "COLLECTOR" if role == "central" else "NEGOTIATOR"
             security = security_from_config(config, secret, pool_user, subsystem=subsystem)
-            server = CedarServer(_commands(services), security, name=f"{role} CEDAR")
+            server = CedarServer(_gated(_commands(services), gate), security, name=f"{role} CEDAR")
             await server.start(host, port)
             servers[""] = server
         elif role == "schedd":
@@ -148,9 +166,8 @@ async def start_listeners(
             security = security_from_config(config, secret, pool_user, subsystem="SCHEDD")
             (service,) = services
             for key, core in service.cores.items():
-                server = CedarServer(
-                    schedd_commands(service, core.name), security, name=f"{core.name} CEDAR"
-                )
+                commands = _gated(schedd_commands(service, core.name), gate)
+                server = CedarServer(commands, security, name=f"{core.name} CEDAR")
                 await server.start(host, 0)
                 servers[key] = server
     except BaseException:

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import gc
 import logging
 import math
@@ -233,6 +234,7 @@ class DaemonHost:
                 self._pool_user,
                 host=self._host,
                 port=cedar_port,
+                gate=self.faults.resumed,
             )
             ctx.cedar = {key: server.address for key, server in self._cedar.items()}
         return ctx.address
@@ -377,6 +379,11 @@ class DaemonHost:
             else {"wakeups": lag.count, "mean": lag.mean, "max": lag.max},
             "rpcs_received": dict(self._calls.counts),
             "services": {type(s).__name__: s.status() for s in self._services},
+            # each CEDAR listener's counts: connections, commands, refusals, ...
+            "cedar": {
+                key or self.role: dataclasses.asdict(server.counts)
+                for key, server in self._cedar.items()
+            },
         }
 
     async def jobs_in_queue(self) -> int:
