@@ -360,6 +360,44 @@ def run_cli(home: Path, *args: str) -> tuple[int, str, str]:
     return rc, out.getvalue(), err.getvalue()
 
 
+def run_htcondor(code: str, condor_config: Path, *args: str, timeout: float = 120.0) -> Any:
+    """Run ``code`` with HTCondor's own ``htcondor2`` bindings in a child process whose
+    ``CONDOR_CONFIG`` is ``condor_config`` (a child: the bindings keep process-wide
+    security sessions and config); ``code`` sets ``result``, returned through JSON.
+    ``args`` are the child's ``sys.argv[1:]``."""
+    import json
+    import subprocess
+
+    script = (
+        f"import htcondor2, classad2, json, sys\n{code}\nprint(json.dumps(result, default=str))\n"
+    )
+    env = {**os.environ, "CONDOR_CONFIG": str(condor_config)}
+    proc = subprocess.run(
+        [sys.executable, "-c", script, *args],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+    assert proc.returncode == 0, f"htcondor2 client failed:\n{proc.stderr[-3000:]}"
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def condor_config_for(pool: Any, folder: Path, tokens: dict[str, str] | None = None) -> Path:
+    """``pool``'s client config in ``folder`` (``pool.write_condor_config``), with each of
+    ``tokens`` (file name -> token) in its ``tokens.d``; with tokens, the client
+    authenticates by IDTOKENS only (not as the user running the tests, by FS)."""
+    from mockpool.auth import write_token
+
+    path = pool.write_condor_config(folder)
+    for name, token in (tokens or {}).items():
+        write_token(folder / "tokens.d" / name, token)
+    if tokens:
+        with path.open("a") as f:
+            f.write("SEC_CLIENT_AUTHENTICATION_METHODS = IDTOKENS\n")
+    return path
+
+
 def point_cli_at(pool: Any, home: Path) -> Any:
     """Leave in ``home`` what `mockpool up` leaves for the tools (pool.json, the tokens:
     the submit one is alice's), pointing at ``pool``; its schedd's ad."""
