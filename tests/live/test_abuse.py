@@ -9,7 +9,9 @@ headers.
 
 from __future__ import annotations
 
+import base64
 import concurrent.futures
+import json
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
@@ -343,12 +345,19 @@ def _wrong_role(method: str) -> Role | None:
 def test_bad_tokens_are_refused(unharmed: QuietPool, method: str) -> None:
     raw = METHODS[method]().SerializeToString()
     good = unharmed.token("admin")
-    role, identity, nonce, mac = good.split(":")
+    header, payload, signature = good.split(".")
+    claims = json.loads(base64.urlsafe_b64decode(payload + "=" * (-len(payload) % 4)))
+
+    def resigned_not(**changes: Any) -> str:  # the claims changed, the signature kept
+        text = json.dumps({**claims, **changes}).encode()
+        return f"{header}.{base64.urlsafe_b64encode(text).decode().rstrip('=')}.{signature}"
+
+    flipped = signature[:-4] + ("AAAA" if signature[-4:] != "AAAA" else "BBBB")
     bad = {
         "missing": "",
-        "tampered mac": f"{role}:{identity}:{nonce}:{mac[:-4]}{'0000' if mac[-4:] != '0000' else '1111'}",
-        "tampered role": f"daemon:{identity}:{nonce}:{mac}",
-        "tampered identity": f"{role}:someone-else:{nonce}:{mac}",
+        "tampered signature": f"{header}.{payload}.{flipped}",
+        "tampered scope": resigned_not(scope="condor:/DAEMON"),
+        "tampered subject": resigned_not(sub="someone-else@mockpool"),
         "another pool's": auth.make_token(auth.make_secret(), Role.ADMIN),
         "not a token": "x" * 4000,
     }
