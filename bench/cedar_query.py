@@ -204,6 +204,7 @@ async def main(ns: argparse.Namespace) -> dict:
         "worst_loop_held_pool_s": round(max(0.0, worst_held) * ns.time_scale, 3),
         "lag_target_pool_s": TARGET_LAG_POOL_S,
         "lag_under_target": worst_lag < TARGET_LAG_POOL_S,
+        "held_under_target": worst_held * ns.time_scale < TARGET_LAG_POOL_S,
     }
 
 

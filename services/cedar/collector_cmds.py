@@ -99,9 +99,9 @@ _PRIVATE_COMMANDS = frozenset({cmd.QUERY_STARTD_PVT_ADS, cmd.QUERY_MULTIPLE_PVT_
 # AdTypeToString's names that QUERY_MULTIPLE_ADS reads as the standard tables
 _TAG_TABLES = {"slot": MACHINE, "machine": MACHINE, "startd": STARTD_DAEMON}
 _TOKENS = re.compile(r"[^,\s]+")  # StringTokenIterator's default separators
-# ads in one piece of a reply, made and sent in a turn of the loop: 128 slot ads are
-# about 200 kB, a millisecond or two of framing (and sealing) in a turn
-_ADS_PER_PIECE = 128
+# ads in one piece of a reply, made and sent in a turn of the loop: 48 slot ads are
+# about 75 kB, a few tenths of a millisecond of framing (and sealing)
+_ADS_PER_PIECE = 48
 _ENCODE_OFFLOAD_AT = 2_000  # whole ads to encode that go to a worker thread (~50 ms)
 
 

@@ -25,6 +25,7 @@ import time
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
 
+from .. import turns
 from ..classad import ClassAd
 from .commands import DC_AUTHENTICATE, DC_SEC_QUERY
 from .framing import HEADER_SIZE, SEND_PACKET, FrameCipher, FramingError, PacketCodec, parse_header
@@ -119,7 +120,12 @@ class CedarSocket:
             msg, self._unread = self._unread, None
             return msg
         limit = self._limits.read_timeout if timeout is None else timeout
-        return await asyncio.wait_for(self._read_message(), limit)
+        msg = await asyncio.wait_for(self._read_message(), limit)
+        # what the message sets off (a handshake's step, a command) runs in a turn of
+        # its own: fifty clients whose messages arrive at once take turns with each
+        # other and with the daemon's timers instead of all running in one round
+        await turns.own_turn()
+        return msg
 
     async def _read_message(self) -> Message:
         parts = []
