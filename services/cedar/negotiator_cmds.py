@@ -15,6 +15,10 @@ From HTCondor's matchmaker.cpp (its command handlers) and Accountant.cpp (Report
 - SET_PRIORITYFACTOR (name, float): registered at WRITE, refused inside to a peer that is
   not an administrator (HTCondor's error 1, no user map configured); the reply is an ad
   with ``ErrorCode`` (0: done) and ``ErrorString``.
+- QUERY_NEGOTIATOR_ADS, QUERY_ACCOUNTING_ADS (READ; on a negotiator's own listener: on
+  the central manager's the collector answers them): a query ad, then its own ad (every
+  time: its constraint is not applied, as HTCondor's) or the Accounting ads its
+  Requirements select, projected, each after a 1, then a 0.
 
 Every read and change goes through ``NegotiatorService.UserPrio``, the method the gRPC
 ``mockpool userprio`` calls, so its rules (ADMIN for a change, user@domain names, the
@@ -29,7 +33,7 @@ import logging
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from ..classad import ClassAd
+from ..classad import ClassAd, evaluate
 from ..cli.userprio_layout import _rollup as rollup_groups
 from ..v1 import negotiator_pb2 as npb
 from ..wire import ads_from_pb
@@ -62,6 +66,8 @@ SET_ACCUMUSAGE = SCHED_VERS + 94
 SET_BEGINTIME = SCHED_VERS + 95
 SET_LASTTIME = SCHED_VERS + 96
 GET_PRIORITY_ROLLUP = SCHED_VERS + 114
+QUERY_NEGOTIATOR_ADS = 50
+QUERY_ACCOUNTING_ADS = 78
 
 # each setter: its UserPrio action and what follows the submitter's name ("" nothing)
 SETTERS: dict[int, tuple[str, str]] = {
@@ -143,8 +149,11 @@ def put_ad_no_types(reply: Builder, ad: ClassAd) -> Builder:
 # ----------------------------------------------------------------------------- commands
 
 
-def negotiator_commands(service: NegotiatorService) -> list[Command]:
-    """The negotiator's commands for a CEDAR listener."""
+def negotiator_commands(service: NegotiatorService, *, own_ads: bool = False) -> list[Command]:
+    """The negotiator's commands for a CEDAR listener; ``own_ads``: it also answers
+    QUERY_NEGOTIATOR_ADS and QUERY_ACCOUNTING_ADS itself (Matchmaker's
+    QUERY_ADS_commandHandler), as on a listener of its own (beside the collector, the
+    collector answers them from its store)."""
 
     async def userprio(req: Any, action: str, name: str = "", value: float = 0.0) -> list[ClassAd]:
         request = npb.UserPrioRequest(action=action, name=name, value=value)
@@ -197,6 +206,21 @@ def negotiator_commands(service: NegotiatorService) -> list[Command]:
     async def reset_all(req: Any) -> None:
         await userprio(req, "resetall")
 
+    async def query_ads(req: Any) -> None:
+        msg = await req.sock.recv()
+        query = msg.get_ad(what="the query ad")
+        msg.expect_end("the query")
+        if req.command == QUERY_NEGOTIATOR_ADS:  # its own ad, whatever the constraint
+            ads = [service.negotiator_ad()]
+        else:
+            ads = [a for a in await userprio(req, "") if _selected(query, a)]
+        projection = query.eval("Projection") if query.lookup("Projection") is not None else ""
+        names = projection.replace(",", " ").split() if isinstance(projection, str) else []
+        reply = Builder()
+        for ad in ads:
+            reply.put_int(1).put_ad(ad, names or None)
+        await req.sock.send(reply.put_int(0))
+
     out = [
         Command(GET_PRIORITY, Level.READ, get_priority),
         Command(GET_PRIORITY_ROLLUP, Level.READ, get_priority),
@@ -209,7 +233,19 @@ def negotiator_commands(service: NegotiatorService) -> list[Command]:
         for number in SETTERS
         if number != SET_PRIORITYFACTOR
     ]
+    if own_ads:
+        out += [
+            Command(n, Level.READ, query_ads) for n in (QUERY_NEGOTIATOR_ADS, QUERY_ACCOUNTING_ADS)
+        ]
     return out
+
+
+def _selected(query: ClassAd, ad: ClassAd) -> bool:
+    """The query's Requirements hold for ``ad`` (as MY): true or a non-zero number."""
+    if query.lookup("Requirements") is None:
+        return True
+    value = evaluate(query.lookup("Requirements"), ad)
+    return value is True or (type(value) in (int, float) and value != 0)
 
 
 def _setfactor_error(exc: CommandError) -> tuple[int, str]:

@@ -114,11 +114,13 @@ def _commands(services: Iterable[Any]) -> list[Command]:
     from ..negotiator.service import NegotiatorService
 
     out: list[Command] = []
+    # a negotiator on a listener of its own answers queries for its ads itself
+    alone = not any(isinstance(s, CollectorService) for s in services)
     for s in services:
         if isinstance(s, CollectorService):
             out += collector_commands(s)
         elif isinstance(s, NegotiatorService):
-            out += negotiator_commands(s)
+            out += negotiator_commands(s, own_ads=alone)
     return out
 
 

@@ -138,3 +138,33 @@ async def test_setters_are_refused_to_a_reader_and_to_a_submitter(tmp_path: Path
         "BeginUsageTime": 0,
         "LastUsageTime": 0,
     }
+
+
+OWN_ADS = """
+c = htcondor2.Collector("127.0.0.1:{port}")
+result = {{
+    "negotiator": [(a["Name"], a["MyType"]) for a in c.query(htcondor2.AdType.Negotiator)],
+    "accounting": sorted(a["Name"] for a in c.query(htcondor2.AdType.Accounting)),
+    "alice": [dict(a) for a in c.query(
+        htcondor2.AdType.Accounting, 'Name == "alice@pool"', ["Name", "PriorityFactor"]
+    )],
+}}
+"""
+
+
+async def test_a_negotiator_of_its_own_answers_for_its_ads(tmp_path: Path) -> None:
+    """On a listener of its own (no collector beside it), a negotiator answers
+    QUERY_NEGOTIATOR_ADS with its ad and QUERY_ACCOUNTING_ADS with its Accounting ads,
+    as HTCondor's (Collector(negotiator's ad).query, directQuery)."""
+    svc = _negotiator(tmp_path)
+    server = CedarServer(
+        negotiator_commands(svc, own_ads=True), SecurityConfig(), name="negotiator"
+    )
+    port = await server.start()
+    try:
+        got = await run_htcondor(OWN_ADS.format(port=port), tmp_path)
+    finally:
+        await server.stop()
+    assert got["negotiator"] == [["negotiator", "Negotiator"]]
+    assert {ALICE, BOB, "<none>"} <= set(got["accounting"])
+    assert got["alice"] == [{"Name": ALICE, "PriorityFactor": 10.0}]
