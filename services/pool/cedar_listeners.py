@@ -114,6 +114,7 @@ def _commands(services: Iterable[Any]) -> list[Command]:
     from ..negotiator.service import NegotiatorService
 
     out: list[Command] = []
+    services = list(services)
     # a negotiator on a listener of its own answers queries for its ads itself
     alone = not any(isinstance(s, CollectorService) for s in services)
     for s in services:
