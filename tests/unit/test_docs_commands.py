@@ -101,6 +101,14 @@ def check_script_flags(command: Any) -> None:
     assert not unknown, f"{command.where}: {source.name} has no {sorted(unknown)}"
 
 
+def check_inventory(command: Any) -> None:
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        assert dc.main() == 0
+    assert len(out.getvalue().splitlines()) == len(dc.commands())
+    assert f"not run  {command.where}" in out.getvalue()
+
+
 def _manifests() -> dict[str, list[dict]]:
     return {
         str(p.relative_to(ROOT)): list(yaml.safe_load_all(p.read_text()))
@@ -241,7 +249,11 @@ NOT_RUN: dict[str, tuple[str, Callable[[Any], None]]] = {
         "a benchmark: a pool of thousands of slots for minutes, and its figures are the machine's",
         check_script_flags,
     ),
-    r"python scripts/.*": (
+    r"python scripts/doc_commands\.py": (
+        "this inventory: the test below runs its main, here",
+        check_inventory,
+    ),
+    r"python scripts/(?!doc_commands\.py).*": (
         "a generator: remakes a committed picture or data set from long runs",
         check_script_flags,
     ),
