@@ -283,12 +283,17 @@ def _pool_info(d: Path) -> dict[str, Any]:
 
 
 def _alive(pid: int) -> bool:
+    """Is ``pid`` running? A zombie is not: an ``up`` of this same process leaves its
+    pool process unreaped when it ends, and ``down`` must see it gone."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
         return False
     except PermissionError:
         return True
+    with contextlib.suppress(ChildProcessError):  # not our child: as kill(0) said
+        done, _status = os.waitpid(pid, os.WNOHANG)  # our child: reaped if it ended
+        return done != pid
     return True
 
 
