@@ -151,6 +151,7 @@ def test_a_token_signed_with_another_key_fails_at_the_clients_check() -> None:
             "names key 'AP', which we lack",
         ),
     ],
+    ids=["expired", "unknown-key"],  # the tokens' jti is random: ids must not name them
 )
 def test_refused_at_the_servers_first_check(token: str, message: str) -> None:
     exchange, tok = run(token)
