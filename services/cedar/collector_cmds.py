@@ -33,11 +33,13 @@ piece's few milliseconds at a time.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import re
+import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from .. import turns
 from ..auth import acting_as
@@ -275,6 +277,24 @@ async def select(service: CollectorService, q: CollectorQuery) -> list[Chosen]:
     return out
 
 
+# one encoding thread per collector: fifty queries each encoding the same 10,000 ads in
+# threads of their own made the loop wait behind all of them for the GIL (2 s)
+_ENCODING: weakref.WeakKeyDictionary[Any, asyncio.Lock] = weakref.WeakKeyDictionary()
+
+
+async def _encode_fresh(service: CollectorService, chosen: list[Chosen]) -> None:
+    """Encode the whole ads chosen that have no encoding yet (a fresh collector's, or
+    updated since): many at once off the loop, as Query evaluates a big table's
+    constraint, by one query at a time (the others then find them done)."""
+    lock = _ENCODING.get(service)
+    if lock is None:
+        lock = _ENCODING[service] = asyncio.Lock()
+    async with lock:
+        fresh = [r for part, recs in chosen if _whole(part) for r in recs if r.cedar is None]
+        if len(fresh) >= _ENCODE_OFFLOAD_AT:
+            await service.ctx.offload(_encode_all, fresh)
+
+
 def _encode_all(records: Sequence[AdRecord]) -> None:
     """Make the encodings the records lack (off the loop: records never change, and a
     record made twice by two queries at once is the same bytes)."""
@@ -295,12 +315,7 @@ async def answer(
     chosen = await select(service, q)
     await turns.own_turn()  # fifty queries chosen in one round start a round apart
     now = service.store.ad_epoch + service.ctx.clock.now()
-    # whole ads not encoded yet (a fresh collector's, or updated since): many at once
-    # are encoded off the loop, as Query evaluates a big table's constraint
-    fresh = [r for part, records in chosen if _whole(part) for r in records if r.cedar is None]
-    if len(fresh) >= _ENCODE_OFFLOAD_AT:
-        await service.ctx.offload(_encode_all, fresh)
-    del fresh
+    await _encode_fresh(service, chosen)
     reply = Builder()
     sent = 0
     for part, records in chosen:
