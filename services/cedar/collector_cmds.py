@@ -25,7 +25,10 @@ Records are selected by :meth:`CollectorService.select`, the store call the gRPC
 ``Query`` makes, so the rules (private ads, evaluation budget, big tables evaluated off
 the loop) are the same. Each record keeps its ad's CEDAR encoding once made
 (``AdRecord.cedar``; a record is replaced whenever its ad changes): a second query of
-10,000 slot ads joins stored bytes (many new encodings at once are made off the loop).
+10,000 slot ads joins stored bytes (many new encodings at once are made off the loop),
+and an ad a reply carried is encoded again as soon as its update arrives
+(``AdStore.on_replaced``), so a table clients keep reading stays encoded as the startds
+re-advertise it.
 The reply goes out in pieces of ``_ADS_PER_PIECE`` ads, each made and sent in a turn of
 the loop (``turns``), so fifty big replies at once hold the daemon's other work for a
 piece's few milliseconds at a time.
@@ -235,13 +238,40 @@ def parse_query(command: int, query: ClassAd) -> CollectorQuery:
 # ----------------------------------------------------------------------------- answering
 
 
-def _encoded(record: AdRecord) -> EncodedAd:
-    """The record's whole ad as CEDAR sends it, made once (records never change)."""
-    enc = record.cedar
-    if enc is None:
+class _Kept:
+    """A record's whole ad as CEDAR sends it, and whether a reply has carried it."""
+
+    __slots__ = ("enc", "sent")
+
+    def __init__(self, enc: EncodedAd) -> None:
+        self.enc = enc
+        self.sent = False
+
+
+def _kept(record: AdRecord) -> _Kept:
+    """The record's encoding, made once (records never change)."""
+    kept = record.cedar
+    if kept is None:
         private = record.ad_type.lower() == MACHINE_PRIVATE.lower()
-        enc = record.cedar = encode_ad(record.ad, private=private)
-    return enc
+        kept = record.cedar = _Kept(encode_ad(record.ad, private=private))
+    return kept
+
+
+def _encoded(record: AdRecord) -> EncodedAd:
+    """The record's whole ad for a reply (which marks it sent)."""
+    kept = _kept(record)
+    kept.sent = True
+    return kept.enc
+
+
+def _replaced(old: AdRecord, new: AdRecord) -> None:
+    """The store's hook when an ad is updated: the new version of an ad that a reply
+    carried is encoded now, in the update's turn (tens of microseconds), so that the
+    clients who read the table read it from stored bytes again; an ad no reply carried
+    since its last update is left until one asks (a table nobody reads costs nothing)."""
+    kept = old.cedar
+    if isinstance(kept, _Kept) and kept.sent and new.cedar is None:
+        _kept(new)
 
 
 def _projected(record: AdRecord, part: QueryPart, query: ClassAd, now: float) -> EncodedAd:
@@ -299,7 +329,7 @@ def _encode_all(records: Sequence[AdRecord]) -> None:
     """Make the encodings the records lack (off the loop: records never change, and a
     record made twice by two queries at once is the same bytes)."""
     for record in records:
-        _encoded(record)
+        _kept(record)
 
 
 async def answer(
@@ -339,6 +369,8 @@ def collector_commands(service: CollectorService) -> list[Command]:
     """The collector's query commands for a CEDAR listener: READ, and NEGOTIATOR for
     the private ads (as collector.cpp registers them); the caller must also be one the
     gRPC ``Query`` admits."""
+
+    service.store.on_replaced = _replaced
 
     async def handle(req: CedarRequest) -> None:
         msg = await req.sock.recv()

@@ -307,6 +307,8 @@ class AdStore:
         self._slot_row: dict[str, int] = {}
         self._private_row: dict[str, int] = {}
         self.columns = SlotColumns()  # what columnar snapshots ask for, kept as ads come
+        # called with (old, new) when an ad whose CEDAR encoding was made is replaced
+        self.on_replaced: Callable[[AdRecord, AdRecord], None] | None = None
         self._order_version = 0  # counts the changes of order (_order_changed)
         # the column rows of a snapshot of every slot, and the order version they are of
         self._every_slot_rows: tuple[int, np.ndarray] | None = None
@@ -376,6 +378,8 @@ class AdStore:
             self.columns.put(key, record.ad)
         table[key] = record
         self.updates += 1
+        if old is not None and old.cedar is not None and self.on_replaced is not None:
+            self.on_replaced(old, record)
         if type_key in (_MACHINE_KEY, _PRIVATE_KEY):
             self._logged(type_key == _PRIVATE_KEY, key)
         return record

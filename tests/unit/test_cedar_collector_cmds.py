@@ -10,8 +10,10 @@ from pathlib import Path
 import pytest
 from conftest import run_htcondor
 
-from mockpool.cedar import CedarServer, SecurityConfig
-from mockpool.cedar.collector_cmds import collector_commands
+from mockpool.auth import Principal, Role, acting_as
+from mockpool.cedar import Builder, CedarServer, SecurityConfig
+from mockpool.cedar.collector_cmds import answer, collector_commands
+from mockpool.cedar.commands import QUERY_STARTD_ADS
 from mockpool.classad import ClassAd
 from mockpool.clock import ManualClock
 from mockpool.collector.collector import CollectorUpdate
@@ -146,3 +148,45 @@ async def test_private_ads_are_refused_to_a_read_peer(
         await server.stop()
     assert got["slots"] == 3
     assert got["private"] == "Failed communication with collector."
+
+
+class _Sink:
+    """What answer() writes, kept (a CedarSocket's flush/send)."""
+
+    encrypted = False
+
+    def __init__(self) -> None:
+        self.data = b""
+
+    async def flush(self, builder: Builder) -> None:
+        self.data += builder.take().build()
+
+    async def send(self, builder: Builder) -> None:
+        self.data += builder.build()
+
+
+async def test_an_ad_a_reply_carried_is_encoded_again_when_its_update_arrives(
+    collector: CollectorService,
+) -> None:
+    """A table clients read stays encoded as its ads are re-advertised; an ad no reply
+    carried since its last update is left until one asks."""
+    collector_commands(collector)  # the listener's commands: the store's hook with them
+    store = collector.store
+    query = ClassAd(MyType="Query", TargetType="Machine")
+
+    def update(cpus: int) -> None:
+        ad = ClassAd(Name="slot1@exec1", Machine="exec1", Cpus=cpus, State="Unclaimed")
+        took, refused = collector.core.advertise([CollectorUpdate(0, "Machine", ad)], 200.0)
+        assert took == 1 and not refused
+
+    with acting_as(Principal(Role.READ)):
+        assert await answer(collector, _Sink(), query, QUERY_STARTD_ADS) == 3
+    update(8)  # read before its update: encoded as it arrives
+    assert store.get("Machine", "slot1@exec1").cedar is not None
+    assert store.get("Machine", "slot2@exec1").cedar is not None  # not updated: kept
+    update(16)  # its last version no reply carried: left for the next query
+    assert store.get("Machine", "slot1@exec1").cedar is None
+    sink = _Sink()
+    with acting_as(Principal(Role.READ)):
+        await answer(collector, sink, query, QUERY_STARTD_ADS)
+    assert b"Cpus = 16\0" in sink.data
