@@ -225,7 +225,7 @@ async def main(ns: argparse.Namespace) -> dict:
         "query_target_s": TARGET_QUERY_S,
         "query_under_target": warm < TARGET_QUERY_S,
         "concurrent": ns.concurrent,
-        "concurrent_slowest_query_s": round(max(c["seconds"] for c in crowd), 3),
+        "concurrent_slowest_query_s": round(max((c["seconds"] for c in crowd), default=0.0), 3),
         "concurrent_all_done_s": round(crowd_s, 2),
         "time_scale": ns.time_scale,
         "worst_loop_lag_pool_s": round(worst_lag, 3),
@@ -293,7 +293,9 @@ def live(ns: argparse.Namespace) -> dict:
         "query_target_s": TARGET_QUERY_S,
         "query_under_target": got["warm"] < TARGET_QUERY_S,
         "concurrent": ns.concurrent,
-        "concurrent_slowest_query_s": round(max(c["seconds"] for c in got["crowd"]), 3),
+        "concurrent_slowest_query_s": round(
+            max((c["seconds"] for c in got["crowd"]), default=0.0), 3
+        ),
         "concurrent_all_done_s": round(got["crowd_s"], 2),
         "time_scale": ns.time_scale,
         # the central actor's worst lag since the pool began, before and after the crowd
