@@ -632,7 +632,7 @@ class _Builder:
 
             try:
                 check_knobs(spec.config)
-            except CedarError as exc:
+            except (CedarError, ConfigError) as exc:  # a bad value, or one that fails to expand
                 raise self.fail("config", None, None, str(exc)) from None
         spec.priorities = self._accountant(data.get("accountant", {}))
         spec.startds = [
