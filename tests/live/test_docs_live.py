@@ -14,32 +14,18 @@ taking the plugin's fixtures, run too and print what their <!-- output --> shows
 from __future__ import annotations
 
 import contextlib
-import importlib.util
 import inspect
 import io
 import re
-import sys
 from collections.abc import Iterator
-from pathlib import Path
-from types import ModuleType
 from typing import Any
 
+import doc_commands as dc  # scripts/ (pytest's pythonpath)
 import pytest
 
 pytestmark = [pytest.mark.live, pytest.mark.slow]
 
 
-def _load_doc_commands() -> ModuleType:
-    path = Path(__file__).resolve().parents[2] / "scripts" / "doc_commands.py"
-    spec = importlib.util.spec_from_file_location("doc_commands", path)
-    assert spec is not None and spec.loader is not None
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules["doc_commands"] = mod  # dataclasses look their module up
-    spec.loader.exec_module(mod)
-    return mod
-
-
-dc = _load_doc_commands()
 BLOCKS = dc.shell_blocks("live")
 COMMANDS = [c for b in BLOCKS for c in dc.block_commands(b) if dc.how(c) == "live"]
 DEMO = "mockpool run examples/pslot.toml"  # the README's demo command, run live

@@ -8,34 +8,20 @@ from __future__ import annotations
 
 import ast
 import contextlib
-import importlib.util
 import io
 import re
 import shlex
-import sys
 from collections.abc import Callable
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
+import doc_commands as dc  # scripts/ (pytest's pythonpath)
 import pytest
 import yaml
 
 from mockpool.cli.main import build_parser
 from mockpool.pool.spec import load_spec
 
-
-def _load_doc_commands() -> ModuleType:
-    path = Path(__file__).resolve().parents[2] / "scripts" / "doc_commands.py"
-    spec = importlib.util.spec_from_file_location("doc_commands", path)
-    assert spec is not None and spec.loader is not None
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules["doc_commands"] = mod  # dataclasses look their module up
-    spec.loader.exec_module(mod)
-    return mod
-
-
-dc = _load_doc_commands()
 ROOT: Path = dc.ROOT
 DEPLOY = ROOT / "deploy"
 

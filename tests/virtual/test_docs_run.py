@@ -10,30 +10,15 @@ Also every pool spec a page shows runs in virtual time, and its invariants hold.
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
+import doc_commands as dc  # scripts/ (pytest's pythonpath)
 import pytest
 
 from mockpool.pool.api import run_pool
 from mockpool.pool.check import check_dir
 from mockpool.pool.spec import parse_spec
-
-
-def _load_doc_commands() -> ModuleType:
-    path = Path(__file__).resolve().parents[2] / "scripts" / "doc_commands.py"
-    spec = importlib.util.spec_from_file_location("doc_commands", path)
-    assert spec is not None and spec.loader is not None
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules["doc_commands"] = mod  # dataclasses look their module up
-    spec.loader.exec_module(mod)
-    return mod
-
-
-dc = _load_doc_commands()
 
 
 @pytest.mark.parametrize("block", dc.shell_blocks("virtual"), ids=lambda b: b.where)

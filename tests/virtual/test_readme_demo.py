@@ -9,6 +9,7 @@ import re
 from pathlib import Path
 
 import pytest
+from doc_commands import form  # scripts/ (pytest's pythonpath): the docs' one rule
 
 from mockpool.cli.main import main
 
@@ -22,19 +23,6 @@ def shown() -> list[str]:
     m = re.search(r"<!-- demo-output -->\s*```\w*\n(.*?)```", text, re.S)
     assert m is not None, "README.md has no <!-- demo-output --> block"
     return [line for line in m.group(1).splitlines() if line.strip()]
-
-
-def form(line: str) -> str:
-    """A line as a pattern: each number (and a path or address) stands for any other."""
-    out = []
-    for word in re.split(r"(\d+(?:\.\d+)?%?|mockpool-out/\S+)", line):
-        if re.fullmatch(r"\d+(?:\.\d+)?%?", word):
-            out.append(r"\d+(?:\.\d+)?%?")
-        elif word.startswith("mockpool-out/"):
-            out.append(r"\S+")
-        else:
-            out.append(re.escape(word))
-    return "".join(out)
 
 
 def test_form_masks_numbers_only() -> None:
