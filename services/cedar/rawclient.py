@@ -48,6 +48,20 @@ def encode_messages(messages: Iterable[Builder], packet_size: int = 4096) -> byt
     return b"".join(codec.encode(m.build()) for m in messages)
 
 
+def qmgmt_request(number: int, *values: int | str | bytes) -> Message:
+    """One queue-management call as a client sends it (qmgmt_send_stubs.cpp): the call's
+    number, then ints (8 bytes), strings (NUL-ended) and bytes as they are (a flags byte)."""
+    b = Builder().put_int(number)
+    for v in values:
+        if isinstance(v, bytes):
+            b.put_bytes(v)
+        elif isinstance(v, int):
+            b.put_int(v)
+        else:
+            b.put_string(v)
+    return Message(b.build())
+
+
 def claimtobe_handshake(command: int, user: str = "fuzzer@example.org") -> list[Builder]:
     """The client's messages of a CLAIMTOBE handshake for ``command``, in order (what
     it sends; the server's answers come between them)."""

@@ -13,6 +13,7 @@ import pytest
 
 from mockpool.cedar import qmgmt as q
 from mockpool.cedar.qmgmt import QmgmtRefusal, QmgmtSession, StagedCluster
+from mockpool.cedar.rawclient import qmgmt_request
 from mockpool.cedar.stream import Builder, Message
 from mockpool.classad import ClassAd
 from mockpool.schedd.jobads import EditSpec
@@ -60,18 +61,7 @@ class FakeSchedd:
         return []
 
 
-def request(number: int, *values: int | str | bytes) -> Message:
-    """One request message as the client builds it: ints 8 bytes, strings NUL-ended,
-    bytes as they are (a flags byte)."""
-    b = Builder().put_int(number)
-    for v in values:
-        if isinstance(v, bytes):
-            b.put_bytes(v)
-        elif isinstance(v, int):
-            b.put_int(v)
-        else:
-            b.put_string(v)
-    return Message(b.build())
+request = qmgmt_request  # the calls as htcondor2 sends them
 
 
 def reply_of(got: tuple[Builder | None, bool]) -> Message:

@@ -15,6 +15,7 @@ from mockpool.auth import Principal, Role
 from mockpool.cedar import commands as cmd
 from mockpool.cedar import qmgmt as q
 from mockpool.cedar.handshake import Peer
+from mockpool.cedar.rawclient import qmgmt_request
 from mockpool.cedar.schedd_cmds import schedd_commands
 from mockpool.cedar.server import CedarClosed, CedarRequest
 from mockpool.cedar.stream import Builder, Message
@@ -209,16 +210,7 @@ async def test_act_on_jobs(service: ScheddService) -> None:
 # --------------------------------------------------------------------------- qmgmt
 
 
-def request(number: int, *values: int | str | bytes) -> Message:
-    b = Builder().put_int(number)
-    for v in values:
-        if isinstance(v, bytes):
-            b.put_bytes(v)
-        elif isinstance(v, int):
-            b.put_int(v)
-        else:
-            b.put_string(v)
-    return Message(b.build())
+request = qmgmt_request  # the calls as htcondor2 sends them
 
 
 def submit_requests(owner: str = "undefined", procs: int = 2) -> list[Message]:
