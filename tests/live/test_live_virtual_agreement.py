@@ -62,10 +62,13 @@ queue 4
 
 
 def _hold_and_release(pool: Pool) -> None:
-    # bob's idle jobs are held at 20 (before they can run) and released at 150
+    # bob's idle jobs are held at 20 (before they can run) and released at 200, when
+    # slots are idle (alice's second pair ended at 188): released at 150, they waited for
+    # those slots, and whether a cycle came just before or just after the 188 exits (a
+    # few pool seconds, a tenth of a real one at time scale 40) decided a whole interval
     pool.sleep_until(20)
     pool.act("hold", constraint='Owner == "bob" && JobStatus == 1', reason="agreement")
-    pool.sleep_until(150)
+    pool.sleep_until(200)
     pool.act("release", constraint='Owner == "bob"')
 
 
