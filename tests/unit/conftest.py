@@ -9,8 +9,12 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from mockpool.classad import ClassAd, parse_expr
+from mockpool.clock import ManualClock
 from mockpool.config import parse_config
+from mockpool.daemon import DaemonContext, EventLog
 from mockpool.negotiator import Accountant, CycleAds, ResourceRequest, negotiate
 from mockpool.schedd.queue import JobQueue
 from mockpool.schedd.schedd import (
@@ -245,3 +249,23 @@ async def run_htcondor(code: str, folder: Path, config: str = "") -> Any:
     out, err = await proc.communicate()
     assert proc.returncode == 0, f"htcondor2 client failed ({proc.returncode}):\n{err.decode()}"
     return json.loads(out.decode().strip().splitlines()[-1])
+
+
+@pytest.fixture
+def daemon_ctx() -> Any:
+    """Makes the context a service is built with in a test: a ManualClock at pool time
+    100, an empty config, no collector; ``fields`` set the rest (host, address, ...)."""
+
+    def make(state_dir: Path, **fields: Any) -> DaemonContext:
+        clock = ManualClock(100.0)
+        return DaemonContext(
+            clock=clock,
+            config=parse_config("", "<test>"),
+            secret="s" * 40,
+            collector_address="",
+            events=EventLog(clock),
+            state_dir=state_dir,
+            **fields,
+        )
+
+    return make

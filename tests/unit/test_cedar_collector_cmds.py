@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from conftest import run_htcondor
@@ -15,11 +16,8 @@ from mockpool.cedar import Builder, CedarServer, SecurityConfig
 from mockpool.cedar.collector_cmds import answer, collector_commands
 from mockpool.cedar.commands import QUERY_STARTD_ADS
 from mockpool.classad import ClassAd
-from mockpool.clock import ManualClock
 from mockpool.collector.collector import CollectorUpdate
 from mockpool.collector.service import CollectorService
-from mockpool.config import parse_config
-from mockpool.daemon import DaemonContext, EventLog
 
 SCHEDD_ADDR = "<127.0.0.1:9001?addrs=127.0.0.1-9001>"
 
@@ -46,19 +44,8 @@ def _ads() -> list[tuple[str, ClassAd]]:
 
 
 @pytest.fixture
-async def collector(tmp_path: Path) -> AsyncIterator[CollectorService]:
-    clock = ManualClock(100.0)
-    ctx = DaemonContext(
-        clock=clock,
-        config=parse_config("", "<test>"),
-        secret="s" * 32,
-        collector_address="",
-        events=EventLog(clock),
-        state_dir=tmp_path,
-        host="cm",
-        address="127.0.0.1:9618",
-    )
-    svc = CollectorService(ctx)
+async def collector(tmp_path: Path, daemon_ctx: Any) -> AsyncIterator[CollectorService]:
+    svc = CollectorService(daemon_ctx(tmp_path, host="cm", address="127.0.0.1:9618"))
     await svc.start()
     updates = [CollectorUpdate(i, t, a) for i, (t, a) in enumerate(_ads())]
     took, refused = svc.core.advertise(updates, 100.0)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 from conftest import run_htcondor
@@ -15,9 +16,6 @@ from mockpool.auth import Principal, Role
 from mockpool.cedar import CedarServer, SecurityConfig
 from mockpool.cedar.negotiator_cmds import negotiator_commands
 from mockpool.classad import ClassAd
-from mockpool.clock import ManualClock
-from mockpool.config import parse_config
-from mockpool.daemon import DaemonContext, EventLog
 from mockpool.negotiator.held_ads import SnapshotPart
 from mockpool.negotiator.service import NegotiatorService
 
@@ -25,17 +23,9 @@ E = 1_767_225_600  # the pool's date of pool time 0
 ALICE, BOB = "alice@pool", "bob@pool"
 
 
-def _negotiator(tmp_path: Path) -> NegotiatorService:
-    clock = ManualClock(100.0)
-    ctx = DaemonContext(
-        clock=clock,
-        config=parse_config("", "<test>"),
-        secret="s" * 32,
-        collector_address="",
-        events=EventLog(clock),
-        state_dir=tmp_path / "negotiator",
-        ad_epoch=E,
-    )
+@pytest.fixture
+def negotiator(tmp_path: Path, daemon_ctx: Any) -> NegotiatorService:
+    ctx = daemon_ctx(tmp_path / "negotiator", ad_epoch=E)
     priorities = {ALICE: {"factor": 10.0, "priority": 2.0}, BOB: {"factor": 100.0}}
     svc = NegotiatorService(ctx, log_base_wall=E, priorities=priorities)
     slot = ClassAd(Name="slot1@exec1", State="Claimed", RemoteUser=ALICE)
@@ -80,8 +70,10 @@ result = {"before": before, "slots": slots, "middle": middle, "after": after, "r
 """
 
 
-async def test_priorities_slots_and_every_setter_for_an_administrator(tmp_path: Path) -> None:
-    svc = _negotiator(tmp_path)
+async def test_priorities_slots_and_every_setter_for_an_administrator(
+    tmp_path: Path, negotiator: NegotiatorService
+) -> None:
+    svc = negotiator
     got = await _ask(svc, ADMIN, tmp_path, SecurityConfig())
     # effective priority = real priority x factor
     assert got["before"][ALICE]["Priority"] == 20.0
@@ -120,8 +112,10 @@ def _by(role: Role) -> Callable[[SecurityConfig, str, str], Principal]:
     return lambda config, user, method: Principal(role, "alice")
 
 
-async def test_setters_are_refused_to_a_reader_and_to_a_submitter(tmp_path: Path) -> None:
-    svc = _negotiator(tmp_path)
+async def test_setters_are_refused_to_a_reader_and_to_a_submitter(
+    tmp_path: Path, negotiator: NegotiatorService
+) -> None:
+    svc = negotiator
     reader = SecurityConfig(unauthenticated_read=True)
     got = await _ask(svc, REFUSED, tmp_path, reader, "SEC_CLIENT_AUTHENTICATION = NEVER")
     # a READ peer holds neither WRITE nor ADMINISTRATOR: refused before the command runs
@@ -152,11 +146,13 @@ result = {{
 """
 
 
-async def test_a_negotiator_of_its_own_answers_for_its_ads(tmp_path: Path) -> None:
+async def test_a_negotiator_of_its_own_answers_for_its_ads(
+    tmp_path: Path, negotiator: NegotiatorService
+) -> None:
     """On a listener of its own (no collector beside it), a negotiator answers
     QUERY_NEGOTIATOR_ADS with its ad and QUERY_ACCOUNTING_ADS with its Accounting ads,
     as HTCondor's (Collector(negotiator's ad).query, directQuery)."""
-    svc = _negotiator(tmp_path)
+    svc = negotiator
     server = CedarServer(
         negotiator_commands(svc, own_ads=True), SecurityConfig(), name="negotiator"
     )

@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -20,9 +21,6 @@ from mockpool.cedar.schedd_cmds import schedd_commands
 from mockpool.cedar.server import CedarClosed, CedarRequest
 from mockpool.cedar.stream import Builder, Message
 from mockpool.classad import ClassAd, parse_expr
-from mockpool.clock import ManualClock
-from mockpool.config import parse_config
-from mockpool.daemon import DaemonContext, EventLog
 from mockpool.schedd.schedd import HELD, IDLE, Schedd
 from mockpool.schedd.service import ScheddService
 
@@ -58,18 +56,8 @@ class FakeSocket:
 
 
 @pytest.fixture
-async def service(tmp_path: Path) -> AsyncIterator[ScheddService]:
-    clock = ManualClock(100.0)
-    ctx = DaemonContext(
-        clock=clock,
-        config=parse_config("", "<test>"),
-        secret="s" * 40,
-        collector_address="",
-        events=EventLog(clock),
-        state_dir=tmp_path,
-        ad_epoch=1_700_000_000,
-    )
-    svc = ScheddService(ctx, ["schedd1"])
+async def service(tmp_path: Path, daemon_ctx: Any) -> AsyncIterator[ScheddService]:
+    svc = ScheddService(daemon_ctx(tmp_path, ad_epoch=1_700_000_000), ["schedd1"])
     yield svc
     await svc.stop()
 
