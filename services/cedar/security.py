@@ -126,7 +126,8 @@ def _full_hostname() -> str:
     return socket.getfqdn()
 
 
-def _own_user() -> str:
+def own_user() -> str:
+    """Who runs this process (FS authenticates the pool's own user as its administrator)."""
     try:
         return getpass.getuser()
     except Exception:  # no name for our uid (a container): the uid itself
@@ -162,7 +163,7 @@ class SecurityConfig:
     negotiation: str = "PREFERRED"
     unauthenticated_read: bool = False
     crypto: CryptoProvider | None = None
-    pool_user: str = field(default_factory=_own_user)
+    pool_user: str = field(default_factory=own_user)
     uid_domain: str = field(default_factory=_full_hostname)
     fs_dir: str = field(default_factory=tempfile.gettempdir)  # FS_LOCAL_DIR
     trust_domain: str = ""

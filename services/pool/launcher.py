@@ -22,10 +22,8 @@ the same start order, the same outputs.
 from __future__ import annotations
 
 import asyncio
-import getpass
 import json
 import logging
-import os
 import tempfile
 import time
 from collections import Counter
@@ -37,6 +35,7 @@ from typing import Any
 
 from .. import rpc
 from ..auth import Role, daemon_identity, make_secret, make_token
+from ..cedar.security import own_user
 from ..claimid import from_sinful
 from ..clock import Clock, ScaledClock
 from ..daemon import within
@@ -106,14 +105,6 @@ async def _drained(method: Any) -> list[Any]:
         out += batch
         if len(batch) < DRAIN_BATCH:
             return out
-
-
-def _own_user() -> str:
-    """Who runs the pool: FS authenticates them as its administrator."""
-    try:
-        return getpass.getuser()
-    except Exception:  # no name for our uid (a container): the uid itself
-        return str(os.getuid())
 
 
 @dataclass
@@ -252,7 +243,7 @@ class LivePool:
             "log_base_wall": log_base,
         }
         if not self.virtual and spec.cedar and plan.role != "startd":
-            common |= {"cedar": True, "pool_user": _own_user()}
+            common |= {"cedar": True, "pool_user": own_user()}
         if plan.role in ("central", "negotiator"):
             args = {
                 "config": spec.config,
