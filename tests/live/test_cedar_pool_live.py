@@ -70,7 +70,7 @@ def test_htcondor2_finds_every_daemon_through_the_pools_condor_config(
     lines = run.stdout.splitlines()
     assert lines[0].startswith("collector: 2 machines, "), lines
     assert lines[1].startswith("schedd: 3 jobs ("), lines
-    assert any(line.startswith("user priority of ") for line in lines[2:]) or len(lines) == 2
+    # (the negotiator's priorities, with real content: test_cedar_collector_live.py)
 
 
 def test_every_daemon_ad_leads_with_its_cedar_address(pool: Any) -> None:
