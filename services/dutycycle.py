@@ -59,15 +59,22 @@ class DutyCycle:
 
     def waited(self, start: float, end: float) -> None:
         """The loop waited in ``select()`` from ``start`` to ``end`` (monotonic seconds);
-        a wait across buckets is shared out among them."""
+        a wait across buckets is shared out among them. Buckets are stepped by index, so
+        a start that rounds onto a bucket's edge (18.599999999999998 with steps of 0.6)
+        cannot make a zero-length share and spin; a wait longer than the window only
+        counts its recent part, the rest would be trimmed at once."""
+        start = max(start, end - self.window)
+        k = math.floor(start / self._step)
         while end > start:
-            k = math.floor(start / self._step)
-            part = min(end, (k + 1) * self._step) - start
-            if self._waits and self._waits[-1][0] == k:
-                self._waits[-1][1] += part
-            else:
-                self._waits.append([k, part])
-            start += part
+            edge = (k + 1) * self._step
+            if edge > start:
+                stop = min(end, edge)
+                if self._waits and self._waits[-1][0] == k:
+                    self._waits[-1][1] += stop - start
+                else:
+                    self._waits.append([k, stop - start])
+                start = stop
+            k += 1
         self._trim(end)
 
     def _trim(self, now: float) -> None:

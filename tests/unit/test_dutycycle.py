@@ -42,6 +42,25 @@ def test_a_wait_across_buckets_is_shared_and_old_buckets_leave_the_window() -> N
     assert meter.recent() == pytest.approx(1 - 0.25 / 19)
 
 
+def test_a_wait_starting_on_a_rounded_bucket_edge_is_counted_and_ends() -> None:
+    # window 12 s, steps of 0.6: 18.599999999999998 / 0.6 floors to 30, whose end
+    # (31 * 0.6) rounds to the start itself; the meter once spun there for ever
+    clock = _Clock(18.0)
+    meter = DutyCycle(12.0, monotonic=clock)
+    meter.waited(18.599999999999998, 19.5)
+    clock.t = 19.5
+    assert meter.recent() == pytest.approx(1 - 0.9 / 1.5)
+
+
+def test_a_wait_longer_than_the_window_fills_the_window() -> None:
+    clock = _Clock(0.0)
+    meter = DutyCycle(20.0, monotonic=clock)
+    meter.waited(0.0, 1e6)  # a loop idle for days: only the window's buckets are kept
+    clock.t = 1e6
+    assert meter.recent() == pytest.approx(0.0)
+    assert len(meter._waits) <= 21
+
+
 def test_no_time_no_duty_and_never_below_zero() -> None:
     clock = _Clock(5.0)
     meter = DutyCycle(20.0, monotonic=clock)
