@@ -16,7 +16,7 @@ from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 import grpc
 import grpc.aio
@@ -25,6 +25,9 @@ from . import rpc
 from .auth import Role
 from .clock import Clock
 from .config import ConfigDict
+
+if TYPE_CHECKING:
+    from .schedd.memqueue import SimulatedDisk
 
 log = logging.getLogger(__name__)
 
@@ -170,6 +173,9 @@ class DaemonContext:
     ad_epoch: int = 0
     # the actor's loop's RecentDaemonCoreDutyCycle (its host measures it; 0.0 unmeasured)
     duty_cycle: Callable[[], float] = field(default=lambda: 0.0)
+    # a virtual run's durable state in memory (a simulated crash keeps its commits);
+    # None: files in state_dir, synced as a live daemon's
+    disk: SimulatedDisk | None = None
 
     @property
     def my_address(self) -> str:

@@ -37,6 +37,7 @@ from ..daemon import DaemonContext, EventLog, Service
 from ..dutycycle import DutyCycle, install, window_of
 from ..inprocess import SameProcessFirst
 from ..ownerfiles import private_dir
+from ..schedd.memqueue import SimulatedDisk
 from .hostfaults import FaultInterceptor, HostFaults, PeerRule
 
 log = logging.getLogger(__name__)
@@ -128,6 +129,7 @@ class DaemonHost:
         cycle_charge: Callable[[int, int, float], float] | None = None,
         with_negotiator: bool = True,
         event_sink: list[dict[str, Any]] | None = None,
+        disk: SimulatedDisk | None = None,
         cedar: bool = False,
         pool_user: str = "",
     ) -> None:
@@ -155,6 +157,7 @@ class DaemonHost:
         self._given_clock = clock
         self._cycle_charge = cycle_charge
         self._event_sink = event_sink  # a virtual run's events, in the order they happen
+        self._disk = disk  # a virtual run's durable state
         # CEDAR listeners for HTCondor's own clients: a live actor's only; the pool's
         # owner (``pool_user``) is its administrator when FS authenticates them
         self._cedar_on = cedar and self._own_process
@@ -205,6 +208,7 @@ class DaemonHost:
             cycle_charge=self._cycle_charge,
             virtual=self._given_clock is not None,
             ad_epoch=int(self._log_base_wall),
+            disk=self._disk,
         )
         self._ctx = ctx
         self._services = self._build(ctx)

@@ -41,7 +41,8 @@ from ..clock import Clock, ScaledClock
 from ..daemon import within
 from ..inprocess import InProcessNetwork
 from ..poolsecret import pool_secret
-from ..schedd.stored import StoredQueue, read_stored_queue
+from ..schedd.memqueue import SimulatedDisk
+from ..schedd.stored import StoredQueue, read_stored_queue, stored_in_memory
 from ..virtualtime import VirtualClock, VirtualEventLoop
 from .client import PoolClient
 from .cluster import pack_group, placement_options
@@ -162,6 +163,8 @@ class LivePool:
         self.workload_errors: list[str] = []
         self.final_status: list[dict[str, Any]] = []
         self.virtual = spec.clock == "virtual"
+        # a virtual pool's durable state (the schedds' queues) in memory
+        self._disk = SimulatedDisk() if self.virtual else None
         self.network: InProcessNetwork | None = None
         self.vloop: VirtualEventLoop | None = None  # the loop whose time is pool time
         self._resumed_at, self._fed, self._resumed_base = self._load_progress()
@@ -228,6 +231,7 @@ class LivePool:
             "clock": self.clock,
             "cycle_charge": None if cost.free else cost.charge,
             "event_sink": [],  # one for every host: events drained in the order they happen
+            "disk": self._disk,  # the pool's durable state: what a crash keeps
         }
         return lambda *a, **kw: LocalActor(DaemonHost(*a, **kw, **local))
 
@@ -465,7 +469,11 @@ class LivePool:
         if self.virtual:
             used = sorted(
                 str(p.relative_to(self.state_dir))
-                for p in (path, *self.state_dir.glob("schedd/*.sqlite"))
+                for p in (
+                    path,
+                    *self.state_dir.glob("schedd/*.sqlite"),
+                    *self.state_dir.glob("*/accountant.json"),
+                )
                 if p.exists()
             )
             if used:
@@ -642,9 +650,15 @@ class LivePool:
     def read_dead_schedd(self, name: str) -> StoredQueue:
         """A schedd that is down: its queue and history from its queue file, and the events
         it committed that were not gathered (taken into this pool's events)."""
-        stored = read_stored_queue(
-            self.schedd_file(name), name, self._event_marks.get(name.lower(), 0)
-        )
+        after = self._event_marks.get(name.lower(), 0)
+        if self._disk is not None:
+            queue = self._disk.job_queue(f"schedd/{name}.sqlite")
+            try:
+                stored = stored_in_memory(queue, name, after)
+            finally:
+                queue.close()
+        else:
+            stored = read_stored_queue(self.schedd_file(name), name, after)
         self._take(stored.events)
         return stored
 

@@ -114,7 +114,7 @@ class Batch:
 class JobQueue:
     """One schedd's queue file. Not thread-safe: one owner (the schedd core) uses it."""
 
-    def __init__(self, path: str | Path, *, birth: float = 0.0, fsync: bool = True) -> None:
+    def __init__(self, path: str | Path, *, birth: float = 0.0) -> None:
         self.path = Path(path)
         try:
             # Jobs carry claim ids: owner-only folder and file. SQLite gives the -wal and
@@ -128,10 +128,9 @@ class JobQueue:
         try:
             self._db.execute("PRAGMA journal_mode=WAL")
             # FULL: a commit survives the machine losing power, as the schedd's fsync'd
-            # job queue log. OFF: it survives the process dying (SQLite has handed it to
-            # the operating system), all a virtual run's crashes can do, without an fsync
-            # at all (NORMAL still syncs each WAL checkpoint: 6% of a virtual run).
-            self._db.execute(f"PRAGMA synchronous={'FULL' if fsync else 'OFF'}")
+            # job queue log (a virtual run keeps its queues on a simulated disk instead:
+            # memqueue.py)
+            self._db.execute("PRAGMA synchronous=FULL")
             self._db.executescript(_SCHEMA)
             check = self._db.execute("PRAGMA quick_check").fetchone()
             if not check or check[0] != "ok":

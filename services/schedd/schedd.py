@@ -67,6 +67,7 @@ from .cadence import AdCadence
 from .codes import COMPLETED, HELD, HOLD_CODE_USER, IDLE, REMOVED, RUNNING
 from .jobads import JobAttrRules
 from .joblog import JobLogBook, usage_rows
+from .memqueue import MemoryJobQueue
 from .policy import PolicyVerdict, SystemPolicy, at_exit, has_policy, periodic
 from .queue import Batch, JobQueue, QueueError, StoredClaim
 from .readymade import ReadyMadeJobs
@@ -440,7 +441,7 @@ class Schedd(ReadyMadeJobs):
     def __init__(
         self,
         name: str,
-        queue: JobQueue,
+        queue: JobQueue | MemoryJobQueue,
         config: ConfigDict,
         now: float,
         *,

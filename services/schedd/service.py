@@ -53,6 +53,7 @@ from ..v1 import startd_pb2_grpc as tgrpc
 from ..wire import WireError, ad_from_bytes, ad_from_pb, ad_to_pb, ads_to_pb, split_fields
 from .handover import HandedActivations, HandedClaims
 from .logfiles import append_user_logs
+from .memqueue import MemoryJobQueue
 from .queue import JobQueue, QueueError
 from .schedd import (
     MIN_ALIVE_EVERY,
@@ -162,9 +163,11 @@ class ScheddService(QmgmtMethods, sgrpc.ScheddServicer):
     def _open(self, name: str) -> Schedd:
         """Schedd ``name`` from its queue file (a restart after a crash too)."""
         now = self.ctx.clock.now()
-        queue = JobQueue(
-            self.ctx.state_dir / f"{name}.sqlite", birth=now, fsync=not self.ctx.virtual
-        )
+        queue: JobQueue | MemoryJobQueue
+        if self.ctx.disk is not None:
+            queue = self.ctx.disk.job_queue(f"schedd/{name}.sqlite", birth=now)
+        else:
+            queue = JobQueue(self.ctx.state_dir / f"{name}.sqlite", birth=now)
         try:
             core = self.cores[name.lower()] = Schedd(
                 name, queue, self.ctx.config, now, ad_epoch=self.ctx.ad_epoch

@@ -12,12 +12,15 @@ from __future__ import annotations
 import json
 import sqlite3
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..classad import ClassAd, ClassAdSyntaxError, parse_expr
 from .queue import _texts
 
-__all__ = ["StoredQueue", "read_stored_queue"]
+if TYPE_CHECKING:
+    from .memqueue import MemoryJobQueue
+
+__all__ = ["StoredQueue", "read_stored_queue", "stored_in_memory"]
 
 
 class StoredQueue:
@@ -52,35 +55,55 @@ def read_stored_queue(path: str | Path, schedd: str, events_after: int = 0) -> S
         raise FileNotFoundError(f"{p}: no job queue here")
     db = sqlite3.connect(f"{p.resolve().as_uri()}?mode=ro", uri=True)
     try:
-        clusters = {c: _texts(ad) or {} for c, ad in db.execute("SELECT cluster, ad FROM clusters")}
-        jobs = []
-        for cluster, _proc, ad in db.execute(
-            "SELECT cluster, proc, ad FROM jobs ORDER BY cluster, proc"
-        ):
-            texts = dict(clusters.get(cluster) or {})
-            own = _texts(ad) or {}
-            for name, text in own.items():
-                if text is None:
-                    texts.pop(name, None)
-                else:
-                    texts[name] = text
-            jobs.append(_ad(texts))
-        history = [
-            _ad(_texts(ad) or {})
-            for (ad,) in db.execute("SELECT ad FROM history ORDER BY seq DESC")
-        ]
-        events = []
+        clusters = {c: _texts(ad) for c, ad in db.execute("SELECT cluster, ad FROM clusters")}
+        rows = db.execute("SELECT cluster, proc, ad FROM jobs ORDER BY cluster, proc")
+        jobs = [(c, p, _texts(ad)) for c, p, ad in rows]
+        history = [_texts(ad) for (ad,) in db.execute("SELECT ad FROM history ORDER BY seq DESC")]
+        events: list[tuple[int, float, str, str]] = []
         tables = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
         if "events" in tables:
-            for seq, t, kind, fields in db.execute(
+            events = db.execute(
                 "SELECT seq, t, kind, fields FROM events WHERE seq > ? ORDER BY seq",
                 (events_after,),
-            ):
-                try:
-                    extra = json.loads(fields)
-                except ValueError:
-                    extra = {}
-                events.append({"t": t, "daemon": schedd, "kind": kind, **extra, "_seq": int(seq)})
+            ).fetchall()
     finally:
         db.close()
-    return StoredQueue(jobs, history, events)
+    return _stored(schedd, clusters, jobs, history, events)
+
+
+def stored_in_memory(queue: MemoryJobQueue, schedd: str, events_after: int = 0) -> StoredQueue:
+    """The same from a virtual run's queue on its simulated disk (read, never written)."""
+    history = [ad for _, _, ad in queue.history()]
+    events = queue.events_between(events_after, queue.last_event_seq())
+    return _stored(schedd, queue.load_clusters(), queue.load_jobs(), history, events)
+
+
+_Texts = dict[str, str | None] | None
+
+
+def _stored(
+    schedd: str,
+    clusters: dict[int, _Texts],
+    jobs: list[tuple[int, int, _Texts]],
+    history: list[_Texts],
+    events: list[tuple[int, float, str, str]],
+) -> StoredQueue:
+    """Jobs as their cluster's attributes under their own, history newest first, and the
+    events as the pool gathers them."""
+    ads = []
+    for cluster, _proc, own in jobs:
+        texts = dict(clusters.get(cluster) or {})
+        for name, text in (own or {}).items():
+            if text is None:
+                texts.pop(name, None)
+            else:
+                texts[name] = text
+        ads.append(_ad(texts))
+    gathered = []
+    for seq, t, kind, fields in events:
+        try:
+            extra = json.loads(fields)
+        except ValueError:
+            extra = {}
+        gathered.append({"t": t, "daemon": schedd, "kind": kind, **extra, "_seq": int(seq)})
+    return StoredQueue(ads, [_ad(texts or {}) for texts in history], gathered)

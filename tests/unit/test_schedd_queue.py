@@ -35,19 +35,6 @@ def test_wal_and_full_sync(tmp_path: Path) -> None:
     q.close()
 
 
-def test_a_virtual_runs_queue_commits_without_fsync(tmp_path: Path) -> None:
-    # what a virtual run uses: WAL with synchronous OFF (no fsync, checkpoints included),
-    # committed rows read back by the next opening (a restart in the same run)
-    q = JobQueue(tmp_path / "q.sqlite", fsync=False)
-    assert q._db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
-    assert q._db.execute("PRAGMA synchronous").fetchone()[0] == 0  # OFF
-    q.apply(Batch(clusters={1: {"Cmd": '"/bin/sleep"'}}, jobs={(1, 0): {"ProcId": "0"}}))
-    again = JobQueue(tmp_path / "q.sqlite", fsync=False)
-    assert again.load_jobs() == [(1, 0, {"ProcId": "0"})]
-    again.close()
-    q.close()
-
-
 def test_queue_folder_and_files_are_owner_only_even_with_an_open_umask(tmp_path: Path) -> None:
     old = os.umask(0)  # the most permissive umask: files must still be 0600, folders 0700
     try:
