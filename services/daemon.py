@@ -27,7 +27,7 @@ from .clock import Clock
 from .config import ConfigDict
 
 if TYPE_CHECKING:
-    from .schedd.memqueue import SimulatedDisk
+    from .durable import SimulatedDisk
 
 log = logging.getLogger(__name__)
 

@@ -17,7 +17,6 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
-import os
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -25,6 +24,7 @@ from typing import Any
 from ..claimid import redact, sinful
 from ..classad import ClassAd
 from ..config import ConfigDict
+from ..durable import DiskFiles, Files
 from .accountant import Accountant, AccountantError
 from .accounting_ads import accounting_ads
 from .cadence import Cadence
@@ -40,6 +40,8 @@ __all__ = ["LOG_BUFFER_LINES", "Negotiator"]
 
 log = logging.getLogger(__name__)
 
+ACCOUNTANT_FILE = "accountant.json"  # in the negotiator's state folder
+
 LOG_BUFFER_LINES = 1_000_000  # lines kept for drain_log; older ones are dropped (counted)
 
 Event = tuple[str, dict[str, Any]]  # (kind, ids)
@@ -52,24 +54,22 @@ class Negotiator:
         self,
         name: str,
         config: ConfigDict,
-        state_dir: Path,
+        state: Path | Files,
         *,
         log_base_wall: float = 0.0,
         accountant: Accountant | None = None,
         priorities: Mapping[str, Mapping[str, float]] | None = None,
-        fsync: bool = True,
     ) -> None:
         self.name = name
         self.config = config
-        # The accountant file survives a power loss (fsync'd at each write); a virtual
-        # run, whose crashes are its daemons', leaves that to the operating system.
-        self._fsync = fsync
+        # the accountant survives a crash (a folder: a file replaced atomically and
+        # fsync'd at each write; a virtual run's simulated disk keeps it in memory)
+        self.files: Files = DiskFiles(state) if isinstance(state, Path) else state
         self.log_base_wall = float(log_base_wall)
         # the ads' dates and time() in the expressions of a cycle count from the same date
         self.ad_epoch = int(log_base_wall)
         self.cycle_config = CycleConfig.from_config(config)
         template = Accountant.from_config(config, self.cycle_config.groups)
-        self.state_file = Path(state_dir) / "accountant.json"
         self.accountant = accountant or self._load_accountant(template, priorities or {})
         self.groups: GroupTree | None = None  # the group tree of the last cycle
         # the slot columns of the last cycle, for the next (most slots did not change)
@@ -123,20 +123,20 @@ class Negotiator:
     def _load_accountant(
         self, template: Accountant, priorities: Mapping[str, Mapping[str, float]]
     ) -> Accountant:
-        if self.state_file.exists():
-            try:
-                data = json.loads(self.state_file.read_text())
-                return Accountant.from_dict(data).reconfigured(template)
-            except (OSError, ValueError, AccountantError) as exc:
-                # A damaged file must not stop the pool; it is kept aside for a person.
-                log.error(
-                    "%s: cannot read %s (%s); starting from the spec's priorities",
-                    self.name,
-                    self.state_file,
-                    exc,
-                )
-                with contextlib.suppress(OSError):
-                    self.state_file.replace(self.state_file.with_suffix(".json.bad"))
+        try:
+            raw = self.files.read(ACCOUNTANT_FILE)
+            if raw is not None:
+                return Accountant.from_dict(json.loads(raw)).reconfigured(template)
+        except (OSError, ValueError, AccountantError) as exc:
+            # A damaged file must not stop the pool; it is kept aside for a person.
+            log.error(
+                "%s: cannot read %s (%s); starting from the spec's priorities",
+                self.name,
+                self.files.where(ACCOUNTANT_FILE),
+                exc,
+            )
+            with contextlib.suppress(OSError):
+                self.files.set_aside(ACCOUNTANT_FILE, ACCOUNTANT_FILE + ".bad")
         acct = template.copy()
         for name, values in priorities.items():
             if "factor" in values:
@@ -147,14 +147,7 @@ class Negotiator:
 
     def save_accountant(self) -> None:
         """Write the accountant atomically (a crash leaves the old file or the new one)."""
-        tmp = self.state_file.with_name(self.state_file.name + ".tmp")
-        tmp.parent.mkdir(parents=True, exist_ok=True)
-        with tmp.open("w") as f:
-            json.dump(self.accountant.to_dict(), f)
-            f.flush()
-            if self._fsync:
-                os.fsync(f.fileno())
-        os.replace(tmp, self.state_file)
+        self.files.replace(ACCOUNTANT_FILE, json.dumps(self.accountant.to_dict()).encode())
 
     # -- condor_userprio ----------------------------------------------------------------
     def accounting_ads(self) -> list[ClassAd]:
@@ -224,7 +217,7 @@ class Negotiator:
         try:
             self.save_accountant()
         except OSError as exc:
-            log.error("%s: cannot write %s: %s", self.name, self.state_file, exc)
+            log.error("%s: cannot write %s: %s", self.name, self.files.where(ACCOUNTANT_FILE), exc)
 
     def matches_sent(self, matches: list[CycleMatch], rejections: list[Rejection]) -> None:
         """One schedd has its matches and rejections: the negotiator's events for them."""

@@ -129,11 +129,10 @@ class NegotiatorService(ngrpc.NegotiatorServicer):
         self.core = Negotiator(
             name,
             self.config,
-            Path(ctx.state_dir),
+            ctx.disk.files(ctx.state_dir.name) if ctx.disk else Path(ctx.state_dir),
             log_base_wall=log_base_wall,
             accountant=accountant,
             priorities=priorities,
-            fsync=not ctx.virtual,
         )
         self._tasks: list[asyncio.Task[None]] = []
         self._informing: set[asyncio.Task[None]] = set()  # MatchInfo to startds in flight

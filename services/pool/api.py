@@ -366,8 +366,9 @@ class Pool:
 
     @property
     def state_dir(self) -> Path:
-        """Where the daemons keep what survives a restart (``central/accountant.json``, the
-        schedds' queues, ...); owner-only: the queues hold claim ids."""
+        """Where a live pool's daemons keep what survives a restart
+        (``central/accountant.json``, the schedds' queues, ...); owner-only: the queues
+        hold claim ids. A virtual pool keeps that on a simulated disk in memory."""
         return self._live.state_dir
 
     def slots(self, constraint: str = "") -> list[ClassAd]:

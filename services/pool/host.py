@@ -34,10 +34,10 @@ from ..auth import Role, TokenAuthInterceptor
 from ..clock import Clock, ScaledClock
 from ..config import ConfigDict
 from ..daemon import DaemonContext, EventLog, Service
+from ..durable import SimulatedDisk
 from ..dutycycle import DutyCycle, install, window_of
 from ..inprocess import SameProcessFirst
 from ..ownerfiles import private_dir
-from ..schedd.memqueue import SimulatedDisk
 from .hostfaults import FaultInterceptor, HostFaults, PeerRule
 
 log = logging.getLogger(__name__)

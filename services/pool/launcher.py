@@ -39,9 +39,9 @@ from ..cedar.security import own_user
 from ..claimid import from_sinful
 from ..clock import Clock, ScaledClock
 from ..daemon import within
+from ..durable import SimulatedDisk
 from ..inprocess import InProcessNetwork
 from ..poolsecret import pool_secret
-from ..schedd.memqueue import SimulatedDisk
 from ..schedd.stored import StoredQueue, read_stored_queue, stored_in_memory
 from ..virtualtime import VirtualClock, VirtualEventLoop
 from .client import PoolClient
@@ -469,11 +469,7 @@ class LivePool:
         if self.virtual:
             used = sorted(
                 str(p.relative_to(self.state_dir))
-                for p in (
-                    path,
-                    *self.state_dir.glob("schedd/*.sqlite"),
-                    *self.state_dir.glob("*/accountant.json"),
-                )
+                for p in (path, *self.state_dir.glob("schedd/*.sqlite"))
                 if p.exists()
             )
             if used:

@@ -3,7 +3,7 @@
 A live schedd keeps its queue in SQLite with fsync (``queue.JobQueue``); on virtual time
 nothing outlives the process anyway, and what a simulated crash must keep is exactly what
 was committed: a :class:`MemoryJobQueue` answers the same calls as ``JobQueue``, and its
-tables live on the pool's :class:`SimulatedDisk`, not in the queue object. A crashed
+tables live on the pool's :class:`~..durable.SimulatedDisk`, not in the queue object. A crashed
 schedd's queue is closed and its memory dropped; the restarted one opens the same tables
 again, with every committed batch and nothing else (``apply`` is all or nothing: it
 checks what it writes before it changes anything). One recovery path for both: the
@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 
 from .queue import SCHEMA_VERSION, Batch, QueueError, StoredClaim
 
-__all__ = ["MemoryJobQueue", "SimulatedDisk"]
+__all__ = ["MemoryJobQueue", "new_tables"]
 
 _Ad = dict[str, str | None]
 
@@ -41,23 +41,14 @@ class _Tables:
     event_seqs: list[int] = field(default_factory=list)
 
 
-class SimulatedDisk:
-    """The durable state of one virtual pool, by file name."""
-
-    def __init__(self) -> None:
-        self._queues: dict[str, _Tables] = {}
-
-    def job_queue(self, name: str, *, birth: float = 0.0) -> MemoryJobQueue:
-        """Open queue ``name`` (made on first open, as SQLite makes its file)."""
-        tables = self._queues.get(name)
-        if tables is None:
-            meta = {
-                "schema_version": str(SCHEMA_VERSION),
-                "next_cluster_id": "1",
-                "birth": repr(float(birth)),
-            }
-            tables = self._queues[name] = _Tables(meta)
-        return MemoryJobQueue(name, tables)
+def new_tables(birth: float) -> _Tables:
+    """A fresh queue's tables (what SQLite writes into a new file)."""
+    meta = {
+        "schema_version": str(SCHEMA_VERSION),
+        "next_cluster_id": "1",
+        "birth": repr(float(birth)),
+    }
+    return _Tables(meta)
 
 
 class MemoryJobQueue:

@@ -10,15 +10,16 @@ import pytest
 from conftest import job_request, static_pool
 
 from mockpool.config import parse_config
+from mockpool.durable import MemoryFiles, SimulatedDisk
 from mockpool.negotiator.cycle import negotiate
 from mockpool.negotiator.negotiator import Negotiator
 
 ALICE = "alice@mockpool"
 
 
-def core(tmp_path: Path, *, fsync: bool = True) -> Negotiator:
+def core(state: Path | MemoryFiles) -> Negotiator:
     cfg = parse_config("NEGOTIATOR_INTERVAL = 60\n", "test.conf").for_subsystem("NEGOTIATOR")
-    n = Negotiator("negotiator", cfg, tmp_path, fsync=fsync)
+    n = Negotiator("negotiator", cfg, state)
     n.started(100.0)
     return n
 
@@ -61,15 +62,16 @@ def test_a_priority_factor_set_while_a_cycle_computes_survives_the_cycle(
     assert n.accountant.factor(ALICE) == 7.0
 
 
-@pytest.mark.parametrize("fsync", [True, False])
+@pytest.mark.parametrize("where", ["folder", "simulated disk"])
 def test_the_accountant_a_cycle_leaves_is_what_a_restarted_negotiator_reads(
-    tmp_path: Path, fsync: bool
+    tmp_path: Path, where: str
 ) -> None:
-    # fsync=False (a virtual run) skips the flush to disk, not the write
-    n = core(tmp_path, fsync=fsync)
+    # a live negotiator's folder, or a virtual run's simulated disk: the same recovery
+    state = tmp_path if where == "folder" else SimulatedDisk().files("central")
+    n = core(state)
     n.computing()
     n.computed(cycle(n, 100.0))
-    again = core(tmp_path)
+    again = core(state)
     assert again.accountant.resources_used(ALICE) == 2
     assert again.accountant.to_dict() == n.accountant.to_dict()
 

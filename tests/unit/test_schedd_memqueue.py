@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from mockpool.config import parse_config
-from mockpool.schedd.memqueue import MemoryJobQueue, SimulatedDisk
+from mockpool.durable import SimulatedDisk
+from mockpool.schedd.memqueue import MemoryJobQueue
 from mockpool.schedd.queue import Batch, JobQueue, QueueError, StoredClaim
 from mockpool.schedd.schedd import Schedd
 

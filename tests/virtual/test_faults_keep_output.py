@@ -18,6 +18,7 @@ from mockpool.auth import AUTH_METADATA_KEY
 from mockpool.pool.api import run_pool
 from mockpool.pool.check import check_dir
 from mockpool.pool.spec import parse_spec
+from mockpool.schedd.queue import JobQueue
 from mockpool.v1 import master_pb2, master_pb2_grpc
 
 
@@ -186,9 +187,12 @@ def test_a_hundred_crash_restart_cycles_of_a_busy_schedd_in_a_shared_actor(
 
 def test_a_virtual_pool_on_a_folder_a_pool_ran_in_is_refused_clearly(tmp_path: Path) -> None:
     """Its time would start at 0 again over queues written later, and its workload be
-    queued twice: refused, saying why and what to do."""
+    queued twice: refused, saying why and what to do. A virtual pool itself keeps its
+    durable state on a simulated disk: it leaves no queue or accountant in the folder."""
     with Pool(spec("", duration=300), state_dir=tmp_path / "state") as pool:
         pool.sleep_until(100)
+    assert not [p for p in (tmp_path / "state").rglob("*") if p.suffix in (".sqlite", ".json")]
+    JobQueue(tmp_path / "state" / "schedd" / "schedd1.sqlite").close()  # a live pool's
     with pytest.raises(ValueError, match=r"a pool ran on this state folder before .*empty"):
         Pool(spec("", duration=300), state_dir=tmp_path / "state")
 
