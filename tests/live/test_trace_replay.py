@@ -23,7 +23,10 @@ SHIFT = 40.0
 # second of its submit, and its run is measured between two messages, so both may be a
 # little late under load (a real second of lateness is TIME_SCALE pool seconds).
 TIME_SCALE = 20
-TOLERANCE = 2.0  # pool seconds
+# pool seconds: 200 ms real. A shared 2-core machine was seen submitting 2.6 to 3 pool s
+# late (the launcher's feeder waits for the CPU too); trace times are tens of seconds
+# apart, so a job submitted at the wrong trace time still fails
+TOLERANCE = 4.0
 
 
 def summary_start(out: Path) -> float:
