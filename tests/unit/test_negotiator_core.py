@@ -115,3 +115,14 @@ def test_matches_a_schedd_took_are_the_negotiators_match_and_reject_events(
     assert [k for k, _ in events] == ["match", "match"]
     assert {f["slot"] for _, f in events} <= {f"slot1@exec{i:05d}" for i in range(3)}
     assert all("secret" not in f["claim"] for _, f in events)  # claim ids are redacted
+
+
+def test_a_damaged_accountant_on_the_simulated_disk_is_set_aside() -> None:
+    disk = SimulatedDisk()
+    files = disk.files("central")
+    files.replace("accountant.json", b"{not json")
+    n = core(files)
+    assert n.accountant.to_dict() == core(disk.files("elsewhere")).accountant.to_dict()
+    assert files.read("accountant.json") is None
+    assert files.read("accountant.json.bad") == b"{not json"
+    assert "simulated disk" in files.where("accountant.json")
