@@ -21,6 +21,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 from mockpool.pool.api import run_pool
 from mockpool.pool.spec import parse_spec
@@ -72,6 +73,25 @@ request_memory = 1024
 """
 
 
+def batch_spec(machines: int = 500, jobs: int = 20_000, seed: int = 0) -> str:
+    """Workload (a)'s spec: ``machines`` of 8 one-cpu static slots, ``jobs`` one-cpu jobs
+    of 60-1200 s (uniform) submitted at 0 (bench/lapis_compare.py and
+    bench/profile_virtual.py run it too)."""
+    workloads = BATCH_WORKLOAD.format(i=0, jobs=jobs)
+    return BATCH.format(seed=seed, machines=machines, schedds=1, workloads=workloads)
+
+
+def timed_run(
+    text: str, source: str, out: str | Path | None = None
+) -> tuple[dict[str, Any], float]:
+    """Run spec ``text``: (its summary, wall seconds with spec parsing and start-up)."""
+    t0 = time.perf_counter()
+    spec = parse_spec(text, source)
+    with tempfile.TemporaryDirectory() as tmp:
+        summary = run_pool(spec, Path(out) if out else Path(tmp) / "out")
+    return summary, time.perf_counter() - t0
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     ap.add_argument("--scenario", choices=("batch", "day"), default="batch")
@@ -85,8 +105,7 @@ def main() -> int:
     if ns.scenario == "batch":
         machines = ns.machines or 500
         schedds = 1
-        workloads = BATCH_WORKLOAD.format(i=0, jobs=ns.jobs)
-        text = BATCH.format(seed=ns.seed, machines=machines, schedds=1, workloads=workloads)
+        text = batch_spec(machines, ns.jobs, ns.seed)
     else:
         machines = ns.machines or 1250
         schedds = 3
@@ -101,12 +120,7 @@ def main() -> int:
         text = text.replace("until_done = true", "until_done = false").replace(
             "duration = 10000000", f"duration = {ns.pool_hours * 3600:g}"
         )
-    t0 = time.perf_counter()
-    spec = parse_spec(text, f"<bench {ns.scenario}>")
-    with tempfile.TemporaryDirectory() as tmp:
-        out = Path(ns.out) if ns.out else Path(tmp) / "out"
-        summary = run_pool(spec, out)
-    wall = time.perf_counter() - t0
+    summary, wall = timed_run(text, f"<bench {ns.scenario}>", ns.out)
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     done = summary["jobs"].get("Completed", 0)
     pool_s = summary["pool_seconds"]
