@@ -214,7 +214,7 @@ def main() -> int:
     if lapis is None:
         print(f"LAPIS: not run ({missing}); install it: {INSTALL} (or --lapis-python PATH)")
         return 0
-    report(
+    report(  # LAPIS's run ends once its scheduler has no job queued or running: all done
         f"LAPIS ({python})",
         lapis_jobs,
         lapis["pool_seconds"],
