@@ -5,10 +5,13 @@ from __future__ import annotations
 import functools
 import math
 from collections.abc import Iterable, Iterator, Mapping, MutableMapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .tree import AdExpr, Expr, ListExpr, Literal
 from .values import ERROR, UNDEFINED
+
+if TYPE_CHECKING:
+    import random
 
 Plain = bool | int | float | str
 
@@ -175,9 +178,17 @@ class ClassAd(MutableMapping[str, Expr]):
     def keys_lower(self) -> list[str]:
         return list(self._attrs)
 
-    def eval(self, name: str, target: ClassAd | None = None, *, now: float | None = None) -> Any:
+    def eval(
+        self,
+        name: str,
+        target: ClassAd | None = None,
+        *,
+        now: float | None = None,
+        rng: random.Random | None = None,
+    ) -> Any:
         """Evaluate attribute `name` with this ad as MY (UNDEFINED when absent); `now` is
-        the pool time time() and CurrentTime give (the wall clock without it)."""
+        the date time() and CurrentTime give, `rng` what random() draws from (without
+        them, an expression that reads one raises MissingEvalInput)."""
         hit = self._attrs.get(name.lower())
         if hit is None:
             return UNDEFINED
@@ -186,7 +197,7 @@ class ClassAd(MutableMapping[str, Expr]):
             return expr.value
         from .evaluate import evaluate
 
-        return evaluate(expr, self, target, now=now)
+        return evaluate(expr, self, target, now=now, rng=rng)
 
     @staticmethod
     def lookups(ads: Iterable[ClassAd], name: str) -> list[Expr | None]:
@@ -206,6 +217,7 @@ class ClassAd(MutableMapping[str, Expr]):
         target: ClassAd | None = None,
         *,
         now: float | None = None,
+        rng: random.Random | None = None,
     ) -> list[str | None]:
         """Each ad's ``eval(name, target)`` where it is a string, else None: a literal
         read without a call per ad (a cycle reads every slot's Name and every private
@@ -215,18 +227,25 @@ class ClassAd(MutableMapping[str, Expr]):
         add = out.append
         for ad in ads:
             if type(ad) is not ClassAd:  # a subclass may watch its lookups
-                v = ad.eval(name, target, now=now)
+                v = ad.eval(name, target, now=now, rng=rng)
             elif (hit := ad._attrs.get(key)) is None:
                 v = None
             else:
                 e = hit[1]
-                v = e.value if type(e) is Literal else ad.eval(name, target, now=now)
+                v = e.value if type(e) is Literal else ad.eval(name, target, now=now, rng=rng)
             add(v if isinstance(v, str) else None)
         return out
 
-    def get_value(self, name: str, default: Any = None) -> Any:
+    def get_value(
+        self,
+        name: str,
+        default: Any = None,
+        *,
+        now: float | None = None,
+        rng: random.Random | None = None,
+    ) -> Any:
         """The attribute's evaluated value, or `default` when absent or UNDEFINED."""
-        v = self.eval(name)
+        v = self.eval(name, now=now, rng=rng)
         return default if v is UNDEFINED else v
 
     def copy(self) -> ClassAd:

@@ -1,4 +1,4 @@
-"""The one exception type for malformed ClassAd text."""
+"""The ClassAd package's exceptions: malformed text, and an evaluation missing its inputs."""
 
 from __future__ import annotations
 
@@ -25,3 +25,13 @@ class ClassAdSyntaxError(ValueError):
             detail += f": expected {expected}"
         detail += f", found {got!r}" if got else ", found end of input"
         super().__init__(detail)
+
+
+class MissingEvalInput(ValueError):
+    """An expression read ``time()`` (``CurrentTime``, ``formatTime()``) or ``random()``
+    in an evaluation that was given no ``now`` or no ``rng``.
+
+    The evaluator has no clock and no randomness of its own, so a daemon's core evaluates
+    at the pool's date with its own seeded generator and a virtual run replays byte for
+    byte; a tool that wants HTCondor's wall clock passes ``now=time.time()`` (and an
+    ``rng``) itself. A ValueError: a configuration knob that calls time() is a bad value."""

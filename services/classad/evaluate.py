@@ -10,12 +10,11 @@ HTCondor (so `a = a + 1` is UNDEFINED and nothing loops).
 
 from __future__ import annotations
 
-import random as _random
-import time as _time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .ad import ClassAd
 from .budget import Budget, BudgetExceeded
+from .errors import MissingEvalInput
 from .operators import (
     ARITH_OPS,
     BITWISE_OPS,
@@ -44,12 +43,18 @@ from .tree import (
 )
 from .values import ERROR, UNDEFINED
 
+if TYPE_CHECKING:
+    import random
+
 MAX_REFERENCE_DEPTH = 200  # attribute-to-attribute chains deeper than this are ERROR
 
 
 class EvalContext:
-    """What one evaluation needs besides the tree: the two ads, the clock, randomness, and
-    the step budget it may spend (a fresh default one unless given)."""
+    """What one evaluation needs besides the tree: the two ads, the caller's date
+    (``now``: what time() gives) and generator (``rng``: what random() draws from), and
+    the step budget it may spend (a fresh default one unless given). Without ``now`` or
+    ``rng``, an expression that reads them raises MissingEvalInput: never the wall clock
+    or the process's shared generator."""
 
     __slots__ = ("active", "alternates", "budget", "now", "parents", "rng", "targets")
 
@@ -58,7 +63,7 @@ class EvalContext:
         my: ClassAd | None,
         target: ClassAd | None,
         now: float | None = None,
-        rng: _random.Random | None = None,
+        rng: random.Random | None = None,
         budget: Budget | None = None,
     ) -> None:
         self.budget = budget if budget is not None else Budget()
@@ -74,6 +79,24 @@ class EvalContext:
         self.active: set[tuple[int, str]] = set()
         self.now = now
         self.rng = rng
+
+    def time(self) -> int:
+        """time() and CurrentTime: the caller's date, in whole seconds."""
+        if self.now is None:
+            raise MissingEvalInput(
+                "time() (CurrentTime, formatTime()) evaluated without now: the evaluator "
+                "has no clock; pass the pool's date (a tool: now=time.time())"
+            )
+        return int(self.now)
+
+    def random_source(self) -> random.Random:
+        """The generator random() draws from: the caller's."""
+        if self.rng is None:
+            raise MissingEvalInput(
+                "random() evaluated without rng: the evaluator has no generator of its "
+                "own; pass a seeded random.Random (a tool: rng=random.Random())"
+            )
+        return self.rng
 
     def parent_of(self, ad: ClassAd) -> ClassAd | None:
         return ad.parent if ad.parent is not None else self.parents.get(id(ad))
@@ -99,10 +122,13 @@ def evaluate(
     target: ClassAd | None = None,
     *,
     now: float | None = None,
-    rng: _random.Random | None = None,
+    rng: random.Random | None = None,
     budget: Budget | None = None,
 ) -> Any:
     """Evaluate `expr` with `my` as MY and `target` as TARGET. Never raises for bad values.
+
+    ``now`` is the date time() and CurrentTime give, ``rng`` the generator random() draws
+    from; an expression that reads one not given raises MissingEvalInput.
 
     Without `budget`, an evaluation past the default step budget is ERROR; with one, it
     spends from it and raises :class:`BudgetExceeded` past it (see :mod:`.budget`)."""
@@ -187,7 +213,7 @@ def _ref(node: AttrRef, scope: ClassAd | None, ctx: EvalContext) -> Any:
         return p if p is not None else UNDEFINED
     if low == "currenttime":
         # old ClassAds' alias for time(), unless the ad itself defines it (classad.cpp)
-        return int(ctx.now) if ctx.now is not None else int(_time.time())
+        return ctx.time()
     return _lookup_bare(node.name, scope, ctx)
 
 
@@ -327,12 +353,20 @@ def _ev(node: Expr, scope: ClassAd | None, ctx: EvalContext) -> Any:
     return ERROR
 
 
-def matches(job: ClassAd, slot: ClassAd, *, now: float | None = None) -> bool:
+def matches(
+    job: ClassAd,
+    slot: ClassAd,
+    *,
+    now: float | None = None,
+    rng: random.Random | None = None,
+) -> bool:
     """The symmetric match: the job's Requirements and the slot's Requirements both true."""
     for a, b in ((job, slot), (slot, job)):
         req = a.lookup("Requirements")
         if req is None:
             return False
-        if truth(evaluate(req, a, b, now=now)) is not True:  # nonzero numbers count as true
+        if (
+            truth(evaluate(req, a, b, now=now, rng=rng)) is not True
+        ):  # nonzero numbers count as true
             return False
     return True

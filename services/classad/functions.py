@@ -8,9 +8,7 @@ an unknown function name gives ERROR. Names are case-insensitive.
 from __future__ import annotations
 
 import math
-import random as _random
 import re
-import time as _time
 from collections.abc import Callable
 from functools import lru_cache
 from typing import Any
@@ -255,11 +253,10 @@ def _random_fn(args, scope, ctx, name):
     if len(args) > 1:
         return ERROR
     v = _ev(args[0], scope, ctx) if args else 1.0
-    rng = ctx.rng or _random
     if type(v) is int:
-        return rng.randrange(v) if v > 0 else ERROR
+        return ctx.random_source().randrange(v) if v > 0 else ERROR
     if type(v) is float:
-        return v * rng.random()
+        return v * ctx.random_source().random()
     return ERROR
 
 
@@ -267,7 +264,7 @@ def _random_fn(args, scope, ctx, name):
 def _time_fn(args, scope, ctx, name):
     if args:
         return ERROR
-    return int(ctx.now) if ctx.now is not None else int(_time.time())
+    return ctx.time()
 
 
 # -- lists ----------------------------------------------------------------------------

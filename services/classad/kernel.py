@@ -21,7 +21,7 @@ import operator
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import repeat
-from typing import Any, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 import numpy as np
 
@@ -52,6 +52,9 @@ from .tree import (
 from .unparse import unparse
 from .values import ERROR, UNDEFINED
 from .vector import B, E, I, R, S, U, Vec, X
+
+if TYPE_CHECKING:
+    import random
 
 T = TypeVar("T")
 CONST, ROWS = 0, 1  # which side an expression is evaluated on (its MY)
@@ -605,6 +608,7 @@ class _Evaluator:
         stats: KernelStats,
         now: float | None,
         budget: Budget,
+        rng: random.Random | None = None,
     ) -> None:
         self.budget = budget
         self.step = 1 + table.n // 64  # a vectorised node costs about a step per 64 rows
@@ -613,6 +617,7 @@ class _Evaluator:
         self.c = const_ad if const_ad is not None else ClassAd()
         self.stats = stats
         self.now = now
+        self.rng = rng
         self.active: set[tuple[int, str]] = set()
         self.const_cache: dict[str, Vec] = {}
 
@@ -631,7 +636,7 @@ class _Evaluator:
         for k, r in enumerate(idx):
             ad = self.t.ads[int(r)]
             my, target = (self.c, ad) if scope == CONST else (ad, self.c)
-            val = scalar_evaluate(expr, my, target, now=self.now, budget=self.budget)
+            val = scalar_evaluate(expr, my, target, now=self.now, rng=self.rng, budget=self.budget)
             b.put(np.array([k]), V.const(val, 1, self.pool))
         return b.build()
 
@@ -782,7 +787,7 @@ class _Evaluator:
             index = self.ev(node.index, scope, rows)
             from .evaluate import _subscript
 
-            ctx = EvalContext(None, None, self.now, budget=self.budget)
+            ctx = EvalContext(None, None, self.now, self.rng, budget=self.budget)
             if self._holds_ads(base):
                 raise _Fallback  # ad[...] evaluates in the nested ad's scope
             return self.rowwise(lambda b, i: _subscript(b, i, ctx), [base, index], rows)
@@ -868,7 +873,7 @@ class _Evaluator:
                 return self.const(v.tag == want, rows)
             return Vec(v.n, B, i=(v.tag == want).astype(np.int64))
         vals = [self.ev(a, scope, rows) for a in args]
-        ctx = EvalContext(None, None, self.now, budget=self.budget)
+        ctx = EvalContext(None, None, self.now, self.rng, budget=self.budget)
 
         def fn(*values: Any) -> Any:
             return scalar_call(Call(node.name, tuple(Literal(x) for x in values)), None, ctx)
@@ -998,17 +1003,19 @@ class CompiledExpr:
         now: float | None = None,
         budget: Budget | None = None,
         rows: np.ndarray | None = None,
+        rng: random.Random | None = None,
     ) -> Vec:
         """Values per row (of ``rows`` only, in their order, when given). const_is="my":
         `const_ad` is MY and rows are TARGET (a job's Requirements); "target": rows are MY
-        and `const_ad` is TARGET (slot expressions).
+        and `const_ad` is TARGET (slot expressions). ``now`` and ``rng``: what time() and
+        random() read (see :func:`~.evaluate.evaluate`).
 
         Without `budget`, past the default one (see :func:`table_budget`) every row is
         ERROR; with one, it spends from it and raises BudgetExceeded past it."""
         if const_is not in ("my", "target"):
             raise ValueError(f"const_is must be 'my' or 'target', not {const_is!r}")
         ev = _Evaluator(
-            table, const_ad, stats or KernelStats(), now, budget or table_budget(table.n)
+            table, const_ad, stats or KernelStats(), now, budget or table_budget(table.n), rng
         )
         scope = CONST if const_is == "my" else ROWS
         if budget is not None:
@@ -1032,10 +1039,12 @@ def evaluate_rows(
     const_is: str = "my",
     *,
     now: float | None = None,
+    rng: random.Random | None = None,
 ) -> list[Any]:
     """Python values per row (for tests and tools; the negotiator uses the arrays)."""
     tbl = table if isinstance(table, SlotTable) else SlotTable.from_ads(table)
-    return CompiledExpr(expr).eval(tbl, const_ad, const_is, now=now).to_values(tbl.pool)
+    values = CompiledExpr(expr).eval(tbl, const_ad, const_is, now=now, rng=rng)
+    return values.to_values(tbl.pool)
 
 
 @dataclass
@@ -1067,6 +1076,7 @@ def match_vector(
     budget: Budget | None = None,
     varies: Varying | None = None,
     rows: np.ndarray | None = None,
+    rng: random.Random | None = None,
 ) -> MatchResult:
     """The symmetric match of one job against every slot (or the table's ``rows`` only,
     the result then in their order), and the job's Rank of each.
@@ -1083,13 +1093,19 @@ def match_vector(
     if budget is None:
         try:
             return match_vector(
-                job, tbl, now=now, budget=table_budget(tbl.n), varies=varies, rows=rows
+                job,
+                tbl,
+                now=now,
+                budget=table_budget(tbl.n),
+                varies=varies,
+                rows=rows,
+                rng=rng,
             )
         except BudgetExceeded:
             stats = KernelStats()
             return MatchResult(np.zeros(n, dtype=bool), np.zeros(n), 0, stats)
     stats = KernelStats()
-    ev = _Evaluator(tbl, job, stats, now, budget)
+    ev = _Evaluator(tbl, job, stats, now, budget, rng)
     unknown = None
     req = job.lookup("Requirements") if varies is not None else None
     if req is not None:

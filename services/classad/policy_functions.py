@@ -248,7 +248,7 @@ def _eval_in_each(args, scope, ctx, name):
 
 # -- time -----------------------------------------------------------------------------------
 def _now(ctx: Any) -> int:
-    return int(ctx.now) if ctx.now is not None else int(_time.time())
+    return ctx.time()  # the caller's date: the evaluator has no clock
 
 
 @_fn("currentTime")

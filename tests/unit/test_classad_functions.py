@@ -10,10 +10,11 @@ run time.
 from __future__ import annotations
 
 import math
+import random
 
 import pytest
 
-from mockpool.classad import ERROR, UNDEFINED, ClassAd, evaluate, parse_expr
+from mockpool.classad import ERROR, UNDEFINED, ClassAd, MissingEvalInput, evaluate, parse_expr
 
 U = UNDEFINED
 E = ERROR
@@ -518,9 +519,15 @@ def test_time_uses_pool_clock():
     check("time() - QDate", 23, ClassAd({"QDate": 100}), now=123)
 
 
-def test_time_default_is_an_integer():
-    r = evaluate("time()")
-    assert type(r) is int and r > 0
+def test_time_is_whole_seconds_of_the_given_date():
+    check("time()", 1700000123, now=1700000123.9)
+
+
+@pytest.mark.parametrize("text", ["time()", "CurrentTime", "formatTime()", "[a = time()].a"])
+def test_time_without_now_raises_rather_than_read_the_wall_clock(text):
+    # the evaluator has no clock: a daemon passes the pool's date, a tool time.time()
+    with pytest.raises(MissingEvalInput, match="without now"):
+        evaluate(text)
 
 
 def test_time_wrong_arguments():
@@ -529,14 +536,29 @@ def test_time_wrong_arguments():
 
 # random(): real in [0, 1); random(n) integer in [0, n); random(x) real in [0, x).
 def test_random_ranges_and_types():
+    rng = random.Random(7)
     for _ in range(50):
-        r = evaluate("random()")
+        r = evaluate("random()", rng=rng)
         assert type(r) is float and 0.0 <= r < 1.0
-        r = evaluate("random(10)")
+        r = evaluate("random(10)", rng=rng)
         assert type(r) is int and 0 <= r < 10
-        r = evaluate("random(2.5)")
+        r = evaluate("random(2.5)", rng=rng)
         assert type(r) is float and 0.0 <= r < 2.5
 
 
+def test_random_draws_from_the_given_generator():
+    # the same seed, the same draws (a virtual run replays); nothing from the shared one
+    draws = [evaluate("{random(), random(1000)}", rng=random.Random(3)) for _ in range(2)]
+    assert draws[0] == draws[1]
+    g = random.Random(3)
+    assert draws[0] == [g.random(), g.randrange(1000)]
+
+
+def test_random_without_rng_raises_rather_than_use_the_shared_generator():
+    with pytest.raises(MissingEvalInput, match="without rng"):
+        evaluate("random()")
+
+
 def test_random_bad_argument():
-    check('random("a")', E)
+    check('random("a")', E)  # no draw: no generator needed
+    check("random(0)", E)
