@@ -35,6 +35,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..classad import ClassAd, evaluate
 from ..cli.userprio_layout import _rollup as rollup_groups
+from ..tooltime import TOOL_RNG, wall_now
 from ..v1 import negotiator_pb2 as npb
 from ..wire import ads_from_pb
 from .adwire import encode_ad
@@ -244,7 +245,8 @@ def _selected(query: ClassAd, ad: ClassAd) -> bool:
     """The query's Requirements hold for ``ad`` (as MY): true or a non-zero number."""
     if query.lookup("Requirements") is None:
         return True
-    value = evaluate(query.lookup("Requirements"), ad)
+    # the wall clock, as before: the command knows no pool date
+    value = evaluate(query.lookup("Requirements"), ad, now=wall_now(), rng=TOOL_RNG)
     return value is True or (type(value) in (int, float) and value != 0)
 
 

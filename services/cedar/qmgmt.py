@@ -42,6 +42,7 @@ from ..classad import ClassAd, ClassAdSyntaxError, parse_expr, unparse
 from ..classad.oldstrings import new_to_old, old_to_new
 from ..classad.tree import Literal
 from ..schedd.jobads import EditSpec
+from ..tooltime import TOOL_RNG, wall_now
 from .stream import Builder, Message
 
 __all__ = [
@@ -439,7 +440,8 @@ class QmgmtSession:
             return self._rval(-1, errno.ENOENT), True
         if request == GetAttributeExpr:
             return self._rval(0).put_string(new_to_old(unparse(expr))), True
-        value = ad.eval(name) if ad is not None else None
+        # the wall clock, as before: this connection knows no pool date
+        value = ad.eval(name, now=wall_now(), rng=TOOL_RNG) if ad is not None else None
         if request == GetAttributeString:
             if not isinstance(value, str):
                 return self._rval(-1, errno.EINVAL), True

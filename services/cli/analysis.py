@@ -26,6 +26,7 @@ import numpy as np
 from ..classad import UNDEFINED, ClassAd, evaluate, unparse
 from ..classad.kernel import CompiledExpr, SlotTable
 from ..classad.tree import AttrRef, Binary, Expr, Paren, Select, walk
+from ..tooltime import TOOL_RNG, wall_now
 
 __all__ = ["JobAnalysis", "Step", "analyze_job", "referenced_job_attributes"]
 
@@ -141,7 +142,7 @@ def _steps(job: ClassAd, requirements: Expr, table: SlotTable, now: float | None
     count = {}
     for ix, node in enumerate(nodes):
         if node.left < 0 and not _targets_slot(node.expr, job):
-            v = evaluate(node.expr, job, None)
+            v = evaluate(node.expr, job, None, now=now, rng=TOOL_RNG)
             node.constant = v is not UNDEFINED and _truthy(v)
             continue
         if node.left >= 0:
@@ -161,7 +162,9 @@ def _steps(job: ClassAd, requirements: Expr, table: SlotTable, now: float | None
             else:
                 node.left, node.right = _follow(nodes, node.left), _follow(nodes, node.right)
         else:
-            node.mask = CompiledExpr(node.expr).requirements_mask(table, job, "my", now=now)
+            node.mask = CompiledExpr(node.expr).requirements_mask(
+                table, job, "my", now=now, rng=TOOL_RNG
+            )
         count[ix] = int(node.mask.sum())
     out = []
     for ix, node in enumerate(nodes):
@@ -189,7 +192,11 @@ def _mask_of(node: _Node, n: int) -> np.ndarray:
 
 def analyze_job(job: ClassAd, slots: Sequence[ClassAd], *, now: float | None = None) -> JobAnalysis:
     """condor_q -better-analyze's figures for ``job`` over the collector's slot ads."""
-    cluster, proc = job.eval("ClusterId"), job.eval("ProcId")
+    now = wall_now(now)  # the pool's date when the caller knows it, else the wall clock
+    cluster, proc = (
+        job.eval("ClusterId", now=now, rng=TOOL_RNG),
+        job.eval("ProcId", now=now, rng=TOOL_RNG),
+    )
     out = JobAnalysis(
         cluster if isinstance(cluster, int) else 0, proc if isinstance(proc, int) else 0, []
     )
@@ -205,11 +212,13 @@ def analyze_job(job: ClassAd, slots: Sequence[ClassAd], *, now: float | None = N
     machines = {ad.eval("Machine") for ad in slots}
     out.machines = len({m for m in machines if isinstance(m, str)})
     if requirements is not None:
-        wants = CompiledExpr(requirements).requirements_mask(table, job, "my", now=now)
+        wants = CompiledExpr(requirements).requirements_mask(
+            table, job, "my", now=now, rng=TOOL_RNG
+        )
     else:
         wants = np.zeros(n, dtype=bool)
     takes = CompiledExpr(Select(AttrRef("MY"), "Requirements")).requirements_mask(
-        table, job, "target", now=now
+        table, job, "target", now=now, rng=TOOL_RNG
     )
     both = wants & takes
     out.rejected_by_job = int((~wants).sum())

@@ -24,6 +24,7 @@ from ..classad.refs import references
 from ..classad.textio import format_old_real
 from ..classad.tree import AdExpr, AttrRef, Expr, ListExpr, Literal, Unary
 from ..classad.unparse import unparse
+from ..tooltime import TOOL_RNG, wall_now
 
 # -- ClassAd text as HTCondor's printers write it ------------------------------------
 
@@ -279,10 +280,12 @@ def take_format_args(args: Sequence[str]) -> tuple[list[str], PrintMask | None]:
 
 
 def _eval(ad: ClassAd, attr: str, now: float | None) -> tuple[bool, Any]:
-    """(in the ad as an attribute, its value)."""
+    """(in the ad as an attribute, its value): time() is ``now`` (the pool's date),
+    else the wall clock, as HTCondor's tools read it."""
+    at = wall_now(now)
     if ad.lookup(attr) is not None:
-        return True, ad.eval(attr, now=now)
-    return False, evaluate(attr, ad, now=now)
+        return True, ad.eval(attr, now=at, rng=TOOL_RNG)
+    return False, evaluate(attr, ad, now=at, rng=TOOL_RNG)
 
 
 def _raw(ad: ClassAd, attr: str) -> str:
@@ -305,7 +308,8 @@ def cell(col: Column, ad: ClassAd, now: float | None = None) -> str:
     """One column's text for one ad (HTCondor's AttrListPrintMask::render + display);
     a value that does not suit its conversion prints nothing."""
     if col.fmt is None:
-        c, p = ad.eval("ClusterId", now=now), ad.eval("ProcId", now=now)
+        at = wall_now(now)
+        c, p = ad.eval("ClusterId", now=at, rng=TOOL_RNG), ad.eval("ProcId", now=at, rng=TOOL_RNG)
         if _number(c) is None or _number(p) is None:
             return col.label
         return f"{col.label}{int(c)}.{int(p)}"

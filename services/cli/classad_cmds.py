@@ -12,6 +12,7 @@ from rich.table import Table
 from ..classad import ClassAdSyntaxError, evaluate, matches, parse_ad, parse_ads, parse_expr
 from ..classad.kernel import CompiledExpr, SlotTable, match_vector
 from ..classad.unparse import format_value
+from ..tooltime import TOOL_RNG, wall_now
 
 
 def _read_ads(path: Path) -> list:
@@ -25,8 +26,10 @@ def _read_ads(path: Path) -> list:
 
 def _match_table(job, slots, title: str) -> int:
     console = Console()
-    result = match_vector(job, slots)
-    scalar = [matches(job, s) for s in slots]
+    # the classad tools evaluate as HTCondor's do: the wall clock, a generator of their own
+    now, rng = wall_now(), TOOL_RNG
+    result = match_vector(job, slots, now=now, rng=rng)
+    scalar = [matches(job, s, now=now, rng=rng) for s in slots]
     table = Table(title=title)
     for col in ("Name", "Arch", "Cpus", "Memory", "job Req", "slot Req", "Match", "Rank"):
         table.add_column(
@@ -35,8 +38,12 @@ def _match_table(job, slots, title: str) -> int:
             no_wrap=col == "Name",
         )
     for k, s in enumerate(slots):
-        jr = evaluate(job.lookup("Requirements"), job, s)
-        sr = evaluate(s.lookup("Requirements"), s, job) if s.lookup("Requirements") else "undefined"
+        jr = evaluate(job.lookup("Requirements"), job, s, now=now, rng=rng)
+        sr = (
+            evaluate(s.lookup("Requirements"), s, job, now=now, rng=rng)
+            if s.lookup("Requirements")
+            else "undefined"
+        )
         table.add_row(
             str(s.get_value("Name", "?")),
             str(s.get_value("Arch", "")),
@@ -72,11 +79,12 @@ def cmd_demo(ns: argparse.Namespace) -> int:
     big = [slots[k % len(slots)] for k in range(ns.scale)]
     table = SlotTable.from_ads(big)
     compiled = CompiledExpr(job.lookup("Requirements"))
-    compiled.requirements_mask(table, job)
+    now, rng = wall_now(), TOOL_RNG
+    compiled.requirements_mask(table, job, now=now, rng=rng)
     t = time.perf_counter()
     reps = 10
     for _ in range(reps):
-        mask = compiled.requirements_mask(table, job)
+        mask = compiled.requirements_mask(table, job, now=now, rng=rng)
     dt = (time.perf_counter() - t) / reps
     console.print(
         f"numpy kernel: {len(big):,} slots in {dt * 1e3:.2f} ms "
@@ -92,7 +100,7 @@ def cmd_eval(ns: argparse.Namespace) -> int:
         expr = parse_expr(ns.expression)
     except ClassAdSyntaxError as e:
         raise SystemExit(f"mockpool eval: {e}") from None
-    print(format_value(evaluate(expr, my, target)))
+    print(format_value(evaluate(expr, my, target, now=wall_now(), rng=TOOL_RNG)))
     return 0
 
 

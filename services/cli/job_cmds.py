@@ -17,6 +17,7 @@ from ..claimid import from_sinful, sinful
 from ..classad import ClassAd, ClassAdSyntaxError, evaluate, format_ad, parse_expr
 from ..pool.client import PoolClient
 from ..schedd.submit import quote
+from ..tooltime import TOOL_RNG, wall_now
 from . import layouts
 from .autoformat import format_json, format_parser, project, render, split_attributes
 from .pool_cmds import _JOB_ID, _date_now, _fail, _width, _with_client, pool_arg
@@ -248,8 +249,9 @@ def since_cut(jobs: list[ClassAd], since: str) -> list[ClassAd]:
     ``CompletionDate <= T`` is true (history.cpp's sinceExpr)."""
     expr = parse_expr(f"CompletionDate <= {since}")
     out = []
+    now = wall_now()
     for ad in jobs:
-        if evaluate(expr, ad) is True:
+        if evaluate(expr, ad, now=now, rng=TOOL_RNG) is True:
             break
         out.append(ad)
     return out

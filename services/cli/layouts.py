@@ -69,6 +69,7 @@ from typing import Any
 from ..classad import ERROR, UNDEFINED, ClassAd, evaluate, format_ad, parse_expr, unparse
 from ..classad.textio import format_old_lines
 from ..classad.tree import Literal
+from ..tooltime import TOOL_RNG, wall_now
 from .analysis import JobAnalysis
 
 __all__ = [
@@ -106,7 +107,7 @@ def _value(ad: ClassAd, name: str) -> object:
         return UNDEFINED
     if type(expr) is Literal:
         return expr.value
-    return evaluate(expr, ad)
+    return evaluate(expr, ad, now=wall_now(), rng=TOOL_RNG)
 
 
 def _number(v: object) -> float | int | None:
@@ -923,7 +924,7 @@ def format_status_gpus(
     for ad in slots:
         state = _STATE_LETTERS.get(_str(ad, "State") or "", " ")
         memory = _num(ad, "GPUs_GlobalMemoryMb")
-        name = evaluate(_GPU_NAME, ad)
+        name = evaluate(_GPU_NAME, ad, now=wall_now(), rng=TOOL_RNG)
         gpus = _int(ad, "GPUs")
         rows.append(
             [

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 
 from ..classad import ClassAd, evaluate
 from ..classad.operators import truth
+from ..tooltime import TOOL_RNG, wall_now
 
 __all__ = ["SlotMatches", "format_reverse_analyze", "reverse_analyze"]
 
@@ -45,7 +46,8 @@ def _half_match(my: ClassAd, target: ClassAd, now: float | None) -> bool:
     """IsAConstraintMatch(my, target): MY's Requirements true with TARGET (nonzero
     numbers count as true; a missing Requirements never matches)."""
     req = my.lookup("Requirements")
-    return req is not None and truth(evaluate(req, my, target, now=now)) is True
+    at = wall_now(now)  # the pool's date when the caller knows it, else the wall clock
+    return req is not None and truth(evaluate(req, my, target, now=at, rng=TOOL_RNG)) is True
 
 
 def _str(ad: ClassAd, name: str) -> str:

@@ -9,6 +9,7 @@ from collections.abc import Iterable, Sequence
 
 from ..classad import ERROR, UNDEFINED, ClassAd, evaluate, parse_expr
 from ..classad.errors import ClassAdSyntaxError
+from ..tooltime import TOOL_RNG, wall_now
 from .layouts import (
     LayoutError,
     _check_ads,
@@ -37,7 +38,8 @@ class SortKeys:
     def key(self, ad: ClassAd, ordinal: int, first: str | None = None) -> tuple:
         """HTCondor's RenderKey: each key's value as text, then the arrival ordinal."""
         parts = [] if first is None else [first]
-        parts += [_key_text(evaluate(e, ad)) for e in self.exprs]
+        now = wall_now()
+        parts += [_key_text(evaluate(e, ad, now=now, rng=TOOL_RNG)) for e in self.exprs]
         return natural_key("\n".join([*parts, f"{ordinal:08X}"]))
 
 
@@ -67,7 +69,7 @@ def status_sorted(ads: Iterable[ClassAd], keys: SortKeys | None = None) -> list[
 
 
 def _eval(ad: ClassAd, text: str) -> object:
-    return evaluate(parse_expr(text), ad)
+    return evaluate(parse_expr(text), ad, now=wall_now(), rng=TOOL_RNG)
 
 
 def _d(v: object, width: int) -> str | None:

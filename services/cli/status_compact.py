@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 from ..classad import ClassAd, evaluate, parse_expr, unparse
 from ..classad.tree import Literal
+from ..tooltime import TOOL_RNG, wall_now
 from .layouts import _auto, _check_ads, _check_width, _Col, _str, _table, _value
 from .status_cells import (
     _ACTIVITIES,
@@ -144,7 +145,7 @@ def _unique(v: object) -> str | None:
 
 def _compact_row(ad: ClassAd, k: int, keys: SortKeys) -> _CompactRow:
     machine = _value(ad, "Machine")
-    primary = _key_text(evaluate(_PRIMARY, ad))
+    primary = _key_text(evaluate(_PRIMARY, ad, now=wall_now(), rng=TOOL_RNG))
     type_id = _value(ad, "SlotTypeID")
     if isinstance(type_id, int) and not isinstance(type_id, bool) and type_id < 0:
         primary = f"{machine}:{-type_id}"  # HTCondor flips a negative SlotTypeId first
@@ -290,7 +291,12 @@ def format_status_compact(
     each HTCondor's compact print format, its constraint and its totals."""
     v = VARIANTS[variant]
     where = parse_expr(v.constraint)
-    ads = [ad for ad in _check_ads(slots, "slot ad") if evaluate(where, ad) is True]
+    now = wall_now()
+    ads = [
+        ad
+        for ad in _check_ads(slots, "slot ad")
+        if evaluate(where, ad, now=now, rng=TOOL_RNG) is True
+    ]
     _check_width(width)
     if not ads:
         return ""

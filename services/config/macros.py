@@ -272,7 +272,7 @@ class _Expander:
     def eval(self, body: str) -> str:
         """As HTCondor's ``$EVAL``: an argument that does not parse gives its expanded text
         when it held a macro, else nothing (neither is an error there)."""
-        from ..classad import ClassAdSyntaxError, evaluate, parse_expr
+        from ..classad import ClassAdSyntaxError, MissingEvalInput, evaluate, parse_expr
         from ..classad.unparse import format_value_condor
 
         name = body.strip()
@@ -287,7 +287,17 @@ class _Expander:
             expr = parse_expr(text)
         except (ClassAdSyntaxError, ValueError):
             return text if "$" in source else ""
-        value = evaluate(expr)
+        # random() draws from the seed, as $RANDOM_INTEGER does (not counted as one of its
+        # draws); the configuration has no clock, so time() is refused
+        where = self.stack[0].lower() if self.stack else ""
+        rng = random.Random(f"{self.seed}:{where}:$EVAL")
+        try:
+            value = evaluate(expr, now=None, rng=rng)
+        except MissingEvalInput:
+            raise MacroError(
+                f"$EVAL({_clip(body)}): time() has no value in the configuration (it is read "
+                "before the pool's clock runs)"
+            ) from None
         return value if isinstance(value, str) else format_value_condor(value)
 
     def rng(self) -> random.Random:

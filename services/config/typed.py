@@ -39,7 +39,8 @@ def _evaluate(text: str) -> object:
     from ..classad.values import UNDEFINED
 
     try:
-        value = evaluate(parse_expr(text))
+        # a knob's value has no clock and no generator: time() or random() is refused
+        value = evaluate(parse_expr(text), now=None, rng=None)
     except (ClassAdSyntaxError, ValueError) as e:
         raise ValueError(f"{text!r} does not parse ({e})") from None
     if value is UNDEFINED:
