@@ -213,20 +213,22 @@ class StartdHost:
         self._touch(machine)
         for slot, old, why in machine.take_taken_over():  # idle claims preempted at once
             self._released(machine.name, slot, old, {"reason": why})
+        at, rng = self.ad_epoch + now, machine.eval_rng
+        held = grant.slot_ad
         self._events.append(
             (
                 machine.name,
                 "claim",
                 {
                     "slot": grant.slot_name,
-                    "job": job_id(job),
+                    "job": job_id(job, at, rng),
                     "claim": redact(grant.claim_id),
                     "schedd": schedd_name,
                     "submitter": owner,
                     # what the slot holds, for the checker's over-commit invariant
-                    "cpus": grant.slot_ad.eval("Cpus"),
-                    "memory": grant.slot_ad.eval("Memory"),
-                    "disk": grant.slot_ad.eval("Disk"),
+                    "cpus": held.eval("Cpus", now=at, rng=rng),
+                    "memory": held.eval("Memory", now=at, rng=rng),
+                    "disk": held.eval("Disk", now=at, rng=rng),
                     **({"preempts": redact(grant.preempts)} if grant.preempts else {}),
                 },
             )
@@ -401,6 +403,6 @@ class StartdHost:
         return exits
 
 
-def job_id(job: ClassAd) -> str:
-    cluster, proc = job.eval("ClusterId"), job.eval("ProcId")
+def job_id(job: ClassAd, now: float, rng: random.Random) -> str:
+    cluster, proc = job.eval("ClusterId", now=now, rng=rng), job.eval("ProcId", now=now, rng=rng)
     return f"{cluster}.{proc}" if isinstance(cluster, int) and isinstance(proc, int) else ""

@@ -250,39 +250,34 @@ def _machine_totals(cfg: ConfigDict) -> tuple[int, int, int, int, int]:
     return cpus, memory, disk, detected_memory, detected_disk
 
 
-def _retirement(slot: Slot, slot_ad: ClassAd, job_ad: ClassAd, now: float) -> float:
+def _retirement(
+    slot: Slot, slot_ad: ClassAd, job_ad: ClassAd, now: float, rng: random.Random
+) -> float:
     """MaxJobRetirementTime for a job starting on ``slot``: the startd's, evaluated with
     the job as TARGET (not a number: 0), lowered by the job's own if smaller."""
-    value = evaluate(slot.policy.max_job_retirement_time, slot_ad, job_ad, now=now)
+    value = evaluate(slot.policy.max_job_retirement_time, slot_ad, job_ad, now=now, rng=rng)
     mine = float(value) if isinstance(value, int | float) and not isinstance(value, bool) else 0.0
-    own = eval_number(job_ad, "MaxJobRetirementTime", slot_ad, now=now)
+    own = eval_number(job_ad, "MaxJobRetirementTime", slot_ad, now=now, rng=rng)
     if own is not None and own < mine:
         mine = float(own)
     return mine if math.isfinite(mine) else 0.0
 
 
-def _limits(job_ad: ClassAd, slot_ad: ClassAd) -> str:
+def _limits(job_ad: ClassAd, slot_ad: ClassAd, now: float, rng: random.Random) -> str:
     """The job's ConcurrencyLimits evaluated against the slot ("" if not a string)."""
-    value = job_ad.eval("ConcurrencyLimits", slot_ad)
+    value = job_ad.eval("ConcurrencyLimits", slot_ad, now=now, rng=rng)
     return value if isinstance(value, str) else ""
 
 
-def _fits(pslot: Slot, pad: ClassAd, request: ClassAd, now: float) -> bool:
+def _fits(pslot: Slot, pad: ClassAd, request: ClassAd, now: float, rng: random.Random) -> bool:
     """Whether ``request`` fits what ``pslot`` has left (HTCondor's WithinResourceLimits,
     a missing request aside: the carve refuses or defaults it)."""
     have = [("Cpus", pslot.cpus), ("Memory", pslot.memory), ("Disk", pslot.disk)]
     for res, units in [*have, *pslot.custom.items()]:
-        value = eval_number(request, f"Request{res}", pad, now=now)
+        value = eval_number(request, f"Request{res}", pad, now=now, rng=rng)
         if value is not None and value > units:
             return False
     return True
-
-
-def _job_id(job: ClassAd) -> str:
-    cluster, proc = job.eval("ClusterId"), job.eval("ProcId")
-    if isinstance(cluster, int) and isinstance(proc, int):
-        return f"{cluster}.{proc}"
-    return "<job without ClusterId/ProcId>"
 
 
 class Machine:
@@ -314,6 +309,9 @@ class Machine:
         self._id_prefix = f"<{from_sinful(address)}?alias={name}>"
         self._seq = 0
         self._rng = rng  # claim-id secrets: seeded in a virtual run, else the OS's CSPRNG
+        # what random() in the policy expressions evaluated here draws from: the machine's
+        # own, seeded by the pool's seed (a virtual run replays its draws)
+        self.eval_rng = random.Random(f"{config.seed}:{name}:random()")
         cpus, memory, disk, detected_memory, detected_disk = _machine_totals(cfg)
         resources = machine_resources(cfg, name)
         specs = slot_types(
@@ -424,7 +422,7 @@ class Machine:
                 for res, expr in zip(CONSUMPTION_RESOURCES, slot.policy.consumption)
             ]
         for knob, expr, target in checks:
-            value = evaluate(expr, ad, target)
+            value = evaluate(expr, ad, target, now=self.ad_epoch, rng=self.eval_rng)
             if value is UNDEFINED and target is not None:
                 continue  # may name a job attribute this probe lacks
             if isinstance(value, bool) or not isinstance(value, int | float):
@@ -636,7 +634,7 @@ class Machine:
         new = self._new_claim(claim_id, ad, job_ad, schedd_name, schedd_address, owner, now)
         if new.rank < old.rank:
             raise ClaimRefusedError(
-                f"{slot.name}: RANK of job {_job_id(job_ad)} is {new.rank:g}, below the "
+                f"{slot.name}: RANK of job {self._job_id(job_ad, now)} is {new.rank:g}, below the "
                 f"current claim's {old.rank:g}: not preempting"
             )
         new.job_ad = job_ad
@@ -705,12 +703,24 @@ class Machine:
         out, self._evicted = self._evicted, []
         return out
 
+    def _job_id(self, job: ClassAd, now: float) -> str:
+        """The job's id for a message (a stand-in when the ad lacks one)."""
+        at, rng = self.ad_epoch + now, self.eval_rng
+        cluster, proc = job.eval("ClusterId", now=at, rng=rng), job.eval("ProcId", now=at, rng=rng)
+        if isinstance(cluster, int) and isinstance(proc, int):
+            return f"{cluster}.{proc}"
+        return "<job without ClusterId/ProcId>"
+
     def _check_match(self, slot: Slot, slot_ad: ClassAd, job_ad: ClassAd, now: float) -> None:
-        if not is_true(slot_ad.eval("Start", job_ad, now=self.ad_epoch + now)):
-            raise ClaimRefusedError(f"{slot.name}: START is not true for job {_job_id(job_ad)}")
-        if not is_true(job_ad.eval("Requirements", slot_ad, now=self.ad_epoch + now)):
+        if not is_true(slot_ad.eval("Start", job_ad, now=self.ad_epoch + now, rng=self.eval_rng)):
             raise ClaimRefusedError(
-                f"job {_job_id(job_ad)}: its Requirements are not true on {slot.name}"
+                f"{slot.name}: START is not true for job {self._job_id(job_ad, now)}"
+            )
+        if not is_true(
+            job_ad.eval("Requirements", slot_ad, now=self.ad_epoch + now, rng=self.eval_rng)
+        ):
+            raise ClaimRefusedError(
+                f"job {self._job_id(job_ad, now)}: its Requirements are not true on {slot.name}"
             )
 
     def _new_claim(
@@ -723,16 +733,17 @@ class Machine:
         owner: str,
         now: float,
     ) -> SlotClaim:
-        rank = slot_ad.eval("Rank", job_ad, now=self.ad_epoch + now)
+        at, rng = self.ad_epoch + now, self.eval_rng
+        rank = slot_ad.eval("Rank", job_ad, now=at, rng=rng)
         if isinstance(rank, bool):  # EvalFloat reads a boolean RANK as 1 or 0
             rank = float(rank)
         elif not isinstance(rank, int | float) or not math.isfinite(rank):
             rank = None
-        user = job_ad.eval("User")
-        lease = eval_number(job_ad, "JobLeaseDuration", slot_ad, now=self.ad_epoch + now)
+        user = job_ad.eval("User", now=at, rng=rng)
+        lease = eval_number(job_ad, "JobLeaseDuration", slot_ad, now=at, rng=rng)
         host = from_sinful(schedd_address)
         return SlotClaim(
-            concurrency_limits=_limits(job_ad, slot_ad),
+            concurrency_limits=_limits(job_ad, slot_ad, at, rng),
             claim_id=claim_id,
             schedd_name=schedd_name,
             schedd_address=schedd_address,
@@ -748,13 +759,14 @@ class Machine:
     def _edited_request(self, slot: Slot, slot_ad: ClassAd, job_ad: ClassAd, now: float) -> ClassAd:
         """The job with MODIFY_REQUEST_EXPR_* applied (evaluated with the job as MY)."""
         edits: dict[str, int] = {}
+        at, rng = self.ad_epoch + now, self.eval_rng
         for attr, expr in slot.policy.modify_request:
-            value = evaluate(expr, job_ad, slot_ad, now=self.ad_epoch + now)
+            value = evaluate(expr, job_ad, slot_ad, now=at, rng=rng)
             if (
                 isinstance(value, int | float)
                 and not isinstance(value, bool)
                 and math.isfinite(value)
-                and value != job_ad.eval(attr, slot_ad, now=self.ad_epoch + now)
+                and value != job_ad.eval(attr, slot_ad, now=at, rng=rng)
             ):
                 edits[attr] = int(value)  # HTCondor keeps the integer (long long) value
         if not edits:
@@ -779,10 +791,10 @@ class Machine:
         consumption = [*zip(CONSUMPTION_RESOURCES, pslot.policy.consumption)]
         consumption += list(pslot.policy.custom_consumption)
         for res, expr in consumption:
-            value = evaluate(expr, pad, target, now=self.ad_epoch + now)
+            value = evaluate(expr, pad, target, now=self.ad_epoch + now, rng=self.eval_rng)
             if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
                 raise ClaimRefusedError(
-                    f"{pslot.name}: Consumption{res} is {value!r} for job {_job_id(job_ad)}, "
+                    f"{pslot.name}: Consumption{res} is {value!r} for job {self._job_id(job_ad, now)}, "
                     "not a number >= 0"
                 )
             out[f"Request{res}"] = value
@@ -803,8 +815,9 @@ class Machine:
             request = self._consumed_request(pslot, pad, job_ad, now)
         else:
             request = self._edited_request(pslot, pad, job_ad, now)
-            if not is_true(pad.eval("Start", request, now=self.ad_epoch + now)) or not _fits(
-                pslot, pad, request, self.ad_epoch + now
+            at, rng = self.ad_epoch + now, self.eval_rng
+            if not is_true(pad.eval("Start", request, now=at, rng=rng)) or not _fits(
+                pslot, pad, request, at, rng
             ):
                 # the edit made START or WithinResourceLimits false: HTCondor retries
                 # with the request as sent
@@ -812,27 +825,33 @@ class Machine:
         self._check_match(pslot, pad, request, now)
         amounts: dict[str, int] = {}
         for attr, unit in (("RequestCpus", "cpus"), ("RequestMemory", "MB"), ("RequestDisk", "KB")):
-            value = eval_number(request, attr, pad, now=self.ad_epoch + now)
+            value = eval_number(request, attr, pad, now=self.ad_epoch + now, rng=self.eval_rng)
             if value is None:
                 if attr != "RequestCpus":
                     raise InvalidJobError(
-                        f"job {_job_id(job_ad)} has no numeric {attr}: a partitionable slot "
+                        f"job {self._job_id(job_ad, now)} has no numeric {attr}: a partitionable slot "
                         "cannot size a dynamic slot without it"
                     )
                 value = 1  # HTCondor's default cpu request
             if value < 0:
-                raise InvalidJobError(f"job {_job_id(job_ad)}: {attr} is negative ({value})")
+                raise InvalidJobError(
+                    f"job {self._job_id(job_ad, now)}: {attr} is negative ({value})"
+                )
             amounts[unit] = int(value)
         for res in pslot.custom:
-            value = eval_number(request, f"Request{res}", pad, now=self.ad_epoch + now)
+            value = eval_number(
+                request, f"Request{res}", pad, now=self.ad_epoch + now, rng=self.eval_rng
+            )
             if value is not None and value < 0:
-                raise InvalidJobError(f"job {_job_id(job_ad)}: Request{res} is negative ({value})")
+                raise InvalidJobError(
+                    f"job {self._job_id(job_ad, now)}: Request{res} is negative ({value})"
+                )
             amounts[res] = math.ceil(value or 0)
         have = {"cpus": pslot.cpus, "MB": pslot.memory, "KB": pslot.disk, **pslot.custom}
         short = [f"{amounts[u]} {u} (has {have[u]})" for u in have if amounts[u] > have[u]]
         if short:
             raise ClaimRefusedError(
-                f"{pslot.name} cannot be split for job {_job_id(job_ad)}: it asks for "
+                f"{pslot.name} cannot be split for job {self._job_id(job_ad, now)}: it asks for "
                 + ", ".join(short)
             )
         taken = {
@@ -899,10 +918,15 @@ class Machine:
         require = request.lookup(f"Require{res}")
         if require is not None:
             props = self._device_ads.get(res, {})
-            free = [d for d in free if d in props and is_true(evaluate(require, props[d], request))]
+            at, rng = self.ad_epoch + now, self.eval_rng
+            free = [
+                d
+                for d in free
+                if d in props and is_true(evaluate(require, props[d], request, now=at, rng=rng))
+            ]
         if len(free) < units:
             raise ClaimRefusedError(
-                f"{pslot.name} cannot be split for job {_job_id(request)}: it asks for "
+                f"{pslot.name} cannot be split for job {self._job_id(request, now)}: it asks for "
                 f"{units} {res} matching Require{res} (has {len(free)})"
             )
         return free[:units]
@@ -931,31 +955,35 @@ class Machine:
                 f"claim {redact(claim_id)} on {slot.name} is {age:g} s old: past "
                 f"CLAIM_WORKLIFE ({self._worklife} s), it takes no new job"
             )
-        cluster, proc = job_ad.eval("ClusterId"), job_ad.eval("ProcId")
+        at, rng = self.ad_epoch + now, self.eval_rng
+        cluster, proc = (
+            job_ad.eval("ClusterId", now=at, rng=rng),
+            job_ad.eval("ProcId", now=at, rng=rng),
+        )
         for attr, value in (("ClusterId", cluster), ("ProcId", proc)):
             if isinstance(value, bool) or not isinstance(value, int) or value < 0:
                 raise InvalidJobError(f"job ad has no valid {attr} (got {value!r})")
         ad = current_ad(slot, self.info, now, self._sequence)
-        duration = eval_number(job_ad, "MockDuration", ad, now=self.ad_epoch + now)
+        duration = eval_number(job_ad, "MockDuration", ad, now=at, rng=rng)
         if duration is None or duration < 0:
-            shown = job_ad.eval("MockDuration")
+            shown = job_ad.eval("MockDuration", now=at, rng=rng)
             raise InvalidJobError(
                 f"job {cluster}.{proc} has no usable MockDuration (got {shown}): give "
                 "+MockDuration = <pool seconds> or run /bin/sleep N"
             )
         exit_code = 0
         if job_ad.lookup("MockExitCode") is not None:
-            code = eval_number(job_ad, "MockExitCode", ad, now=self.ad_epoch + now)
+            code = eval_number(job_ad, "MockExitCode", ad, now=at, rng=rng)
             if not isinstance(code, int) or not -(2**31) <= code < 2**31:
                 raise InvalidJobError(
                     f"job {cluster}.{proc} has no usable MockExitCode (got "
-                    f"{job_ad.eval('MockExitCode')}): give an integer exit code"
+                    f"{job_ad.eval('MockExitCode', now=at, rng=rng)}): give an integer exit code"
                 )
             exit_code = code
         self._check_match(slot, ad, job_ad, now)
-        gjid = job_ad.eval("GlobalJobId")
+        gjid = job_ad.eval("GlobalJobId", now=at, rng=rng)
         if not isinstance(gjid, str) or not gjid:
-            qdate = eval_number(job_ad, "QDate", None) or 0
+            qdate = eval_number(job_ad, "QDate", None, now=at, rng=rng) or 0
             gjid = f"{claim.schedd_name}#{cluster}.{proc}#{int(qdate)}"
         job = RunningJob(
             cluster,
@@ -963,12 +991,12 @@ class Machine:
             gjid,
             start=now,
             end=now + float(duration),
-            retirement=_retirement(slot, ad, job_ad, self.ad_epoch + now),
+            retirement=_retirement(slot, ad, job_ad, at, rng),
             exit_code=exit_code,
         )
         claim.job = job
         claim.activations += 1
-        claim.concurrency_limits = _limits(job_ad, ad)
+        claim.concurrency_limits = _limits(job_ad, ad, at, rng)
         claim.last_heard = now
         slot.set_state("Claimed", "Busy", now)
         self._tiebreak += 1

@@ -30,7 +30,7 @@ import itertools
 import math
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..claimid import redact
 from ..classad import ClassAd, Expr, parse_expr
@@ -40,6 +40,9 @@ from ..condor_version import CONDOR_VERSION, condor_platform
 from ..config import ConfigDict, ConfigError
 from ..config.resources import MachineResource
 from .reqexp import requirements, within_resource_limits
+
+if TYPE_CHECKING:
+    import random
 
 __all__ = [
     "ACCOUNTED",
@@ -184,11 +187,11 @@ class SlotPolicy:
 
 
 def eval_number(
-    ad: ClassAd, name: str, target: ClassAd | None, *, now: float | None = None
+    ad: ClassAd, name: str, target: ClassAd | None, *, now: float, rng: random.Random
 ) -> int | float | None:
-    """``name`` evaluated in ``ad`` against ``target`` (time() is ``now``, a date) if it is a
-    number (not a bool)."""
-    value = ad.eval(name, target, now=now)
+    """``name`` evaluated in ``ad`` against ``target`` (time() is ``now``, a date; random()
+    draws from ``rng``) if it is a number (not a bool)."""
+    value = ad.eval(name, target, now=now, rng=rng)
     if isinstance(value, bool) or not isinstance(value, int | float):
         return None
     if isinstance(value, float) and not math.isfinite(value):
