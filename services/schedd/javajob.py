@@ -21,8 +21,8 @@ JAVA_UNIVERSE = "10"
 
 
 def _unquote(value: str) -> str:
-    """The string a job ad's string literal holds."""
-    text = evaluate(parse_expr(value))
+    """The string a job ad's string literal holds (a literal: no clock, no generator)."""
+    text = evaluate(parse_expr(value), now=None, rng=None)
     return text if isinstance(text, str) else ""
 
 

@@ -11,24 +11,28 @@ from __future__ import annotations
 import math
 import posixpath
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..classad import ClassAd
 from .userlog import DateFormat, LogEvent, UsageRow, format_options
+
+if TYPE_CHECKING:
+    from random import Random
 
 __all__ = ["JobLogBook", "log_path", "usage_rows"]
 
 _RESOURCES = ("Cpus", "Disk", "Memory")  # setEventUsageAd's default ProvisionedResources
 
 
-def log_path(ad: ClassAd) -> str | None:
+def log_path(ad: ClassAd, *, now: float | None = None, rng: Random | None = None) -> str | None:
     """The job's user log: ``UserLog``, under ``Iwd`` when relative (condor_submit makes
     both absolute from the submitting folder; a job queued without one keeps a relative
-    path, which the shell refuses to write). None: the job keeps no log."""
-    path = ad.get_value("UserLog")
+    path, which the shell refuses to write). None: the job keeps no log. ``now`` and
+    ``rng``: what time() and random() in them read (the schedd's date and generator)."""
+    path = ad.get_value("UserLog", now=now, rng=rng)
     if not isinstance(path, str) or not path:
         return None
-    iwd = ad.get_value("Iwd")
+    iwd = ad.get_value("Iwd", now=now, rng=rng)
     if not posixpath.isabs(path) and isinstance(iwd, str) and iwd:
         path = posixpath.join(iwd, path)
     return posixpath.normpath(path) if posixpath.isabs(path) else path
@@ -42,18 +46,21 @@ def _scalar(value: Any) -> int | float | None:
     return value
 
 
-def usage_rows(ad: ClassAd, slot_ad: ClassAd | None) -> tuple[UsageRow, ...]:
+def usage_rows(
+    ad: ClassAd, slot_ad: ClassAd | None, *, now: float | None = None, rng: Random | None = None
+) -> tuple[UsageRow, ...]:
     """The resources table of an evicted or terminated event (HTCondor's
     ``setEventUsageAd``): for Cpus, Disk and Memory, the job's ``<Res>Usage``, its
-    ``Request<Res>`` and what its slot was given (the slot ad's ``<Res>``)."""
+    ``Request<Res>`` and what its slot was given (the slot ad's ``<Res>``), evaluated at
+    date ``now`` with generator ``rng``."""
     rows = []
     for res in _RESOURCES:
-        allocated = _scalar(slot_ad.eval(res)) if slot_ad is not None else None
+        allocated = _scalar(slot_ad.eval(res, now=now, rng=rng)) if slot_ad is not None else None
         rows.append(
             UsageRow(
                 res,
-                _scalar(ad.eval(f"{res}Usage")),
-                _scalar(ad.eval(f"Request{res}")),
+                _scalar(ad.eval(f"{res}Usage", now=now, rng=rng)),
+                _scalar(ad.eval(f"Request{res}", now=now, rng=rng)),
                 allocated,
             )
         )
@@ -76,10 +83,13 @@ class JobLogBook:
         t: float,
         fields: Mapping[str, Any] | None = None,
         usage: tuple[UsageRow, ...] = (),
+        *,
+        now: float | None = None,
+        rng: Random | None = None,
     ) -> None:
         """Event ``code`` of job ``cluster.proc`` (its ad ``ad``) at pool time ``t``, if
-        the job keeps a log."""
-        path = log_path(ad)
+        the job keeps a log (its ``UserLog`` read at date ``now`` with ``rng``)."""
+        path = log_path(ad, now=now, rng=rng)
         if path is not None:
             self._pending.append(LogEvent(path, code, cluster, proc, t, dict(fields or {}), usage))
 

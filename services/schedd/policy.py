@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..classad import ClassAd, parse_expr, unparse
 from ..classad.evaluate import evaluate
@@ -46,6 +46,9 @@ from .codes import (
     VACATE_CODE_JOB_POLICY,
     VACATE_CODE_SYSTEM_POLICY,
 )
+
+if TYPE_CHECKING:
+    from random import Random
 
 __all__ = [
     "POLICY_ATTRS",
@@ -167,43 +170,47 @@ def _number(v: Any) -> int | None:
     return None
 
 
-def _fires(expr: Expr, ad: ClassAd, now: float) -> bool:
-    n = _number(evaluate(expr, ad, None, now=now))
+def _fires(expr: Expr, ad: ClassAd, now: float, rng: Random | None) -> bool:
+    n = _number(evaluate(expr, ad, None, now=now, rng=rng))
     return n is not None and n != 0
 
 
-def _job_rule(ad: ClassAd, attr: str, action: str, now: float) -> PolicyVerdict | None:
+def _job_rule(
+    ad: ClassAd, attr: str, action: str, now: float, rng: Random | None
+) -> PolicyVerdict | None:
     expr = ad.lookup(attr)
-    if expr is None or not _fires(expr, ad, now):
+    if expr is None or not _fires(expr, ad, now, rng):
         return None
-    reason = ad.eval(f"{attr}Reason", now=now)
-    subcode = _number(ad.eval(f"{attr}SubCode", now=now)) or 0
+    reason = ad.eval(f"{attr}Reason", now=now, rng=rng)
+    subcode = _number(ad.eval(f"{attr}SubCode", now=now, rng=rng)) or 0
     if not isinstance(reason, str) or not reason:
         reason = f"The job attribute {attr} expression '{unparse(expr)}' evaluated to TRUE"
     return PolicyVerdict(action, reason, HOLD_CODE_JOB_POLICY, subcode)
 
 
 def _system_rule(
-    ad: ClassAd, rules: tuple[SystemRule, ...], action: str, now: float
+    ad: ClassAd, rules: tuple[SystemRule, ...], action: str, now: float, rng: Random | None
 ) -> PolicyVerdict | None:
-    rule = next((r for r in rules if _fires(r.expr, ad, now)), None)
+    rule = next((r for r in rules if _fires(r.expr, ad, now, rng)), None)
     if rule is None:
         return None
     reason: Any = None
     subcode = 0
     if rule.subcode is not None:
-        subcode = _number(evaluate(rule.subcode, ad, None, now=now)) or 0
+        subcode = _number(evaluate(rule.subcode, ad, None, now=now, rng=rng)) or 0
     if rule.reason is not None:
-        reason = evaluate(rule.reason, ad, None, now=now)
+        reason = evaluate(rule.reason, ad, None, now=now, rng=rng)
     if not isinstance(reason, str) or not reason:
         reason = f"The system macro {rule.knob} expression '{rule.text}' evaluated to TRUE"
     return PolicyVerdict(action, reason, HOLD_CODE_SYSTEM_POLICY, subcode)
 
 
 def _either(
-    ad: ClassAd, attr: str, system: SystemPolicy, kind: str, now: float
+    ad: ClassAd, attr: str, system: SystemPolicy, kind: str, now: float, rng: Random | None
 ) -> PolicyVerdict | None:
-    return _job_rule(ad, attr, kind, now) or _system_rule(ad, system.rules(kind), kind, now)
+    return _job_rule(ad, attr, kind, now, rng) or _system_rule(
+        ad, system.rules(kind), kind, now, rng
+    )
 
 
 def short_duration(seconds: int) -> str:
@@ -221,17 +228,17 @@ def short_duration(seconds: int) -> str:
     return full[i:]
 
 
-def _duration_hold(ad: ClassAd, now: float) -> PolicyVerdict | None:
+def _duration_hold(ad: ClassAd, now: float, rng: Random | None) -> PolicyVerdict | None:
     # mockpool has no shadow: its birthday is the run's start (JobCurrentStartDate), as
     # is the start of execution (no input transfer takes time here)
-    start = ad.eval("JobCurrentStartDate")
+    start = ad.eval("JobCurrentStartDate", now=now, rng=rng)
     if isinstance(start, bool) or not isinstance(start, int):
         return None
     for attr, code, what in (
         ("AllowedJobDuration", HOLD_CODE_JOB_DURATION, "job"),
         ("AllowedExecuteDuration", HOLD_CODE_EXECUTE_DURATION, "execute"),
     ):
-        allowed = ad.eval(attr, now=now)
+        allowed = ad.eval(attr, now=now, rng=rng)
         if isinstance(allowed, bool) or not isinstance(allowed, int):
             continue
         elapsed = int(now) - start
@@ -245,17 +252,25 @@ def _duration_hold(ad: ClassAd, now: float) -> PolicyVerdict | None:
 
 
 def periodic(
-    ad: ClassAd, status: int, now: float, system: SystemPolicy, *, at_exit: bool = False
+    ad: ClassAd,
+    status: int,
+    now: float,
+    system: SystemPolicy,
+    *,
+    at_exit: bool = False,
+    rng: Random | None = None,
 ) -> PolicyVerdict | None:
-    """The periodic policy's verdict on a job in ``status`` (None: it stays as it is)."""
+    """The periodic policy's verdict on a job in ``status`` (None: it stays as it is).
+    ``now`` is the date time() gives, ``rng`` the generator random() draws from (the
+    schedd's own; without one, random() in a policy raises MissingEvalInput)."""
     if status == REMOVED:
         return None
     if status in (RUNNING, SUSPENDED):
-        found = _duration_hold(ad, now)
+        found = _duration_hold(ad, now, rng)
         if found is not None:
             return found
         if not at_exit:
-            found = _either(ad, "PeriodicVacate", system, "vacate", now)
+            found = _either(ad, "PeriodicVacate", system, "vacate", now, rng)
             if found is not None:
                 code = {
                     HOLD_CODE_JOB_POLICY: VACATE_CODE_JOB_POLICY,
@@ -264,38 +279,40 @@ def periodic(
                 return PolicyVerdict("vacate", found.reason, code, found.subcode)
     timer = ad.lookup("TimerRemove")
     if timer is not None:
-        when = evaluate(timer, ad, None, now=now)
+        when = evaluate(timer, ad, None, now=now, rng=rng)
         if isinstance(when, int) and not isinstance(when, bool) and 0 <= when < now:
             reason = (
                 f"The job attribute TimerRemove expression '{unparse(timer)}' evaluated to TRUE"
             )
             return PolicyVerdict("remove", reason, HOLD_CODE_JOB_POLICY)
     if status not in (HELD, COMPLETED):
-        found = _either(ad, "PeriodicHold", system, "hold", now)
+        found = _either(ad, "PeriodicHold", system, "hold", now, rng)
         if found is not None:
             return found
     if status == HELD:
-        code = _number(ad.eval("HoldReasonCode")) or 0
-        holds = _number(ad.eval("NumHolds")) or 0
+        code = _number(ad.eval("HoldReasonCode", now=now, rng=rng)) or 0
+        holds = _number(ad.eval("NumHolds", now=now, rng=rng)) or 0
         limit = system.max_releases
         if code != HOLD_CODE_USER and (limit is None or holds < limit):
-            found = _either(ad, "PeriodicRelease", system, "release", now)
+            found = _either(ad, "PeriodicRelease", system, "release", now, rng)
             if found is not None:
                 return found
-    return _either(ad, "PeriodicRemove", system, "remove", now)
+    return _either(ad, "PeriodicRemove", system, "remove", now, rng)
 
 
-def at_exit(ad: ClassAd, now: float, system: SystemPolicy) -> PolicyVerdict:
+def at_exit(
+    ad: ClassAd, now: float, system: SystemPolicy, *, rng: Random | None = None
+) -> PolicyVerdict:
     """The verdict on a job that just exited (its ExitCode and NumJobCompletions set):
     the periodic policy as for a running job, then OnExitHold, then OnExitRemove."""
-    found = periodic(ad, RUNNING, now, system, at_exit=True)
+    found = periodic(ad, RUNNING, now, system, at_exit=True, rng=rng)
     if found is not None:  # the shadow's terminateJob: a remove that fires now completes it
         return found if found.action == "hold" else PolicyVerdict("complete", found.reason)
-    found = _job_rule(ad, "OnExitHold", "hold", now)
+    found = _job_rule(ad, "OnExitHold", "hold", now, rng)
     if found is not None:
         return found
     expr = ad.lookup("OnExitRemove")
-    if expr is not None and _number(evaluate(expr, ad, None, now=now)) == 0:
+    if expr is not None and _number(evaluate(expr, ad, None, now=now, rng=rng)) == 0:
         reason = f"The job attribute OnExitRemove expression '{unparse(expr)}' evaluated to FALSE"
         return PolicyVerdict("requeue", reason)
     return PolicyVerdict("complete", "")

@@ -107,7 +107,7 @@ class ReadyMadeJobs:
         for spec in edits:
             jobs = self._edit_targets(spec, now)
             for job in jobs:
-                if only_owner is not None and job.ad.get_value("Owner") != only_owner:
+                if only_owner is not None and self._owner(job, now) != only_owner:
                     raise JobAdError(
                         errno.EACCES,
                         f"User {only_owner} may not change attributes for jobs they do not "
@@ -139,7 +139,7 @@ class ReadyMadeJobs:
                 job.ad[name] = self._expr(text)
                 job.texts[name] = text
             if name.lower() in _CACHED or name.lower() in job.touched:
-                self._refile(job)
+                self._refile(job, now)
             self._touch(job)
         self._commit(now)
         return counts
@@ -169,7 +169,7 @@ class ReadyMadeJobs:
             out.update((j.key, j) for j in found)
         return sorted(out.values(), key=lambda j: j.key)
 
-    def _refile(self: Schedd, job: Job) -> None:
+    def _refile(self: Schedd, job: Job, now: float) -> None:
         """An edit changed what the job record caches (owner, group, priority, requests):
         its counts, autocluster and idle-index entry again from its ad."""
         from .schedd import submitter_of  # (schedd.py imports this module)
@@ -182,8 +182,10 @@ class ReadyMadeJobs:
         acid, names, job.touched = self.autoclusters.assign(ad)
         job.autocluster, job.autocluster_attrs = acid, ",".join(names)
         ad["AutoClusterId"], ad["AutoClusterAttrs"] = acid, job.autocluster_attrs
-        prio, cpus = ad.get_value("JobPrio", 0), ad.get_value("RequestCpus", 1)
-        job.submitter = submitter_of(ad)
+        at, rng = self.ad_epoch + now, self.eval_rng
+        prio = ad.get_value("JobPrio", 0, now=at, rng=rng)
+        cpus = ad.get_value("RequestCpus", 1, now=at, rng=rng)
+        job.submitter = submitter_of(ad, at, rng)
         job.prio = int(prio) if _number(prio) else 0
         job.weight = float(cpus) if _number(cpus) else 1.0
         self._count(job, +1)

@@ -34,9 +34,9 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 
-from ..classad import ClassAd, evaluate, parse_expr
+from ..classad import ClassAd, MissingEvalInput, evaluate, parse_expr
 from ..classad.refs import references
-from ..classad.tree import Literal, Unary
+from ..classad.tree import Expr, Literal, Unary
 from ..classad.values import UNDEFINED
 from ..config import ConfigDict
 
@@ -161,17 +161,30 @@ def _clause_needed(text: str, floor: float) -> bool:
     return value is None or value > floor
 
 
+def _submit_value(name: str, text: str | Expr, scope: ClassAd | None = None) -> object:
+    """Attribute ``name`` (``text``) as condor_submit reads it to write Requirements.
+    The answer is kept for every later job with the same texts (RequirementsMemo), so it
+    reads no clock and no generator: a time() or random() in it is refused (ValueError,
+    which the submit reports at its place), where condor_submit would read its own."""
+    try:
+        return evaluate(text, scope, now=None, rng=None)
+    except MissingEvalInput:
+        raise ValueError(
+            f"{name}: time() and random() cannot decide the Requirements condor_submit writes"
+        ) from None
+
+
 def _string(ad: Mapping[str, str], name: str) -> str | None:
     text = ad.get(name)
     if text is None:
         return None
-    value = evaluate(text)
+    value = _submit_value(name, text)
     return value if isinstance(value, str) else None
 
 
 def _true(ad: Mapping[str, str], name: str) -> bool:
     text = ad.get(name)
-    return text is not None and evaluate(text) is True
+    return text is not None and _submit_value(name, text) is True
 
 
 def url_methods(ad: Mapping[str, str]) -> list[str]:
@@ -290,7 +303,8 @@ def _custom_resource_clauses(ad: Mapping[str, str], external: set[str], host: Su
         if value is None:  # an expression: its value in the job ad says its type
             if scope is None:
                 scope = ClassAd({k: parse_expr(v) for k, v in ad.items()})
-            value = scope.eval(attr)
+            expr = scope.lookup(attr)
+            value = _submit_value(attr, expr, scope) if expr is not None else UNDEFINED
         if value is UNDEFINED or (type(value) in (int, float) and value > 0):
             if f"require{tag.lower()}" in requires:
                 require = f"Require{tag}"

@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import json
 import math
+import random
 import re
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -143,10 +144,13 @@ class CostlyConstraint(ConstraintError):
     """A constraint that ran past its evaluation budget; the request did nothing."""
 
 
-def submitter_of(ad: ClassAd) -> str:
-    """The accounting name: AccountingGroup if set, else Owner, then ``@mockpool``."""
-    group = ad.get_value("AccountingGroup")
-    name = group if isinstance(group, str) and group else ad.get_value("Owner", "")
+def submitter_of(ad: ClassAd, now: float, rng: random.Random) -> str:
+    """The accounting name: AccountingGroup if set, else Owner, then ``@mockpool``
+    (evaluated at date ``now`` with ``rng``)."""
+    group = ad.get_value("AccountingGroup", now=now, rng=rng)
+    name = (
+        group if isinstance(group, str) and group else ad.get_value("Owner", "", now=now, rng=rng)
+    )
     return f"{name}@{UID_DOMAIN}"
 
 
@@ -241,8 +245,9 @@ class Job:
         else:
             self.texts.pop(name, None)
 
-    def number(self, name: str, default: float = 0.0) -> float:
-        v = self.ad.get_value(name, default)
+    def number(self, name: str, default: float = 0.0, *, now: float, rng: random.Random) -> float:
+        """The attribute's number at date ``now`` (``default`` when not a number)."""
+        v = self.ad.get_value(name, default, now=now, rng=rng)
         return v if isinstance(v, (int, float)) and not isinstance(v, bool) else default
 
 
@@ -458,6 +463,9 @@ class Schedd(ReadyMadeJobs):
         self.config = config
         self.address = address  # MyAddress, "<host:port>"; set by the shell
         self.started = float(now)
+        # what random() in the jobs' expressions draws from: the schedd's own, seeded by
+        # the pool's seed (a virtual run replays its draws)
+        self.eval_rng = random.Random(f"{config.seed}:{name}:random()")
         knobs = ScheddKnobs.from_config(config)
         self.max_jobs_running = knobs.max_jobs_running
         self.claim_leftovers = knobs.claim_leftovers
@@ -603,8 +611,13 @@ class Schedd(ReadyMadeJobs):
         it keeps one (``slot_ad``: the slot of the run an evicted or terminated event ends)."""
         if "UserLog" not in job.texts and "UserLog" not in job.base.texts:
             return  # no ad built for the 10,000 jobs of a submit without a log
-        usage = usage_rows(job.ad, slot_ad) if event in (ulog.EVICTED, ulog.TERMINATED) else ()
-        self.joblog.add(job.ad, job.cluster, job.proc, event, t, fields, usage)
+        at, rng = self.ad_epoch + t, self.eval_rng
+        usage = (
+            usage_rows(job.ad, slot_ad, now=at, rng=rng)
+            if event in (ulog.EVICTED, ulog.TERMINATED)
+            else ()
+        )
+        self.joblog.add(job.ad, job.cluster, job.proc, event, t, fields, usage, now=at, rng=rng)
 
     def drain_events(self) -> list[tuple[str, dict[str, Any]]]:
         """Events since the last call: (kind, ids) pairs for the shell's event log."""
@@ -658,6 +671,8 @@ class Schedd(ReadyMadeJobs):
         base: ClusterBase,
         texts: dict[str, str | None],
         like: Job | None = None,
+        *,
+        now: float,
     ) -> Job:
         """A job record. ``like`` is an earlier job of the same cluster: when neither job's
         own attributes touch what the autocluster signature reads nor what the record
@@ -675,10 +690,11 @@ class Schedd(ReadyMadeJobs):
         job.autocluster, job.autocluster_attrs = acid, ",".join(names)
         ad["AutoClusterId"] = acid  # in memory only: recomputed when the queue is loaded
         ad["AutoClusterAttrs"] = job.autocluster_attrs
-        prio = ad.get_value("JobPrio", 0)
-        cpus = ad.get_value("RequestCpus", 1)
-        status = ad.get_value("JobStatus", IDLE)
-        job.submitter = submitter_of(ad)
+        at, rng = self.ad_epoch + now, self.eval_rng
+        prio = ad.get_value("JobPrio", 0, now=at, rng=rng)
+        cpus = ad.get_value("RequestCpus", 1, now=at, rng=rng)
+        status = ad.get_value("JobStatus", IDLE, now=at, rng=rng)
+        job.submitter = submitter_of(ad, at, rng)
         job.prio = int(prio) if _is_num(prio) and math.isfinite(prio) else 0
         job.weight = float(cpus) if _is_num(cpus) and math.isfinite(cpus) else 1.0
         job.status = (
@@ -756,7 +772,7 @@ class Schedd(ReadyMadeJobs):
                 if cluster >= next_id:  # never reuse its id
                     self._batch.meta["next_cluster_id"] = str(cluster + 1)
                 continue
-            job = self._new_job(cluster, proc, base, texts, like)
+            job = self._new_job(cluster, proc, base, texts, like, now=now)
             if like is None or like.base is not base or texts.keys() <= _ID_ATTRS:
                 like = job
             self._register(job)
@@ -778,7 +794,11 @@ class Schedd(ReadyMadeJobs):
                 now,
                 # its wall clock counts from the reconnect (wallclock.py), never from
                 # before what its checkpoint credits
-                activated=max(now, stored.activated + job.number(CHECKPOINT)),
+                activated=max(
+                    now,
+                    stored.activated
+                    + job.number(CHECKPOINT, now=self.ad_epoch + now, rng=self.eval_rng),
+                ),
                 jobs_run=1,
                 heard=now,
                 reconnecting=True,
@@ -786,7 +806,7 @@ class Schedd(ReadyMadeJobs):
             running[job.key] = claim
         for job in list(self.jobs.values()):
             if CHECKPOINT in job.texts:  # died running: credited up to its last checkpoint
-                self._credit_checkpoint(job)
+                self._credit_checkpoint(job, now)
             claim = running.get(job.key)
             if job.status == RUNNING and claim is not None:
                 job.claim = claim
@@ -867,7 +887,7 @@ class Schedd(ReadyMadeJobs):
             # job (and its fair share) to another user. UNDEFINED means the submitter.
             text = texts.get("Owner", "undefined")
             if text not in values:
-                values[text] = evaluate(text)
+                values[text] = evaluate(text, now=qdate, rng=self.eval_rng)
             value = values[text]
             if value is UNDEFINED:
                 texts["Owner"], value = unparse(to_expr(owner)), owner
@@ -908,7 +928,7 @@ class Schedd(ReadyMadeJobs):
                 }
                 if proc_texts is not first:
                     _own_attributes(proc_texts, shared, extras, own)
-                job = self._new_job(cluster, proc, base, own, like)
+                job = self._new_job(cluster, proc, base, own, like, now=now)
                 if like is None:
                     like = job
                 jobs.append(job)
@@ -929,7 +949,7 @@ class Schedd(ReadyMadeJobs):
         host = sinful(self.address) if self.address else f"<{self.machine}>"
         for job in jobs:
             self._register(job)
-            self._log(job, ulog.SUBMIT, now, host=host, **_batch(job))
+            self._log(job, ulog.SUBMIT, now, host=host, **self._batch_name(job, now))
         if jobs:
             self._emit(
                 "submit", cluster=cluster, procs=len(jobs), owner=owner, submitter=jobs[0].submitter
@@ -949,15 +969,14 @@ class Schedd(ReadyMadeJobs):
         except ClassAdSyntaxError as exc:
             raise ConstraintError(f"bad constraint {text!r}: {exc}") from None
 
-    @staticmethod
-    def _true(expr: Expr | None, ad: ClassAd, now: float, budget: Budget) -> bool:
-        """Whether ``expr`` selects ``ad``; one request shares one budget, which grows by
-        PER_AD_STEPS for each ad scanned (CostlyConstraint past it)."""
+    def _true(self, expr: Expr | None, ad: ClassAd, now: float, budget: Budget) -> bool:
+        """Whether ``expr`` selects ``ad`` at date ``now``; one request shares one budget,
+        which grows by PER_AD_STEPS for each ad scanned (CostlyConstraint past it)."""
         if expr is None:
             return True
         budget.grant(PER_AD_STEPS)
         try:
-            v = evaluate(expr, ad, None, now=now, budget=budget)
+            v = evaluate(expr, ad, None, now=now, rng=self.eval_rng, budget=budget)
         except BudgetExceeded as exc:
             text = unparse(expr)
             short = text if len(text) <= 200 else text[:200] + "..."
@@ -1054,7 +1073,7 @@ class Schedd(ReadyMadeJobs):
             for job in list(self.jobs.values()):
                 if (
                     _applies(action, job.status)
-                    and (only_owner is None or others_denied or _owner(job) == only_owner)
+                    and (only_owner is None or others_denied or self._owner(job, now) == only_owner)
                     and self._true(expr, job.ad, self.ad_epoch + now, budget)
                 ):
                     take(job)
@@ -1071,7 +1090,7 @@ class Schedd(ReadyMadeJobs):
         why = reason.strip() or f"via {_TOOLS[action]} (by user {owner or 'unknown'})"
         for job in targets:
             error, code = _refusal(action, job)
-            if only_owner is not None and _owner(job) != only_owner:
+            if only_owner is not None and self._owner(job, now) != only_owner:
                 error = f"Permission denied to {verb} job {job.job_id}"
                 code = AR_PERMISSION_DENIED
             if error:
@@ -1102,6 +1121,17 @@ class Schedd(ReadyMadeJobs):
         else:
             self._to_history(job)
 
+    def _owner(self, job: Job, now: float) -> str | None:
+        value = job.ad.get_value("Owner", now=self.ad_epoch + now, rng=self.eval_rng)
+        return value if isinstance(value, str) else None
+
+    def _batch_name(self, job: Job, now: float) -> dict[str, str]:
+        """The submit event's JobBatchName note, when the job has one."""
+        if "JobBatchName" not in job.texts and "JobBatchName" not in job.base.texts:
+            return {}
+        name = job.ad.eval("JobBatchName", now=self.ad_epoch + now, rng=self.eval_rng)
+        return {"batch_name": name} if isinstance(name, str) else {}
+
     def _hold(
         self, job: Job, reason: str, code: int, now: float, out: Outbox, subcode: int = 0
     ) -> None:
@@ -1109,7 +1139,8 @@ class Schedd(ReadyMadeJobs):
         job.set("HoldReason", reason)
         job.set("HoldReasonCode", code)
         job.set("HoldReasonSubCode", subcode)
-        job.set("NumHolds", int(job.number("NumHolds")) + 1)  # qmgmt counts every hold
+        holds = job.number("NumHolds", now=self.ad_epoch + now, rng=self.eval_rng)
+        job.set("NumHolds", int(holds) + 1)  # qmgmt counts every hold
         self._transition(job, HELD, now)
         self._emit("hold", job=job.job_id, submitter=job.submitter, code=code, reason=reason)
         self._log(job, ulog.HELD, now, reason=reason, code=code, subcode=subcode)
@@ -1151,12 +1182,17 @@ class Schedd(ReadyMadeJobs):
 
     def _account_run(self, job: Job, start: float, end: float) -> None:
         wall = max(0.0, end - start)
-        job.set("RemoteWallClockTime", job.number("RemoteWallClockTime") + wall)
+        before = job.number("RemoteWallClockTime", now=self.ad_epoch + end, rng=self.eval_rng)
+        job.set("RemoteWallClockTime", before + wall)
         if CHECKPOINT in job.texts:  # counted now: in the same transaction
             job.delete(CHECKPOINT)
 
-    def _credit_checkpoint(self, job: Job) -> None:
-        total = credited(job.number("RemoteWallClockTime"), job.number(CHECKPOINT))
+    def _credit_checkpoint(self, job: Job, now: float) -> None:
+        at, rng = self.ad_epoch + now, self.eval_rng
+        total = credited(
+            job.number("RemoteWallClockTime", now=at, rng=rng),
+            job.number(CHECKPOINT, now=at, rng=rng),
+        )
         job.set("RemoteWallClockTime", total)
         job.delete(CHECKPOINT)
         self._touch(job)
@@ -1364,7 +1400,9 @@ class Schedd(ReadyMadeJobs):
         job = self._take_runnable_job(claim.submitter, slot_ad, now, fit=False)
         if job is None:
             return
-        slot_name = slot_ad.get_value("Name", claim.slot_name)
+        slot_name = slot_ad.get_value(
+            "Name", claim.slot_name, now=self.ad_epoch + now, rng=self.eval_rng
+        )
         left = HeldClaim(
             claim_id,
             claim.startd_address,
@@ -1411,12 +1449,13 @@ class Schedd(ReadyMadeJobs):
             order = (-job.prio, job.cluster, job.proc)
             if best is not None and order >= best:
                 continue
-            limits = job.ad.eval("ConcurrencyLimits", slot_ad)
+            at, rng = self.ad_epoch + now, self.eval_rng
+            limits = job.ad.eval("ConcurrencyLimits", slot_ad, now=at, rng=rng)
             if isinstance(limits, str) and limits:
                 continue
-            if fit and not _fits(job.ad, slot_ad, self.ad_epoch + now):
+            if fit and not _fits(job.ad, slot_ad, at, rng):
                 continue
-            if not matches(job.ad, slot_ad, now=self.ad_epoch + now):
+            if not matches(job.ad, slot_ad, now=at, rng=rng):
                 continue
             best, best_group = order, group
         if best_group is None:
@@ -1487,13 +1526,14 @@ class Schedd(ReadyMadeJobs):
         self._reserved -= 1
         if job.ad.lookup("JobStartDate") is None:
             job.set("JobStartDate", self._date(start))
-        previous = job.ad.eval("JobCurrentStartDate")
+        at, rng = self.ad_epoch + now, self.eval_rng
+        previous = job.ad.eval("JobCurrentStartDate", now=at, rng=rng)
         if isinstance(previous, int):  # run before (evicted): schedd.cpp keeps the last start
             job.set("JobLastStartDate", previous)
         job.set("JobCurrentStartDate", self._date(start))
-        job.set("NumJobStarts", int(job.number("NumJobStarts")) + 1)
+        job.set("NumJobStarts", int(job.number("NumJobStarts", now=at, rng=rng)) + 1)
         # schedd.cpp add_shadow_rec: a started match counts (what -better-analyze reads)
-        job.set("NumMatches", int(job.number("NumMatches")) + 1)
+        job.set("NumMatches", int(job.number("NumMatches", now=at, rng=rng)) + 1)
         job.set("LastMatchTime", self._date(start))
         job.set("RemoteHost", claim.slot_name)
         self._transition(job, RUNNING, now)
@@ -1565,7 +1605,8 @@ class Schedd(ReadyMadeJobs):
             else:
                 job.set("ExitCode", int(e.exit_code))
                 job.set("ExitBySignal", False)
-                job.set("NumJobCompletions", int(job.number("NumJobCompletions")) + 1)
+                done = job.number("NumJobCompletions", now=self.ad_epoch + now, rng=self.eval_rng)
+                job.set("NumJobCompletions", int(done) + 1)
                 job.set("LastRemoteHost", claim.slot_name)
                 self._exited(job, claim, int(e.exit_code), end, now, out)
             if e.claim_closing:  # HTCondor's JOB_EXITED_AND_CLAIM_CLOSING: no reuse, no release
@@ -1582,7 +1623,7 @@ class Schedd(ReadyMadeJobs):
         is held (OnExitHold, or a periodic hold that fires now) or runs again."""
         verdict = PolicyVerdict("complete", "")
         if job.key in self._policed or self.system_policy.any or _exit_policed(job):
-            verdict = at_exit(job.ad, self.ad_epoch + now, self.system_policy)
+            verdict = at_exit(job.ad, self.ad_epoch + now, self.system_policy, rng=self.eval_rng)
         if verdict.action == "complete":
             job.set("CompletionDate", self._date(end))
             self._transition(job, COMPLETED, now)
@@ -1633,7 +1674,9 @@ class Schedd(ReadyMadeJobs):
             job = self.jobs.get(key)  # (a round in turns: it may have left since)
             if job is None:
                 continue
-            verdict = periodic(job.ad, job.status, self.ad_epoch + now, self.system_policy)
+            verdict = periodic(
+                job.ad, job.status, self.ad_epoch + now, self.system_policy, rng=self.eval_rng
+            )
             if verdict is not None:
                 self._apply_verdict(job, verdict, now, out)
                 fired = True
@@ -1765,7 +1808,10 @@ class Schedd(ReadyMadeJobs):
         interval = float(self.config.get_int("ALIVE_INTERVAL", 300))
         if claim.job is not None:
             every = interval
-            lease = claim.job.number("JobLeaseDuration", 0.0)
+            # read as the claim got its job: when the startd set its lease
+            lease = claim.job.number(
+                "JobLeaseDuration", 0.0, now=self.ad_epoch + claim.since, rng=self.eval_rng
+            )
             if lease > 0:
                 every = min(every, lease / 3)
             claim.alive_every = max(MIN_ALIVE_EVERY, every)
@@ -2080,7 +2126,8 @@ class Schedd(ReadyMadeJobs):
         :meth:`submitters_advertised` says they arrived, the same invalidations come
         again."""
         ads = self.submitter_ads(now)
-        names = {str(ad.get_value("Name")) for ad in ads}
+        at, rng = self.ad_epoch + now, self.eval_rng
+        names = {str(ad.get_value("Name", now=at, rng=rng)) for ad in ads}
         gone = [
             ClassAd({"MyType": "Submitter", "Name": name, "ScheddName": self.name})
             for name in sorted(self._submitters_advertised - names)
@@ -2115,14 +2162,14 @@ class Schedd(ReadyMadeJobs):
 _FITTED = ("Cpus", "Memory", "Disk")
 
 
-def _fits(job_ad: ClassAd, slot_ad: ClassAd, now: float) -> bool:
+def _fits(job_ad: ClassAd, slot_ad: ClassAd, now: float, rng: random.Random) -> bool:
     """Whether the job's RequestCpus/Memory/Disk fit the slot's Cpus/Memory/Disk."""
     for res in _FITTED:
         request = job_ad.lookup(f"Request{res}")
         if request is None:
             continue
-        want = evaluate(request, job_ad, slot_ad, now=now)
-        have = slot_ad.eval(res)
+        want = evaluate(request, job_ad, slot_ad, now=now, rng=rng)
+        have = slot_ad.eval(res, now=now, rng=rng)
         if isinstance(want, bool) or not isinstance(want, int | float):
             continue  # no request of this resource
         if isinstance(have, bool) or not isinstance(have, int | float) or want > have:
@@ -2144,11 +2191,6 @@ def _applies(action: str, status: int) -> bool:
     if action == "vacate":
         return status == RUNNING
     return status == HELD
-
-
-def _owner(job: Job) -> str | None:
-    value = job.ad.get_value("Owner")
-    return value if isinstance(value, str) else None
 
 
 def _refusal(action: str, job: Job) -> tuple[str, int]:
@@ -2201,14 +2243,6 @@ def _is_num(v: object) -> bool:
 def _num(x: float) -> int | float:
     # an integer only when it fits the wire's 64 bits: a sum of RequestCpus may not
     return int(x) if float(x).is_integer() and abs(x) <= INT64_MAX else float(x)
-
-
-def _batch(job: Job) -> dict[str, str]:
-    """The submit event's JobBatchName note, when the job has one."""
-    if "JobBatchName" not in job.texts and "JobBatchName" not in job.base.texts:
-        return {}
-    name = job.ad.eval("JobBatchName")
-    return {"batch_name": name} if isinstance(name, str) else {}
 
 
 def _machine(slot_name: str) -> str:
