@@ -54,6 +54,7 @@ from __future__ import annotations
 import functools
 import heapq
 import math
+import random
 import struct
 import sys
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -168,8 +169,16 @@ class CycleAds:
     slot_columns: Mapping[str, SuppliedColumn] = field(default_factory=dict)
 
 
-def _int_attr(ad: ClassAd, name: str, what: str, *, default: int | None = None) -> int:
-    v = ad.eval(name)
+def _int_attr(
+    ad: ClassAd,
+    name: str,
+    what: str,
+    *,
+    default: int | None = None,
+    now: float | None = None,
+    rng: random.Random | None = None,
+) -> int:
+    v = ad.eval(name, now=now, rng=rng)
     if v is UNDEFINED and default is not None:
         return default
     if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
@@ -195,15 +204,24 @@ class ResourceRequest:
         object.__setattr__(self, "job_id", f"{self.cluster_id}.{self.proc_id}")
 
     @classmethod
-    def from_ad(cls, ad: ClassAd, schedd: str, schedd_address: str) -> ResourceRequest:
-        """Validates the attributes the negotiator needs (NegotiatorInputError names it)."""
+    def from_ad(
+        cls,
+        ad: ClassAd,
+        schedd: str,
+        schedd_address: str,
+        *,
+        now: float | None = None,
+        rng: random.Random | None = None,
+    ) -> ResourceRequest:
+        """Validates the attributes the negotiator needs (NegotiatorInputError names it);
+        ``now`` and ``rng``: what time() and random() in them read (the negotiator's)."""
         what = f"resource request from {schedd}"
-        ac = _int_attr(ad, "AutoClusterId", what)
+        ac = _int_attr(ad, "AutoClusterId", what, now=now, rng=rng)
         what = f"resource request (autocluster {ac}) from {schedd}"
-        submitter = ad.eval("Submitter")
+        submitter = ad.eval("Submitter", now=now, rng=rng)
         if not isinstance(submitter, str) or not submitter:
             raise NegotiatorInputError(f"{what}: Submitter must be a non-empty string")
-        count = _int_attr(ad, "ResourceRequestCount", what)
+        count = _int_attr(ad, "ResourceRequestCount", what, now=now, rng=rng)
         if count < 0:
             raise NegotiatorInputError(f"{what}: ResourceRequestCount must be >= 0, got {count}")
         return cls(
@@ -213,8 +231,8 @@ class ResourceRequest:
             submitter=submitter,
             autocluster_id=ac,
             count=count,
-            cluster_id=_int_attr(ad, "ClusterId", what, default=0),
-            proc_id=_int_attr(ad, "ProcId", what, default=0),
+            cluster_id=_int_attr(ad, "ClusterId", what, default=0, now=now, rng=rng),
+            proc_id=_int_attr(ad, "ProcId", what, default=0, now=now, rng=rng),
         )
 
 
@@ -301,7 +319,8 @@ _PROBE_SLOT = ClassAd(Cpus=1, Memory=1024, Disk=1048576, SlotID=1, State="Unclai
 
 def _check_number(config: ConfigDict, name: str, e: Expr) -> None:
     """Refuse an expression that is not a number (or UNDEFINED) for a one-cpu slot."""
-    value = evaluate(e, _PROBE_SLOT, None)
+    # a check of the value's type: any date and any draw will do
+    value = evaluate(e, _PROBE_SLOT, None, now=0, rng=random.Random(0))
     if value is UNDEFINED or (isinstance(value, (int, float)) and not isinstance(value, bool)):
         return
     knob = config.knob(name)
@@ -459,8 +478,10 @@ class _Slots:
         now: float,
         jobs: Sequence[ClassAd] = (),
         carry: CycleCarry | None = None,
+        rng: random.Random | None = None,
     ) -> None:
         self.now = now  # the date the slots' and jobs' expressions see (time(), CurrentTime)
+        self.rng = rng  # what random() in them draws from: the negotiator's own
         self.ads = list(snapshot.slots)
         # every slot, for the phase-2 masks
         self._carry = None if carry is None else carry.slots
@@ -486,7 +507,7 @@ class _Slots:
 
         def mask(text: str) -> np.ndarray:
             return CompiledExpr(text).requirements_mask(
-                t, empty, "target", stats=stats, now=self.now
+                t, empty, "target", stats=stats, now=self.now, rng=self.rng
             )
 
         self.is_p = mask("PartitionableSlot =?= true")
@@ -497,7 +518,9 @@ class _Slots:
         # read with the columns: a match need not read the slot's (cold) ad for it
         self._my_address: list[Expr | None] = t.objects("MyAddress")
         # Claim ids from the private ads, joined by Name.
-        private = _PrivateAds(snapshot.private_ads, None if carry is None else carry.private)
+        private = _PrivateAds(
+            snapshot.private_ads, None if carry is None else carry.private, now, rng
+        )
         # Claimed slots stay candidates when preemption is considered (not p-slots, nor
         # jobs with retirement left unless early preemption): trimStartdAds.
         offered = self.unclaimed.copy()
@@ -518,7 +541,9 @@ class _Slots:
         self._deducted: set[int] = set()  # p-slots split this cycle
         # the p-slots matched whole are held to WithinResourceLimits (.fit)
         fit_rows = self.alive & self.is_p & ~self.has_cp
-        self.fit = PslotFit.of(t, fit_rows, stats=stats, now=now) if fit_rows.any() else None
+        self.fit = (
+            PslotFit.of(t, fit_rows, stats=stats, now=now, rng=rng) if fit_rows.any() else None
+        )
         # Requests are evaluated per slot class (see .slotclasses), on a table of one
         # representative ad per class whose p-slot rows follow the cycle's deductions.
         # Names with a value per machine (FileSystemDomain) are left out of the key of
@@ -569,7 +594,9 @@ class _Slots:
         # walks the slot's own MachineResources).
         self._avail = np.zeros((len(self.resources), n))
         for k, res in enumerate(self.resources):
-            values = CompiledExpr(_my(res)).eval(t, empty, "target", stats=stats, now=self.now)
+            values = CompiledExpr(_my(res)).eval(
+                t, empty, "target", stats=stats, now=self.now, rng=self.rng
+            )
             vals, ok = _numbers(values, n)
             self._avail[k] = vals if k < len(RESOURCES) else np.where(self.owns[k] & ok, vals, 0.0)
         # A p-slot's resources as floats once it is matched (a deduction is a few float
@@ -588,7 +615,7 @@ class _Slots:
             t.column("ConcurrencyLimits").present | t.column("PreemptingConcurrencyLimits").present
         )
         self.limits = ConcurrencyLimits(
-            cfg.limit_max, [self.ads[r] for r in np.flatnonzero(has_limits)]
+            cfg.limit_max, [self.ads[r] for r in np.flatnonzero(has_limits)], now=now, rng=rng
         )
         # Expressions compiled once a cycle.
         self.pre = CompiledExpr(cfg.pre_job_rank) if cfg.pre_job_rank is not None else None
@@ -613,12 +640,12 @@ class _Slots:
         """Each slot's Name (a literal, as startds send it, is kept with a carry: read
         again only where the ad was replaced; an expression is evaluated each cycle)."""
         if carry is None:
-            reads = ClassAd.string_values(self.ads, "Name", empty, now=self.now)
+            reads = ClassAd.string_values(self.ads, "Name", empty, now=self.now, rng=self.rng)
         else:
             reads = carry.per_row("Name", self.ads, _literal_name)
             if _NOT_LITERAL in reads:
                 reads = [
-                    _string_attr(ad, "Name", empty, self.now) if x is _NOT_LITERAL else x
+                    _string_attr(ad, "Name", empty, self.now, self.rng) if x is _NOT_LITERAL else x
                     for ad, x in zip(self.ads, reads, strict=True)
                 ]
         if None not in reads:
@@ -638,7 +665,7 @@ class _Slots:
         t = self.table
         mres = (
             CompiledExpr(_my("MachineResources"))
-            .eval(t, empty, "target", stats=self.kstats, now=self.now)
+            .eval(t, empty, "target", stats=self.kstats, now=self.now, rng=self.rng)
             .to_values(t.pool)
         )
         by_text: dict[str, list[int]] = {}
@@ -675,13 +702,13 @@ class _Slots:
         t = self.table
         own, ok_own = _numbers(
             CompiledExpr(_my("SlotWeight")).eval(
-                t, empty, "target", stats=self.kstats, now=self.now
+                t, empty, "target", stats=self.kstats, now=self.now, rng=self.rng
             ),
             self.n,
         )
         dflt, ok_dflt = _numbers(
             CompiledExpr(self.cfg.slot_weight).eval(
-                t, empty, "target", stats=self.kstats, now=self.now
+                t, empty, "target", stats=self.kstats, now=self.now, rng=self.rng
             ),
             self.n,
         )
@@ -743,6 +770,8 @@ class _Slots:
             pbase,
             self.owns,
             self.resources,
+            now=self.now,
+            rng=self.rng,
         )
         view.dirty.update(self._deducted)
         if self.remote_prio:
@@ -810,8 +839,13 @@ class _Slots:
         """``slot_usage`` of the cycle's slots; carried, a slot's accounting name is read
         again only where its ad was replaced."""
         carry = self._carry
-        names = None if carry is None else carry.per_row("accounting", self.ads, _accounting_name)
-        return slot_usage(self.ads, self.weight, self.claimed, names)
+        now, rng = self.now, self.rng
+        names = (
+            None
+            if carry is None
+            else carry.per_row("accounting", self.ads, lambda ad: _accounting_name(ad, now, rng))
+        )
+        return slot_usage(self.ads, self.weight, self.claimed, names, now=now, rng=rng)
 
     def offer_with_remote_prio(self, row: int) -> ClassAd:
         """The Claimed slot's ad with the attributes the cycle inserted (HTCondor sends
@@ -832,7 +866,7 @@ class _Slots:
         e = self._my_address[row]
         if type(e) is Literal and offer is self.ads[row]:
             return _startd_address(e.value) if isinstance(e.value, str) else ""
-        return _startd_address_of(offer)
+        return _startd_address_of(offer, self.now, self.rng)
 
     def ad(self, row: int) -> ClassAd:
         ad = self.current.get(row)
@@ -902,7 +936,7 @@ class _Slots:
         if w is None:
             watched = WatchedAd.of(ad, self.classes.wide)
             e = watched.lookup("SlotWeight") or self.cfg.slot_weight
-            v = _scalar_number(evaluate(e, watched, None, now=self.now))
+            v = _scalar_number(evaluate(e, watched, None, now=self.now, rng=self.rng))
             w = v if v is not None and v >= 0 else 1.0
             if shared is not None and not watched.read:
                 self.weight_cache[shared] = w
@@ -990,7 +1024,9 @@ class _Slots:
         out = np.full((len(crows), len(self.resources)), np.nan)
         for k, (_attr, own) in enumerate(self.cons_exprs):
             vals, ok = _numbers(
-                own.eval(t, job, "target", stats=self.kstats, now=self.now, rows=crows),
+                own.eval(
+                    t, job, "target", stats=self.kstats, now=self.now, rng=self.rng, rows=crows
+                ),
                 len(crows),
             )
             out[:, k] = np.where(self.owns[k, rows], np.where(ok, vals, np.nan), 0.0)
@@ -1001,7 +1037,11 @@ class _Slots:
         out: list[float] = []
         for (attr, _own), own in zip(self.cons_exprs, self.owns[:, row].tolist(), strict=True):
             e = ad.lookup(attr) if own else None
-            v = _scalar_number(evaluate(e, ad, job, now=self.now)) if e is not None else None
+            v = (
+                _scalar_number(evaluate(e, ad, job, now=self.now, rng=self.rng))
+                if e is not None
+                else None
+            )
             out.append(0.0 if not own else math.nan if v is None else v)
         return np.array(out)
 
@@ -1009,7 +1049,9 @@ class _Slots:
         """A negotiator rank over the class rows ``rows``, as single-precision floats
         (HTCondor keeps them in a float); NO_RANK where not a finite number."""
         vals, ok = _numbers(
-            ce.eval(view.table, job, "target", stats=self.kstats, now=self.now, rows=rows),
+            ce.eval(
+                view.table, job, "target", stats=self.kstats, now=self.now, rng=self.rng, rows=rows
+            ),
             len(rows),
         )
         with np.errstate(over="ignore"):
@@ -1047,7 +1089,7 @@ class _Slots:
             key = (which, row, id(job)) if self._rank_fixed[which] else None
             if key is not None and (hit := self._rank_memo.get(key)) is not None:
                 return hit[1]
-            v = _scalar_number(evaluate(e, ad, job, now=self.now))
+            v = _scalar_number(evaluate(e, ad, job, now=self.now, rng=self.rng))
             v32 = float(np.float32(v)) if v is not None else NO_RANK
             out = v32 if math.isfinite(v32) else NO_RANK
             if key is not None:
@@ -1056,17 +1098,23 @@ class _Slots:
 
         rank_e = job.lookup("Rank")
         rank = (
-            _scalar_number(evaluate(rank_e, job, ad, now=self.now)) if rank_e is not None else None
+            _scalar_number(evaluate(rank_e, job, ad, now=self.now, rng=self.rng))
+            if rank_e is not None
+            else None
         )
         return neg_rank(self.cfg.pre_job_rank, 0), rank or 0.0, neg_rank(self.cfg.post_job_rank, 1)
 
 
 def _string_attr(
-    ad: ClassAd, name: str, target: ClassAd | None = None, now: float | None = None
+    ad: ClassAd,
+    name: str,
+    target: ClassAd | None = None,
+    now: float | None = None,
+    rng: random.Random | None = None,
 ) -> str | None:
     """``ad.eval(name, target)`` when it is a string (``eval`` reads a literal without
     the evaluator)."""
-    v = ad.eval(name, target, now=now)
+    v = ad.eval(name, target, now=now, rng=rng)
     return v if isinstance(v, str) else None
 
 
@@ -1075,10 +1123,10 @@ def _startd_address(my_address: str) -> str:
     return from_sinful(my_address)
 
 
-def _startd_address_of(offer: ClassAd) -> str:
+def _startd_address_of(offer: ClassAd, now: float, rng: random.Random | None) -> str:
     """host:port of the startd an offered slot ad's MyAddress names ("" without one)."""
     e = offer.lookup("MyAddress")
-    addr = e.value if type(e) is Literal else _string_attr(offer, "MyAddress")
+    addr = e.value if type(e) is Literal else _string_attr(offer, "MyAddress", None, now, rng)
     return _startd_address(addr) if isinstance(addr, str) else ""
 
 
@@ -1101,26 +1149,20 @@ def _literal_name(ad: ClassAd) -> str | object | None:
     return e.value if isinstance(e.value, str) else None
 
 
-def _private_name(private: ClassAd) -> str | None:
-    return _string_attr(private, "Name")
-
-
-def _capability(private: ClassAd) -> str | None:
-    return _string_attr(private, "Capability")
-
-
-def _claim_ids(private: ClassAd, consumption_policy: bool) -> list[str]:
+def _claim_ids(
+    private: ClassAd, consumption_policy: bool, now: float, rng: random.Random | None
+) -> list[str]:
     """Unused claim ids of a slot: a consumption-policy p-slot's ClaimIdList, else its
     Capability."""
     if consumption_policy:
-        lst = private.eval("ClaimIdList")
+        lst = private.eval("ClaimIdList", now=now, rng=rng)
         if isinstance(lst, list):
             ids = [x for x in lst if isinstance(x, str) and x]
             if ids:
                 return ids
         elif isinstance(lst, str) and lst.strip():
             return [x for x in lst.replace(",", " ").split() if x]
-    cap = _capability(private)
+    cap = _string_attr(private, "Capability", None, now, rng)
     return [cap] if cap else []
 
 
@@ -1137,16 +1179,29 @@ class _PrivateAds:
     """The cycle's private ads, with their Names and Capabilities (with a carry, read
     again only where an ad was replaced)."""
 
-    def __init__(self, ads: Sequence[ClassAd], carry: ColumnCarry | None) -> None:
+    def __init__(
+        self,
+        ads: Sequence[ClassAd],
+        carry: ColumnCarry | None,
+        now: float,
+        rng: random.Random | None,
+    ) -> None:
         self.ads = list(ads)
         self._carry = carry
+        self.now, self.rng = now, rng
         if carry is not None:
             carry.begin(self.ads)
-            self.names = carry.per_row("Name", self.ads, _private_name)
-            self.caps = carry.per_row("Capability", self.ads, _capability)
+            self.names = carry.per_row("Name", self.ads, self._name)
+            self.caps = carry.per_row("Capability", self.ads, self._capability)
         else:
-            self.names = ClassAd.string_values(self.ads, "Name")
-            self.caps = ClassAd.string_values(self.ads, "Capability")
+            self.names = ClassAd.string_values(self.ads, "Name", now=now, rng=rng)
+            self.caps = ClassAd.string_values(self.ads, "Capability", now=now, rng=rng)
+
+    def _name(self, private: ClassAd) -> str | None:
+        return _string_attr(private, "Name", None, self.now, self.rng)
+
+    def _capability(self, private: ClassAd) -> str | None:
+        return _string_attr(private, "Capability", None, self.now, self.rng)
 
     def _made(self, key: str, sources: tuple[Any, ...], make: Callable[[], T]) -> T:
         return make() if self._carry is None else self._carry.derived(key, sources, make)
@@ -1170,7 +1225,7 @@ class _PrivateAds:
         plain = plain[has_cap[join[plain]]]
         lists = ClaimLists(zip(plain.tolist(), [[caps[j]] for j in join[plain].tolist()]))
         for r in rows[mine & cp].tolist():
-            if ids := _claim_ids(self.ads[join[r]], True):
+            if ids := _claim_ids(self.ads[join[r]], True, self.now, self.rng):
                 lists[r] = ids
         if len(lists) == len(plain):
             return lists, plain
@@ -1299,9 +1354,11 @@ def _with_zero_requests(job: ClassAd, resources: Sequence[str]) -> ClassAd:
 # ----------------------------------------------------------------------- accounting
 
 
-def _accounting_name(ad: ClassAd) -> str | None:
+def _accounting_name(
+    ad: ClassAd, now: float | None = None, rng: random.Random | None = None
+) -> str | None:
     for attr in ("AccountingGroup", "RemoteUser", "RemoteOwner"):
-        v = ad.eval(attr)
+        v = ad.eval(attr, now=now, rng=rng)
         if isinstance(v, str) and v:
             return v if "@" in v else f"{v}@{POOL_DOMAIN}"
     return None
@@ -1312,6 +1369,9 @@ def slot_usage(
     weights: np.ndarray,
     claimed: np.ndarray,
     names: Sequence[str | None] | None = None,
+    *,
+    now: float | None = None,
+    rng: random.Random | None = None,
 ) -> tuple[dict[str, float], dict[str, int]]:
     """Weighted resources in use and slots held per submitter, from the Claimed slot ads
     (the accountant's WeightedResourcesUsed and ResourcesUsed); ``names``: each slot's
@@ -1319,7 +1379,7 @@ def slot_usage(
     usage: dict[str, float] = {}
     counts: dict[str, int] = {}
     for r in np.flatnonzero(claimed).tolist():
-        name = names[r] if names is not None else _accounting_name(slots[r])
+        name = names[r] if names is not None else _accounting_name(slots[r], now, rng)
         if name is not None:
             usage[name] = usage.get(name, 0.0) + float(weights[r])
             counts[name] = counts.get(name, 0) + 1
@@ -1366,6 +1426,7 @@ class _Cycle:
         notes: Sequence[LogLine] = (),
         carry: CycleCarry | None = None,
         ad_epoch: int = 0,
+        rng: random.Random | None = None,
     ) -> None:
         self.snapshot = snapshot
         self.carry = carry
@@ -1379,6 +1440,7 @@ class _Cycle:
         # time() and CurrentTime in the slots' and jobs' expressions: a date, as the ads'
         # own dates are (the date of pool time 0 plus pool seconds)
         self.expr_now = ad_epoch + now
+        self.rng = rng  # what random() in them draws from: the negotiator's own
         self.timer = timer
         self.cpu = cpu_timer
         self.log: list[LogLine] = []
@@ -1432,6 +1494,7 @@ class _Cycle:
             self.expr_now,
             [r.ad for r in self.requests],
             self.carry,
+            self.rng,
         )
         s.slot_classes = len(slots.view.reps)
         self.acct.update_priorities(self.now)
@@ -1478,6 +1541,8 @@ class _Cycle:
                 negotiate=negotiate_group,
                 log=self.say,
                 now=self.now,
+                expr_now=self.expr_now,
+                rng=self.rng,
                 consider_preemption=self.cfg.consider_preemption,
             )
             self.acct.group_rr_time = tree.rr_times()
@@ -1523,8 +1588,9 @@ class _Cycle:
         # reads them (NEGOTIATOR_USE_WEIGHTED_DEMAND); without Submitter ads (a bare
         # snapshot), the requests' idle jobs x their weight plus the accountant's usage.
         demand: dict[str, float] = {}
+        at, rng = self.expr_now, self.rng
         for ad in self.snapshot.submitters:
-            name = ad.eval("Name")
+            name = ad.eval("Name", now=at, rng=rng)
             if not isinstance(name, str) or "@" not in name:
                 continue
             got = 0.0
@@ -1532,9 +1598,11 @@ class _Cycle:
                 ("WeightedIdleJobs", "IdleJobs"),
                 ("WeightedRunningJobs", "RunningJobs"),
             ):
-                v = _scalar_number(ad.eval(weighted) if self.cfg.use_slot_weights else UNDEFINED)
+                v = _scalar_number(
+                    ad.eval(weighted, now=at, rng=rng) if self.cfg.use_slot_weights else UNDEFINED
+                )
                 if v is None:
-                    v = _scalar_number(ad.eval(plain))
+                    v = _scalar_number(ad.eval(plain, now=at, rng=rng))
                 got += max(0.0, v or 0.0)
             demand[name] = demand.get(name, 0.0) + got
         if not self.snapshot.submitters:
@@ -1557,13 +1625,15 @@ class _Cycle:
             return 1.0
         probe = ClassAd()
         for res in RESOURCES:
-            v = req.ad.eval(f"Request{res}")
+            v = req.ad.eval(f"Request{res}", now=self.expr_now, rng=self.rng)
             probe[res] = (
                 v
                 if isinstance(v, (int, float)) and not isinstance(v, bool)
                 else (1 if res == "Cpus" else 0)
             )
-        w = _scalar_number(evaluate(self.cfg.slot_weight, probe, None))
+        w = _scalar_number(
+            evaluate(self.cfg.slot_weight, probe, None, now=self.expr_now, rng=self.rng)
+        )
         return w if w is not None and w > 0 else 1.0
 
     def _pie(
@@ -1859,6 +1929,7 @@ class _Cycle:
                 j,
                 ct,
                 now=self.expr_now,
+                rng=self.rng,
                 budget=budget,
                 varies=None if varies is None else varies.on(np.ones(len(idx), dtype=bool)),
                 rows=at[idx],
@@ -1878,7 +1949,14 @@ class _Cycle:
         matched &= ~at_cp
         if slots.fit is not None and (held := np.flatnonzero(matched)).size:
             matched[held] = slots.fit.holds(
-                ct, view.reps, at[held], job, stats=self.kstats, now=self.expr_now, budget=budget
+                ct,
+                view.reps,
+                at[held],
+                job,
+                stats=self.kstats,
+                now=self.expr_now,
+                rng=self.rng,
+                budget=budget,
             )
         if len(pat):
             plain = np.zeros(len(at), dtype=bool)
@@ -1927,7 +2005,9 @@ class _Cycle:
                 continue
             matched[k], cons_at[k], pre[k], post[k] = True, cons, pre_k, post_k
             if rank_e is not None:  # as the kernel reads it (a number that is not finite too)
-                rank[k] = _rank_number(evaluate(rank_e, job, slots.ad(row), now=self.expr_now))
+                rank[k] = _rank_number(
+                    evaluate(rank_e, job, slots.ad(row), now=self.expr_now, rng=self.rng)
+                )
         return Answers(matched, rank, pre, post, cons_at), keep
 
     def _match_request(
@@ -2056,7 +2136,9 @@ class _Cycle:
                     slots.kill(row)
                     continue
                 if per_slot:
-                    value = req.ad.eval("ConcurrencyLimits", slots.ad(row))
+                    value = req.ad.eval(
+                        "ConcurrencyLimits", slots.ad(row), now=self.expr_now, rng=self.rng
+                    )
                     job_limits = value.lower() if isinstance(value, str) else ""
                     if job_limits and (name := slots.limits.over(job_limits)) is not None:
                         self.diag.concurrency_limit += 1
@@ -2242,9 +2324,9 @@ class _Cycle:
         and the NegotiatorLog says who is preempted for whom."""
         offer = slots.offer_with_remote_prio(row)
         remote = slots.view.preempt.remote[slots.classes.of[row]] or "?"
-        prio = _scalar_number(offer.eval("RemoteUserPrio"))
-        new_rank = _scalar_number(offer.eval("Rank", req.ad, now=self.expr_now))
-        old_rank = _scalar_number(offer.eval("CurrentRank"))
+        prio = _scalar_number(offer.eval("RemoteUserPrio", now=self.expr_now, rng=self.rng))
+        new_rank = _scalar_number(offer.eval("Rank", req.ad, now=self.expr_now, rng=self.rng))
+        old_rank = _scalar_number(offer.eval("CurrentRank", now=self.expr_now, rng=self.rng))
         self.say(
             preempting_line(
                 remote,
@@ -2313,15 +2395,16 @@ class _Cycle:
             slots.kill(row)
         startd_address = self._record(req, slots, row, offer, claim, cost)
         if log_this:
-            ip = _string_attr(offer, "StartdIpAddr")
+            at, rng = self.expr_now, self.rng
+            ip = _string_attr(offer, "StartdIpAddr", None, at, rng)
             startd_ip = (
                 ip
                 if ip is not None
                 else (sinful(startd_address) if startd_address else "<0.0.0.0:0>")
             )
-            remote = _string_attr(offer, "RemoteUser")
+            remote = _string_attr(offer, "RemoteUser", None, at, rng)
             remote = remote if remote is not None else "none"
-            group = _string_attr(offer, "AccountingGroup")
+            group = _string_attr(offer, "AccountingGroup", None, at, rng)
             if group is not None:
                 remote = f"{remote} (AccountingGroup={group})"
             name = slots.names[row]
@@ -2385,21 +2468,21 @@ class _Cycle:
         ok = (
             slot_req is not None
             and job_req is not None
-            and truth(evaluate(slot_req, slot, jo, now=self.expr_now)) is True
+            and truth(evaluate(slot_req, slot, jo, now=self.expr_now, rng=self.rng)) is True
         )
         if not isinstance(slot, WatchedAd):
-            ok = ok and truth(evaluate(job_req, jo, slot, now=self.expr_now)) is True
+            ok = ok and truth(evaluate(job_req, jo, slot, now=self.expr_now, rng=self.rng)) is True
             return ((cons, slots.scalar_ranks(job, row, slot)) if ok else no), True
         found = (cons, slots.scalar_ranks(job, row, slot)) if ok else no
         alike = not slot.read  # what else it read did not touch a wide name
         if ok:
             slot.read = False
-            ok = truth(evaluate(job_req, jo, slot, now=self.expr_now)) is True
+            ok = truth(evaluate(job_req, jo, slot, now=self.expr_now, rng=self.rng)) is True
             if slot.read:
                 alike = (
                     alike
                     and self._kleene_safe(job_req, taint)
-                    and alike_answer(job_req, jo, slot, taint, self.expr_now)
+                    and alike_answer(job_req, jo, slot, taint, self.expr_now, self.rng)
                 )
         return (found if ok else no), alike
 
@@ -2423,11 +2506,14 @@ def negotiate(
     phase1_notes: Sequence[LogLine] = (),
     columns: CycleCarry | None = None,
     ad_epoch: int = 0,
+    rng: random.Random | None = None,
 ) -> CycleResult:
     """Run one negotiation cycle that started (phase 1) at pool time ``now``.
 
     ``ad_epoch``: the date (Unix time) of pool time 0; ``time()`` in the ads' expressions
-    is ``ad_epoch + now``, as the ads' own dates count from it.
+    is ``ad_epoch + now``, as the ads' own dates count from it. ``rng``: what random() in
+    them draws from (the negotiator's own, seeded; without one, random() raises
+    MissingEvalInput).
 
     ``timer`` returns the current pool time and times the phases and log lines (default:
     ``now`` throughout, so a test's log and stats are exact); ``cpu_timer`` returns CPU
@@ -2441,7 +2527,17 @@ def negotiate(
     cfg = config if isinstance(config, CycleConfig) else CycleConfig.from_config(config)
     clock = timer if timer is not None else (lambda: now)
     result = _Cycle(
-        snapshot, requests, accountant, cfg, now, clock, cpu_timer, phase1_notes, columns, ad_epoch
+        snapshot,
+        requests,
+        accountant,
+        cfg,
+        now,
+        clock,
+        cpu_timer,
+        phase1_notes,
+        columns,
+        ad_epoch,
+        rng,
     ).run()
     if finish:
         result.finish(clock())
@@ -2449,14 +2545,20 @@ def negotiate(
 
 
 def requests_from_ads(
-    ads: Iterable[ClassAd], schedd: str, schedd_address: str
+    ads: Iterable[ClassAd],
+    schedd: str,
+    schedd_address: str,
+    *,
+    now: float | None = None,
+    rng: random.Random | None = None,
 ) -> tuple[list[ResourceRequest], list[str]]:
-    """Resource requests from one schedd's reply, and an error line for each bad one."""
+    """Resource requests from one schedd's reply, and an error line for each bad one
+    (``now``: the date time() in them reads, ``rng``: what random() draws from)."""
     out: list[ResourceRequest] = []
     errors: list[str] = []
     for ad in ads:
         try:
-            out.append(ResourceRequest.from_ad(ad, schedd, schedd_address))
+            out.append(ResourceRequest.from_ad(ad, schedd, schedd_address, now=now, rng=rng))
         except NegotiatorInputError as exc:
             errors.append(str(exc))
     return out, errors

@@ -24,6 +24,8 @@ HTCondor 23 and later give static and dynamic slots the clause too; here they ha
 
 from __future__ import annotations
 
+import random
+
 import numpy as np
 
 from ..classad import ClassAd, parse_expr
@@ -65,13 +67,21 @@ class PslotFit:
 
     @classmethod
     def of(
-        cls, table: SlotTable, rows: np.ndarray, *, stats: KernelStats, now: float
+        cls,
+        table: SlotTable,
+        rows: np.ndarray,
+        *,
+        stats: KernelStats,
+        now: float,
+        rng: random.Random | None = None,
     ) -> PslotFit | None:
         """The clause for the snapshot ``rows`` (a bool mask), None when there are none."""
         at = np.flatnonzero(rows)
         if not len(at):
             return None
-        mres = _MACHINE_RESOURCES.eval(table, None, "target", stats=stats, now=now, rows=at)
+        mres = _MACHINE_RESOURCES.eval(
+            table, None, "target", stats=stats, now=now, rows=at, rng=rng
+        )
         by_set: dict[tuple[str, ...], list[int]] = {}
         custom: dict[str | None, tuple[str, ...]] = {}  # slots of a type share one value
         for r, value in zip(at.tolist(), mres.to_values(table.pool), strict=True):
@@ -103,6 +113,7 @@ class PslotFit:
         stats: KernelStats,
         now: float,
         budget: Budget,
+        rng: random.Random | None = None,
     ) -> np.ndarray:
         """Whether ``job`` fits each of the rows ``at`` of ``table`` (whose snapshot rows
         are ``reps[at]``); rows not held to the clause fit."""
@@ -112,6 +123,13 @@ class PslotFit:
             sel = np.flatnonzero(mask[snap])
             if len(sel):
                 out[sel] = ce.requirements_mask(
-                    table, job, "target", stats=stats, now=now, budget=budget, rows=at[sel]
+                    table,
+                    job,
+                    "target",
+                    stats=stats,
+                    now=now,
+                    rng=rng,
+                    budget=budget,
+                    rows=at[sel],
                 )
         return out

@@ -28,6 +28,7 @@ Pure: the caller gives usage through a function and negotiates through a callbac
 from __future__ import annotations
 
 import math
+import random
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
@@ -179,7 +180,10 @@ class GroupConfig:
             sort_expr = parse_expr(text)
         except ClassAdSyntaxError as exc:
             raise GroupConfigError("GROUP_SORT_EXPR", f"cannot parse {text!r}: {exc}") from None
-        probe = evaluate(sort_expr, _sort_ad(ROOT, 1.0, 0.0, 0.0), None)
+        # a check of the value's type: any date and any draw will do
+        probe = evaluate(
+            sort_expr, _sort_ad(ROOT, 1.0, 0.0, 0.0), None, now=0, rng=random.Random(0)
+        )
         if isinstance(probe, (bool, str, list, ClassAd)) or not isinstance(probe, (int, float)):
             raise GroupConfigError(
                 "GROUP_SORT_EXPR", f"must evaluate to a number, {text!r} gives {probe!r}"
@@ -496,9 +500,14 @@ class GroupTree:
         return new + g.usage
 
     # -- the rounds: hgq_negotiate_with_all_groups ----------------------------------------
-    def sort_key(self, g: Group, in_use: float) -> float:
+    def sort_key(
+        self, g: Group, in_use: float, now: float | None, rng: random.Random | None
+    ) -> float:
+        """GROUP_SORT_EXPR for ``g`` (time() is the date ``now``; random() draws from
+        ``rng``); FLT_MAX when not a number."""
         expr = self.cfg.sort_expr or parse_expr(DEFAULT_GROUP_SORT_EXPR)
-        v = evaluate(expr, _sort_ad(g.name, g.quota, g.allocated, in_use), None)
+        ad = _sort_ad(g.name, g.quota, g.allocated, in_use)
+        v = evaluate(expr, ad, None, now=now, rng=rng)
         if isinstance(v, bool) or not isinstance(v, (int, float)) or math.isnan(v):
             return FLT_MAX
         return float(v)
@@ -512,9 +521,12 @@ class GroupTree:
         log: Log,
         now: float,
         consider_preemption: bool = True,
+        expr_now: float | None = None,
+        rng: random.Random | None = None,
     ) -> int:
         """Run the allocation rounds; ``negotiate(group, limit)`` matches for one group.
-        Returns the number of rounds."""
+        Returns the number of rounds. ``expr_now`` and ``rng``: the date time() reads in
+        GROUP_SORT_EXPR and what random() draws from."""
         autoregroup = self.root.autoregroup
         rounds = 0
         while True:
@@ -551,7 +563,7 @@ class GroupTree:
                 f"allocated= {_g(allocated_total)}  surplus= {_g(surplus)}  maxdelta= {_g(maxdelta)}"
             )
             for g in self.groups:
-                g.sort_key = self.sort_key(g, usage(g.name))
+                g.sort_key = self.sort_key(g, usage(g.name), expr_now, rng)
             order = sorted(self.groups, key=lambda x: (autoregroup and x is self.root, x.sort_key))
             n = 0.0
             while True:

@@ -20,9 +20,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
 from ..classad import ClassAd
 from ..config import ConfigDict
+
+if TYPE_CHECKING:
+    import random
 
 __all__ = ["ConcurrencyLimits", "LimitMaxima", "parse_limits"]
 
@@ -83,12 +87,19 @@ class LimitMaxima:
 class ConcurrencyLimits:
     """One cycle's count of limits in use, and the check a match must pass."""
 
-    def __init__(self, maxima: LimitMaxima, slots: Iterable[ClassAd]) -> None:
+    def __init__(
+        self,
+        maxima: LimitMaxima,
+        slots: Iterable[ClassAd],
+        *,
+        now: float | None = None,
+        rng: random.Random | None = None,
+    ) -> None:
         self.maxima = maxima
         self.in_use: dict[str, float] = {}
         for ad in slots:
             for attr in ("ConcurrencyLimits", "PreemptingConcurrencyLimits"):
-                value = ad.eval(attr)
+                value = ad.eval(attr, now=now, rng=rng)
                 if isinstance(value, str) and value:
                     self.add(value)
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
+import random
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -68,6 +69,9 @@ class Negotiator:
         self.log_base_wall = float(log_base_wall)
         # the ads' dates and time() in the expressions of a cycle count from the same date
         self.ad_epoch = int(log_base_wall)
+        # what random() in the cycle's expressions draws from: the negotiator's own,
+        # seeded by the pool's seed (a virtual run replays its draws)
+        self.eval_rng = random.Random(f"{config.seed}:{name}:random()")
         self.cycle_config = CycleConfig.from_config(config)
         template = Accountant.from_config(config, self.cycle_config.groups)
         self.accountant = accountant or self._load_accountant(template, priorities or {})

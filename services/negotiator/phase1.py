@@ -5,10 +5,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from ..claimid import sinful
 from ..classad import ClassAd
 from ..condor_version import CONDOR_PLATFORM, CONDOR_VERSION
+
+if TYPE_CHECKING:
+    import random
 
 __all__ = ["ScheddsToAsk", "negotiator_ad", "schedds_to_ask"]
 
@@ -24,11 +28,15 @@ class ScheddsToAsk:
         return sorted(self.addresses)
 
 
-def schedds_to_ask(submitters: Sequence[ClassAd]) -> ScheddsToAsk:
+def schedds_to_ask(
+    submitters: Sequence[ClassAd], *, now: float | None = None, rng: random.Random | None = None
+) -> ScheddsToAsk:
+    """Which schedds to ask for requests (``now``: the date time() in the Submitter ads
+    reads, ``rng``: what random() draws from)."""
     plan = ScheddsToAsk()
     for ad in submitters:
         idle, sname, addr, who = (
-            ad.eval(a) for a in ("IdleJobs", "ScheddName", "ScheddIpAddr", "Name")
+            ad.eval(a, now=now, rng=rng) for a in ("IdleJobs", "ScheddName", "ScheddIpAddr", "Name")
         )
         if not (isinstance(sname, str) and isinstance(addr, str)):
             plan.ignored += 1
@@ -59,8 +67,7 @@ def negotiator_ad(
     ad["NegotiatorName"] = name
     ad["CondorVersion"] = CONDOR_VERSION
     ad["CondorPlatform"] = CONDOR_PLATFORM
-    ad["MyAddress"] = sinful(address) if address else ""
-    ad["NegotiatorIpAddr"] = ad.eval("MyAddress")
+    ad["MyAddress"] = ad["NegotiatorIpAddr"] = sinful(address) if address else ""
     ad["DaemonStartTime"] = start_time
     ad["MyCurrentTime"] = int(now)
     ad["UpdateInterval"] = int(update_interval)

@@ -24,6 +24,7 @@ HTCondor's rules (matchmaker.cpp ``matchmakingAlgorithm``, ``calculateRanks``,
 
 from __future__ import annotations
 
+import random
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -108,7 +109,7 @@ def _type_check(name: str, want: str):
         except ClassAdSyntaxError as exc:
             raise ValueError(f"not a ClassAd expression: {exc}") from None
         slot, job = _probe_ads()
-        v = evaluate(expr, slot, job)
+        v = evaluate(expr, slot, job, now=0, rng=random.Random(0))  # a type check: any date
         if v is UNDEFINED or isinstance(v, bool | int | float):
             return
         shown = "ERROR" if v is ERROR else repr(v)
@@ -135,10 +136,12 @@ def check_negotiator_config(config: ConfigDict) -> None:
         cfg.get_bool(knob, True)
 
 
-def remote_user(ad: ClassAd) -> str | None:
+def remote_user(
+    ad: ClassAd, now: float | None = None, rng: random.Random | None = None
+) -> str | None:
     """Who a Claimed slot would preempt (HTCondor's lookup order)."""
     for attr in _REMOTE_USER_ATTRS:
-        v = ad.eval(attr)
+        v = ad.eval(attr, now=now, rng=rng)
         if isinstance(v, str):
             return v
     return None
@@ -206,12 +209,17 @@ class Preemption:
         requirements: Expr | None,
         rank: Expr | None,
         stats: KernelStats,
+        *,
+        now: float | None = None,
+        rng: random.Random | None = None,
     ) -> None:
         self.rows = rows  # Claimed rows that are candidates
+        # the date time() reads in the cycle's expressions, and what random() draws from
+        self.now, self.rng = now, rng
         n = len(ads)
         self.remote: np.ndarray = np.full(n, None, dtype=object)
         for r in np.flatnonzero(rows):
-            self.remote[r] = remote_user(ads[r])
+            self.remote[r] = remote_user(ads[r], now, rng)
         self.kstats = stats
         self.rank_above = CompiledExpr(_RANK_ABOVE)
         self.rank_at_least = CompiledExpr(_RANK_AT_LEAST)
@@ -242,9 +250,11 @@ class Preemption:
             return np.ones(n, dtype=bool), state
         at = np.flatnonzero(claimed)
         crows = rows[at]
-        kw = {"stats": self.kstats, "rows": crows}
+        now, rng, stats = self.now, self.rng, self.kstats
         allowed = ~claimed
-        above = _truth(self.rank_above.eval(table, job, "target", **kw))
+        above = _truth(
+            self.rank_above.eval(table, job, "target", stats=stats, rows=crows, now=now, rng=rng)
+        )
         state[at[above]] = RANK_PREEMPTION
         allowed[at[above]] = True
         rest = ~above
@@ -254,9 +264,17 @@ class Preemption:
         if other.any():
             ok = other
             if self.requirements is not None:
-                ok = other & _truth(self.requirements.eval(table, job, "target", **kw))
+                ok = other & _truth(
+                    self.requirements.eval(
+                        table, job, "target", stats=stats, rows=crows, now=now, rng=rng
+                    )
+                )
                 diag.preempt_for_policy += int((other & ~ok).sum())
-            ranked = ok & _truth(self.rank_at_least.eval(table, job, "target", **kw))
+            ranked = ok & _truth(
+                self.rank_at_least.eval(
+                    table, job, "target", stats=stats, rows=crows, now=now, rng=rng
+                )
+            )
             diag.preempt_for_rank += int((ok & ~ranked).sum())
             state[at[ranked]] = PRIO_PREEMPTION
             allowed[at[ranked]] = True

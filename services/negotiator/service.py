@@ -336,6 +336,7 @@ class NegotiatorService(ngrpc.NegotiatorServicer):
                 phase1_notes=notes,
                 columns=core.columns,
                 ad_epoch=core.ad_epoch,
+                rng=core.eval_rng,
             )
         finally:
             core.computed(result)
@@ -470,7 +471,11 @@ class NegotiatorService(ngrpc.NegotiatorServicer):
         self, snapshot: CycleAds, notes: list[LogLine]
     ) -> tuple[list[ResourceRequest], set[str]]:
         """Every schedd's resource requests; the submitters of schedds that failed."""
-        plan = schedds_to_ask(snapshot.submitters)
+        plan = schedds_to_ask(
+            snapshot.submitters,
+            now=self.core.ad_epoch + self.ctx.clock.now(),
+            rng=self.core.eval_rng,
+        )
         schedds, submitters_at = plan.addresses, plan.submitters_at
         for _ in range(plan.ignored):
             notes.append(
@@ -506,7 +511,13 @@ class NegotiatorService(ngrpc.NegotiatorServicer):
                 )
                 log.warning("%s: schedd %s at %s failed: %s", self.name, sname, addr, _why(reply))
                 continue
-            reqs, errors = requests_from_ads(reply, sname, from_sinful(addr))
+            reqs, errors = requests_from_ads(
+                reply,
+                sname,
+                from_sinful(addr),
+                now=self.core.ad_epoch + self.ctx.clock.now(),
+                rng=self.core.eval_rng,
+            )
             requests += reqs
             for e in errors:
                 notes.append(LogLine(self.ctx.clock.now(), f"    Ignoring request: {e}"))

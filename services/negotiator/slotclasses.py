@@ -27,6 +27,7 @@ import heapq
 import itertools
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -36,6 +37,9 @@ from ..classad.kernel import Column, KernelStats, SlotTable, literal_keys
 from ..classad.refs import DynamicReference, every_name
 from ..classad.tree import AttrRef, Binary, Expr, Literal, Paren, Select, Unary
 from .preemption import Preemption
+
+if TYPE_CHECKING:
+    import random
 
 __all__ = [
     "CandidateStream",
@@ -246,7 +250,12 @@ def _and(a: Truth, b: Truth) -> Truth:
 
 
 def alike_answer(
-    requirements: Expr, job: ClassAd, slot: WatchedAd, taint: WideTaint, now: float | None
+    requirements: Expr,
+    job: ClassAd,
+    slot: WatchedAd,
+    taint: WideTaint,
+    now: float | None,
+    rng: random.Random | None = None,
 ) -> bool:
     """Whether a job's Requirements (checked ``taint.kleene_safe``) answer the same on
     every slot that holds the values of ``slot`` for every name but the wide ones, and
@@ -272,7 +281,7 @@ def alike_answer(
             unknown = (ru or rv is not False) if lu else (lv is True or lv is None) and ru
             return _and(lv, rv), unknown
         slot.read = False
-        v = evaluate(node, job, slot, now=now)
+        v = evaluate(node, job, slot, now=now, rng=rng)
         return _truth(v), slot.read and type(v) in (bool, int, float)
 
     _value, unknown = walk(requirements)
@@ -494,6 +503,9 @@ class ClassView:
         pbase: np.ndarray | None = None,
         owns: np.ndarray | None = None,
         resources: Sequence[str] = (),
+        *,
+        now: float | None = None,
+        rng: random.Random | None = None,
     ) -> None:
         self.classes = classes
         self.reps = classes.reps
@@ -502,7 +514,9 @@ class ClassView:
         self.alive = np.bincount(classes.of[alive], minlength=len(self.reps))
         self.starts = np.zeros(len(self.reps), dtype=np.int64)
         self.sizes = np.fromiter((len(m) for m in classes.members), np.int64, len(self.reps))
-        self.preempt = Preemption(self.table.ads, claimed[self.reps], *preemption, stats)
+        self.preempt = Preemption(
+            self.table.ads, claimed[self.reps], *preemption, stats, now=now, rng=rng
+        )
         self.dirty: set[int] = set()
         self._reps: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None  # see representatives
         # p-slot states: an id per class row (-1: not a p-slot), from its base, which
