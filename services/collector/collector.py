@@ -22,6 +22,7 @@ wakes it at :meth:`Collector.next_wakeup`.
 
 from __future__ import annotations
 
+import random
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
@@ -78,6 +79,9 @@ class Collector:
         self._intervals = {_SELF_AD: refresh, _HOUSEKEEPING: housekeeping_interval or 0.0}
         self._due: dict[str, float] = {}
         self.store = AdStore(self.classad_lifetime, ad_epoch=ad_epoch)
+        # what random() in the ads draws from: the collector's own, seeded by the pool's
+        # seed (a virtual run replays its draws); a query draws from its own (store.py)
+        self.store.rng = random.Random(f"{config.seed}:collector:random()")
         self.name = ""
         self.address = ""
         self.host = ""
@@ -155,7 +159,7 @@ class Collector:
                     raise CollectorError(u.error)
                 assert u.ad is not None
                 if u.invalidate:
-                    name = self.store.ad_name(u.ad_type, u.ad)
+                    name = self.store.ad_name(u.ad_type, u.ad, now)
                     for ad_type, gone in self.store.invalidate(u.ad_type, name):
                         self.stats["invalidations"] += 1
                         self._events.append(("ad_invalidated", {"ad_type": ad_type, "name": gone}))
@@ -166,7 +170,10 @@ class Collector:
                 accepted += 1
             except CollectorError as exc:
                 self.stats["updates_refused"] += 1
-                name = u.name or (u.ad.get_value("Name", "") if u.ad is not None else "")
+                date, rng = self.store.ad_epoch + now, self.store.rng
+                name = u.name or (
+                    u.ad.get_value("Name", "", now=date, rng=rng) if u.ad is not None else ""
+                )
                 shown = repr(name) if isinstance(name, str) and name else ""
                 label = " ".join(p for p in (u.ad_type, shown) if p)
                 errors.append(f"update {u.index} ({label or '?'}): {exc}")

@@ -11,10 +11,10 @@ from .store import MACHINE, AdStore
 __all__ = ["collector_ad", "pool_totals"]
 
 
-def pool_totals(store: AdStore) -> dict[str, int]:
+def pool_totals(store: AdStore, now: float | None = None) -> dict[str, int]:
     """Slot ads by State (HTCondor counts a State by its first letter: C/U/O; the store
     keeps the counts as slot ads come and go) and the submitters' running and idle
-    jobs."""
+    jobs (read at date ``now``)."""
     states = store.slot_states()
     machine_ads = store.counts().get(MACHINE, 0)
     total = machine_ads - states[None]
@@ -22,7 +22,8 @@ def pool_totals(store: AdStore) -> dict[str, int]:
     running = idle = submitter_ads = 0
     for rec in store.records("Submitter"):
         submitter_ads += 1
-        r, i = rec.ad.get_value("RunningJobs"), rec.ad.get_value("IdleJobs")
+        r = rec.ad.get_value("RunningJobs", now=now, rng=store.rng)
+        i = rec.ad.get_value("IdleJobs", now=now, rng=store.rng)
         if type(r) is int and type(i) is int:
             running += r
             idle += i
@@ -68,6 +69,6 @@ def collector_ad(
     ad["RecentDaemonCoreDutyCycle"] = float(duty_cycle)
     if update_interval > 0:
         ad["UpdateInterval"] = 24 * update_interval  # as HTCondor's init_classad
-    for attr, value in pool_totals(store).items():
+    for attr, value in pool_totals(store, now).items():
         ad[attr] = value
     return ad

@@ -47,6 +47,7 @@ import bisect
 import functools
 import heapq
 import logging
+import random
 import secrets
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -273,6 +274,7 @@ class AdStore:
         # Unix time of pool time 0: LastHeardFrom is a date counted from it (records keep
         # pool seconds), and time() in constraints counts from it too
         self.ad_epoch = int(ad_epoch)
+        self.rng: random.Random | None = None  # random() in the ads: the collector's (it sets it)
         # type key (lower) -> name key (lower) -> record
         self._tables: dict[str, dict[str, AdRecord]] = {}
         self._type_names: dict[str, str] = dict(_CANONICAL)
@@ -370,7 +372,11 @@ class AdStore:
             due.add(key)
         if type_key == _MACHINE_KEY:
             e = record.ad.lookup("State")  # a literal but for a rare ad
-            state = e.value if type(e) is Literal else record.ad.eval("State")
+            state = (
+                e.value
+                if type(e) is Literal
+                else record.ad.eval("State", now=self.ad_epoch + now, rng=self.rng)
+            )
             record.state = state[:1] if type(state) is str else None
             if old is not None:
                 self._states[old.state] -= 1
@@ -426,10 +432,14 @@ class AdStore:
             raise BadUpdate(f'"{ANY_AD}" is a query type (every ad), not a type an ad can have')
         return self._type_names.get(ad_type.lower(), ad_type)
 
-    def ad_name(self, ad_type: str, ad: ClassAd) -> str:
+    def ad_name(self, ad_type: str, ad: ClassAd, now: float = 0.0) -> str:
         """The ad's Name, the key it is stored under; BadUpdate when it has none."""
         canonical = self.canonical_type(ad_type)
-        name = ad.eval("Name") if ad.lookup("Name") is not None else None
+        name = (
+            ad.eval("Name", now=self.ad_epoch + now, rng=self.rng)
+            if ad.lookup("Name") is not None
+            else None
+        )
         if not isinstance(name, str):
             what = (
                 "has no Name"
@@ -442,7 +452,11 @@ class AdStore:
         if canonical == "Submitter":
             # A user submits through several schedds: HTCondor's collector keys submitter
             # ads by Name and ScheddName, so each schedd's ad for alice@domain is kept.
-            schedd = ad.eval("ScheddName") if ad.lookup("ScheddName") is not None else None
+            schedd = (
+                ad.eval("ScheddName", now=self.ad_epoch + now, rng=self.rng)
+                if ad.lookup("ScheddName") is not None
+                else None
+            )
             if isinstance(schedd, str) and schedd:
                 return f"{name}/{schedd}"
         return name
@@ -457,10 +471,10 @@ class AdStore:
         stable_prefix: int = 0,
     ) -> AdRecord:
         canonical = self.canonical_type(ad_type)
-        name = self.ad_name(canonical, ad)
+        name = self.ad_name(canonical, ad, now)
         add_type = ad.lookup("MyType") is None
         if not add_type:
-            my_type = ad.eval("MyType")
+            my_type = ad.eval("MyType", now=self.ad_epoch + now, rng=self.rng)
             if not isinstance(my_type, str) or my_type.lower() != canonical.lower():
                 raise BadUpdate(
                     f"{canonical} ad {name!r} has MyType {_show(my_type)}, not {canonical!r}"
@@ -479,7 +493,7 @@ class AdStore:
         elif wire is not None:
             stamps.append(_attribute_entry("LastHeardFrom", self.ad_epoch + last_heard))
             wire = wire + b"".join(stamps)
-        lifetime = stored.eval("ClassAdLifetime")
+        lifetime = stored.eval("ClassAdLifetime", now=self.ad_epoch + now, rng=self.rng)
         if type(lifetime) is not int:  # absent, UNDEFINED, real, bool, ...: the default
             lifetime = self.classad_lifetime
         # the hint holds for the sender's bytes only (not for a lazy re-encoding)
@@ -776,10 +790,13 @@ def _short(expr: Expr, limit: int = 200) -> str:
 def _selected_rows(expr: Expr, ads: list[ClassAd], now: float) -> list[int]:
     """Indices of the ads (as MY, no TARGET) for which ``expr`` selects. Raises
     BudgetExceeded when the constraint costs more than the default budget for the ads."""
+    rng = random.Random(now)  # random(): a generator per query (queries run off the loop too)
     try:
         table = SlotTable.from_ads(ads)
         budget = table_budget(len(ads))
-        mask = CompiledExpr(expr).requirements_mask(table, None, "target", now=now, budget=budget)
+        mask = CompiledExpr(expr).requirements_mask(
+            table, None, "target", now=now, rng=rng, budget=budget
+        )
         return mask.nonzero()[0].tolist()
     except BudgetExceeded:
         raise
@@ -789,5 +806,5 @@ def _selected_rows(expr: Expr, ads: list[ClassAd], now: float) -> list[int]:
         return [
             i
             for i, ad in enumerate(ads)
-            if _is_selected(evaluate(expr, ad, None, now=now, budget=budget))
+            if _is_selected(evaluate(expr, ad, None, now=now, rng=rng, budget=budget))
         ]
