@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import random
 import re
 import weakref
 from collections.abc import Sequence
@@ -278,7 +279,8 @@ def _replaced(old: AdRecord, new: AdRecord) -> None:
 def _projected(record: AdRecord, part: QueryPart, query: ClassAd, now: float) -> EncodedAd:
     names: Sequence[str] | None = part.projection
     if part.projection_expr is not None:
-        value = evaluate(part.projection_expr, query, record.ad, now=now)
+        # random() in it: a generator of the query's date, as the store's constraints
+        value = evaluate(part.projection_expr, query, record.ad, now=now, rng=random.Random(now))
         names = _TOKENS.findall(value) if isinstance(value, str) else None
     if not names:
         return _encoded(record)

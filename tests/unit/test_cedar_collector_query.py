@@ -8,8 +8,9 @@ from __future__ import annotations
 import pytest
 
 from mockpool.cedar import commands as cmd
-from mockpool.cedar.collector_cmds import QueryRefused, parse_query
+from mockpool.cedar.collector_cmds import QueryRefused, _projected, parse_query
 from mockpool.classad import ClassAd, parse_expr, unparse
+from mockpool.collector.store import AdRecord
 
 
 def _query(**attrs: object) -> ClassAd:
@@ -57,6 +58,18 @@ def test_a_projection_expression_is_kept_to_evaluate_per_ad() -> None:
     query["Projection"] = parse_expr('ifThenElse(TARGET.Cpus > 1, "Name Cpus", "Name")')
     (part,) = parse_query(cmd.QUERY_STARTD_ADS, query).parts
     assert part.projection is None and part.projection_expr is not None
+
+
+def test_a_projection_expression_may_draw_random() -> None:
+    # evaluated per ad with the query's date and a generator of its own (the evaluator
+    # has no clock or generator to fall back on)
+    query = _query()
+    query["Projection"] = parse_expr('random() >= 0 ? "Name Cpus" : "Name"')
+    (part,) = parse_query(cmd.QUERY_STARTD_ADS, query).parts
+    slot = ClassAd(Name="slot1@x", Cpus=2, Memory=512)
+    record = AdRecord("Machine", "slot1@x", slot, last_heard=0, lifetime=900)
+    lines = _projected(record, part, query, 1.0e9).lines
+    assert sorted(lines) == [b"Cpus = 2\x00", b'Name = "slot1@x"\x00']
 
 
 def test_startd_target_types_and_locate() -> None:
