@@ -17,7 +17,8 @@ Two profilers:
   the project): samples a child process from outside; exact inclusive shares (a sample
   counts once for each module on its stack) and little overhead. Time in C code counts
   as its Python caller's: an SQLite statement is the self time of the module that runs it.
-  Samples outside both phases (the interpreter's start and exit) are shown on their own.
+  Samples in no phase (the interpreter's start and exit) are shown on their own; a thread
+  blocked on a lock or select (py-spy cannot always tell) is not counted.
 - cProfile (``--tool cprofile``, the fallback that always works: the standard library):
   deterministic, with the overhead of a hook per call (the run takes two to three times
   as long, more so in code that makes many small calls). C functions are modules of
@@ -46,9 +47,10 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
+if TYPE_CHECKING:
+    import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
 HERE = Path(__file__).resolve()
@@ -200,6 +202,8 @@ def from_cprofile(stats: pstats.Stats, depth: int) -> Shares:
     is f's own module for sure, else its callers' chances weighed by the time each call
     from them took (exact where each function has one caller; a recursion adds nothing).
     Blocking waits (a lock, select, sleep) count as no time at all."""
+    import numpy as np  # here: the imports phase is to count it, as mockpool's
+
     table: dict[Func, Any] = stats.stats  # type: ignore[attr-defined]
 
     def module(func: Func) -> str:
@@ -351,7 +355,8 @@ def with_py_spy(
         proc = subprocess.run(argv, capture_output=True, text=True)
         said = [ln for ln in proc.stdout.splitlines() if ln.startswith(CHILD_TIMES)]
         if proc.returncode != 0 or not said or not raw.is_file():
-            sys.exit(f"py-spy failed (exit {proc.returncode}):\n{proc.stdout}\n{proc.stderr}")
+            last = (proc.stderr.strip().splitlines() or ["no output"])[-1]
+            raise RuntimeError(f"py-spy failed (exit {proc.returncode}): {last}")
         child = json.loads(said[-1].removeprefix(CHILD_TIMES))
         with raw.open() as f:
             shares = from_collapsed(f, ns.depth)
@@ -391,34 +396,47 @@ def main() -> int:
     if ns.tool == "py-spy" and py_spy is None:
         sys.exit("py-spy is not on PATH (pip install py-spy), or run with --tool cprofile")
     use_py_spy = py_spy is not None and ns.tool != "cprofile"
-    tool = f"py-spy at {ns.rate} samples a second" if use_py_spy else "cProfile"
-    print(
+    header = (
         f"profile of workload (a): {ns.machines} machines of 8 one-cpu slots, {ns.jobs} jobs, "
-        f"seed {ns.seed}; {tool}"
+        f"seed {ns.seed}"
     )
+    result = None
     if use_py_spy:
         assert py_spy is not None
-        wall, shares, summary = with_py_spy(ns, py_spy)
+        print(f"{header}; py-spy at {ns.rate} samples a second")
+        try:
+            result = with_py_spy(ns, py_spy)
+        except RuntimeError as exc:  # no ptrace here, say: cProfile always works
+            if ns.tool == "py-spy":
+                sys.exit(str(exc))
+            print(f"{exc}; profiling with cProfile instead")
+            use_py_spy = False
     else:
-        wall, shares, summary = with_cprofile(ns)
+        print(f"{header}; cProfile")
+    if result is None:
+        result = with_cprofile(ns)
+    wall, shares, summary = result
     done = summary["jobs"].get("Completed", 0)
     print(
         f"wall seconds under the profiler: imports {wall['imports']:.2f}, spec parsing "
         f"{wall['spec parsing']:.2f}, run {wall['run']:.1f} "
         f"({done} jobs completed in {summary['pool_seconds']:.0f} pool seconds)"
     )
-    unit = "samples" if use_py_spy else "profiled seconds"
+
+    def amount(x: float) -> str:
+        return f"{x:.0f} samples" if use_py_spy else f"{x:.1f} profiled seconds"
+
     for phase in PHASES:
         s = shares[phase]
         top = ns.top if phase == "run" else ns.startup_top
         print()
-        print_table(f"{phase} ({s.total:.0f} {unit})", s, top, "self")
+        print_table(f"{phase} ({amount(s.total)})", s, top, "self")
         if phase == "run":
             print()
-            print_table(f"{phase} ({s.total:.0f} {unit})", s, top, "inclusive")
+            print_table(f"{phase} ({amount(s.total)})", s, top, "inclusive")
     waited = sum(shares[p].waited for p in PHASES)
     if waited:
-        print(f"\nblocked on a lock, select or sleep, not counted above: {waited:.0f} {unit}")
+        print(f"\nblocked on a lock, select or sleep, not counted above: {amount(waited)}")
     if use_py_spy and shares[OUTSIDE].total:
         print(f"\n{OUTSIDE}: {shares[OUTSIDE].total:.0f} samples, in no phase above")
     return 0
