@@ -22,6 +22,7 @@ import logging
 import math
 import os
 import resource
+import sys
 from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
@@ -480,7 +481,9 @@ class DaemonHost:
 
 
 def _ray_node_id() -> str:
-    """The Ray node this host runs on ("" outside Ray: a virtual run)."""
-    import ray
-
-    return ray.get_runtime_context().get_node_id() if ray.is_initialized() else ""
+    """The Ray node this host runs on ("" outside Ray: a virtual run, which must not pay
+    Ray's import, half a second, to learn that)."""
+    ray = sys.modules.get("ray")
+    if ray is None or not ray.is_initialized():
+        return ""
+    return str(ray.get_runtime_context().get_node_id())
