@@ -48,7 +48,9 @@ def pool(ray_session: None) -> Iterator[Any]:
     from mockpool import Pool
 
     with Pool(SPEC) as p:
-        p.submit("executable = /bin/sleep\nMockDuration = 6000\nqueue 3", owner="alice")
+        # +MockDuration: a job attribute (without the + it is only a submit variable, the
+        # jobs have no duration and every activation is refused)
+        p.submit("executable = /bin/sleep\n+MockDuration = 6000\nqueue 3", owner="alice")
         yield p
 
 
@@ -60,6 +62,7 @@ def _client_env(pool: Any, folder: Path) -> dict[str, str]:
 def test_htcondor2_finds_every_daemon_through_the_pools_condor_config(
     pool: Any, tmp_path: Path
 ) -> None:
+    assert pool.wait(lambda: len(pool.all_jobs("JobStatus == 2")) == 3, timeout=60)
     env = _client_env(pool, tmp_path)
     text = (tmp_path / "condor_config").read_text()
     assert f"COLLECTOR_HOST = {pool.cedar_address()}\n" in text
