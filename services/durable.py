@@ -110,3 +110,14 @@ class SimulatedDisk:
         if tables is None:
             tables = self._queues[name] = new_tables(birth)
         return MemoryJobQueue(name, tables)
+
+    def existing_queue(self, name: str) -> MemoryJobQueue:
+        """Queue ``name`` as it is, for a reader from outside (a dead schedd's output):
+        FileNotFoundError when no schedd ever opened it, as for a missing file; nothing
+        is made."""
+        from .schedd.memqueue import MemoryJobQueue
+
+        tables = self._queues.get(name)
+        if tables is None:
+            raise FileNotFoundError(f"{name}: no job queue on the simulated disk")
+        return MemoryJobQueue(name, tables)

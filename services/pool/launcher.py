@@ -647,8 +647,10 @@ class LivePool:
         """A schedd that is down: its queue and history from its queue file, and the events
         it committed that were not gathered (taken into this pool's events)."""
         after = self._event_marks.get(name.lower(), 0)
-        if self._disk is not None:
-            queue = self._disk.job_queue(f"schedd/{name}.sqlite")
+        if self._disk is not None:  # the same name as the file a live schedd keeps
+            queue = self._disk.existing_queue(
+                str(self.schedd_file(name).relative_to(self.state_dir))
+            )
             try:
                 stored = stored_in_memory(queue, name, after)
             finally:

@@ -165,7 +165,9 @@ class ScheddService(QmgmtMethods, sgrpc.ScheddServicer):
         now = self.ctx.clock.now()
         queue: JobQueue | MemoryJobQueue
         if self.ctx.disk is not None:
-            queue = self.ctx.disk.job_queue(f"schedd/{name}.sqlite", birth=now)
+            # named as the file would be in state_dir (the launcher reads it by that name)
+            disk_name = f"{self.ctx.state_dir.name}/{name}.sqlite"
+            queue = self.ctx.disk.job_queue(disk_name, birth=now)
         else:
             queue = JobQueue(self.ctx.state_dir / f"{name}.sqlite", birth=now)
         try:

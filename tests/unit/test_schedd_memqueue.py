@@ -121,3 +121,13 @@ def test_a_schedd_core_restarts_from_the_simulated_disk() -> None:
     ids = sorted((a.get_value("ClusterId"), a.get_value("ProcId")) for a in again.query(now=5.0))
     assert ids == [(cluster, p) for p in range(n)] and n == 3
     assert again.queue.next_cluster_id == cluster + 1
+
+
+def test_a_reader_from_outside_makes_no_queue() -> None:
+    disk = SimulatedDisk()
+    with pytest.raises(FileNotFoundError, match=r"schedd/gone\.sqlite"):
+        disk.existing_queue("schedd/gone.sqlite")
+    disk.job_queue("schedd/s1.sqlite", birth=3.0).close()
+    assert disk.existing_queue("schedd/s1.sqlite").birth == 3.0
+    with pytest.raises(FileNotFoundError):  # still none: the failed read made nothing
+        disk.existing_queue("schedd/gone.sqlite")
