@@ -57,7 +57,7 @@ def read_stored_queue(path: str | Path, schedd: str, events_after: int = 0) -> S
     try:
         clusters = {c: _texts(ad) for c, ad in db.execute("SELECT cluster, ad FROM clusters")}
         rows = db.execute("SELECT cluster, proc, ad FROM jobs ORDER BY cluster, proc")
-        jobs = [(c, p, _texts(ad)) for c, p, ad in rows]
+        jobs = [(c, proc, _texts(ad)) for c, proc, ad in rows]
         history = [_texts(ad) for (ad,) in db.execute("SELECT ad FROM history ORDER BY seq DESC")]
         events: list[tuple[int, float, str, str]] = []
         tables = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
