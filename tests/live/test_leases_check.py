@@ -108,10 +108,8 @@ def test_mixed_example_run_passes_the_checker(
 ) -> None:
     from mockpool.cli.main import main
 
-    # 600 pool s: bob's 300 s and carol's 120 s jobs finish with room for a busy machine's
-    # late start (at 400 a loaded run once completed none)
     assert (
-        main(["run", str(EXAMPLES / "mixed.toml"), "--out", str(tmp_path), "--duration", "600"])
+        main(["run", str(EXAMPLES / "mixed.toml"), "--out", str(tmp_path), "--duration", "400"])
         == 0
     )
     printed = capsys.readouterr().out
