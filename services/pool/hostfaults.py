@@ -17,27 +17,16 @@ A rule names the peer by the identities in its tokens (``schedd/schedd1``,
 from __future__ import annotations
 
 import asyncio
-import random
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 import grpc
 import grpc.aio
 
 from ..auth import AUTH_METADATA_KEY, token_identity
+from .peerrules import NET_KINDS, PeerRule, PeerRules
 
-NET_KINDS = ("partition", "drop", "delay")
-
-
-@dataclass(frozen=True)
-class PeerRule:
-    """What happens to calls from ``identities``: ``kind`` in NET_KINDS."""
-
-    kind: str
-    identities: frozenset[str]
-    fraction: float = 1.0
-    delay: float = 0.0
+__all__ = ["NET_KINDS", "FaultInterceptor", "HostFaults", "PeerRule"]
 
 
 def _identity(metadata: Any) -> str:
@@ -52,10 +41,10 @@ class HostFaults:
     """The faults in force on one host, changed by the launcher through the host."""
 
     def __init__(self, seed: int = 0) -> None:
-        self.rules: dict[str, PeerRule] = {}
+        self._peer = PeerRules(seed)
+        self.rules = self._peer.rules
         self.skew = 0.0
         self._running: asyncio.Event | None = None  # cleared while paused
-        self._rng = random.Random(seed)
 
     def running(self) -> asyncio.Event:
         if self._running is None:
@@ -79,12 +68,7 @@ class HostFaults:
         await self.running().wait()
 
     def rule_for(self, identity: str) -> PeerRule | None:
-        for rule in self.rules.values():
-            if identity in rule.identities and (
-                rule.fraction >= 1.0 or self._rng.random() < rule.fraction
-            ):
-                return rule
-        return None
+        return self._peer.rule_for(identity)
 
 
 class FaultInterceptor(grpc.aio.ServerInterceptor):
