@@ -628,12 +628,22 @@ def check_dir(folder: str | Path) -> Report:
     ads = {n: _read_ads(d / "ads" / f"{n}.ads") for n in ("jobs", "history", "slots")}
     delay, start_date = AD_DELAY, 0.0
     summary = d / "summary.json"
-    if summary.is_file():  # a live pool's ads lag by real time: a few real seconds
-        with contextlib.suppress(ValueError, TypeError, KeyError):
-            delay = max(AD_DELAY, 5.0 * float(json.loads(summary.read_text())["time_scale"]))
+    if summary.is_file():
+        with contextlib.suppress(ValueError, TypeError, KeyError, AttributeError):
+            facts = json.loads(summary.read_text())
+            # a live pool's ads lag by real time (a few real seconds), and by as much more
+            # as its daemons' timers fell behind (an actor that wakes late sends late)
+            delay = max(AD_DELAY, 5.0 * float(facts["time_scale"])) + _worst_lag(facts)
         with contextlib.suppress(ValueError, TypeError, KeyError):
             start_date = float(json.loads(summary.read_text())["start_date"])
     return check(events, ads["jobs"], ads["history"], ads["slots"], delay, start_date)
+
+
+def _worst_lag(summary: dict[str, Any]) -> float:
+    """The most pool seconds any actor's timers woke late in the run (0 when unknown)."""
+    lags = summary.get("lag") or {}
+    worst = [float(v.get("max", 0.0)) for v in lags.values() if isinstance(v, dict)]
+    return max([0.0, *(w for w in worst if math.isfinite(w))])
 
 
 def format_report(r: Report) -> str:

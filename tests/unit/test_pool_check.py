@@ -38,6 +38,8 @@ def write_run(folder: Path, sections: dict[str, str]) -> Path:
     (folder / "events.jsonl").write_text(sections.get("events", ""))
     for name in ("jobs", "history", "slots"):
         (folder / "ads" / f"{name}.ads").write_text(sections.get(name, ""))
+    if "summary" in sections:
+        (folder / "summary.json").write_text(sections["summary"])
     return folder
 
 
