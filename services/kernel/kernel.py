@@ -45,7 +45,9 @@ __all__ = ["DEADLINE", "Actor", "Kernel", "Node"]
 # seconds, as the in-process transport did.
 DEADLINE = 10.0
 
-_REPLY_TYPES = frozenset(REPLIES)
+# what answers a request: a reply, or a refusal (an Undeliverable the receiver made, as a
+# live servicer aborts a call with a status)
+_REPLY_TYPES = frozenset((*REPLIES, Undeliverable))
 
 # heap entry kinds
 _WAKE, _DELIVER, _CALL, _TIMEOUT = 0, 1, 2, 3

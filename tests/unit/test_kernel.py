@@ -49,6 +49,7 @@ class Answerer:
         self.seen: list[tuple[float, str, str]] = []
         self.wake: float | None = None
         self.then_wake: float | None = None  # where a delivery moves the wake-up
+        self.refuse = ""  # a status to refuse requests with
         self.ticks: list[float] = []
 
     def next_wakeup(self) -> float | None:
@@ -216,3 +217,11 @@ def test_two_actors_cannot_share_an_address() -> None:
     k.actor("a", "x:1")
     with pytest.raises(ValueError, match="taken"):
         k.actor("b", "x:1")
+
+
+def test_a_refusal_goes_back_to_the_asker_as_a_reply_does() -> None:
+    k, asker, answerer, _ = _pool(latency=0.5)
+    answerer.refuse = "PERMISSION_DENIED"
+    k.run()
+    ((t, msg),) = asker.got
+    assert (t, msg.code, msg.detail, msg.msg.corr) == (6.0, "PERMISSION_DENIED", "not yours", "ka1")
