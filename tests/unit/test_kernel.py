@@ -65,6 +65,9 @@ class Answerer:
         if self.then_wake is not None:
             self.wake = self.then_wake
         ready = Ready()
+        if self.refuse:
+            ready.send(sender.address, Undeliverable(msg, self.refuse, "not yours"))
+            return ready
         ready.send(
             sender.address, ScheddKeepAliveAnswer(msg.corr, msg.schedd_name, msg.claim_ids, [])
         )
