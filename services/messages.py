@@ -57,7 +57,7 @@ class CollectorSnapshotRequest:
     """The negotiator's slot ads, whole or since ``since`` (Collector.Snapshot)."""
 
     corr: str
-    since: tuple[int, int] | None = None  # (store epoch, sequence) of the last snapshot
+    since: tuple[str, int] | None = None  # (store epoch, sequence) of the last snapshot
     columns: tuple[str, ...] = ()
     constraint: str = ""
     projection: tuple[str, ...] = ()

@@ -16,23 +16,66 @@ so that it never expires.
 Events: "ad_expired" (ad_type, name) for each ad the housekeeper drops, "ad_invalidated"
 (ad_type, name) for each ad an invalidating update removes.
 
-The core is pure: its shell decodes the updates, calls :meth:`Collector.advertise`, and
-wakes it at :meth:`Collector.next_wakeup`.
+The core answers the daemon contract (``contract.py``): :meth:`Collector.deliver` takes
+CollectorAdvertise, CollectorQuery and CollectorSnapshotRequest and puts the reply
+(AdvertiseAck, QueryReply, SnapshotReply; a refusal as an ``Undeliverable`` carrying the
+gRPC code a live call ends with) in the ``Ready`` it returns; :meth:`Collector.tick` runs
+the timers due. The collector sends nothing of its own. Its counters are ``stats``.
 """
 
 from __future__ import annotations
 
 import random
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..classad import ClassAd
+from ..classad.tree import Expr
 from ..config import ConfigDict
+from ..contract import Peer, Ready, Undeliverable
+from ..messages import (
+    AdvertiseAck,
+    CollectorAdvertise,
+    CollectorQuery,
+    CollectorSnapshotRequest,
+    QueryReply,
+    SnapshotReply,
+)
 from .selfad import collector_ad
-from .store import AdStore, CollectorError
+from .store import (
+    MACHINE_PRIVATE,
+    AdRecord,
+    AdStore,
+    CollectorError,
+    CollectorSnapshot,
+    CostlyConstraint,
+    PrivateAdsRefused,
+    matching,
+    projection_keys,
+)
 
-__all__ = ["Collector", "CollectorUpdate"]
+if TYPE_CHECKING:
+    from ..auth import Principal
+
+__all__ = ["PRIVATE_REFUSED", "Collector", "CollectorUpdate", "refusal_code"]
+
+# who may read MachinePrivate ads (they hold claim ids): HTCondor's NEGOTIATOR level
+# (Role values; auth.py is the live shell's, a core compares the role's value)
+_PRIVATE_READERS = ("negotiator", "admin")
+PRIVATE_REFUSED = (
+    f"{MACHINE_PRIVATE} ads hold claim ids: only the negotiator or an admin may read them"
+)
+_NO_AD_TYPE = 'Query needs an ad_type (e.g. "Machine", "Scheduler")'
+
+
+def refusal_code(exc: CollectorError) -> str:
+    """The gRPC status a refused query or snapshot ends with."""
+    if isinstance(exc, PrivateAdsRefused):
+        return "PERMISSION_DENIED"
+    if isinstance(exc, CostlyConstraint):
+        return "RESOURCE_EXHAUSTED"
+    return "INVALID_ARGUMENT"
 
 
 @dataclass(frozen=True)
@@ -64,6 +107,7 @@ class Collector:
         *,
         housekeeping_interval: float | None = None,
         ad_epoch: int = 0,
+        duty_cycle: Callable[[], float] | None = None,
     ) -> None:
         cfg = config.for_subsystem("COLLECTOR")
         self.classad_lifetime = cfg.get_int("CLASSAD_LIFETIME", 900)
@@ -85,12 +129,23 @@ class Collector:
         self.name = ""
         self.address = ""
         self.host = ""
-        # the loop's RecentDaemonCoreDutyCycle, which the shell measures and sets
+        # the loop's RecentDaemonCoreDutyCycle: measured live, read when the own ad is
+        # made (none given: the ``duty_cycle`` attribute, 0.0 as in virtual time)
         self.duty_cycle = 0.0
+        self._duty_cycle = duty_cycle or (lambda: self.duty_cycle)
         self._start_time = 0
         self._self_seq = 0
         self._events: list[tuple[str, dict[str, Any]]] = []
-        self.stats = {"updates_refused": 0, "invalidations": 0, "expired": 0}
+        self.stats = {
+            "updates_refused": 0,
+            "invalidations": 0,
+            "expired": 0,
+            "advertise_calls": 0,
+            "queries": 0,
+            "snapshots": 0,
+            "snapshot_deltas": 0,  # snapshots that carried only the ads updated since
+            "snapshot_slot_ads": 0,  # slot ads the snapshots carried
+        }
 
     def name_on(self, host: str) -> str:
         """The collector's Name on ``host``."""
@@ -100,12 +155,18 @@ class Collector:
         return host
 
     # -- time -------------------------------------------------------------------------
-    def start(self, now: float, host: str, address: str) -> None:
+    def start(self, now: float, host: str, address: str) -> Ready:
         """Begin: the own ad now, the first refresh and housekeeping one interval on."""
         self.name, self.address, self.host = self.name_on(host), address, host
         self._start_time = self.store.ad_epoch + int(now)  # DaemonStartTime, a date
         self.publish_self_ad(now)
         self._due = {timer: now + step for timer, step in self._intervals.items() if step > 0}
+        return self._ready()
+
+    def tick(self, now: float) -> Ready:
+        """The contract's tick: run the timers due (nothing is sent)."""
+        self.on_wakeup(now)
+        return self._ready()
 
     def next_wakeup(self) -> float | None:
         """When the collector next has something to do (None: never)."""
@@ -143,7 +204,7 @@ class Collector:
             update_interval=self.update_interval,
             now=self.store.ad_epoch + int(now),
             machine=self.host,
-            duty_cycle=self.duty_cycle,
+            duty_cycle=self._duty_cycle(),
         )
         self.store.update("Collector", ad, now, owned=True)
 
@@ -178,6 +239,77 @@ class Collector:
                 label = " ".join(p for p in (u.ad_type, shown) if p)
                 errors.append(f"update {u.index} ({label or '?'}): {exc}")
         return accepted, errors
+
+    # -- the contract -----------------------------------------------------------------
+    def deliver(self, msg: Any, sender: Peer, now: float) -> Ready:
+        """Answer one request; its reply (or refusal) goes to ``sender.address``."""
+        ready = Ready()
+        if isinstance(msg, CollectorAdvertise):
+            self.stats["advertise_calls"] += 1
+            accepted, errors = self.advertise(msg.updates, now)
+            ready.send(sender.address, AdvertiseAck(msg.corr, accepted, errors))
+        elif isinstance(msg, CollectorQuery):
+            try:
+                keep = projection_keys(msg.projection)
+                records = self.query(msg.ad_type, msg.constraint, sender.principal, now)
+                reply: Any = QueryReply(msg.corr, [r.projected(keep) for r in records])
+            except CollectorError as exc:
+                reply = Undeliverable(msg, refusal_code(exc), str(exc))
+            ready.send(sender.address, reply)
+        elif isinstance(msg, CollectorSnapshotRequest):
+            try:
+                reply = SnapshotReply(msg.corr, self.snapshot(msg, now))
+            except CollectorError as exc:
+                reply = Undeliverable(msg, refusal_code(exc), str(exc))
+            ready.send(sender.address, reply)
+        else:
+            raise TypeError(f"the collector takes no {type(msg).__name__}")
+        return self._ready(ready)
+
+    def _ready(self, ready: Ready | None = None) -> Ready:
+        """``ready`` (or a new one) with the events since the last call."""
+        ready = ready or Ready()
+        name = self.name
+        ready.events += [(name, kind, fields) for kind, fields in self.drain_events()]
+        return ready
+
+    # -- reads --------------------------------------------------------------------------
+    def date(self, now: float) -> float:
+        """Pool time ``now`` as the date time() reads in a constraint."""
+        return self.store.ad_epoch + now
+
+    def candidates(
+        self, ad_type: str, principal: Principal | None, *, typed: bool = False
+    ) -> list[AdRecord]:
+        """Every record a query of ``ad_type`` by ``principal`` chooses from (counted as
+        a query): MachinePrivate only for the negotiator or an admin (PrivateAdsRefused);
+        ``typed``: an empty type is refused (a Query names one; a CEDAR query's table
+        may be empty)."""
+        self.stats["queries"] += 1
+        ad_type = ad_type.strip()
+        if typed and not ad_type:
+            raise CollectorError(_NO_AD_TYPE)
+        private = ad_type.lower() == MACHINE_PRIVATE.lower()
+        if private and (principal is None or principal.role not in _PRIVATE_READERS):
+            raise PrivateAdsRefused(PRIVATE_REFUSED)
+        return self.store.candidates(ad_type, allow_private=private)
+
+    def query(
+        self, ad_type: str, constraint: str | Expr | None, principal: Principal | None, now: float
+    ) -> list[AdRecord]:
+        """The records of a Query (unprojected): CollectorError when refused."""
+        records = self.candidates(ad_type, principal, typed=True)
+        return matching(records, constraint, self.date(now))
+
+    def snapshot(self, req: CollectorSnapshotRequest, now: float) -> CollectorSnapshot:
+        """The negotiator's slot ads (and their private ones): CollectorError when the
+        request is refused."""
+        self.stats["snapshots"] += 1
+        since: Any = req.since
+        snap = self.store.snapshot(req.constraint, req.projection, now, since, columns=req.columns)
+        self.stats["snapshot_deltas"] += snap.delta
+        self.stats["snapshot_slot_ads"] += len(snap.slots)
+        return snap
 
     def drain_events(self) -> list[tuple[str, dict[str, Any]]]:
         """What happened since the last call: (kind, fields), oldest first."""

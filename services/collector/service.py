@@ -18,30 +18,23 @@ import grpc
 import grpc.aio
 
 from .. import rpc, turns
-from ..auth import Role, current_role
+from ..auth import Principal, Role, current_principal
 from ..classad.tree import Expr
-from ..daemon import DaemonContext, abort_invalid
+from ..contract import Peer, Ready, Undeliverable
+from ..daemon import DaemonContext
+from ..messages import AdvertiseAck, CollectorAdvertise, CollectorSnapshotRequest, SnapshotReply
 from ..packedcolumns import column_to_pb
 from ..v1 import collector_pb2 as cpb
 from ..v1 import collector_pb2_grpc as cgrpc
 from ..wire import PARTS, WireError, frame_parts, room_for
-from .collector import Collector, CollectorUpdate
-from .store import (
-    MACHINE_PRIVATE,
-    AdRecord,
-    CollectorError,
-    CostlyConstraint,
-    PrivateAdsRefused,
-    matching,
-    projection_keys,
-)
+from .collector import Collector, CollectorUpdate, refusal_code
+from .store import AdRecord, CollectorError, matching, projection_keys
 
 __all__ = ["SERVICE_NAME", "CollectorService"]
 
 log = logging.getLogger(__name__)
 
 SERVICE_NAME = "mockpool.v1.Collector"
-_PRIVATE_READERS = frozenset({Role.NEGOTIATOR, Role.ADMIN})
 _FRAMED_PER_TURN = 4096  # stored ads framed into a reply between turns (a few ms)
 # a query over this many ads has its constraint evaluated and its reply framed off the
 # loop (its records are a list of their own, and ads never change once stored)
@@ -69,13 +62,23 @@ def _pb_name(msg: Any) -> str:
     return ""
 
 
-_PRIVATE_REFUSED = (
-    f"{MACHINE_PRIVATE} ads hold claim ids: only the negotiator or an admin may read them"
-)
+def _caller() -> Peer:
+    """The caller of the RPC being handled, as the core's sender (a reply's address is
+    the RPC's own response: none needed)."""
+    return Peer("", current_principal() or _NOBODY)
 
 
-def _may_read_private() -> bool:
-    return current_role() in _PRIVATE_READERS
+_NOBODY = Principal(Role.READ)
+
+
+async def _refuse(context: grpc.aio.ServicerContext, exc: CollectorError) -> None:
+    """End the call as the core refused it (abort raises)."""
+    await context.abort(getattr(grpc.StatusCode, refusal_code(exc)), str(exc))
+
+
+def _reply(ready: Ready) -> Any:
+    """The one reply a request's ``Ready`` holds."""
+    return ready.sends[0].msg
 
 
 def _query_reply(
@@ -109,17 +112,13 @@ class CollectorService(cgrpc.CollectorServicer):
     def __init__(self, ctx: DaemonContext, *, housekeeping_interval: float | None = None) -> None:
         self.ctx = ctx
         self.core = Collector(
-            ctx.config, housekeeping_interval=housekeeping_interval, ad_epoch=ctx.ad_epoch
+            ctx.config,
+            housekeeping_interval=housekeeping_interval,
+            ad_epoch=ctx.ad_epoch,
+            duty_cycle=ctx.duty_cycle,
         )
         self.store = self.core.store
         self._tasks: list[asyncio.Task[None]] = []
-        self.calls = {
-            "advertise_calls": 0,
-            "queries": 0,
-            "snapshots": 0,
-            "snapshot_deltas": 0,  # snapshots that carried only the ads updated since
-            "snapshot_slot_ads": 0,  # slot ads the snapshots carried
-        }
 
     @property
     def name(self) -> str:
@@ -151,27 +150,24 @@ class CollectorService(cgrpc.CollectorServicer):
         server.add_registered_method_handlers(SERVICE_NAME, handlers)
 
     async def start(self) -> None:
-        self.core.duty_cycle = self.ctx.duty_cycle()
-        self.core.start(self.ctx.clock.now(), self.ctx.host, self.ctx.my_address)
-        self._emit()
+        self._act(self.core.start(self.ctx.clock.now(), self.ctx.host, self.ctx.my_address))
         self._spawn(self._timers())
 
     async def _timers(self) -> None:
-        """Wake the core when it asks (its own ad's refresh, housekeeping)."""
+        """The one loop: tick the core when it asks (its own ad, housekeeping)."""
         clock = self.ctx.clock
         while (due := self.core.next_wakeup()) is not None:
             await clock.sleep_until(due)
             try:
-                self.core.duty_cycle = self.ctx.duty_cycle()
-                self.core.on_wakeup(clock.now())
+                self._act(self.core.tick(clock.now()))
             except Exception:
                 log.exception("%s: timer round failed", self.core.name)
-            self._emit()
 
-    def _emit(self) -> None:
+    def _act(self, ready: Ready) -> None:
+        """Log the events of a ``Ready`` (the collector sends nothing of its own)."""
         expired = 0
-        for kind, fields in self.core.drain_events():
-            self.ctx.events.emit(self.core.name, kind, **fields)
+        for daemon, kind, fields in ready.events:
+            self.ctx.events.emit(daemon, kind, **fields)
             expired += kind == "ad_expired"
         if expired:
             log.info("%s: expired %d ads", self.core.name, expired)
@@ -188,17 +184,14 @@ class CollectorService(cgrpc.CollectorServicer):
                 await t
 
     def status(self) -> dict[str, Any]:
-        return {**self.core.status(), **self.calls}
+        return self.core.status()
 
     # -- RPCs --------------------------------------------------------------------
     async def Advertise(
         self, request: cpb.AdvertiseRequest | rpc.Handover, context: grpc.aio.ServicerContext
     ) -> cpb.AdvertiseReply:
         """Apply each update on its own; a refused one is an error line, not a failure."""
-        self.calls["advertise_calls"] += 1
         room_for(len(self.store))  # every stored ad's repeating part
-        accepted = 0
-        errors: list[str] = []
         update_at: Callable[[int], CollectorUpdate]
         if isinstance(request, rpc.Handover):  # a startd of this process: its records
             updates: Sequence[Any] = request.value
@@ -207,12 +200,20 @@ class CollectorService(cgrpc.CollectorServicer):
             updates = list(request.updates)
             update_at = functools.partial(_received, updates)
         # a big batch must not starve queries, nor the other daemons of this actor: in
-        # turns of a few ads (256 updates held the central actor's loop 30 to 60 ms)
+        # turns of a few ads (256 updates held the central actor's loop 30 to 60 ms),
+        # each turn a delivery of its own whose acks add up
+        accepted = 0
+        errors: list[str] = []
+        turns_taken = 0
         async for part in turns.in_turns(range(len(updates)), turns.ADS_PER_TURN):
-            took, refused = self.core.advertise(map(update_at, part), self.ctx.clock.now())
-            accepted += took
-            errors += refused
-        self._emit()
+            ack: AdvertiseAck = _reply(
+                self._deliver(CollectorAdvertise("", [*map(update_at, part)]))
+            )
+            accepted += ack.accepted
+            errors += ack.errors
+            turns_taken += 1
+        # the core counted each turn's delivery: the call is one
+        self.core.stats["advertise_calls"] += 1 - turns_taken
         if errors:
             log.warning(
                 "%s: refused %d of %d updates; first: %s",
@@ -223,28 +224,25 @@ class CollectorService(cgrpc.CollectorServicer):
             )
         return cpb.AdvertiseReply(accepted=accepted, errors=errors)
 
+    def _deliver(self, msg: Any) -> Ready:
+        ready = self.core.deliver(msg, _caller(), self.ctx.clock.now())
+        self._act(ready)
+        return ready
+
     async def Query(self, request: cpb.QueryRequest, context: grpc.aio.ServicerContext) -> bytes:
-        """Ads of one type, filtered and projected, as serialised ``QueryReply`` bytes."""
-        self.calls["queries"] += 1
-        ad_type = request.ad_type.strip()
-        if not ad_type:
-            await abort_invalid(context, 'Query needs an ad_type (e.g. "Machine", "Scheduler")')
-        private = ad_type.lower() == MACHINE_PRIVATE.lower()
-        if private and not _may_read_private():
-            await context.abort(grpc.StatusCode.PERMISSION_DENIED, _PRIVATE_REFUSED)
+        """Ads of one type, filtered and projected, as serialised ``QueryReply`` bytes
+        (framed from the stored wire bytes: the core chooses the records, the shell frames
+        them, a big table off the loop)."""
         try:
-            records = self.store.candidates(ad_type, allow_private=private)
-            now = self.store.ad_epoch + self.ctx.clock.now()  # time() in the constraint
+            records = self.core.candidates(request.ad_type, current_principal(), typed=True)
+            now = self.core.date(self.ctx.clock.now())  # time() in the constraint
             keep = projection_keys(request.projection)
             if len(records) < _QUERY_OFFLOAD_AT:
                 return _query_reply(records, request.constraint, now, keep)
             # a constraint over 100,000 slot ads takes most of a second: off the loop
             return await self.ctx.offload(_query_reply, records, request.constraint, now, keep)
-        except CostlyConstraint as exc:
-            await context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED, str(exc))
-            return b""  # not reached: abort raises
         except CollectorError as exc:
-            await abort_invalid(context, str(exc))
+            await _refuse(context, exc)
             return b""  # not reached: abort raises
 
     async def select(self, ad_type: str, constraint: str | Expr | None) -> list[AdRecord]:
@@ -252,12 +250,8 @@ class CollectorService(cgrpc.CollectorServicer):
         chooses them (HTCondor's own clients' queries, over CEDAR, come here): private
         ads only for the negotiator or an admin (PrivateAdsRefused), a big table's
         constraint evaluated off the loop; CollectorError for a bad constraint."""
-        self.calls["queries"] += 1
-        private = ad_type.lower() == MACHINE_PRIVATE.lower()
-        if private and not _may_read_private():
-            raise PrivateAdsRefused(_PRIVATE_REFUSED)
-        records = self.store.candidates(ad_type, allow_private=private)
-        now = self.store.ad_epoch + self.ctx.clock.now()  # time() in the constraint
+        records = self.core.candidates(ad_type, current_principal())
+        now = self.core.date(self.ctx.clock.now())  # time() in the constraint
         if constraint is None or len(records) < _QUERY_OFFLOAD_AT:
             return matching(records, constraint, now)
         return await self.ctx.offload(matching, records, constraint, now)
@@ -268,27 +262,27 @@ class CollectorService(cgrpc.CollectorServicer):
         """Slot ads and their private ads, as serialised ``SnapshotReply`` bytes; to a
         caller of this process that asks (``rpc.handover_wanted``), the snapshot's records
         themselves."""
-        self.calls["snapshots"] += 1
-        now = self.ctx.clock.now()
-        try:
-            since = (request.since_epoch, request.since_seq) if request.since_epoch else None
-            handover = rpc.handover_wanted(context)  # the negotiator of this process
-            columns = [] if handover else self.store.columns_asked(request.columns)
-            # new columns read from every slot ad, a step a turn (100,000 ads a column);
+        handover = rpc.handover_wanted(context)  # the negotiator of this process
+        msg = CollectorSnapshotRequest(
+            "",
+            since=(request.since_epoch, request.since_seq) if request.since_epoch else None,
             # a negotiator of this process reads the ads it is handed
-            for _ in self.store.columns.catch_up([c.lower() for c in columns]):
+            columns=() if handover else tuple(request.columns),
+            constraint=request.constraint,
+            projection=tuple(request.projection),
+        )
+        try:
+            # new columns read from every slot ad, a step a turn (100,000 ads a column)
+            names = self.store.columns_asked(msg.columns)
+            for _ in self.store.columns.catch_up([c.lower() for c in names]):
                 await turns.own_turn()
-            snap = self.store.snapshot(
-                request.constraint, request.projection, now, since, columns=columns
-            )
-        except CostlyConstraint as exc:
-            await context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED, str(exc))
-            return b""  # not reached: abort raises
-        except CollectorError as exc:
-            await abort_invalid(context, str(exc))
-            return b""  # not reached: abort raises
-        self.calls["snapshot_deltas"] += snap.delta
-        self.calls["snapshot_slot_ads"] += len(snap.slots)
+        except CollectorError:
+            pass  # the core refuses it, and counts it
+        reply = _reply(self._deliver(msg))
+        if isinstance(reply, Undeliverable):
+            await context.abort(getattr(grpc.StatusCode, reply.code), reply.detail)
+        assert isinstance(reply, SnapshotReply)
+        snap = reply.snapshot
         if handover:
             return rpc.Handover(snap)
         # framed in turns (100,000 slots take a few tenths of a second); the records are
@@ -300,7 +294,7 @@ class CollectorService(cgrpc.CollectorServicer):
             parts += frame_parts(2, [r.wire() for r in part])
         parts.append(
             cpb.SnapshotReply(
-                now=now,
+                now=snap.now,
                 slot_stable_prefix=snap.stable_prefixes(),
                 epoch=snap.epoch,
                 seq=snap.seq,
