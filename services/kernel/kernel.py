@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..auth import Principal, Role
+from ..claimid import from_sinful
 from ..contract import Core, Event, Peer, Ready, Send, Undeliverable
 from ..messages import REPLIES
 from .network import ActorFaults, Parked
@@ -132,6 +133,7 @@ class Kernel:
         self._heap: list[tuple[float, int, int, Any]] = []
         self._seq = itertools.count()
         self.actors: dict[str, Actor] = {}  # by address
+        self._sinful: dict[str, Actor] = {}  # sinful strings seen, by the actor they name
         self.events: list[dict[str, Any]] = []  # what happened, in order
         self.delivered = 0  # messages handed to cores (for benches)
         self.on_event: Callable[[dict[str, Any]], None] | None = None
@@ -207,9 +209,20 @@ class Kernel:
 
     # ------------------------------------------------------------------ sending
 
+    def route(self, address: str) -> Actor | None:
+        """The actor at ``address`` (``host:port``, or a sinful string as ads carry it)."""
+        actor = self.actors.get(address)
+        if actor is None and address.startswith("<"):
+            actor = self._sinful.get(address)
+            if actor is None:
+                actor = self.actors.get(from_sinful(address))
+                if actor is not None:
+                    self._sinful[address] = actor  # (seen again: found at once)
+        return actor
+
     def send(self, sender: Node | None, send: Send) -> None:
         """``send`` leaves ``sender`` now (None: the driver, whose calls take no time)."""
-        actor = self.actors.get(send.address)
+        actor = self.route(send.address)
         msg = send.msg
         if actor is None:
             if type(msg) not in _REPLY_TYPES and sender is not None:
