@@ -1,23 +1,34 @@
 """CEDAR query benchmark: HTCondor's own client asks a 10,000-slot collector for its slots.
 
     python bench/cedar_query.py [--slots 10000] [--concurrent 50] [--time-scale 60]
-                                [--live] [--json FILE]
+                                [--in-loop] [--live [--spy FILE]] [--json FILE]
 
 The collector is the pool's own collector service (``CollectorService``) in this process,
-its store holding the slot ads of ``--slots / 16`` startd cores of 16 one-cpu slots each,
-behind a CEDAR listener (``cedar/collector_cmds.py``) that authenticates by FS. With
-``--live`` it is a live pool instead (local Ray; ``--slots / 16`` machines, one schedd, no
-jobs), reached through its own CEDAR listener and client config, and the lag is the
-central manager actor's own figure (its worst since the pool started, and its mean over
-the concurrent queries). Clients are ``htcondor2`` in child processes (the bindings hold
+its store holding the slot ads of ``--slots / 16`` startd cores of 16 one-cpu slots each
+(each update with its wire bytes, as a startd's arrive), behind a CEDAR listener
+(``cedar/collector_cmds.py``) that authenticates by FS and hands each query to the
+collector's query-worker process (``cedar/query_worker.py``: a replica of the store, every
+ad encoded for CEDAR as it arrives); ``--in-loop`` answers in the collector's loop instead
+(``COLLECTOR_QUERY_WORKERS = 0``). The worker is started before the ads arrive, and the
+first query is asked once it has taken them all in; what that costs is printed:
+``feed_us_per_update`` (the collector's side: an update's bytes pickled and written to the
+worker) and ``encode_on_arrival_us_per_ad`` (the worker's CPU per ad: decoded, encoded).
+
+With ``--live`` it is a live pool instead (local Ray; ``--slots / 16`` machines, one
+schedd, no jobs), reached through its own CEDAR listener and client config. The lag is
+the central manager actor's own figure (the pool's lag probe), over spans of its own
+(``DaemonHost.reset_lag``): ``--baseline`` real seconds with no query (the worst and the
+mean), then the ``--concurrent`` queries (the worst and the mean). ``--spy FILE`` records
+the central actor with py-spy over the baseline span (speedscope format). Clients are
+``htcondor2`` in child processes (the bindings hold
 the GIL while they wait on the network, so a listener in their process could not answer
 them); the concurrent ones at the lowest CPU priority (SCHED_IDLE), so that their parsing
 does not starve the collector's loop of a small machine's CPUs. Prints (figures, not
 pass/fail):
 
 - ``htcondor2.Collector().query(AdType.Startd)``, timed in the client: the first query
-  (every ad encoded for CEDAR then) and the next ones (each ad's encoding kept in its
-  store record until the ad changes); the target is under a second;
+  (with ``--in-loop``, every ad encoded for CEDAR then) and the next ones; the target is
+  under a second;
 - ``--concurrent`` such queries at once: the slowest's time, and the collector loop's
   worst lag meanwhile: how late a timer on the pool clock (``--time-scale``) woke, as the
   pool's own lag probe measures it, in pool seconds; the target is under one pool second
@@ -37,21 +48,25 @@ import json
 import math
 import os
 import shutil
+import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from mockpool import gctune
 from mockpool.cedar import CedarServer, SecurityConfig
 from mockpool.cedar.collector_cmds import collector_commands
+from mockpool.cedar.query_worker import QueryWorker, _frame, _op_stored, every_record
 from mockpool.clock import ScaledClock
 from mockpool.collector.collector import CollectorUpdate
 from mockpool.collector.service import CollectorService
 from mockpool.config import parse_config
 from mockpool.daemon import DaemonContext, EventLog
 from mockpool.startd.machine import Machine
+from mockpool.wire import ad_to_bytes
 
 TARGET_QUERY_S = 1.0
 TARGET_LAG_POOL_S = 1.0
@@ -106,12 +121,16 @@ async def _client(address: str, folder: Path) -> dict:
     return await _go(await _spawn(address, folder, lowest=False))
 
 
-async def _queries(address: str, folder: Path, concurrent: int) -> dict:
-    """The first query, three more (the best of them), then ``concurrent`` at once."""
+async def _queries(
+    address: str, folder: Path, concurrent: int, before_crowd: Callable[[], Any]
+) -> dict:
+    """The first query, three more (the best of them), then ``concurrent`` at once
+    (``before_crowd`` called, in a thread, once they are ready to ask)."""
     first = await _client(address, folder)
     again = [await _client(address, folder) for _ in range(3)]
     procs = [await _spawn(address, folder) for _ in range(concurrent)]
     await asyncio.sleep(5.0)  # their imports done: they wait for the word
+    await asyncio.to_thread(before_crowd)
     t0 = time.perf_counter()
     crowd = await asyncio.gather(*(_go(p) for p in procs))
     return {
@@ -163,6 +182,24 @@ class LagProbe:
         return self.worst, self.worst_held
 
 
+def _cpu_s(pid: int) -> float:
+    """A process's CPU time so far (user and system), from /proc."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+async def _settled(pid: int) -> float:
+    """Wait until process ``pid`` stops using CPU (it has taken in what it was sent);
+    its CPU time then."""
+    last = -1.0
+    while True:
+        now = _cpu_s(pid)
+        if now - last < 0.005:
+            return now
+        last = now
+        await asyncio.sleep(0.5)
+
+
 async def main(ns: argparse.Namespace) -> dict:
     folder = Path(tempfile.mkdtemp(prefix="cedar-bench-"))
     clock = ScaledClock(ns.time_scale, time.time())
@@ -178,6 +215,14 @@ async def main(ns: argparse.Namespace) -> dict:
     )
     collector = CollectorService(ctx)
     await collector.start()
+    worker = None if ns.in_loop else QueryWorker(collector.store, name="collector")
+    worker_cpu = 0.0
+    if worker is not None:  # as the listener starts it: before the ads arrive
+        worker.start()
+        while not worker.ready:
+            await asyncio.sleep(0.05)
+        assert worker.pid is not None
+        worker_cpu = await _settled(worker.pid)  # its imports
     machine_config = parse_config(
         f"NUM_CPUS = {SLOTS_PER_MACHINE}\nNUM_SLOTS = {SLOTS_PER_MACHINE}\n", "<bench>"
     )
@@ -185,18 +230,30 @@ async def main(ns: argparse.Namespace) -> dict:
     updates: list[CollectorUpdate] = []
     for i in range(math.ceil(ns.slots / SLOTS_PER_MACHINE)):
         m = Machine(f"exec{i:05d}", machine_config, "127.0.0.1:9620", 0, clock.now())
-        for ad in m.public_ads(clock.now()):
-            updates.append(CollectorUpdate(len(updates), "Machine", ad))
+        for ad in m.public_ads(clock.now()):  # with its bytes, as a startd's arrive
+            updates.append(CollectorUpdate(len(updates), "Machine", ad, ad_to_bytes(ad)))
     updates = updates[: ns.slots]
     took, refused = collector.core.advertise(updates, clock.now())
     assert took == len(updates) and not refused, refused[:3]
     build_s = time.perf_counter() - t0
+    # the collector's side of the feed, per update: its bytes framed for the worker
+    records = every_record(collector.store)
+    t1 = time.perf_counter()
+    _frame(("ops", [_op_stored(r) for r in records]))
+    feed_us = 1e6 * (time.perf_counter() - t1) / len(records)
+    encode_us = None
+    if worker is not None:  # the worker's: each ad decoded and encoded as it arrives
+        assert worker.pid is not None
+        await asyncio.sleep(0.5)  # the flush (call_soon) and the worker's first read
+        encode_us = 1e6 * (await _settled(worker.pid) - worker_cpu) / len(updates)
 
     # the garbage collector paced and the store frozen, as in a daemon actor (gctune)
     gctune.paced()
     gc.freeze()
     keeper = asyncio.get_running_loop().create_task(_keep_gc())
-    server = CedarServer(collector_commands(collector), SecurityConfig(), name="collector")
+    server = CedarServer(collector_commands(collector, worker), SecurityConfig(), name="collector")
+    if worker is not None:
+        server.closers.append(worker.stop)
     port = await server.start()
     probe = LagProbe(clock)
     address = f"127.0.0.1:{port}"
@@ -219,11 +276,16 @@ async def main(ns: argparse.Namespace) -> dict:
     return {
         "machine": f"{os.cpu_count()} cores",
         "slots": ns.slots,
+        "answered_by": "the collector's loop" if worker is None else "the query worker",
+        "handed_to_worker": worker.counts["handed"] if worker is not None else 0,
         "store_build_s": round(build_s, 2),
+        "feed_us_per_update": round(feed_us, 1),
+        "encode_on_arrival_us_per_ad": None if encode_us is None else round(encode_us, 1),
         "first_query_s": round(first["seconds"], 3),
         "query_s": round(warm, 3),
         "query_target_s": TARGET_QUERY_S,
         "query_under_target": warm < TARGET_QUERY_S,
+        "first_query_under_target": first["seconds"] < TARGET_QUERY_S,
         "concurrent": ns.concurrent,
         "concurrent_slowest_query_s": round(max((c["seconds"] for c in crowd), default=0.0), 3),
         "concurrent_all_done_s": round(crowd_s, 2),
@@ -243,6 +305,7 @@ time_scale = {time_scale}
 
 [config]
 UPDATE_INTERVAL = 300
+COLLECTOR_QUERY_WORKERS = {workers}
 
 [[startds]]
 name = "node{{:05d}}"
@@ -254,9 +317,26 @@ count = 1
 """
 
 
-def _central_lag(pool: Any) -> dict:
+def _central(pool: Any) -> dict:
     (central,) = [h for h in pool.status() if h["role"] == "central"]
-    return central["lag"]
+    return central
+
+
+def _reset_lag(pool: Any) -> None:
+    """The central actor's lag figures start afresh (``DaemonHost.reset_lag``)."""
+    import ray
+
+    ray.get(pool._live._central.reset_lag.remote())
+
+
+def _spy(pid: int, seconds: float, out: str) -> subprocess.Popen[bytes]:
+    """py-spy recording process ``pid`` for ``seconds`` (speedscope, every thread, idle samples kept: the loop thread's timeline)."""
+    spy = Path(sys.executable).with_name("py-spy")
+    return subprocess.Popen(
+        [str(spy), "record", "--idle", "-p", str(pid), "-d", str(int(seconds)), "-r", "200",
+         "-f", "speedscope", "-o", out],
+        stdout=subprocess.DEVNULL,
+    )  # fmt: skip
 
 
 def live(ns: argparse.Namespace) -> dict:
@@ -267,7 +347,12 @@ def live(ns: argparse.Namespace) -> dict:
 
     machines = math.ceil(ns.slots / SLOTS_PER_MACHINE)
     want = machines * SLOTS_PER_MACHINE
-    spec = parse_spec(LIVE_SPEC.format(time_scale=ns.time_scale, machines=machines), "<bench>")
+    spec = parse_spec(
+        LIVE_SPEC.format(
+            time_scale=ns.time_scale, machines=machines, workers=0 if ns.in_loop else 4
+        ),
+        "<bench>",
+    )
     local = start_local_ray(max(2, os.cpu_count() or 2), log_to_driver=False)
     folder = Path(tempfile.mkdtemp(prefix="cedar-bench-"))
     try:
@@ -275,21 +360,34 @@ def live(ns: argparse.Namespace) -> dict:
         try:
             assert pool.wait(lambda: len(pool.slots()) >= want, timeout=600, poll=2.0)
             pool.write_condor_config(folder)  # the tokens' trust domain, the schedd
-            before = _central_lag(pool)
-            got = asyncio.run(_queries(pool.cedar_address(), folder, ns.concurrent))
-            after = _central_lag(pool)
+            started = _central(pool)["lag"]  # since the pool began: the ads' first flood
+            time.sleep(ns.baseline)  # every startd has advertised once more since
+            _reset_lag(pool)
+            spy = _spy(_central(pool)["pid"], ns.baseline, ns.spy) if ns.spy else None
+            time.sleep(ns.baseline)
+            baseline = _central(pool)["lag"]
+            if spy is not None:
+                spy.wait()
+
+            def before_crowd() -> None:
+                _reset_lag(pool)
+
+            got = asyncio.run(_queries(pool.cedar_address(), folder, ns.concurrent, before_crowd))
+            central = _central(pool)
+            during = central["lag"]
         finally:
             pool.stop()
     finally:
         stop_local_ray(local)
     short = [c["ads"] for c in [got["first"], *got["crowd"]] if c["ads"] != want]
     assert not short, f"queries that did not get all {want} ads: {short}"
-    wakeups = after["wakeups"] - before["wakeups"]
-    total = after["mean"] * after["wakeups"] - before["mean"] * before["wakeups"]
     return {
         "machine": f"{os.cpu_count()} cores",
+        "load_average_1min_at_end": round(os.getloadavg()[0], 2),
         "live_pool_slots": want,
+        "query_worker": central["cedar"].get("central", {}).get("query_worker", {}),
         "first_query_s": round(got["first"]["seconds"], 3),
+        "first_query_under_target": got["first"]["seconds"] < TARGET_QUERY_S,
         "query_s": round(got["warm"], 3),
         "query_target_s": TARGET_QUERY_S,
         "query_under_target": got["warm"] < TARGET_QUERY_S,
@@ -299,12 +397,16 @@ def live(ns: argparse.Namespace) -> dict:
         ),
         "concurrent_all_done_s": round(got["crowd_s"], 2),
         "time_scale": ns.time_scale,
-        # the central actor's worst lag since the pool began, before and after the crowd
-        # (the actor keeps no figure for a span of its own), and its mean during it
-        "central_worst_lag_pool_s_before": round(before["max"], 3),
-        "central_worst_lag_pool_s_after": round(after["max"], 3),
-        "central_mean_lag_pool_s_during": round(total / wakeups, 4) if wakeups else 0.0,
+        # the central actor's lag (its own probe, every pool second), in pool seconds:
+        # from the pool's start to the first query (the ads' first flood included);
+        # over --baseline real seconds with no query; over the concurrent queries
+        "central_worst_lag_pool_s_start": round(started["max"], 3),
+        "central_worst_lag_pool_s_baseline": round(baseline["max"], 3),
+        "central_mean_lag_pool_s_baseline": round(baseline["mean"], 4),
+        "central_worst_lag_pool_s_during": round(during["max"], 3),
+        "central_mean_lag_pool_s_during": round(during["mean"], 4),
         "lag_target_pool_s": TARGET_LAG_POOL_S,
+        "lag_under_target_during": during["max"] < TARGET_LAG_POOL_S,
     }
 
 
@@ -316,6 +418,11 @@ if __name__ == "__main__":
     ap.add_argument("--concurrent", type=int, default=50)
     ap.add_argument("--time-scale", type=float, default=60.0)
     ap.add_argument("--live", action="store_true", help="a live pool (local Ray) instead")
+    ap.add_argument(
+        "--in-loop", action="store_true", help="no query worker (COLLECTOR_QUERY_WORKERS = 0)"
+    )
+    ap.add_argument("--baseline", type=float, default=20.0, help="live: real s with no query")
+    ap.add_argument("--spy", help="live: py-spy the central actor over the baseline to FILE")
     ap.add_argument("--json", help="also write the figures to this file")
     ns = ap.parse_args()
     figures = live(ns) if ns.live else asyncio.run(main(ns))

@@ -104,6 +104,23 @@ class RescheduleAck:
 
 
 @dataclass(frozen=True, slots=True)
+class NegotiatorUserPrio:
+    """condor_userprio: read the accountant ("" action) or change one record (ADMIN)."""
+
+    corr: str
+    action: str = ""  # setfactor, setprio, setaccum, setbegin, setlast, resetusage, ...
+    name: str = ""  # user@domain (delete and resetall take none)
+    value: float = 0.0
+
+
+@dataclass(frozen=True, slots=True)
+class UserPrioReply:
+    corr: str
+    now: float
+    ads: list[ClassAd] = field(default_factory=list)  # the Accounting ads after the change
+
+
+@dataclass(frozen=True, slots=True)
 class NegotiatorResourceRequests:
     """A schedd's answer to :class:`ScheddResourceRequestsRequest`."""
 
@@ -235,6 +252,7 @@ REPLIES: tuple[type[Any], ...] = (
     QueryReply,
     SnapshotReply,
     RescheduleAck,
+    UserPrioReply,
     NegotiatorResourceRequests,
     MatchesAck,
     ScheddClaimResults,

@@ -32,6 +32,13 @@ re-advertise it.
 The reply goes out in pieces of ``_ADS_PER_PIECE`` ads, each made and sent in a turn of
 the loop (``turns``), so fifty big replies at once hold the daemon's other work for a
 piece's few milliseconds at a time.
+
+In a live pool none of that runs in the collector's process: the listener hands each
+query, with its connection, to the collector's query-worker process
+(``query_worker.py``), which holds a replica of the store, every ad encoded as it
+arrived, and answers with :func:`select_with` and :func:`send_reply` as here. The path
+above is the fallback (no worker: ``COLLECTOR_QUERY_WORKERS = 0``, or it died and is
+being started again).
 """
 
 from __future__ import annotations
@@ -41,12 +48,12 @@ import logging
 import random
 import re
 import weakref
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from .. import turns
-from ..auth import acting_as
+from ..auth import Role, acting_as
 from ..classad import ClassAd, evaluate
 from ..classad.tree import Expr, Literal
 from ..collector.store import MACHINE, MACHINE_PRIVATE, AdRecord, CollectorError
@@ -58,6 +65,7 @@ from .stream import Builder
 
 if TYPE_CHECKING:
     from ..collector.service import CollectorService
+    from .query_worker import QueryWorker
 
 __all__ = [
     "QUERY_COMMANDS",
@@ -110,6 +118,8 @@ _TOKENS = re.compile(r"[^,\s]+")  # StringTokenIterator's default separators
 # as fast as the client reads it (htcondor2 parses as it reads: ~0.7 s)
 _ADS_PER_PIECE = 256
 _ENCODE_OFFLOAD_AT = 2_000  # whole ads to encode that go to a worker thread (~50 ms)
+# who may read private ads (the gRPC Query's rule: collector/service.py)
+_PRIVATE_READERS = frozenset({Role.NEGOTIATOR, Role.ADMIN})
 
 
 class QueryRefused(ValueError):
@@ -288,10 +298,19 @@ def _projected(record: AdRecord, part: QueryPart, query: ClassAd, now: float) ->
     return encode_ad(record.ad, names, private=private)
 
 
+Pick = Callable[[str, "Expr | None"], Awaitable[list[AdRecord]]]  # (table, constraint)
+
+
 async def select(service: CollectorService, q: CollectorQuery) -> list[Chosen]:
     """The records a query answers with, by the part that chose them, in order and
     within the limits; CollectorError (PrivateAdsRefused, CostlyConstraint, ...) as the
     store raises it."""
+    return await select_with(service.select, q)
+
+
+async def select_with(pick: Pick, q: CollectorQuery) -> list[Chosen]:
+    """:func:`select` with ``pick`` choosing a table's records (the collector's store,
+    or a query worker's replica of it)."""
     out: list[Chosen] = []
     total = 0
     for part in q.parts:
@@ -302,7 +321,7 @@ async def select(service: CollectorService, q: CollectorQuery) -> list[Chosen]:
             break
         if part.table.lower() == MACHINE_PRIVATE.lower() and not q.private:
             raise QueryRefused("QUERY_STARTD_PVT_ADS not authorized")
-        records = await service.select(part.table, part.constraint)
+        records = await pick(part.table, part.constraint)
         if room is not None:
             records = records[:room]
         out.append((part, records))
@@ -349,6 +368,12 @@ async def answer(
     await turns.own_turn()  # fifty queries chosen in one round start a round apart
     now = service.store.ad_epoch + service.ctx.clock.now()
     await _encode_fresh(service, chosen)
+    return await send_reply(sock, chosen, query_ad, now)
+
+
+async def send_reply(sock: CedarSocket, chosen: list[Chosen], query_ad: ClassAd, now: float) -> int:
+    """The reply's ads (1 before each, 0 at the end), a piece of ``_ADS_PER_PIECE`` a
+    turn; how many ads went."""
     reply = Builder()
     sent = 0
     for part, records in chosen:
@@ -368,10 +393,14 @@ def _whole(part: QueryPart) -> bool:
     return part.projection is None and part.projection_expr is None
 
 
-def collector_commands(service: CollectorService) -> list[Command]:
+def collector_commands(
+    service: CollectorService, worker: QueryWorker | None = None
+) -> list[Command]:
     """The collector's query commands for a CEDAR listener: READ, and NEGOTIATOR for
     the private ads (as collector.cpp registers them); the caller must also be one the
-    gRPC ``Query`` admits."""
+    gRPC ``Query`` admits. With a ``worker`` running, a query is handed to it with its
+    connection once its ad is read (the collector's loop makes no reply); without one
+    (not started, died, restarting) the collector answers it."""
 
     service.store.on_replaced = _replaced
 
@@ -382,6 +411,11 @@ def collector_commands(service: CollectorService) -> list[Command]:
         principal = req.peer.principal
         if principal is None or principal.role not in method_roles(service, "Query"):
             raise CommandError("PERMISSION_DENIED", f"{req.peer.user} may not query ads")
+        if worker is not None:
+            now = service.store.ad_epoch + service.ctx.clock.now()
+            private_ok = principal.role in _PRIVATE_READERS
+            if worker.hand_over(req.sock, req.command, query_ad, private_ok, now):
+                return
         try:
             with acting_as(principal):
                 sent = await answer(service, req.sock, query_ad, req.command)

@@ -109,11 +109,25 @@ class AesGcmCipher:
     def __init__(self, key: bytes, *, random: Callable[[int], bytes] = os.urandom) -> None:
         if len(key) != KEY_LENGTH:
             raise ValueError(f"an AES-GCM session key is {KEY_LENGTH} bytes, not {len(key)}")
+        self._key = key  # kept: a connection handed to another process takes it along
         self._aead = AESGCM(key)
         self._iv_enc = random(IV_SIZE)  # initState: RAND_bytes
         self._ctr_enc = 0
         self._iv_dec = b""  # the peer's, from its first packet
         self._ctr_dec = 0
+
+    def export_state(self) -> tuple[bytes, bytes, int, bytes, int]:
+        """Everything the connection's next packets depend on (the key, each direction's
+        IV and counter), for a process that carries the connection on."""
+        return (self._key, self._iv_enc, self._ctr_enc, self._iv_dec, self._ctr_dec)
+
+    @classmethod
+    def from_state(cls, state: tuple[bytes, bytes, int, bytes, int]) -> AesGcmCipher:
+        """The cipher :meth:`export_state` described, as it was."""
+        key, iv_enc, ctr_enc, iv_dec, ctr_dec = state
+        cipher = cls(key, random=lambda n: iv_enc)
+        cipher._ctr_enc, cipher._iv_dec, cipher._ctr_dec = ctr_enc, iv_dec, ctr_dec
+        return cipher
 
     def ciphertext_size(self, plaintext_size: int) -> int:
         return plaintext_size + TAG_SIZE + (IV_SIZE if self._ctr_enc == 0 else 0)

@@ -19,8 +19,8 @@ from __future__ import annotations
 
 import hashlib
 import struct
-from collections.abc import Iterator
-from typing import Protocol
+from collections.abc import Callable, Iterator
+from typing import Any, Protocol
 
 __all__ = [
     "HEADER_SIZE",
@@ -144,6 +144,32 @@ class PacketCodec:
     def set_cipher(self, cipher: FrameCipher) -> None:
         """Encrypt every packet from now on, both ways (AES-GCM is never turned off)."""
         self._cipher = cipher
+
+    def export_state(self) -> tuple[Any, ...] | None:
+        """What the connection's next packets depend on, for a process that carries it on
+        (:meth:`restored`); None when its cipher cannot say. Once encrypted no packet goes
+        in the clear again, so the handshake digests are final now."""
+        cipher = self._cipher
+        if cipher is None:
+            return (self.packet_size, None)
+        export = getattr(cipher, "export_state", None)
+        if export is None:
+            return None
+        digests = (self._sent.freeze(), self._received.freeze())
+        return (self.packet_size, export(), digests, self._first_sealed, self._first_opened)
+
+    @classmethod
+    def restored(
+        cls, state: tuple[Any, ...], cipher_from: Callable[[Any], FrameCipher]
+    ) -> PacketCodec:
+        """The codec :meth:`export_state` described (``cipher_from`` makes its cipher)."""
+        codec = cls(packet_size=state[0])
+        if state[1] is None:
+            return codec
+        codec._cipher = cipher_from(state[1])
+        codec._sent.final, codec._received.final = state[2]
+        codec._first_sealed, codec._first_opened = state[3], state[4]
+        return codec
 
     def _aad(self, header: bytes, first: bool, mine: _Digest, theirs: _Digest) -> bytes:
         if not first:

@@ -20,10 +20,12 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
 import socket
 import time
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
+from typing import Any
 
 from .. import turns
 from ..classad import ClassAd
@@ -82,12 +84,17 @@ class CedarSocket:
     """One connection's message I/O: whole messages in, whole messages out."""
 
     def __init__(
-        self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, limits: Limits
+        self,
+        reader: asyncio.StreamReader,
+        writer: asyncio.StreamWriter,
+        limits: Limits,
+        codec: PacketCodec | None = None,
     ) -> None:
         self._reader = reader
         self._writer = writer
         self._limits = limits
-        self._codec = PacketCodec(packet_size=limits.packet_size)
+        # a connection carried on from another process comes with its packet state
+        self._codec = codec or PacketCodec(packet_size=limits.packet_size)
         self._unread: Message | None = None
         self._pending = b""  # flushed bytes held back to end the message with
         self._packets = 0
@@ -95,6 +102,23 @@ class CedarSocket:
         peername = writer.get_extra_info("peername") or ("", 0)
         self.local_address: tuple[str, int] = (str(sockname[0]), int(sockname[1]))
         self.peer_address: tuple[str, int] = (str(peername[0]), int(peername[1]))
+
+    @property
+    def limits(self) -> Limits:
+        return self._limits
+
+    def detach(self) -> tuple[int, tuple[Any, ...]] | None:
+        """A duplicate of the connection's descriptor and its packet state, for another
+        process to carry the connection on (the caller closes this side, which writes
+        nothing more); None when that cannot be: bytes read or held back, or a cipher
+        whose state cannot be exported."""
+        if self._pending or self._unread is not None or self._reader.at_eof():
+            return None
+        state = self._codec.export_state()
+        raw = self._writer.get_extra_info("socket")
+        if state is None or raw is None:
+            return None
+        return os.dup(raw.fileno()), state
 
     @property
     def peer_text(self) -> str:
@@ -219,6 +243,7 @@ class ServerCounts:
     timeouts: int = 0
     errors: int = 0
     by_command: dict[int, int] = field(default_factory=dict)
+    query_worker: dict[str, int] = field(default_factory=dict)  # query_worker.py's counts
 
 
 class CedarServer:
@@ -251,6 +276,8 @@ class CedarServer:
         self._alias = alias or socket.gethostname()
         self._server: asyncio.AbstractServer | None = None
         self._tasks: set[asyncio.Task[None]] = set()
+        # what stops with the listener (a query worker process: query_worker.py)
+        self.closers: list[Callable[[], Awaitable[None]]] = []
         self.host = ""
         self.port = 0
 
@@ -286,6 +313,12 @@ class CedarServer:
             with contextlib.suppress(Exception):
                 await asyncio.wait_for(self._server.wait_closed(), 5.0)
             self._server = None
+        closers, self.closers = self.closers, []
+        for close in closers:
+            try:
+                await close()
+            except Exception:
+                log.exception("%s: stopping", self.name)
 
     async def _on_connect(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         task = asyncio.current_task()

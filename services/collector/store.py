@@ -311,6 +311,9 @@ class AdStore:
         self.columns = SlotColumns()  # what columnar snapshots ask for, kept as ads come
         # called with (old, new) when an ad whose CEDAR encoding was made is replaced
         self.on_replaced: Callable[[AdRecord, AdRecord], None] | None = None
+        # called with each record stored and each removed: a replica's feed (cedar/query_worker.py)
+        self.on_stored: Callable[[AdRecord], None] | None = None
+        self.on_removed: Callable[[AdRecord], None] | None = None
         self._order_version = 0  # counts the changes of order (_order_changed)
         # the column rows of a snapshot of every slot, and the order version they are of
         self._every_slot_rows: tuple[int, np.ndarray] | None = None
@@ -388,6 +391,8 @@ class AdStore:
             self.on_replaced(old, record)
         if type_key in (_MACHINE_KEY, _PRIVATE_KEY):
             self._logged(type_key == _PRIVATE_KEY, key)
+        if self.on_stored is not None:
+            self.on_stored(record)
         return record
 
     def _order_changed(self) -> None:
@@ -411,6 +416,8 @@ class AdStore:
 
     def _removed(self, type_key: str, rec: AdRecord) -> None:
         """``rec`` left its table: it is due no more, nor counted."""
+        if self.on_removed is not None:
+            self.on_removed(rec)
         due = self._due[type_key].get(rec.deadline)
         if due is not None:
             due.discard(rec.name.lower())

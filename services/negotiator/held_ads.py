@@ -9,12 +9,13 @@ Ads are immutable once decoded, so an ad held is the ad the collector still stor
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from ..classad import ClassAd
 
-__all__ = ["HeldSlotAds", "SnapshotPart", "StaleSnapshot"]
+__all__ = ["HeldSlotAds", "SnapshotPart", "StaleSnapshot", "WireSnapshot"]
 
 
 class StaleSnapshot(Exception):
@@ -30,6 +31,22 @@ class SnapshotPart:
     ads: Sequence[ClassAd]
     order: Sequence[str]
     rows: Sequence[int] = ()
+
+
+@dataclass(frozen=True)
+class WireSnapshot:
+    """A snapshot reply as the live codec decoded it from the wire (the kernel hands the
+    collector's ``CollectorSnapshot`` over instead). ``columns``: each slot column sent,
+    by its name as sent, with the function that reads it over the snapshot's slot Names
+    (raising ValueError, naming the slot at fault, when it does not hold together)."""
+
+    epoch: str
+    seq: int
+    delta: bool
+    slots: SnapshotPart
+    private: SnapshotPart
+    same_order: bool = False
+    columns: Sequence[tuple[str, Callable[[Sequence[str]], Any]]] = ()
 
 
 class HeldSlotAds:

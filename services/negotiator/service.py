@@ -1,26 +1,21 @@
-"""The negotiator's gRPC shell: the cycle loop, Reschedule, the Negotiator ad.
+"""The negotiator's gRPC shell over its core (:class:`.driver.NegotiatorDriver`).
 
-One loop waits until the :class:`Cadence` says a cycle is due (or a Reschedule wakes it),
-then runs a cycle:
+Every rule of the negotiator lives in the core: the cadence of cycles, the cycle's
+phases and the NegotiatorLog lines of each, NEGOTIATOR_INFORM_STARTD, the ad timer,
+Reschedule and condor_userprio's checks. This shell only:
 
-1. Phase 1 over the network: ``Collector.Snapshot`` (slot ads + claim ids, NEGOTIATOR
-   role), ``Collector.Query`` for Scheduler and Submitter ads, then
-   ``Schedd.GetResourceRequests`` from every schedd whose submitters have idle jobs, all
-   schedds at once. A schedd that fails is logged ("Failed to connect to") and left out
-   of this cycle.
-2. Phases 2-4: :func:`negotiate`, in a worker thread (``DaemonContext.offload``) so the
-   actor's other daemons keep serving while it computes; a virtual run computes inline
-   and charges the cycle to pool time by the spec's rule (``DaemonContext.cycle_charge``).
-3. One ``Schedd.Matches`` message per schedd, all at once (still phase 4, as in
-   HTCondor); then the cycle is finished, its stats pushed into the history and the
-   Negotiator ad advertised (also every NEGOTIATOR_UPDATE_INTERVAL, so it never expires).
-
-What the negotiator keeps between cycles (the accountant on disk, the cadence, the
-statistics history, the NegotiatorLog lines) and what it decides around a cycle is the
-core's (:class:`.negotiator.Negotiator`); this shell does the network, the worker thread
-and the timers. ``UserPrio`` answers condor_userprio: reading needs any role, changing
-needs ADMIN. Each cycle also sends the Accounting ads (submitters and groups) to the
-collector.
+- runs one loop: sleep until the core's ``next_wakeup()`` (or until something delivered
+  to it may have moved it), ``tick``, act on the ``Ready``;
+- turns each message the core sends into its RPC (one small function per message type:
+  the Collector's Snapshot, Query and Advertise, the Schedd's GetResourceRequests and
+  Matches, the Startd's MatchInfo) and delivers the reply, or an ``Undeliverable``
+  naming the gRPC status, back to the core;
+- runs the cycle's computation in a worker thread (``DaemonContext.offload``; inline in
+  a virtual run) when the core hands it out;
+- splits a schedd's matches into messages of about :data:`MATCHES_MESSAGE_BYTES`, the
+  rejections with the first (the core sends one per schedd), sending the slot ads' bytes
+  as they were read from the collector;
+- answers Reschedule and UserPrio with what the core's ``deliver`` replies.
 
 Cycle durations are pool seconds: real time x the clock's time scale, what a pool user
 sees.
@@ -30,21 +25,38 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
+import itertools
 import logging
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Coroutine, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import grpc
 import grpc.aio
 
 from .. import rpc, turns
-from ..auth import Role, current_role
-from ..claimid import from_sinful, sinful
+from ..auth import Principal, Role, caller
 from ..classad import ClassAd
-from ..daemon import RPC_TIMEOUT, DaemonContext, periodic
-from ..packedcolumns import PackedColumn, column_from_pb
+from ..contract import Peer, Ready, Send, Undeliverable
+from ..daemon import RPC_TIMEOUT, DaemonContext
+from ..messages import (
+    AdvertiseAck,
+    CollectorAdvertise,
+    CollectorQuery,
+    CollectorSnapshotRequest,
+    MatchesAck,
+    NegotiatorReschedule,
+    NegotiatorResourceRequests,
+    NegotiatorUserPrio,
+    QueryReply,
+    ScheddMatches,
+    ScheddResourceRequestsRequest,
+    SnapshotReply,
+    StartdMatchInfo,
+)
+from ..packedcolumns import column_from_pb
 from ..v1 import collector_pb2 as cpb
 from ..v1 import collector_pb2_grpc as cgrpc
 from ..v1 import negotiator_pb2 as npb
@@ -63,29 +75,14 @@ from ..wire import (
     framed_batches,
     split_fields,
 )
-from .accountant import Accountant, AccountantError
+from .accountant import Accountant
 from .cadence import Cadence
-from .cycle import (
-    CycleAds,
-    CycleMatch,
-    CycleResult,
-    Rejection,
-    ResourceRequest,
-    negotiate,
-    requests_from_ads,
-)
-from .held_ads import SnapshotPart, StaleSnapshot
-from .log import LogLine
+from .driver import NAMELESS, NegotiatorDriver
+from .held_ads import SnapshotPart, WireSnapshot
 from .negotiator import Negotiator
-from .phase1 import schedds_to_ask
 from .stats import StatsHistory
 
-NAMELESS = ("delete", "resetall")  # userprio actions that take no user@domain
-
-if TYPE_CHECKING:
-    from ..collector.store import CollectorSnapshot
-
-__all__ = ["SERVICE_NAME", "NegotiatorService"]
+__all__ = ["NAMELESS", "SERVICE_NAME", "NegotiatorService"]
 
 log = logging.getLogger(__name__)
 
@@ -100,6 +97,7 @@ _SLOT_FIELD = spb.Match.DESCRIPTOR.fields_by_name["slot"].number
 MATCHES_MESSAGE_BYTES = 2 * 1024 * 1024
 
 SERVICE_NAME = "mockpool.v1.Negotiator"
+_PEER = Principal(Role.DAEMON)  # whoever answers the negotiator's calls
 
 
 def _method(name: str) -> str:
@@ -107,7 +105,7 @@ def _method(name: str) -> str:
 
 
 class NegotiatorService(ngrpc.NegotiatorServicer):
-    """The negotiator daemon: cadence loop, cycle, Reschedule servicer."""
+    """The negotiator daemon: its core's loop, its calls, Reschedule and UserPrio."""
 
     METHOD_ROLES = {
         _method("Reschedule"): frozenset({Role.DAEMON, Role.SUBMIT, Role.ADMIN}),
@@ -134,9 +132,20 @@ class NegotiatorService(ngrpc.NegotiatorServicer):
             accountant=accountant,
             priorities=priorities,
         )
+        self.driver = NegotiatorDriver(
+            self.core,
+            collector_address=ctx.collector_address,
+            machine=ctx.host,
+            timer=lambda: self.ctx.clock.now(),
+            cpu_timer=time.process_time,
+            cycle_charge=ctx.cycle_charge,
+            duty_cycle=lambda: self.ctx.duty_cycle(),
+            offload=True,
+        )
         self._tasks: list[asyncio.Task[None]] = []
-        self._informing: set[asyncio.Task[None]] = set()  # MatchInfo to startds in flight
+        self._flying: set[asyncio.Task[None]] = set()  # calls and the computation
         self._wake: asyncio.Event | None = None
+        self._corr = itertools.count(1)
         # Slot ads that did not change since the last cycle are not decoded again.
         self._slot_decoder = AdDecoder()
 
@@ -157,39 +166,26 @@ class NegotiatorService(ngrpc.NegotiatorServicer):
     def cadence(self) -> Cadence:
         return self.core.cadence
 
-    async def _emit(self) -> None:
-        """The core's events into the event log, in turns (a cycle's 10,000 matches are
-        an event each)."""
-        async for part in turns.in_turns(self.core.drain_events()):
-            for kind, fields in part:
-                self.ctx.events.emit(self.name, kind, **fields)
-
     # -- Service protocol ----------------------------------------------------------------
     def add_to_server(self, server: grpc.aio.Server) -> None:
         ngrpc.add_NegotiatorServicer_to_server(self, server)
 
     async def start(self) -> None:
-        self.core.started(self.ctx.clock.now())
-        update_interval = self.core.update_interval
+        d = self.driver
+        # known only once the actor serves: its address, a central manager's collector
+        d.address = self.ctx.my_address
+        d.collector_address = self.ctx.collector_address
+        d.cycle_charge = self.ctx.cycle_charge
+        d.start(self.ctx.clock.now())
         self._wake = asyncio.Event()
         loop = asyncio.get_running_loop()
         self._tasks.append(loop.create_task(self._cycle_loop()))
-        if update_interval > 0:
-            self._tasks.append(
-                loop.create_task(
-                    periodic(
-                        self.ctx.clock,
-                        update_interval,
-                        self.advertise,
-                        name=f"{self.name} ad",
-                        first_delay=update_interval,
-                    )
-                )
-            )
+        if d.ad_wakeup() is not None:
+            self._tasks.append(loop.create_task(self._ad_loop()))
 
     async def stop(self) -> None:
-        tasks, self._tasks = [*self._tasks, *self._informing], []
-        self._informing = set()
+        tasks, self._tasks = [*self._tasks, *self._flying], []
+        self._flying = set()
         for t in tasks:
             t.cancel()
         for t in tasks:
@@ -199,65 +195,22 @@ class NegotiatorService(ngrpc.NegotiatorServicer):
     def status(self) -> dict[str, Any]:
         return self.core.status(self.ctx.address)
 
-    # -- condor_userprio -------------------------------------------------------------------
-    def accounting_ads(self) -> list[ClassAd]:
-        return self.core.accounting_ads()
-
-    def userprio(self, action: str, name: str, value: float) -> list[ClassAd]:
-        """Apply one condor_userprio change (AccountantError names a bad one)."""
-        return self.core.userprio(action, name, value, self.ctx.clock.now())
-
-    async def UserPrio(
-        self, request: npb.UserPrioRequest, context: grpc.aio.ServicerContext
-    ) -> npb.UserPrioReply:
-        if request.action and current_role() != Role.ADMIN:
-            await context.abort(
-                grpc.StatusCode.PERMISSION_DENIED,
-                f"userprio -{request.action} needs the ADMIN role",
-            )
-        if request.action and "@" not in request.name and request.action not in NAMELESS:
-            await context.abort(
-                grpc.StatusCode.INVALID_ARGUMENT,
-                f"-{request.action}: {request.name!r} is not of the form user@domain",
-            )
-        try:
-            ads = self.userprio(request.action, request.name, request.value)
-        except AccountantError as exc:
-            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(exc))
-        reply = npb.UserPrioReply(now=self.ctx.clock.now())
-        for ad in ads:
-            ad_to_pb(ad, reply.ads.add())
-        return reply
-
-    def drain_log(self, limit: int | None = None) -> list[str]:
-        """NegotiatorLog lines written since the last drain (the oldest ``limit``)."""
-        return self.core.drain_log(limit)
-
-    # -- Reschedule ------------------------------------------------------------------------
-    def reschedule(self, schedd_name: str = "") -> float:
-        """Make the next cycle due now (once; the cadence's minimums still apply).
-        Returns the pool time the next cycle will start."""
-        self.cadence.reschedule(self.ctx.clock.now())
-        if self._wake is not None:
-            self._wake.set()
-        return self.cadence.when_due()
-
-    async def Reschedule(
-        self, request: npb.RescheduleRequest, context: grpc.aio.ServicerContext
-    ) -> npb.RescheduleReply:
-        return npb.RescheduleReply(next_cycle=self.reschedule(request.schedd_name))
-
-    # -- the loop -------------------------------------------------------------------------
+    # -- the loops -------------------------------------------------------------------------
+    # The core's two timers each have a task, as the shell's cycle loop and ad timer had:
+    # a virtual run interleaves its daemons at one instant by the order their tasks and
+    # timers run, and keeps it so (byte for byte). A later generic pump takes over.
     async def _wait_due(self) -> None:
-        """Sleep until the next cycle is due or a reschedule wakes us."""
+        """Sleep until the cycle wants to run or a reschedule wakes us."""
         clock = self.ctx.clock
         assert self._wake is not None
         while True:
             self._wake.clear()
-            due = self.cadence.next_due
-            if clock.now() >= due:
+            due = self.driver.cycle_wakeup()
+            if due is not None and clock.now() >= due:
                 return
-            sleeper = asyncio.ensure_future(clock.sleep_until(due))
+            sleeper = asyncio.ensure_future(
+                clock.sleep_until(due) if due is not None else asyncio.Event().wait()
+            )
             waker = asyncio.ensure_future(self._wake.wait())
             try:
                 await asyncio.wait({sleeper, waker}, return_when=asyncio.FIRST_COMPLETED)
@@ -269,136 +222,188 @@ class NegotiatorService(ngrpc.NegotiatorServicer):
                             await t
 
     async def _cycle_loop(self) -> None:
-        clock = self.ctx.clock
         while True:
             await self._wait_due()
-            start = clock.now()
-            if not self.cadence.try_start(start):
-                continue
             try:
-                result = await self.run_cycle(start)
+                await self._converse(self.driver.tick_cycle(self.ctx.clock.now()), cycle=True)
             except asyncio.CancelledError:
                 raise
             except Exception:
                 log.exception("%s: negotiation cycle failed", self.name)
-                result = None
-            if result is not None:
-                self.cadence.finished(start, max(start, clock.now()))
-            # else: an aborted cycle leaves the timer on its period (start + INTERVAL),
-            # and the last start/end unchanged, as HTCondor's early return does.
+                self.driver.drop_cycle()
 
-    # -- one cycle -------------------------------------------------------------------------
-    def _collector(self, role: Role = Role.NEGOTIATOR) -> cgrpc.CollectorStub:
-        return cgrpc.CollectorStub(self.ctx.channel(self.ctx.collector_address, role))
+    async def _ad_loop(self) -> None:
+        clock = self.ctx.clock
+        while (due := self.driver.ad_wakeup()) is not None:
+            await clock.sleep_until(due)
+            try:
+                await self._converse(self.driver.tick_ad(clock.now()), cycle=False)
+            except asyncio.CancelledError:
+                raise
+            except Exception:
+                log.exception("%s: periodic round failed", self.name)
 
-    def _schedd(self, address: str) -> sgrpc.ScheddStub:
-        return sgrpc.ScheddStub(self.ctx.channel(from_sinful(address), Role.NEGOTIATOR))
+    async def _converse(self, ready: Ready, *, cycle: bool) -> None:
+        """Act on a Ready until the conversation it starts waits on nothing: emit its
+        events, make its calls and deliver their answers, run the computation the core
+        hands out, sleep through the cycle's charge. ``cycle``: the cycle's task (the
+        only one that computes and charges)."""
+        await self._emit(ready.events)
+        batch: list[Send] = []
+        for send in ready.sends:
+            if isinstance(send.msg, _ONE_WAY):
+                self._spawn(self._one_way(send))
+            else:
+                batch.append(send)
+        if batch:
+            answers = await self._batch(batch)
+            following = Ready()
+            for send, answer in answers:
+                peer = Peer(send.address, _PEER)
+                following.extend(self.driver.deliver(answer, peer, self.ctx.clock.now()))
+            await self._converse(following, cycle=cycle)
+        if not cycle:
+            return
+        job = self.driver.pending_compute()
+        if job is not None:
+            try:
+                result: Any = await self.ctx.offload(job)
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:
+                result = exc
+            await self._converse(self.driver.computed(result, self.ctx.clock.now()), cycle=True)
+        due = self.driver.cycle_wakeup()
+        if due is not None and self.driver.cycle is not None:  # the cycle's charge
+            await self.ctx.clock.sleep_until(due)
+            await self._converse(self.driver.tick_cycle(self.ctx.clock.now()), cycle=True)
 
-    def _snapshot_call(self) -> Any:
-        """The collector's Snapshot method, its reply left as bytes, read off the loop
-        (a 100,000-slot reply parsed by gRPC would hold the loop for seconds)."""
-        channel = self.ctx.channel(self.ctx.collector_address, Role.NEGOTIATOR)
-        return channel.unary_unary(
+    async def _emit(self, events: list[Any]) -> None:
+        """The core's events into the event log, in turns (a cycle's 10,000 matches are
+        an event each): its matches and rejections, then its ``cycle`` event."""
+        groups: list[list[Any]] = []
+        for event in events:
+            if not groups or event[1] == "cycle":
+                groups.append([])
+            groups[-1].append(event)
+        for group in groups:
+            async for part in turns.in_turns(group):
+                for daemon, kind, fields in part:
+                    self.ctx.events.emit(daemon, kind, **fields)
+
+    async def _batch(self, sends: list[Send]) -> list[tuple[Send, Any]]:
+        """Each message's answer. A lone message to the collector is awaited in place;
+        the phase-1 asks of the collector end at the first failure (the cycle is over);
+        other messages all go at once and all are answered."""
+        if len(sends) == 1 and isinstance(sends[0].msg, _TO_COLLECTOR):
+            return [(sends[0], await self._answer(sends[0]))]
+        if all(isinstance(s.msg, _ASK_COLLECTOR) for s in sends):
+            try:
+                got = await asyncio.gather(*(self._answer(s, fail=True) for s in sends))
+            except _Failed as failed:
+                return [(failed.send, failed.answer)]
+            return list(zip(sends, got, strict=True))
+        got = await asyncio.gather(*(self._answer(s) for s in sends))
+        return list(zip(sends, got, strict=True))
+
+    async def _answer(self, send: Send, *, fail: bool = False) -> Any:
+        """The answer to one message: its reply, or an Undeliverable (raised as _Failed
+        with ``fail``)."""
+        msg = send.msg
+        try:
+            answer = await _CALLS[type(msg)](self, send.address, msg)
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:
+            answer = _undeliverable(msg, exc)
+        if fail and isinstance(answer, Undeliverable):
+            raise _Failed(send, answer)
+        return answer
+
+    async def _one_way(self, send: Send) -> None:
+        """A message no one waits for (MatchInfo): only a failure is delivered back."""
+        answer = await self._answer(send)
+        if isinstance(answer, Undeliverable):
+            self.driver.deliver(answer, Peer(send.address, _PEER), self.ctx.clock.now())
+
+    def _spawn(self, coro: Coroutine[Any, Any, None]) -> None:
+        task = asyncio.get_running_loop().create_task(coro)
+        self._flying.add(task)
+        task.add_done_callback(self._flying.discard)
+
+    # -- requests: decoded, delivered, the core's reply returned --------------------------
+    async def _ask_core(self, msg: Any, context: grpc.aio.ServicerContext) -> Any:
+        """Deliver a request from the caller; its reply (an Undeliverable: the refusal
+        the call aborts with)."""
+        ready = self.driver.deliver(msg, Peer("caller", caller()), self.ctx.clock.now())
+        (reply,) = [s.msg for s in ready.sends if _corr(s.msg) == msg.corr]
+        if isinstance(reply, Undeliverable):
+            await context.abort(getattr(grpc.StatusCode, reply.code), reply.detail)
+        return reply
+
+    def _new_corr(self, what: str) -> str:
+        return f"{what}:{next(self._corr)}"
+
+    async def Reschedule(
+        self, request: npb.RescheduleRequest, context: grpc.aio.ServicerContext
+    ) -> npb.RescheduleReply:
+        msg = NegotiatorReschedule(self._new_corr("reschedule"), request.schedd_name)
+        reply = await self._ask_core(msg, context)
+        if self._wake is not None:  # the cycle loop looks at its time again
+            self._wake.set()
+        return npb.RescheduleReply(next_cycle=reply.next_cycle)
+
+    async def UserPrio(
+        self, request: npb.UserPrioRequest, context: grpc.aio.ServicerContext
+    ) -> npb.UserPrioReply:
+        msg = NegotiatorUserPrio(
+            self._new_corr("userprio"), request.action, request.name, request.value
+        )
+        reply = await self._ask_core(msg, context)
+        out = npb.UserPrioReply(now=reply.now)
+        for ad in reply.ads:
+            ad_to_pb(ad, out.ads.add())
+        return out
+
+    # -- what the host, CEDAR and tests read -------------------------------------------------
+    def accounting_ads(self) -> list[ClassAd]:
+        return self.core.accounting_ads()
+
+    def userprio(self, action: str, name: str, value: float) -> list[ClassAd]:
+        """Apply one condor_userprio change (AccountantError names a bad one)."""
+        return self.core.userprio(action, name, value, self.ctx.clock.now())
+
+    def drain_log(self, limit: int | None = None) -> list[str]:
+        """NegotiatorLog lines written since the last drain (the oldest ``limit``)."""
+        return self.core.drain_log(limit)
+
+    def negotiator_ad(self) -> ClassAd:
+        return self.driver.negotiator_ad(self.ctx.clock.now())
+
+    # -- the core's messages, each to its RPC; the answer delivered back ---------------------
+    def _channel(self, address: str, role: Role = Role.NEGOTIATOR) -> grpc.aio.Channel:
+        return self.ctx.channel(address, role)
+
+    async def _snapshot(self, address: str, msg: CollectorSnapshotRequest) -> SnapshotReply:
+        """The collector's Snapshot, its reply left as bytes and read off the loop (a
+        100,000-slot reply parsed by gRPC would hold the loop for seconds); a collector
+        of this process hands its records over."""
+        request = cpb.SnapshotRequest()
+        if msg.since is not None:
+            request.since_epoch, request.since_seq = msg.since
+        request.columns.extend(msg.columns)
+        call = self._channel(address).unary_unary(
             _SNAPSHOT_METHOD, request_serializer=cpb.SnapshotRequest.SerializeToString
         )
+        raw = await rpc.call(call, request, timeout=RPC_TIMEOUT, metadata=(rpc.HANDOVER,))
+        return SnapshotReply(msg.corr, await self.ctx.offload(self._wire_snapshot, raw))
 
-    def _matches_call(self, address: str) -> Any:
-        """The schedd's Matches method, sent a request already serialised."""
-        channel = self.ctx.channel(from_sinful(address), Role.NEGOTIATOR)
-        return channel.unary_unary(
-            _MATCHES_METHOD, response_deserializer=spb.MatchesReply.FromString
-        )
-
-    async def run_cycle(self, start: float) -> CycleResult | None:
-        """Run one cycle that starts now; returns its result (None if phase 1 failed)."""
-        clock, core = self.ctx.clock, self.core
-        cpu0 = time.process_time()
-        notes: list[LogLine] = []
-        try:
-            snapshot = await self._obtain_ads(notes)
-        except (grpc.aio.AioRpcError, WireError) as exc:
-            core.cycle_aborted(start, clock.now(), _why(exc))
-            log.warning("%s: cannot fetch ads from the collector: %s", self.name, _why(exc))
-            return None
-        requests, failed = await self._fetch_requests(snapshot, notes)
-        core.computing()
-        result = None
-        try:
-            result = await self.ctx.offload(
-                negotiate,
-                snapshot,
-                requests,
-                core.accountant,
-                core.cycle_config,
-                start,
-                timer=clock.now,
-                finish=False,
-                phase1_notes=notes,
-                columns=core.columns,
-                ad_epoch=core.ad_epoch,
-                rng=core.eval_rng,
-            )
-        finally:
-            core.computed(result)
-        charge = self.ctx.cycle_charge
-        if charge is not None:
-            await clock.sleep(
-                charge(len(snapshot.slots), len(result.matches), time.process_time() - cpu0)
-            )
-        await self._send_matches(result)
-        core.finish_cycle(result, start, clock.now(), time.process_time() - cpu0, failed)
-        await self._emit()
-        await self.advertise()
-        return result
-
-    async def _obtain_ads(self, notes: list[LogLine]) -> CycleAds:
-        coll = self._collector()
-        held = self.core.slot_ads
-        snap_reply, schedd_reply, submitter_reply = await asyncio.gather(
-            self._fetch_snapshot(held.since()),
-            rpc.call(coll.Query, cpb.QueryRequest(ad_type="Scheduler"), timeout=RPC_TIMEOUT),
-            rpc.call(coll.Query, cpb.QueryRequest(ad_type="Submitter"), timeout=RPC_TIMEOUT),
-        )
-        try:
-            slots, private, columns = await self.ctx.offload(self._decode_snapshot, snap_reply)
-        except StaleSnapshot as exc:  # held nothing now: the whole snapshot, once
-            log.warning("%s: %s; asking for every ad", self.name, exc)
-            snap_reply = await self._fetch_snapshot(None)
-            try:
-                slots, private, columns = await self.ctx.offload(self._decode_snapshot, snap_reply)
-            except StaleSnapshot as again:  # a collector that sends deltas unasked
-                raise WireError(f"snapshot reply does not fit: {again}") from None
-        sent, refused = columns
-        for why in refused:
-            log.warning("%s: %s; reading it from the ads", self.name, why)
-            notes.append(LogLine(self.ctx.clock.now(), f"    Ignoring {why}"))
-        return CycleAds(
-            slots=slots,
-            private_ads=private,
-            submitters=ads_from_pb(submitter_reply.ads),
-            schedulers=ads_from_pb(schedd_reply.ads),
-            slot_columns=sent,
-        )
-
-    async def _fetch_snapshot(self, since: tuple[str, int] | None) -> bytes | rpc.Handover:
-        request = cpb.SnapshotRequest()
-        if since is not None:
-            request.since_epoch, request.since_seq = since
-        request.columns.extend(self.core.snapshot_columns())
-        return await rpc.call(
-            self._snapshot_call(), request, timeout=RPC_TIMEOUT, metadata=(rpc.HANDOVER,)
-        )
-
-    def _decode_snapshot(
-        self, raw: bytes | rpc.Handover
-    ) -> tuple[list[ClassAd], list[ClassAd], tuple[dict[str, PackedColumn], list[str]]]:
-        """The whole snapshot: the ads the reply carries, decoded, and (a delta) the
-        ones held since the last cycle; the columns it carries (see ``_columns``). A
-        collector of this process hands over its records: their ads as they are
-        (immutable, as decoded ones), with their bytes for the matches that send them on."""
+    def _wire_snapshot(self, raw: bytes | rpc.Handover) -> Any:
+        """A snapshot reply as the core reads it: the collector's own records handed over
+        (their bytes known for the matches that send them on), or the reply decoded."""
         decoder = self._slot_decoder
         if isinstance(raw, rpc.Handover):
-            snap: CollectorSnapshot = raw.value
+            snap = raw.value
             keep = snap.keep
             slot_ads = [r.ad if keep is None else r.projected(keep) for r in snap.slots]
             wires = [r.known_wire(keep) for r in snap.slots]
@@ -406,22 +411,13 @@ class NegotiatorService(ngrpc.NegotiatorServicer):
                 [a for a, w in zip(slot_ads, wires, strict=True) if w is not None],
                 [w for w in wires if w is not None],
             )
-            columns: tuple[dict[str, PackedColumn], list[str]] = ({}, [])  # reads the ads
-            slots, private = self.core.slot_ads.merge(
-                snap.epoch,
-                snap.seq,
-                snap.delta,
-                SnapshotPart(slot_ads, snap.slot_order, snap.slot_rows),
-                SnapshotPart([r.ad for r in snap.private], snap.private_order, snap.private_rows),
-                snap.same_order,
-            )
         else:
             ads, rest = split_fields(raw, _SNAPSHOT_ADS)
             try:
                 head = cpb.SnapshotReply.FromString(rest)
             except Exception as exc:
                 raise WireError(f"not a snapshot reply: {exc}") from None
-            slots, private = self.core.slot_ads.merge(
+            snap = WireSnapshot(
                 head.epoch,
                 head.seq,
                 head.delta,
@@ -436,225 +432,143 @@ class NegotiatorService(ngrpc.NegotiatorServicer):
                     head.private_rows,
                 ),
                 head.same_order,
+                [(c.name, functools.partial(column_from_pb, c)) for c in head.columns],
             )
-            columns = self._columns(head.columns, slots)
-        decoder.keep(slots)  # held ads: their bytes are sent on with their matches
+        # the ads held and those of this reply keep their bytes (sent on with matches)
+        decoder.keep(self.core.slot_ads.slots())
         decoder.end_round()
-        return slots, private, columns
+        return snap
 
-    def _columns(
-        self, sent: Sequence[cpb.SlotColumn], slots: list[ClassAd]
-    ) -> tuple[dict[str, PackedColumn], list[str]]:
-        """The columns a reply carries, by lower-case name, each checked against the
-        snapshot's slots; and why each one that does not fit was left out (naming it and
-        the slot at fault): the cycle reads that name from the ads."""
-        errors: list[str] = []
-        if not sent:
-            return {}, errors
-        names = self.core.slot_ads.slot_names()
-        if len(names) != len(slots):  # a whole snapshot the collector did not name
-            names = [str(ad.eval("Name")) for ad in slots]
-        asked = {n.lower() for n in self.core.snapshot_columns()}
-        out: dict[str, PackedColumn] = {}
-        for msg in sent:
-            key = msg.name.lower()
-            try:
-                if key not in asked or key in out:
-                    why = "twice" if key in out else "unasked"
-                    raise WireError(f"snapshot column {msg.name!r} sent {why}")
-                out[key] = column_from_pb(msg, names)
-            except WireError as exc:
-                errors.append(str(exc))
-        return out, errors
-
-    async def _fetch_requests(
-        self, snapshot: CycleAds, notes: list[LogLine]
-    ) -> tuple[list[ResourceRequest], set[str]]:
-        """Every schedd's resource requests; the submitters of schedds that failed."""
-        plan = schedds_to_ask(
-            snapshot.submitters,
-            now=self.core.ad_epoch + self.ctx.clock.now(),
-            rng=self.core.eval_rng,
+    def _decode_snapshot(self, raw: bytes | rpc.Handover) -> tuple[Any, Any, Any]:
+        """A reply read and merged into the held ads, as a cycle does: (slots, private,
+        (columns, why each refused column was))."""
+        slots, private, columns, refused = self.driver._take_snapshot(
+            self._wire_snapshot(raw), self.ctx.clock.now()
         )
-        schedds, submitters_at = plan.addresses, plan.submitters_at
-        for _ in range(plan.ignored):
-            notes.append(
-                LogLine(
-                    self.ctx.clock.now(),
-                    "WARNING: ignoring submitter ad with no name and/or address",
-                )
-            )
+        return slots, private, (columns, refused)
 
-        async def one(sname: str, addr: str) -> list[ClassAd]:
-            reply = await rpc.call(
-                self._schedd(addr).GetResourceRequests,
-                spb.ResourceRequestsRequest(schedd_name=sname),
-                timeout=RPC_TIMEOUT,
-            )
-            return ads_from_pb(reply.requests)
-
-        names = plan.names()
-        replies = await asyncio.gather(*(one(n, schedds[n]) for n in names), return_exceptions=True)
-        requests: list[ResourceRequest] = []
-        failed: set[str] = set()
-        for sname, reply in zip(names, replies, strict=True):
-            addr = schedds[sname]
-            if isinstance(reply, BaseException):
-                if isinstance(reply, asyncio.CancelledError):
-                    raise reply
-                self.core.peer_failures += 1
-                failed |= submitters_at.get(sname, set())
-                notes.append(
-                    LogLine(
-                        self.ctx.clock.now(), f"    Failed to connect to {sname} {sinful(addr)}"
-                    )
-                )
-                log.warning("%s: schedd %s at %s failed: %s", self.name, sname, addr, _why(reply))
-                continue
-            reqs, errors = requests_from_ads(
-                reply,
-                sname,
-                from_sinful(addr),
-                now=self.core.ad_epoch + self.ctx.clock.now(),
-                rng=self.core.eval_rng,
-            )
-            requests += reqs
-            for e in errors:
-                notes.append(LogLine(self.ctx.clock.now(), f"    Ignoring request: {e}"))
-        return requests, failed
-
-    def _inform_startds(self, result: CycleResult) -> None:
-        """NEGOTIATOR_INFORM_STARTD: tell each startd the ids of its matched slots (in the
-        background; a startd that does not hear simply never enters Matched)."""
-        by_startd: dict[str, list[str]] = {}
-        for m in result.matches:
-            by_startd.setdefault(m.startd_address, []).append(m.claim_id)
-
-        async def one(address: str, ids: list[str]) -> None:
-            stub = startd_pb2_grpc.StartdStub(self.ctx.channel(address))
-            try:
-                await rpc.call(
-                    stub.MatchInfo, tpb.MatchInfoRequest(claim_ids=ids), timeout=RPC_TIMEOUT
-                )
-            except Exception as e:  # the startd is down or slow: the match stands anyway
-                log.warning("negotiator: MatchInfo to %s failed: %s", address, e)
-
-        for address, ids in by_startd.items():
-            task = asyncio.get_running_loop().create_task(one(address, ids))
-            self._informing.add(task)
-            task.add_done_callback(self._informing.discard)
-
-    async def _send_matches(self, result: CycleResult) -> None:
-        """Each schedd's matches and rejections, to every schedd at once: in messages of
-        at most :data:`MATCHES_MESSAGE_BYTES` (the rejections with the first). A message of
-        20,000 matches, their slot ads 30 MB, held the sender's loop and the schedd's for
-        half a second each."""
-        by_schedd = result.matches_by_schedd()
-        rejected = result.rejections_by_schedd()
-        address = {m.schedd: m.schedd_address for m in result.matches}
-        address.update({r.schedd: r.schedd_address for r in result.rejections})
-        cycle_no = self.core.cycles + 1
-
-        def head(sname: str, rejections: list[Rejection]) -> bytes:
-            msg = spb.MatchesRequest(schedd_name=sname, request_id=rpc.request_id(), cycle=cycle_no)
-            for r in rejections:
-                cluster, _, proc = r.job_id.partition(".")
-                msg.rejections.add(
-                    submitter=r.submitter,
-                    autocluster_id=r.autocluster_id,
-                    cluster_id=int(cluster),
-                    proc_id=int(proc),
-                    reason=r.reason,
-                    time=r.time,
-                )
-            return msg.SerializeToString()
-
-        async def one(
-            sname: str, matches: list[CycleMatch], rejections: list[Rejection]
-        ) -> tuple[list[CycleMatch], bool, list[CycleMatch], Exception | None]:
-            """The matches the schedd took, whether it took the rejections (with the
-            first message), the matches it did not take and the first failure. The
-            messages go at once, not each after the last one's answer: they are
-            independent, and one at a time a busy schedd got a round trip per message."""
-            # each match put together from its slot ad's bytes as read from the collector,
-            # or cached, copied once, into the message (see wire.frame_parts)
-            entries: list[tuple[bytes, bytes, bytes]] = []
-            failure: Exception | None = None
-            try:
-                async for part in turns.in_turns(matches):
-                    for m in part:
-                        fixed = spb.Match(
-                            submitter=m.submitter,
-                            autocluster_id=m.autocluster_id,
-                            slot_name=m.slot_name,
-                            claim_id=m.claim_id,
-                            startd_address=m.startd_address,
-                        ).SerializeToString()
-                        ad = self._slot_decoder.bytes_of(m.slot_ad) or ad_to_bytes(m.slot_ad)
-                        entries.append((fixed, frame_head(_SLOT_FIELD, len(ad)), ad))
-            except Exception as exc:  # a slot ad that cannot be sent (ad_to_bytes)
-                failure = exc
-            call = self._matches_call(address[sname])
-            batches = list(framed_batches(_MATCHES_FIELD, entries, MATCHES_MESSAGE_BYTES))
-            calls, ranges, start = [], [], 0  # each message's call and (first, end) match
-            for count, parts in batches or [(0, [])]:  # rejections alone: one message
-                body = b"".join([head(sname, [] if calls else rejections), *parts])
-                calls.append(rpc.call(call, body, timeout=RPC_TIMEOUT))
-                ranges.append((start, start + count))
-                start += count
-            outcomes = await asyncio.gather(*calls, return_exceptions=True)
-            took: list[CycleMatch] = []
-            lost: list[CycleMatch] = []
-            for (first, end), out in zip(ranges, outcomes, strict=True):
-                if isinstance(out, asyncio.CancelledError):
-                    raise out
-                if isinstance(out, Exception):
-                    lost += matches[first:end]
-                    failure = failure or out
-                else:
-                    took += matches[first:end]
-            lost += matches[start:]  # not put together
-            return took, not isinstance(outcomes[0], BaseException), lost, failure
-
-        names = sorted(address)
-        if self.ctx.config.get_bool("NEGOTIATOR_INFORM_STARTD"):
-            self._inform_startds(result)
-        outcomes = await asyncio.gather(
-            *(one(n, by_schedd.get(n, []), rejected.get(n, [])) for n in names)
+    async def _query(self, address: str, msg: CollectorQuery) -> QueryReply:
+        stub = cgrpc.CollectorStub(self._channel(address))
+        request = cpb.QueryRequest(
+            ad_type=msg.ad_type, constraint=msg.constraint, projection=list(msg.projection)
         )
-        for sname, (took, took_rejections, lost, failure) in zip(names, outcomes, strict=True):
-            self.core.matches_sent(took, rejected.get(sname, []) if took_rejections else [])
-            if failure is not None:
-                self.core.matches_failed(result, sname, address[sname], lost, self.ctx.clock.now())
-                log.warning("%s: sending matches to %s failed: %s", self.name, sname, _why(failure))
-        await self._emit()
+        reply = await rpc.call(stub.Query, request, timeout=RPC_TIMEOUT)
+        return QueryReply(msg.corr, ads_from_pb(reply.ads))
 
-    # -- the Negotiator ad ---------------------------------------------------------------
-    def negotiator_ad(self) -> ClassAd:
-        return self.core.negotiator_ad(
-            self.ctx.my_address,
-            self.ctx.clock.now(),
-            machine=self.ctx.host,
-            duty_cycle=self.ctx.duty_cycle(),
-        )
+    async def _advertise(self, address: str, msg: CollectorAdvertise) -> AdvertiseAck:
+        request = cpb.AdvertiseRequest()
+        for u in msg.updates:
+            request.updates.add(ad_type=u.ad_type, ad=ad_to_pb(u.ad))
+        stub = cgrpc.CollectorStub(self._channel(address, Role.DAEMON))
+        reply = await rpc.call(stub.Advertise, request, timeout=RPC_TIMEOUT)
+        return AdvertiseAck(msg.corr, reply.accepted, list(reply.errors))
 
-    async def advertise(self) -> None:
-        """Send the Negotiator ad to the collector (a failure is logged, not raised)."""
-        msg = cpb.AdvertiseRequest()
-        msg.updates.add(ad_type="Negotiator", ad=ad_to_pb(self.negotiator_ad()))
-        for ad in self.accounting_ads():
-            msg.updates.add(ad_type="Accounting", ad=ad_to_pb(ad))
+    async def _resource_requests(
+        self, address: str, msg: ScheddResourceRequestsRequest
+    ) -> NegotiatorResourceRequests:
+        stub = sgrpc.ScheddStub(self._channel(address))
+        request = spb.ResourceRequestsRequest(schedd_name=msg.schedd_name)
+        reply = await rpc.call(stub.GetResourceRequests, request, timeout=RPC_TIMEOUT)
+        return NegotiatorResourceRequests(msg.corr, msg.schedd_name, ads_from_pb(reply.requests))
+
+    async def _match_info(self, address: str, msg: StartdMatchInfo) -> None:
+        stub = startd_pb2_grpc.StartdStub(self.ctx.channel(address))
+        request = tpb.MatchInfoRequest(claim_ids=msg.claim_ids)
+        await rpc.call(stub.MatchInfo, request, timeout=RPC_TIMEOUT)
+        # one-way: only a failure is delivered back
+
+    async def _matches(self, address: str, msg: ScheddMatches) -> MatchesAck | Undeliverable:
+        """One schedd's matches in messages of at most :data:`MATCHES_MESSAGE_BYTES`, the
+        rejections with the first, all at once (independent; one at a time, a busy schedd
+        got a round trip per message). A message of 20,000 matches, their slot ads 30 MB,
+        held the sender's loop and the schedd's for half a second each. Any failure: an
+        Undeliverable holding the matches (and the rejections) not taken."""
+        entries: list[tuple[bytes, bytes, bytes]] = []
+        failure: Exception | None = None
         try:
-            reply = await rpc.call(self._collector(Role.DAEMON).Advertise, msg, timeout=RPC_TIMEOUT)
-        except grpc.aio.AioRpcError as exc:
-            self.core.peer_failures += 1
-            log.warning("%s: advertising to the collector failed: %s", self.name, _why(exc))
-            return
-        for err in reply.errors:
-            log.warning("%s: collector refused the Negotiator ad: %s", self.name, err)
+            async for part in turns.in_turns(msg.matches):
+                for m in part:
+                    fixed = spb.Match(
+                        submitter=m.submitter,
+                        autocluster_id=m.autocluster_id,
+                        slot_name=m.slot_name,
+                        claim_id=m.claim_id,
+                        startd_address=m.startd_address,
+                    ).SerializeToString()
+                    ad = self._slot_decoder.bytes_of(m.slot_ad) or ad_to_bytes(m.slot_ad)
+                    entries.append((fixed, frame_head(_SLOT_FIELD, len(ad)), ad))
+        except Exception as exc:  # a slot ad that cannot be sent (ad_to_bytes)
+            failure = exc
+
+        def head(rejections: list[Any]) -> bytes:
+            out = spb.MatchesRequest(
+                schedd_name=msg.schedd_name, request_id=rpc.request_id(), cycle=msg.cycle
+            )
+            for r in rejections:
+                out.rejections.add(
+                    cluster_id=r.cluster, proc_id=r.proc, reason=r.reason, time=r.time
+                )
+            return out.SerializeToString()
+
+        call = self._channel(address).unary_unary(
+            _MATCHES_METHOD, response_deserializer=spb.MatchesReply.FromString
+        )
+        batches = list(framed_batches(_MATCHES_FIELD, entries, MATCHES_MESSAGE_BYTES))
+        calls, ranges, start = [], [], 0  # each message's call and (first, end) match
+        for count, parts in batches or [(0, [])]:  # rejections alone: one message
+            body = b"".join([head([] if calls else msg.rejections), *parts])
+            calls.append(rpc.call(call, body, timeout=RPC_TIMEOUT))
+            ranges.append((start, start + count))
+            start += count
+        outcomes = await asyncio.gather(*calls, return_exceptions=True)
+        took, lost = 0, list(msg.matches[start:])  # those not put together: lost
+        for (first, end), out in zip(ranges, outcomes, strict=True):
+            if isinstance(out, asyncio.CancelledError):
+                raise out
+            if isinstance(out, Exception):
+                lost += msg.matches[first:end]
+                failure = failure or out
+            else:
+                took += end - first
+        if failure is None:
+            return MatchesAck(msg.corr, took)
+        first_lost = isinstance(outcomes[0], BaseException)
+        kept = ScheddMatches(
+            msg.corr, msg.schedd_name, msg.cycle, lost, msg.rejections if first_lost else []
+        )
+        return _undeliverable(kept, failure)
 
 
-def _why(exc: BaseException) -> str:
+# each message type the core sends -> the shell's call that carries it
+_CALLS: dict[type[Any], Any] = {
+    CollectorSnapshotRequest: NegotiatorService._snapshot,
+    CollectorQuery: NegotiatorService._query,
+    CollectorAdvertise: NegotiatorService._advertise,
+    ScheddResourceRequestsRequest: NegotiatorService._resource_requests,
+    ScheddMatches: NegotiatorService._matches,
+    StartdMatchInfo: NegotiatorService._match_info,
+}
+
+
+_ONE_WAY = (StartdMatchInfo,)
+_TO_COLLECTOR = (CollectorSnapshotRequest, CollectorQuery, CollectorAdvertise)
+_ASK_COLLECTOR = (CollectorSnapshotRequest, CollectorQuery)
+
+
+class _Failed(Exception):
+    def __init__(self, send: Send, answer: Undeliverable) -> None:
+        self.send, self.answer = send, answer
+
+
+def _corr(msg: Any) -> str:
+    return getattr(msg.msg if isinstance(msg, Undeliverable) else msg, "corr", "")
+
+
+def _undeliverable(msg: Any, exc: BaseException) -> Undeliverable:
+    """A failed call as the core reads it: the gRPC status, or DATA_LOSS for a reply
+    that did not decode (WireError), UNKNOWN for anything else."""
     if isinstance(exc, grpc.aio.AioRpcError):
-        return f"{exc.code().name}: {exc.details()}"
-    return f"{type(exc).__name__}: {exc}"
+        return Undeliverable(msg, exc.code().name, exc.details() or "")
+    if isinstance(exc, WireError):
+        return Undeliverable(msg, "DATA_LOSS", str(exc))
+    return Undeliverable(msg, "UNKNOWN", f"{type(exc).__name__}: {exc}")

@@ -31,7 +31,7 @@ from ..config import ConfigDict
 
 log = logging.getLogger(__name__)
 
-__all__ = ["CedarError", "check_knobs", "security_from_config", "start_listeners"]
+__all__ = ["CedarError", "check_knobs", "query_workers", "security_from_config", "start_listeners"]
 
 _LEVELS = ("REQUIRED", "PREFERRED", "OPTIONAL", "NEVER")
 _KNOWN_METHODS = ("FS", "IDTOKENS", "TOKEN", "TOKENS", "CLAIMTOBE")
@@ -75,6 +75,7 @@ def check_knobs(config: ConfigDict) -> None:
         _level(config, knob, "OPTIONAL")
     _methods(config)
     _max_age(config)
+    query_workers(config)
 
 
 def security_from_config(
@@ -107,9 +108,23 @@ def security_from_config(
     )
 
 
-def _commands(services: Iterable[Any]) -> list[Command]:
+def query_workers(config: ConfigDict) -> int:
+    """``COLLECTOR_QUERY_WORKERS`` (HTCondor's knob, default 4): 0 answers CEDAR queries
+    in the collector's loop; any other number, in one query-worker process."""
+    text = (config.lookup("COLLECTOR_QUERY_WORKERS") or "4").strip()
+    try:
+        value = int(text)
+    except ValueError:
+        raise CedarError(f"COLLECTOR_QUERY_WORKERS = {text}: not an integer") from None
+    if value < 0:
+        raise CedarError(f"COLLECTOR_QUERY_WORKERS = {text}: not 0 or more")
+    return value
+
+
+def _commands(services: Iterable[Any], workers: list[Any], config: ConfigDict) -> list[Command]:
     from ..cedar.collector_cmds import collector_commands
     from ..cedar.negotiator_cmds import negotiator_commands
+    from ..cedar.query_worker import QueryWorker
     from ..collector.service import CollectorService
     from ..negotiator.service import NegotiatorService
 
@@ -119,7 +134,10 @@ def _commands(services: Iterable[Any]) -> list[Command]:
     alone = not any(isinstance(s, CollectorService) for s in services)
     for s in services:
         if isinstance(s, CollectorService):
-            out += collector_commands(s)
+            worker = QueryWorker(s.store, name=s.name) if query_workers(config) else None
+            if worker is not None:
+                workers.append(worker)
+            out += collector_commands(s, worker)
         elif isinstance(s, NegotiatorService):
             out += negotiator_commands(s, own_ads=alone)
     return out
@@ -160,9 +178,15 @@ async def start_listeners(
         if role in ("central", "negotiator"):
             subsystem = "COLLECTOR" if role == "central" else "NEGOTIATOR"
             security = security_from_config(config, secret, pool_user, subsystem=subsystem)
-            server = CedarServer(_gated(_commands(services), gate), security, name=f"{role} CEDAR")
-            await server.start(host, port)
+            workers: list[Any] = []
+            commands = _commands(services, workers, config)
+            server = CedarServer(_gated(commands, gate), security, name=f"{role} CEDAR")
+            for worker in workers:  # the collector's queries answered outside its loop
+                server.counts.query_worker = worker.counts  # the host's status shows them
+                worker.start()
+                server.closers.append(worker.stop)
             servers[""] = server
+            await server.start(host, port)
         elif role == "schedd":
             from ..cedar.schedd_cmds import schedd_commands
 

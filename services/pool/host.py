@@ -294,6 +294,11 @@ class DaemonHost:
             gc.freeze()  # what start-up built lives as long as the actor: never scan it
             self._gc_keeper = asyncio.get_running_loop().create_task(self._keep_gc())
 
+    def reset_lag(self) -> None:
+        """Start this actor's lag figures afresh (a bench's span of its own)."""
+        if self._clock.inner is not None:
+            self._clock.inner.reset_lag_stats()  # type: ignore[attr-defined]
+
     async def _probe_lag(self) -> None:
         """Sleep on the pool clock, again and again: each wakeup's lateness is in the
         clock's lag figures (the live clock records every sleep's)."""
