@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
-import enum
 import functools
 import logging
 import os
@@ -35,12 +34,14 @@ import stat
 import tempfile
 import time
 from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import grpc
 import grpc.aio
+
+from .poolsecret import MIN_SECRET_CHARS as _MIN_SECRET_CHARS
+from .principals import Principal, Role, daemon_identity
 
 if TYPE_CHECKING:
     from .cedar import idtokens
@@ -74,22 +75,8 @@ log = logging.getLogger(__name__)
 
 AUTH_METADATA_KEY = "authorization"  # gRPC metadata keys are lower case
 _BEARER = "bearer "
-_MIN_SECRET_CHARS = 32
 # An identity is a user or daemon name: no ':' (the token's separator), no spaces.
 _IDENTITY = re.compile(r"[A-Za-z0-9_.@/+-]{0,128}")
-
-
-class Role(str, enum.Enum):
-    """What a token's holder may do; which methods admit which roles is data."""
-
-    READ = "read"  # query ads, queues, history
-    SUBMIT = "submit"  # submit and manage one's own jobs
-    ADMIN = "admin"  # administer the pool, inject faults
-    DAEMON = "daemon"  # daemon-to-daemon traffic
-    NEGOTIATOR = "negotiator"  # the negotiator: may read private ads (claim ids)
-
-    def __str__(self) -> str:
-        return self.value
 
 
 ALL_ROLES: frozenset[Role] = frozenset(Role)
@@ -120,36 +107,6 @@ ANONYMOUS_SUBJECT = "anonymous@mockpool"
 
 class InvalidToken(ValueError):
     """A token that is malformed, names no known role, or was not signed by this pool."""
-
-
-@dataclass(frozen=True)
-class Principal:
-    """Who presented a token: its role and the identity it names ("" when it names none)."""
-
-    role: Role
-    name: str = ""
-
-    def __str__(self) -> str:
-        return f"{self.role.value} {self.name!r}" if self.name else self.role.value
-
-    def acts_for_schedd(self, schedd_name: str) -> bool:
-        """May this caller use claims that schedd ``schedd_name`` holds? (Its own daemon
-        identity, or ADMIN.) Schedd names compare without case, as the pool routes them."""
-        if self.role is Role.ADMIN:
-            return True
-        return (
-            self.role is Role.DAEMON
-            and self.name.lower() == daemon_identity("schedd", schedd_name).lower()
-        )
-
-    def is_daemon(self, kind: str) -> bool:
-        """A DAEMON token naming a daemon of ``kind`` (``startd``, ``schedd``)."""
-        return self.role is Role.DAEMON and self.name.startswith(kind + "/")
-
-
-def daemon_identity(kind: str, name: str) -> str:
-    """The identity a daemon's token carries: ``schedd/schedd1``, ``startd/startd0_0``."""
-    return f"{kind}/{name}"
 
 
 def check_identity(identity: str) -> str:

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
-    from .auth import Principal
+    from .principals import Principal
 
 __all__ = ["Core", "Event", "Peer", "Ready", "Send", "Undeliverable"]
 

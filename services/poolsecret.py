@@ -31,7 +31,8 @@ from collections import deque
 from collections.abc import Mapping
 from pathlib import Path
 
-from .auth import _MIN_SECRET_CHARS
+MIN_SECRET_CHARS = 32  # a pool secret's least length (the token key's entropy)
+
 
 __all__ = ["ENV_SECRET", "ENV_SECRET_FILE", "SecretError", "pool_secret", "read_secret_file"]
 
@@ -136,9 +137,9 @@ def read_secret_file(path: str | os.PathLike[str]) -> str:
 def _checked(secret: str, where: str) -> str:
     if not secret:
         raise ValueError(f"{where} is empty")
-    if len(secret) < _MIN_SECRET_CHARS or any(c.isspace() for c in secret):
+    if len(secret) < MIN_SECRET_CHARS or any(c.isspace() for c in secret):
         raise ValueError(
-            f"{where}: not a pool secret ({_MIN_SECRET_CHARS}+ characters, no spaces; "
+            f"{where}: not a pool secret ({MIN_SECRET_CHARS}+ characters, no spaces; "
             "make one with `mockpool token secret --out FILE`)"
         )
     return secret

@@ -33,7 +33,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..auth import Principal, Role
+from ..principals import Principal, Role
 from ..claimid import from_sinful
 from ..contract import Core, Event, Peer, Ready, Send, Undeliverable
 from ..messages import REPLIES
@@ -165,6 +165,10 @@ class Kernel:
         node.alive = True
         node.wake_at = None
         self._rearm(node)
+
+    def started(self, node: Node, ready: Ready) -> None:
+        """What a core's start (or any call the driver made on it) produced: sent now."""
+        self._act(node, ready, None)
 
     def crash(self, node: Node) -> None:
         """The core is gone: its memory with it, its wake-ups void, its requests refused."""

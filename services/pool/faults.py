@@ -36,7 +36,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
-from .hostfaults import PeerRule
+from .peerrules import PeerRule
 from .layout import ActorPlan, find_actor
 
 log = logging.getLogger(__name__)

@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from ..auth import daemon_identity
+from ..principals import daemon_identity
 
 if TYPE_CHECKING:
     from .spec import PoolSpec

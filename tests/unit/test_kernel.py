@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from mockpool.auth import Principal, Role
+from mockpool.principals import Principal, Role
 from mockpool.contract import Peer, Ready, Undeliverable
 from mockpool.kernel import DEADLINE, Kernel
 from mockpool.messages import ScheddKeepAliveAnswer, StartdKeepAlive
