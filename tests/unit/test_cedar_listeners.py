@@ -63,6 +63,8 @@ def test_the_pools_knobs_choose_methods_and_levels() -> None:
         ),
         ("SEC_DEFAULT_AUTHENTICATION_METHODS = KERBEROS, SSL", "none of the methods"),
         ("SEC_TOKEN_MAX_AGE = soon", "SEC_TOKEN_MAX_AGE = soon: not a number"),
+        ("COLLECTOR_QUERY_WORKERS = many", "COLLECTOR_QUERY_WORKERS = many: not an integer"),
+        ("COLLECTOR_QUERY_WORKERS = -1", "COLLECTOR_QUERY_WORKERS = -1: not 0 or more"),
     ],
 )
 def test_a_knob_the_listeners_cannot_follow_is_refused_by_the_spec(knob: str, problem: str) -> None:

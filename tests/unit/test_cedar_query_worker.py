@@ -278,3 +278,24 @@ async def test_an_encrypted_connection_is_answered_by_the_worker(
         await server.stop()
     assert got[0] == [("slot1@exec1", 1), ("slot2@exec1", 2)]
     assert worker.counts["handed"] == 2
+
+
+@pytest.mark.parametrize(("knob", "started"), [("", 1), ("COLLECTOR_QUERY_WORKERS = 0", 0)])
+async def test_the_central_listener_starts_a_worker_unless_told_not_to(
+    collector: CollectorService, knob: str, started: int
+) -> None:
+    """HTCondor's knob: 0 keeps the queries in the collector's loop."""
+    from mockpool.config import parse_config
+    from mockpool.pool.cedar_listeners import start_listeners
+
+    config = parse_config(knob + "\n", "<test>")
+    servers = await start_listeners(
+        "central", [collector], config, "s" * 40, "pooluser", host="127.0.0.1"
+    )
+    try:
+        counts = servers[""].counts.query_worker
+        assert counts.get("started", 0) == started
+        assert (collector.store.on_stored is not None) == bool(started)
+    finally:
+        await servers[""].stop()
+    assert collector.store.on_stored is None  # stopped with the listener
