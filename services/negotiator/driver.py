@@ -149,11 +149,13 @@ class NegotiatorDriver:
         self._ads_sent = 0
 
     # -- the contract ------------------------------------------------------------------
-    def start(self, now: float) -> None:
-        """The daemon starts at ``now``: the first cycle is due now, the ad timer runs."""
+    def start(self, now: float) -> Ready:
+        """The daemon starts at ``now``: the first cycle is due now, the ad timer runs
+        (nothing to send yet: ``next_wakeup`` is ``now``)."""
         self.core.started(now)
         if self.core.update_interval > 0:
             self._ad_due = now + self.core.update_interval
+        return Ready()
 
     def next_wakeup(self) -> float | None:
         times = [t for t in (self.ad_wakeup(), self.cycle_wakeup()) if t is not None]
