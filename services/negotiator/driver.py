@@ -85,7 +85,8 @@ def why(u: Undeliverable) -> str:
 class _Cycle:
     """One cycle in flight."""
 
-    round: int  # the driver's count of started cycles: in every corr of the cycle
+    round: int  # the driver's count of started cycles
+    tag: str  # in every corr of the cycle: its round and the driver's start
     start: float
     cpu0: float
     state: str = "ads"  # ads, requests, compute, charge, matches, advertise
@@ -147,12 +148,15 @@ class NegotiatorDriver:
         self._ad_due: float | None = None  # the periodic ad's time (None: none)
         self._ad_flying = False  # sent, not yet answered: the timer waits for the answer
         self._ads_sent = 0
+        self._life = ""  # this incarnation's start, in every corr: a restarted core's
+        # first round is not its predecessor's (whose answers may still come in)
 
     # -- the contract ------------------------------------------------------------------
     def start(self, now: float) -> Ready:
         """The daemon starts at ``now``: the first cycle is due now, the ad timer runs
         (nothing to send yet: ``next_wakeup`` is ``now``)."""
         self.core.started(now)
+        self._life = repr(float(now))
         if self.core.update_interval > 0:
             self._ad_due = now + self.core.update_interval
         return Ready()
@@ -182,7 +186,7 @@ class NegotiatorDriver:
         if self._ad_due is not None and not self._ad_flying and now >= self._ad_due:
             self._ad_flying = True  # re-armed when the collector answered
             self._ads_sent += 1
-            self._advertise(ready, f"ad:p{self._ads_sent}", now)
+            self._advertise(ready, f"ad:p{self._ads_sent}@{self._life}", now)
         return ready
 
     def tick_cycle(self, now: float) -> Ready:
@@ -246,7 +250,7 @@ class NegotiatorDriver:
                 log.warning("negotiator: MatchInfo to %s failed: %s", what, why(msg))
             return
         c = self.cycle
-        if c is None or round_text != str(c.round):
+        if c is None or round_text != c.tag:
             return  # an answer to a cycle that is over
         if kind in ("s", "q") and c.state == "ads":
             self._ads_answer(ready, c, kind, what, msg, now)
@@ -260,14 +264,15 @@ class NegotiatorDriver:
     # -- phase 1a: the ads ----------------------------------------------------------------
     def _start_cycle(self, ready: Ready, now: float) -> None:
         self.rounds += 1
-        c = self.cycle = _Cycle(self.rounds, now, self._cpu())
+        tag = f"{self.rounds}@{self._life}"
+        c = self.cycle = _Cycle(self.rounds, tag, now, self._cpu())
         self._ask_snapshot(ready, c, self.core.slot_ads.since())
         for ad_type in _QUERIES:
-            ready.send(self.collector_address, CollectorQuery(f"q:{c.round}:{ad_type}", ad_type))
+            ready.send(self.collector_address, CollectorQuery(f"q:{c.tag}:{ad_type}", ad_type))
 
     def _ask_snapshot(self, ready: Ready, c: _Cycle, since: tuple[str, int] | None) -> None:
         msg = CollectorSnapshotRequest(
-            f"s:{c.round}:{'whole' if c.asked_whole else 'since'}",
+            f"s:{c.tag}:{'whole' if c.asked_whole else 'since'}",
             since=since,  # type: ignore[arg-type]
             columns=tuple(self.core.snapshot_columns()),
         )
@@ -377,7 +382,7 @@ class NegotiatorDriver:
         for sname in plan.names():
             ready.send(
                 from_sinful(plan.addresses[sname]),
-                ScheddResourceRequestsRequest(f"rr:{c.round}:{sname}", sname),
+                ScheddResourceRequestsRequest(f"rr:{c.tag}:{sname}", sname),
             )
         c.waiting = set(plan.names())
         if not c.waiting:
@@ -486,7 +491,7 @@ class NegotiatorDriver:
             for m in result.matches:
                 by_startd.setdefault(m.startd_address, []).append(m.claim_id)
             for addr, ids in by_startd.items():
-                ready.send(addr, StartdMatchInfo(f"mi:{c.round}:{addr}", ids))
+                ready.send(addr, StartdMatchInfo(f"mi:{c.tag}:{addr}", ids))
         c.state = "matches"
         for sname in sorted(address):
             matches, rejections = by_schedd.get(sname, []), rejected.get(sname, [])
@@ -494,7 +499,7 @@ class NegotiatorDriver:
             ready.send(
                 from_sinful(address[sname]),
                 ScheddMatches(
-                    f"m:{c.round}:{sname}",
+                    f"m:{c.tag}:{sname}",
                     sname,
                     cycle_no,
                     [
@@ -540,7 +545,7 @@ class NegotiatorDriver:
         core.finish_cycle(result, c.start, now, self._cpu() - c.cpu0, c.failed)
         self._events(ready)
         c.state = "advertise"
-        self._advertise(ready, f"ad:{c.round}", now)
+        self._advertise(ready, f"ad:{c.tag}", now)
 
     # -- the Negotiator and Accounting ads --------------------------------------------------
     def negotiator_ad(self, now: float) -> ClassAd:
@@ -561,12 +566,12 @@ class NegotiatorDriver:
             for err in msg.errors:
                 log.warning("%s: collector refused the Negotiator ad: %s", self.name, err)
         if round_text.startswith("p"):  # the periodic ad: the next an interval on
-            if round_text == f"p{self._ads_sent}" and self._ad_due is not None:
+            if round_text == f"p{self._ads_sent}@{self._life}" and self._ad_due is not None:
                 self._ad_flying = False
                 self._ad_due = max(self._ad_due + self.core.update_interval, now)
             return
         c = self.cycle
-        if c is not None and c.state == "advertise" and round_text == str(c.round):
+        if c is not None and c.state == "advertise" and round_text == c.tag:
             self.cycle = None  # the cycle ended once the collector answered its ads
             self.core.cadence.finished(c.start, max(c.start, now))
 

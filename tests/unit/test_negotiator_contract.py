@@ -45,11 +45,14 @@ BASE = 1_767_225_600.0
 DAEMON = Peer("peer", Principal(Role.DAEMON))
 
 
-def driver(config: str = "", **kwargs: Any) -> NegotiatorDriver:
+def driver(
+    config: str = "", *, disk: SimulatedDisk | None = None, start: float = 0.0, **kwargs: Any
+) -> NegotiatorDriver:
     cfg = parse_config(config, "test.conf").for_subsystem("NEGOTIATOR")
-    core = Negotiator("negotiator", cfg, SimulatedDisk().files("negotiator"), log_base_wall=BASE)
+    files = (disk or SimulatedDisk()).files("negotiator")
+    core = Negotiator("negotiator", cfg, files, log_base_wall=BASE)
     d = NegotiatorDriver(core, collector_address=COLLECTOR, address="<10.0.0.8:9618>", **kwargs)
-    d.start(0.0)
+    d.start(start)
     return d
 
 
@@ -99,18 +102,22 @@ def test_a_cycle_asks_matches_finishes_and_advertises_then_waits_its_interval() 
         (COLLECTOR, "CollectorQuery"),
         (COLLECTOR, "CollectorQuery"),
     ]
-    assert {s.msg.corr for s in ready.sends} == {"s:1:since", "q:1:Scheduler", "q:1:Submitter"}
+    assert {s.msg.corr for s in ready.sends} == {
+        "s:1@0.0:since",
+        "q:1@0.0:Scheduler",
+        "q:1@0.0:Submitter",
+    }
     assert d.next_wakeup() == 300.0  # only the ad timer while the cycle waits
     asked = ads_in(d, ready, 1.0, [submitter(ALICE, "schedd1", FS_SCHEDD, 5)])
     (rr,) = asked.sends
     assert rr.address == FS_SCHEDD and rr.msg == ScheddResourceRequestsRequest(
-        "rr:1:schedd1", "schedd1"
+        "rr:1@0.0:schedd1", "schedd1"
     )
     out = d.deliver(
         NegotiatorResourceRequests(rr.msg.corr, "schedd1", [job_request(ALICE, 5).ad]), DAEMON, 2.0
     )
     (m,) = out.sends
-    assert m.address == FS_SCHEDD and m.msg.corr == "m:1:schedd1" and m.msg.cycle == 1
+    assert m.address == FS_SCHEDD and m.msg.corr == "m:1@0.0:schedd1" and m.msg.cycle == 1
     assert len(m.msg.matches) == 3 and len(m.msg.rejections) == 1
     assert {n.startd_address for n in m.msg.matches} == {FS_STARTD}
     (r,) = m.msg.rejections
@@ -125,7 +132,7 @@ def test_a_cycle_asks_matches_finishes_and_advertises_then_waits_its_interval() 
     assert not d.deliver(AdvertiseAck(ad.corr, 3), DAEMON, 4.0)
     # ended at 4: next at 4 + max(20, 60 - (4 - 0)) = 60
     assert d.next_wakeup() == 60.0 and d.core.cadence.last_end == 4.0
-    assert not d.tick(59.0) and of(d.tick(60.0), CollectorQuery)[0].corr == "q:2:Scheduler"
+    assert not d.tick(59.0) and of(d.tick(60.0), CollectorQuery)[0].corr == "q:2@0.0:Scheduler"
 
 
 def test_a_failed_ask_of_the_collector_aborts_and_a_late_answer_is_ignored() -> None:
@@ -146,9 +153,9 @@ def test_a_failed_ask_of_the_collector_aborts_and_a_late_answer_is_ignored() -> 
     assert not d.deliver(SnapshotReply(snap.corr, snapshot()), DAEMON, 0.6)  # round 1 is over
     assert d.core.slot_ads.since() is None  # nothing of it merged
     assert {s.msg.corr for s in d.tick(60.0).sends} == {
-        "s:2:since",
-        "q:2:Scheduler",
-        "q:2:Submitter",
+        "s:2@0.0:since",
+        "q:2@0.0:Scheduler",
+        "q:2@0.0:Submitter",
     }
 
 
@@ -161,7 +168,7 @@ def test_a_stale_delta_is_asked_for_whole_once_then_the_cycle_aborts() -> None:
     d.deliver(QueryReply(queries[0].corr, []), DAEMON, 0)
     again = d.deliver(QueryReply(queries[1].corr, []), DAEMON, 0)
     (whole,) = again.sends
-    assert whole.msg.since is None and whole.msg.corr == "s:1:whole"
+    assert whole.msg.since is None and whole.msg.corr == "s:1@0.0:whole"
     bad = snapshot(delta=True, order=["slot9@nowhere"])
     assert not d.deliver(SnapshotReply(whole.msg.corr, bad), DAEMON, 1.0)
     (why,) = [x for x in d.core.drain_log() if "Couldn't fetch ads" in x]
@@ -235,7 +242,7 @@ def test_a_charged_cycle_sends_its_matches_after_its_charge() -> None:
 def to_matches_after(d: NegotiatorDriver, now: float) -> Ready:
     """Phase 1 of the cycle already started, answered at ``now``."""
     assert d.cycle is not None
-    r = d.cycle.round
+    r = d.cycle.tag
     subs = [submitter(ALICE, "schedd1", FS_SCHEDD, 5)]
     d.deliver(SnapshotReply(f"s:{r}:since", snapshot()), DAEMON, now)
     d.deliver(QueryReply(f"q:{r}:Scheduler", []), DAEMON, now)
@@ -328,10 +335,68 @@ def test_the_periodic_ad_waits_for_its_answer_then_goes_an_interval_on() -> None
     d.core.cadence.next_due = 10_000.0
     assert d.next_wakeup() == 300.0
     (ad,) = of(d.tick(300.0), CollectorAdvertise)
-    assert ad.corr == "ad:p1" and ad.updates[0].ad.eval("MyType") == "Negotiator"
+    assert ad.corr == "ad:p1@0.0" and ad.updates[0].ad.eval("MyType") == "Negotiator"
     assert d.next_wakeup() == 10_000.0 and not d.tick(400.0)  # not again until answered
     d.deliver(Undeliverable(ad, "UNAVAILABLE", "down"), DAEMON, 310.0)
     assert d.core.peer_failures == 1 and d.next_wakeup() == 600.0  # max(300 + 300, 310)
     (ad2,) = of(d.tick(600.0), CollectorAdvertise)
     d.deliver(AdvertiseAck(ad2.corr, 1), DAEMON, 950.0)  # answered late: 950 > 900
     assert d.next_wakeup() == 950.0
+
+
+def pump(d: NegotiatorDriver, collector: Any, ready: Ready, now: float) -> Ready:
+    """Carry the negotiator's messages to the collector core and its answers back (what
+    the kernel does); the rest is returned for the test to answer."""
+    out = Ready()
+    me = Peer("10.0.0.8:9618", Principal(Role.NEGOTIATOR, "negotiator"))
+    for s in ready.sends:
+        if s.address != COLLECTOR:
+            out.sends.append(s)
+            continue
+        for back in collector.deliver(s.msg, me, now).sends:
+            out.extend(pump(d, collector, d.deliver(back.msg, DAEMON, now), now))
+    return out
+
+
+def test_a_collector_core_s_snapshots_feed_the_cycles_whole_then_as_deltas() -> None:
+    from mockpool.collector.collector import Collector, CollectorUpdate
+
+    collector = Collector(parse_config("", "test.conf"), ad_epoch=int(BASE))
+    pool = static_pool(3)
+    updates = [CollectorUpdate(i, "Machine", ad) for i, ad in enumerate(pool.slots)]
+    updates += [
+        CollectorUpdate(3 + i, "MachinePrivate", ad) for i, ad in enumerate(pool.private_ads)
+    ]
+    updates.append(CollectorUpdate(6, "Submitter", submitter(ALICE, "schedd1", FS_SCHEDD, 5)))
+    collector.deliver(CollectorAdvertise("a", updates), DAEMON, 0.0)
+    d = driver()
+    slots_seen = []
+    for start in (0.0, 60.0):
+        asked = pump(d, collector, d.tick(start), start)
+        (rr,) = of(asked, ScheddResourceRequestsRequest)
+        ads = [job_request(ALICE, 5).ad]
+        out = d.deliver(NegotiatorResourceRequests(rr.corr, "schedd1", ads), DAEMON, start)
+        (m,) = of(out, ScheddMatches)
+        slots_seen.append(sorted(n.slot_name for n in m.matches))
+        pump(d, collector, d.deliver(MatchesAck(m.corr, 3), DAEMON, start), start)
+    # the second cycle asked since the first's (epoch, seq) and got a delta of nothing
+    assert d.core.slot_ads.since() is not None and collector.stats["snapshot_deltas"] == 1
+    assert slots_seen[0] == slots_seen[1] and len(slots_seen[0]) == 3
+    assert d.core.cycles == 2 and d.next_wakeup() == 120.0
+    (neg,) = collector.query("Negotiator", "", Principal(Role.READ), 60.0)
+    assert neg.ad.eval("LastNegotiationCycleMatches0") == 3
+
+
+def test_a_restarted_negotiator_ignores_its_predecessor_s_late_answers() -> None:
+    disk = SimulatedDisk()
+    old = driver(disk=disk)
+    (snap,) = of(old.tick(0.0), CollectorSnapshotRequest)
+    admin = Peer("tool", Principal(Role.ADMIN))
+    old.deliver(NegotiatorUserPrio("u", "setfactor", ALICE, 7.0), admin, 1.0)
+    new = driver(disk=disk, start=5.0)  # crashed at 2, back at 5 from its durable state
+    assert new.core.accountant.factor(ALICE) == 7.0
+    (mine,) = of(new.tick(5.0), CollectorSnapshotRequest)
+    assert mine.corr == "s:1@5.0:since" != snap.corr
+    # the first life's snapshot arrives late: not the answer to this life's round 1
+    assert not new.deliver(SnapshotReply(snap.corr, snapshot()), DAEMON, 5.1)
+    assert new.cycle is not None and new.cycle.snapshot is None
