@@ -144,6 +144,7 @@ class MatchesAck:
 class ScheddResourceRequestsRequest:
     corr: str
     schedd_name: str
+    submitter: str = ""  # empty: every submitter of this schedd
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,22 +1,19 @@
-"""The schedd's gRPC shell: one servicer for the schedds an actor hosts, and their loops.
+"""The schedd's gRPC shell: one servicer for the schedds an actor hosts, and one loop.
 
-Requests route by ``schedd_name`` (empty: the only schedd on this server). The servicer
-turns messages into core calls (:mod:`.schedd`) and sends what the core asks for:
+Every rule and timer is the core's (:mod:`.driver` over :mod:`.schedd`): this module
+decodes requests into the contract's messages (``messages.py``), delivers them to the
+schedd they name (``schedd_name``; empty: the only schedd on this server), returns the
+reply found in the ``Ready`` and sends the rest, each message type through a small
+function that makes its RPC and delivers the answer (or the failure, as
+``Undeliverable``) back to the core. One loop sleeps until the earliest
+``next_wakeup()`` of the actor's schedds (or a wake), then ``tick``s those due.
 
-- Submit: the core commits the jobs before the reply and asks for a reschedule: once its
-  ads have gone to the collector (see ``.cadence``), the negotiator is asked for a cycle
-  (its address from the collector's "Negotiator" ad, cached; a failure is logged and the
-  next cycle comes on its own).
-- Matches: answered at once; claims are then requested per startd address (one
-  RequestClaims each, all addresses concurrently), and each address's granted claims are
-  activated with one ActivateClaims.
-- JobsExited and Act: claims to give up go out as one ReleaseClaims per startd.
-- Loops: Scheduler and Submitter ads when a core's ``AdCadence`` says (every
-  SCHEDD_INTERVAL, SCHEDD_MIN_INTERVAL after a change, sooner for a reschedule; one
-  Advertise for all schedds of this actor; submitters left without jobs are
-  invalidated), then the reschedules asked for; keepalives when the core says they are
-  due (each claim every min(ALIVE_INTERVAL, JobLeaseDuration / 3), at least 10 s), one
-  KeepAlive per (startd, schedd) carrying all its claims there.
+What stays here is transport: the protobuf codec (Matches read as bytes, slot ads
+decoded in turns), splitting a big message into requests of ``PER_STARTD_REQUEST``
+claims, dedup of retried Matches/JobsExited (``ReplyCache``), routing by
+``schedd_name`` (a crashed schedd of the actor refuses as a dead daemon would), the
+actor's one Advertise for all its schedds (the ad round of one starts the others'
+with it, as one timer did), and writing user logs and log lines.
 
 Core calls are synchronous and run on the event loop, so each is atomic with respect to
 the others; network calls never hold a core in an intermediate state.
@@ -29,9 +26,8 @@ import functools
 import getpass
 import json
 import logging
-import math
-from collections import Counter, defaultdict
-from collections.abc import Awaitable, Mapping
+from collections import Counter
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from typing import Any
 
 import grpc
@@ -40,8 +36,29 @@ import grpc.aio
 from .. import rpc, turns
 from ..auth import ALL_ROLES, Principal, Role, caller, daemon_identity, submit_owner
 from ..classad import ClassAd
-from ..classad.unparse import quote_string
+from ..contract import Peer, Ready, Send, Undeliverable
 from ..daemon import RPC_TIMEOUT, DaemonContext, ReplyCache, abort_invalid, sleep_until_or
+from ..messages import (
+    REPLIES,
+    AdvertiseAck,
+    CollectorAdvertise,
+    CollectorQuery,
+    NegotiatorReschedule,
+    QueryReply,
+    RescheduleAck,
+    ScheddActivationResults,
+    ScheddClaimResults,
+    ScheddJobsExited,
+    ScheddKeepAliveAnswer,
+    ScheddMatches,
+    ScheddReleaseResults,
+    ScheddResourceRequestsRequest,
+    StartdActivateClaims,
+    StartdKeepAlive,
+    StartdReleaseClaims,
+    StartdRequestClaims,
+)
+from ..startd.machine import JobExitRecord
 from ..v1 import collector_pb2 as cpb
 from ..v1 import collector_pb2_grpc as cgrpc
 from ..v1 import negotiator_pb2 as npb
@@ -51,6 +68,7 @@ from ..v1 import schedd_pb2_grpc as sgrpc
 from ..v1 import startd_pb2 as tpb
 from ..v1 import startd_pb2_grpc as tgrpc
 from ..wire import WireError, ad_from_bytes, ad_from_pb, ad_to_pb, ads_to_pb, split_fields
+from .driver import ScheddDriver, exits_refusal
 from .handover import HandedActivations, HandedClaims
 from .logfiles import append_user_logs
 from .memqueue import MemoryJobQueue
@@ -61,9 +79,7 @@ from .schedd import (
     ClaimOutcome,
     ClaimRequest,
     CostlyConstraint,
-    JobExit,
     MatchNotice,
-    Outbox,
     Rejection,
     Schedd,
     ScheddError,
@@ -71,7 +87,6 @@ from .schedd import (
 from .service_qmgmt import QmgmtMethods
 from .submit import SubmitError
 from .userlog import format_events
-from .wallclock import DEFAULT_INTERVAL as WALL_CLOCK_DEFAULT
 
 __all__ = ["SERVICE_NAME", "ScheddService"]
 
@@ -86,6 +101,15 @@ _SLOT_ENTRY = frozenset({_SLOT_FIELD})
 # in one message held the schedd's loop for 0.4 s to serialise, and its reply as long
 PER_STARTD_REQUEST = 1_000
 _RECENT_REQUESTS = 1024  # request ids remembered for retried Matches / JobsExited
+_REPLY_TYPES = (*REPLIES, Undeliverable)
+# who answered a request of ours (the core reads nothing of it)
+_ANSWERER = Principal(Role.DAEMON, "")
+# the answers to these take turns before they are delivered (see _request)
+_ITEMS = {StartdRequestClaims: "claims", StartdActivateClaims: "activations"}
+# requests sent each on a task of its own (see _act)
+_APART = (StartdKeepAlive, NegotiatorReschedule, CollectorQuery)
+# per-schedd counters the metrics read from status()
+_PER_SCHEDD = ("rejections", "keepalives")
 
 
 def _method(name: str) -> str:
@@ -114,6 +138,23 @@ def _log_refusal(principal: Principal) -> str | None:
     )
 
 
+async def _no_matches() -> AsyncIterator[list[MatchNotice]]:
+    """One empty part: a message with no match still counts as a change of the queue."""
+    yield []
+
+
+def _reply_of(ready: Ready, corr: str) -> Any:
+    """The reply in ``ready`` to the request ``corr`` (taken out of its sends)."""
+    for i, send in enumerate(ready.sends):
+        msg = send.msg
+        if isinstance(msg, _REPLY_TYPES):
+            answered = msg.msg.corr if isinstance(msg, Undeliverable) else msg.corr
+            if answered == corr:
+                del ready.sends[i]
+                return msg
+    raise AssertionError(f"the schedd core gave no reply to {corr}")
+
+
 class ScheddService(QmgmtMethods, sgrpc.ScheddServicer):
     """Several schedds behind one servicer (``names``), each with its queue file
     ``ctx.state_dir / f"{name}.sqlite"``."""
@@ -136,11 +177,17 @@ class ScheddService(QmgmtMethods, sgrpc.ScheddServicer):
         if not names:
             raise ValueError("a ScheddService needs at least one schedd name")
         self.ctx = ctx
-        self.cores: dict[str, Schedd] = {}
+        self.cores: dict[str, Schedd] = {}  # by lower-case name
+        self.drivers: dict[str, ScheddDriver] = {}
         self.down: dict[str, str] = {}  # crashed schedds of this actor: lower-case -> name
-        self._changed: asyncio.Event | None = None
+        self._kept: dict[str, Counter[str]] = {}  # a crashed schedd's counters, until back
         self._by_core: dict[str, set[asyncio.Future[Any]]] = {}  # a schedd's background work
-        self._policy_wake: asyncio.Event | None = None  # a schedd came back (its policy too)
+        self._wake: asyncio.Event | None = None
+        self._counts: Counter[str] = Counter()  # the shell's own (decoding, user logs)
+        self._user_log_refused: set[tuple[str, str]] = set()  # (schedd, path) reported
+        self._tasks: list[asyncio.Task[None]] = []
+        self._background: set[asyncio.Task[Any]] = set()
+        self._recent = ReplyCache(_RECENT_REQUESTS)
         try:
             for name in names:
                 if name.lower() in self.cores:
@@ -150,17 +197,8 @@ class ScheddService(QmgmtMethods, sgrpc.ScheddServicer):
             for core in self.cores.values():
                 core.queue.close()
             raise
-        self.stats: Counter[str] = Counter()
-        self._user_log_refused: set[tuple[str, str]] = set()  # (schedd, path) reported
-        self.core_stats: defaultdict[str, Counter[str]] = defaultdict(Counter)  # by schedd
-        self._tasks: list[asyncio.Task[None]] = []
-        self._background: set[asyncio.Task[Any]] = set()
-        self._ready_wake: asyncio.Event | None = None
-        self._alive_wake: asyncio.Event | None = None  # claims changed: re-read the next keepalive
-        self._negotiator: str | None = None
-        self._recent = ReplyCache(_RECENT_REQUESTS)
 
-    def _open(self, name: str) -> Schedd:
+    def _open(self, name: str) -> ScheddDriver:
         """Schedd ``name`` from its queue file (a restart after a crash too)."""
         now = self.ctx.clock.now()
         queue: JobQueue | MemoryJobQueue
@@ -171,14 +209,22 @@ class ScheddService(QmgmtMethods, sgrpc.ScheddServicer):
         else:
             queue = JobQueue(self.ctx.state_dir / f"{name}.sqlite", birth=now)
         try:
-            core = self.cores[name.lower()] = Schedd(
-                name, queue, self.ctx.config, now, ad_epoch=self.ctx.ad_epoch
-            )
+            core = Schedd(name, queue, self.ctx.config, now, ad_epoch=self.ctx.ad_epoch)
         except Exception:
             queue.close()
             raise
-        self._after(core, changed=False)  # records left out
-        return core
+        self.cores[name.lower()] = core
+        driver = self.drivers[name.lower()] = ScheddDriver(
+            core, now, duty_cycle=self.ctx.duty_cycle
+        )
+        self._act(driver, driver.after_call(now, changed=False))  # records left out
+        return driver
+
+    def _placed(self, driver: ScheddDriver) -> None:
+        """The addresses known once the server serves: its own, the collector's."""
+        driver.core.address = self.ctx.address_of(driver.name)
+        driver.address = self.ctx.address
+        driver.collector_address = self.ctx.collector_address or ""
 
     # --- one schedd of the actor crashing and coming back --------------------------------
 
@@ -187,7 +233,9 @@ class ScheddService(QmgmtMethods, sgrpc.ScheddServicer):
         nothing is flushed or said; its queue file stays. The actor's other schedds and
         its server run on (a call for this one is refused as a dead daemon's is)."""
         core = self.cores.pop(name.lower())
+        driver = self.drivers.pop(name.lower())
         self.down[name.lower()] = core.name
+        self._kept[name.lower()] = driver.stats  # the actor's counters go on
         for task in self._by_core.pop(name.lower(), set()):
             task.cancel()
         core.drain_events()  # not gathered: lost with the process (the file keeps its own)
@@ -195,16 +243,23 @@ class ScheddService(QmgmtMethods, sgrpc.ScheddServicer):
 
     def restart_daemon(self, name: str) -> None:
         """Schedd ``name`` again, from its queue file (what a restarted actor does)."""
-        core = self._open(self.down.pop(name.lower()))
-        core.address = self.ctx.address_of(core.name)
-        self._spawn(self._send(core, core.startup_outbox()), core)
-        self._after(core)
-        if self._policy_wake is not None:
-            self._policy_wake.set()
+        driver = self._open(self.down.pop(name.lower()))
+        driver.stats.update(self._kept.pop(name.lower(), Counter()))
+        self._placed(driver)
+        # its first keepalives go with the actor's next round (one loop looked at all
+        # its schedds' claims: at the latest MIN_ALIVE_EVERY after a change)
+        now = self.ctx.clock.now()
+        looks = [now + MIN_ALIVE_EVERY]
+        looks += [
+            t
+            for d in self.drivers.values()
+            if d is not driver and (t := d.keepalive_look) is not None
+        ]
+        self._act(driver, driver.start(now, keepalive_at=min(looks)))
 
-    def _running(self, core: Schedd) -> bool:
-        """Whether ``core`` is still the schedd of its name (not crashed meanwhile)."""
-        return self.cores.get(core.name.lower()) is core
+    def _running(self, driver: ScheddDriver) -> bool:
+        """Whether ``driver`` is still the schedd of its name (not crashed meanwhile)."""
+        return self.drivers.get(driver.name.lower()) is driver
 
     # --- the Service protocol -----------------------------------------------------------
 
@@ -221,20 +276,12 @@ class ScheddService(QmgmtMethods, sgrpc.ScheddServicer):
         server.add_registered_method_handlers(SERVICE_NAME, raw)
 
     async def start(self) -> None:
-        for core in self.cores.values():
-            core.address = self.ctx.address_of(core.name)
-            self._spawn(self._send(core, core.startup_outbox()), core)
-        self._changed = asyncio.Event()
-        self._policy_wake = asyncio.Event()
-        self._ready_wake = asyncio.Event()
-        self._alive_wake = asyncio.Event()
-        self._tasks = [
-            asyncio.create_task(self._ads_loop()),
-            asyncio.create_task(self._activate_when_ready()),
-            asyncio.create_task(self._keepalive_loop()),
-            asyncio.create_task(self._policy_loop()),
-            asyncio.create_task(self._wallclock_loop()),
-        ]
+        self._wake = asyncio.Event()
+        now = self.ctx.clock.now()
+        for driver in self.drivers.values():
+            self._placed(driver)
+            self._act(driver, driver.start(now))
+        self._tasks = [asyncio.create_task(self._loop())]
 
     async def stop(self) -> None:
         tasks = self._tasks + list(self._background)
@@ -262,57 +309,98 @@ class ScheddService(QmgmtMethods, sgrpc.ScheddServicer):
         this pool's to gather (a queue file a pool before it left)."""
         return {core.name.lower(): core.loaded_event_seq for core in self.cores.values()}
 
+    @property
+    def stats(self) -> Counter[str]:
+        """The actor's counters: its schedds' (a crashed one's kept) and the shell's."""
+        total = Counter(self._counts)
+        for counts in [*(d.stats for d in self.drivers.values()), *self._kept.values()]:
+            total.update(counts)
+        return total
+
     def status(self) -> dict[str, Any]:
+        total = self.stats
         return {
             "schedds": {
-                core.name: {**core.status(), **self.core_stats[core.name]}
-                for core in self.cores.values()
+                d.name: {**d.core.status(), **{k: d.stats[k] for k in _PER_SCHEDD if k in d.stats}}
+                for d in self.drivers.values()
             },
-            "stats": dict(self.stats),
+            "stats": dict(total),
         }
 
-    # --- plumbing -----------------------------------------------------------------------
+    # --- acting on what a core said ------------------------------------------------------
 
-    def _spawn(self, coro: Awaitable[Any], core: Schedd | None = None) -> None:
-        """Run follow-up work (claims, releases, reschedule) after a reply; its failure is
-        logged, never lost silently and never fatal. Work of ``core`` ends if it crashes."""
+    def _spawn(self, coro: Awaitable[Any], driver: ScheddDriver | None = None) -> None:
+        """Run follow-up work (a request and its answer) after a reply; its failure is
+        logged, never lost silently and never fatal. Work of a schedd ends if it crashes."""
         task = asyncio.ensure_future(coro)
         self._background.add(task)
         task.add_done_callback(self._finished)
-        if core is not None:
-            mine = self._by_core.setdefault(core.name.lower(), set())
+        if driver is not None:
+            mine = self._by_core.setdefault(driver.name.lower(), set())
             mine.add(task)
             task.add_done_callback(mine.discard)
 
     def _finished(self, task: asyncio.Task[Any]) -> None:
         self._background.discard(task)
         if not task.cancelled() and task.exception() is not None:
-            self.stats["background_failures"] += 1
+            self._counts["background_failures"] += 1
             log.error("schedd background work failed", exc_info=task.exception())
 
-    def _after(self, core: Schedd, *, changed: bool = True) -> None:
-        """Emit the core's events; note that its ads need refreshing."""
-        if core.name.lower() in self.down:
-            return  # a crashed schedd says nothing more
-        for kind, fields, seq in core.drain_numbered():
-            if seq is not None:  # stored with its change: the gatherer counts what it saw
-                fields = {**fields, "_seq": seq}
+    def _act(self, driver: ScheddDriver, ready: Ready) -> None:
+        """Emit the events, write the user logs and log lines, send the messages (the
+        answers go back to the core); wake the loop. Requests go together on a task of
+        their own; a keepalive, a reschedule and a lookup each on its own at once (a
+        startd that does not answer must not hold up the others)."""
+        sends = self._emit(driver, ready)
+        together = [s for s in sends if not isinstance(s.msg, _APART)]
+        for send in sends:
+            if isinstance(send.msg, _APART):
+                self._spawn(self._request(driver, send.address, send.msg), driver)
+        if together:
+            self._spawn(self._send(driver, together), driver)
+
+    def _emit(self, driver: ScheddDriver, ready: Ready) -> list[Send]:
+        """Events, user logs and log lines out; the sends left to make (none when the
+        schedd crashed meanwhile: it says nothing more)."""
+        if not self._running(driver):
+            return []
+        for level, text in driver.notes:
+            log.log(level, "%s", text)
+        driver.notes.clear()
+        for daemon, kind, fields in ready.events:
             if kind == "bad_record":
                 log.warning(
                     "%s: job %s left out of the %s: %s",
-                    core.name,
+                    daemon,
                     fields["job"],
                     fields["where"],
                     fields["problem"],
                 )
-            self.ctx.events.emit(core.name, kind, **fields)
-        self._write_user_logs(core)
-        if changed:
-            core.ad_cadence.changed(self.ctx.clock.now())
-        if self._changed is not None:
-            self._changed.set()  # the ads loop reads the cadences again
-        if changed and self._alive_wake is not None:
-            self._alive_wake.set()
+            self.ctx.events.emit(daemon, kind, **fields)
+        self._write_user_logs(driver.core)
+        if self._wake is not None:
+            self._wake.set()  # the loop reads the wake-ups again
+        return ready.sends
+
+    async def _send(self, driver: ScheddDriver, sends: list[Send]) -> None:
+        """Requests to every address concurrently; each answer goes back to the core."""
+        await asyncio.gather(*(self._request(driver, s.address, s.msg) for s in sends))
+
+    async def _request(self, driver: ScheddDriver, address: str, msg: Any) -> None:
+        """One request of a core: its RPC, the answer (or the failure) delivered, and
+        what the core sends on it."""
+        answer = await _CALLS[type(msg)](self, driver, address, msg)
+        items = _ITEMS.get(type(msg))
+        if answer is not None and items:
+            # a big batch's answers took turns with the rest of the loop (its timers,
+            # the other batches): they still do, then go to the core as one
+            async for _ in turns.in_turns(getattr(msg, items), turns.ADS_PER_TURN):
+                pass
+        if answer is not None and self._running(driver):
+            now = self.ctx.clock.now()
+            sends = self._emit(driver, driver.deliver(answer, Peer(address, _ANSWERER), now))
+            if sends:
+                await self._send(driver, sends)
 
     def _write_user_logs(self, core: Schedd) -> None:
         """Append the core's user log events to their files, one write per file; a log
@@ -322,7 +410,7 @@ class ScheddService(QmgmtMethods, sgrpc.ScheddServicer):
             return
         texts = format_events(events, core.ad_epoch, core.joblog.format)
         for path, error in append_user_logs(texts).items():
-            self.stats["user_log_failures"] += 1
+            self._counts["user_log_failures"] += 1
             if (core.name, path) in self._user_log_refused:
                 continue
             self._user_log_refused.add((core.name, path))
@@ -332,29 +420,79 @@ class ScheddService(QmgmtMethods, sgrpc.ScheddServicer):
             )
             self.ctx.events.emit(core.name, "user_log_failed", job=job, path=path, error=error)
 
-    async def _core(self, name: str, context: grpc.aio.ServicerContext) -> Schedd:
+    # --- the loop ------------------------------------------------------------------------
+
+    async def _loop(self) -> None:
+        """Sleep until a schedd's next wake-up (or a wake), tick the schedds due. The
+        actor sends one Advertise for all its schedds: when one's ad round starts, the
+        others' start with it (as one timer did)."""
+        assert self._wake is not None
+        clock = self.ctx.clock
+        while True:
+            self._wake.clear()
+            now = clock.now()
+            readies: list[tuple[ScheddDriver, Ready]] = []
+            for driver in list(self.drivers.values()):
+                due = driver.next_wakeup()
+                if due is not None and due <= now:
+                    readies.append((driver, driver.tick(now)))
+            ads = self._take_advertises(readies)
+            if ads:
+                for driver in self.drivers.values():
+                    if not any(d is driver for d, _ in ads) and driver.can_join_ad_round():
+                        joined = Ready()
+                        driver.ad_round(now, joined)
+                        ads += self._take_advertises([(driver, joined)])
+                        readies.append((driver, joined))
+            for driver, ready in readies:
+                self._act(driver, ready)
+            if ads:
+                self._spawn(self._advertise(ads))
+            times = [t for d in self.drivers.values() if (t := d.next_wakeup()) is not None]
+            self._wake.clear()
+            if not times:
+                await self._wake.wait()
+            elif min(times) > clock.now():
+                await sleep_until_or(clock, min(times), self._wake)
+
+    @staticmethod
+    def _take_advertises(
+        readies: list[tuple[ScheddDriver, Ready]],
+    ) -> list[tuple[ScheddDriver, CollectorAdvertise]]:
+        out = []
+        for driver, ready in readies:
+            for send in [s for s in ready.sends if isinstance(s.msg, CollectorAdvertise)]:
+                ready.sends.remove(send)
+                out.append((driver, send.msg))
+        return out
+
+    async def _driver(self, name: str, context: grpc.aio.ServicerContext) -> ScheddDriver:
         if not name:
-            if len(self.cores) == 1:
-                return next(iter(self.cores.values()))
-            names = ", ".join(c.name for c in self.cores.values())
+            if len(self.drivers) == 1:
+                return next(iter(self.drivers.values()))
+            names = ", ".join(d.name for d in self.drivers.values())
             await abort_invalid(context, f"schedd_name is required: this server hosts {names}")
-        core = self.cores.get(name.lower())
-        if core is None and name.lower() in self.down:
+        driver = self.drivers.get(name.lower())
+        if driver is None and name.lower() in self.down:
             await context.abort(grpc.StatusCode.UNAVAILABLE, f"schedd {name} is not running")
-        if core is None:
-            names = ", ".join(c.name for c in self.cores.values())
+        if driver is None:
+            names = ", ".join(d.name for d in self.drivers.values())
             await context.abort(
                 grpc.StatusCode.NOT_FOUND, f"no schedd named {name!r} here (hosts {names})"
             )
-        assert core is not None
-        return core
+        assert driver is not None
+        return driver
+
+    async def _core(self, name: str, context: grpc.aio.ServicerContext) -> Schedd:
+        return (await self._driver(name, context)).core
 
     # --- users --------------------------------------------------------------------------
 
     async def Submit(
         self, request: spb.SubmitRequest, context: grpc.aio.ServicerContext
     ) -> spb.SubmitReply:
-        core = await self._core(request.schedd_name, context)
+        driver = await self._driver(request.schedd_name, context)
+        core = driver.core
         # thousands of jobs in one transaction: submits to this actor's schedds that
         # arrive together run a loop round apart, not all before its timers
         await turns.own_turn()
@@ -387,8 +525,8 @@ class ScheddService(QmgmtMethods, sgrpc.ScheddServicer):
             log.warning("%s: submit refused: %r", core.name, exc, exc_info=True)
             source = request.source or "<submit>"
             await abort_invalid(context, f"{source}: {type(exc).__name__}: {exc}")
-        self.stats["submits"] += 1
-        self._after(core)  # with the jobs, the core asked for a reschedule after its ads
+        # with the jobs, the core asked for a reschedule after its ads
+        self._act(driver, driver.submitted(now))
         return spb.SubmitReply(cluster_id=cluster, num_procs=n)
 
     async def QueryJobs(
@@ -436,14 +574,20 @@ class ScheddService(QmgmtMethods, sgrpc.ScheddServicer):
         reply = spb.JobQueryReply()
         ads_to_pb(ads, reply.jobs, functools.partial(self._unsendable, core))
         ad_to_pb(core.schedd_ad(now), reply.schedd)
-        self._after(core, changed=False)
+        self._quiet(core, now)
         return reply
 
     def _job_handover(self, core: Schedd, ads: list[ClassAd], now: float) -> rpc.Handover:
         """``_job_reply`` for a caller of this process that asks for objects (a virtual
         pool's client): the ads themselves, not a message."""
-        self._after(core, changed=False)
+        self._quiet(core, now)
         return rpc.Handover((ads, core.schedd_ad(now)))
+
+    def _quiet(self, core: Schedd, now: float) -> None:
+        """After a read: what the core said meanwhile (records left out), no change."""
+        driver = self.drivers.get(core.name.lower())
+        if driver is not None and driver.core is core:
+            self._act(driver, driver.after_call(now, changed=False))
 
     def _unsendable(self, core: Schedd, ad: ClassAd, exc: WireError) -> None:
         job_id = f"{ad.get_value('ClusterId', '?')}.{ad.get_value('ProcId', '?')}"
@@ -451,13 +595,14 @@ class ScheddService(QmgmtMethods, sgrpc.ScheddServicer):
         self.ctx.events.emit(core.name, "bad_record", job=job_id, where="reply", problem=str(exc))
 
     async def Act(self, request: spb.ActRequest, context: grpc.aio.ServicerContext) -> spb.ActReply:
-        core = await self._core(request.schedd_name, context)
+        driver = await self._driver(request.schedd_name, context)
         now = self.ctx.clock.now()
         who = caller()
         # A SUBMIT token manages its own user's jobs only; ADMIN is the queue superuser.
         user = who.name if who.role is Role.SUBMIT else None
         try:
-            results, out = core.act(
+            results, ready = driver.act(
+                now,
                 request.action,
                 list(request.job_ids),
                 request.constraint,
@@ -472,8 +617,7 @@ class ScheddService(QmgmtMethods, sgrpc.ScheddServicer):
             await context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED, str(exc))
         except ScheddError as exc:
             await abort_invalid(context, str(exc))
-        self._after(core)
-        self._spawn(self._send(core, out), core)
+        self._act(driver, ready)
         reply = spb.ActReply()
         for r in results:
             reply.results.add(job_id=r.job_id, ok=r.ok, error=r.error, result=r.code)
@@ -484,20 +628,18 @@ class ScheddService(QmgmtMethods, sgrpc.ScheddServicer):
     async def GetResourceRequests(
         self, request: spb.ResourceRequestsRequest, context: grpc.aio.ServicerContext
     ) -> spb.ResourceRequestsReply:
-        core = await self._core(request.schedd_name, context)
+        driver = await self._driver(request.schedd_name, context)
+        ask = ScheddResourceRequestsRequest(rpc.request_id(), driver.name, request.submitter)
+        answer = await self._deliver(driver, ask, context)
         reply = spb.ResourceRequestsReply()
-        ads_to_pb(
-            core.resource_requests(request.submitter or None),
-            reply.requests,
-            functools.partial(self._unsendable, core),
-        )
+        ads_to_pb(answer.ads, reply.requests, functools.partial(self._unsendable, driver.core))
         return reply
 
     async def Matches(
         self, raw: bytes | spb.MatchesRequest, context: grpc.aio.ServicerContext
     ) -> spb.MatchesReply:
         """A negotiator's matches, as bytes: the few fields beside them parsed at once,
-        each match in its turn (``_use_matches``)."""
+        each match decoded in its turn, then delivered to the core."""
         if not isinstance(raw, bytes):  # a servicer called directly
             raw = raw.SerializeToString()
         try:
@@ -514,62 +656,85 @@ class ScheddService(QmgmtMethods, sgrpc.ScheddServicer):
         if request.matches:
             matches = [m.SerializeToString() for m in request.matches]
             del request.matches[:]
-        core = await self._core(request.schedd_name, context)
+        driver = await self._driver(request.schedd_name, context)
         return await self._recent.once(
-            request.request_id, lambda: self._apply_matches(core, request, matches)
+            request.request_id, lambda: self._apply_matches(driver, request, matches, context)
         )
 
     async def _apply_matches(
-        self, core: Schedd, request: spb.MatchesRequest, matches: list[bytes]
+        self,
+        driver: ScheddDriver,
+        request: spb.MatchesRequest,
+        matches: list[bytes],
+        context: grpc.aio.ServicerContext,
     ) -> spb.MatchesReply:
         """The reply to a Matches request: sent once the request is taken in, before the
-        matches are used on their own task (HTCondor's schedd likewise acknowledges a
-        match and contacts the startd later). The slot ads are decoded there too, in
-        turns: the negotiator's cycle waits neither for the schedd's claim bookkeeping
-        nor for 10,000 slot ads to be decoded."""
-        now = self.ctx.clock.now()
+        matches are decoded and used on their own task. The core answers a match message
+        with the count it received before it uses any (``ScheddDriver``: the ack first in
+        its Ready); that count is known here on the wire, so the live negotiator's cycle
+        waits neither for 10,000 slot ads to be decoded nor for the claim bookkeeping.
+        The rejections are delivered at once (their events go out with the matches')."""
+        corr = request.request_id or rpc.request_id()
+        peer = Peer("", caller())
+        held = Ready()
         if request.rejections:
-            core.on_rejections(
-                [
-                    Rejection(int(r.cluster_id), int(r.proc_id), r.reason, r.time)
-                    for r in request.rejections
-                ],
-                now,
-            )
-            self.stats["rejections"] += len(request.rejections)
-            self.core_stats[core.name]["rejections"] += len(request.rejections)
-        self.stats["matches"] += len(matches)
-        self._spawn(self._use_matches(core, matches), core)
+            rejections = [
+                Rejection(int(r.cluster_id), int(r.proc_id), r.reason, r.time)
+                for r in request.rejections
+            ]
+            msg = ScheddMatches(corr, driver.name, int(request.cycle), [], rejections)
+            held = driver.deliver(msg, peer, self.ctx.clock.now())
+            _reply_of(held, corr)  # answered below
+        self._spawn(
+            self._use_matches(driver, corr, int(request.cycle), matches, held, peer), driver
+        )
         return spb.MatchesReply(received=len(matches))
 
-    async def _use_matches(self, core: Schedd, matches: list[bytes]) -> None:
+    async def _use_matches(
+        self,
+        driver: ScheddDriver,
+        corr: str,
+        cycle: int,
+        matches: list[bytes],
+        held: Ready,
+        peer: Peer,
+    ) -> None:
+        """The matches decoded and delivered in turns; the claim requests of all the
+        turns go as one request per startd."""
         notices: list[MatchNotice] = []
         async for part in turns.in_turns(matches, turns.ADS_PER_TURN):
-            notices += [n for m in part if (n := self._match_notice(core, m)) is not None]
+            notices += [n for m in part if (n := self._match_notice(driver, m)) is not None]
         matches.clear()  # the request's messages (10,000 slot ads) need not outlive the claims
-        out = Outbox()
-        async for part in turns.in_turns(notices, turns.ADS_PER_TURN):
-            out.extend(core.on_matches(part, self.ctx.clock.now()))
-        self.stats["matches_dropped"] += out.dropped
-        self._after(core)
-        await self._send(core, out)
+        ready = held
+        parts: Any = turns.in_turns(notices, turns.ADS_PER_TURN) if notices else _no_matches()
+        async for part in parts:
+            if not self._running(driver):
+                return
+            msg = ScheddMatches(corr, driver.name, cycle, list(part))
+            got = driver.deliver(msg, peer, self.ctx.clock.now())
+            _reply_of(got, corr)  # answered at once (see _apply_matches)
+            ready.extend(got)
+        ready.sends = driver.merge_sends(ready.sends)
+        sends = self._emit(driver, ready)
+        if sends:
+            await self._send(driver, sends)
 
-    def _match_notice(self, core: Schedd, raw: bytes) -> MatchNotice | None:
+    def _match_notice(self, driver: ScheddDriver, raw: bytes) -> MatchNotice | None:
         """The match (its bytes) as the core takes it; None (the match dropped, and why
         logged) when it or its slot ad does not decode."""
         try:
             found, rest = split_fields(raw, _SLOT_ENTRY)
             m = spb.Match.FromString(rest)
         except Exception as exc:  # WireError, DecodeError
-            self.stats["matches_dropped"] += 1
-            log.warning("%s: match dropped: not a valid message: %s", core.name, exc)
+            self._counts["matches_dropped"] += 1
+            log.warning("%s: match dropped: not a valid message: %s", driver.name, exc)
             return None
         try:
             # (a slot field sent twice merges, as protobuf's parser would merge them)
             slot = ad_from_bytes(b"".join(found[_SLOT_FIELD])) if found[_SLOT_FIELD] else None
         except WireError as exc:
-            self.stats["matches_dropped"] += 1
-            log.warning("%s: match for %s dropped: bad slot ad: %s", core.name, m.slot_name, exc)
+            self._counts["matches_dropped"] += 1
+            log.warning("%s: match for %s dropped: bad slot ad: %s", driver.name, m.slot_name, exc)
             return None
         return MatchNotice(
             m.submitter, int(m.autocluster_id), m.slot_name, m.claim_id, m.startd_address, slot
@@ -580,26 +745,27 @@ class ScheddService(QmgmtMethods, sgrpc.ScheddServicer):
     async def JobsExited(
         self, request: spb.JobsExitedRequest, context: grpc.aio.ServicerContext
     ) -> spb.JobsExitedReply:
-        who = caller()
-        if not (who.role is Role.ADMIN or who.is_daemon("startd")):
-            await context.abort(
-                grpc.StatusCode.PERMISSION_DENIED,
-                f"{who} is not a startd: may not report job exits",
-            )
+        refused = exits_refusal(caller())
+        if refused:
+            await context.abort(grpc.StatusCode.PERMISSION_DENIED, refused)
         gone = {e.schedd_name.lower() for e in request.exits} & self.down.keys()
         if gone:  # a startd sends each schedd its own: again once it is back
             await context.abort(
                 grpc.StatusCode.UNAVAILABLE, f"schedd {self.down[min(gone)]} is not running"
             )
-        return await self._recent.once(request.request_id, lambda: self._apply_exits(request))
+        return await self._recent.once(
+            request.request_id, lambda: self._apply_exits(request, context)
+        )
 
-    async def _apply_exits(self, request: spb.JobsExitedRequest) -> spb.JobsExitedReply:
-        by_core: dict[str, list[JobExit]] = {}
+    async def _apply_exits(
+        self, request: spb.JobsExitedRequest, context: grpc.aio.ServicerContext
+    ) -> spb.JobsExitedReply:
+        by_core: dict[str, list[JobExitRecord]] = {}
         for e in request.exits:
             key = e.schedd_name.lower() if e.schedd_name else ""
-            if not key and len(self.cores) == 1:
-                key = next(iter(self.cores))
-            if key not in self.cores:
+            if not key and len(self.drivers) == 1:
+                key = next(iter(self.drivers))
+            if key not in self.drivers:
                 log.warning(
                     "JobsExited for unknown schedd %r (job %d.%d)",
                     e.schedd_name,
@@ -608,7 +774,7 @@ class ScheddService(QmgmtMethods, sgrpc.ScheddServicer):
                 )
                 continue
             by_core.setdefault(key, []).append(
-                JobExit(
+                JobExitRecord(
                     e.claim_id,
                     int(e.cluster_id),
                     int(e.proc_id),
@@ -616,107 +782,114 @@ class ScheddService(QmgmtMethods, sgrpc.ScheddServicer):
                     e.end_time,
                     int(e.exit_code),
                     e.slot_name,
+                    e.schedd_name,
+                    "",
                     e.reason,
                     e.claim_closing,
                 )
             )
         accepted = 0
         for key, exits in by_core.items():
-            core = self.cores[key]
+            driver = self.drivers[key]
             async for part in turns.in_turns(exits, turns.ADS_PER_TURN):
-                if not self._running(core):
+                if not self._running(driver):
                     break  # crashed meanwhile: the startd's report is answered, as lost
-                out = core.on_job_exits(part, self.ctx.clock.now())
-                self._after(core)
-                self._spawn(self._send(core, out), core)
+                msg = ScheddJobsExited(rpc.request_id(), driver.name, list(part))
+                await self._deliver(driver, msg, context)
             accepted += len(exits)
-        self.stats["job_exits"] += accepted
         return spb.JobsExitedReply(accepted=accepted)
 
-    # --- sending what a core asked for --------------------------------------------------
+    # --- requests of the cores: one function per message type ---------------------------
 
-    async def _send(self, core: Schedd, out: Outbox) -> None:
-        """Send an outbox: every address concurrently; results feed back into the core."""
-        jobs: list[Awaitable[None]] = []
-        jobs += [
-            self._request_claims(core, a, part)
-            for a, reqs in out.claims.items()
-            for part in _batches(reqs, PER_STARTD_REQUEST)
-        ]
-        jobs += [
-            self._activate(core, a, part)
-            for a, acts in out.activations.items()
-            for part in _batches(acts, PER_STARTD_REQUEST)
-        ]
-        jobs += [self._release(core, a, ids) for a, ids in out.releases.items() if ids]
-        if jobs:
-            await asyncio.gather(*jobs)
+    async def _deliver(
+        self, driver: ScheddDriver, msg: Any, context: grpc.aio.ServicerContext
+    ) -> Any:
+        """Deliver a request from a caller; its reply (a refusal aborts the call)."""
+        ready = driver.deliver(msg, Peer("", caller()), self.ctx.clock.now())
+        reply = _reply_of(ready, msg.corr)
+        self._act(driver, ready)
+        if isinstance(reply, Undeliverable):
+            await context.abort(grpc.StatusCode[reply.code], reply.detail)
+        return reply
 
-    def _stub(self, core: Schedd, address: str) -> tgrpc.StartdStub:
-        return self._stub_for(core, address)[0]
-
-    def _stub_for(self, core: Schedd, address: str) -> tuple[tgrpc.StartdStub, bool]:
+    def _stub_for(self, driver: ScheddDriver, address: str) -> tuple[tgrpc.StartdStub, bool]:
         """A stub to the startd at ``address``, and whether it is of this process (it
         takes the core's records: ``rpc.can_hand_over``)."""
         # Each schedd speaks to startds as itself: a claim is usable only by its holder.
-        identity = daemon_identity("schedd", core.name)
+        identity = daemon_identity("schedd", driver.name)
         channel = self.ctx.channel(address, Role.DAEMON, identity)
         return tgrpc.StartdStub(channel), rpc.can_hand_over(channel)
 
-    async def _request_claims(self, core: Schedd, address: str, reqs: list) -> None:
-        stub, handing = self._stub_for(core, address)
-        request: tpb.RequestClaimsRequest | rpc.Handover
-        if handing:  # a startd of this process: the core's records, its answers back
-            request = rpc.Handover(
-                HandedClaims.of(rpc.request_id(), core.name, self.ctx.address, reqs)
-            )
-        else:
-            request = tpb.RequestClaimsRequest(request_id=rpc.request_id())
-            async for part in turns.in_turns(reqs, turns.ADS_PER_TURN):
-                for r in part:
-                    msg = request.claims.add(
-                        claim_id=r.claim_id,
-                        slot_name=r.slot_name,
-                        schedd_name=core.name,
-                        schedd_address=self.ctx.address,
-                        owner=r.owner,
-                        send_leftovers=r.leftovers,
-                    )
-                    ad_to_pb(r.job_ad, msg.job)
-        failed = ""
-        results: list[tpb.ClaimResult] | list[ClaimOutcome] = []
-        try:
+    async def _split(
+        self,
+        items: list[Any],
+        call: Callable[[list[Any]], Awaitable[list[Any]]],
+        msg: Any,
+    ) -> list[Any] | Undeliverable:
+        """A message's items in requests of PER_STARTD_REQUEST, concurrently; the answers
+        in order (those of a failed request left out), or the failure if all failed."""
+        parts = _batches(items, PER_STARTD_REQUEST)
+        if len(parts) == 1:  # (the usual case: no task of its own)
+            try:
+                return await call(parts[0])
+            except grpc.aio.AioRpcError as exc:
+                return Undeliverable(msg, exc.code().name, exc.details() or "")
+        results = await asyncio.gather(*(call(p) for p in parts), return_exceptions=True)
+        answers: list[Any] = []
+        failures = []
+        for part, result in zip(parts, results, strict=True):
+            if isinstance(result, grpc.aio.AioRpcError):
+                failures.append(result)
+                answers += [None] * len(part)
+            elif isinstance(result, BaseException):
+                raise result
+            else:
+                answers += result
+        if failures and len(failures) == len(parts):
+            exc = failures[0]
+            return Undeliverable(msg, exc.code().name, exc.details() or "")
+        return answers
+
+    async def _request_claims(
+        self, driver: ScheddDriver, address: str, msg: StartdRequestClaims
+    ) -> ScheddClaimResults | Undeliverable:
+        stub, handing = self._stub_for(driver, address)
+
+        async def call(reqs: list[ClaimRequest]) -> list[Any]:
+            request: tpb.RequestClaimsRequest | rpc.Handover
+            if handing:  # a startd of this process: the core's records, its answers back
+                request = rpc.Handover(
+                    HandedClaims(rpc.request_id(), msg.schedd_name, msg.schedd_address, reqs)
+                )
+            else:
+                request = tpb.RequestClaimsRequest(request_id=rpc.request_id())
+                async for part in turns.in_turns(reqs, turns.ADS_PER_TURN):
+                    for r in part:
+                        pb = request.claims.add(
+                            claim_id=r.claim_id,
+                            slot_name=r.slot_name,
+                            schedd_name=msg.schedd_name,
+                            schedd_address=msg.schedd_address,
+                            owner=r.owner,
+                            send_leftovers=r.leftovers,
+                        )
+                        ad_to_pb(r.job_ad, pb.job)
             reply = await rpc.call(stub.RequestClaims, request, timeout=RPC_TIMEOUT)
-            results = reply.value if isinstance(reply, rpc.Handover) else list(reply.results)
-        except grpc.aio.AioRpcError as exc:
-            log.warning("%s: RequestClaims to %s failed: %s", core.name, address, exc.details())
-            self.stats["rpc_failures"] += 1
-            failed = f"RequestClaims failed: {exc.code().name}"
+            if isinstance(reply, rpc.Handover):
+                return list(reply.value)
+            results = list(reply.results)[: len(reqs)]
+            return [
+                self._claim_outcome(driver, address, reqs[i], res) for i, res in enumerate(results)
+            ] + [None] * (len(reqs) - len(results))
 
-        # each outcome stands alone: a big batch is decoded and given to the core in
-        # turns, its activations still sent as one request per startd
-        def outcome(i: int) -> ClaimOutcome:
-            if failed:
-                return ClaimOutcome(reqs[i].claim_id, False, failed)
-            if i >= len(results):
-                return ClaimOutcome(reqs[i].claim_id, False, "no answer from the startd")
-            res = results[i]
-            if isinstance(res, ClaimOutcome):
-                return res
-            return self._claim_outcome(core, address, reqs[i], res)
-
-        out = Outbox()
-        async for part in turns.in_turns(range(len(reqs)), turns.ADS_PER_TURN):
-            outcomes = [outcome(i) for i in part]
-            out.extend(core.on_claim_results(outcomes, self.ctx.clock.now()))
-        self._after(core)
-        if core.next_ready_time() is not None and self._ready_wake is not None:
-            self._ready_wake.set()
-        await self._send(core, out)
+        answers = await self._split(msg.claims, call, msg)
+        if isinstance(answers, Undeliverable):
+            return answers
+        return ScheddClaimResults(msg.corr, driver.name, answers)
 
     @staticmethod
     def _claim_outcome(
-        core: Schedd, address: str, req: ClaimRequest, res: tpb.ClaimResult
+        driver: ScheddDriver, address: str, req: ClaimRequest, res: tpb.ClaimResult
     ) -> ClaimOutcome:
         slot_ad: ClassAd | None = None
         leftover_ad: ClassAd | None = None
@@ -726,7 +899,7 @@ class ScheddService(QmgmtMethods, sgrpc.ScheddServicer):
             if res.leftover_claim_id and res.HasField("leftover_slot"):
                 leftover_ad = ad_from_pb(res.leftover_slot)
         except WireError as exc:
-            log.warning("%s: bad slot ad from %s: %s", core.name, address, exc)
+            log.warning("%s: bad slot ad from %s: %s", driver.name, address, exc)
         return ClaimOutcome(
             req.claim_id,
             res.ok,
@@ -739,286 +912,120 @@ class ScheddService(QmgmtMethods, sgrpc.ScheddServicer):
             leftover_ad,
         )
 
-    async def _activate_when_ready(self) -> None:
-        """Activate preempting claims once their slots' jobs have retired."""
-        clock = self.ctx.clock
-        assert self._ready_wake is not None
-        while True:
-            self._ready_wake.clear()
-            due = [t for c in self.cores.values() if (t := c.next_ready_time()) is not None]
-            if not due:
-                await self._ready_wake.wait()
-                continue
-            if min(due) > clock.now():
-                sleeper = asyncio.ensure_future(clock.sleep_until(min(due)))
-                waker = asyncio.ensure_future(self._ready_wake.wait())
-                try:
-                    await asyncio.wait({sleeper, waker}, return_when=asyncio.FIRST_COMPLETED)
-                finally:
-                    for t in (sleeper, waker):
-                        t.cancel()
-                continue
-            now = clock.now()
-            for core in self.cores.values():
-                out = core.activate_ready(now)
-                if out:
-                    self._after(core)
-                    self._spawn(self._send(core, out), core)
+    async def _activate(
+        self, driver: ScheddDriver, address: str, msg: StartdActivateClaims
+    ) -> ScheddActivationResults | Undeliverable:
+        stub, handing = self._stub_for(driver, address)
 
-    async def _activate(self, core: Schedd, address: str, acts: list) -> None:
-        stub, handing = self._stub_for(core, address)
-        request: tpb.ActivateClaimsRequest | rpc.Handover
-        if handing:  # a startd of this process: the core's records, its answers back
-            request = rpc.Handover(HandedActivations.of(rpc.request_id(), acts))
-        else:
-            request = tpb.ActivateClaimsRequest(request_id=rpc.request_id())
-            async for part in turns.in_turns(acts, turns.ADS_PER_TURN):
-                for a in part:
-                    msg = request.activations.add(claim_id=a.claim_id)
-                    ad_to_pb(a.job_ad, msg.job)
-        outcomes: list[ActivationOutcome] = []
-        try:
+        async def call(acts: list[Any]) -> list[Any]:
+            request: tpb.ActivateClaimsRequest | rpc.Handover
+            if handing:  # a startd of this process: the core's records, its answers back
+                request = rpc.Handover(HandedActivations(rpc.request_id(), acts))
+            else:
+                request = tpb.ActivateClaimsRequest(request_id=rpc.request_id())
+                async for part in turns.in_turns(acts, turns.ADS_PER_TURN):
+                    for a in part:
+                        pb = request.activations.add(claim_id=a.claim_id)
+                        ad_to_pb(a.job_ad, pb.job)
             reply = await rpc.call(stub.ActivateClaims, request, timeout=RPC_TIMEOUT)
-        except grpc.aio.AioRpcError as exc:
-            log.warning("%s: ActivateClaims to %s failed: %s", core.name, address, exc.details())
-            self.stats["rpc_failures"] += 1
-            outcomes = [
-                ActivationOutcome(
-                    a.claim_id, False, f"ActivateClaims failed: {exc.code().name}", answered=False
-                )
-                for a in acts
-            ]
-        else:
             # the startd's results, or (handed over) its ActivationOutcomes: alike fields
             results = reply.value if isinstance(reply, rpc.Handover) else reply.results
-            answered = {r.claim_id: r for r in results}
-            for a in acts:
-                r = answered.get(a.claim_id)
-                if r is None:
-                    outcomes.append(
-                        ActivationOutcome(
-                            a.claim_id, False, "no answer from the startd", answered=False
-                        )
-                    )
-                else:
-                    outcomes.append(ActivationOutcome(a.claim_id, r.ok, r.error, r.start_time))
-        # each outcome stands alone: a big batch goes to the core in turns
-        async for part in turns.in_turns(outcomes, turns.ADS_PER_TURN):
-            out = core.on_activation_results(part, self.ctx.clock.now())
-            self._after(core)
-            await self._send(core, out)
+            return [ActivationOutcome(r.claim_id, r.ok, r.error, r.start_time) for r in results]
 
-    async def _release(self, core: Schedd, address: str, claim_ids: list[str]) -> None:
-        request = tpb.ReleaseClaimsRequest(request_id=rpc.request_id(), claim_ids=claim_ids)
-        answered = True
+        answers = await self._split(msg.activations, call, msg)
+        if isinstance(answers, Undeliverable):
+            return answers
+        return ScheddActivationResults(msg.corr, driver.name, [a for a in answers if a])
+
+    async def _release(
+        self, driver: ScheddDriver, address: str, msg: StartdReleaseClaims
+    ) -> ScheddReleaseResults | Undeliverable:
+        request = tpb.ReleaseClaimsRequest(request_id=rpc.request_id(), claim_ids=msg.claim_ids)
         try:
-            await rpc.call(self._stub(core, address).ReleaseClaims, request, timeout=RPC_TIMEOUT)
+            stub = self._stub_for(driver, address)[0]
+            await rpc.call(stub.ReleaseClaims, request, timeout=RPC_TIMEOUT)
         except grpc.aio.AioRpcError as exc:
-            # The startd drops the claim anyway when its lease runs out.
-            log.warning("%s: ReleaseClaims to %s failed: %s", core.name, address, exc.details())
-            self.stats["rpc_failures"] += 1
-            answered = False
-        core.on_releases_done(claim_ids, self.ctx.clock.now(), answered=answered)
-        self._after(core)
+            return Undeliverable(msg, exc.code().name, exc.details() or "")
+        return ScheddReleaseResults(msg.corr, driver.name, msg.claim_ids)
 
-    async def _reschedule(self, schedd_name: str) -> None:
-        """Ask the negotiator for a cycle; a failure is logged, never raised."""
+    async def _keepalive(
+        self, driver: ScheddDriver, address: str, msg: StartdKeepAlive
+    ) -> ScheddKeepAliveAnswer | Undeliverable:
+        request = tpb.KeepAliveRequest(schedd_name=msg.schedd_name, claim_ids=msg.claim_ids)
         try:
-            address = self._negotiator or await self._find_negotiator()
-            if not address:
-                log.info("%s: no negotiator ad yet; not asking for a reschedule", schedd_name)
-                return
-            stub = ngrpc.NegotiatorStub(self.ctx.channel(address, Role.DAEMON))
-            await rpc.call(
-                stub.Reschedule, npb.RescheduleRequest(schedd_name=schedd_name), timeout=RPC_TIMEOUT
-            )
-            self.stats["reschedules"] += 1
-        except Exception as exc:
-            self._negotiator = None  # look it up again next time
-            log.warning("%s: reschedule failed: %s", schedd_name, exc)
+            stub = self._stub_for(driver, address)[0]
+            reply = await rpc.call(stub.KeepAlive, request, timeout=RPC_TIMEOUT)
+        except grpc.aio.AioRpcError as exc:
+            return Undeliverable(msg, exc.code().name, exc.details() or "")
+        return ScheddKeepAliveAnswer(
+            msg.corr, driver.name, msg.claim_ids, list(reply.unknown_claim_ids)
+        )
 
-    async def _find_negotiator(self) -> str | None:
-        self._negotiator = await self.ctx.locate("Negotiator", "")
-        return self._negotiator
+    async def _query(
+        self, driver: ScheddDriver, address: str, msg: CollectorQuery
+    ) -> QueryReply | Undeliverable:
+        stub = cgrpc.CollectorStub(self.ctx.channel(address, Role.DAEMON))
+        request = cpb.QueryRequest(
+            ad_type=msg.ad_type, constraint=msg.constraint, projection=list(msg.projection)
+        )
+        try:
+            reply = await rpc.call(stub.Query, request, timeout=RPC_TIMEOUT)
+        except grpc.aio.AioRpcError as exc:
+            return Undeliverable(msg, exc.code().name, exc.details() or "")
+        return QueryReply(msg.corr, [ad_from_pb(m) for m in reply.ads])
 
-    # --- loops --------------------------------------------------------------------------
+    async def _reschedule(
+        self, driver: ScheddDriver, address: str, msg: NegotiatorReschedule
+    ) -> RescheduleAck | Undeliverable:
+        stub = ngrpc.NegotiatorStub(self.ctx.channel(address, Role.DAEMON))
+        request = npb.RescheduleRequest(schedd_name=msg.schedd_name)
+        try:
+            reply = await rpc.call(stub.Reschedule, request, timeout=RPC_TIMEOUT)
+        except grpc.aio.AioRpcError as exc:
+            return Undeliverable(msg, exc.code().name, exc.details() or "")
+        return RescheduleAck(msg.corr, reply.next_cycle)
 
-    async def _advertise(self) -> None:
-        """One Advertise with every schedd's Scheduler and Submitter ads, and
-        invalidations for submitters that have no jobs left."""
-        if not self.ctx.collector_address:
-            return
-        now = self.ctx.clock.now()
+    async def _advertise(self, ads: list[tuple[ScheddDriver, CollectorAdvertise]]) -> None:
+        """The actor's schedds' ads in one Advertise (in the order the schedds were
+        named); the answer, or the failure, delivered to each."""
+        order = list(self.drivers.values())
+        ads.sort(key=lambda item: order.index(item[0]) if item[0] in order else len(order))
         request = cpb.AdvertiseRequest()
-        for core in self.cores.values():
-            ad = core.schedd_ad(now, self.ctx.duty_cycle())
-            ad_to_pb(ad, request.updates.add(ad_type="Scheduler").ad)
-            ads, gone = core.submitter_updates(now)
-            for ad in ads:
-                ad_to_pb(ad, request.updates.add(ad_type="Submitter").ad)
-            for key in gone:
-                ad_to_pb(key, request.updates.add(ad_type="Submitter", invalidate=True).ad)
-        stub = cgrpc.CollectorStub(self.ctx.channel(self.ctx.collector_address, Role.DAEMON))
+        for _, msg in ads:
+            for u in msg.updates:
+                ad_to_pb(u.ad, request.updates.add(ad_type=u.ad_type, invalidate=u.invalidate).ad)
+        address = ads[0][0].collector_address
+        stub = cgrpc.CollectorStub(self.ctx.channel(address, Role.DAEMON))
+        answers: list[Any]
         try:
             reply = await rpc.call(stub.Advertise, request, timeout=RPC_TIMEOUT)
         except grpc.aio.AioRpcError as exc:
-            log.warning("schedd ads not advertised: %s", exc.details())
-            self.stats["rpc_failures"] += 1
-            return
-        for err in reply.errors:
-            log.warning("collector refused a schedd ad: %s", err)
-        for core in self.cores.values():
-            core.submitters_advertised()
-        self.stats["advertise"] += 1
+            answers = [Undeliverable(msg, exc.code().name, exc.details() or "") for _, msg in ads]
+        else:
+            errors = list(reply.errors)  # told once, by the first
+            answers = [
+                AdvertiseAck(msg.corr, reply.accepted, errors if i == 0 else [])
+                for i, (_, msg) in enumerate(ads)
+            ]
+        now = self.ctx.clock.now()
+        for (driver, _), answer in zip(ads, answers, strict=True):
+            if self._running(driver):
+                self._act(driver, driver.deliver(answer, Peer(address, _ANSWERER), now))
 
-    async def _ads_loop(self) -> None:
-        """Send the ads when a core's cadence says so (one Advertise for all), then the
-        reschedules the cores asked for: after the ads, so the cycle sees them."""
-        assert self._changed is not None
-        clock = self.ctx.clock
-        while True:
-            cores = list(self.cores.values())  # (one may have crashed or come back)
-            if not cores:
-                self._changed.clear()
-                await self._changed.wait()
-                continue
-            due = min(core.ad_cadence.due() for core in cores)
-            if due > clock.now():
-                self._changed.clear()
-                await sleep_until_or(clock, due, self._changed)
-                continue
-            now = clock.now()
-            for core in cores:
-                core.ad_cadence.start(now)
-            try:
-                await self._advertise()
-            except asyncio.CancelledError:
-                raise
-            except Exception:
-                log.exception("schedd ads failed")
-            for core in cores:
-                if core.ad_cadence.finish():
-                    self._spawn(self._reschedule(core.name))
 
-    async def _policy_loop(self) -> None:
-        """Each core's periodic job policy, when its PERIODIC_EXPR_INTERVAL comes round;
-        thousands of jobs are looked at in turns, so timers still wake on time."""
-        clock = self.ctx.clock
-        while True:
-            times = [t for c in self.cores.values() if (t := c.next_policy_time()) is not None]
-            if not times:  # none of its schedds has a policy: until one comes back
-                assert self._policy_wake is not None
-                self._policy_wake.clear()
-                await self._policy_wake.wait()
-                continue
-            await clock.sleep_until(min(times))
-            for core in list(self.cores.values()):
-                async for part in turns.in_turns(core.policy_due(clock.now())):
-                    if not self._running(core):
-                        break
-                    try:
-                        out = core.policy_round(part, clock.now())
-                    except Exception:
-                        log.exception("%s: periodic job policy failed", core.name)
-                        break
-                    if out is not None:
-                        self._after(core)
-                        self._spawn(self._send(core, out), core)
+async def _advertise_alone(
+    svc: ScheddService, driver: ScheddDriver, address: str, msg: CollectorAdvertise
+) -> None:
+    await svc._advertise([(driver, msg)])
 
-    async def _wallclock_loop(self) -> None:
-        """Each core's wall-clock checkpoint, every WALL_CLOCK_CKPT_INTERVAL (0: none). A
-        schedd back from a crash starts its rounds again: while every one is down, look
-        every minute (its first round is an interval after its start)."""
-        clock = self.ctx.clock
-        every = self.ctx.config.get_int("WALL_CLOCK_CKPT_INTERVAL", WALL_CLOCK_DEFAULT)
-        while every > 0:
-            times = [t for c in self.cores.values() if (t := c.wallclock_next) is not None]
-            await clock.sleep_until(min(times, default=clock.now() + min(every, 60)))
-            for core in list(self.cores.values()):
-                try:
-                    core.wall_clock_round(clock.now())
-                except Exception:  # the queue could not be written: the next round tries
-                    log.exception("%s: wall-clock checkpoint failed", core.name)
 
-    async def _keepalive_loop(self) -> None:
-        """Sleep until a core's next keepalive is due (woken when claims change), send."""
-        assert self._alive_wake is not None
-        clock = self.ctx.clock
-        while True:
-            try:
-                self._alive_wake.clear()
-                # a turn per schedd: each looks over thousands of claims
-                async for (core,) in turns.in_turns(list(self.cores.values()), 1):
-                    given_up, due = core.alive_round(clock.now())
-                    if given_up:
-                        self._after(core)
-                        self._spawn(self._send(core, given_up), core)
-                    for address, claim_ids in due.items():
-                        # in the background: a startd that does not answer (catatonic)
-                        # must not hold up the keepalives to others nor giving up on it
-                        self._spawn(self._keepalive_one(core, address, claim_ids), core)
-                times = [t for c in self.cores.values() if (t := c.alive_next) is not None]
-                due = min(times, default=math.inf)
-                waits = [asyncio.ensure_future(self._alive_wake.wait())]
-                if times:
-                    waits.append(asyncio.ensure_future(clock.sleep_until(due)))
-                try:
-                    await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
-                finally:
-                    for f in waits:
-                        f.cancel()
-                    await asyncio.gather(*waits, return_exceptions=True)
-                # Claims changed: a claim made now needs no keepalive before
-                # now + MIN_ALIVE_EVERY, so one look then covers every change until then
-                # (a busy schedd changes claims thousands of times a cycle).
-                changed_at = clock.now()
-                if changed_at < due:
-                    await clock.sleep_until(min(due, changed_at + MIN_ALIVE_EVERY))
-            except asyncio.CancelledError:
-                raise
-            except Exception:
-                log.exception("schedd keepalive round failed")
-                await clock.sleep_until(clock.now() + 10.0)
-
-    async def _keepalive_one(self, core: Schedd, address: str, claim_ids: list[str]) -> None:
-        """One KeepAlive; when its startd does not answer, look its machine up in the
-        collector: a startd that came back on a new address is asked there."""
-        request = tpb.KeepAliveRequest(schedd_name=core.name, claim_ids=claim_ids)
-        try:
-            reply = await rpc.call(
-                self._stub(core, address).KeepAlive, request, timeout=RPC_TIMEOUT
-            )
-        except grpc.aio.AioRpcError as exc:
-            log.warning("%s: KeepAlive to %s failed: %s", core.name, address, exc.details())
-            self.stats["rpc_failures"] += 1
-            moved = await self._relocate(core, address, claim_ids)
-            if moved is None:
-                return
-            try:
-                reply = await rpc.call(
-                    self._stub(core, moved).KeepAlive, request, timeout=RPC_TIMEOUT
-                )
-            except grpc.aio.AioRpcError:
-                self.stats["rpc_failures"] += 1
-                return
-        self.stats["keepalives"] += 1
-        self.core_stats[core.name]["keepalives"] += 1
-        core.on_keepalive_answer(claim_ids, reply.unknown_claim_ids, self.ctx.clock.now())
-        self._after(core, changed=bool(reply.unknown_claim_ids))
-
-    async def _relocate(self, core: Schedd, address: str, claim_ids: list[str]) -> str | None:
-        """The new address of the startd behind ``address`` (by a machine it held a claim
-        on), if the collector has one that differs."""
-        claim = next((core.claims[c] for c in claim_ids if c in core.claims), None)
-        if claim is None:
-            return None
-        machine = claim.slot_name.rpartition("@")[2]
-        try:
-            found = await self.ctx.locate("Machine", f"Machine == {quote_string(machine)}")
-        except grpc.aio.AioRpcError:
-            return None
-        if found is None or found == address:
-            return None
-        log.info("%s: startd of %s moved from %s to %s", core.name, machine, address, found)
-        core.readdress(address, found)
-        return found
+# each request a core sends: the function that makes its RPC and returns the answer
+_CALLS: dict[type, Callable[..., Awaitable[Any]]] = {
+    StartdRequestClaims: ScheddService._request_claims,
+    StartdActivateClaims: ScheddService._activate,
+    StartdReleaseClaims: ScheddService._release,
+    StartdKeepAlive: ScheddService._keepalive,
+    CollectorQuery: ScheddService._query,
+    NegotiatorReschedule: ScheddService._reschedule,
+    CollectorAdvertise: _advertise_alone,
+}

@@ -65,7 +65,8 @@ class QmgmtMethods:
     ) -> spb.SubmitReply:
         from .service import _log_refusal  # (service.py imports this module)
 
-        core = await self._core(request.schedd_name, context)
+        driver = await self._driver(request.schedd_name, context)
+        core = driver.core
         await turns.own_turn()  # thousands of ads in one transaction: a loop round apart
         principal = caller()
         try:
@@ -77,13 +78,14 @@ class QmgmtMethods:
             proc_ads = [_texts(p) for p in request.procs]
         except WireError as exc:
             await abort_invalid(context, f"SubmitJobAds: {exc}")
+        now = self.ctx.clock.now()
         try:
             cluster, n = core.submit_ads(
                 int(request.cluster_id),
                 cluster_ad,
                 proc_ads,
                 owner,
-                self.ctx.clock.now(),
+                now,
                 request_id=request.request_id or None,
                 log_refused=_log_refusal(principal),
             )
@@ -94,23 +96,23 @@ class QmgmtMethods:
         except QueueError as exc:
             log.error("%s: job ads not stored: %s", core.name, exc)
             await context.abort(grpc.StatusCode.INTERNAL, f"job not queued: {exc}")
-        self.stats["submits"] += 1
-        self._after(core)
+        self._act(driver, driver.submitted(now))
         return spb.SubmitReply(cluster_id=cluster, num_procs=n)
 
     async def Edit(
         self: ScheddService, request: spb.EditRequest, context: grpc.aio.ServicerContext
     ) -> spb.EditReply:
-        core = await self._core(request.schedd_name, context)
+        driver = await self._driver(request.schedd_name, context)
+        now = self.ctx.clock.now()
         who = caller()
         specs = [
             EditSpec(tuple(e.job_ids), e.constraint, e.name, None if e.delete else e.value)
             for e in request.edits
         ]
         try:
-            matched = core.edit(
+            matched = driver.core.edit(
                 specs,
-                self.ctx.clock.now(),
+                now,
                 only_owner=who.name if who.role is Role.SUBMIT else None,
                 check_only=request.check_only,
             )
@@ -119,10 +121,10 @@ class QmgmtMethods:
         except ScheddError as exc:  # a constraint that does not parse, or costs too much
             await abort_invalid(context, str(exc))
         except QueueError as exc:
-            log.error("%s: edit not stored: %s", core.name, exc)
+            log.error("%s: edit not stored: %s", driver.name, exc)
             await context.abort(grpc.StatusCode.INTERNAL, f"edit not stored: {exc}")
         if not request.check_only:
-            self._after(core)
+            self._act(driver, driver.after_call(now))
         return spb.EditReply(matched=matched)
 
     async def Reschedule(
@@ -132,7 +134,6 @@ class QmgmtMethods:
     ) -> spb.ScheddRescheduleReply:
         """HTCondor's RESCHEDULE: the schedd's ads go out as soon as SCHEDD_MIN_INTERVAL
         allows, and a negotiation cycle is asked for after them."""
-        core = await self._core(request.schedd_name, context)
-        core.ad_cadence.expedite(self.ctx.clock.now())
-        self._after(core, changed=False)  # wakes the ads loop
+        driver = await self._driver(request.schedd_name, context)
+        self._act(driver, driver.expedite(self.ctx.clock.now()))  # wakes the loop
         return spb.ScheddRescheduleReply()
