@@ -27,63 +27,46 @@ import getpass
 import json
 import logging
 from collections import Counter
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Mapping
 from typing import Any
 
 import grpc
 import grpc.aio
 
 from .. import rpc, turns
-from ..auth import ALL_ROLES, Principal, Role, caller, daemon_identity, submit_owner
+from ..auth import ALL_ROLES, Principal, Role, caller, submit_owner
 from ..classad import ClassAd
 from ..contract import Peer, Ready, Send, Undeliverable
-from ..daemon import RPC_TIMEOUT, DaemonContext, ReplyCache, abort_invalid, sleep_until_or
+from ..daemon import DaemonContext, ReplyCache, abort_invalid, sleep_until_or
 from ..messages import (
     REPLIES,
-    AdvertiseAck,
     CollectorAdvertise,
     CollectorQuery,
     NegotiatorReschedule,
-    QueryReply,
-    RescheduleAck,
-    ScheddActivationResults,
-    ScheddClaimResults,
     ScheddJobsExited,
-    ScheddKeepAliveAnswer,
     ScheddMatches,
-    ScheddReleaseResults,
     ScheddResourceRequestsRequest,
     StartdActivateClaims,
     StartdKeepAlive,
-    StartdReleaseClaims,
     StartdRequestClaims,
 )
 from ..startd.machine import JobExitRecord
-from ..v1 import collector_pb2 as cpb
-from ..v1 import collector_pb2_grpc as cgrpc
-from ..v1 import negotiator_pb2 as npb
-from ..v1 import negotiator_pb2_grpc as ngrpc
 from ..v1 import schedd_pb2 as spb
 from ..v1 import schedd_pb2_grpc as sgrpc
-from ..v1 import startd_pb2 as tpb
-from ..v1 import startd_pb2_grpc as tgrpc
-from ..wire import WireError, ad_from_bytes, ad_from_pb, ad_to_pb, ads_to_pb, split_fields
+from ..wire import WireError, ad_from_bytes, ad_to_pb, ads_to_pb, split_fields
 from .driver import ScheddDriver, exits_refusal
-from .handover import HandedActivations, HandedClaims
 from .logfiles import append_user_logs
 from .memqueue import MemoryJobQueue
 from .queue import JobQueue, QueueError
 from .schedd import (
     MIN_ALIVE_EVERY,
-    ActivationOutcome,
-    ClaimOutcome,
-    ClaimRequest,
     CostlyConstraint,
     MatchNotice,
     Rejection,
     Schedd,
     ScheddError,
 )
+from .service_calls import ANSWERER, CALLS, advertise
 from .service_qmgmt import QmgmtMethods
 from .submit import SubmitError
 from .userlog import format_events
@@ -97,13 +80,8 @@ _MATCHES_FIELD = spb.MatchesRequest.DESCRIPTOR.fields_by_name["matches"].number
 _MATCH_ENTRIES = frozenset({_MATCHES_FIELD})
 _SLOT_FIELD = spb.Match.DESCRIPTOR.fields_by_name["slot"].number
 _SLOT_ENTRY = frozenset({_SLOT_FIELD})
-# claims asked for (or activated) in one request to a startd, each with its job ad: 20,000
-# in one message held the schedd's loop for 0.4 s to serialise, and its reply as long
-PER_STARTD_REQUEST = 1_000
 _RECENT_REQUESTS = 1024  # request ids remembered for retried Matches / JobsExited
 _REPLY_TYPES = (*REPLIES, Undeliverable)
-# who answered a request of ours (the core reads nothing of it)
-_ANSWERER = Principal(Role.DAEMON, "")
 # the answers to these take turns before they are delivered (see _request)
 _ITEMS = {StartdRequestClaims: "claims", StartdActivateClaims: "activations"}
 # requests sent each on a task of its own (see _act)
@@ -114,10 +92,6 @@ _PER_SCHEDD = ("rejections", "keepalives")
 
 def _method(name: str) -> str:
     return f"/{SERVICE_NAME}/{name}"
-
-
-def _batches(items: list[Any], size: int) -> list[list[Any]]:
-    return [items[i : i + size] for i in range(0, len(items), size)]
 
 
 @functools.cache
@@ -389,7 +363,7 @@ class ScheddService(QmgmtMethods, sgrpc.ScheddServicer):
     async def _request(self, driver: ScheddDriver, address: str, msg: Any) -> None:
         """One request of a core: its RPC, the answer (or the failure) delivered, and
         what the core sends on it."""
-        answer = await _CALLS[type(msg)](self, driver, address, msg)
+        answer = await CALLS[type(msg)](self, driver, address, msg)
         items = _ITEMS.get(type(msg))
         if answer is not None and items:
             # a big batch's answers took turns with the rest of the loop (its timers,
@@ -398,7 +372,7 @@ class ScheddService(QmgmtMethods, sgrpc.ScheddServicer):
                 pass
         if answer is not None and self._running(driver):
             now = self.ctx.clock.now()
-            sends = self._emit(driver, driver.deliver(answer, Peer(address, _ANSWERER), now))
+            sends = self._emit(driver, driver.deliver(answer, Peer(address, ANSWERER), now))
             if sends:
                 await self._send(driver, sends)
 
@@ -447,7 +421,7 @@ class ScheddService(QmgmtMethods, sgrpc.ScheddServicer):
             for driver, ready in readies:
                 self._act(driver, ready)
             if ads:
-                self._spawn(self._advertise(ads))
+                self._spawn(advertise(self, ads))
             times = [t for d in self.drivers.values() if (t := d.next_wakeup()) is not None]
             self._wake.clear()
             if not times:
@@ -811,221 +785,3 @@ class ScheddService(QmgmtMethods, sgrpc.ScheddServicer):
         if isinstance(reply, Undeliverable):
             await context.abort(grpc.StatusCode[reply.code], reply.detail)
         return reply
-
-    def _stub_for(self, driver: ScheddDriver, address: str) -> tuple[tgrpc.StartdStub, bool]:
-        """A stub to the startd at ``address``, and whether it is of this process (it
-        takes the core's records: ``rpc.can_hand_over``)."""
-        # Each schedd speaks to startds as itself: a claim is usable only by its holder.
-        identity = daemon_identity("schedd", driver.name)
-        channel = self.ctx.channel(address, Role.DAEMON, identity)
-        return tgrpc.StartdStub(channel), rpc.can_hand_over(channel)
-
-    async def _split(
-        self,
-        items: list[Any],
-        call: Callable[[list[Any]], Awaitable[list[Any]]],
-        msg: Any,
-    ) -> list[Any] | Undeliverable:
-        """A message's items in requests of PER_STARTD_REQUEST, concurrently; the answers
-        in order (those of a failed request left out), or the failure if all failed."""
-        parts = _batches(items, PER_STARTD_REQUEST)
-        if len(parts) == 1:  # (the usual case: no task of its own)
-            try:
-                return await call(parts[0])
-            except grpc.aio.AioRpcError as exc:
-                return Undeliverable(msg, exc.code().name, exc.details() or "")
-        results = await asyncio.gather(*(call(p) for p in parts), return_exceptions=True)
-        answers: list[Any] = []
-        failures = []
-        for part, result in zip(parts, results, strict=True):
-            if isinstance(result, grpc.aio.AioRpcError):
-                failures.append(result)
-                answers += [None] * len(part)
-            elif isinstance(result, BaseException):
-                raise result
-            else:
-                answers += result
-        if failures and len(failures) == len(parts):
-            exc = failures[0]
-            return Undeliverable(msg, exc.code().name, exc.details() or "")
-        return answers
-
-    async def _request_claims(
-        self, driver: ScheddDriver, address: str, msg: StartdRequestClaims
-    ) -> ScheddClaimResults | Undeliverable:
-        stub, handing = self._stub_for(driver, address)
-
-        async def call(reqs: list[ClaimRequest]) -> list[Any]:
-            request: tpb.RequestClaimsRequest | rpc.Handover
-            if handing:  # a startd of this process: the core's records, its answers back
-                request = rpc.Handover(
-                    HandedClaims(rpc.request_id(), msg.schedd_name, msg.schedd_address, reqs)
-                )
-            else:
-                request = tpb.RequestClaimsRequest(request_id=rpc.request_id())
-                async for part in turns.in_turns(reqs, turns.ADS_PER_TURN):
-                    for r in part:
-                        pb = request.claims.add(
-                            claim_id=r.claim_id,
-                            slot_name=r.slot_name,
-                            schedd_name=msg.schedd_name,
-                            schedd_address=msg.schedd_address,
-                            owner=r.owner,
-                            send_leftovers=r.leftovers,
-                        )
-                        ad_to_pb(r.job_ad, pb.job)
-            reply = await rpc.call(stub.RequestClaims, request, timeout=RPC_TIMEOUT)
-            if isinstance(reply, rpc.Handover):
-                return list(reply.value)
-            results = list(reply.results)[: len(reqs)]
-            return [
-                self._claim_outcome(driver, address, reqs[i], res) for i, res in enumerate(results)
-            ] + [None] * (len(reqs) - len(results))
-
-        answers = await self._split(msg.claims, call, msg)
-        if isinstance(answers, Undeliverable):
-            return answers
-        return ScheddClaimResults(msg.corr, driver.name, answers)
-
-    @staticmethod
-    def _claim_outcome(
-        driver: ScheddDriver, address: str, req: ClaimRequest, res: tpb.ClaimResult
-    ) -> ClaimOutcome:
-        slot_ad: ClassAd | None = None
-        leftover_ad: ClassAd | None = None
-        try:
-            if res.HasField("slot"):
-                slot_ad = ad_from_pb(res.slot)
-            if res.leftover_claim_id and res.HasField("leftover_slot"):
-                leftover_ad = ad_from_pb(res.leftover_slot)
-        except WireError as exc:
-            log.warning("%s: bad slot ad from %s: %s", driver.name, address, exc)
-        return ClaimOutcome(
-            req.claim_id,
-            res.ok,
-            res.error,
-            res.claim_id,
-            res.slot_name,
-            slot_ad,
-            res.ready_time,
-            res.leftover_claim_id if leftover_ad is not None else "",
-            leftover_ad,
-        )
-
-    async def _activate(
-        self, driver: ScheddDriver, address: str, msg: StartdActivateClaims
-    ) -> ScheddActivationResults | Undeliverable:
-        stub, handing = self._stub_for(driver, address)
-
-        async def call(acts: list[Any]) -> list[Any]:
-            request: tpb.ActivateClaimsRequest | rpc.Handover
-            if handing:  # a startd of this process: the core's records, its answers back
-                request = rpc.Handover(HandedActivations(rpc.request_id(), acts))
-            else:
-                request = tpb.ActivateClaimsRequest(request_id=rpc.request_id())
-                async for part in turns.in_turns(acts, turns.ADS_PER_TURN):
-                    for a in part:
-                        pb = request.activations.add(claim_id=a.claim_id)
-                        ad_to_pb(a.job_ad, pb.job)
-            reply = await rpc.call(stub.ActivateClaims, request, timeout=RPC_TIMEOUT)
-            # the startd's results, or (handed over) its ActivationOutcomes: alike fields
-            results = reply.value if isinstance(reply, rpc.Handover) else reply.results
-            return [ActivationOutcome(r.claim_id, r.ok, r.error, r.start_time) for r in results]
-
-        answers = await self._split(msg.activations, call, msg)
-        if isinstance(answers, Undeliverable):
-            return answers
-        return ScheddActivationResults(msg.corr, driver.name, [a for a in answers if a])
-
-    async def _release(
-        self, driver: ScheddDriver, address: str, msg: StartdReleaseClaims
-    ) -> ScheddReleaseResults | Undeliverable:
-        request = tpb.ReleaseClaimsRequest(request_id=rpc.request_id(), claim_ids=msg.claim_ids)
-        try:
-            stub = self._stub_for(driver, address)[0]
-            await rpc.call(stub.ReleaseClaims, request, timeout=RPC_TIMEOUT)
-        except grpc.aio.AioRpcError as exc:
-            return Undeliverable(msg, exc.code().name, exc.details() or "")
-        return ScheddReleaseResults(msg.corr, driver.name, msg.claim_ids)
-
-    async def _keepalive(
-        self, driver: ScheddDriver, address: str, msg: StartdKeepAlive
-    ) -> ScheddKeepAliveAnswer | Undeliverable:
-        request = tpb.KeepAliveRequest(schedd_name=msg.schedd_name, claim_ids=msg.claim_ids)
-        try:
-            stub = self._stub_for(driver, address)[0]
-            reply = await rpc.call(stub.KeepAlive, request, timeout=RPC_TIMEOUT)
-        except grpc.aio.AioRpcError as exc:
-            return Undeliverable(msg, exc.code().name, exc.details() or "")
-        return ScheddKeepAliveAnswer(
-            msg.corr, driver.name, msg.claim_ids, list(reply.unknown_claim_ids)
-        )
-
-    async def _query(
-        self, driver: ScheddDriver, address: str, msg: CollectorQuery
-    ) -> QueryReply | Undeliverable:
-        stub = cgrpc.CollectorStub(self.ctx.channel(address, Role.DAEMON))
-        request = cpb.QueryRequest(
-            ad_type=msg.ad_type, constraint=msg.constraint, projection=list(msg.projection)
-        )
-        try:
-            reply = await rpc.call(stub.Query, request, timeout=RPC_TIMEOUT)
-        except grpc.aio.AioRpcError as exc:
-            return Undeliverable(msg, exc.code().name, exc.details() or "")
-        return QueryReply(msg.corr, [ad_from_pb(m) for m in reply.ads])
-
-    async def _reschedule(
-        self, driver: ScheddDriver, address: str, msg: NegotiatorReschedule
-    ) -> RescheduleAck | Undeliverable:
-        stub = ngrpc.NegotiatorStub(self.ctx.channel(address, Role.DAEMON))
-        request = npb.RescheduleRequest(schedd_name=msg.schedd_name)
-        try:
-            reply = await rpc.call(stub.Reschedule, request, timeout=RPC_TIMEOUT)
-        except grpc.aio.AioRpcError as exc:
-            return Undeliverable(msg, exc.code().name, exc.details() or "")
-        return RescheduleAck(msg.corr, reply.next_cycle)
-
-    async def _advertise(self, ads: list[tuple[ScheddDriver, CollectorAdvertise]]) -> None:
-        """The actor's schedds' ads in one Advertise (in the order the schedds were
-        named); the answer, or the failure, delivered to each."""
-        order = list(self.drivers.values())
-        ads.sort(key=lambda item: order.index(item[0]) if item[0] in order else len(order))
-        request = cpb.AdvertiseRequest()
-        for _, msg in ads:
-            for u in msg.updates:
-                ad_to_pb(u.ad, request.updates.add(ad_type=u.ad_type, invalidate=u.invalidate).ad)
-        address = ads[0][0].collector_address
-        stub = cgrpc.CollectorStub(self.ctx.channel(address, Role.DAEMON))
-        answers: list[Any]
-        try:
-            reply = await rpc.call(stub.Advertise, request, timeout=RPC_TIMEOUT)
-        except grpc.aio.AioRpcError as exc:
-            answers = [Undeliverable(msg, exc.code().name, exc.details() or "") for _, msg in ads]
-        else:
-            errors = list(reply.errors)  # told once, by the first
-            answers = [
-                AdvertiseAck(msg.corr, reply.accepted, errors if i == 0 else [])
-                for i, (_, msg) in enumerate(ads)
-            ]
-        now = self.ctx.clock.now()
-        for (driver, _), answer in zip(ads, answers, strict=True):
-            if self._running(driver):
-                self._act(driver, driver.deliver(answer, Peer(address, _ANSWERER), now))
-
-
-async def _advertise_alone(
-    svc: ScheddService, driver: ScheddDriver, address: str, msg: CollectorAdvertise
-) -> None:
-    await svc._advertise([(driver, msg)])
-
-
-# each request a core sends: the function that makes its RPC and returns the answer
-_CALLS: dict[type, Callable[..., Awaitable[Any]]] = {
-    StartdRequestClaims: ScheddService._request_claims,
-    StartdActivateClaims: ScheddService._activate,
-    StartdReleaseClaims: ScheddService._release,
-    StartdKeepAlive: ScheddService._keepalive,
-    CollectorQuery: ScheddService._query,
-    NegotiatorReschedule: ScheddService._reschedule,
-    CollectorAdvertise: _advertise_alone,
-}

@@ -19,7 +19,7 @@ from mockpool.classad import ClassAd
 from mockpool.clock import ManualClock
 from mockpool.config import parse_config
 from mockpool.daemon import DaemonContext, EventLog
-from mockpool.schedd import service as schedd_service
+from mockpool.schedd import service_calls
 from mockpool.schedd.service import ScheddService
 from mockpool.v1 import collector_pb2 as cpb
 from mockpool.v1 import collector_pb2_grpc as cgrpc
@@ -501,7 +501,7 @@ async def test_a_cycles_worth_of_matches_is_applied_in_turns_and_claimed_in_one_
 async def test_claims_and_activations_go_to_a_startd_in_requests_of_a_size(
     pool: Pool, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(schedd_service, "PER_STARTD_REQUEST", 2)
+    monkeypatch.setattr(service_calls, "PER_STARTD_REQUEST", 2)
     sub = "executable = /bin/sleep\narguments = 60\nqueue 5\n"
     acid = await alices_autocluster(pool, sub)
     claim_ids = [f"<{pool.startd_address}>#1#{k}#s{k}" for k in range(5)]
