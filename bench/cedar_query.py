@@ -322,6 +322,74 @@ def _central(pool: Any) -> dict:
     return central
 
 
+def _cpu_by_process() -> dict[int, tuple[str, float, float]]:
+    """Every process's (command, CPU seconds, seconds waited for a CPU) so far, from /proc
+    (schedstat: the time its threads were runnable but not running)."""
+    out = {}
+    tick = os.sysconf("SC_CLK_TCK")
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            cmd = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode()[:120]
+            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+            waited = sum(
+                int((task / "schedstat").read_text().split()[1])
+                for task in (entry / "task").iterdir()
+            )
+        except (OSError, IndexError, ValueError):
+            continue
+        out[int(entry.name)] = (cmd, (int(fields[11]) + int(fields[12])) / tick, waited / 1e9)
+    return out
+
+
+def _cpu_during(
+    before: dict[int, tuple[str, float, float]], central: int, worker: int | None
+) -> dict[str, Any]:
+    """CPU seconds each kind of process used since ``before``, and the central actor's
+    seconds waiting for a CPU: what else ran on the machine meanwhile."""
+    after = _cpu_by_process()
+    kinds: dict[str, float] = {}
+    others: dict[str, float] = {}
+    waited = 0.0
+    for pid, (cmd, cpu, wait) in after.items():
+        used = cpu - before.get(pid, (cmd, 0.0, 0.0))[1]
+        if pid == central:
+            kind = "central_actor"
+            waited = wait - before.get(pid, (cmd, 0.0, 0.0))[2]
+        elif pid == worker:
+            kind = "query_worker"
+        elif "htcondor2" in cmd:
+            kind = "htcondor2_clients"
+        elif cmd.startswith("ray::"):
+            kind = "other_pool_actors"
+        elif "ray" in cmd or "gcs_server" in cmd or "raylet" in cmd:
+            kind = "ray_itself"
+        elif pid == os.getpid():
+            kind = "bench"
+        else:
+            kind = "not_this_bench"
+            others[cmd[:60]] = others.get(cmd[:60], 0.0) + used
+        kinds[kind] = kinds.get(kind, 0.0) + used
+    top = sorted(others.items(), key=lambda kv: -kv[1])[:4]
+    return {
+        "cpu_s": {k: round(v, 1) for k, v in sorted(kinds.items())},
+        "central_actor_threads_waited_for_a_cpu_s": round(waited, 2),
+        "busiest_others": {k: round(v, 1) for k, v in top if v >= 0.5},
+    }
+
+
+def _worker_pid(central_pid: int) -> int | None:
+    """The central actor's query-worker child, if any."""
+    for entry in Path(f"/proc/{central_pid}/task").iterdir():
+        children = (entry / "children").read_text().split()
+        for child in children:
+            cmdline = Path(f"/proc/{child}/cmdline").read_bytes()
+            if b"query_worker" in cmdline:
+                return int(child)
+    return None
+
+
 def _reset_lag(pool: Any) -> None:
     """The central actor's lag figures start afresh (``DaemonHost.reset_lag``)."""
     import ray
@@ -362,19 +430,26 @@ def live(ns: argparse.Namespace) -> dict:
             pool.write_condor_config(folder)  # the tokens' trust domain, the schedd
             started = _central(pool)["lag"]  # since the pool began: the ads' first flood
             time.sleep(ns.baseline)  # every startd has advertised once more since
+            central_pid = _central(pool)["pid"]
+            worker_pid = _worker_pid(central_pid)
             _reset_lag(pool)
-            spy = _spy(_central(pool)["pid"], ns.baseline, ns.spy) if ns.spy else None
+            spy = _spy(central_pid, ns.baseline, ns.spy) if ns.spy else None
+            cpu0 = _cpu_by_process()
             time.sleep(ns.baseline)
             baseline = _central(pool)["lag"]
+            baseline_cpu = _cpu_during(cpu0, central_pid, worker_pid)
             if spy is not None:
                 spy.wait()
+            crowd_cpu: dict[int, tuple[str, float, float]] = {}
 
             def before_crowd() -> None:
                 _reset_lag(pool)
+                crowd_cpu.update(_cpu_by_process())
 
             got = asyncio.run(_queries(pool.cedar_address(), folder, ns.concurrent, before_crowd))
             central = _central(pool)
             during = central["lag"]
+            during_cpu = _cpu_during(crowd_cpu, central_pid, worker_pid)
         finally:
             pool.stop()
     finally:
@@ -407,6 +482,9 @@ def live(ns: argparse.Namespace) -> dict:
         "central_mean_lag_pool_s_during": round(during["mean"], 4),
         "lag_target_pool_s": TARGET_LAG_POOL_S,
         "lag_under_target_during": during["max"] < TARGET_LAG_POOL_S,
+        # what ran on the machine over the baseline span and over the concurrent queries
+        "machine_during_baseline": baseline_cpu,
+        "machine_during_queries": during_cpu,
     }
 
 

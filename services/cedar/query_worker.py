@@ -386,7 +386,7 @@ class Replica:
                 table.pop(key, None)
             else:
                 record = AdRecord(ad_type, name, PARTS.decode(wire, prefix), 0, 0)
-                _kept(record)  # encoded on arrival: no query pays for it
+                _ = _kept(record).enc.plain  # encoded on arrival, bytes joined: no query pays
                 table[key] = record
             self.applied += 1
 
