@@ -51,6 +51,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -153,33 +154,44 @@ class LagProbe:
     """Sleeps on the pool clock again and again (the pool's own lag probe, every pool
     second), recording each wakeup's lateness, and the CPU time the loop's thread spent
     while one sleep lasted: how long the loop was held, whatever else ran on the
-    machine (lateness alone also counts the time the process waited for a CPU)."""
+    machine (lateness alone also counts the time the process waited for a CPU), and the
+    time the loop's thread was ready to run but waited for a CPU (the kernel's schedstat):
+    a late wakeup with neither was the machine's doing, not the loop's."""
 
     def __init__(self, clock: ScaledClock) -> None:
         self.clock = clock
         self.worst = 0.0
         self.worst_held = 0.0  # real seconds
+        self.worst_waited = 0.0  # real seconds: the most a sleep's span waited for a CPU
         self._task: asyncio.Task[None] | None = None
+        self._schedstat = Path(f"/proc/self/task/{threading.get_native_id()}/schedstat")
+
+    def _waited(self) -> float:
+        try:
+            return int(self._schedstat.read_text().split()[1]) / 1e9
+        except (OSError, IndexError, ValueError):
+            return 0.0
 
     async def _run(self) -> None:
         while True:
             due = self.clock.now() + 1.0
-            cpu = time.thread_time()
+            cpu, waited = time.thread_time(), self._waited()
             await self.clock.sleep_until(due)
             self.worst = max(self.worst, self.clock.now() - due)
             held = time.thread_time() - cpu - 1.0 / self.clock.time_scale
             self.worst_held = max(self.worst_held, held)
+            self.worst_waited = max(self.worst_waited, self._waited() - waited)
 
     def start(self) -> None:
-        self.worst = self.worst_held = 0.0
+        self.worst = self.worst_held = self.worst_waited = 0.0
         self._task = asyncio.get_running_loop().create_task(self._run())
 
-    async def stop(self) -> tuple[float, float]:
+    async def stop(self) -> tuple[float, float, float]:
         assert self._task is not None
         self._task.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await self._task
-        return self.worst, self.worst_held
+        return self.worst, self.worst_held, self.worst_waited
 
 
 def _cpu_s(pid: int) -> float:
@@ -266,7 +278,7 @@ async def main(ns: argparse.Namespace) -> dict:
         t1 = time.perf_counter()
         crowd = await asyncio.gather(*(_go(p) for p in procs))
         crowd_s = time.perf_counter() - t1
-        worst_lag, worst_held = await probe.stop()
+        worst_lag, worst_held, worst_waited = await probe.stop()
     finally:
         keeper.cancel()
         await server.stop()
@@ -293,6 +305,8 @@ async def main(ns: argparse.Namespace) -> dict:
         "worst_loop_lag_pool_s": round(worst_lag, 3),
         "worst_loop_lag_real_ms": round(1000 * worst_lag / ns.time_scale, 1),
         "worst_loop_held_pool_s": round(max(0.0, worst_held) * ns.time_scale, 3),
+        "worst_loop_waited_for_a_cpu_pool_s": round(worst_waited * ns.time_scale, 3),
+        "load_average_1min_at_end": round(os.getloadavg()[0], 2),
         "lag_target_pool_s": TARGET_LAG_POOL_S,
         "lag_under_target": worst_lag < TARGET_LAG_POOL_S,
         "held_under_target": worst_held * ns.time_scale < TARGET_LAG_POOL_S,
