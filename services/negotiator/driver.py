@@ -294,7 +294,7 @@ class NegotiatorDriver:
         if c.snapshot is None or len(c.queries) < len(_QUERIES):
             return
         try:
-            slots, private, sent, refused = self._take_snapshot(c.snapshot.snapshot, now)
+            slots, private, sent, refused = self.take_snapshot(c.snapshot.snapshot, now)
         except StaleSnapshot as exc:
             if c.asked_whole:  # a collector that sends deltas unasked
                 self._abort(c, now, f"WireError: snapshot reply does not fit: {exc}")
@@ -315,7 +315,7 @@ class NegotiatorDriver:
         )
         self._ask_schedds(ready, c, now)
 
-    def _take_snapshot(
+    def take_snapshot(
         self, snap: Any, now: float = 0.0
     ) -> tuple[list[ClassAd], list[ClassAd], dict[str, Any], list[str]]:
         """The whole snapshot from a reply (merged with the ads held), the columns it

@@ -442,7 +442,7 @@ class NegotiatorService(ngrpc.NegotiatorServicer):
     def _decode_snapshot(self, raw: bytes | rpc.Handover) -> tuple[Any, Any, Any]:
         """A reply read and merged into the held ads, as a cycle does: (slots, private,
         (columns, why each refused column was))."""
-        slots, private, columns, refused = self.driver._take_snapshot(
+        slots, private, columns, refused = self.driver.take_snapshot(
             self._wire_snapshot(raw), self.ctx.clock.now()
         )
         return slots, private, (columns, refused)
