@@ -130,8 +130,12 @@ class NegotiatorDriver:
         cycle_charge: CycleCharge | None = None,
         duty_cycle: Callable[[], float] | None = None,
         offload: bool = False,
+        columns: bool = True,
     ) -> None:
         self.core = core
+        # the snapshot's packed columns make a reply over the wire small; a caller that
+        # hands the collector's records over as they are (the kernel) asks for none
+        self.columns = columns
         self.name = core.name
         self.collector_address = collector_address
         self.address = address
@@ -274,7 +278,7 @@ class NegotiatorDriver:
         msg = CollectorSnapshotRequest(
             f"s:{c.tag}:{'whole' if c.asked_whole else 'since'}",
             since=since,  # type: ignore[arg-type]
-            columns=tuple(self.core.snapshot_columns()),
+            columns=tuple(self.core.snapshot_columns()) if self.columns else (),
         )
         ready.send(self.collector_address, msg)
 
