@@ -42,6 +42,7 @@ import grpc.aio
 
 from .poolsecret import MIN_SECRET_CHARS as _MIN_SECRET_CHARS
 from .principals import Principal, Role, daemon_identity
+from .schedd.owners import submit_owner  # the schedd's rule, on a request's principal
 
 if TYPE_CHECKING:
     from .cedar import idtokens
@@ -118,22 +119,6 @@ def check_identity(identity: str) -> str:
     if identity == ANONYMOUS_SUBJECT:
         raise ValueError(f"identity {identity!r} is reserved for tokens that name no one")
     return identity
-
-
-def submit_owner(principal: Principal, requested: str) -> str:
-    """The Owner of jobs submitted by ``principal``: a SUBMIT token submits only as the user
-    it names (the tool's owner, if given, must agree); ADMIN submits as ``requested`` (or
-    as the admin token's own name).
-    PermissionError says why not."""
-    if principal.role is Role.SUBMIT:
-        if requested and requested != principal.name:
-            raise PermissionError(
-                f"a token for user {principal.name!r} may not submit jobs as {requested!r}"
-            )
-        return principal.name
-    if principal.role is Role.ADMIN:
-        return requested or principal.name
-    raise PermissionError(f"role {principal.role.value!r} may not submit jobs")
 
 
 # ---------------------------------------------------------------------------- minting

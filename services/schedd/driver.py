@@ -67,11 +67,12 @@ from ..messages import (
     StartdReleaseClaims,
     StartdRequestClaims,
 )
+from ..principals import Principal, Role
+from .owners import acting_user, log_refusal, submit_owner
 from .queue import QueueError
 from .schedd import MIN_ALIVE_EVERY, ActivationOutcome, ClaimOutcome, JobExit, Outbox, Schedd
 
 if TYPE_CHECKING:
-    from ..auth import Principal
     from ..startd.machine import JobExitRecord
 
 __all__ = ["ScheddDriver", "exits_refusal", "job_exit"]
@@ -97,7 +98,7 @@ def job_exit(e: JobExitRecord) -> JobExit:
 
 def exits_refusal(who: Principal) -> str:
     """Why ``who`` may not report job exits ("": it may): only a startd, or an admin."""
-    if who.role == "admin" or who.is_daemon("startd"):
+    if who.role is Role.ADMIN or who.is_daemon("startd"):
         return ""
     return f"{who} is not a startd: may not report job exits"
 
@@ -117,7 +118,8 @@ class ScheddDriver:
     ``address``: this schedd's own ``host:port`` (what a startd reports job exits to);
     ``collector_address``: the collector's (empty: none, so no ads and no lookups);
     ``duty_cycle``: the loop's RecentDaemonCoreDutyCycle for the Scheduler ad (live: the
-    shell's meter; virtual: 0)."""
+    shell's meter; virtual: 0); ``pool_user``: the user the schedd runs as (job event
+    logs are written for that user's or an admin's jobs only)."""
 
     def __init__(
         self,
@@ -127,8 +129,10 @@ class ScheddDriver:
         address: str = "",
         collector_address: str = "",
         duty_cycle: Callable[[], float] | None = None,
+        pool_user: str = "",
     ) -> None:
         self.core = core
+        self.pool_user = pool_user  # the user this schedd runs as (writes user logs as)
         self.name = core.name
         self.address = address
         self.collector_address = collector_address
@@ -218,31 +222,82 @@ class ScheddDriver:
         return self._drain(ready)
 
     # --- the caller's own calls (clients: submit, act, edit, query) -----------------
+    # Each applies the rules on who may do it (``owners.py``) to the caller's principal,
+    # calls the core, and returns what it made besides the answer.
 
-    def after_call(self, now: float, *, changed: bool = True) -> Ready:
-        """After the caller called the core directly (a submit, an edit, a query): the
-        events it made, and the queue marked changed (its ads go soon)."""
+    def submit(
+        self, now: float, principal: Principal, description: str, source: str, owner: str, **kw: Any
+    ) -> tuple[tuple[int, int], Ready]:
+        """condor_submit: ``Schedd.submit`` as the owner the principal may submit as
+        (PermissionError if none); (cluster id, jobs), and the events."""
+        owner = submit_owner(principal, owner)
+        refused = log_refusal(principal, self.pool_user)
+        done = self.core.submit(description, source, owner, now, log_refused=refused, **kw)
+        return done, self.submitted(now)
+
+    def submit_ads(
+        self,
+        now: float,
+        principal: Principal,
+        cluster: int,
+        cluster_ad: Any,
+        proc_ads: Any,
+        **kw: Any,
+    ) -> tuple[tuple[int, int], Ready]:
+        """Jobs as ready-made ads (qmgmt): ``Schedd.submit_ads`` as the principal's user."""
+        owner = submit_owner(principal, "")
+        refused = log_refusal(principal, self.pool_user)
+        done = self.core.submit_ads(
+            cluster, cluster_ad, proc_ads, owner, now, log_refused=refused, **kw
+        )
+        return done, self.submitted(now)
+
+    def edit(
+        self, now: float, principal: Principal, specs: Any, *, check_only: bool = False
+    ) -> tuple[list[int], Ready]:
+        """condor_qedit on the jobs the principal may edit (a SUBMIT token: its own)."""
+        user = acting_user(principal)
+        matched = self.core.edit(specs, now, only_owner=user, check_only=check_only)
+        return matched, self.after_call(now, changed=not check_only)
+
+    def act(
+        self,
+        now: float,
+        principal: Principal,
+        action: str,
+        job_ids: list[str],
+        constraint: str,
+        reason: str,
+        owner: str,
+        **kw: Any,
+    ) -> tuple[list[Any], Ready]:
+        """condor_rm / hold / release / vacate on the jobs the principal may act on (a
+        SUBMIT token: its own); (results, Ready with the releases to send)."""
+        user = acting_user(principal)
+        results, out = self.core.act(
+            action, job_ids, constraint, reason, user or owner, now, only_owner=user, **kw
+        )
         ready = Ready()
-        if changed:
-            self._changed(now)
-        return self._drain(ready)
+        self._changed(now)
+        self._outbox(out, ready)
+        return results, self._drain(ready)
 
     def submitted(self, now: float) -> Ready:
         """After a submit (the core asked for a reschedule after its ads)."""
         self.stats["submits"] += 1
         return self.after_call(now)
 
+    def after_call(self, now: float, *, changed: bool = True) -> Ready:
+        """After the caller called the core directly (a query, a cluster id handed out):
+        the events it made, and the queue marked changed (its ads go soon) if it was."""
+        ready = Ready()
+        if changed:
+            self._changed(now)
+        return self._drain(ready)
+
     def can_join_ad_round(self) -> bool:
         """Whether an ad round may start now (none is in flight)."""
         return self._ads_corr is None and bool(self.collector_address)
-
-    def act(self, now: float, *args: Any, **kwargs: Any) -> tuple[list[Any], Ready]:
-        """``Schedd.act`` with its releases sent: (results, Ready)."""
-        results, out = self.core.act(*args, **kwargs)
-        ready = Ready()
-        self._changed(now)
-        self._outbox(out, ready)
-        return results, self._drain(ready)
 
     def expedite(self, now: float) -> Ready:
         """RESCHEDULE from a client: the ads go as soon as SCHEDD_MIN_INTERVAL allows, and

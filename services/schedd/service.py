@@ -34,7 +34,7 @@ import grpc
 import grpc.aio
 
 from .. import rpc, turns
-from ..auth import ALL_ROLES, Principal, Role, caller, submit_owner
+from ..auth import ALL_ROLES, Role, caller
 from ..classad import ClassAd
 from ..contract import Peer, Ready, Send, Undeliverable
 from ..daemon import DaemonContext, ReplyCache, abort_invalid, sleep_until_or
@@ -97,19 +97,6 @@ def _method(name: str) -> str:
 @functools.cache
 def _pool_user() -> str:
     return getpass.getuser()
-
-
-def _log_refusal(principal: Principal) -> str | None:
-    """Why this caller's jobs may not keep a job event log (None: they may). The schedd
-    writes it as the user it runs as (HTCondor's writes as the job's owner), so only that
-    user's own token or an admin's may name a file for it to write."""
-    user = _pool_user()
-    if principal.role is Role.ADMIN or principal.name == user:
-        return None
-    return (
-        f"this pool's schedd runs as {user!r} and writes job event logs only for that user "
-        f"or an admin token, not for {principal.name!r}"
-    )
 
 
 async def _no_matches() -> AsyncIterator[list[MatchNotice]]:
@@ -189,7 +176,7 @@ class ScheddService(QmgmtMethods, sgrpc.ScheddServicer):
             raise
         self.cores[name.lower()] = core
         driver = self.drivers[name.lower()] = ScheddDriver(
-            core, now, duty_cycle=self.ctx.duty_cycle
+            core, now, duty_cycle=self.ctx.duty_cycle, pool_user=_pool_user()
         )
         self._act(driver, driver.after_call(now, changed=False))  # records left out
         return driver
@@ -466,41 +453,37 @@ class ScheddService(QmgmtMethods, sgrpc.ScheddServicer):
         self, request: spb.SubmitRequest, context: grpc.aio.ServicerContext
     ) -> spb.SubmitReply:
         driver = await self._driver(request.schedd_name, context)
-        core = driver.core
         # thousands of jobs in one transaction: submits to this actor's schedds that
         # arrive together run a loop round apart, not all before its timers
         await turns.own_turn()
         now = self.ctx.clock.now()
-        principal = caller()
+        source = request.source or "<submit>"
         try:
-            owner = submit_owner(principal, request.owner)
-        except PermissionError as exc:
-            await context.abort(grpc.StatusCode.PERMISSION_DENIED, str(exc))
-        try:
-            cluster, n = core.submit(
-                request.description,
-                request.source or "<submit>",
-                owner,
+            (cluster, n), ready = driver.submit(
                 now,
+                caller(),
+                request.description,
+                source,
+                request.owner,
                 request_id=request.request_id or None,
                 item_files=dict(request.item_files),
                 env=dict(request.env),
                 iwd=request.iwd,
-                log_refused=_log_refusal(principal),
             )
+        except PermissionError as exc:
+            await context.abort(grpc.StatusCode.PERMISSION_DENIED, str(exc))
         except SubmitError as exc:
             await abort_invalid(context, str(exc))
         except QueueError as exc:
-            log.error("%s: submit not stored: %s", core.name, exc)
+            log.error("%s: submit not stored: %s", driver.name, exc)
             await context.abort(grpc.StatusCode.INTERNAL, f"job not queued: {exc}")
         except (ValueError, ArithmeticError) as exc:
             # a value the description's checks let through: still the user's input, refused
             # as such and naming it (the traceback is logged, for the check that missed it)
-            log.warning("%s: submit refused: %r", core.name, exc, exc_info=True)
-            source = request.source or "<submit>"
+            log.warning("%s: submit refused: %r", driver.name, exc, exc_info=True)
             await abort_invalid(context, f"{source}: {type(exc).__name__}: {exc}")
         # with the jobs, the core asked for a reschedule after its ads
-        self._act(driver, driver.submitted(now))
+        self._act(driver, ready)
         return spb.SubmitReply(cluster_id=cluster, num_procs=n)
 
     async def QueryJobs(
@@ -570,20 +553,15 @@ class ScheddService(QmgmtMethods, sgrpc.ScheddServicer):
 
     async def Act(self, request: spb.ActRequest, context: grpc.aio.ServicerContext) -> spb.ActReply:
         driver = await self._driver(request.schedd_name, context)
-        now = self.ctx.clock.now()
-        who = caller()
-        # A SUBMIT token manages its own user's jobs only; ADMIN is the queue superuser.
-        user = who.name if who.role is Role.SUBMIT else None
         try:
             results, ready = driver.act(
-                now,
+                self.ctx.clock.now(),
+                caller(),
                 request.action,
                 list(request.job_ids),
                 request.constraint,
                 request.reason,
-                user or request.owner,
-                now,
-                only_owner=user,
+                request.owner,
                 others_denied=request.others_denied,
                 hold_subcode=request.hold_subcode,
             )

@@ -17,7 +17,7 @@ import grpc
 import grpc.aio
 
 from .. import turns
-from ..auth import Role, caller, submit_owner
+from ..auth import caller
 from ..classad import unparse
 from ..daemon import abort_invalid
 from ..v1 import schedd_pb2 as spb
@@ -63,58 +63,45 @@ class QmgmtMethods:
     async def SubmitJobAds(
         self: ScheddService, request: spb.SubmitJobAdsRequest, context: grpc.aio.ServicerContext
     ) -> spb.SubmitReply:
-        from .service import _log_refusal  # (service.py imports this module)
-
         driver = await self._driver(request.schedd_name, context)
-        core = driver.core
         await turns.own_turn()  # thousands of ads in one transaction: a loop round apart
-        principal = caller()
-        try:
-            owner = submit_owner(principal, "")
-        except PermissionError as exc:
-            await context.abort(grpc.StatusCode.PERMISSION_DENIED, str(exc))
         try:
             cluster_ad = _texts(request.cluster)
             proc_ads = [_texts(p) for p in request.procs]
         except WireError as exc:
             await abort_invalid(context, f"SubmitJobAds: {exc}")
-        now = self.ctx.clock.now()
         try:
-            cluster, n = core.submit_ads(
+            (cluster, n), ready = driver.submit_ads(
+                self.ctx.clock.now(),
+                caller(),
                 int(request.cluster_id),
                 cluster_ad,
                 proc_ads,
-                owner,
-                now,
                 request_id=request.request_id or None,
-                log_refused=_log_refusal(principal),
             )
+        except PermissionError as exc:
+            await context.abort(grpc.StatusCode.PERMISSION_DENIED, str(exc))
         except JobAdError as exc:
             await _refuse(context, exc)
         except SubmitError as exc:
             await abort_invalid(context, str(exc))
         except QueueError as exc:
-            log.error("%s: job ads not stored: %s", core.name, exc)
+            log.error("%s: job ads not stored: %s", driver.name, exc)
             await context.abort(grpc.StatusCode.INTERNAL, f"job not queued: {exc}")
-        self._act(driver, driver.submitted(now))
+        self._act(driver, ready)
         return spb.SubmitReply(cluster_id=cluster, num_procs=n)
 
     async def Edit(
         self: ScheddService, request: spb.EditRequest, context: grpc.aio.ServicerContext
     ) -> spb.EditReply:
         driver = await self._driver(request.schedd_name, context)
-        now = self.ctx.clock.now()
-        who = caller()
         specs = [
             EditSpec(tuple(e.job_ids), e.constraint, e.name, None if e.delete else e.value)
             for e in request.edits
         ]
         try:
-            matched = driver.core.edit(
-                specs,
-                now,
-                only_owner=who.name if who.role is Role.SUBMIT else None,
-                check_only=request.check_only,
+            matched, ready = driver.edit(
+                self.ctx.clock.now(), caller(), specs, check_only=request.check_only
             )
         except JobAdError as exc:
             await _refuse(context, exc)
@@ -123,8 +110,7 @@ class QmgmtMethods:
         except QueueError as exc:
             log.error("%s: edit not stored: %s", driver.name, exc)
             await context.abort(grpc.StatusCode.INTERNAL, f"edit not stored: {exc}")
-        if not request.check_only:
-            self._act(driver, driver.after_call(now))
+        self._act(driver, ready)
         return spb.EditReply(matched=matched)
 
     async def Reschedule(

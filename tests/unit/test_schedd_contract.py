@@ -293,3 +293,44 @@ def test_job_exits_come_from_a_startd_only(driver: ScheddDriver) -> None:
     assert ready.sends[0].msg == JobsExitedAck("x1", 1)
     assert "job_completed" in kinds(ready)
     assert driver.stats["job_exits"] == 1
+
+
+# --------------------------------------------------------------------------- clients
+
+ALICE_TOKEN = Principal(Role.SUBMIT, "alice")
+
+
+def test_a_submit_token_submits_as_its_own_user_only(driver: ScheddDriver) -> None:
+    with pytest.raises(PermissionError, match="'alice' may not submit jobs as 'bob'"):
+        driver.submit(0.0, ALICE_TOKEN, SLEEP + "queue\n", "job.sub", "bob")
+    (cluster, n), ready = driver.submit(0.0, ALICE_TOKEN, SLEEP + "queue\n", "job.sub", "")
+    assert (cluster, n) == (1, 1) and kinds(ready) == ["submit"]
+    assert driver.core.jobs[(1, 0)].ad.get_value("Owner") == "alice"
+    admin = Principal(Role.ADMIN, "root")
+    driver.submit(1.0, admin, SLEEP + "queue\n", "job.sub", "bob")
+    assert driver.core.jobs[(2, 0)].ad.get_value("Owner") == "bob"
+    with pytest.raises(PermissionError, match="role 'read' may not submit"):
+        driver.submit(2.0, Principal(Role.READ, "x"), SLEEP + "queue\n", "job.sub", "")
+    assert driver.stats["submits"] == 2
+
+
+def test_a_job_event_log_only_for_the_user_the_schedd_runs_as(tmp_path: Path) -> None:
+    core = make(tmp_path / "schedd1.sqlite", 0.0, KNOBS)
+    d = ScheddDriver(core, 0.0, pool_user="condor")
+    logged = SLEEP + f"log = {tmp_path / 'job.log'}\nqueue\n"
+    with pytest.raises(ValueError, match=r"runs as 'condor' .* not for 'alice'"):
+        d.submit(0.0, ALICE_TOKEN, logged, "job.sub", "")
+    d.submit(0.0, Principal(Role.SUBMIT, "condor"), logged, "job.sub", "")
+    d.submit(0.0, Principal(Role.ADMIN, "root"), logged, "job.sub", "alice")
+    assert len(core.jobs) == 2
+
+
+def test_a_submit_token_acts_on_its_own_users_jobs_only(driver: ScheddDriver) -> None:
+    admin = Principal(Role.ADMIN, "root")
+    driver.submit(0.0, admin, SLEEP + "queue\n", "job.sub", "alice")  # 1.0
+    driver.submit(0.0, admin, SLEEP + "queue\n", "job.sub", "bob")  # 2.0
+    results, _ = driver.act(1.0, ALICE_TOKEN, "hold", ["1.0", "2.0"], "", "", "")
+    assert [(r.job_id, r.ok) for r in results] == [("1.0", True), ("2.0", False)]
+    assert driver.core.status()["held"] == 1
+    results, _ = driver.act(2.0, admin, "hold", ["2.0"], "", "", "root")
+    assert [r.ok for r in results] == [True]
