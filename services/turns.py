@@ -24,7 +24,7 @@ from collections import deque
 from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
-__all__ = ["ADS_PER_TURN", "YIELD_EVERY", "in_turns", "own_turn"]
+__all__ = ["ADS_PER_TURN", "YIELD_EVERY", "in_turns", "others_waiting", "own_turn"]
 
 # Items of one batch handled in a turn: a turn should take a few milliseconds.
 YIELD_EVERY = 256
@@ -82,6 +82,12 @@ async def in_turns(items: Sequence[Any], size: int = YIELD_EVERY) -> AsyncIterat
         if start or turns.waiting:
             await turns.take()
         yield items[start : start + size]
+
+
+def others_waiting() -> bool:
+    """Whether batches of this loop wait for their turns (a new batch then waits for
+    its first one, as :func:`in_turns` does)."""
+    return bool(_turns().waiting)
 
 
 async def own_turn() -> None:

@@ -1,8 +1,13 @@
-"""The machines of one startd actor: routing, the claim index and the job-exit schedule.
+"""The machines of one startd actor: routing, the claim index, the job-exit schedule,
+the ad cadence and the job-exit reports: the startd's core.
 
-The shell (``service.py``) translates protobuf to these calls and back, sleeps until
-:meth:`StartdHost.next_wakeup` and sends what the calls return; everything it decides
-about claims, leases and job ends is decided here, with ``now`` passed in.
+It answers the daemon contract (``contract.py``): :meth:`StartdHost.deliver` takes the
+schedd's StartdRequestClaims, StartdActivateClaims, StartdReleaseClaims and
+StartdKeepAlive (the reply, to the sender, in the ``Ready`` it returns), the negotiator's
+StartdMatchInfo (one-way), and the answers to what it sent (AdvertiseAck, JobsExitedAck,
+QueryReply, or an ``Undeliverable``); :meth:`StartdHost.tick` ends the jobs due, sends
+job-exit reports (``exits.py``) and the round of ads due (``adverts.py``). Everything is
+decided here, with ``now`` passed in.
 
 Requests route by slot Name (``slot1@exec0001``: the part after '@' is the machine) or
 by claim id (the table of the claims held here). Each call answers for one item and
@@ -17,13 +22,35 @@ from __future__ import annotations
 
 import heapq
 import logging
+import random
 from collections import Counter, defaultdict
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from ..claimid import redact
+from ..claimid import from_sinful, redact
 from ..classad import ClassAd
 from ..config import ConfigDict, ConfigError
+from ..contract import Peer, Ready, Undeliverable
+from ..messages import (
+    AdvertiseAck,
+    CollectorAdvertise,
+    CollectorQuery,
+    JobsExitedAck,
+    QueryReply,
+    ScheddActivationResults,
+    ScheddClaimResults,
+    ScheddJobsExited,
+    ScheddKeepAliveAnswer,
+    ScheddReleaseResults,
+    StartdActivateClaims,
+    StartdKeepAlive,
+    StartdMatchInfo,
+    StartdReleaseClaims,
+    StartdRequestClaims,
+)
+from ..schedd.schedd import ActivationOutcome, ClaimOutcome
+from .adverts import AdCadence, RecordAds
+from .exits import ExitReports
 from .machine import (
     LEASE_EXPIRED,
     WORKLIFE,
@@ -37,8 +64,6 @@ from .machine import (
 )
 
 if TYPE_CHECKING:
-    import random
-
     from ..auth import Principal
 
 log = logging.getLogger(__name__)
@@ -51,7 +76,15 @@ Event = tuple[str, str, dict[str, Any]]  # (daemon, kind, ids)
 class StartdHost:
     """Every simulated machine of one startd actor."""
 
-    def __init__(self, specs: list[tuple[str, ConfigDict]], *, ad_epoch: int = 0) -> None:
+    def __init__(
+        self,
+        specs: list[tuple[str, ConfigDict]],
+        *,
+        ad_epoch: int = 0,
+        config: ConfigDict | None = None,
+    ) -> None:
+        """``specs``: each machine's name and configuration; ``config``: the startd's
+        (its UPDATE_INTERVAL; none: 300)."""
         names = [n for n, _ in specs]
         if len(set(names)) != len(names):
             dup = next(n for n in names if names.count(n) > 1)
@@ -80,9 +113,23 @@ class StartdHost:
                 "job_exits",
                 "jobs_evicted",
                 "leases_expired",
+                # the job-exit reports and the ad rounds
+                "exits_reported",
+                "exit_report_failures",
+                "advertise_rounds",
+                "ads_sent",
+                "advertise_failures",
             ),
             0,
         )
+        interval = 300.0
+        if config is not None:
+            interval = config.for_subsystem("STARTD").get_float("UPDATE_INTERVAL")
+        self.ads = AdCadence(interval, RecordAds(self.ad_epoch))
+        self.reports = ExitReports()
+        self.collector_address = ""
+        # machines whose due jobs one tick ends (None: all; the live shell's fairness)
+        self.tick_limit: int | None = None
         # per machine, for the metrics (a daemon there is a machine, as in HTCondor)
         self.machine_stats: defaultdict[str, Counter[str]] = defaultdict(Counter)
 
@@ -97,13 +144,28 @@ class StartdHost:
             )
         self.changed.update(self.machines)
 
+    def start(
+        self,
+        address: str,
+        now: float,
+        rng: Callable[[str], random.Random | None],
+        collector_address: str = "",
+    ) -> Ready:
+        """Begin at ``address`` (in the claim ids): the machines made, every ad due now."""
+        self.build(address, now, rng)
+        self.collector_address = collector_address
+        self.ads.start(now)
+        return self.flush(now)
+
     def crash(self, name: str) -> None:
         """Machine ``name`` dies alone, as its startd process would: its slots, claims and
         jobs are gone, nothing is said (its ads stay in the collector until they expire;
-        its schedds find out as they would of a dead startd)."""
+        its schedds find out as they would of a dead startd); so do the job exits it had
+        not yet reported."""
         machine = self.machines.pop(name)
         self._held = {c: m for c, m in self._held.items() if m is not machine}
         self.changed.discard(name)
+        self.reports.drop_machine(name)
 
     def restart(
         self, name: str, address: str, now: float, rng: Callable[[str], random.Random | None]
@@ -126,13 +188,182 @@ class StartdHost:
         return len(self._held)
 
     def next_wakeup(self) -> float | None:
-        """When :meth:`finish_jobs` next has something to do (a job end, an eviction or a
-        lease deadline of some machine); None: nothing is scheduled."""
-        return self._exits[0][0] if self._exits else None
+        """When :meth:`tick` next has something to do (a job end, an eviction or a lease
+        deadline of some machine, a round of ads, a job-exit report to send again);
+        None: nothing is scheduled."""
+        t = self._exits[0][0] if self._exits else None
+        for other in (self.ads.due(), self.reports.next_retry()):
+            if other is not None and (t is None or other < t):
+                t = other
+        return t
 
     def drain_events(self) -> list[Event]:
         out, self._events = self._events, []
         return out
+
+    # --- the contract ----------------------------------------------------------------------
+
+    def tick(self, now: float) -> Ready:
+        """Run what is due: jobs end (their exits reported), leases and matches time out,
+        reports due again are sent, and the round of ads due."""
+        ready = Ready()
+        if self._exits and self._exits[0][0] <= now:
+            self.reports.queue(self.finish_jobs(now, self.tick_limit), ready)
+        self.reports.retries(now, ready)
+        due = self.ads.due()
+        if due is not None and due <= now:
+            self.ads.round(
+                now, self.machines, self.changed, self.collector_address, self.stats, ready
+            )
+        return self.flush(now, ready)
+
+    def flush(self, now: float, ready: Ready | None = None) -> Ready:
+        """``ready`` (or a new one) with the events since the last call; a change asks
+        for its round of ads."""
+        ready = ready or Ready()
+        if self._events:
+            ready.events += self.drain_events()
+        self.ads.notice(now, bool(self.changed))
+        return ready
+
+    def deliver(self, msg: Any, sender: Peer, now: float) -> Ready:
+        """Take one message; a request's reply goes to ``sender.address``."""
+        ready = Ready()
+        t = type(msg)
+        who = sender.principal
+        if t is StartdRequestClaims:
+            outcomes = self.request_claims(msg, who, now)
+            ready.send(sender.address, ScheddClaimResults(msg.corr, msg.schedd_name, outcomes))
+        elif t is StartdActivateClaims:
+            acts = self.activations(msg, who, now)
+            ready.send(sender.address, ScheddActivationResults(msg.corr, msg.schedd_name, acts))
+        elif t is StartdReleaseClaims:
+            for claim_id in msg.claim_ids:  # a refusal is only not released
+                try:
+                    self.release(claim_id, who, now)
+                except Exception as e:
+                    refusal(e)
+            ready.send(
+                sender.address, ScheddReleaseResults(msg.corr, msg.schedd_name, msg.claim_ids)
+            )
+        elif t is StartdKeepAlive:
+            unknown = self.keep_alive(msg.claim_ids, who, now)
+            renewed = msg.claim_ids
+            if unknown:
+                gone = set(unknown)
+                renewed = [c for c in renewed if c not in gone]
+            answer = ScheddKeepAliveAnswer(msg.corr, msg.schedd_name, renewed, unknown)
+            ready.send(sender.address, answer)
+        elif t is StartdMatchInfo:
+            try:
+                self.match_info_from(who, msg.claim_ids, now)
+            except ClaimRefusedError as e:
+                ready.send(sender.address, Undeliverable(msg, "PERMISSION_DENIED", str(e)))
+        elif t is AdvertiseAck:
+            self.ads.acked(msg.corr, msg.errors, self.stats)
+        elif t is JobsExitedAck:
+            self.reports.acked(msg.corr, self.stats, ready)
+        elif t is QueryReply:
+            self.reports.located(msg.corr, self._address_in(msg, now), now, ready)
+        elif t is Undeliverable:
+            self._undelivered(msg, now, ready)
+        else:
+            raise TypeError(f"the startd takes no {t.__name__}")
+        return self.flush(now, ready)
+
+    def _undelivered(self, u: Undeliverable, now: float, ready: Ready) -> None:
+        sent = u.msg
+        if type(sent) is CollectorAdvertise:
+            self.ads.failed(sent.corr, u.detail or u.code, now, self.changed, self.stats)
+        elif type(sent) is ScheddJobsExited:
+            detail = u.detail or u.code
+            self.reports.failed(sent.corr, detail, now, self.collector_address, self.stats, ready)
+        elif type(sent) is CollectorQuery:
+            self.reports.located(sent.corr, None, now, ready)
+
+    def _address_in(self, reply: QueryReply, now: float) -> str | None:
+        """The ``host:port`` in the MyAddress of the first ad that has one."""
+        date = self.ad_epoch + now
+        for ad in reply.ads:
+            value = ad.get_value("MyAddress", None, now=date, rng=_NO_RANDOM)
+            if isinstance(value, str) and value:
+                return from_sinful(value)
+        return None
+
+    def request_claims(
+        self, msg: StartdRequestClaims, who: Principal, now: float
+    ) -> list[ClaimOutcome | None]:
+        """Each claim request on its own: its outcome, or its refusal, in order."""
+        outcomes: list[ClaimOutcome | None] = []
+        add = outcomes.append
+        name, address = msg.schedd_name, msg.schedd_address
+        for r in msg.claims:
+            try:
+                grant = self.request_claim(
+                    r.claim_id,
+                    r.slot_name,
+                    r.job_ad,
+                    name,
+                    address,
+                    r.owner,
+                    who,
+                    now,
+                    leftovers=r.leftovers,
+                )
+            except Exception as e:
+                add(ClaimOutcome(r.claim_id, False, refusal(e), r.claim_id, r.slot_name))
+                continue
+            left = grant.leftover_ad is not None
+            add(
+                ClaimOutcome(
+                    r.claim_id,
+                    True,
+                    "",
+                    grant.claim_id,
+                    grant.slot_name,
+                    grant.slot_ad,
+                    grant.ready,
+                    grant.leftover_claim_id if left else "",
+                    grant.leftover_ad,
+                )
+            )
+        return outcomes
+
+    def activations(
+        self, msg: StartdActivateClaims, who: Principal, now: float
+    ) -> list[ActivationOutcome]:
+        """Each activation on its own: its outcome, in order."""
+        outcomes: list[ActivationOutcome] = []
+        add = outcomes.append
+        for a in msg.activations:
+            try:
+                act = self.activate(a.claim_id, a.job_ad, who, now)
+            except Exception as e:
+                add(ActivationOutcome(a.claim_id, False, refusal(e)))
+                continue
+            add(ActivationOutcome(a.claim_id, True, "", act.start))
+        return outcomes
+
+    def releases(self, claim_ids: list[str], who: Principal, now: float) -> list[Release | str]:
+        """Each release on its own: what was released, or why not."""
+        out: list[Release | str] = []
+        for claim_id in claim_ids:
+            try:
+                out.append(self.release(claim_id, who, now))
+            except Exception as e:
+                out.append(refusal(e))
+        return out
+
+    def match_info_from(self, who: Principal, claim_ids: list[str], now: float) -> list[str]:
+        """:meth:`match_info` for the negotiator (or an admin) only: ClaimRefusedError
+        for anyone else."""
+        if not (who.role == "admin" or (who.role == "daemon" and who.name == "negotiator")):
+            raise ClaimRefusedError(f"{who} may not report matches: the negotiator's")
+        return self.match_info(claim_ids, now)
+
+    def undecodable(self, counter: str) -> None:
+        """An item of a request whose job ad did not decode (refused by the shell)."""
+        self.stats[counter] += 1
 
     # --- routing -------------------------------------------------------------------------
 
@@ -401,6 +632,18 @@ class StartdHost:
                 fields = {"reason": why, "t": round(e.end, 3)}
                 self._released(machine_name, e.slot_name, e.claim_id, fields)
         return exits
+
+
+def refusal(e: Exception) -> str:
+    """The answer for one refused item; a bug fails only its own item, and is logged."""
+    if isinstance(e, StartdError):
+        return str(e)
+    log.exception("startd: internal error on one request item")
+    return f"internal error in the startd: {type(e).__name__}: {e}"
+
+
+# what a MyAddress draws from (a literal: nothing; an evaluation needs a generator)
+_NO_RANDOM = random.Random(0)
 
 
 def job_id(job: ClassAd, now: float, rng: random.Random) -> str:

@@ -1,34 +1,34 @@
-"""The startd's shell: one gRPC servicer for every machine of this actor, and its loops.
+"""The startd's shell: one gRPC servicer for every machine of this actor, one loop, and
+one send function per message type its core sends.
 
-What the machines decide (routing by slot name or claim id, the claim index, the job-exit
-and lease schedule, the events) is the core's: ``host.StartdHost``. This module turns
-protobuf into its calls and back (a schedd of this process hands over its claim requests
-and activations as its core's records, ``schedd.handover``, and gets back the outcomes
-its core takes), and runs the loops:
+Everything the machines decide (routing by slot name or claim id, the claim index, the
+job-exit and lease schedule, the ad cadence, the job-exit reports and their retries and
+relocation, the events) is the core's: ``host.StartdHost``, driven through the daemon
+contract. This module:
 
-- advertise: all machines' public and private slot ads to the collector every
-  UPDATE_INTERVAL (default 300), and the ads of machines that changed
-  ``UPDATE_DELAY`` pool seconds after the first change, as HTCondor's startd sends the
-  updates its slots need one second after the first asks (ResMgr::rip_update_needed), so
-  a job's exit and the next job on its claim are one update. Ads of deleted dynamic
-  slots are invalidated. Updates go in one Advertise call,
-  split only where a message would pass ``MAX_ADVERTISE_BYTES`` (gRPC's default limit on
-  a received message is 4 MiB). Ads are cached serialized per slot and re-encoded only
-  when the slot changed: 2,500 machines of 16 dynamic slots each are ~85,000 ads a round.
-  A failed update is retried after ``RETRY_INTERVAL``.
-- timers: sleeps until the host's next wakeup (a job end, an eviction or a claim lease
-  deadline), lets it finish what is due (HTCondor's "claim lease expired (condor_schedd
-  gone?)" among it) and reports job exits with ``JobsExited``, batched per schedd
-  address; a schedd that cannot be reached gets the same request (same request id)
-  again every ``RETRY_INTERVAL`` pool seconds until it answers.
+- decodes each request into its message record (a schedd of this process hands over its
+  claim requests and activations as its core's records, ``schedd.handover``, and gets
+  back the outcomes its core takes), delivers it, and returns the reply found in the
+  ``Ready``, encoded; a big batch is delivered a few items a turn (each builds a slot
+  ad), so it does not hold the loop;
+- runs one loop: sleep until the core's next wakeup (or a delivery that moved it
+  earlier), tick, act on the ``Ready``;
+- sends each message of a ``Ready`` with the RPC of its type, and delivers the reply (or
+  an ``Undeliverable``) back to the core: CollectorAdvertise (handed over to a collector
+  of this process, else the encoded ads, split where a message would pass
+  ``MAX_ADVERTISE_BYTES``: gRPC's default limit on a received message is 4 MiB),
+  ScheddJobsExited (a retried report keeps its request id), CollectorQuery;
+- keeps the wire form of the slot ads, cached per slot and re-encoded only when the slot
+  changed (2,500 machines of 16 dynamic slots each are ~85,000 ads a round).
 """
 
 from __future__ import annotations
 
 import asyncio
+import itertools
 import logging
-from collections.abc import Awaitable, Callable, Iterator, Sequence
-from typing import Any, TypeVar
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any
 
 import grpc
 import grpc.aio
@@ -37,45 +37,55 @@ from .. import rpc, turns
 from ..auth import Principal, Role, caller
 from ..claimid import from_sinful
 from ..classad import ClassAd, Expr, unparse
-from ..classad.ad import literal_binding
-from ..classad.unparse import quote_string
 from ..collector.collector import CollectorUpdate
 from ..config import ConfigDict
+from ..contract import Peer, Ready, Send, Undeliverable
 from ..daemon import RPC_TIMEOUT, DaemonContext, ReplyCache, sleep_until_or
+from ..messages import (
+    REPLIES,
+    AdvertiseAck,
+    CollectorAdvertise,
+    CollectorQuery,
+    JobsExitedAck,
+    QueryReply,
+    ScheddJobsExited,
+    StartdActivateClaims,
+    StartdKeepAlive,
+    StartdRequestClaims,
+)
 from ..schedd.handover import HandedActivations, HandedClaims
 from ..schedd.schedd import ActivationOutcome, ActivationRequest, ClaimOutcome, ClaimRequest
 from ..v1 import (
     classad_pb2,
     collector_pb2,
+    collector_pb2_grpc,
     schedd_pb2,
     schedd_pb2_grpc,
     startd_pb2_grpc,
 )
 from ..v1 import startd_pb2 as pb
 from ..wire import WireError, ad_from_pb, ad_to_pb, framed_batches
+from .adverts import RETRY_INTERVAL, UPDATE_DELAY, RecordAds, to_send
 from .host import StartdHost
-from .machine import ActivationGrant, ClaimGrant, JobExitRecord, Machine, StartdError
-from .slots import VOLATILE, AdValue, Slot, ad_pairs, private_ad, public_ad, volatile_values
+from .machine import ClaimRefusedError, JobExitRecord, Machine
+from .slots import VOLATILE, AdValue, Slot, ad_pairs, private_ad, volatile_values
 
 log = logging.getLogger(__name__)
-
-A = TypeVar("A")  # a slot's cached ads: their bytes, or the ads themselves (in-process)
-I = TypeVar("I")  # noqa: E741  # an item of a claim or activation request
-G = TypeVar("G")  # what the host grants it
 
 __all__ = ["MAX_ADVERTISE_BYTES", "RETRY_INTERVAL", "UPDATE_DELAY", "StartdService"]
 
 _SERVICE = "/mockpool.v1.Startd/"
 MAX_ADVERTISE_BYTES = 3 * 1024 * 1024
-RETRY_INTERVAL = 10.0  # pool seconds between retries to an unreachable peer
-UPDATE_DELAY = 1.0  # pool seconds from a slot's change to the update that carries it
 _REPLAY_CACHE = 4096  # replies kept by request id, so a retried batch is not applied twice
-# Machines whose ads one turn of an advertise round builds, or whose due jobs one turn
-# of the exit loop ends: live, a turn of a few milliseconds (a loop's timers wait for
-# one turn); a virtual clock stands still meanwhile, and larger turns save loop rounds.
+# Machines whose ads one tick builds, or whose due jobs one tick ends, live: a turn of a
+# few milliseconds (a loop's timers wait for one turn); a virtual clock stands still
+# meanwhile, and larger turns save loop rounds.
 _MACHINES_PER_TURN = 4
 _MACHINES_PER_VIRTUAL_TURN = 8
 _CLAIMS_PER_TURN = 8  # claim requests (or activations) one turn handles: each builds a slot ad
+_REPLY_TYPES = frozenset(REPLIES)
+# who the answers to the startd's own calls come from (the core reads only the message)
+_PEER = Principal(Role.DAEMON)
 
 
 class _Servicer(startd_pb2_grpc.StartdServicer):
@@ -123,14 +133,11 @@ class _Servicer(startd_pb2_grpc.StartdServicer):
     async def MatchInfo(
         self, request: pb.MatchInfoRequest, context: grpc.aio.ServicerContext
     ) -> pb.MatchInfoReply:
-        who = caller()
-        if who.role is not Role.ADMIN and not (
-            who.role is Role.DAEMON and who.name == "negotiator"
-        ):
-            await context.abort(
-                grpc.StatusCode.PERMISSION_DENIED, f"{who} may not report matches: the negotiator's"
-            )
-        return self._svc.match_info(request)
+        try:
+            return self._svc.match_info(request)
+        except ClaimRefusedError as e:
+            await context.abort(grpc.StatusCode.PERMISSION_DENIED, str(e))
+            raise  # not reached: abort raises
 
 
 class StartdService:
@@ -146,39 +153,22 @@ class StartdService:
         ctx: DaemonContext,
         machines: list[tuple[str, ConfigDict]],
     ) -> None:
-        self.host = StartdHost(machines, ad_epoch=ctx.ad_epoch)  # checks names and policies
+        # checks names and policies
+        self.host = StartdHost(machines, ad_epoch=ctx.ad_epoch, config=ctx.config)
         self.ctx = ctx
-        self._update_interval = ctx.config.for_subsystem("STARTD").get_float("UPDATE_INTERVAL")
-        self._machines_per_turn = _MACHINES_PER_VIRTUAL_TURN if ctx.virtual else _MACHINES_PER_TURN
-        # machines whose due jobs the exit loop ends a turn (virtual: all at once)
-        self._exit_limit = None if ctx.virtual else _MACHINES_PER_TURN
-        self._armed: float | None = None  # when the exit loop means to wake
-        self._exit_wake = asyncio.Event()
-        self._change_event = asyncio.Event()
-        self._invalidate: list[tuple[str, str]] = []  # (machine, slot name) to invalidate
-        self._texts: dict[int, tuple[Expr, str]] = {}  # id(expr) -> (expr, its text)
-        # slot name -> (slot, its version, its serialized public ad less the VOLATILE
-        # attributes, its serialized private ad), both as AdUpdates
-        self._ad_cache: dict[str, tuple[Slot, int, bytes, bytes]] = {}
-        # slots whose ads were handed over in-process: the version sent, its public ad
-        # (clocks as when built) and private ad
-        self._handed: dict[str, tuple[Slot, int, ClassAd, ClassAd]] = {}
-        # by (schedd address, schedd name): schedds of one actor come and go one by one
-        self._pending_exits: dict[tuple[str, str], list[schedd_pb2.JobExit]] = {}
-        self._senders: dict[tuple[str, str], asyncio.Task[None]] = {}
-        self._moved: dict[str, str] = {}  # schedd address -> where it came back (collector)
+        # machines whose due jobs one tick ends (virtual: all at once), and whose ads
+        # one tick builds (larger turns in virtual time, which stands still meanwhile)
+        self.host.tick_limit = None if ctx.virtual else _MACHINES_PER_TURN
+        self.host.ads.per_tick = _MACHINES_PER_VIRTUAL_TURN if ctx.virtual else _MACHINES_PER_TURN
+        self._armed: float | None = None  # when the loop means to wake
+        self._wake = asyncio.Event()
+        # the slot ads' builders: records for a collector of this process, else bytes
+        self._handed = RecordAds(ctx.ad_epoch)
+        self._wire = _WireAds(ctx.ad_epoch)
         self._tasks: list[asyncio.Task[None]] = []
+        self._sending: set[asyncio.Task[None]] = set()
         self._replies = ReplyCache(_REPLAY_CACHE)
-        self.stats: dict[str, int] = dict.fromkeys(  # the shell's own (the host has its)
-            (
-                "exits_reported",
-                "exit_report_failures",
-                "advertise_rounds",
-                "ads_sent",
-                "advertise_failures",
-            ),
-            0,
-        )
+        self._request_ids: dict[str, str] = {}  # a job-exit report's corr -> its request id
 
     # --- Service protocol -------------------------------------------------------------
 
@@ -186,18 +176,21 @@ class StartdService:
         startd_pb2_grpc.add_StartdServicer_to_server(_Servicer(self), server)
 
     async def start(self) -> None:
-        self._build_machines()
+        if not self.ctx.address:
+            raise RuntimeError("StartdService.start: ctx.address is not set")
+        address = self.ctx.collector_address
+        in_process = bool(address) and rpc.can_hand_over(self.ctx.channel(address))
+        self.host.ads.builder = self._handed if in_process else self._wire
+        self._wake = asyncio.Event()
+        self._act(
+            self.host.start(self.ctx.address, self.ctx.clock.now(), self.ctx.claim_rng, address)
+        )
         loop = asyncio.get_running_loop()
-        self._exit_wake = asyncio.Event()
-        self._change_event = asyncio.Event()
-        self._tasks = [
-            loop.create_task(self._advertise_loop(), name="startd-advertise"),
-            loop.create_task(self._exit_loop(), name="startd-exits"),
-        ]
+        self._tasks = [loop.create_task(self._loop(), name="startd")]
 
     async def stop(self) -> None:
-        tasks = self._tasks + list(self._senders.values())
-        self._tasks, self._senders = [], {}
+        tasks = self._tasks + list(self._sending)
+        self._tasks, self._sending = [], set()
         for t in tasks:
             t.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
@@ -208,11 +201,14 @@ class StartdService:
             "machines": len(host.machines) or len(host.specs),
             "slots": sum(len(m.slots) for m in host.machines.values()),
             "claims_held": host.claims_held,
-            "exits_pending": sum(len(v) for v in self._pending_exits.values()),
+            "exits_pending": host.reports.waiting(),
             **host.stats,
-            **self.stats,
             "by_machine": {name: dict(c) for name, c in host.machine_stats.items()},
         }
+
+    @property
+    def stats(self) -> dict[str, int]:
+        return self.host.stats
 
     # --- machines ---------------------------------------------------------------------
 
@@ -231,304 +227,336 @@ class StartdService:
         and the job exits it had not yet reported go; a call for its slots is refused."""
         key = next(n for n in self.host.machines if n.lower() == name.lower())
         self.host.crash(key)
-        at = "@" + key.lower()
-        for dest, exits in list(self._pending_exits.items()):
-            exits[:] = [e for e in exits if not e.slot_name.lower().endswith(at)]
-            if not exits:
-                del self._pending_exits[dest]
 
     def restart_daemon(self, name: str) -> None:
         """Machine ``name`` again, as a restarted startd: new slots and claim ids."""
         key = next(n for n, _ in self.host.specs if n.lower() == name.lower())
-        self.host.restart(key, self.ctx.address, self.ctx.clock.now(), self.ctx.claim_rng)
-        self._after()
+        now = self.ctx.clock.now()
+        self.host.restart(key, self.ctx.address, now, self.ctx.claim_rng)
+        self._act(self.host.flush(now))
 
-    def _after(self) -> None:
-        """After a core call: its events to the log, and wake the loops it gave work."""
-        for daemon, kind, fields in self.host.drain_events():
+    # --- the loop and the sends -------------------------------------------------------
+
+    async def _loop(self) -> None:
+        """Sleep until the core's next wakeup (or an earlier one a delivery set), tick."""
+        clock = self.ctx.clock
+        while True:
+            try:
+                self._wake.clear()
+                self._armed = due = self.host.next_wakeup()
+                if due is None:
+                    await self._wake.wait()
+                    continue
+                if due > clock.now():
+                    await sleep_until_or(clock, due, self._wake)
+                    continue
+                if self.host.ads.starting(clock.now()) and turns.others_waiting():
+                    await turns.own_turn()  # a round's ads are a batch: it takes turns
+                now = clock.now()
+                self._act(self.host.tick(now))
+                wake = self.host.next_wakeup()
+                if wake is not None and wake <= now:
+                    await turns.own_turn()  # more due (a round's next machines): turns
+            except asyncio.CancelledError:
+                raise
+            except Exception:
+                log.exception("startd: tick failed")
+                await clock.sleep_until(clock.now() + RETRY_INTERVAL)
+
+    def _act(self, ready: Ready) -> None:
+        """A ``Ready``'s events to the log, its messages sent; wake the loop if the core
+        now wants to run earlier than it sleeps."""
+        for daemon, kind, fields in ready.events:
             self.ctx.events.emit(daemon, kind, **fields)
-        if self.host.changed:
-            self._change_event.set()
+        for send in ready.sends:
+            self._send(send)
         wake = self.host.next_wakeup()
         if wake is not None and (self._armed is None or wake < self._armed):
-            self._exit_wake.set()
+            self._wake.set()
 
-    # --- RPC bodies: a batch is applied in turns, each item on its own -----------------
+    def _send(self, send: Send) -> None:
+        body = _SENDS[type(send.msg)]
+        task = asyncio.get_running_loop().create_task(body(self, send))
+        self._sending.add(task)
+        task.add_done_callback(self._sending.discard)
 
-    async def replayed(self, request_id: str, apply: Callable[[], Awaitable[Any]]) -> Any:
+    def _back(self, msg: Any, address: str) -> None:
+        """An answer to what the core sent, delivered to it."""
+        self._act(self.host.deliver(msg, Peer(address, _PEER), self.ctx.clock.now()))
+
+    async def _advertise(self, send: Send) -> None:
+        msg: CollectorAdvertise = send.msg
+        try:
+            channel = self.ctx.channel(send.address)
+            # AdvertiseRequest bytes made from the serialized updates (field 1, repeated)
+            advertise = channel.unary_unary(
+                "/mockpool.v1.Collector/Advertise",
+                request_serializer=None,
+                response_deserializer=collector_pb2.AdvertiseReply.FromString,
+            )
+            requests: Iterator[Any]
+            if msg.updates and isinstance(msg.updates[0], CollectorUpdate):
+                requests = iter([rpc.Handover(msg.updates)])  # a collector of this process
+            else:
+                requests = (b for _, b in _requests(msg.updates, MAX_ADVERTISE_BYTES))
+            accepted, errors = 0, []
+            for request in requests:
+                reply = await rpc.call(advertise, request, timeout=RPC_TIMEOUT)
+                accepted += reply.accepted
+                errors += reply.errors
+            back: Any = AdvertiseAck(msg.corr, accepted, errors)
+        except asyncio.CancelledError:
+            raise
+        except Exception as e:
+            back = _undeliverable(msg, e)
+        self._back(back, send.address)
+
+    async def _jobs_exited(self, send: Send) -> None:
+        msg: ScheddJobsExited = send.msg
+        # the same request id for a report sent again: a schedd that took it once
+        # does not apply it twice
+        request_id = self._request_ids.setdefault(msg.corr, rpc.request_id())
+        request = schedd_pb2.JobsExitedRequest(
+            request_id=request_id, exits=[_exit_pb(e) for e in msg.exits]
+        )
+        try:
+            stub = schedd_pb2_grpc.ScheddStub(self.ctx.channel(from_sinful(send.address)))
+            reply = await rpc.call(stub.JobsExited, request, timeout=RPC_TIMEOUT)
+            back: Any = JobsExitedAck(msg.corr, reply.accepted)
+            self._request_ids.pop(msg.corr, None)
+        except asyncio.CancelledError:
+            raise
+        except Exception as e:  # a failing peer never stops the startd
+            back = _undeliverable(msg, e)
+        self._back(back, send.address)
+
+    async def _query(self, send: Send) -> None:
+        msg: CollectorQuery = send.msg
+        try:
+            channel = self.ctx.channel(send.address, Role.DAEMON)
+            request = collector_pb2.QueryRequest(
+                ad_type=msg.ad_type, constraint=msg.constraint, projection=list(msg.projection)
+            )
+            stub = collector_pb2_grpc.CollectorStub(channel)
+            reply = await rpc.call(stub.Query, request, timeout=RPC_TIMEOUT)
+            back: Any = QueryReply(msg.corr, [ad_from_pb(a) for a in reply.ads])
+        except asyncio.CancelledError:
+            raise
+        except Exception as e:
+            back = _undeliverable(msg, e)
+        self._back(back, send.address)
+
+    # --- RPC bodies: a batch is delivered in turns, each item on its own ---------------
+
+    async def replayed(self, request_id: str, apply: Callable[[], Any]) -> Any:
         # A replay is answered only to the caller who sent the request first.
         if request_id:
             request_id = f"{caller().name}|{request_id}"
         return await self._replies.once(request_id, apply)
 
-    def _job(self, msg: Any, refused: str) -> ClassAd:
-        """An item's job ad; a WireError, counted under ``refused``, when it does not
-        decode (the item is refused)."""
-        try:
-            return ad_from_pb(msg)
-        except WireError:
-            self.host.stats[refused] += 1
-            raise
-
-    async def _each(
-        self,
-        items: Sequence[I],
-        apply: Callable[[I, Principal, float], G],
-        answer: Callable[[I, G | None, str], None],
-    ) -> None:
-        """``apply`` each item (a few a turn), ``answer`` it with its result or its
-        refusal: one refused item refuses only itself."""
-        who = caller()
-        async for part in turns.in_turns(items, _CLAIMS_PER_TURN):
-            now = self.ctx.clock.now()
-            for item in part:
-                try:
-                    got = apply(item, who, now)
-                except Exception as e:
-                    answer(item, None, _refusal(e))
-                    continue
-                answer(item, got, "")
-            self._after()
-
-    async def request_claims(self, request: pb.RequestClaimsRequest) -> pb.RequestClaimsReply:
-        reply = pb.RequestClaimsReply()
-
-        def apply(item: Any, who: Principal, now: float) -> ClaimGrant:
-            return self.host.request_claim(
-                item.claim_id,
-                item.slot_name,
-                self._job(item.job, "claims_refused"),
-                item.schedd_name,
-                item.schedd_address,
-                item.owner,
-                who,
-                now,
-                leftovers=item.send_leftovers,
-            )
-
-        def answer(item: Any, grant: ClaimGrant | None, error: str) -> None:
-            result = reply.results.add(claim_id=item.claim_id, slot_name=item.slot_name)
-            if grant is None:
-                result.ok, result.error = False, error
-                return
-            result.ok, result.claim_id = True, grant.claim_id
-            result.slot_name = grant.slot_name
-            ad_to_pb(grant.slot_ad, result.slot)
-            if grant.ready:
-                result.ready_time = grant.ready
-            if grant.leftover_ad is not None:
-                result.leftover_claim_id = grant.leftover_claim_id
-                ad_to_pb(grant.leftover_ad, result.leftover_slot)
-
-        await self._each(request.claims, apply, answer)
+    def _request(self, msg: Any, who: Principal, now: float) -> Any:
+        """Deliver a request; its reply (the rest of the ``Ready`` acted on)."""
+        ready = self.host.deliver(msg, Peer("", who), now)
+        reply = None
+        rest = Ready(events=ready.events)
+        for send in ready.sends:
+            if reply is None and (
+                type(send.msg) in _REPLY_TYPES or type(send.msg) is Undeliverable
+            ):
+                reply = send.msg
+            else:
+                rest.sends.append(send)
+        self._act(rest)
         return reply
 
     async def handed_claims(self, handed: HandedClaims) -> rpc.Handover:
-        """``request_claims`` for a schedd of this process: its claim requests in, the
-        outcomes its core takes out."""
-        outcomes: list[ClaimOutcome] = []
+        """Claim requests of a schedd of this process: its records in, the outcomes its
+        core takes out."""
+        who = caller()
+        outcomes: list[ClaimOutcome | None] = []
+        async for part in turns.in_turns(handed.claims, _CLAIMS_PER_TURN):
+            msg = StartdRequestClaims("", handed.schedd_name, handed.schedd_address, part)
+            outcomes += self._request(msg, who, self.ctx.clock.now()).outcomes
+        return rpc.Handover(outcomes)
 
-        def apply(r: ClaimRequest, who: Principal, now: float) -> ClaimGrant:
-            return self.host.request_claim(
-                r.claim_id,
-                r.slot_name,
-                r.job_ad,
-                handed.schedd_name,
-                handed.schedd_address,
-                r.owner,
-                who,
-                now,
-                leftovers=r.leftovers,
-            )
+    async def request_claims(self, request: pb.RequestClaimsRequest) -> pb.RequestClaimsReply:
+        reply = pb.RequestClaimsReply()
+        who = caller()
+        async for part in turns.in_turns(request.claims, _CLAIMS_PER_TURN):
+            now = self.ctx.clock.now()
+            # items of one schedd go in one message (a request names its schedd per item)
+            for (name, address), run in itertools.groupby(
+                part, key=lambda i: (i.schedd_name, i.schedd_address)
+            ):
+                items = list(run)
+                jobs = [self._job(item.job, "claims_refused") for item in items]
+                claims = [
+                    ClaimRequest(i.claim_id, i.slot_name, j, i.owner, "", i.send_leftovers)
+                    for i, j in zip(items, jobs, strict=True)
+                    if isinstance(j, ClassAd)
+                ]
+                msg = StartdRequestClaims("", name, address, claims)
+                got = iter(self._request(msg, who, now).outcomes)
+                for item, job in zip(items, jobs, strict=True):
+                    result = reply.results.add(claim_id=item.claim_id, slot_name=item.slot_name)
+                    o = next(got) if isinstance(job, ClassAd) else None
+                    if o is None or not o.ok:
+                        result.ok, result.error = False, o.error if o is not None else job
+                        continue
+                    result.ok, result.claim_id = True, o.claim_id
+                    result.slot_name = o.slot_name
+                    ad_to_pb(o.slot_ad, result.slot)
+                    if o.ready_time:
+                        result.ready_time = o.ready_time
+                    if o.leftover_slot_ad is not None:
+                        result.leftover_claim_id = o.leftover_claim_id
+                        ad_to_pb(o.leftover_slot_ad, result.leftover_slot)
+        return reply
 
-        def answer(r: ClaimRequest, grant: ClaimGrant | None, error: str) -> None:
-            if grant is None:
-                outcomes.append(ClaimOutcome(r.claim_id, False, error, r.claim_id, r.slot_name))
-                return
-            left = grant.leftover_ad is not None
-            outcomes.append(
-                ClaimOutcome(
-                    r.claim_id,
-                    True,
-                    "",
-                    grant.claim_id,
-                    grant.slot_name,
-                    grant.slot_ad,
-                    grant.ready,
-                    grant.leftover_claim_id if left else "",
-                    grant.leftover_ad,
-                )
-            )
+    def _job(self, msg: Any, refused: str) -> ClassAd | str:
+        """An item's job ad; why not, counted under ``refused``, when it does not decode
+        (the item is refused)."""
+        try:
+            return ad_from_pb(msg)
+        except WireError as e:
+            self.host.undecodable(refused)
+            return str(e)
 
-        await self._each(handed.claims, apply, answer)
+    async def handed_activations(self, handed: HandedActivations) -> rpc.Handover:
+        """Activations of a schedd of this process: its records in, the outcomes its
+        core takes out."""
+        who = caller()
+        outcomes: list[ActivationOutcome] = []
+        async for part in turns.in_turns(handed.activations, _CLAIMS_PER_TURN):
+            msg = StartdActivateClaims("", "", part)
+            outcomes += self._request(msg, who, self.ctx.clock.now()).outcomes
         return rpc.Handover(outcomes)
 
     async def activate_claims(self, request: pb.ActivateClaimsRequest) -> pb.ActivateClaimsReply:
         reply = pb.ActivateClaimsReply()
-
-        def apply(item: Any, who: Principal, now: float) -> ActivationGrant:
-            job = self._job(item.job, "activations_refused")
-            return self.host.activate(item.claim_id, job, who, now)
-
-        def answer(item: Any, act: ActivationGrant | None, error: str) -> None:
-            result = reply.results.add(claim_id=item.claim_id)
-            if act is None:
-                result.ok, result.error = False, error
-            else:
-                result.ok, result.start_time = True, act.start
-
-        await self._each(request.activations, apply, answer)
+        who = caller()
+        async for part in turns.in_turns(request.activations, _CLAIMS_PER_TURN):
+            jobs = [self._job(item.job, "activations_refused") for item in part]
+            acts = [
+                ActivationRequest(i.claim_id, j, "")
+                for i, j in zip(part, jobs, strict=True)
+                if isinstance(j, ClassAd)
+            ]
+            msg = StartdActivateClaims("", "", acts)
+            got = iter(self._request(msg, who, self.ctx.clock.now()).outcomes)
+            for item, job in zip(part, jobs, strict=True):
+                result = reply.results.add(claim_id=item.claim_id)
+                o = next(got) if isinstance(job, ClassAd) else None
+                if o is None or not o.ok:
+                    result.ok, result.error = False, o.error if o is not None else job
+                else:
+                    result.ok, result.start_time = True, o.start_time
         return reply
 
-    async def handed_activations(self, handed: HandedActivations) -> rpc.Handover:
-        """``activate_claims`` for a schedd of this process: its activations in, the
-        outcomes its core takes out."""
-        outcomes: list[ActivationOutcome] = []
-
-        def apply(a: ActivationRequest, who: Principal, now: float) -> ActivationGrant:
-            return self.host.activate(a.claim_id, a.job_ad, who, now)
-
-        def answer(a: ActivationRequest, act: ActivationGrant | None, error: str) -> None:
-            ok = act is not None
-            outcomes.append(ActivationOutcome(a.claim_id, ok, error, act.start if ok else 0.0))
-
-        await self._each(handed.activations, apply, answer)
-        return rpc.Handover(outcomes)
-
     async def release_claims(self, request: pb.ReleaseClaimsRequest) -> pb.ReleaseClaimsReply:
+        """Each release answered with what it released (the live reply's detail: the
+        core's StartdReleaseClaims answers only which ids were asked)."""
         reply = pb.ReleaseClaimsReply()
         who = caller()
         async for part in turns.in_turns(request.claim_ids, turns.ADS_PER_TURN):
             now = self.ctx.clock.now()
-            for claim_id in part:
+            for claim_id, rel in zip(part, self.host.releases(part, who, now), strict=True):
                 result = reply.results.add(claim_id=claim_id)
-                try:
-                    rel = self.host.release(claim_id, who, now)
-                except Exception as e:
-                    result.ok, result.error = False, _refusal(e)
+                if isinstance(rel, str):
+                    result.ok, result.error = False, rel
                     continue
                 result.ok, result.slot_name = True, rel.slot_name
                 ad_to_pb(rel.slot_ad, result.slot)
-            self._after()
+            self._act(self.host.flush(now))
         return reply
 
     def keep_alive(self, request: pb.KeepAliveRequest) -> pb.KeepAliveReply:
-        unknown = self.host.keep_alive(list(request.claim_ids), caller(), self.ctx.clock.now())
-        self._after()
-        return pb.KeepAliveReply(unknown_claim_ids=unknown)
+        msg = StartdKeepAlive("", "", list(request.claim_ids))
+        answer = self._request(msg, caller(), self.ctx.clock.now())
+        return pb.KeepAliveReply(unknown_claim_ids=answer.unknown)
 
     def match_info(self, request: pb.MatchInfoRequest) -> pb.MatchInfoReply:
-        """Matched slots (NEGOTIATOR_INFORM_STARTD)."""
-        refused = self.host.match_info(list(request.claim_ids), self.ctx.clock.now())
-        self._after()
+        """Matched slots (NEGOTIATOR_INFORM_STARTD); ClaimRefusedError when the caller
+        is not the negotiator (the live reply names the ids refused, which the one-way
+        StartdMatchInfo does not)."""
+        now = self.ctx.clock.now()
+        refused = self.host.match_info_from(caller(), list(request.claim_ids), now)
+        self._act(self.host.flush(now))
         return pb.MatchInfoReply(refused_claim_ids=refused)
 
-    # --- advertising ------------------------------------------------------------------
-
-    async def _advertise_loop(self) -> None:
-        clock = self.ctx.clock
-        next_full = clock.now()  # advertise everything at start
-        while True:
-            try:
-                changed = self.host.changed
-                if clock.now() < next_full and not changed:
-                    self._change_event.clear()
-                    await sleep_until_or(self.ctx.clock, next_full, self._change_event)
-                full = clock.now() >= next_full
-                if not full:
-                    # what else changes meanwhile goes with it
-                    await clock.sleep_until(clock.now() + UPDATE_DELAY)
-                now = clock.now()
-                full = full or now >= next_full
-                names = list(self.host.machines) if full else sorted(changed)
-                changed.clear()
-                self._change_event.clear()
-                if full:
-                    next_full = now + self._update_interval
-                batch = [m for n in names if (m := self.host.machines.get(n)) is not None]
-                if not await self.advertise(batch, now, only_changed=not full):
-                    changed.update(names)
-                    next_full = min(next_full, now + RETRY_INTERVAL)
-                    await clock.sleep_until(now + RETRY_INTERVAL)
-            except asyncio.CancelledError:
-                raise
-            except Exception:
-                log.exception("startd: advertise round failed")
-                await clock.sleep_until(clock.now() + RETRY_INTERVAL)
+    # --- the slot ads' wire form (tests and tools read it) -----------------------------
 
     def build_updates(
         self, machines: list[Machine], now: float, *, only_changed: bool = False
     ) -> tuple[list[bytes], dict[str, int]]:
-        """Serialized ``AdUpdate``s: invalidations first (a slot name may come back in the
-        same request), then every slot's public and private ad (``only_changed``: only the
-        slots that changed since their ads were last built, as HTCondor's startd updates
-        one slot at a time; the other slots' ads in the collector are still current).
-
-        The wire form of a slot's ads is cached (serialized, ~1 KB a slot) and rebuilt only
-        when the slot changed; otherwise only its time-dependent attributes are encoded
-        and appended (protobuf merges a repeated field split over concatenated messages).
-        """
+        """Serialized ``AdUpdate``s of a round of these machines (what the live shell
+        sends to a collector of another process), and the machines' versions."""
         versions = {m.name: m.version for m in machines}
-        updates = self._invalidations(machines)
-        updates += self._slot_updates(machines, now, only_changed=only_changed)
-        return updates, versions
-
-    def _invalidations(self, machines: list[Machine]) -> list[bytes]:
-        """The pending invalidations, these machines' removed slots among them."""
-        updates: list[bytes] = []
-        for slot_name in self._invalidated(machines):
-            key = ClassAd({"Name": slot_name})
-            for ad_type in ("Machine", "MachinePrivate"):
-                update = collector_pb2.AdUpdate(ad_type=ad_type, ad=ad_to_pb(key), invalidate=True)
-                updates.append(update.SerializeToString())
-        return updates
-
-    def _invalidated(self, machines: list[Machine]) -> list[str]:
-        """The names of the slots whose ads are to be invalidated, these machines'
-        removed slots among them."""
-        for m in machines:
-            for slot_name in m.take_removed():
-                self._invalidate.append((m.name, slot_name))
-                self._ad_cache.pop(slot_name, None)
-                self._handed.pop(slot_name, None)
-        names = []
-        for machine_name, slot_name in self._invalidate:
-            m = self.host.machines.get(machine_name)
-            if m is not None and slot_name in m.slots:
-                continue  # the name is in use again: its new ad replaces the old one
-            names.append(slot_name)
-        return names
+        gone = self.host.ads.invalidated(machines, self.host.machines)
+        return self._wire.build(machines, now, gone, only_changed=only_changed), versions
 
     def _records(
         self, machines: list[Machine], now: float, *, only_changed: bool
     ) -> list[CollectorUpdate]:
-        """What ``build_updates`` serialises, as the collector's own records: handed to a
-        collector of this process (a virtual run), no message is built or decoded. Each
-        slot's ad is a new ad sharing the values of the slot's current one."""
-        out: list[CollectorUpdate] = []
-        for slot_name in self._invalidated(machines):
-            for ad_type in ("Machine", "MachinePrivate"):
-                key = ClassAd({"Name": slot_name})
-                out.append(CollectorUpdate(len(out), ad_type, key, invalidate=True))
+        """What ``build_updates`` serialises, as the collector's own records."""
+        gone = self.host.ads.invalidated(machines, self.host.machines)
+        return self._handed.build(machines, now, gone, only_changed=only_changed)
 
-        def build(m: Machine, slot: Slot, seq: int) -> tuple[ClassAd, ClassAd]:
-            return public_ad(slot, m.info, now, seq), private_ad(slot, m.info)
 
-        for slot, seq, (_, _, pub, priv) in self._to_send(
-            machines, self._handed, build, only_changed=only_changed
-        ):
-            # the slot's ad with this update's clocks (the base holds them in place), their
-            # bindings shared by the slots that read alike (the time, the update's seq)
-            clocks = map(
-                literal_binding, VOLATILE, volatile_values(slot, now, seq, self.host.ad_epoch)
-            )
-            out.append(CollectorUpdate(len(out), "Machine", ClassAd.from_exprs(clocks, pub)))
-            out.append(CollectorUpdate(len(out), "MachinePrivate", priv.copy()))
-        return out
+_SENDS: dict[type, Callable[[StartdService, Send], Any]] = {
+    CollectorAdvertise: StartdService._advertise,
+    ScheddJobsExited: StartdService._jobs_exited,
+    CollectorQuery: StartdService._query,
+}
 
-    def _slot_updates(
-        self, machines: list[Machine], now: float, *, only_changed: bool
+
+def _undeliverable(msg: Any, e: Exception) -> Undeliverable:
+    if isinstance(e, grpc.aio.AioRpcError):
+        return Undeliverable(msg, e.code().name, e.details() or "")
+    return Undeliverable(msg, "UNAVAILABLE", str(e))
+
+
+def _exit_pb(e: JobExitRecord) -> schedd_pb2.JobExit:
+    return schedd_pb2.JobExit(
+        schedd_name=e.schedd_name,
+        claim_id=e.claim_id,
+        cluster_id=e.cluster,
+        proc_id=e.proc,
+        start_time=e.start,
+        end_time=e.end,
+        exit_code=e.exit_code,
+        slot_name=e.slot_name,
+        reason=e.reason,
+        claim_closing=e.claim_closing,
+    )
+
+
+class _WireAds:
+    """The slot ads of a round as serialized ``AdUpdate``s: invalidations first (a slot
+    name may come back in the same request), then each slot's public and private ad.
+    The wire form of a slot's ads is cached (~1 KB a slot) and rebuilt only when the slot
+    changed; otherwise only its time-dependent attributes are encoded and appended
+    (protobuf merges a repeated field split over concatenated messages)."""
+
+    def __init__(self, ad_epoch: int) -> None:
+        self.ad_epoch = ad_epoch
+        self._texts: dict[int, tuple[Expr, str]] = {}  # id(expr) -> (expr, its text)
+        # slot name -> (slot, its version, its serialized public ad less the VOLATILE
+        # attributes, its serialized private ad), both as AdUpdates
+        self._cache: dict[str, tuple[Slot, int, bytes, bytes]] = {}
+
+    def forget(self, slot_name: str) -> None:
+        self._cache.pop(slot_name, None)
+
+    def build(
+        self, machines: list[Machine], now: float, invalidated: list[str], *, only_changed: bool
     ) -> list[bytes]:
+        updates: list[bytes] = []
+        for slot_name in invalidated:
+            key = ClassAd({"Name": slot_name})
+            for ad_type in ("Machine", "MachinePrivate"):
+                update = collector_pb2.AdUpdate(ad_type=ad_type, ad=ad_to_pb(key), invalidate=True)
+                updates.append(update.SerializeToString())
         n_volatile = len(VOLATILE)
 
         def build(m: Machine, slot: Slot, seq: int) -> tuple[bytes, bytes]:
@@ -541,40 +569,16 @@ class StartdService:
             )
             return pub.SerializeToString(), priv.SerializeToString()
 
-        updates: list[bytes] = []
-        for slot, seq, (_, _, pub, priv) in self._to_send(
-            machines, self._ad_cache, build, only_changed=only_changed
+        for slot, seq, (_, _, pub, priv) in to_send(
+            machines, self._cache, build, only_changed=only_changed
         ):
             tail = collector_pb2.AdUpdate()
             add = tail.ad.attributes.add
-            for name, value in zip(VOLATILE, volatile_values(slot, now, seq, self.host.ad_epoch)):
+            for name, value in zip(VOLATILE, volatile_values(slot, now, seq, self.ad_epoch)):
                 add(name=name).literal.integer = value
             updates.append(pub + tail.SerializeToString())
             updates.append(priv)
         return updates
-
-    @staticmethod
-    def _to_send(
-        machines: list[Machine],
-        cache: dict[str, tuple[Slot, int, A, A]],
-        build: Callable[[Machine, Slot, int], tuple[A, A]],
-        *,
-        only_changed: bool,
-    ) -> Iterator[tuple[Slot, int, tuple[Slot, int, A, A]]]:
-        """Each slot whose ads go in this update (``only_changed``: only those changed
-        since ``cache`` last built them), with the update's sequence number and the
-        slot's cached ads, built (``build``) when the slot changed."""
-        for m in machines:
-            seq = m.next_sequence()
-            for slot in m.ordered_slots():
-                cached = cache.get(slot.name)
-                stale = cached is None or cached[0] is not slot or cached[1] != slot.version
-                if only_changed and not stale:
-                    continue
-                if stale:
-                    cached = cache[slot.name] = (slot, slot.version, *build(m, slot, seq))
-                assert cached is not None
-                yield slot, seq, cached
 
     def _pairs_to_pb(self, pairs: list[tuple[str, AdValue]], out: classad_pb2.ClassAd) -> None:
         """A slot ad straight to the wire (what ``ad_to_pb(public_ad(...))`` gives, faster)."""
@@ -609,172 +613,10 @@ class StartdService:
             hit = self._texts[id(expr)] = (expr, unparse(expr))
         return hit[1]
 
-    async def advertise(
-        self, machines: list[Machine], now: float, *, only_changed: bool = False
-    ) -> bool:
-        """Send these machines' ads (and pending invalidations); True when all arrived.
-        The ads are built a few machines at a time, with turns for the loop between (a
-        full round of 2,500 slots held it 0.2 s)."""
-        versions = {m.name: m.version for m in machines}
-        address = self.ctx.collector_address
-        channel = self.ctx.channel(address) if address else None
-        requests: list[tuple[int, bytes | rpc.Handover]] = []
-        if channel is not None and rpc.can_hand_over(channel):
-            records: list[CollectorUpdate] = []
-            async for part in turns.in_turns(machines, self._machines_per_turn):
-                records += self._records(part, now, only_changed=only_changed)
-            if records:
-                requests.append((len(records), rpc.Handover(records)))
-        else:
-            updates = self._invalidations(machines)
-            async for part in turns.in_turns(machines, self._machines_per_turn):
-                updates += self._slot_updates(part, now, only_changed=only_changed)
-            requests = list(_requests(updates, MAX_ADVERTISE_BYTES))
-        if not requests:
-            return True
-        if channel is None:
-            return False
-        # AdvertiseRequest bytes made from the serialized updates (field 1, repeated)
-        advertise = channel.unary_unary(
-            "/mockpool.v1.Collector/Advertise",
-            request_serializer=None,
-            response_deserializer=collector_pb2.AdvertiseReply.FromString,
-        )
-        self.stats["advertise_rounds"] += 1
-        try:
-            for count, request in requests:
-                reply = await rpc.call(advertise, request, timeout=RPC_TIMEOUT)
-                for line in reply.errors:
-                    log.warning("collector refused an update: %s", line)
-                self.stats["ads_sent"] += count
-        except grpc.aio.AioRpcError as e:
-            self.stats["advertise_failures"] += 1
-            log.warning("startd: cannot advertise to the collector: %s", e.details())
-            for m in machines:  # not sent: the retry must build (and send) them again
-                for slot in m.ordered_slots():
-                    self._ad_cache.pop(slot.name, None)
-                    self._handed.pop(slot.name, None)
-            return False
-        self._invalidate.clear()
-        for m in machines:
-            m.mark_clean(versions[m.name])
-        return True
 
-    # --- job exits --------------------------------------------------------------------
-
-    async def _exit_loop(self) -> None:
-        clock = self.ctx.clock
-        while True:
-            try:
-                self._exit_wake.clear()
-                self._armed = self.host.next_wakeup()
-                if self._armed is None:
-                    await self._exit_wake.wait()
-                    continue
-                if self._armed > clock.now():
-                    await sleep_until_or(self.ctx.clock, self._armed, self._exit_wake)
-                    continue
-                now = clock.now()
-                self.finish_jobs(now, self._exit_limit)
-                wake = self.host.next_wakeup()
-                if self._exit_limit is not None and wake is not None and wake <= now:
-                    await turns.own_turn()  # live, more due: the loop's timers first
-            except asyncio.CancelledError:
-                raise
-            except Exception:
-                log.exception("startd: job exit round failed")
-                await clock.sleep_until(clock.now() + RETRY_INTERVAL)
-
-    def finish_jobs(self, now: float, limit: int | None = None) -> list[JobExitRecord]:
-        """The host's job ends due by ``now`` (of at most ``limit`` machines), each
-        queued for its schedd."""
-        exits = self.host.finish_jobs(now, limit)
-        self._after()
-        for e in exits:
-            address = self._moved.get(e.schedd_address, e.schedd_address)
-            self._pending_exits.setdefault((address, e.schedd_name.lower()), []).append(
-                schedd_pb2.JobExit(
-                    schedd_name=e.schedd_name,
-                    claim_id=e.claim_id,
-                    cluster_id=e.cluster,
-                    proc_id=e.proc,
-                    start_time=e.start,
-                    end_time=e.end,
-                    exit_code=e.exit_code,
-                    slot_name=e.slot_name,
-                    reason=e.reason,
-                    claim_closing=e.claim_closing,
-                )
-            )
-        for dest in list(self._pending_exits):
-            self._start_sender(dest)
-        return exits
-
-    async def _deliver(self, dest: tuple[str, str]) -> None:
-        """Send the exits queued for one schedd (address, name); an unreachable one gets
-        the same request (same request id) again until it answers."""
-        clock = self.ctx.clock
-        address, name = dest
-        try:
-            while exits := self._pending_exits.pop(dest, None):
-                request = schedd_pb2.JobsExitedRequest(request_id=rpc.request_id(), exits=exits)
-                while True:
-                    try:
-                        stub = schedd_pb2_grpc.ScheddStub(self.ctx.channel(from_sinful(address)))
-                        await rpc.call(stub.JobsExited, request, timeout=RPC_TIMEOUT)
-                        self.stats["exits_reported"] += len(exits)
-                        break
-                    except asyncio.CancelledError:
-                        self._pending_exits.setdefault(dest, [])[:0] = exits
-                        raise
-                    except Exception as e:  # a failing peer never stops the startd
-                        self.stats["exit_report_failures"] += 1
-                        log.warning(
-                            "startd: cannot report %d job exits to %s: %s", len(exits), address, e
-                        )
-                        moved = await self._relocate_schedd(address, exits)
-                        if moved is not None:  # the schedd came back elsewhere: send there
-                            self._pending_exits.setdefault((moved, name), [])[:0] = exits
-                            self._start_sender((moved, name))
-                            break
-                        await clock.sleep_until(clock.now() + RETRY_INTERVAL)
-        finally:
-            self._senders.pop(dest, None)
-
-    def _start_sender(self, dest: tuple[str, str]) -> None:
-        if dest not in self._senders:
-            task = asyncio.get_running_loop().create_task(
-                self._deliver(dest), name=f"startd-exits-{dest[0]}-{dest[1]}"
-            )
-            self._senders[dest] = task
-
-    async def _relocate_schedd(self, address: str, exits: list[schedd_pb2.JobExit]) -> str | None:
-        """Where the collector says the exits' schedd is now, if not at ``address``."""
-        name = exits[0].schedd_name if exits else ""
-        if not name:
-            return None
-        try:
-            found = await self.ctx.locate("Scheduler", f"Name == {quote_string(name)}")
-        except Exception:  # no collector either: retry later
-            return None
-        if found is None or found == address:
-            return None
-        log.info("startd: schedd %s moved from %s to %s", name, address, found)
-        self._moved[address] = found
-        return found
-
-
-def _requests(updates: list[bytes], limit: int) -> Iterator[tuple[int, bytes]]:
+def _requests(updates: Sequence[bytes], limit: int) -> Iterator[tuple[int, bytes]]:
     """Serialized AdvertiseRequests (``updates``, field 1) of at most ``limit`` bytes
     (unless one update is larger), each with how many updates it holds: made one at a
     time, as they are sent (all of 10,000 slots' at once held the loop)."""
     for count, parts in framed_batches(1, ((u,) for u in updates), limit):
         yield count, b"".join(parts)
-
-
-def _refusal(e: Exception) -> str:
-    """The answer for one refused item; a bug fails only its own item, and is logged."""
-    if isinstance(e, StartdError | WireError):
-        return str(e)
-    log.exception("startd: internal error on one request item")
-    return f"internal error in the startd: {type(e).__name__}: {e}"

@@ -366,11 +366,12 @@ async def test_exits_are_retried_with_the_same_request_id(pool: Pool) -> None:
     await until(lambda: len(p.schedd.requests) == 1)
     # the failure is counted when the refused call returns, a moment after it arrived
     await until(lambda: p.svc.status()["exit_report_failures"] == 1)
-    # the sender asks the collector where the schedd is first, then sleeps: advance once
-    # its retry is due, not before (else it sleeps from the advanced time); the slots'
-    # update comes before it
+    # the core asks the collector where the schedd is first, then waits: its retry is
+    # due RETRY_INTERVAL after that answer; the slots' update comes before it (the one
+    # loop sleeps until the earlier of the two)
     retry = p.clock.now() + RETRY_INTERVAL
-    await until(lambda: p.clock.wakeups()[:2] == [p.clock.now() + UPDATE_DELAY, retry])
+    await until(lambda: p.svc.host.reports.next_retry() == retry)
+    await until(lambda: p.clock.wakeups()[:1] == [p.svc.host.next_wakeup()])
     await p.clock.advance_to(retry)
     await until(lambda: len(p.schedd.requests) == 2)
     first, second = p.schedd.requests
