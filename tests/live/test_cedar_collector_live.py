@@ -51,9 +51,18 @@ def pool(quiet_pool: QuietPool) -> QuietPool:
     return quiet_pool
 
 
+def _handed(pool: QuietPool) -> int:
+    """Queries the central manager's listener handed to its query worker so far."""
+    (central,) = [h for h in pool.pool.status() if h["role"] == "central"]
+    return central["cedar"]["central"]["query_worker"]["handed"]
+
+
 def test_every_ad_type_constraint_projection_and_locate(pool: QuietPool, tmp_path: Path) -> None:
     config = condor_config_for(pool.pool, tmp_path)
+    handed = _handed(pool)
     got = run_htcondor(EVERY_TYPE, config, pool.schedd_name)
+    # the collector's query worker answered them all (cedar/query_worker.py)
+    assert _handed(pool) - handed == 12
     (slot,) = pool.pool.slots()
     assert got["slots"] == [slot.get_value("Name")]
     assert got["slot"]["MyType"] == "Machine" and got["slot"]["Machine"] == "exec0001"
