@@ -657,7 +657,7 @@ async def test_claims_and_activations_handed_over_are_answered_as_the_wire_answe
 
     from mockpool.schedd.handover import HandedActivations, HandedClaims
     from mockpool.schedd.schedd import ActivationOutcome, ActivationRequest, ClaimRequest
-    from mockpool.schedd.service import ScheddService
+    from mockpool.schedd.service_calls import _claim_outcome
 
     cfg = parse_config("NUM_CPUS = 4\nSLOT_TYPE_1_PARTITIONABLE = True\n", "m.conf")
 
@@ -696,7 +696,7 @@ async def test_claims_and_activations_handed_over_are_answered_as_the_wire_answe
     reply = await wire.request_claims(sent)
     core = SimpleNamespace(name="schedd1")
     want = [
-        ScheddService._claim_outcome(core, "exec1", r, res)  # type: ignore[arg-type]
+        _claim_outcome(core, "exec1", r, res)  # type: ignore[arg-type]
         for r, res in zip(asks, reply.results, strict=True)
     ]
     request = HandedClaims.of("r1", "schedd1", "<127.0.0.1:9619>", asks)
