@@ -61,7 +61,7 @@ from ..collector.store import (
     PrivateAdsRefused,
     matching,
 )
-from ..wire import PARTS
+from ..wire import PARTS, room_for
 from .collector_cmds import QueryRefused, _kept, parse_query, select_with, send_reply
 from .crypto import AesGcmCipher
 from .framing import PacketCodec
@@ -389,6 +389,7 @@ class Replica:
                 _ = _kept(record).enc.plain  # encoded on arrival, bytes joined: no query pays
                 table[key] = record
             self.applied += 1
+        room_for(sum(len(t) for t in self.tables.values()))  # as the collector's decoder
 
     def candidates(self, ad_type: str, private_ok: bool) -> list[AdRecord]:
         """``AdStore.candidates``, with the rule of ``CollectorService.select``."""
