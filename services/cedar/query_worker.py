@@ -81,6 +81,8 @@ _MAX_QUEUED = 512 * 1024 * 1024  # bytes the collector holds for a worker that r
 _DUMP_PER_TURN = 2_000  # stored ads framed for a new worker in one loop turn (a few ms)
 _APPLY_PER_TURN = 64  # ads decoded and encoded by the worker between its other work
 _OFFLOAD_AT = 5_000  # a constraint over this many ads is evaluated off the worker's loop
+_LASTS = 60.0  # real seconds a worker must last for its death to count as no failure
+_MAX_DELAY = 60.0  # real seconds at most between a worker's death and the next's start
 _NICE_BELOW = 2  # the worker's niceness above the collector's: the collector's loop first
 # the collector writes the changes a few times a second, not every loop turn: each send
 # lets go of the GIL, and the loop waits to get it back from the actor's other threads
@@ -143,6 +145,9 @@ class QueryWorker:
         self._ready = False  # fed every stored ad: queries may go to it
         self._stopped = False
         self._restart: asyncio.TimerHandle | None = None
+        self._failures = 0  # deaths in a row of workers that did not last
+        self.restart_delay = restart_after  # the last wait before a new worker
+        self._ready_at = 0.0  # loop time the current worker became ready
         self.counts = {"started": 0, "died": 0, "handed": 0, "answered_here": 0}
 
     # -- life ----------------------------------------------------------------------------
@@ -204,6 +209,8 @@ class QueryWorker:
             return
         self._dumping = False
         self._ready = True
+        assert self._loop is not None
+        self._ready_at = self._loop.time()
         self._flush()
         log.info("%s: query worker %s fed %d ads", self.name, self.pid, len(records))
 
@@ -253,9 +260,16 @@ class QueryWorker:
         self._schedule_restart()
 
     def _schedule_restart(self) -> None:
+        """The next worker starts ``restart_after`` real seconds on, doubled for each
+        worker before it in a row that died within ``_LASTS`` of being fed (one that
+        cannot start at all is not retried every second for ever), at most ``_MAX_DELAY``."""
         if self._stopped or self._loop is None:
             return
-        self._restart = self._loop.call_later(self.restart_after, self._respawn)
+        lasted = self._ready_at and self._loop.time() - self._ready_at >= _LASTS
+        self._failures = 0 if lasted else self._failures + 1
+        self._ready_at = 0.0
+        self.restart_delay = min(self.restart_after * 2 ** max(0, self._failures - 1), _MAX_DELAY)
+        self._restart = self._loop.call_later(self.restart_delay, self._respawn)
 
     def _respawn(self) -> None:
         self._restart = None

@@ -300,3 +300,24 @@ async def test_the_central_listener_starts_a_worker_unless_told_not_to(
     finally:
         await servers[""].stop()
     assert collector.store.on_stored is None  # stopped with the listener
+
+
+async def test_a_worker_that_cannot_start_is_retried_ever_later(
+    collector: CollectorService,
+) -> None:
+    """Each worker in a row that dies before it lasts doubles the wait before the next
+    (from ``restart_after``); meanwhile every query stays with the collector."""
+    import sys
+
+    exits = [sys.executable, "-c", "import sys; sys.exit(3)"]  # as an import error would
+    worker = QueryWorker(collector.store, restart_after=0.01, argv=exits)
+    worker.start()
+    try:
+        await _until(lambda: worker.counts["died"] >= 4)
+        died, delay = worker.counts["died"], worker.restart_delay
+        assert delay == pytest.approx(0.01 * 2 ** (died - 1))
+        query = _ad(MyType="Query")
+        assert not worker.hand_over(None, commands.QUERY_STARTD_ADS, query, False, 0.0)  # type: ignore[arg-type]
+        assert worker.counts["handed"] == 0 and worker.counts["answered_here"] == 1
+    finally:
+        await worker.stop()
