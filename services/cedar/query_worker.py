@@ -27,7 +27,8 @@ one long-lived worker process per collector holds a replica of its ads, fed by t
   hand-off each (16% of the central actor's loop at 10,000 slots, py-spy).
 - When the worker dies, the collector answers queries itself (the in-loop path, encodings
   made as they are asked for) and starts a new worker after ``restart_after`` real
-  seconds, sending it every stored ad first; the queries it had been handed are lost
+  seconds (doubled for each in a row that did not last a minute, at most 60), sending it
+  every stored ad first; the queries it had been handed are lost
   with it (their clients see the connection close, as when HTCondor's worker dies).
 
 Messages on the Unix socket, one way: a 4-byte big-endian length and a pickle of
