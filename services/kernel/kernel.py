@@ -33,10 +33,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..principals import Principal, Role
 from ..claimid import from_sinful
 from ..contract import Core, Event, Peer, Ready, Send, Undeliverable
 from ..messages import REPLIES
+from ..principals import Principal, Role
 from .network import ActorFaults, Parked
 
 __all__ = ["DEADLINE", "Actor", "Kernel", "Node"]

@@ -36,8 +36,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
-from .peerrules import PeerRule
 from .layout import ActorPlan, find_actor
+from .peerrules import PeerRule
 
 log = logging.getLogger(__name__)
 

@@ -7,11 +7,11 @@ from typing import Any
 
 import pytest
 
-from mockpool.principals import Principal, Role
 from mockpool.contract import Peer, Ready, Undeliverable
 from mockpool.kernel import DEADLINE, Kernel
 from mockpool.messages import ScheddKeepAliveAnswer, StartdKeepAlive
 from mockpool.pool.peerrules import PeerRule
+from mockpool.principals import Principal, Role
 
 
 class Asker:
