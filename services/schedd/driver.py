@@ -71,6 +71,7 @@ from ..principals import Principal, Role
 from .owners import acting_user, log_refusal, submit_owner
 from .queue import QueueError
 from .schedd import MIN_ALIVE_EVERY, ActivationOutcome, ClaimOutcome, JobExit, Outbox, Schedd
+from .userlog import format_events
 
 if TYPE_CHECKING:
     from ..startd.machine import JobExitRecord
@@ -304,6 +305,19 @@ class ScheddDriver:
         a negotiation cycle is asked for after them."""
         self.core.ad_cadence.expedite(now)
         return self._drain(Ready())
+
+    def take_user_logs(self) -> tuple[dict[str, str], dict[str, str]]:
+        """The job event logs (``log =``) to append since the last call: the text per
+        file, and per file the first job that wrote there (for a failure's message).
+        The caller appends them (``logfiles.append_user_logs``) after each call."""
+        core = self.core
+        events = core.joblog.drain()
+        if not events:
+            return {}, {}
+        jobs: dict[str, str] = {}
+        for e in events:
+            jobs.setdefault(e.path, f"{e.cluster}.{e.proc}")
+        return format_events(events, core.ad_epoch, core.joblog.format), jobs
 
     # --- the ad round ---------------------------------------------------------------
 

@@ -69,7 +69,6 @@ from .schedd import (
 from .service_calls import ANSWERER, CALLS, advertise
 from .service_qmgmt import QmgmtMethods
 from .submit import SubmitError
-from .userlog import format_events
 
 __all__ = ["SERVICE_NAME", "ScheddService"]
 
@@ -338,7 +337,7 @@ class ScheddService(QmgmtMethods, sgrpc.ScheddServicer):
                     fields["problem"],
                 )
             self.ctx.events.emit(daemon, kind, **fields)
-        self._write_user_logs(driver.core)
+        self._write_user_logs(driver)
         if self._wake is not None:
             self._wake.set()  # the loop reads the wake-ups again
         return ready.sends
@@ -363,23 +362,20 @@ class ScheddService(QmgmtMethods, sgrpc.ScheddServicer):
             if sends:
                 await self._send(driver, sends)
 
-    def _write_user_logs(self, core: Schedd) -> None:
+    def _write_user_logs(self, driver: ScheddDriver) -> None:
         """Append the core's user log events to their files, one write per file; a log
         that cannot be written is reported (once per file) and the schedd goes on."""
-        events = core.joblog.drain()
-        if not events:
-            return
-        texts = format_events(events, core.ad_epoch, core.joblog.format)
+        texts, jobs = driver.take_user_logs()
         for path, error in append_user_logs(texts).items():
             self._counts["user_log_failures"] += 1
-            if (core.name, path) in self._user_log_refused:
+            if (driver.name, path) in self._user_log_refused:
                 continue
-            self._user_log_refused.add((core.name, path))
-            job = next(f"{e.cluster}.{e.proc}" for e in events if e.path == path)
+            self._user_log_refused.add((driver.name, path))
+            job = jobs[path]
             log.warning(
-                "%s: cannot write the user log %s (job %s): %s", core.name, path, job, error
+                "%s: cannot write the user log %s (job %s): %s", driver.name, path, job, error
             )
-            self.ctx.events.emit(core.name, "user_log_failed", job=job, path=path, error=error)
+            self.ctx.events.emit(driver.name, "user_log_failed", job=job, path=path, error=error)
 
     # --- the loop ------------------------------------------------------------------------
 

@@ -334,3 +334,15 @@ def test_a_submit_token_acts_on_its_own_users_jobs_only(driver: ScheddDriver) ->
     assert driver.core.status()["held"] == 1
     results, _ = driver.act(2.0, admin, "hold", ["2.0"], "", "", "root")
     assert [r.ok for r in results] == [True]
+
+
+def test_the_job_event_logs_to_append_are_handed_to_the_caller(tmp_path: Path) -> None:
+    core = make(tmp_path / "schedd1.sqlite", 0.0, KNOBS)
+    d = ScheddDriver(core, 0.0, pool_user="condor")
+    path = str(tmp_path / "job.log")
+    d.submit(0.0, Principal(Role.ADMIN, "root"), SLEEP + f"log = {path}\nqueue 2\n", "j.sub", "")
+    texts, jobs = d.take_user_logs()
+    assert list(texts) == [path] and jobs == {path: "1.0"}
+    # HTCondor's SubmitEvent (000) for each job, the core writes no file itself
+    assert texts[path].count("000 (001.00") == 2 and not (tmp_path / "job.log").exists()
+    assert d.take_user_logs() == ({}, {})
