@@ -44,10 +44,11 @@ Measured on a 2-core machine shared with three other engineers' test runs (load 
   bytes pickled and written), 134-172 us of the worker's CPU per ad (decoded, encoded,
   joined); in a live 10,000-slot pool (UPDATE_INTERVAL 300, time scale 60: 2,000 updates a
   real second) the worker used 3.3 CPU s of 20 s with no query (16% of a core);
-- in-process, 10,000 slots: first query 0.77-0.86 s and the next ones 0.76 s at load 3 to
-  21 (1.19 / 1.09 s at load 42); answered in the collector's loop (``--in-loop``) the
-  first took 1.78-1.84 s. Fifty at once: worst lag 12.8 pool s, of which the loop held
-  0.0 and waited 12.9 for a CPU (in the loop: 19.9, held 0.29, waited 19.9);
+- in-process, 10,000 slots: first query 0.77-0.86 s and the next ones 0.76-0.91 s at load
+  1.5 to 21 (1.19 / 1.09 s at load 42); answered in the collector's loop (``--in-loop``)
+  the first took 1.78-1.84 s. Fifty at once: worst lag 12.8-14.5 pool s, of which the
+  loop held 0.0 and waited 12.9-14.5 for a CPU (in the loop: 19.9, held 0.29, waited
+  19.9);
 - live (``--live``), 10,000 slots: the next queries 0.93 s, the first 2.0 s (measured
   before the worker joined each ad's reply bytes on arrival; in-process the first is now
   the next ones' time); the central actor's worst lag over 20 s with no query 6.9 pool s
