@@ -346,3 +346,35 @@ def test_the_job_event_logs_to_append_are_handed_to_the_caller(tmp_path: Path) -
     # HTCondor's SubmitEvent (000) for each job, the core writes no file itself
     assert texts[path].count("000 (001.00") == 2 and not (tmp_path / "job.log").exists()
     assert d.take_user_logs() == ({}, {})
+
+
+def test_a_big_message_delivered_in_parts_sends_one_request_per_startd(
+    driver: ScheddDriver,
+) -> None:
+    driver.core.submit(SLEEP + "queue 3\n", "job.sub", "alice", 0.0)
+    sends = []
+    for n in (1, 2, 3):  # (the live shell delivers a cycle's matches in turns)
+        notice = MatchNotice(ALICE, 1, f"slot{n}@exec1", cid(n), STARTD)
+        part = driver.deliver(ScheddMatches("m", "schedd1", 1, [notice]), NEGOTIATOR_PEER, 5.0)
+        sends += [s for s in part.sends if not isinstance(s.msg, MatchesAck)]
+    ((address, req),) = [(s.address, s.msg) for s in driver.merge_sends(sends)]
+    assert address == STARTD and [c.claim_id for c in req.claims] == [cid(1), cid(2), cid(3)]
+    # the merged request is the one the core waits for: its answer is taken
+    outcomes = [
+        ClaimOutcome(cid(n), True, claim_id=cid(n), slot_name=f"slot{n}@exec1") for n in (1, 2, 3)
+    ]
+    ready = driver.deliver(ScheddClaimResults(req.corr, "schedd1", outcomes), STARTD_PEER, 6.0)
+    ((_, act),) = only(ready, StartdActivateClaims)
+    assert len(act.activations) == 3
+
+
+def test_the_periodic_policy_runs_in_tick_every_interval(tmp_path: Path) -> None:
+    config = KNOBS + "PERIODIC_EXPR_INTERVAL = 60\nSYSTEM_PERIODIC_HOLD = JobStatus == 1\n"
+    d = ScheddDriver(make(tmp_path / "schedd1.sqlite", 0.0, config), 0.0)
+    d.core.submit(SLEEP + "queue\n", "job.sub", "alice", 0.0)
+    d.tick(0.0)
+    assert d.next_wakeup() == 60.0  # no collector: no ads; the policy's first round
+    assert d.core.status()["held"] == 0
+    ready = d.tick(60.0)
+    assert d.core.status()["held"] == 1 and kinds(ready) == ["hold"]
+    assert d.next_wakeup() == 120.0
