@@ -17,6 +17,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from .principals import Role
+
 if TYPE_CHECKING:
     from .classad import ClassAd
     from .collector.collector import CollectorUpdate
@@ -262,3 +264,26 @@ REPLIES: tuple[type[Any], ...] = (
     ScheddKeepAliveAnswer,
     JobsExitedAck,
 )
+
+_ANYONE = frozenset(Role)
+_DAEMONS = frozenset({Role.DAEMON, Role.ADMIN})
+_NEGOTIATOR = frozenset({Role.NEGOTIATOR, Role.ADMIN})
+
+# Who may send each request: the role its sender's token must hold (HTCondor's
+# authorization levels on each command). The live servers' role tables read their
+# daemon-to-daemon methods from here, and the kernel checks every message against it.
+REQUEST_ROLES: dict[type[Any], frozenset[Role]] = {
+    CollectorAdvertise: frozenset({Role.DAEMON, Role.NEGOTIATOR, Role.ADMIN}),
+    CollectorQuery: _ANYONE,
+    CollectorSnapshotRequest: _NEGOTIATOR,
+    NegotiatorReschedule: frozenset({Role.DAEMON, Role.SUBMIT, Role.ADMIN}),
+    NegotiatorUserPrio: frozenset({Role.READ, Role.SUBMIT, Role.ADMIN, Role.DAEMON}),
+    ScheddResourceRequestsRequest: _NEGOTIATOR,
+    ScheddMatches: _NEGOTIATOR,
+    ScheddJobsExited: _DAEMONS,
+    StartdRequestClaims: _DAEMONS,
+    StartdActivateClaims: _DAEMONS,
+    StartdReleaseClaims: _DAEMONS,
+    StartdKeepAlive: _DAEMONS,
+    StartdMatchInfo: _DAEMONS,
+}

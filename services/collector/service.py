@@ -22,7 +22,14 @@ from ..auth import Principal, Role, current_principal
 from ..classad.tree import Expr
 from ..contract import Peer, Ready, Undeliverable
 from ..daemon import DaemonContext
-from ..messages import AdvertiseAck, CollectorAdvertise, CollectorSnapshotRequest, SnapshotReply
+from ..messages import (
+    REQUEST_ROLES,
+    AdvertiseAck,
+    CollectorAdvertise,
+    CollectorQuery,
+    CollectorSnapshotRequest,
+    SnapshotReply,
+)
 from ..packedcolumns import column_to_pb
 from ..v1 import collector_pb2 as cpb
 from ..v1 import collector_pb2_grpc as cgrpc
@@ -104,9 +111,9 @@ class CollectorService(cgrpc.CollectorServicer):
     """The collector daemon: one ad store behind the Collector gRPC service."""
 
     METHOD_ROLES = {
-        _method("Advertise"): frozenset({Role.DAEMON, Role.NEGOTIATOR, Role.ADMIN}),
-        _method("Snapshot"): frozenset({Role.NEGOTIATOR, Role.ADMIN}),
-        _method("Query"): frozenset(Role),
+        _method("Advertise"): REQUEST_ROLES[CollectorAdvertise],
+        _method("Snapshot"): REQUEST_ROLES[CollectorSnapshotRequest],
+        _method("Query"): REQUEST_ROLES[CollectorQuery],
     }
 
     def __init__(self, ctx: DaemonContext, *, housekeeping_interval: float | None = None) -> None:

@@ -35,7 +35,7 @@ from typing import Any
 
 from ..claimid import from_sinful
 from ..contract import Core, Event, Peer, Ready, Send, Undeliverable
-from ..messages import REPLIES
+from ..messages import REPLIES, REQUEST_ROLES
 from ..principals import Principal, Role
 from .network import ActorFaults, Parked
 
@@ -313,6 +313,13 @@ class Kernel:
                 d.ruled = True
                 self._push(self.now + rule.delay, _DELIVER, d)
                 return
+        if sender is not None:
+            allowed = REQUEST_ROLES.get(type(msg))
+            if allowed is not None and sender.principal.role not in allowed:
+                # the live server's interceptor refuses it before any daemon sees it
+                why = f"{type(msg).__name__} needs one of the roles {_names(allowed)}"
+                self._undeliverable(sender, msg, "PERMISSION_DENIED", why, self.latency)
+                return
         peer = sender.peer if sender is not None else _DRIVER
         self._call(node, msg, peer, None if one_way else sender)
 
@@ -387,6 +394,10 @@ class Kernel:
         for node in [*actor.cores.values(), *actor.schedds.values()]:
             node.wake_at = None
             self._rearm(node)
+
+
+def _names(roles: frozenset[Role]) -> str:
+    return ", ".join(sorted(r.value for r in roles))
 
 
 _DRIVER = Peer("", Principal(Role.ADMIN))  # the driver acts as the pool's administrator

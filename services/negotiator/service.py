@@ -42,6 +42,7 @@ from ..classad import ClassAd
 from ..contract import Peer, Ready, Send, Undeliverable
 from ..daemon import RPC_TIMEOUT, DaemonContext
 from ..messages import (
+    REQUEST_ROLES,
     AdvertiseAck,
     CollectorAdvertise,
     CollectorQuery,
@@ -108,8 +109,8 @@ class NegotiatorService(ngrpc.NegotiatorServicer):
     """The negotiator daemon: its core's loop, its calls, Reschedule and UserPrio."""
 
     METHOD_ROLES = {
-        _method("Reschedule"): frozenset({Role.DAEMON, Role.SUBMIT, Role.ADMIN}),
-        _method("UserPrio"): frozenset({Role.READ, Role.SUBMIT, Role.ADMIN, Role.DAEMON}),
+        _method("Reschedule"): REQUEST_ROLES[NegotiatorReschedule],
+        _method("UserPrio"): REQUEST_ROLES[NegotiatorUserPrio],
     }
 
     def __init__(

@@ -43,6 +43,7 @@ from ..contract import Peer, Ready, Send, Undeliverable
 from ..daemon import RPC_TIMEOUT, DaemonContext, ReplyCache, sleep_until_or
 from ..messages import (
     REPLIES,
+    REQUEST_ROLES,
     AdvertiseAck,
     CollectorAdvertise,
     CollectorQuery,
@@ -51,6 +52,8 @@ from ..messages import (
     ScheddJobsExited,
     StartdActivateClaims,
     StartdKeepAlive,
+    StartdMatchInfo,
+    StartdReleaseClaims,
     StartdRequestClaims,
 )
 from ..schedd.handover import HandedActivations, HandedClaims
@@ -144,8 +147,14 @@ class StartdService:
     """Every simulated machine of one startd actor behind one servicer."""
 
     METHOD_ROLES = {
-        _SERVICE + m: frozenset({Role.DAEMON, Role.ADMIN})
-        for m in ("RequestClaims", "ActivateClaims", "ReleaseClaims", "KeepAlive", "MatchInfo")
+        _SERVICE + m: REQUEST_ROLES[t]
+        for m, t in (
+            ("RequestClaims", StartdRequestClaims),
+            ("ActivateClaims", StartdActivateClaims),
+            ("ReleaseClaims", StartdReleaseClaims),
+            ("KeepAlive", StartdKeepAlive),
+            ("MatchInfo", StartdMatchInfo),
+        )
     }
 
     def __init__(

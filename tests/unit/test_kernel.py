@@ -228,3 +228,18 @@ def test_a_refusal_goes_back_to_the_asker_as_a_reply_does() -> None:
     k.run()
     ((t, msg),) = asker.got
     assert (t, msg.code, msg.detail, msg.msg.corr) == (6.0, "PERMISSION_DENIED", "not yours", "ka1")
+
+
+def test_a_sender_without_the_role_the_request_needs_is_refused_before_delivery() -> None:
+    k = Kernel(latency=0.5)
+    reader = k.actor("tool", "tool:1")
+    st = k.actor("startd", "startd:1")
+    asker = Asker("s1", [5.0])
+    answerer = Answerer()
+    k.add(reader, "schedd", "s1", asker, Principal(Role.READ, "alice"))
+    k.add(st, "startd", "startd", answerer, Principal(Role.DAEMON, "startd/x"))
+    k.run()
+    assert answerer.seen == []  # a keepalive needs DAEMON or ADMIN
+    ((t, msg),) = asker.got
+    assert (t, msg.code) == (6.0, "PERMISSION_DENIED")
+    assert "admin, daemon" in msg.detail

@@ -1,0 +1,141 @@
+"""How the kernel pool makes each daemon's core and starts it, and how its driver calls
+a schedd (a submit, a removal): what a live actor's services do at ``serve()`` and
+``run()``, less the network.
+
+Every core gets what the live one gets: its configuration, the pool's date of time 0,
+its address (a sinful string in its ads), the collector's address, and a seeded
+generator of its own; its durable state lives on the pool's simulated disk (the
+schedds' queues, the accountant), where a simulated crash keeps it.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import TYPE_CHECKING
+
+from ..claimid import sinful
+from ..collector.collector import Collector
+from ..negotiator.driver import NegotiatorDriver
+from ..negotiator.negotiator import Negotiator
+from ..principals import Principal, Role
+from ..schedd.driver import ScheddDriver
+from ..schedd.schedd import Schedd
+from ..startd.host import StartdHost
+
+if TYPE_CHECKING:
+    from ..config import ConfigDict
+    from ..pool.spec import RemoveItem, SubmitItem
+    from .kernel import Kernel, Node
+    from .pool import KernelPool, _Daemons
+
+__all__ = ["Builder", "jobs_in_queue", "remove", "submit"]
+
+DRIVER = Principal(Role.ADMIN)  # the pool's driver acts as its administrator
+
+
+class Builder:
+    """Makes the cores of a :class:`KernelPool`'s actors at pool time ``now``."""
+
+    def __init__(self, pool: KernelPool) -> None:
+        self.pool = pool
+        self.kernel = pool.kernel
+
+    def _node(self, d: _Daemons, kind: str, name: str, core: object) -> Node:
+        node = self.kernel.add(d.actor, kind, name, core, self.pool.principal(kind, name))  # type: ignore[arg-type]
+        d.nodes[name.lower()] = node
+        return node
+
+    def collector(self, d: _Daemons, now: float = 0.0) -> Node:
+        pool = self.pool
+        core = Collector(pool.spec.config, ad_epoch=pool.ad_epoch)
+        node = self._node(d, "collector", "collector", core)
+        self.kernel.started(node, core.start(now, pool.spec.host, sinful(d.actor.address)))
+        return node
+
+    def negotiator(self, d: _Daemons, now: float = 0.0) -> Node:
+        pool = self.pool
+        spec = pool.spec
+        core = Negotiator(
+            "negotiator",
+            spec.config.for_subsystem("NEGOTIATOR"),
+            pool.disk.files("central"),
+            log_base_wall=pool.log_base,
+            priorities={k: dict(v) for k, v in spec.priorities.items()},
+        )
+        cost = spec.cycle_cost
+        driver = NegotiatorDriver(
+            core,
+            collector_address=pool.collector_address,
+            address=sinful(d.actor.address),
+            machine=spec.host,
+            # a cycle priced by its CPU time (time dilation) is the one thing measured
+            cpu_timer=time.process_time if cost.cpu_factor else None,
+            cycle_charge=None if cost.free else cost.charge,
+            columns=False,  # the collector's records are handed over as they are
+        )
+        node = self._node(d, "negotiator", "negotiator", driver)
+        self.kernel.started(node, driver.start(now))
+        pool.negotiator = driver
+        return node
+
+    def startds(self, d: _Daemons, config: ConfigDict, now: float = 0.0) -> Node:
+        pool = self.pool
+        machines = [(name, config) for name in d.plan.daemons]
+        host = StartdHost(machines, ad_epoch=pool.ad_epoch, config=pool.spec.config)
+        node = self._node(d, "startd", d.plan.name, host)
+        for name in d.plan.daemons:  # each machine answers to its own name too
+            d.nodes[name.lower()] = node
+        ready = host.start(d.actor.address, now, pool.rng, pool.collector_address)
+        self.kernel.started(node, ready)
+        return node
+
+    def schedd(self, d: _Daemons, name: str, now: float = 0.0) -> Node:
+        pool = self.pool
+        queue = pool.disk.job_queue(f"schedd/{name}.sqlite", birth=now)
+        core = Schedd(name, queue, pool.spec.config, now, ad_epoch=pool.ad_epoch)
+        core.address = sinful(d.actor.address)
+        driver = ScheddDriver(
+            core, now, address=d.actor.address, collector_address=pool.collector_address
+        )
+        node = self._node(d, "schedd", name, driver)
+        ready = driver.after_call(now, changed=False).extend(driver.start(now))
+        self.kernel.started(node, ready)
+        return node
+
+    def schedds(self, d: _Daemons, now: float = 0.0) -> None:
+        for name in d.plan.daemons:
+            self.schedd(d, name, now)
+
+
+def submit(kernel: Kernel, node: Node, item: SubmitItem) -> tuple[int, int]:
+    """Queue a workload item at ``node``'s schedd now, as the pool's administrator (the
+    launcher's token): (cluster, jobs)."""
+    driver: ScheddDriver = node.core  # type: ignore[assignment]
+    now = kernel.now + node.actor.faults.skew
+    inputs = item.inputs
+    (cluster, n), ready = driver.submit(
+        now,
+        DRIVER,
+        item.description,
+        item.source,
+        item.owner,
+        item_files=inputs.item_files,
+        env=inputs.env,
+        iwd=inputs.iwd,
+    )
+    kernel.started(node, ready)
+    return cluster, n
+
+
+def remove(kernel: Kernel, node: Node, item: RemoveItem) -> list[str]:
+    """condor_rm -constraint at ``node``'s schedd now: the problems, if any."""
+    driver: ScheddDriver = node.core  # type: ignore[assignment]
+    now = kernel.now + node.actor.faults.skew
+    results, ready = driver.act(now, DRIVER, "remove", [], item.constraint, item.reason, "")
+    kernel.started(node, ready)
+    return [f"{r.job_id}: {r.error}" for r in results if not r.ok]
+
+
+def jobs_in_queue(node: Node) -> int:
+    driver: ScheddDriver = node.core  # type: ignore[assignment]
+    return len(driver.core.jobs)
