@@ -22,9 +22,11 @@ one long-lived worker process per collector holds a replica of its ads, fed by t
 - The worker runs two nice levels below the collector: on a small machine the
   collector's loop wins a CPU from it (at the lowest priority, a machine busy with other
   work left the worker too little to answer in time).
-- The changes go to the worker every ``_FLUSH_EVERY`` (20 ms), a write a batch (a query
-  handed over sends what is pending first): a write per loop turn cost the loop a GIL
-  hand-off each (16% of the central actor's loop at 10,000 slots, py-spy).
+- The changes go to the worker every ``_FLUSH_EVERY`` (100 ms), a write a batch (a query
+  handed over sends what is pending first): every write lets go of the GIL, and the loop
+  then waits up to a switch interval (5 ms) to get it back from the actor's busy threads
+  (the negotiator's); a write per loop turn was 16% of the central actor's loop at 10,000
+  slots (py-spy), ten a second cost it a few percent at most.
 - When the worker dies, the collector answers queries itself (the in-loop path, encodings
   made as they are asked for) and starts a new worker after ``restart_after`` real
   seconds (doubled for each in a row that did not last a minute, at most 60), sending it
@@ -87,7 +89,7 @@ _MAX_DELAY = 60.0  # real seconds at most between a worker's death and the next'
 _NICE_BELOW = 2  # the worker's niceness above the collector's: the collector's loop first
 # the collector writes the changes a few times a second, not every loop turn: each send
 # lets go of the GIL, and the loop waits to get it back from the actor's other threads
-_FLUSH_EVERY = 0.02  # real seconds
+_FLUSH_EVERY = 0.1  # real seconds
 _SEND_BUFFER = 8 * 1024 * 1024  # bytes the worker may be behind before writes wait
 _SO_SNDBUFFORCE = getattr(socket, "SO_SNDBUFFORCE", 32)  # Linux's number; Python names none
 
