@@ -85,6 +85,8 @@ _REPLY_TYPES = (*REPLIES, Undeliverable)
 _ITEMS = {StartdRequestClaims: "claims", StartdActivateClaims: "activations"}
 # requests sent each on a task of its own (see _act)
 _APART = (StartdKeepAlive, NegotiatorReschedule, CollectorQuery)
+# pool seconds before a schedd whose timers raised is ticked again (as the loops slept)
+_RETRY_AFTER_FAILURE = 10.0
 # per-schedd counters the metrics read from status()
 _PER_SCHEDD = ("rejections", "keepalives")
 
@@ -143,6 +145,7 @@ class ScheddService(QmgmtMethods, sgrpc.ScheddServicer):
         self._kept: dict[str, Counter[str]] = {}  # a crashed schedd's counters, until back
         self._by_core: dict[str, set[asyncio.Future[Any]]] = {}  # a schedd's background work
         self._wake: asyncio.Event | None = None
+        self._failed: dict[str, float] = {}  # a schedd whose tick raised: when to try again
         self._counts: Counter[str] = Counter()  # the shell's own (decoding, user logs)
         self._user_log_refused: set[tuple[str, str]] = set()  # (schedd, path) reported
         self._tasks: list[asyncio.Task[None]] = []
@@ -390,9 +393,13 @@ class ScheddService(QmgmtMethods, sgrpc.ScheddServicer):
             now = clock.now()
             readies: list[tuple[ScheddDriver, Ready]] = []
             for driver in list(self.drivers.values()):
-                due = driver.next_wakeup()
+                due = self._due(driver)
                 if due is not None and due <= now:
-                    readies.append((driver, driver.tick(now)))
+                    try:
+                        readies.append((driver, driver.tick(now)))
+                    except Exception:  # a bug: logged, that schedd tried again later
+                        log.exception("%s: timers failed", driver.name)
+                        self._failed[driver.name.lower()] = now + _RETRY_AFTER_FAILURE
             ads = self._take_advertises(readies)
             if ads:
                 for driver in self.drivers.values():
@@ -405,12 +412,22 @@ class ScheddService(QmgmtMethods, sgrpc.ScheddServicer):
                 self._act(driver, ready)
             if ads:
                 self._spawn(advertise(self, ads))
-            times = [t for d in self.drivers.values() if (t := d.next_wakeup()) is not None]
+            times = [t for d in self.drivers.values() if (t := self._due(d)) is not None]
             self._wake.clear()
             if not times:
                 await self._wake.wait()
             elif min(times) > clock.now():
                 await sleep_until_or(clock, min(times), self._wake)
+
+    def _due(self, driver: ScheddDriver) -> float | None:
+        """When ``driver`` wants a tick; not before a retry after its ticking failed."""
+        due = driver.next_wakeup()
+        retry = self._failed.get(driver.name.lower())
+        if retry is None or due is None:
+            return due
+        if due >= retry:
+            del self._failed[driver.name.lower()]
+        return max(due, retry)
 
     @staticmethod
     def _take_advertises(

@@ -578,3 +578,27 @@ async def test_an_unanswered_activation_holds_its_job_until_a_release_is_answere
     await eventually(lambda: pool.svc.cores["schedd1"].status()["reserved"] == 0)
     rr = await pool.stub(Role.NEGOTIATOR).GetResourceRequests(spb.ResourceRequestsRequest())
     assert [ad_from_pb(r).get_value("ResourceRequestCount") for r in rr.requests] == [1]
+
+
+async def test_a_schedd_whose_timers_raise_is_ticked_again_ten_seconds_later(
+    pool: Pool, caplog: pytest.LogCaptureFixture
+) -> None:
+    driver = pool.svc.drivers["schedd1"]
+    real_tick, failures = driver.tick, []
+
+    def tick_once_failing(now: float):  # type: ignore[no-untyped-def]
+        if not failures:
+            failures.append(now)
+            raise RuntimeError("a bug in a timer")
+        return real_tick(now)
+
+    driver.tick = tick_once_failing  # type: ignore[method-assign]
+    await pool.stub(Role.SUBMIT).Submit(
+        spb.SubmitRequest(description=SUB, source="job.sub", owner="alice", request_id="t1")
+    )
+    sent = len(pool.collector.updates)
+    await pool.clock.advance(5)  # the ads' round (SCHEDD_MIN_INTERVAL after the submit) fails
+    await eventually(lambda: failures == [5.0])
+    assert "schedd1: timers failed" in caplog.text
+    await pool.clock.advance(10)  # tried again at 15: the loop lives on
+    await eventually(lambda: len(pool.collector.updates) > sent)
