@@ -474,6 +474,9 @@ class Schedd(ReadyMadeJobs):
         self.autoclusters = Autoclusters.from_config(config)
         self.jobs: dict[tuple[int, int], Job] = {}
         self.claims: dict[str, HeldClaim] = {}
+        # claims set waiting (for a retiring slot), looked at by next_ready_time without
+        # a walk over every claim; one that left or stopped waiting is dropped when seen
+        self._waiting: dict[str, HeldClaim] = {}
         self._releasing: dict[str, Job] = {}  # claim id -> removed job leaving on release
         self._unsure: dict[str, UnsureActivation] = {}  # by claim id
         self._idle = IdleIndex()
@@ -1343,6 +1346,7 @@ class Schedd(ReadyMadeJobs):
                 continue
             if o.ready_time > now:  # preempting: the slot's job is retiring until then
                 claim.state, claim.ready = "waiting", o.ready_time
+                self._waiting[claim.claim_id] = claim
                 continue
             claim.state = "activating"
             out.activations[claim.startd_address].append(
@@ -1353,8 +1357,11 @@ class Schedd(ReadyMadeJobs):
 
     def next_ready_time(self) -> float | None:
         """When the earliest waiting claim may be activated (None: no claim waits)."""
-        times = [c.ready for c in self.claims.values() if c.state == "waiting"]
-        return min(times) if times else None
+        waiting = self._waiting
+        for cid, c in list(waiting.items()):
+            if c.state != "waiting" or self.claims.get(cid) is not c:
+                del waiting[cid]
+        return min((c.ready for c in waiting.values()), default=None)
 
     def activate_ready(self, now: float) -> Outbox:
         """Activate the waiting claims whose slots are free by ``now``."""
