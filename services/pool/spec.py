@@ -628,7 +628,7 @@ class _Builder:
         spec.config = self._config(data.get("config", {}), spec.seed)
         self._negotiator_config(spec.config)
         if spec.cedar:
-            from .cedar_listeners import CedarError, check_knobs
+            from .cedar_knobs import CedarError, check_knobs
 
             try:
                 check_knobs(spec.config)

@@ -12,6 +12,8 @@ event loop ran whichever task came first); each instant's events are the same.
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from collections import Counter
 from pathlib import Path
 
@@ -87,3 +89,37 @@ def test_a_kernel_run_is_the_same_run_twice() -> None:
     first = run()
     assert first == run()
     assert any(e["kind"] == "job_completed" for e in first)
+
+
+PROGRAM = """
+import sys
+from mockpool.kernel.pool import KernelPool
+from mockpool.pool.spec import parse_spec
+spec = parse_spec('''
+[pool]
+clock = "virtual"
+duration = 600
+[[startds]]
+count = 1
+[[schedds]]
+count = 1
+[[submit]]
+at = 0
+schedd = 0
+owner = "alice"
+description = "executable = /bin/sleep\\\\narguments = 60\\\\nqueue 2\\\\n"
+''', "<test>")
+pool = KernelPool(spec)
+pool.start()
+pool.run(600)
+assert sum(e["kind"] == "job_completed" for e in pool.kernel.events) == 2
+print(sorted(m for m in ("asyncio", "grpc", "ray") if m in sys.modules))
+"""
+
+
+def test_a_kernel_run_imports_no_asyncio_grpc_or_ray() -> None:
+    proc = subprocess.run(
+        [sys.executable, "-c", PROGRAM], capture_output=True, text=True, timeout=300
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert proc.stdout.strip().splitlines()[-1] == "[]"
