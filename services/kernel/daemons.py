@@ -10,7 +10,10 @@ schedds' queues, the accountant), where a simulated crash keeps it.
 
 from __future__ import annotations
 
+import getpass
+import logging
 import time
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from ..claimid import sinful
@@ -19,16 +22,20 @@ from ..negotiator.driver import NegotiatorDriver
 from ..negotiator.negotiator import Negotiator
 from ..principals import Principal, Role
 from ..schedd.driver import ScheddDriver
+from ..schedd.logfiles import append_user_logs
 from ..schedd.schedd import Schedd
 from ..startd.host import StartdHost
 
 if TYPE_CHECKING:
     from ..config import ConfigDict
+    from ..contract import Event
     from ..pool.spec import RemoveItem, SubmitItem
     from .kernel import Kernel, Node
     from .pool import KernelPool, _Daemons
 
 __all__ = ["Builder", "jobs_in_queue", "remove", "submit"]
+
+log = logging.getLogger(__name__)
 
 DRIVER = Principal(Role.ADMIN)  # the pool's driver acts as its administrator
 
@@ -95,12 +102,42 @@ class Builder:
         core = Schedd(name, queue, pool.spec.config, now, ad_epoch=pool.ad_epoch)
         core.address = sinful(d.actor.address)
         driver = ScheddDriver(
-            core, now, address=d.actor.address, collector_address=pool.collector_address
+            core,
+            now,
+            address=d.actor.address,
+            collector_address=pool.collector_address,
+            pool_user=getpass.getuser(),  # the schedd runs as whoever runs the pool
         )
         node = self._node(d, "schedd", name, driver)
+        node.after = self._user_logs(driver)
         ready = driver.after_call(now, changed=False).extend(driver.start(now))
         self.kernel.started(node, ready)
         return node
+
+    def _user_logs(self, driver: ScheddDriver) -> Callable[[], list[Event]]:
+        """After each call into a schedd: its job event logs (``log =``) appended to
+        their files, one write per file; a log that cannot be written is said once per
+        file (``user_log_failed``) and the schedd goes on, as the live shell does. The
+        schedd's notes (its log lines) go to this process's log."""
+        refused: set[str] = set()
+
+        def after() -> list[Event]:
+            for level, text in driver.notes:
+                log.log(level, "%s", text)
+            driver.notes.clear()
+            texts, jobs = driver.take_user_logs()
+            if not texts:
+                return []
+            out: list[Event] = []
+            for path, error in append_user_logs(texts).items():
+                driver.stats["user_log_failures"] += 1
+                if path not in refused:
+                    refused.add(path)
+                    fields = {"job": jobs[path], "path": path, "error": error}
+                    out.append((driver.name, "user_log_failed", fields))
+            return out
+
+        return after
 
     def schedds(self, d: _Daemons, now: float = 0.0) -> None:
         for name in d.plan.daemons:

@@ -65,6 +65,9 @@ class Node:
     principal: Principal
     alive: bool = True
     wake_at: float | None = None  # the wake-up it has on the heap (None: none)
+    # what the driver does after every call into the core (a schedd's user logs are
+    # written then); the events it returns are recorded with the call's
+    after: Callable[[], list[Event]] | None = None
 
     @property
     def peer(self) -> Peer:
@@ -343,6 +346,10 @@ class Kernel:
     def _act(self, node: Node, ready: Ready, asker: Node | None) -> None:
         if ready.events:
             self._record(ready.events)
+        if node.after is not None:
+            more = node.after()
+            if more:
+                self._record(more)
         for s in ready.sends:
             if asker is not None and type(s.msg) in _REPLY_TYPES:
                 self._reply(asker, s.msg, node.actor)
@@ -358,6 +365,7 @@ class Kernel:
         hook = self.on_event
         for daemon, kind, fields in events:
             e = {"t": t, "daemon": daemon, "kind": kind, **fields}
+            e.pop("_seq", None)  # a schedd's mark of its stored events: no one reads it here
             out.append(e)
             if hook is not None:
                 hook(e)

@@ -123,3 +123,54 @@ def test_a_kernel_run_imports_no_asyncio_grpc_or_ray() -> None:
     )
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert proc.stdout.strip().splitlines()[-1] == "[]"
+
+
+LOGGED = """
+[pool]
+clock = "virtual"
+duration = 2000
+
+[[startds]]
+count = 1
+
+[[schedds]]
+count = 1
+
+[[submit]]
+at = 0
+schedd = 0
+owner = "alice"
+description = '''
+executable = /bin/sleep
+arguments = 100
+log = {log}
+queue 3
+'''
+"""
+
+
+def _codes(path: Path) -> list[str]:
+    """The event codes of a job event log, in order (``000 (001.000.000) ...``)."""
+    return [line.split()[0] for line in path.read_text().splitlines() if line[:3].isdigit()]
+
+
+def test_a_kernel_run_writes_the_job_event_logs_the_event_loop_writes(tmp_path: Path) -> None:
+    kernel_log, loop_log = tmp_path / "kernel.log", tmp_path / "loop.log"
+    pool = KernelPool(parse_spec(LOGGED.format(log=kernel_log), "<kernel>"))
+    pool.start()
+    pool.run(2000)
+    run_pool(parse_spec(LOGGED.format(log=loop_log), "<loop>"), tmp_path / "out")
+    codes = _codes(kernel_log)
+    assert codes.count("005") == 3  # each job terminated, in the log it named
+    assert codes == _codes(loop_log)
+
+
+def test_a_job_event_log_that_cannot_be_written_is_said_once(tmp_path: Path) -> None:
+    blocked = tmp_path / "not-a-folder"
+    blocked.write_text("")
+    pool = KernelPool(parse_spec(LOGGED.format(log=blocked / "job.log"), "<kernel>"))
+    pool.start()
+    pool.run(2000)
+    failed = [e for e in pool.kernel.events if e["kind"] == "user_log_failed"]
+    assert [e["job"] for e in failed] == ["1.0"]
+    assert sum(e["kind"] == "job_completed" for e in pool.kernel.events) == 3
