@@ -48,7 +48,14 @@ class Builder:
         self.kernel = pool.kernel
 
     def _node(self, d: _Daemons, kind: str, name: str, core: object) -> Node:
-        node = self.kernel.add(d.actor, kind, name, core, self.pool.principal(kind, name))  # type: ignore[arg-type]
+        """Put ``core`` in the kernel as daemon ``name`` of ``d`` (in the place of the
+        crashed one of that name, when restarted)."""
+        node = d.nodes.get(name.lower())
+        if node is not None:
+            self.kernel.replace(node, core)  # type: ignore[arg-type]
+            return node
+        principal = self.pool.principal(kind, name)
+        node = self.kernel.add(d.actor, kind, name, core, principal)  # type: ignore[arg-type]
         d.nodes[name.lower()] = node
         return node
 
@@ -81,6 +88,7 @@ class Builder:
             columns=False,  # the collector's records are handed over as they are
         )
         node = self._node(d, "negotiator", "negotiator", driver)
+        node.after = self._negotiator_log(core)
         self.kernel.started(node, driver.start(now))
         pool.negotiator = driver
         return node
@@ -113,6 +121,16 @@ class Builder:
         ready = driver.after_call(now, changed=False).extend(driver.start(now))
         self.kernel.started(node, ready)
         return node
+
+    def _negotiator_log(self, core: Negotiator) -> Callable[[], list[Event]]:
+        """After each call into the negotiator: its NegotiatorLog lines, kept in order."""
+        lines = self.pool.negotiator_log
+
+        def after() -> list[Event]:
+            lines.extend(core.drain_log())
+            return []
+
+        return after
 
     def _user_logs(self, driver: ScheddDriver) -> Callable[[], list[Event]]:
         """After each call into a schedd: its job event logs (``log =``) appended to

@@ -178,6 +178,31 @@ class Kernel:
         node.alive = False
         node.wake_at = None
 
+    def crash_actor(self, actor: Actor) -> None:
+        """The whole process dies (kill -9): every core of it, and the calls it held
+        unanswered (a pause) fail at once, as a reset connection does."""
+        for node in [*actor.cores.values(), *actor.schedds.values()]:
+            self.crash(node)
+        faults = actor.faults
+        parked, faults.parked, faults.held = faults.parked, [], []
+        for p in parked:
+            if not p.done:
+                p.done = True
+                d = p.entry
+                self._undeliverable(d.sender, d.msg, "UNAVAILABLE", "the daemon died", 0.0)
+
+    def readdress(self, actor: Actor, address: str) -> None:
+        """A restarted process serves at ``address`` (a new port, as a new process gets;
+        messages to the old one find nobody), with none of the old one's faults."""
+        if self.actors.get(actor.address) is actor:
+            del self.actors[actor.address]
+        self._sinful = {k: a for k, a in self._sinful.items() if a is not actor}
+        if address in self.actors:
+            raise ValueError(f"address {address!r} is taken by actor {self.actors[address].name}")
+        actor.address = address
+        actor.faults = ActorFaults(actor.faults.seed)
+        self.actors[address] = actor
+
     # ------------------------------------------------------------------ the clock
 
     def next_time(self) -> float | None:
@@ -358,6 +383,10 @@ class Kernel:
             else:
                 self.send(node, s)
         self._rearm(node)
+
+    def record(self, events: list[Event]) -> None:
+        """Events the driver made (a fault's start), dated now."""
+        self._record(events)
 
     def _record(self, events: list[Event]) -> None:
         t = round(self.now, 3)

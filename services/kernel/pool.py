@@ -13,20 +13,26 @@ directly: a driver's call takes no pool time, as a virtual pool's never did.
 
 from __future__ import annotations
 
+import itertools
 import math
 import random
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
+from pathlib import Path
 from typing import Any
 
 from ..durable import SimulatedDisk
-from ..pool.layout import ActorPlan, actor_plans, own_negotiator
+from ..pool.faults import Fault, apply_step, plan_steps
+from ..pool.layout import ActorPlan, actor_plans, find_actor, own_negotiator
 from ..pool.spec import PoolSpec, RemoveItem, SubmitItem
 from ..pool.virtual import VIRTUAL_EPOCH
 from ..principals import Principal, Role, daemon_identity
+from .faults import ActorHandle, KernelClient, run_now
 from .kernel import Actor, Kernel, Node
 
-__all__ = ["KernelPool"]
+__all__ = ["KernelPool", "run_kernel"]
 
 # how long the start may wait for the schedds' first ads to count their queued jobs
 STARTUP_HORIZON = 600.0
@@ -36,11 +42,15 @@ FIRST_PORT = 9618  # the addresses its actors get: 127.0.0.1:9618, :9619, ... (H
 
 @dataclass
 class _Daemons:
-    """The cores of one actor, by daemon name (lower case)."""
+    """The cores of one actor, by daemon name (lower case), and whether it runs."""
 
     plan: ActorPlan
     actor: Actor
     nodes: dict[str, Node] = field(default_factory=dict)
+    alive: bool = True
+    down_since: float = 0.0
+    down: dict[str, float] = field(default_factory=dict)  # daemons down alone -> since
+    handle: Any = None  # what a fault step calls (faults.ActorHandle)
 
 
 class KernelPool:
@@ -60,8 +70,10 @@ class KernelPool:
         self.submitted: list[tuple[SubmitItem, int, int]] = []
         self.workload_errors: list[str] = []
         self._pending = 0  # workload items not yet fed
-        self._schedds: dict[str, Any] = {}  # lower-case schedd name -> its schedd core
         self.negotiator: Any = None
+        self.negotiator_log: list[str] = []  # its lines, as they were written
+        self._ports = itertools.count(FIRST_PORT + len(self.plans))  # a restart's new port
+        self.client = KernelClient(self)
 
     # ------------------------------------------------------------------ start
 
@@ -72,16 +84,15 @@ class KernelPool:
         for i, plan in enumerate(self.plans):
             address = f"{spec.host}:{FIRST_PORT + i}"
             actor = self.kernel.actor(plan.name, address, seed=spec.seed)
-            self.actors[plan.name] = _Daemons(plan, actor)
+            d = self.actors[plan.name] = _Daemons(plan, actor)
+            d.handle = ActorHandle(self, d)
         central = self.actors["central"]
         self.collector_address = central.actor.address
-        builder = daemons.Builder(self)
+        self._builder = builder = daemons.Builder(self)
         builder.collector(central)
         for d in self.actors.values():
-            if d.plan.role == "startd":
-                builder.startds(d, spec.startds[d.plan.group].config)
-            elif d.plan.role == "schedd":
-                builder.schedds(d)
+            if d.plan.role in ("startd", "schedd"):
+                self._build(d)
         self.kernel.run_until(0.0)  # every ad in: the collector knows the pool
         timeline = spec.timeline()
         for item in timeline:
@@ -101,6 +112,15 @@ class KernelPool:
         self._pending = len(later)
         for item in later:
             self.kernel.call_at(item.at, self._feeder(item))
+        for at, f, begins in plan_steps(spec.faults):
+            self.kernel.call_at(at, partial(self._fault_step, f, begins))
+
+    def _build(self, d: _Daemons, now: float = 0.0) -> None:
+        """The cores of a startd or schedd actor (again, after a restart)."""
+        if d.plan.role == "startd":
+            self._builder.startds(d, self.spec.startds[d.plan.group].config, now)
+        else:
+            self._builder.schedds(d, now)
 
     def _feeder(self, item: SubmitItem | RemoveItem) -> Callable[[], None]:
         def feed() -> None:
@@ -138,11 +158,20 @@ class KernelPool:
                 return node
         raise KeyError(f"no schedd named {name!r}")
 
+    def _reachable(self, node: Node) -> Node:
+        """``node`` if a call from outside the pool reaches it now; else the error a live
+        driver's call ends with (a crashed schedd refuses it; a paused one never answers)."""
+        if not node.alive:
+            raise ConnectionError("UNAVAILABLE: the schedd is down")
+        if node.actor.faults.paused:
+            raise TimeoutError("Deadline Exceeded: the schedd is not answering (paused)")
+        return node
+
     def _submit(self, item: SubmitItem) -> None:
         from . import daemons
 
         try:
-            node = self.schedd_node(item.schedd)
+            node = self._reachable(self.schedd_node(item.schedd))
             cluster, n = daemons.submit(self.kernel, node, item)
             self.submitted.append((item, cluster, n))
         except Exception as e:  # the pool keeps running; the summary reports it
@@ -152,7 +181,7 @@ class KernelPool:
         from . import daemons
 
         try:
-            node = self.schedd_node(item.schedd)
+            node = self._reachable(self.schedd_node(item.schedd))
             problems = daemons.remove(self.kernel, node, item)
         except Exception as e:
             problems = [str(e)]
@@ -177,11 +206,21 @@ class KernelPool:
         """Every workload item fed and every job gone from the queues."""
         return self._pending == 0 and self.jobs_in_queue() == 0
 
-    def run(self, duration: float, *, until_done: bool = False, step: float = 1.0) -> None:
+    def run(
+        self,
+        duration: float,
+        *,
+        until_done: bool = False,
+        step: float = 1.0,
+        progress: Callable[[float, float], None] | None = None,
+    ) -> None:
         """Let pool time run to ``duration``, or (``until_done``) until the work is done,
-        looked at after every ``step`` pool seconds in which something happened."""
+        looked at after every ``step`` pool seconds in which something happened;
+        ``progress(now, duration)`` after each step."""
         k = self.kernel
         while k.now < duration:
+            if progress is not None:
+                progress(k.now, duration)
             before = len(k.events)
             nxt = k.next_time()
             target = min(duration, k.now + step)
@@ -193,6 +232,134 @@ class KernelPool:
             k.run_until(target)
             if until_done and len(k.events) > before and self.work_done():
                 break
+
+    def down_daemons(self) -> list[str]:
+        """The daemons down now (crashed and not restarted), by name."""
+        out: list[str] = []
+        for d in self.actors.values():
+            if not d.alive:
+                out += d.plan.daemons
+            else:
+                names = {n.lower(): n for n in d.plan.daemons}
+                out += [names.get(n, n) for n in d.down]
+        return sorted(out)
+
+    def collect(self, out: str | Path | None = None, real_seconds: float = 0.0) -> dict[str, Any]:
+        """The run's summary (and its output folder, written to ``out`` if given)."""
+        from .outputs import collect
+
+        return collect(self, Path(out) if out is not None else None, real_seconds)
+
+    # ------------------------------------------------------------------ faults
+
+    def _fault_step(self, f: Fault, begins: bool) -> None:
+        run_now(apply_step(self, f, begins))  # type: ignore[arg-type]
+
+    def emit(self, kind: str, daemon: str = "master", **fields: Any) -> None:
+        self.kernel.record([(daemon, kind, fields)])
+
+    def actor(self, target: str) -> _Daemons:
+        plan = find_actor(self.plans, target)
+        if plan is None:
+            raise KeyError(f"no daemon or actor named {target!r}")
+        return self.actors[plan.name]
+
+    def crash_scope(self, target: str) -> list[str]:
+        """The daemons a crash of ``target`` takes down."""
+        d = self.actor(target)
+        name = self._alone(d, target)
+        return [name] if name is not None else list(d.plan.daemons)
+
+    @staticmethod
+    def _alone(d: _Daemons, target: str) -> str | None:
+        """The daemon of ``d`` that ``target`` names, when a fault on it acts on it alone
+        (it shares its actor with others); None: the fault acts on the whole actor."""
+        if d.plan.role not in ("schedd", "startd") or len(d.plan.daemons) < 2:
+            return None
+        return next((n for n in d.plan.daemons if n.lower() == target.lower()), None)
+
+    async def crash(self, target: str, cause: str = "fault") -> _Daemons:
+        """``target`` dies at once, as kill -9: a schedd or machine named alone in a
+        shared actor alone, else its whole actor (its memory lost, its disk kept)."""
+        d = self.actor(target)
+        now = self.kernel.now
+        if not d.alive:
+            return d
+        name = self._alone(d, target)
+        if name is not None:
+            if name.lower() not in d.down:
+                self._crash_one(d, name)
+                d.down[name.lower()] = now
+                self.emit("daemon_died", actor=d.plan.name, daemons=[name], cause=cause[:200])
+            return d
+        self.kernel.crash_actor(d.actor)
+        d.alive, d.down_since = False, now
+        self.emit("daemon_died", actor=d.plan.name, daemons=list(d.plan.daemons), cause=cause[:200])
+        return d
+
+    def _crash_one(self, d: _Daemons, name: str) -> None:
+        node = d.nodes[name.lower()]
+        if node.kind == "startd":  # one machine of a startd actor: the others run on
+            node.core.crash(name)  # type: ignore[attr-defined]
+        else:
+            self.kernel.crash(node)
+
+    async def restart(self, target: str, cause: str = "fault") -> _Daemons:
+        """``target`` again (crashed first if it runs): a schedd from its queue, a startd
+        with new claim ids, the central manager on its old address with its accountant;
+        any other actor at a new address."""
+        d = self.actor(target)
+        now = self.kernel.now
+        name = self._alone(d, target) if d.alive else None
+        if name is not None:
+            if name.lower() not in d.down:
+                await self.crash(name, cause)
+            self._restart_one(d, name, now)
+            since = d.down.pop(name.lower())
+            self.emit(
+                "daemon_restarted",
+                actor=d.plan.name,
+                daemons=[name],
+                address=d.actor.address,
+                down=round(now - since, 3),
+                cause=cause,
+            )
+            return d
+        if d.alive:
+            await self.crash(d.plan.name, cause)
+        if d.plan.role == "central":
+            address = d.actor.address
+        else:
+            address = f"{self.spec.host}:{next(self._ports)}"
+        self.kernel.readdress(d.actor, address)
+        if d.plan.role == "central":
+            self._builder.collector(d, now)
+            if "negotiator" in d.nodes:
+                self._builder.negotiator(d, now)
+        elif d.plan.role == "negotiator":
+            self._builder.negotiator(d, now)
+        else:
+            self._build(d, now)
+        d.alive = True
+        d.down.clear()
+        self.emit(
+            "daemon_restarted",
+            actor=d.plan.name,
+            daemons=list(d.plan.daemons),
+            address=address,
+            down=round(now - d.down_since, 3),
+            cause=cause,
+        )
+        return d
+
+    def _restart_one(self, d: _Daemons, name: str, now: float) -> None:
+        node = d.nodes[name.lower()]
+        if node.kind == "startd":
+            host = node.core
+            host.restart(name, d.actor.address, now, self.rng)  # type: ignore[attr-defined]
+            self.kernel.started(node, host.flush(now))  # type: ignore[attr-defined]
+        else:
+            self._builder.schedd(d, name, now)
 
     # ------------------------------------------------------------------ identities
 
@@ -207,3 +374,19 @@ class KernelPool:
     def rng(self, name: str) -> random.Random:
         """A daemon's own seeded generator (claim ids' secrets in virtual time)."""
         return random.Random(f"{self.spec.seed}:{name}")
+
+
+def run_kernel(
+    spec: PoolSpec,
+    out: str | Path | None = None,
+    progress: Callable[[float, float], None] | None = None,
+) -> dict[str, Any]:
+    """``run_pool`` on the kernel: run ``spec`` for its duration (or until its work is
+    done, if it says so), write ``out``, return the summary."""
+    t0 = time.monotonic()
+    pool = KernelPool(spec)
+    pool.start()
+    pool.run(spec.duration, until_done=spec.until_done, progress=progress)
+    if progress is not None:
+        progress(pool.kernel.now, spec.duration)
+    return pool.collect(out, real_seconds=time.monotonic() - t0)

@@ -375,18 +375,29 @@ async def apply_fault(pool: FaultTarget, f: Fault, start: bool) -> None:
         pool.emit("fault_end", **f.describe(), actors=actors, daemons=daemons, **extra)
 
 
-async def run_plan(pool: FaultTarget, faults: list[Fault]) -> None:
-    """Inject each fault at its time and end it after its duration, in pool time."""
+def plan_steps(faults: list[Fault]) -> list[tuple[float, Fault, bool]]:
+    """Each fault's start and (after its duration) end, in the order they act: by time,
+    the ends of one instant before its starts, then in plan order."""
     steps: list[tuple[float, int, Fault, bool]] = []
     for i, f in enumerate(faults):
         steps.append((f.at, i, f, True))
         if f.duration and f.kind != "restart":
             steps.append((f.at + f.duration, i, f, False))
-    steps.sort(key=lambda s: (s[0], not s[3], s[1]))  # ends before starts at one instant
-    for at, _, f, start in steps:
+    steps.sort(key=lambda s: (s[0], not s[3], s[1]))
+    return [(at, f, start) for at, _, f, start in steps]
+
+
+async def run_plan(pool: FaultTarget, faults: list[Fault]) -> None:
+    """Inject each fault at its time and end it after its duration, in pool time."""
+    for at, f, start in plan_steps(faults):
         await pool.clock.sleep_until(at)
-        try:
-            await apply_fault(pool, f, start)
-        except Exception as e:  # the pool goes on; the event says what failed
-            log.warning("fault %s failed: %s", f.describe(), e)
-            pool.emit("fault_failed", **f.describe(), error=str(e)[:300])
+        await apply_step(pool, f, start)
+
+
+async def apply_step(pool: FaultTarget, f: Fault, start: bool) -> None:
+    """One step of a plan; a failure is an event (``fault_failed``): the pool goes on."""
+    try:
+        await apply_fault(pool, f, start)
+    except Exception as e:
+        log.warning("fault %s failed: %s", f.describe(), e)
+        pool.emit("fault_failed", **f.describe(), error=str(e)[:300])
