@@ -12,6 +12,7 @@ event loop ran whichever task came first); each instant's events are the same.
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from collections import Counter
@@ -174,3 +175,117 @@ def test_a_job_event_log_that_cannot_be_written_is_said_once(tmp_path: Path) -> 
     failed = [e for e in pool.kernel.events if e["kind"] == "user_log_failed"]
     assert [e["job"] for e in failed] == ["1.0"]
     assert sum(e["kind"] == "job_completed" for e in pool.kernel.events) == 3
+
+
+FAULT_HEAVY = Path(__file__).parents[1] / "data" / "determinism" / "fault_heavy.toml"
+
+
+def test_a_fault_heavy_pool_on_the_kernel_keeps_every_invariant(tmp_path: Path) -> None:
+    from mockpool.kernel.pool import run_kernel
+    from mockpool.pool.check import check_dir
+    from mockpool.pool.spec import load_spec
+
+    summary = run_kernel(load_spec(FAULT_HEAVY), tmp_path / "out")
+    report = check_dir(tmp_path / "out")
+    assert report.ok, [str(v) for v in report.violations]
+    lines = (tmp_path / "out" / "events.jsonl").read_text().splitlines()
+    events = [json.loads(line) for line in lines]
+    kinds = {e["fault"] for e in events if e["kind"] == "fault_start"}
+    assert kinds == {"crash", "restart", "pause", "partition", "drop"}
+    assert sum(e["kind"] == "daemon_restarted" for e in events) >= 3
+    assert summary["jobs"]["Completed"] + len(summary["workload_errors"]) == 70
+
+
+def test_a_fault_heavy_kernel_run_gives_identical_bytes_under_four_hash_seeds(
+    tmp_path: Path,
+) -> None:
+    outs = []
+    for hashseed in ("0", "1", "2", "3"):
+        out = tmp_path / f"h{hashseed}"
+        cmd = [sys.executable, "-m", "mockpool.cli.main", "run", str(FAULT_HEAVY)]
+        cmd += ["--engine", "kernel", "--out", str(out)]
+        env = {**os.environ, "PYTHONHASHSEED": hashseed}
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=300, env=env)
+        assert proc.returncode == 0, proc.stderr[-2000:]
+        outs.append(((out / "events.jsonl").read_bytes(), (out / "NegotiatorLog").read_bytes()))
+    assert all(o == outs[0] for o in outs[1:])
+    assert outs[0][0].count(b'"daemon_died"') >= 3
+
+
+SKEW_AND_DELAY = """
+[pool]
+clock = "virtual"
+duration = 1500
+seed = 3
+
+[config]
+NEGOTIATOR_INTERVAL = 60
+
+[[startds]]
+count = 2
+config = "NUM_CPUS = 4"
+
+[[schedds]]
+count = 1
+
+[[workload]]
+name = "w"
+owner = "alice"
+jobs = 8
+duration = 200
+
+[[submit]]
+at = 100
+schedd = 0
+owner = "bob"
+description = "executable = /bin/sleep\\narguments = 100\\nqueue 8\\n"
+
+[[faults]]
+kind = "skew"
+target = "exec0001"
+skew = 30
+at = 100
+duration = 400
+
+[[faults]]
+kind = "delay"
+target = "schedd1"
+peer = "exec0002"
+delay = 4
+at = 50
+duration = 600
+
+[[faults]]
+kind = "delay"
+target = "schedd1"
+peer = "collector"
+delay = 12
+at = 150
+duration = 100
+"""
+
+
+def test_skew_and_delay_faults_act_on_the_kernel(tmp_path: Path) -> None:
+    from mockpool.kernel.pool import run_kernel
+    from mockpool.pool.check import check_dir
+
+    summary = run_kernel(parse_spec(SKEW_AND_DELAY, "<kernel>"), tmp_path / "out")
+    assert check_dir(tmp_path / "out").ok
+    assert summary["jobs"]["Completed"] == 16
+    lines = (tmp_path / "out" / "events.jsonl").read_text().splitlines()
+    events = [json.loads(line) for line in lines]
+    faults = [(e["kind"], e["fault"]) for e in events if e["kind"].startswith("fault_")]
+    assert faults.count(("fault_start", "delay")) == 2 and ("fault_end", "skew") in faults
+    # a claim made through the 4 s delay: the schedd's request reached the startd actor
+    # later than its match (both at the cycle's instant without the fault)
+    cycles = [e["t"] for e in events if e["kind"] == "cycle"]
+    claimed = [e["t"] for e in events if e["kind"] == "claim"]
+
+    def after_cycle(t: float) -> float:
+        return t - max(c for c in cycles if c <= t)
+
+    assert claimed and all(after_cycle(t) == 0 for t in claimed if t < 50)
+    assert any(after_cycle(t) >= 4 for t in claimed if 50 < t < 650)
+    # the negotiator's requests to the schedd delayed past the deadline: a failed schedd
+    log = (tmp_path / "out" / "NegotiatorLog").read_text()
+    assert "Failed to connect to schedd1" in log
