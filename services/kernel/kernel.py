@@ -50,6 +50,10 @@ DEADLINE = 10.0
 # live servicer aborts a call with a status)
 _REPLY_TYPES = frozenset((*REPLIES, Undeliverable))
 
+# wake-ups of one core at one instant before the kernel calls it a core that never gets
+# due (a bug: it would hang the run) rather than work done in slices
+SPIN_LIMIT = 100_000
+
 # heap entry kinds
 _WAKE, _DELIVER, _CALL, _TIMEOUT = 0, 1, 2, 3
 
@@ -68,6 +72,9 @@ class Node:
     # what the driver does after every call into the core (a schedd's user logs are
     # written then); the events it returns are recorded with the call's
     after: Callable[[], list[Event]] | None = None
+    asked: float = 0.0  # the time (on its own clock) its wake-up was asked for
+    spun_at: float = -math.inf  # the instant of its last wake-ups, and how many there
+    spins: int = 0
 
     @property
     def peer(self) -> Peer:
@@ -278,15 +285,17 @@ class Kernel:
         heapq.heappush(self._heap, (t, next(self._seq), kind, what))
 
     def _rearm(self, node: Node) -> None:
-        t = node.core.next_wakeup()
-        if t is None or not node.alive:
+        asked = node.core.next_wakeup()
+        if asked is None or not node.alive:
             node.wake_at = None
             return
-        t = t - node.actor.faults.skew  # the core's clock reads ahead of pool time
+        skew = node.actor.faults.skew
+        t = asked - skew  # the core's clock reads ahead of pool time by its skew
         if t < self.now:
             t = self.now
         if node.wake_at is None or t != node.wake_at:
             node.wake_at = t
+            node.asked = asked
             self._push(t, _WAKE, node)
 
     def _wake(self, node: Node, when: float) -> None:
@@ -298,7 +307,19 @@ class Kernel:
             faults.held.append(node)
             return
         node.wake_at = None
-        ready = node.core.tick(when + faults.skew)
+        if when == node.spun_at:
+            node.spins += 1
+            if node.spins > SPIN_LIMIT:
+                raise RuntimeError(
+                    f"{node.kind} {node.name} asked to run at {node.asked!r} again and again "
+                    f"at pool time {when!r} without moving on: a core that never gets due"
+                )
+        else:
+            node.spun_at, node.spins = when, 0
+        # (asked - skew) + skew can fall an ulp short of what it asked for: never tick a
+        # core before the time it asked for
+        now = when + faults.skew if not faults.skew else max(when + faults.skew, node.asked)
+        ready = node.core.tick(now)
         self._act(node, ready, None)
 
     def _deliver(self, d: _Delivery) -> None:

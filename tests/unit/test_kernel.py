@@ -243,3 +243,44 @@ def test_a_sender_without_the_role_the_request_needs_is_refused_before_delivery(
     ((t, msg),) = asker.got
     assert (t, msg.code) == (6.0, "PERMISSION_DENIED")
     assert "admin, daemon" in msg.detail
+
+
+class Due:
+    """A core due at ``at`` (its own clock) until a tick at or after it."""
+
+    def __init__(self, at: float, stubborn: bool = False) -> None:
+        self.at: float | None = at
+        self.stubborn = stubborn  # never gets due: a bug the kernel must name
+        self.ticks: list[float] = []
+
+    def next_wakeup(self) -> float | None:
+        return self.at
+
+    def tick(self, now: float) -> Ready:
+        self.ticks.append(now)
+        if not self.stubborn and self.at is not None and now >= self.at:
+            self.at = None
+        return Ready()
+
+    def deliver(self, msg: Any, sender: Peer, now: float) -> Ready:
+        return Ready()
+
+
+def test_a_skewed_core_is_never_ticked_an_ulp_before_the_time_it_asked_for() -> None:
+    # (510.705 - -5) + -5 is 510.7049999999999: a tick then would not be due, and the
+    # core would ask again for 510.705 for ever (a chaos seed hung so)
+    k = Kernel()
+    a = k.actor("startd", "startd:1")
+    core = Due(510.705)
+    k.set_skew(a, -5.0)
+    k.add(a, "startd", "startd", core, Principal(Role.DAEMON, "startd/x"))
+    k.run()
+    assert core.ticks == [510.705] and core.at is None
+
+
+def test_a_core_that_never_gets_due_is_named_instead_of_hanging_the_run() -> None:
+    k = Kernel()
+    a = k.actor("startd", "startd:1")
+    k.add(a, "startd", "startd", Due(3.0, stubborn=True), Principal(Role.DAEMON, "startd/x"))
+    with pytest.raises(RuntimeError, match=r"startd startd asked to run at 3\.0 again and again"):
+        k.run()
