@@ -172,6 +172,12 @@ def main() -> int:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--lapis-python", help="LAPIS's interpreter (default: see above)")
     ap.add_argument("--out", help="keep LAPIS's input files and mockpool's output here")
+    ap.add_argument(
+        "--engine",
+        choices=("kernel", "asyncio"),
+        default="kernel",
+        help="mockpool's virtual engine: the simulation kernel (default) or the event loop",
+    )
     ns = ap.parse_args()
 
     t0 = time.perf_counter()
@@ -200,11 +206,16 @@ def main() -> int:
             (folder / "lapis-pool.csv").write_text(pool_csv)
             (folder / "lapis-jobs.csv").write_text(jobs_csv)
             lapis = run_lapis(python, folder, ns.seed)
-        summary, wall = virtual_run.timed_run(text, "<bench lapis_compare>", folder / "mockpool")
+        if ns.engine == "kernel":
+            summary, wall = virtual_run.kernel_run(text, "<bench lapis_compare>")
+        else:
+            summary, wall = virtual_run.timed_run(
+                text, "<bench lapis_compare>", folder / "mockpool"
+            )
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     done = summary["jobs"].get("Completed", 0)
     report(
-        "mockpool (virtual clock)",
+        f"mockpool (virtual clock, {ns.engine})",
         done,
         summary["pool_seconds"],
         wall,
