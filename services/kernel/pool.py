@@ -23,6 +23,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
+from .. import gctune
 from ..durable import SimulatedDisk
 from ..pool.faults import Fault, apply_step, plan_steps
 from ..pool.layout import ActorPlan, actor_plans, find_actor, own_negotiator
@@ -78,6 +79,13 @@ class KernelPool:
     # ------------------------------------------------------------------ start
 
     def start(self) -> None:
+        previous = gctune.paced()  # (as run: many ads built, nearly all freed by count)
+        try:
+            self._start()
+        finally:
+            gctune.restore(previous)
+
+    def _start(self) -> None:
         from . import daemons
 
         spec = self.spec
@@ -217,6 +225,21 @@ class KernelPool:
         """Let pool time run to ``duration``, or (``until_done``) until the work is done,
         looked at after every ``step`` pool seconds in which something happened;
         ``progress(now, duration)`` after each step."""
+        # a pool builds and drops ads by the hundred thousand: the collector's pace for
+        # a pool's processes while it runs (gctune), the caller's put back after
+        previous = gctune.paced()
+        try:
+            self._run(duration, until_done, step, progress)
+        finally:
+            gctune.restore(previous)
+
+    def _run(
+        self,
+        duration: float,
+        until_done: bool,
+        step: float,
+        progress: Callable[[float, float], None] | None,
+    ) -> None:
         k = self.kernel
         while k.now < duration:
             if progress is not None:
