@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..pool.measures import measure, write_series
-from ..pool.report import summarize, without_finished, write_output
+from ..pool.report import AD_FILES, summarize, without_finished, write_output
 from ..pool.spececho import echo_spec
 from ..schedd.stored import stored_in_memory
 
@@ -19,15 +19,6 @@ if TYPE_CHECKING:
     from .pool import KernelPool
 
 __all__ = ["collect"]
-
-# the output folder's ad files (ads/<name>.ads) and the collector's ad type of each
-AD_FILES = {
-    "slots": "Machine",
-    "schedds": "Scheduler",
-    "submitters": "Submitter",
-    "negotiator": "Negotiator",
-    "collector": "Collector",
-}
 
 
 def _schedd_jobs(pool: KernelPool, name: str) -> tuple[list[ClassAd], list[ClassAd]]:

@@ -41,7 +41,7 @@ from .launcher import LivePool
 from .localray import LocalRay, start_local_ray, stop_local_ray
 from .measures import measure, write_series
 from .metrics import MetricsSnapshot, PoolMetrics, exposition
-from .report import summarize, without_finished, write_output
+from .report import AD_FILES, summarize, without_finished, write_output
 from .spec import PoolSpec, load_spec, parse_spec
 from .spececho import echo_spec
 from .virtual import CLOCKS
@@ -539,7 +539,7 @@ class Pool:
             q, h = self._schedd_jobs(name, down)
             queue += q
             history += h
-        found = {k: self._ads_or_none(k) for k in _AD_FILES.values()}
+        found = {k: self._ads_or_none(k) for k in AD_FILES.values()}
         if found["Machine"] is None:
             down.add("collector")
         slots = found["Machine"] or []
@@ -576,7 +576,7 @@ class Pool:
         )
         summary["measures"] = m.summary
         if out is not None:
-            ads = {name: found[ad_type] or [] for name, ad_type in _AD_FILES.items()}
+            ads = {name: found[ad_type] or [] for name, ad_type in AD_FILES.items()}
             ads |= {"jobs": queue, "history": history}
             write_output(
                 Path(out),
@@ -596,16 +596,6 @@ class Pool:
             return self.metrics()
         except PoolError:
             return MetricsSnapshot(hosts=self.status(), slot_states=Counter(), submitters=[])
-
-
-# the output folder's ad files (ads/<name>.ads) and the collector's ad type of each
-_AD_FILES = {
-    "slots": "Machine",
-    "schedds": "Scheduler",
-    "submitters": "Submitter",
-    "negotiator": "Negotiator",
-    "collector": "Collector",
-}
 
 
 def run_pool(

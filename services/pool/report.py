@@ -135,6 +135,16 @@ def total_cpus(slots: Sequence[ClassAd]) -> float:
     return sum(per_machine.values())
 
 
+# the output folder's ad files (ads/<name>.ads) and the collector's ad type of each
+AD_FILES = {
+    "slots": "Machine",
+    "schedds": "Scheduler",
+    "submitters": "Submitter",
+    "negotiator": "Negotiator",
+    "collector": "Collector",
+}
+
+
 def summarize(
     *,
     now: float,
