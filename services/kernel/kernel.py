@@ -271,7 +271,7 @@ class Kernel:
         d = _Delivery(msg, sender, actor, sent=self.now)
         self._push(self.now + lat, _DELIVER, d)
 
-    def _reply(self, to: Node, msg: Any, by: Actor) -> None:
+    def _reply(self, to: Node, msg: Any) -> None:
         d = _Delivery(msg, None, to.actor, asker=to, sent=self.now)
         self._push(self.now + self.latency, _DELIVER, d)
 
@@ -398,7 +398,7 @@ class Kernel:
                 self._record(more)
         for s in ready.sends:
             if asker is not None and type(s.msg) in _REPLY_TYPES:
-                self._reply(asker, s.msg, node.actor)
+                self._reply(asker, s.msg)
             elif type(s.msg) in _REPLY_TYPES:
                 continue  # an answer to the driver: it reads cores directly
             else:
