@@ -1,7 +1,8 @@
 """The README and docs/ say what the code does: every `mockpool ...` line they show parses
 with the command's own parser, every TOML snippet is a spec parse_spec accepts, every
-Python snippet compiles, every link reaches a page and heading, and every event kind the
-daemons emit is listed in docs/python-api.md with its fields."""
+Python snippet compiles, every link reaches a page and heading, every event kind the
+daemons emit is in services/eventkinds.py with its fields, and docs/python-api.md's events
+table is rendered from that table."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from mockpool.cli.main import build_parser
+from mockpool.eventkinds import EVENT_KINDS, render_table
 from mockpool.pool.spec import parse_spec
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -156,13 +158,6 @@ def emitted() -> dict[str, set[str]]:
     return found
 
 
-def documented() -> dict[str, str]:
-    """Event kind -> its row in docs/python-api.md's events table."""
-    text = (ROOT / "docs" / "python-api.md").read_text()
-    table = text.split("<!-- events -->", 1)[1].split("\n\n", 1)[0]
-    return {m.group(1): row for row in table.splitlines() if (m := re.match(r"\| `(\w+)` \|", row))}
-
-
 def test_the_scan_finds_the_daemons_events() -> None:
     kinds = emitted()
     for kind in ("cycle", "match", "submit", "job_exit", "job_evicted", "lease_expired"):
@@ -171,13 +166,23 @@ def test_the_scan_finds_the_daemons_events() -> None:
 
 
 @pytest.mark.parametrize(("kind", "fields"), sorted(emitted().items()))
-def test_every_event_is_documented_with_its_fields(kind: str, fields: set[str]) -> None:
-    rows = documented()
-    assert kind in rows, f"event {kind!r} is not in docs/python-api.md's events table"
+def test_every_emitted_event_is_in_the_event_kinds_table_with_its_fields(
+    kind: str, fields: set[str]
+) -> None:
+    assert kind in EVENT_KINDS, f"event {kind!r} is not in services/eventkinds.py"
+    shapes = EVENT_KINDS[kind].shapes.values()
+    known = set().union(*(set(s.fields) | s.optional for s in shapes))
     # t, daemon and kind are every event's; a startd dates an exit at its end (t)
-    missing = sorted(f for f in fields - {"t"} if f"`{f}`" not in rows[kind])
-    assert not missing, f"event {kind!r}: fields {missing} not in docs/python-api.md"
+    assert not sorted(fields - {"t"} - known), f"event {kind!r}: fields not in eventkinds.py"
 
 
-def test_every_documented_event_is_emitted() -> None:
-    assert set(documented()) <= set(emitted())
+def test_every_event_kind_is_emitted() -> None:
+    assert set(EVENT_KINDS) <= set(emitted())
+
+
+def test_the_docs_events_table_is_the_event_kinds_table() -> None:
+    text = (ROOT / "docs" / "python-api.md").read_text()
+    table = text.split("<!-- events -->\n", 1)[1].split("\n\n", 1)[0]
+    assert table == render_table(), (
+        "docs/python-api.md's events table is stale: paste mockpool.eventkinds.render_table()"
+    )

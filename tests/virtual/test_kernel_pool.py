@@ -18,6 +18,7 @@ import sys
 from collections import Counter
 from pathlib import Path
 
+from mockpool.eventkinds import event_problem
 from mockpool.kernel.pool import KernelPool
 from mockpool.pool.api import run_pool
 from mockpool.pool.spec import parse_spec
@@ -78,6 +79,8 @@ def test_the_kernel_gives_each_instant_the_events_the_event_loop_gives(tmp_path:
     loop = Counter(_key(json.loads(line), START_POLL) for line in lines)
     assert sum(1 for k in kernel if k[2] == "job_completed") == 50
     assert kernel == loop
+    both = pool.kernel.events + [json.loads(line) for line in lines]
+    assert [p for e in both if (p := event_problem(e))] == []
 
 
 def test_a_kernel_run_is_the_same_run_twice() -> None:
@@ -192,6 +195,7 @@ def test_a_fault_heavy_pool_on_the_kernel_keeps_every_invariant(tmp_path: Path) 
     events = [json.loads(line) for line in lines]
     kinds = {e["fault"] for e in events if e["kind"] == "fault_start"}
     assert kinds == {"crash", "restart", "pause", "partition", "drop"}
+    assert [p for e in events if (p := event_problem(e))] == []
     assert sum(e["kind"] == "daemon_restarted" for e in events) >= 3
     assert summary["jobs"]["Completed"] + len(summary["workload_errors"]) == 70
 
