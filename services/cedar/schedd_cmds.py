@@ -51,6 +51,7 @@ import grpc
 
 from .. import auth, rpc
 from ..classad import ClassAd, unparse
+from ..jobstates import QUEUE_STATES
 from ..schedd.jobads import EditSpec
 from ..v1 import schedd_pb2 as spb
 from ..wire import ad_from_pb, ads_from_pb
@@ -155,7 +156,7 @@ def _error_ad(code: int, text: str) -> Ads:
     return [(ClassAd({"Owner": 0, "ErrorString": text, "ErrorCode": code}), None)]
 
 
-_STATUS_COUNTS = (("Idle", 1), ("Running", 2), ("Removed", 3), ("Completed", 4), ("Held", 5))
+_STATUS_COUNTS = tuple((name, code) for code, name in QUEUE_STATES.items())
 
 
 def _summary(ads: Sequence[ClassAd], schedd_ad: ClassAd, server_time: int) -> ClassAd:

@@ -15,6 +15,7 @@ from typing import Any
 from ..auth import Role
 from ..claimid import from_sinful, sinful
 from ..classad import ClassAd, ClassAdSyntaxError, evaluate, format_ad, parse_expr
+from ..jobstates import HELD, IDLE, RUNNING, SUSPENDED, TRANSFERRING_OUTPUT
 from ..pool.client import PoolClient
 from ..schedd.submit import quote
 from ..tooltime import TOOL_RNG, wall_now
@@ -28,9 +29,9 @@ _OWNER = re.compile(r"[^\s\"'\\,]+\Z")  # what a submit accepts as an owner name
 
 # condor_q -run: running, transferring output or suspended; -idle; -hold
 _STATUS_CLAUSES = {
-    "run": "JobStatus == 2 || JobStatus == 6 || JobStatus == 7",
-    "idle": "JobStatus == 1",
-    "hold": "JobStatus == 5",
+    "run": f"JobStatus == {RUNNING} || JobStatus == {TRANSFERRING_OUTPUT} || JobStatus == {SUSPENDED}",
+    "idle": f"JobStatus == {IDLE}",
+    "hold": f"JobStatus == {HELD}",
 }
 
 

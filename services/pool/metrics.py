@@ -33,18 +33,12 @@ from prometheus_client.core import (
 )
 from prometheus_client.registry import Collector
 
+from ..jobstates import STATUS_NAMES
+
 __all__ = ["JOB_STATES", "MetricsSnapshot", "PoolMetrics", "build_info", "exposition", "shape"]
 
 # HTCondor's JobStatus codes and names (condor_q's); one label value each, always present
-JOB_STATES = {
-    1: "Idle",
-    2: "Running",
-    3: "Removed",
-    4: "Completed",
-    5: "Held",
-    6: "TransferringOutput",
-    7: "Suspended",
-}
+JOB_STATES = STATUS_NAMES
 # what a submitter ad counts, by its attribute
 _SUBMITTER_STATES = (("IdleJobs", "Idle"), ("RunningJobs", "Running"), ("HeldJobs", "Held"))
 

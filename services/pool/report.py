@@ -92,8 +92,7 @@ from typing import Any
 
 from ..classad import ClassAd
 from ..cli.layouts import format_long, format_q_long
-
-JOB_STATES = {1: "Idle", 2: "Running", 3: "Removed", 4: "Completed", 5: "Held"}
+from ..jobstates import QUEUE_STATES
 
 
 def _num(ad: ClassAd, name: str, default: float = 0.0) -> float:
@@ -102,8 +101,8 @@ def _num(ad: ClassAd, name: str, default: float = 0.0) -> float:
 
 
 def job_counts(jobs: Sequence[ClassAd]) -> dict[str, int]:
-    counts = Counter(JOB_STATES.get(int(_num(j, "JobStatus")), "Unknown") for j in jobs)
-    out = {name: counts.pop(name, 0) for name in JOB_STATES.values()}
+    counts = Counter(QUEUE_STATES.get(int(_num(j, "JobStatus")), "Unknown") for j in jobs)
+    out = {name: counts.pop(name, 0) for name in QUEUE_STATES.values()}
     return out | dict(counts)  # any unknown status last
 
 
