@@ -235,6 +235,8 @@ async def test_the_worker_process_answers_and_a_dead_one_is_replaced(
         )
         pid = worker.pid
         assert pid is not None
+        # the worker yields the CPU to every normal process: the collector's loop first
+        assert os.sched_getscheduler(pid) == os.SCHED_IDLE
         os.kill(pid, signal.SIGKILL)
         await _until(lambda: worker.counts["died"] == 1)
         # answered here (or by the new worker, if it was quick): the same ads either way
