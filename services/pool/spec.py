@@ -116,7 +116,6 @@ from ..config import (
     load_config,
     parse_config,
     read_local_config,
-    slot_types,
 )
 from ..negotiator.cadence import Cadence, CadenceError
 from ..negotiator.cycle import CycleConfig, NegotiatorInputError
@@ -132,6 +131,7 @@ from ..schedd.submit import (
     parse_submit,
     valid_owner,
 )
+from ..startd.layout import machine_layout
 from ..startd.machine import Machine
 from .faults import Fault, FaultError, check_plan, parse_fault
 from .importer import ImportedMachine, ImportError_, read_jobs, read_machines
@@ -844,10 +844,7 @@ class _Builder:
                 cfg = parse_config(
                     self._inline("startds", i, "config", t["config"]), self.source, cfg
                 )
-            cpus = cfg.get_int("NUM_CPUS", 1)
-            mem = cfg.get_size_mb("MEMORY", 1024)
-            disk = cfg.get_size_kb("DISK", 10 * 1024 * 1024)
-            slot_types(cfg, cpus, mem, disk)  # refuses layouts that do not fit
+            machine_layout(cfg, names[0])  # the startd's own view: refuses what does not fit
             for knob in ("START", "RANK", "SLOT_WEIGHT"):
                 if cfg.is_defined(knob):
                     cfg.get_expr(knob)

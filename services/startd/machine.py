@@ -5,8 +5,10 @@ happened; the shell (``service.py``) sends ads, exits and events. The rules are 
 startd (condor_startd.V6: Resource.cpp, command.cpp, claim.cpp, ResState.cpp):
 
 - A machine has NUM_CPUS, MEMORY (MB) and DISK (KB), divided into slots by
-  :func:`mockpool.config.slot_types`. A mock machine detects 1 cpu, 2048 MB of memory per
-  cpu and 16 GiB of disk per cpu: set NUM_CPUS, MEMORY and DISK to describe real ones.
+  :func:`mockpool.config.slot_types`, as :func:`.layout.machine_layout` reads them (the
+  pool spec checks a machine with the same function). A mock machine detects 1 cpu,
+  2048 MB of memory per cpu and 16 GiB of disk per cpu: set NUM_CPUS, MEMORY and DISK to
+  describe real ones.
   Static and partitionable slots are numbered slot1..slotN in type order; dynamic slots
   are ``slot<parent>_<k>`` with k the lowest free index (HTCondor's IdDispenser).
 - Claim ids (``<host:port?alias=machine>#birthday#seq#secret``): an unclaimed static slot
@@ -79,8 +81,8 @@ from dataclasses import dataclass, field
 
 from ..claimid import from_sinful, make_claim_id, redact, sinful
 from ..classad import ERROR, UNDEFINED, ClassAd, evaluate
-from ..config import ConfigDict, ConfigError, slot_types
-from ..config.resources import machine_resources
+from ..config import ConfigDict, ConfigError
+from .layout import machine_layout
 from .slots import (
     CONSUMPTION_RESOURCES,
     MachineInfo,
@@ -99,9 +101,6 @@ from .slots import (
 )
 
 __all__ = [
-    "DETECTED_CPUS",
-    "DISK_KB_PER_CPU",
-    "MEMORY_MB_PER_CPU",
     "ActivationGrant",
     "ClaimGrant",
     "ClaimRefusedError",
@@ -121,11 +120,6 @@ LEASE_EXPIRED = "claim lease expired (condor_schedd gone?)"
 # HTCondor's reason when a claim ends after a job because CLAIM_WORKLIFE has passed
 # (ResState.cpp, the Claimed/Idle -> Preempting transition).
 WORKLIFE = "idle claim shutting down due to CLAIM_WORKLIFE"
-
-# What a mock machine "detects" when NUM_CPUS, MEMORY and DISK are not set.
-DETECTED_CPUS = 1
-MEMORY_MB_PER_CPU = 2048
-DISK_KB_PER_CPU = 16 * 1024 * 1024
 
 
 class StartdError(ValueError):
@@ -228,28 +222,6 @@ class Tick:
     unmatched: list[str] = field(default_factory=list)  # slots whose match timed out
 
 
-def _machine_totals(cfg: ConfigDict) -> tuple[int, int, int, int, int]:
-    """NUM_CPUS, MEMORY (MB), DISK (KB) and the detected memory and disk of a mock machine.
-
-    Read as :func:`slot_types` reads them, with the same detected values (see the module
-    docstring), so the machine totals agree with its slots.
-    """
-    detected = {
-        "DETECTED_CPUS": DETECTED_CPUS,
-        "DETECTED_CPUS_LIMIT": DETECTED_CPUS,
-        "DETECTED_CORES": DETECTED_CPUS,
-        "DETECTED_PHYSICAL_CPUS": DETECTED_CPUS,
-    }
-    cpus = cfg.with_predefined(detected).get_int("NUM_CPUS")
-    if cpus < 1:
-        raise ConfigError(f"NUM_CPUS = {cpus}: a machine needs at least 1 cpu")
-    detected_memory, detected_disk = MEMORY_MB_PER_CPU * cpus, DISK_KB_PER_CPU * cpus
-    full = cfg.with_predefined({**detected, "DETECTED_MEMORY": detected_memory})
-    memory = full.get_size_mb("MEMORY", detected_memory) - full.get_size_mb("RESERVED_MEMORY")
-    disk = full.get_size_kb("DISK", detected_disk)
-    return cpus, memory, disk, detected_memory, detected_disk
-
-
 def _retirement(
     slot: Slot, slot_ad: ClassAd, job_ad: ClassAd, now: float, rng: random.Random
 ) -> float:
@@ -312,11 +284,9 @@ class Machine:
         # what random() in the policy expressions evaluated here draws from: the machine's
         # own, seeded by the pool's seed (a virtual run replays its draws)
         self.eval_rng = random.Random(f"{config.seed}:{name}:random()")
-        cpus, memory, disk, detected_memory, detected_disk = _machine_totals(cfg)
-        resources = machine_resources(cfg, name)
-        specs = slot_types(
-            cfg, DETECTED_CPUS, detected_memory, detected_disk, {r.name: r.count for r in resources}
-        )
+        layout = machine_layout(config, name)
+        cpus, memory, disk = layout.cpus, layout.memory, layout.disk
+        resources, specs = layout.resources, layout.slot_types
         custom_names = tuple(r.name for r in resources)
         # the ids of each id resource, handed out to slots in order
         free_ids = {r.name: list(r.ids) for r in resources if r.ids}
@@ -387,10 +357,10 @@ class Machine:
             disk,
             n,
             machine_identity(cfg, name),
-            tuple(resources),
+            resources,
             self.ad_epoch,
             detected_cpus=cpus,
-            detected_memory=detected_memory,
+            detected_memory=layout.detected_memory,
         )
         self._cfg = cfg
         self._resource_ids = {r.name: r.ids for r in resources if r.ids}
