@@ -36,10 +36,6 @@ def _fn(*names: str) -> Callable[[Fn], Fn]:
     return deco
 
 
-def known_functions() -> frozenset[str]:
-    return frozenset(_TABLE)
-
-
 def call(node: Call, scope: Any, ctx: Any) -> Any:
     f = _TABLE.get(node.name.lower())
     if f is None:

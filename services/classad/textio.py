@@ -70,13 +70,6 @@ def _name_lower(binding: tuple[str, Expr]) -> str:
     return binding[0].lower()
 
 
-def format_ads(ads: Iterable[ClassAd], style: str = "old", sort: bool = False) -> str:
-    """Several ads: old syntax separated by blank lines, as `condor_status -long` prints."""
-    if style == "new":
-        return "\n".join(format_ad(a, "new", sort) for a in ads) + "\n"
-    return "\n".join(format_ad(a, "old", sort) for a in ads)
-
-
 # -- JSON ------------------------------------------------------------------------------
 # HTCondor writes literal values as JSON values, UNDEFINED as null, and any other
 # expression as the string "/Expr(<text>)/".

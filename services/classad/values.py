@@ -42,25 +42,3 @@ def wrap_int(v: int) -> int:
     if INT_MIN <= v <= INT_MAX:
         return v
     return ((v - INT_MIN) % 2**64) + INT_MIN
-
-
-def is_number(v: Value) -> bool:
-    return isinstance(v, (int, float)) and not isinstance(v, bool)
-
-
-def type_name(v: Value) -> str:
-    if v is UNDEFINED:
-        return "undefined"
-    if v is ERROR:
-        return "error"
-    if isinstance(v, bool):
-        return "boolean"
-    if isinstance(v, int):
-        return "integer"
-    if isinstance(v, float):
-        return "real"
-    if isinstance(v, str):
-        return "string"
-    if isinstance(v, list):
-        return "list"
-    return "classad"

@@ -480,10 +480,6 @@ class DaemonHost:
         else:
             self.faults.rules[name] = rule
 
-    async def ping(self) -> float:
-        await asyncio.sleep(0)
-        return self._clock.now()
-
 
 def _ray_node_id() -> str:
     """The Ray node this host runs on ("" outside Ray: a virtual run, which must not pay

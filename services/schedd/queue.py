@@ -242,9 +242,6 @@ class JobQueue:
                 last = seq
                 yield cluster, proc, _texts(ad)
 
-    def history_count(self) -> int:
-        return int(self._read("SELECT COUNT(*) FROM history")[0][0])
-
     # --- writing ------------------------------------------------------------------------
 
     def apply(self, batch: Batch) -> None:

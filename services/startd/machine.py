@@ -454,9 +454,6 @@ class Machine:
     def holds(self, claim_id: str) -> bool:
         return claim_id in self._held
 
-    def held_claim_ids(self) -> list[str]:
-        return list(self._held)
-
     def offered_claim_ids(self) -> list[str]:
         return list(self._offers)
 
