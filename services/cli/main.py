@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 from .classad_cmds import add_classad_commands
+from .config_cmds import add_config_commands
 from .job_cmds import add_job_commands
 from .pool_cmds import add_pool_commands
 from .status_cmds import add_status_commands
@@ -24,6 +25,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_status_commands(sub)
     add_token_commands(sub)
     add_classad_commands(sub)
+    add_config_commands(sub)
     return ap
 
 

@@ -117,6 +117,7 @@ from ..config import (
     parse_config,
     read_local_config,
 )
+from ..config.knobs import check_knobs as check_knob_table
 from ..negotiator.cadence import Cadence, CadenceError
 from ..negotiator.cycle import CycleConfig, NegotiatorInputError
 from ..negotiator.groups import GroupConfig, GroupConfigError
@@ -347,6 +348,10 @@ def check_knobs(config: ConfigDict, source: str) -> None:
         raise SpecError(_placed(str(e), source)) from None
     except CadenceError as e:  # "NEGOTIATOR_INTERVAL must be ...": the knob comes first
         raise SpecError(f"{_knob_place(config, str(e).split(' ', 1)[0], source)}: {e}") from None
+    try:  # then every knob of the table those daemons read (the startds': per group)
+        check_knob_table(config, ("collector", "negotiator", "schedd"))
+    except ConfigError as e:
+        raise SpecError(_placed(str(e), source)) from None
 
 
 MAX_NAME = 255  # characters in a daemon's name
@@ -845,6 +850,7 @@ class _Builder:
                     self._inline("startds", i, "config", t["config"]), self.source, cfg
                 )
             machine_layout(cfg, names[0])  # the startd's own view: refuses what does not fit
+            check_knob_table(cfg, ("startd",))
             for knob in ("START", "RANK", "SLOT_WEIGHT"):
                 if cfg.is_defined(knob):
                     cfg.get_expr(knob)
