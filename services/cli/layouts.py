@@ -69,6 +69,7 @@ from typing import Any
 from ..classad import ERROR, UNDEFINED, ClassAd, evaluate, format_ad, parse_expr, unparse
 from ..classad.textio import format_old_lines
 from ..classad.tree import Literal
+from ..jobstates import COMPLETED, HELD, IDLE, REMOVED, RUNNING, SUSPENDED, TRANSFERRING_OUTPUT
 from ..tooltime import TOOL_RNG, wall_now
 from .analysis import JobAnalysis
 
@@ -397,7 +398,6 @@ def format_q_long(jobs: Iterable[ClassAd]) -> str:
 
 # -- condor_q ---------------------------------------------------------------------------
 
-IDLE, RUNNING, REMOVED, COMPLETED, HELD, TRANSFERRING_OUTPUT, SUSPENDED = range(1, 8)
 _STATUS_LETTER = {1: "I", 2: "R", 3: "X", 4: "C", 5: "H", 6: ">", 7: "S", 8: "F", 9: "B", 10: "P"}
 
 

@@ -32,7 +32,7 @@ from ..classad import ClassAd, parse_expr, unparse
 from ..classad.evaluate import evaluate
 from ..classad.tree import Expr, Literal
 from ..config import ConfigDict
-from .codes import (
+from ..jobstates import (
     COMPLETED,
     HELD,
     HOLD_CODE_EXECUTE_DURATION,

@@ -17,7 +17,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from ..classad import Budget
-from .codes import IDLE
+from ..jobstates import IDLE
 from .jobads import EditSpec, JobAdError, check_edit, ready_made
 from .submit import MAX_JOBS_PER_SUBMISSION, SubmitError
 

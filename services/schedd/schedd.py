@@ -62,10 +62,10 @@ from ..classad.numbers import INT64_MAX, out_of_range_number
 from ..classad.tree import Expr, Literal
 from ..condor_version import CONDOR_PLATFORM, CONDOR_VERSION
 from ..config import ConfigDict
+from ..jobstates import COMPLETED, HELD, HOLD_CODE_USER, IDLE, REMOVED, RUNNING
 from . import userlog as ulog
 from .autocluster import Autoclusters, IdleIndex
 from .cadence import AdCadence
-from .codes import COMPLETED, HELD, HOLD_CODE_USER, IDLE, REMOVED, RUNNING
 from .jobads import JobAttrRules
 from .joblog import JobLogBook, usage_rows
 from .memqueue import MemoryJobQueue
@@ -82,7 +82,6 @@ __all__ = [
     "IDLE",
     "REMOVED",
     "RUNNING",
-    "STATUS_NAMES",
     "ActResult",
     "ActivationRequest",
     "ActivationOutcome",
@@ -101,13 +100,6 @@ __all__ = [
     "submitter_of",
 ]
 
-STATUS_NAMES = {
-    IDLE: "Idle",
-    RUNNING: "Running",
-    REMOVED: "Removed",
-    COMPLETED: "Completed",
-    HELD: "Held",
-}
 # No claim is kept alive more often than this (pool seconds), whatever its job lease: so
 # a claim made now needs nothing before now + MIN_ALIVE_EVERY.
 MIN_ALIVE_EVERY = 10.0

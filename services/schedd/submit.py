@@ -77,7 +77,7 @@ from ..config.conditions import Conditions, evaluate_condition
 from ..config.constexpr import evaluate_constant
 from ..config.lines import LineReader
 from ..config.units import KIB, MIB
-from .codes import HOLD_CODE_SUBMITTED_ON_HOLD
+from ..jobstates import HOLD_CODE_SUBMITTED_ON_HOLD
 from .javajob import java_attrs
 from .requirements import RequirementsMemo, SubmitHost, url_methods
 
