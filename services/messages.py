@@ -29,7 +29,7 @@ if TYPE_CHECKING:
         ClaimOutcome,
         ClaimRequest,
         MatchNotice,
-        Rejection,
+        RejectionNotice,
     )
     from .startd.machine import JobExitRecord
 
@@ -157,7 +157,7 @@ class ScheddMatches:
     schedd_name: str
     cycle: int
     matches: list[MatchNotice]
-    rejections: list[Rejection] = field(default_factory=list)
+    rejections: list[RejectionNotice] = field(default_factory=list)
 
 
 @dataclass(frozen=True, slots=True)

@@ -118,7 +118,7 @@ __all__ = [
     "CycleResult",
     "CycleMatch",
     "NegotiatorInputError",
-    "Rejection",
+    "CycleRejection",
     "ResourceRequest",
     "CycleAds",
     "negotiate",
@@ -348,7 +348,7 @@ class CycleMatch(NamedTuple):  # a tuple: a cycle makes up to 100,000 of them
     cost: float  # SlotWeight charged (a p-slot: W(S) - W(S'))
 
 
-class Rejection(NamedTuple):  # a tuple, as CycleMatch: a cycle may reject thousands
+class CycleRejection(NamedTuple):  # a tuple, as CycleMatch: a cycle may reject thousands
     """A request the cycle could not serve, and HTCondor's reason (sent to its schedd,
     which sets LastRejMatchReason/LastRejMatchTime on the job)."""
 
@@ -369,11 +369,11 @@ class CycleResult:
     log: list[LogLine]
     finished: bool = False
     _matching_end: float = 0.0
-    rejections: list[Rejection] = field(default_factory=list)
+    rejections: list[CycleRejection] = field(default_factory=list)
     groups: GroupTree | None = None  # the group tree as negotiated (None without GROUP_NAMES)
 
-    def rejections_by_schedd(self) -> dict[str, list[Rejection]]:
-        out: dict[str, list[Rejection]] = {}
+    def rejections_by_schedd(self) -> dict[str, list[CycleRejection]]:
+        out: dict[str, list[CycleRejection]] = {}
         for r in self.rejections:
             out.setdefault(r.schedd, []).append(r)
         return out
@@ -1448,7 +1448,7 @@ class _Cycle:
         self.matches: list[CycleMatch] = []
         self.kstats = KernelStats()
         self.logged_matches = 0
-        self.rejections: list[Rejection] = []
+        self.rejections: list[CycleRejection] = []
         self.diag = Diagnosis()  # why the last request's candidates fell out
         self.groups: GroupTree | None = None
         self._reads_wide: set[tuple[str, ...]] = set()  # texts of _READS_KEY
@@ -2308,7 +2308,7 @@ class _Cycle:
             f"      Rejected {req.job_id} {req.submitter} {sinful(req.schedd_address)}: {reason}", t
         )
         self.rejections.append(
-            Rejection(
+            CycleRejection(
                 req.submitter,
                 req.schedd,
                 req.schedd_address,

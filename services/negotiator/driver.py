@@ -53,10 +53,9 @@ from ..messages import (
     StartdMatchInfo,
     UserPrioReply,
 )
-from ..schedd.schedd import MatchNotice
-from ..schedd.schedd import Rejection as ScheddRejection
+from ..schedd.schedd import MatchNotice, RejectionNotice
 from .accountant import AccountantError
-from .cycle import CycleAds, CycleMatch, CycleResult, Rejection, negotiate, requests_from_ads
+from .cycle import CycleAds, CycleMatch, CycleRejection, CycleResult, negotiate, requests_from_ads
 from .held_ads import SnapshotPart, StaleSnapshot, WireSnapshot
 from .log import LogLine
 from .phase1 import ScheddsToAsk, schedds_to_ask
@@ -102,7 +101,9 @@ class _Cycle:
     result: CycleResult | None = None
     send_at: float = 0.0
     # schedd -> (matches sent, rejections sent, its address); answers as they come in
-    sent: dict[str, tuple[list[CycleMatch], list[Rejection], str]] = field(default_factory=dict)
+    sent: dict[str, tuple[list[CycleMatch], list[CycleRejection], str]] = field(
+        default_factory=dict
+    )
     answers: dict[str, MatchesAck | Undeliverable] = field(default_factory=dict)
 
 
@@ -587,6 +588,6 @@ class NegotiatorDriver:
         ready.events += [(self.name, kind, fields) for kind, fields in self.core.drain_events()]
 
 
-def _rejection(r: Rejection) -> ScheddRejection:
+def _rejection(r: CycleRejection) -> RejectionNotice:
     cluster, _, proc = r.job_id.partition(".")
-    return ScheddRejection(int(cluster), int(proc), r.reason, r.time)
+    return RejectionNotice(int(cluster), int(proc), r.reason, r.time)

@@ -29,12 +29,12 @@ from ..durable import DiskFiles, Files
 from .accountant import Accountant, AccountantError
 from .accounting_ads import accounting_ads
 from .cadence import Cadence
-from .cycle import CycleCarry, CycleConfig, CycleMatch, CycleResult, Rejection
+from .cycle import CycleCarry, CycleConfig, CycleMatch, CycleRejection, CycleResult
 from .durations import DurationHistogram
 from .groups import GroupTree
 from .held_ads import HeldSlotAds
 from .log import LogLine, format_line
-from .phase1 import negotiator_ad
+from .selfad import negotiator_ad
 from .stats import StatsHistory
 
 __all__ = ["LOG_BUFFER_LINES", "Negotiator"]
@@ -223,7 +223,7 @@ class Negotiator:
         except OSError as exc:
             log.error("%s: cannot write %s: %s", self.name, self.files.where(ACCOUNTANT_FILE), exc)
 
-    def matches_sent(self, matches: list[CycleMatch], rejections: list[Rejection]) -> None:
+    def matches_sent(self, matches: list[CycleMatch], rejections: list[CycleRejection]) -> None:
         """One schedd has its matches and rejections: the negotiator's events for them."""
         for m in matches:
             self._events.append(

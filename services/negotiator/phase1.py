@@ -7,14 +7,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from ..claimid import sinful
 from ..classad import ClassAd
-from ..condor_version import CONDOR_PLATFORM, CONDOR_VERSION
 
 if TYPE_CHECKING:
     import random
 
-__all__ = ["ScheddsToAsk", "negotiator_ad", "schedds_to_ask"]
+__all__ = ["ScheddsToAsk", "schedds_to_ask"]
 
 
 @dataclass
@@ -45,31 +43,3 @@ def schedds_to_ask(
         if isinstance(idle, int) and not isinstance(idle, bool) and idle > 0:
             plan.addresses[sname] = addr
     return plan
-
-
-def negotiator_ad(
-    name: str,
-    address: str,
-    *,
-    start_time: int,
-    now: float,
-    update_interval: float,
-    machine: str = "",
-    duty_cycle: float = 0.0,
-) -> ClassAd:
-    """The Negotiator ad without its cycle statistics (``StatsHistory.publish`` adds them);
-    ``machine``: its host; ``duty_cycle``: its loop's RecentDaemonCoreDutyCycle, which
-    HTCondor's tools read as the daemon's health."""
-    ad = ClassAd()
-    ad["MyType"] = "Negotiator"
-    ad["Name"] = name
-    ad["Machine"] = machine or name.rpartition("@")[2]
-    ad["NegotiatorName"] = name
-    ad["CondorVersion"] = CONDOR_VERSION
-    ad["CondorPlatform"] = CONDOR_PLATFORM
-    ad["MyAddress"] = ad["NegotiatorIpAddr"] = sinful(address) if address else ""
-    ad["DaemonStartTime"] = start_time
-    ad["MyCurrentTime"] = int(now)
-    ad["UpdateInterval"] = int(update_interval)
-    ad["RecentDaemonCoreDutyCycle"] = float(duty_cycle)
-    return ad

@@ -20,6 +20,7 @@ from ..classad import Budget
 from ..jobstates import IDLE
 from .jobads import EditSpec, JobAdError, check_edit, ready_made
 from .submit import MAX_JOBS_PER_SUBMISSION, SubmitError
+from .submitter import submitter_of
 
 if TYPE_CHECKING:
     from .schedd import Job, Schedd
@@ -172,7 +173,6 @@ class ReadyMadeJobs:
     def _refile(self: Schedd, job: Job, now: float) -> None:
         """An edit changed what the job record caches (owner, group, priority, requests):
         its counts, autocluster and idle-index entry again from its ad."""
-        from .schedd import submitter_of  # (schedd.py imports this module)
 
         idle = job.status == IDLE and job.claim is None
         self._count(job, -1)

@@ -73,7 +73,8 @@ from .policy import PolicyVerdict, SystemPolicy, at_exit, has_policy, periodic
 from .queue import Batch, JobQueue, QueueError, StoredClaim
 from .readymade import ReadyMadeJobs
 from .requirements import RequirementsMemo, SubmitHost
-from .submit import MAX_JOBS_PER_SUBMISSION, UID_DOMAIN, SubmitError, parse_submit
+from .submit import MAX_JOBS_PER_SUBMISSION, SubmitError, parse_submit
+from .submitter import submitter_of
 from .wallclock import CHECKPOINT, DEFAULT_INTERVAL, checkpoint, credited
 
 __all__ = [
@@ -93,7 +94,7 @@ __all__ = [
     "JobExit",
     "MatchNotice",
     "Outbox",
-    "Rejection",
+    "RejectionNotice",
     "Schedd",
     "ScheddError",
     "ScheddKnobs",
@@ -134,16 +135,6 @@ class ConstraintError(ScheddError):
 
 class CostlyConstraint(ConstraintError):
     """A constraint that ran past its evaluation budget; the request did nothing."""
-
-
-def submitter_of(ad: ClassAd, now: float, rng: random.Random) -> str:
-    """The accounting name: AccountingGroup if set, else Owner, then ``@mockpool``
-    (evaluated at date ``now`` with ``rng``)."""
-    group = ad.get_value("AccountingGroup", now=now, rng=rng)
-    name = (
-        group if isinstance(group, str) and group else ad.get_value("Owner", "", now=now, rng=rng)
-    )
-    return f"{name}@{UID_DOMAIN}"
 
 
 # --------------------------------------------------------------------------- records
@@ -359,7 +350,7 @@ class JobExit:
 
 
 @dataclass(frozen=True)
-class Rejection:
+class RejectionNotice:
     """The negotiator could not serve a request (schedd.proto Rejection)."""
 
     cluster: int
@@ -1373,7 +1364,7 @@ class Schedd(ReadyMadeJobs):
         self._commit(now)
         return out
 
-    def on_rejections(self, rejections: Iterable[Rejection], now: float) -> None:
+    def on_rejections(self, rejections: Iterable[RejectionNotice], now: float) -> None:
         """The negotiator's reasons for requests it could not serve, on the jobs it named."""
         for r in rejections:
             job = self.jobs.get((r.cluster, r.proc))

@@ -62,7 +62,7 @@ from .schedd import (
     MIN_ALIVE_EVERY,
     CostlyConstraint,
     MatchNotice,
-    Rejection,
+    RejectionNotice,
     Schedd,
     ScheddError,
 )
@@ -644,7 +644,7 @@ class ScheddService(QmgmtMethods, sgrpc.ScheddServicer):
         held = Ready()
         if request.rejections:
             rejections = [
-                Rejection(int(r.cluster_id), int(r.proc_id), r.reason, r.time)
+                RejectionNotice(int(r.cluster_id), int(r.proc_id), r.reason, r.time)
                 for r in request.rejections
             ]
             msg = ScheddMatches(corr, driver.name, int(request.cycle), [], rejections)

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from mockpool.classad import ClassAd
-from mockpool.negotiator.phase1 import negotiator_ad, schedds_to_ask
+from mockpool.negotiator.phase1 import schedds_to_ask
+from mockpool.negotiator.selfad import negotiator_ad
 
 
 def _sub(name: str, schedd: str | None, addr: str | None, idle: object) -> ClassAd:

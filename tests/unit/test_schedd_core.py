@@ -25,7 +25,7 @@ from mockpool.schedd.schedd import (
     CostlyConstraint,
     JobExit,
     MatchNotice,
-    Rejection,
+    RejectionNotice,
     Schedd,
     ScheddError,
 )
@@ -592,7 +592,11 @@ def test_rejection_reason_on_the_named_job(path: Path) -> None:
     s = make(path)
     s.submit(SLEEP + "queue 2\n", "a.sub", "alice", 0.0)
     s.on_rejections(
-        [Rejection(1, 0, "PREEMPTION_REQUIREMENTS == False", 42.5), Rejection(9, 9, "x", 1.0)], 43.0
+        [
+            RejectionNotice(1, 0, "PREEMPTION_REQUIREMENTS == False", 42.5),
+            RejectionNotice(9, 9, "x", 1.0),
+        ],
+        43.0,
     )
     assert v(job_ad(s, "1.0"), "LastRejMatchReason") == "PREEMPTION_REQUIREMENTS == False"
     assert v(job_ad(s, "1.0"), "LastRejMatchTime") == 42
