@@ -96,9 +96,9 @@ class Accountant:
     @classmethod
     def from_config(cls, config: ConfigDict, groups: GroupConfig | None = None) -> Accountant:
         return cls(
-            halflife=config.get_float("PRIORITY_HALFLIFE", 86400.0),
-            default_factor=config.get_float("DEFAULT_PRIO_FACTOR", 1000.0),
-            nice_factor=config.get_float("NICE_USER_PRIO_FACTOR", 1e10),
+            halflife=config.get_float("PRIORITY_HALFLIFE"),
+            default_factor=config.get_float("DEFAULT_PRIO_FACTOR"),
+            nice_factor=config.get_float("NICE_USER_PRIO_FACTOR"),
             groups=groups if groups is not None else GroupConfig.from_config(config),
         )
 

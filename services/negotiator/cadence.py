@@ -57,9 +57,9 @@ class Cadence:
     @classmethod
     def from_config(cls, config: ConfigDict, start: float = 0.0) -> Cadence:
         return cls(
-            interval=config.get_float("NEGOTIATOR_INTERVAL", 60.0),
-            min_interval=config.get_float("NEGOTIATOR_MIN_INTERVAL", 5.0),
-            cycle_delay=config.get_float("NEGOTIATOR_CYCLE_DELAY", 20.0),
+            interval=config.get_float("NEGOTIATOR_INTERVAL"),
+            min_interval=config.get_float("NEGOTIATOR_MIN_INTERVAL"),
+            cycle_delay=config.get_float("NEGOTIATOR_CYCLE_DELAY"),
             next_due=start,
         )
 

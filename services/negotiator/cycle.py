@@ -279,8 +279,8 @@ class CycleConfig:
                 raise NegotiatorInputError(f"{knob.where}: {knob.name} = {text}: {exc}") from None
 
         try:
-            use_weights = config.get_bool("NEGOTIATOR_USE_SLOT_WEIGHTS", True)
-            consider = config.get_bool("NEGOTIATOR_CONSIDER_PREEMPTION", True)
+            use_weights = config.get_bool("NEGOTIATOR_USE_SLOT_WEIGHTS")
+            consider = config.get_bool("NEGOTIATOR_CONSIDER_PREEMPTION")
             early = config.get_bool("NEGOTIATOR_CONSIDER_EARLY_PREEMPTION", False)
             prio_req = preemption_policy(config, "PREEMPTION_REQUIREMENTS")
             prio_rank = preemption_policy(config, "PREEMPTION_RANK")

@@ -30,7 +30,6 @@ if TYPE_CHECKING:
 
 __all__ = ["ConcurrencyLimits", "LimitMaxima", "parse_limits"]
 
-DEFAULT_MAX = 2308032.0  # CONCURRENCY_LIMIT_DEFAULT's default (param_info.in)
 _SEP = re.compile(r"[,\s]+")
 _ATTR = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _STRTOD = re.compile(r"\s*[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")
@@ -71,7 +70,7 @@ class LimitMaxima:
             upper = knob.name.upper()
             if upper.endswith("_LIMIT") or upper.startswith("CONCURRENCY_LIMIT_DEFAULT"):
                 config.get_float(knob.name, 0.0)  # refuses what a negotiator stops on
-        self._default = config.get_float("CONCURRENCY_LIMIT_DEFAULT", DEFAULT_MAX)
+        self._default = config.get_float("CONCURRENCY_LIMIT_DEFAULT")
 
     def __call__(self, limit: str) -> float:
         got = self._cache.get(limit)

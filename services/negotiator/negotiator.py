@@ -86,7 +86,7 @@ class Negotiator:
         self.history = StatsHistory(
             config.get_int("NEGOTIATION_CYCLE_STATS_LENGTH"), ad_epoch=self.ad_epoch
         )
-        self.update_interval = config.get_float("NEGOTIATOR_UPDATE_INTERVAL", 300.0)
+        self.update_interval = config.get_float("NEGOTIATOR_UPDATE_INTERVAL")
         self.start_time = 0
         self.cycles = 0
         self.total_matches = 0

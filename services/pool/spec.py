@@ -126,7 +126,6 @@ from ..poolsecret import ENV_SECRET, ENV_SECRET_FILE, pool_secret, read_secret_f
 from ..schedd.cadence import AdCadence, AdCadenceError
 from ..schedd.schedd import ScheddKnobs
 from ..schedd.submit import (
-    MAX_JOBS_PER_SUBMISSION,
     SubmitError,
     SubmitInputs,
     parse_submit,
@@ -722,7 +721,7 @@ class _Builder:
         try:
             config = self._config_table(tbl, ConfigDict(seed=seed), "config", None)
             check_negotiator_config(config)
-            config.get_int("MAX_JOBS_PER_SUBMISSION", MAX_JOBS_PER_SUBMISSION)  # read at submits
+            config.get_int("MAX_JOBS_PER_SUBMISSION")  # read at submits
         except ConfigError as e:
             where = f"{self.source}:{self.lines.table_start('config', None) or 1}: [config]"
             raise SpecError(_placed(str(e), where)) from None
@@ -936,7 +935,7 @@ class _Builder:
         """The workloads' jobs as submit items (one per cluster), checked like [[submit]]."""
         out: list[SubmitItem] = []
         checked: set[str] = set()
-        limit = spec.config.get_int("MAX_JOBS_PER_SUBMISSION", MAX_JOBS_PER_SUBMISSION)
+        limit = spec.config.get_int("MAX_JOBS_PER_SUBMISSION")
         for c in generate(spec.workloads, spec.seed, max_per_cluster=limit):
             i = next(k for k, w in enumerate(spec.workloads) if w.name == c.workload)
             source = f"{self.source}:{self.lines.table_start('workload', i) or 1}"
@@ -1053,7 +1052,7 @@ class _Builder:
         except TraceError as e:
             raise SpecError(f"{e} ([[trace]] #{i + 1} at {self._at('trace', i)})") from None
         jobs = replay(read.records, compress=compress, shift=shift, limit=limit, removals=removals)
-        limit_per = spec.config.get_int("MAX_JOBS_PER_SUBMISSION", MAX_JOBS_PER_SUBMISSION)
+        limit_per = spec.config.get_int("MAX_JOBS_PER_SUBMISSION")
         checked: set[str] = set()
         for c in submit_clusters(jobs, name, max_per_cluster=limit_per):
             source = f"{path}:{c.line}"
@@ -1108,7 +1107,7 @@ class _Builder:
                 validate=parse_expr,
                 item_files=inputs.item_files,
                 env=inputs.env,
-                max_jobs=spec.config.get_int("MAX_JOBS_PER_SUBMISSION", MAX_JOBS_PER_SUBMISSION),
+                max_jobs=spec.config.get_int("MAX_JOBS_PER_SUBMISSION"),
             )
         except (SubmitError, SubmitFileError) as e:
             raise SpecError(str(e)) from None

@@ -77,11 +77,11 @@ class AdCadence:
     @classmethod
     def from_config(cls, config: ConfigDict, now: float) -> AdCadence:
         return cls(
-            config.get_int("SCHEDD_INTERVAL", 300),
-            config.get_int("SCHEDD_MIN_INTERVAL", 5),
+            config.get_int("SCHEDD_INTERVAL"),
+            config.get_int("SCHEDD_MIN_INTERVAL"),
             now,
-            send_reschedule=config.get_bool("SCHEDD_SEND_RESCHEDULE", True),
-            submit_reschedules=config.get_bool("SUBMIT_SEND_RESCHEDULE", True),
+            send_reschedule=config.get_bool("SCHEDD_SEND_RESCHEDULE"),
+            submit_reschedules=config.get_bool("SUBMIT_SEND_RESCHEDULE"),
         )
 
     @property

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 from ..classad import Budget
 from ..jobstates import IDLE
 from .jobads import EditSpec, JobAdError, check_edit, ready_made
-from .submit import MAX_JOBS_PER_SUBMISSION, SubmitError
+from .submit import SubmitError
 from .submitter import submitter_of
 
 if TYPE_CHECKING:
@@ -69,7 +69,7 @@ class ReadyMadeJobs:
             raise JobAdError(
                 errno.EINVAL, f"cluster {cluster} was not handed out by NewCluster (or is queued)"
             )
-        limit = self.config.get_int("MAX_JOBS_PER_SUBMISSION", MAX_JOBS_PER_SUBMISSION)
+        limit = self.config.get_int("MAX_JOBS_PER_SUBMISSION")
         if len(proc_ads) > limit:
             raise JobAdError(
                 errno.EINVAL,

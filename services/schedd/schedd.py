@@ -73,7 +73,7 @@ from .policy import PolicyVerdict, SystemPolicy, at_exit, has_policy, periodic
 from .queue import Batch, JobQueue, QueueError, StoredClaim
 from .readymade import ReadyMadeJobs
 from .requirements import RequirementsMemo, SubmitHost
-from .submit import MAX_JOBS_PER_SUBMISSION, SubmitError, parse_submit
+from .submit import SubmitError, parse_submit
 from .submitter import submitter_of
 from .wallclock import CHECKPOINT, DEFAULT_INTERVAL, checkpoint, credited
 
@@ -414,7 +414,7 @@ class ScheddKnobs:
     @classmethod
     def from_config(cls, config: ConfigDict) -> ScheddKnobs:
         return cls(
-            max_jobs_running=config.get_int("MAX_JOBS_RUNNING", 10000),
+            max_jobs_running=config.get_int("MAX_JOBS_RUNNING"),
             claim_leftovers=config.get_bool("CLAIM_PARTITIONABLE_LEFTOVERS"),
             system_policy=SystemPolicy.from_config(config),
             policy_every=config.get_int("PERIODIC_EXPR_INTERVAL", 60),
@@ -857,7 +857,7 @@ class Schedd(ReadyMadeJobs):
             validate=parse_expr,
             item_files=item_files,
             env=env,
-            max_jobs=self.config.get_int("MAX_JOBS_PER_SUBMISSION", MAX_JOBS_PER_SUBMISSION),
+            max_jobs=self.config.get_int("MAX_JOBS_PER_SUBMISSION"),
             host=self.submit_host,
             requirements=self.requirements_memo,
             iwd=iwd if iwd.startswith("/") else "",
@@ -1795,7 +1795,7 @@ class Schedd(ReadyMadeJobs):
         MAX_CLAIM_ALIVES_MISSED x ALIVE_INTERVAL."""
         if claim.alive_every:  # the usual case: set when the claim got its job
             return claim.alive_every
-        interval = float(self.config.get_int("ALIVE_INTERVAL", 300))
+        interval = float(self.config.get_int("ALIVE_INTERVAL"))
         if claim.job is not None:
             every = interval
             # read as the claim got its job: when the startd set its lease
@@ -1806,7 +1806,7 @@ class Schedd(ReadyMadeJobs):
                 every = min(every, lease / 3)
             claim.alive_every = max(MIN_ALIVE_EVERY, every)
             claim.lease = (
-                lease if lease > 0 else self.config.get_int("MAX_CLAIM_ALIVES_MISSED", 6) * interval
+                lease if lease > 0 else self.config.get_int("MAX_CLAIM_ALIVES_MISSED") * interval
             )
         return claim.alive_every or max(MIN_ALIVE_EVERY, interval)
 

@@ -72,7 +72,15 @@ from ..classad import ClassAdSyntaxError, parse_expr
 from ..classad.numbers import INT64_MAX, out_of_range_number
 from ..classad.refs import references
 from ..classad.tree import AttrRef, Binary, Cond, walk
-from ..config import ConfigDict, ConfigError, Knob, MacroError, expand_macros, parse_size
+from ..config import (
+    DEFAULTS,
+    ConfigDict,
+    ConfigError,
+    Knob,
+    MacroError,
+    expand_macros,
+    parse_size,
+)
 from ..config.conditions import Conditions, evaluate_condition
 from ..config.constexpr import evaluate_constant
 from ..config.lines import LineReader
@@ -85,7 +93,8 @@ _LIMIT_SEP = re.compile(r"[,\s]+")
 _ATTR_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 UID_DOMAIN = "mockpool"
-MAX_JOBS_PER_SUBMISSION = 20000  # HTCondor's default (param_info.in); the schedd's knob
+# the schedd's knob, at its default when a submit is parsed without a schedd's config
+MAX_JOBS_PER_SUBMISSION = int(DEFAULTS["MAX_JOBS_PER_SUBMISSION"])
 
 # condor_submit's defaults (param table), already in the job ad's units
 DEFAULT_REQUEST_CPUS = 1

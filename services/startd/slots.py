@@ -425,9 +425,7 @@ def machine_identity(cfg: ConfigDict, machine: str) -> tuple[tuple[str, AdValue]
 def startd_attrs(cfg: ConfigDict, taken: set[str]) -> tuple[tuple[str, Expr], ...]:
     """STARTD_ATTRS (and the older STARTD_EXPRS): each named knob that is defined is
     published in every slot ad as an attribute of that name, its value an expression."""
-    names = (cfg.get_str("STARTD_ATTRS", "") + " " + cfg.get_str("STARTD_EXPRS", "")).replace(
-        ",", " "
-    )
+    names = (cfg.get_str("STARTD_ATTRS") + " " + cfg.get_str("STARTD_EXPRS", "")).replace(",", " ")
     out: list[tuple[str, Expr]] = []
     for name in dict.fromkeys(names.split()):
         if name.lower() in taken or not cfg.is_defined(name):
