@@ -8,7 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from conftest import job_ad, job_request, start_job, static_pool, v
+from builders.cores import job_ad, job_request, start_job, static_pool, v
 
 from mockpool.classad import ClassAd, parse_expr
 from mockpool.collector.collector import Collector

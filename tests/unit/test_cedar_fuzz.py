@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from conftest import run_htcondor
+from builders.htcondor import run_htcondor
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import run_htcondor
+from builders.htcondor import run_htcondor
 
 from mockpool.auth import Principal, Role
 from mockpool.cedar import CedarServer, SecurityConfig

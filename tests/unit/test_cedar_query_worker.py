@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import run_htcondor
+from builders.htcondor import run_htcondor
 
 from mockpool.auth import Principal, Role, acting_as
 from mockpool.cedar import Builder, CedarServer, SecurityConfig, commands

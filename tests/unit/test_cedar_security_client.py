@@ -12,7 +12,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import run_htcondor
+from builders.htcondor import run_htcondor
 
 from mockpool import auth
 from mockpool.auth import Principal, Role

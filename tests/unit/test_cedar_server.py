@@ -10,7 +10,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import run_htcondor
+from builders.htcondor import run_htcondor
 
 from mockpool.auth import Principal, Role
 from mockpool.cedar import (

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from conftest import v
+from builders.cores import v
 
 from mockpool.collector.collector import Collector
 from mockpool.config import parse_config

@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from conftest import make_schedd
+from builders.cores import make_schedd
 
 from mockpool.classad import ClassAd, evaluate, parse_expr
 from mockpool.collector.collector import Collector

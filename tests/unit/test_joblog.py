@@ -8,9 +8,9 @@ import os
 from pathlib import Path
 
 import pytest
-from conftest import cid
-from conftest import make_schedd as make
-from conftest import start_job as start
+from builders.cores import cid
+from builders.cores import make_schedd as make
+from builders.cores import start_job as start
 
 from mockpool.classad import ClassAd
 from mockpool.schedd import userlog as ul

@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest import saturated_events
+from builders.events import saturated_events
 
 from mockpool.pool.measures import MeasureError, job_runs, load_run, measure, sawtooth, write_series
 

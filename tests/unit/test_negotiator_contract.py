@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from conftest import ALICE, FS_SCHEDD, FS_STARTD, job_request, static_pool
+from builders.cores import ALICE, FS_SCHEDD, FS_STARTD, job_request, static_pool
 
 from mockpool.auth import Principal, Role
 from mockpool.classad import ClassAd

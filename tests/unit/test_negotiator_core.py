@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from conftest import job_request, static_pool
+from builders.cores import job_request, static_pool
 
 from mockpool.config import parse_config
 from mockpool.durable import MemoryFiles, SimulatedDisk

@@ -10,7 +10,7 @@ from __future__ import annotations
 import random
 
 import pytest
-from conftest import job_request, static_pool
+from builders.cores import job_request, static_pool
 
 from mockpool.classad import MissingEvalInput
 from mockpool.config import parse_config

@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 
 import pytest
-from conftest import job_request, matched_counts, static_pool
+from builders.cores import job_request, matched_counts, static_pool
 from hypothesis import given, settings
 from hypothesis import strategies as st
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import itertools
 
-from test_negotiator_cycle import SCHEDD, STARTD, pool, pslot, request, slot
+from builders.cycle import SCHEDD, STARTD, pool, pslot, request, slot
 
 from mockpool.config import parse_config
 from mockpool.negotiator import (

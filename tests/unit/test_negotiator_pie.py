@@ -7,7 +7,7 @@ the shares are 4/7, 2/7 and 1/7 (max EUP 20; 20/5 + 20/10 + 20/20 = 7).
 from __future__ import annotations
 
 import pytest
-from conftest import job_request, matched_counts, static_pool
+from builders.cores import job_request, matched_counts, static_pool
 
 from mockpool.classad import parse_expr
 from mockpool.negotiator import Accountant, CycleAds, ResourceRequest

@@ -10,7 +10,7 @@ from pathlib import Path
 import grpc
 import grpc.aio
 import pytest
-from test_negotiator_cycle import private, request, slot
+from builders.cycle import private, request, slot
 
 from mockpool import auth, rpc
 from mockpool.auth import Role

@@ -14,7 +14,7 @@ import random
 
 import numpy as np
 import pytest
-from conftest import job_request, static_pool
+from builders.cores import job_request, static_pool
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from conftest import v
+from builders.cores import v
 
 from mockpool.config import parse_config
 from mockpool.negotiator.accountant import AccountantError

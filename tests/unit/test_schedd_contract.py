@@ -9,8 +9,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from conftest import ALICE, cid
-from conftest import make_schedd as make
+from builders.cores import ALICE, cid
+from builders.cores import make_schedd as make
 
 from mockpool.auth import Principal, Role
 from mockpool.classad import ClassAd

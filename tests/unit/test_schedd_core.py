@@ -8,9 +8,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from conftest import ALICE, MACHINE_IDENTITY, cid, job_ad, v
-from conftest import make_schedd as make
-from conftest import start_job as start
+from builders.cores import ALICE, MACHINE_IDENTITY, cid, job_ad, v
+from builders.cores import make_schedd as make
+from builders.cores import start_job as start
 
 from mockpool.classad import ClassAd
 from mockpool.schedd.schedd import (

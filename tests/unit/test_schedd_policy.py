@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from conftest import cid, job_ad, make_schedd, start_job, v
+from builders.cores import cid, job_ad, make_schedd, start_job, v
 
 from mockpool.classad import parse_ad
 from mockpool.config import ConfigError, parse_config

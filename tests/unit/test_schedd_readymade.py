@@ -10,9 +10,9 @@ import errno
 from pathlib import Path
 
 import pytest
-from conftest import ALICE, job_ad, v
-from conftest import make_schedd as make
-from conftest import start_job as start
+from builders.cores import ALICE, job_ad, v
+from builders.cores import make_schedd as make
+from builders.cores import start_job as start
 
 from mockpool.config import parse_config
 from mockpool.schedd.jobads import EditSpec, JobAdError, JobAttrRules, ready_made

@@ -8,9 +8,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from conftest import job_ad, v
-from conftest import make_schedd as make
-from conftest import start_job as start
+from builders.cores import job_ad, v
+from builders.cores import make_schedd as make
+from builders.cores import start_job as start
 
 from mockpool.schedd.schedd import IDLE, RUNNING, JobExit
 from mockpool.schedd.wallclock import checkpoint, credited

@@ -4,7 +4,7 @@ ended no later than their claim's deadline exit. Numbers worked by hand: lease 3
 
 from __future__ import annotations
 
-from conftest import startd_job
+from builders.cores import startd_job
 
 from mockpool.auth import Principal, Role
 from mockpool.classad import ClassAd

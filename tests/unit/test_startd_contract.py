@@ -5,7 +5,7 @@ out by hand. No shell, no clock: ``now`` is passed in."""
 
 from __future__ import annotations
 
-from conftest import startd_job
+from builders.cores import startd_job
 
 from mockpool.auth import Principal, Role
 from mockpool.classad import ClassAd

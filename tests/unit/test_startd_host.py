@@ -4,7 +4,7 @@ claim index, who may use a claim, the job-exit schedule and the events it owes."
 from __future__ import annotations
 
 import pytest
-from conftest import startd_job
+from builders.cores import startd_job
 
 from mockpool.auth import Principal, Role
 from mockpool.classad import ClassAd

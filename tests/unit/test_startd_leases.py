@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from conftest import startd_job
+from builders.cores import startd_job
 
 from mockpool.classad import ClassAd
 from mockpool.config import parse_config
