@@ -56,13 +56,26 @@ from typing import Any
 
 import numpy as np
 
-from ..classad import BudgetExceeded, ClassAd, ClassAdSyntaxError, evaluate, parse_expr, unparse
-from ..classad.kernel import CompiledExpr, SlotTable, table_budget
+from ..classad import ClassAd
 from ..classad.tree import Expr, Literal
 from ..packedcolumns import PackedColumn
 from ..v1 import classad_pb2 as pb
 from ..wire import ad_to_bytes, frame_field, iter_attribute_entries
 from .columns import SlotColumns
+from .errors import (
+    BadColumns,
+    BadConstraint,
+    BadUpdate,
+    CollectorError,
+    CostlyConstraint,
+    PrivateAdsRefused,
+)
+from .selection import (
+    matching,
+    parse_constraint,
+    projection_keys,
+    show_value,
+)
 
 log = logging.getLogger(__name__)
 
@@ -95,34 +108,9 @@ STANDARD_TYPES = (MACHINE, MACHINE_PRIVATE, "Scheduler", "Submitter", "Negotiato
 _CANONICAL = {t.lower(): t for t in STANDARD_TYPES}
 _PRIVATE_KEY = MACHINE_PRIVATE.lower()
 _MACHINE_KEY = MACHINE.lower()
-_ALWAYS_PROJECTED = frozenset({"mytype"})
 _SNAPSHOT_PROJECTED = frozenset({"mytype", "name"})
 # slot columns one snapshot may ask for: a cycle's expressions read a few dozen
 MAX_COLUMNS = 1024
-
-
-class CollectorError(ValueError):
-    """A request the collector refuses; the message names the problem."""
-
-
-class BadUpdate(CollectorError):
-    """An ad update that cannot be stored (no Name, wrong MyType, ...)."""
-
-
-class BadConstraint(CollectorError):
-    """A query constraint that is not a ClassAd expression."""
-
-
-class CostlyConstraint(CollectorError):
-    """A query constraint that ran past its evaluation budget (nothing was returned)."""
-
-
-class BadColumns(CollectorError):
-    """A snapshot request for slot columns the collector will not keep."""
-
-
-class PrivateAdsRefused(CollectorError):
-    """A public query asked for private ads."""
 
 
 # ----------------------------------------------------------------------------- wire bytes
@@ -451,7 +439,7 @@ class AdStore:
             what = (
                 "has no Name"
                 if name is None
-                else f"has a Name that is not a string ({_show(name)})"
+                else f"has a Name that is not a string ({show_value(name)})"
             )
             raise BadUpdate(f"{canonical} ad {what}")
         if not name:
@@ -484,7 +472,7 @@ class AdStore:
             my_type = ad.eval("MyType", now=self.ad_epoch + now, rng=self.rng)
             if not isinstance(my_type, str) or my_type.lower() != canonical.lower():
                 raise BadUpdate(
-                    f"{canonical} ad {name!r} has MyType {_show(my_type)}, not {canonical!r}"
+                    f"{canonical} ad {name!r} has MyType {show_value(my_type)}, not {canonical!r}"
                 )
         # Validated: from here on nothing can fail, so the ad may be changed.
         stored = ad if owned else ad.copy()
@@ -737,81 +725,3 @@ class AdStore:
             private_rows=[k for k, _ in private_at],
             same_order=True,
         )
-
-
-# ----------------------------------------------------------------------------- helpers
-
-
-def matching(records: list[AdRecord], constraint: str | Expr | None, now: float) -> list[AdRecord]:
-    """The records whose constraint is true. Reads only the records (their ads never
-    change), so it may run off the store's thread. Raises :class:`BadConstraint` and
-    :class:`CostlyConstraint` as :meth:`AdStore.select` does."""
-    expr = parse_constraint(constraint)
-    if not records or expr is None:
-        return records
-    try:
-        rows = _selected_rows(expr, [r.ad for r in records], now)
-    except BudgetExceeded as exc:
-        raise CostlyConstraint(f"constraint {_short(expr)} is too costly: {exc}") from None
-    return [records[i] for i in rows]
-
-
-def parse_constraint(constraint: str | Expr | None) -> Expr | None:
-    """The constraint as an expression; None for "no constraint" (empty or blank text)."""
-    if constraint is None or isinstance(constraint, Expr):
-        return constraint
-    if not constraint.strip():
-        return None
-    try:
-        return parse_expr(constraint)
-    except ClassAdSyntaxError as exc:
-        raise BadConstraint(f"bad constraint {constraint!r}: {exc}") from None
-
-
-def projection_keys(
-    projection: Iterable[str], always: frozenset[str] = _ALWAYS_PROJECTED
-) -> frozenset[str] | None:
-    """Lower-case attribute names a projection keeps; None when it keeps everything."""
-    names = {p.strip().lower() for p in projection if p and p.strip()}
-    return frozenset(names | always) if names else None
-
-
-def _show(value: Any) -> str:
-    """A ClassAd value as the messages print it (strings quoted, UNDEFINED as undefined)."""
-    return repr(value) if isinstance(value, str) else str(value)
-
-
-def _is_selected(value: Any) -> bool:
-    # Old ClassAd semantics (HTCondor's daemons): true, or a non-zero number.
-    if value is True:
-        return True
-    return type(value) in (int, float) and value != 0
-
-
-def _short(expr: Expr, limit: int = 200) -> str:
-    # a message never echoes a huge constraint whole
-    text = unparse(expr)
-    return repr(text if len(text) <= limit else text[:limit] + "...")
-
-
-def _selected_rows(expr: Expr, ads: list[ClassAd], now: float) -> list[int]:
-    """Indices of the ads (as MY, no TARGET) for which ``expr`` selects. Raises
-    BudgetExceeded when the constraint costs more than the default budget for the ads."""
-    rng = random.Random(now)  # random(): a generator per query (queries run off the loop too)
-    try:
-        table = SlotTable.from_ads(ads)
-        budget = table_budget(len(ads))
-        mask = CompiledExpr(expr).requirements_mask(
-            table, None, "target", now=now, rng=rng, budget=budget
-        )
-        return mask.nonzero()[0].tolist()
-    except BudgetExceeded:
-        raise
-    except Exception:  # the kernel must agree with the scalar evaluator; never fail a query
-        log.exception("constraint %s: match kernel failed; evaluating ad by ad", expr)
-        budget = table_budget(len(ads))
-        return [
-            i
-            for i, ad in enumerate(ads)
-            if _is_selected(evaluate(expr, ad, None, now=now, rng=rng, budget=budget))
-        ]

@@ -24,7 +24,6 @@ TOO_LONG = {
     "classad/kernel.py",
     "cli/layouts.py",
     "cli/pool_cmds.py",
-    "collector/store.py",
     "negotiator/cycle.py",
     "negotiator/slotclasses.py",
     "pool/launcher.py",
