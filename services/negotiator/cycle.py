@@ -84,6 +84,7 @@ from ..classad.tree import AttrRef, Expr, Literal, Select
 from ..classad.unparse import unparse
 from ..config import ConfigDict, ConfigError
 from .accountant import Accountant
+from .candidates import CandidateStream
 from .fit import PslotFit
 from .groups import ROOT, Group, GroupConfig, GroupConfigError, GroupTree
 from .limits import ConcurrencyLimits, LimitMaxima
@@ -101,7 +102,6 @@ from .preemption import (
     with_submitter_attrs,
 )
 from .slotclasses import (
-    CandidateStream,
     ClassView,
     SlotClasses,
     WatchedAd,

@@ -25,7 +25,6 @@ TOO_LONG = {
     "cli/layouts.py",
     "cli/pool_cmds.py",
     "negotiator/cycle.py",
-    "negotiator/slotclasses.py",
     "pool/launcher.py",
     "pool/spec.py",
     "schedd/schedd.py",
