@@ -15,6 +15,11 @@ from ..classad.unparse import format_value
 from ..tooltime import TOOL_RNG, wall_now
 
 
+def examples_dir() -> Path:
+    """examples/ of a source checkout (the demo's default ads)."""
+    return Path(__file__).resolve().parent.parent.parent / "examples"
+
+
 def _read_ads(path: Path) -> list:
     try:
         return parse_ads(path.read_text())
@@ -64,7 +69,6 @@ def _match_table(job, slots, title: str) -> int:
 
 
 def cmd_demo(ns: argparse.Namespace) -> int:
-    from .main import examples_dir
 
     ex = Path(ns.examples) if ns.examples else examples_dir()
     job = _read_ads(ex / "job.ad")[0]

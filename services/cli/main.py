@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
 
 from .classad_cmds import add_classad_commands
 from .config_cmds import add_config_commands
@@ -36,11 +35,6 @@ def main(argv: list[str] | None = None) -> int:
         return int(ns.func(ns) or 0)
     except BrokenPipeError:
         return 0
-
-
-def examples_dir() -> Path:
-    """examples/ of a source checkout (the demo's default ads)."""
-    return Path(__file__).resolve().parent.parent.parent / "examples"
 
 
 if __name__ == "__main__":

@@ -17,11 +17,12 @@ Values are the ads' own: a duration is pool seconds, as every time in a mock poo
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from prometheus_client.core import GaugeMetricFamily
 
-from .metrics import MetricsSnapshot
+if TYPE_CHECKING:
+    from .metrics import MetricsSnapshot
 
 __all__ = ["SCHEDULER_ATTRIBUTES", "htcondor_families"]
 

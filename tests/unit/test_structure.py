@@ -34,11 +34,9 @@ TOO_LONG = {
 
 # import circles today (modules named from mockpool.), each a strongly connected component
 CIRCLES = {
-    frozenset({"cli.classad_cmds", "cli.main"}),
     frozenset({"cedar.adwire", "cedar.stream"}),
     frozenset({"cedar.auth_fs", "cedar.security"}),
     frozenset({"pool.chaos", "pool.chaos_campaign"}),
-    frozenset({"pool.metrics", "pool.metrics_htcondor"}),
     frozenset(
         {
             "classad.ad",
