@@ -98,21 +98,6 @@ def test_a_kernel_run_is_the_same_run_twice() -> None:
 PROGRAM = """
 import sys
 from mockpool.kernel.pool import KernelPool
-from mockpool.pool.spec import parse_spec
-spec = parse_spec('''
-[pool]
-clock = "virtual"
-duration = 600
-[[startds]]
-count = 1
-[[schedds]]
-count = 1
-[[submit]]
-at = 0
-schedd = 0
-owner = "alice"
-description = "executable = /bin/sleep\\\\narguments = 60\\\\nqueue 2\\\\n"
-''', "<test>")
 pool = KernelPool(spec)
 pool.start()
 pool.run(600)
@@ -121,12 +106,8 @@ print(sorted(m for m in ("asyncio", "grpc", "ray") if m in sys.modules))
 """
 
 
-def test_a_kernel_run_imports_no_asyncio_grpc_or_ray() -> None:
-    proc = subprocess.run(
-        [sys.executable, "-c", PROGRAM], capture_output=True, text=True, timeout=300
-    )
-    assert proc.returncode == 0, proc.stderr[-2000:]
-    assert proc.stdout.strip().splitlines()[-1] == "[]"
+def test_a_kernel_run_imports_no_asyncio_grpc_or_ray(run_two_jobs_in_a_child) -> None:
+    assert run_two_jobs_in_a_child(PROGRAM) == "[]"
 
 
 LOGGED = """
