@@ -21,9 +21,10 @@ from ..schedd.submit import quote
 from ..tooltime import TOOL_RNG, wall_now
 from . import layouts
 from .autoformat import format_json, format_parser, project, render, split_attributes
-from .pool_cmds import _JOB_ID, _date_now, _fail, _width, _with_client, pool_arg
+from .pool_cmds import _JOB_ID, _date_now, _width, _with_client, pool_arg
 from .q_layouts import format_q_mode
 from .reverse_analysis import format_reverse_analyze
+from .run_cmds import fail
 
 _OWNER = re.compile(r"[^\s\"'\\,]+\Z")  # what a submit accepts as an owner name
 
@@ -132,15 +133,15 @@ def _relabel(text: str, label: str) -> str:
 def cmd_q(ns: argparse.Namespace) -> int:
     modes = [m for m in ("hold", "run", "idle") if getattr(ns, m)]
     if len(modes) > 1:
-        return _fail("q: -run and -hold/held or -idle are incompatible", 2)
+        return fail("q: -run and -hold/held or -idle are incompatible", 2)
     if ns.limit is not None and ns.limit <= 0:
-        return _fail(f"q: -limit takes a positive number of jobs, got {ns.limit}", 2)
+        return fail(f"q: -limit takes a positive number of jobs, got {ns.limit}", 2)
     if ns.submitter and ns.name:
-        return _fail("q: cannot query both a schedd (-name) and a submitter (-submitter)", 2)
+        return fail("q: cannot query both a schedd (-name) and a submitter (-submitter)", 2)
     if ns.batch and (ns.nobatch or ns.printmask is not None):
-        return _fail("q: -batch conflicts with -nobatch, -format and -af", 2)
+        return fail("q: -batch conflicts with -nobatch, -format and -af", 2)
     if ns.reverse and ns.better_analyze:
-        return _fail(
+        return fail(
             "q: -better-analyze -reverse (the detailed per-slot analysis) is not supported"
             " here; -reverse-analyze alone prints the slots' table",
             2,
@@ -152,7 +153,7 @@ def cmd_q(ns: argparse.Namespace) -> int:
         if ns.submitter:
             query = _and(query, f"Owner == {quote(ns.submitter.split('@')[0])}")
     except ValueError as e:
-        return _fail(f"q: {e}", 2)
+        return fail(f"q: {e}", 2)
     projection = _projection(ns)
 
     async def body(c: PoolClient, info: dict[str, Any]) -> str:
@@ -260,15 +261,15 @@ def since_cut(jobs: list[ClassAd], since: str) -> list[ClassAd]:
 
 def cmd_history(ns: argparse.Namespace) -> int:
     if ns.limit is not None and ns.limit <= 0:
-        return _fail(f"history: -limit/-match takes a positive number of jobs, got {ns.limit}", 2)
+        return fail(f"history: -limit/-match takes a positive number of jobs, got {ns.limit}", 2)
     try:
         query = selection_constraint(ns.constraint or "", ns.ids)
         if ns.completedsince is not None:
             parse_expr(f"CompletionDate <= {ns.completedsince}")
     except ClassAdSyntaxError:
-        return _fail(f"history: {ns.completedsince!r} is not a valid -completedsince time", 2)
+        return fail(f"history: {ns.completedsince!r} is not a valid -completedsince time", 2)
     except ValueError as e:
-        return _fail(f"history: {e}", 2)
+        return fail(f"history: {e}", 2)
     projection = _projection(ns)
     if projection and ns.completedsince is not None:
         projection = sorted({*projection, "completiondate"})

@@ -17,7 +17,7 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -29,7 +29,6 @@ from ..claimid import sinful
 from ..clock import ScaledClock
 from ..ownerfiles import private_dir
 from ..pool import processes
-from ..pool.check import CheckError, check_dir, format_report
 from ..pool.client import PoolClient, PoolError
 from ..pool.cluster import ClusterError, probe_address
 from ..pool.serve import (
@@ -42,12 +41,13 @@ from ..pool.serve import (
 )
 from ..pool.spec import SpecError, load_spec
 from ..pool.submit_files import SubmitFileError, read_submit_inputs, read_user_file
-from ..pool.virtual import CLOCKS, CycleCost, parse_dilation
+from ..pool.virtual import CLOCKS, parse_dilation
 from ..schedd.submit import SubmitError, SubmitInputs, parse_submit
 from ..v1 import master_pb2, master_pb2_grpc
 from . import layouts
 from .act_messages import act_lines
 from .down_messages import daemon_down_message
+from .run_cmds import cmd_check, cmd_report, cmd_run, cmd_sweep, fail
 
 T = TypeVar("T")
 
@@ -85,196 +85,7 @@ def _metrics_args(p: argparse.ArgumentParser) -> None:
     )
 
 
-def _fail(message: str, code: int = 1) -> int:
-    print(f"mockpool: {message}", file=sys.stderr)
-    return code
-
-
-# ------------------------------------------------------------------ run / up / down
-
-
-def cmd_run(ns: argparse.Namespace) -> int:
-    from ..pool.api import run_pool
-    from ..pool.report import format_summary
-
-    try:
-        spec = load_spec(ns.spec)
-    except SpecError as e:
-        return _fail(str(e), 2)
-    if ns.duration is not None:
-        spec.duration = ns.duration
-    if ns.time_scale is not None:
-        spec.time_scale = ns.time_scale
-    if ns.clock is not None:
-        spec.clock = ns.clock
-    if ns.until_done:
-        spec.until_done = True
-    if ns.latency is not None:
-        spec.latency = ns.latency
-    if ns.time_dilation is not None:
-        spec.cycle_cost = CycleCost(cpu_factor=ns.time_dilation)
-    if ns.metrics_port is not None:
-        spec.metrics_port = ns.metrics_port
-    if ns.metrics_htcondor:
-        spec.metrics_htcondor = True
-    if spec.metrics_port and spec.clock == "virtual":  # it would be over before a scrape
-        print(
-            "mockpool: a virtual run serves no metrics; they are in metrics.prom", file=sys.stderr
-        )
-    out = Path(ns.out) if ns.out else Path("mockpool-out") / Path(ns.spec).stem
-    until = " or until the work is done" if spec.until_done else ""
-    if spec.clock == "virtual":
-        how = "in virtual time"
-    else:
-        how = (
-            f"at time scale {spec.time_scale:g} "
-            f"(about {spec.duration / spec.time_scale:.0f} real s)"
-        )
-    print(
-        f"Running {ns.spec}: {len(spec.machine_names)} machines, {len(spec.schedd_names)} schedds, "
-        f"{spec.duration:g} pool s{until} {how}",
-        flush=True,
-    )
-    for trace in spec.traces:
-        print(trace.describe(), flush=True)
-    if ns.engine == "kernel" and spec.clock != "virtual":
-        return _fail("--engine kernel runs virtual pools: give --clock virtual", 2)
-    with _progress_bar() as progress:
-        try:
-            if ns.engine == "kernel":
-                from ..kernel.pool import run_kernel
-
-                summary = run_kernel(spec, out, progress)
-            else:
-                summary = run_pool(spec, out, progress, address=ns.address or "")
-        except ClusterError as e:
-            return _fail(str(e), 1)
-    print(format_summary(summary))
-    prom = "" if ns.engine == "kernel" else ", metrics.prom"
-    print(
-        f"Output written to {out}/ (events.jsonl, NegotiatorLog, ads/, summary.json, *.csv{prom})"
-    )
-    print(format_report(check_dir(out)))  # informative: `mockpool check DIR` sets the status
-    if ns.report:
-        return cmd_report(argparse.Namespace(dir=str(out)))
-    return 0
-
-
-@contextlib.contextmanager
-def _progress_bar() -> Iterator[Callable[[float, float], None] | None]:
-    """A rich progress bar over pool time (pool time, wall time, ETA) on a terminal."""
-    if not sys.stdout.isatty():
-        yield None
-        return
-    from rich.progress import (
-        BarColumn,
-        Progress,
-        TextColumn,
-        TimeElapsedColumn,
-        TimeRemainingColumn,
-    )
-
-    columns = (
-        TextColumn("pool time {task.completed:>9.0f} / {task.total:.0f} s"),
-        BarColumn(),
-        TextColumn("wall"),
-        TimeElapsedColumn(),
-        TextColumn("ETA"),
-        TimeRemainingColumn(),
-    )
-    with Progress(*columns, transient=True) as bar:
-        task = bar.add_task("run", total=None)
-
-        def update(now: float, total: float) -> None:
-            bar.update(task, completed=now, total=total)
-
-        yield update
-
-
-def cmd_sweep(ns: argparse.Namespace) -> int:
-    from ..pool.sweep import MEASURES, SweepError, parse_set, run_sweep
-
-    try:
-        sets = [parse_set(t) for t in ns.set or []]
-        if not sets:
-            raise SweepError("give at least one --set KNOB=VALUE[,VALUE...]")
-    except SweepError as e:
-        return _fail(str(e), 2)
-    overrides: dict[str, Any] = {}
-    if ns.duration is not None:
-        overrides["duration"] = ns.duration
-    if ns.until_done:
-        overrides["until_done"] = True
-    out = Path(ns.out) if ns.out else Path("mockpool-out") / f"sweep-{Path(ns.spec).stem}"
-    print(f"Sweeping {ns.spec} ({ns.clock} clock) into {out}/", flush=True)
-    with _count_bar() as progress:
-        try:
-            rows = run_sweep(
-                ns.spec,
-                sets,
-                seeds=ns.seeds,
-                clock=ns.clock,
-                out=out,
-                workers=ns.workers,
-                overrides=overrides,
-                progress=progress,
-                address=ns.address or "",
-            )
-        except SweepError as e:
-            return _fail(str(e), 2)
-        except KeyboardInterrupt:
-            print("\ninterrupted: finished points are kept; run again to resume", flush=True)
-            return 130
-    knobs = [k for k, _ in sets]
-    shown = ["loading_factor", "wait_mean_s", "cycles", "cycle_seconds"]
-    assert all(m in MEASURES for m in shown)
-    print(layouts.sweep_table(rows, knobs, shown))
-    print(f"Table written to {out}/sweep.csv and {out}/sweep.json")
-    return 0
-
-
-@contextlib.contextmanager
-def _count_bar() -> Iterator[Callable[[int, int, int], None]]:
-    """Points done out of the total, with ETA (rich on a terminal, lines otherwise)."""
-    if not sys.stdout.isatty():
-
-        def line(done: int, total: int, reused: int) -> None:
-            print(f"  {done}/{total} points ({reused} from an earlier run)", flush=True)
-
-        yield line
-        return
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
-
-    with Progress(
-        "points", BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(), transient=True
-    ) as bar:
-        task = bar.add_task("sweep", total=None)
-
-        def update(done: int, total: int, reused: int) -> None:
-            bar.update(task, completed=done, total=total)
-
-        yield update
-
-
-def cmd_report(ns: argparse.Namespace) -> int:
-    from ..pool.measures import MeasureError
-    from ..pool.plots import write_report
-
-    try:
-        path = write_report(ns.dir)
-    except MeasureError as e:
-        return _fail(str(e), 2)
-    print(f"Report written to {path}")
-    return 0
-
-
-def cmd_check(ns: argparse.Namespace) -> int:
-    try:
-        report = check_dir(ns.dir)
-    except CheckError as e:
-        return _fail(str(e), 2)
-    print(format_report(report))
-    return 0 if report.ok else 1
+# ------------------------------------------------------------------ up / down
 
 
 def _pool_dir(ns: argparse.Namespace) -> Path:
@@ -310,11 +121,11 @@ def cmd_up(ns: argparse.Namespace) -> int:
     try:
         load_spec(ns.spec)  # refuse a bad spec here, with its message, before forking
     except SpecError as e:
-        return _fail(str(e), 2)
+        return fail(str(e), 2)
     if (d / POOL_FILE).exists():
         info = json.loads((d / POOL_FILE).read_text())
         if _holder_alive(info):
-            return _fail(f"a pool is already up in {d} (pid {info['pid']}); `mockpool down` first")
+            return fail(f"a pool is already up in {d} (pid {info['pid']}); `mockpool down` first")
         _clean_up_after(d, info)  # a pool whose holder died: its leftovers go first
     private_dir(d)
     log = (d / "serve.log").open("w")
@@ -322,7 +133,7 @@ def cmd_up(ns: argparse.Namespace) -> int:
         try:
             probe_address(ns.address)  # fail in seconds, here, not in the background
         except ClusterError as e:
-            return _fail(str(e), 1)
+            return fail(str(e), 1)
     cmd = [sys.executable, "-m", "mockpool.pool.serve", ns.spec, "--dir", str(d)]
     if ns.address:
         cmd += ["--address", ns.address]
@@ -338,13 +149,13 @@ def cmd_up(ns: argparse.Namespace) -> int:
     deadline = time.monotonic() + ns.timeout
     while not (d / POOL_FILE).exists():
         if proc.poll() is not None:
-            return _fail(
+            return fail(
                 f"the pool exited while starting; see {d / 'serve.log'}:\n"
                 + (d / "serve.log").read_text()[-2000:]
             )
         if time.monotonic() > deadline:
             proc.terminate()
-            return _fail(f"the pool did not start within {ns.timeout:g}s; see {d / 'serve.log'}")
+            return fail(f"the pool did not start within {ns.timeout:g}s; see {d / 'serve.log'}")
         time.sleep(0.2)
     info = _pool_info(d)
     print(
@@ -501,9 +312,9 @@ def cmd_submit(ns: argparse.Namespace) -> int:
         )
         inputs = read_submit_inputs(text, source)
     except SubmitFlagError as e:
-        return _fail(f"ERROR: {e}")
+        return fail(f"ERROR: {e}")
     except (SubmitFileError, SubmitError) as e:
-        return _fail(str(e))
+        return fail(str(e))
     if ns.dry_run is not None or ns.dry_run_full_out is not None:
         return _dry_run(ns, text, inputs)
 
@@ -537,7 +348,7 @@ def _dry_run(ns: argparse.Namespace, text: str, inputs: SubmitInputs) -> int:
             env=inputs.env,
         )
     except SubmitError as e:
-        return _fail(str(e))
+        return fail(str(e))
     full = ns.dry_run_full_out is not None
     target = ns.dry_run_full_out if full else ns.dry_run
     out = layouts.format_dry_run(result.procs, full=full)
@@ -549,7 +360,7 @@ def _dry_run(ns: argparse.Namespace, text: str, inputs: SubmitInputs) -> int:
         try:
             Path(target).write_text(out)
         except OSError as e:
-            return _fail(f"cannot write the -dry-run output {target}: {e.strerror}")
+            return fail(f"cannot write the -dry-run output {target}: {e.strerror}")
     print(f"{n} job(s) dry-run to cluster {result.cluster_id}.")
     return 0
 
@@ -572,7 +383,7 @@ def cmd_analyze(ns: argparse.Namespace) -> int:
 
     m = re.fullmatch(r"(\d+)\.(\d+)", ns.job)
     if m is None:
-        return _fail(f"analyze: {ns.job!r} is not a job id (cluster.proc, e.g. 12.0)", 2)
+        return fail(f"analyze: {ns.job!r} is not a job id (cluster.proc, e.g. 12.0)", 2)
     query = f"ClusterId == {int(m[1])} && ProcId == {int(m[2])}"
 
     async def body(c: PoolClient, info: dict[str, Any]) -> str | None:
@@ -594,7 +405,7 @@ def cmd_analyze(ns: argparse.Namespace) -> int:
     text = _with_client(ns, Role.READ, body)
     if text is None:
         schedd = ns.name or "the pool's first schedd"
-        return _fail(f"analyze: job {int(m[1])}.{int(m[2])} is not in the queue of {schedd}")
+        return fail(f"analyze: job {int(m[1])}.{int(m[2])} is not in the queue of {schedd}")
     print(text, end="")
     return 0
 
@@ -609,10 +420,10 @@ _ACTION_WORDS = {
 def _cmd_act(action: str) -> Callable[[argparse.Namespace], int]:
     def run(ns: argparse.Namespace) -> int:
         if not ns.ids and not ns.constraint and not ns.all:
-            return _fail(f"{_ACTION_WORDS[action][1]}: give job ids, -constraint or -all", 2)
+            return fail(f"{_ACTION_WORDS[action][1]}: give job ids, -constraint or -all", 2)
         for arg in ns.ids:
             if not _JOB_ID.match(arg):
-                return _fail(
+                return fail(
                     f"{_ACTION_WORDS[action][1]}: {arg!r} is not a cluster or a job id (cluster.proc)",
                     2,
                 )

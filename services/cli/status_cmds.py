@@ -19,7 +19,8 @@ from ..pool.client import PoolClient
 from . import layouts
 from . import status_layout as sl
 from .autoformat import format_json, format_parser, render
-from .pool_cmds import POOL_HELP, _base_wall, _date_now, _fail, _width, _with_client, token_arg
+from .pool_cmds import POOL_HELP, _base_wall, _date_now, _width, _with_client, token_arg
+from .run_cmds import fail
 from .status_compact import CLAIMED_COMPACT_CONSTRAINT
 from .userprio_layout import Detail, format_userprio
 
@@ -164,11 +165,11 @@ def _render(ns: argparse.Namespace, ads: list[ClassAd], now: float) -> str:
 
 def cmd_status(ns: argparse.Namespace) -> int:
     if ns.limit is not None and ns.limit < 0:
-        return _fail(f"status -limit: {ns.limit} is not a count of ads", 2)
+        return fail(f"status -limit: {ns.limit} is not a count of ads", 2)
     try:
         sl.SortKeys(ns.sort or ())
     except sl.LayoutError as e:
-        return _fail(f"status: {e}", 2)
+        return fail(f"status: {e}", 2)
     ad_type, constraint = status_query(ns)
 
     async def body(c: PoolClient, info: dict[str, Any]) -> str:
@@ -217,7 +218,7 @@ def cmd_userprio(ns: argparse.Namespace) -> int:
         try:
             value = float(value)
         except ValueError:
-            return _fail(f"userprio -{action}: {value!r} is not a number", 2)
+            return fail(f"userprio -{action}: {value!r} is not a number", 2)
 
     async def body(c: PoolClient, info: dict[str, Any]) -> str:
         ads, now = await c.userprio(action, name, value)

@@ -23,7 +23,6 @@ TOO_LONG = {
     "classad/functions.py",
     "classad/kernel.py",
     "cli/layouts.py",
-    "cli/pool_cmds.py",
     "negotiator/cycle.py",
     "pool/launcher.py",
     "pool/spec.py",
