@@ -26,6 +26,7 @@ import sys
 from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import grpc.aio
@@ -106,6 +107,17 @@ class _CallCounter(grpc.aio.ServerInterceptor):
     async def intercept_service(self, continuation, handler_call_details):  # type: ignore[no-untyped-def]
         self.counts[handler_call_details.method.rsplit("/", 1)[-1]] += 1
         return await continuation(handler_call_details)
+
+
+class LocalActor:
+    """A :class:`DaemonHost` in this process, called as a Ray actor handle is:
+    ``await host.serve.remote(address)``."""
+
+    def __init__(self, host: DaemonHost) -> None:
+        self.host = host
+
+    def __getattr__(self, name: str) -> SimpleNamespace:
+        return SimpleNamespace(remote=getattr(self.host, name))
 
 
 class DaemonHost:

@@ -22,15 +22,12 @@ the same start order, the same outputs.
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import tempfile
 import time
-from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from types import SimpleNamespace
 from typing import Any
 
 from .. import rpc
@@ -47,9 +44,11 @@ from ..virtualtime import VirtualClock, VirtualEventLoop
 from .client import PoolClient
 from .cluster import pack_group, placement_options
 from .faults import check_plan, parse_fault, run_plan
-from .host import DaemonHost
+from .host import DaemonHost, LocalActor
 from .layout import ActorPlan, actor_plans, find_actor, own_negotiator
 from .metrics import MetricsSnapshot
+from .progress import load_progress, save_progress
+from .scrape import scrape
 from .spec import PoolSpec, RemoveItem, SubmitItem
 from .virtual import VIRTUAL_EPOCH
 
@@ -57,45 +56,12 @@ log = logging.getLogger(__name__)
 
 STARTUP_TIMEOUT = 120.0  # real seconds for every daemon to advertise itself
 HOST_STOP_TIMEOUT = 20.0  # real seconds a live actor has to stop before it is killed
-PROGRESS_FILE = "pool-progress.json"  # in the state folder: where a resumed pool goes on
-
-
-class LocalActor:
-    """A :class:`DaemonHost` in this process, called as a Ray actor handle is:
-    ``await host.serve.remote(address)``."""
-
-    def __init__(self, host: DaemonHost) -> None:
-        self.host = host
-
-    def __getattr__(self, name: str) -> SimpleNamespace:
-        return SimpleNamespace(remote=getattr(self.host, name))
 
 
 WATCH_EVERY = 0.5  # real seconds between looks at every actor
 # Events (or NegotiatorLog lines) an actor hands over a call: the reply is pickled on
 # the actor's loop (a 10,000-slot cycle's 20,000 events take 13 ms of an idle core).
 DRAIN_BATCH = 2_000
-# the Accounting ad attributes the metrics read (negotiator/accounting_ads.py)
-_ACCOUNTING = (
-    "Name",
-    "NegotiatorName",
-    "IsAccountingGroup",
-    "AccountingGroup",
-    "Priority",
-    "PriorityFactor",
-    "ResourcesUsed",
-    "WeightedResourcesUsed",
-    "AccumulatedUsage",
-    "EffectiveQuota",
-    "ConfigQuota",
-    "SubtreeQuota",
-    "Requested",
-)
-
-
-def _plain(ad: Any) -> dict[str, Any]:
-    """An ad's evaluated attributes (UNDEFINED ones left out)."""
-    return {k: v for k in ad if (v := ad.get_value(k)) is not None}
 
 
 async def _drained(method: Any) -> list[Any]:
@@ -167,7 +133,9 @@ class LivePool:
         self._disk = SimulatedDisk() if self.virtual else None
         self.network: InProcessNetwork | None = None
         self.vloop: VirtualEventLoop | None = None  # the loop whose time is pool time
-        self._resumed_at, self._fed, self._resumed_base = self._load_progress()
+        self._resumed_at, self._fed, self._resumed_base = load_progress(
+            self.state_dir, virtual=self.virtual
+        )
 
     def make_token(self, role: Role | str, identity: str = "") -> str:
         """A token for this pool: ``make_token(Role.SUBMIT, "alice")`` acts as alice."""
@@ -460,42 +428,10 @@ class LivePool:
                 self._fed += 1
                 self._save_progress()
 
-    def _load_progress(self) -> tuple[float, int, float]:
-        """(pool time, timeline items fed, date of pool time 0) of the pool that last ran
-        on this state folder (a live pool resumes there), else (0, 0, 0). A virtual pool's time starts at 0: on a
-        folder a pool ran in before it is refused (its queues and accountant would be
-        read at times before they were written, and its workload queued again)."""
-        path = self.state_dir / PROGRESS_FILE
-        if self.virtual:
-            used = sorted(
-                str(p.relative_to(self.state_dir))
-                for p in (path, *self.state_dir.glob("schedd/*.sqlite"))
-                if p.exists()
-            )
-            if used:
-                raise ValueError(
-                    f"{self.state_dir}: a pool ran on this state folder before ({used[0]}); "
-                    "a virtual pool starts at pool time 0 and cannot go on from it: give it "
-                    "an empty folder (a live pool resumes one)"
-                )
-            return 0.0, 0, 0.0
-        if not path.exists():
-            return 0.0, 0, 0.0
-        try:
-            data = json.loads(path.read_text())
-            return float(data["now"]), int(data["fed"]), float(data.get("base", 0))
-        except (OSError, ValueError, KeyError, TypeError) as e:
-            raise ValueError(f"{path}: not a pool's progress file ({e})") from None
-
     def _save_progress(self) -> None:
         if self.virtual or self._tmp is not None or self.clock is None:
             return
-        path = self.state_dir / PROGRESS_FILE
-        tmp = path.with_suffix(".tmp")
-        tmp.write_text(
-            json.dumps({"now": round(self.now(), 3), "fed": self._fed, "base": self.log_base_wall})
-        )
-        tmp.replace(path)
+        save_progress(self.state_dir, self.now(), self._fed, self.log_base_wall)
 
     async def stop(self) -> list[dict[str, Any]]:
         if self.vloop is not None:
@@ -585,29 +521,16 @@ class LivePool:
 
     # ------------------------------------------------------------------ observation
     async def metrics_snapshot(self, *, htcondor: bool = False) -> MetricsSnapshot:
-        """What a metrics scrape reads: every actor's status, slots by State, submitter and
-        accounting ads; with ``htcondor``, what the HTCondor names need too."""
+        """What a metrics scrape reads now (:func:`.scrape.scrape`)."""
         assert self.client is not None
-        hosts = await self.status()
-        slot_attrs = ["State", "Activity", "Cpus", "Memory"] if htcondor else ["State"]
-        slots = await self.client.query("Machine", projection=slot_attrs)
-        sub_attrs = ["Name", "IdleJobs", "RunningJobs", "HeldJobs"]
-        subs = await self.client.query("Submitter", projection=sub_attrs)
-        accounting = await self.client.query("Accounting", projection=list(_ACCOUNTING))
-        snap = MetricsSnapshot(
-            hosts=hosts,
-            slot_states=Counter(str(a.get_value("State", "Unknown")) for a in slots),
-            submitters=[{k: a.get_value(k) for k in sub_attrs} for a in subs],
-            accounting=[{k: a.get_value(k) for k in _ACCOUNTING} for a in accounting],
+        return await scrape(
+            self.client,
+            await self.status(),
             now=self.now(),
             time_scale=0.0 if self.virtual else self.spec.time_scale,
             start_date=self.log_base_wall,
+            htcondor=htcondor,
         )
-        if htcondor:
-            snap.slots = [{k: a.get_value(k) for k in slot_attrs} for a in slots]
-            snap.negotiator_ads = [_plain(a) for a in await self.client.query("Negotiator")]
-            snap.schedd_ads = [_plain(a) for a in await self.client.query("Scheduler")]
-        return snap
 
     async def drain(self) -> None:
         """Pull events and NegotiatorLog lines from every actor into this process."""

@@ -24,7 +24,6 @@ TOO_LONG = {
     "classad/kernel.py",
     "cli/layouts.py",
     "negotiator/cycle.py",
-    "pool/launcher.py",
     "pool/spec.py",
     "schedd/schedd.py",
     "schedd/submit.py",
