@@ -1,14 +1,13 @@
 """Built-in ClassAd functions, with HTCondor's argument rules.
 
 Each function gets its argument *trees* so that lazy ones (ifThenElse) evaluate only
-what they need; `_strict` evaluates them all. A wrong argument count or type gives ERROR;
+what they need; `strict` evaluates them all. A wrong argument count or type gives ERROR;
 an unknown function name gives ERROR. Names are case-insensitive.
 """
 
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Callable
 from functools import lru_cache
 from typing import Any
@@ -16,6 +15,7 @@ from typing import Any
 from .ad import ClassAd
 from .budget import STRING_BYTES_PER_STEP
 from .convert import c_trunc_to_int, to_int, to_real, to_string
+from .fnregistry import TABLE, ev, fn, split_list, strict, tokens
 from .operators import arith, compare, fold, identical, truth
 from .pcre import Regex, RegexError, compile_regex
 from .pcre import search as pcre_search
@@ -23,21 +23,9 @@ from .pcre import substitute as pcre_substitute
 from .tree import AttrRef, Call, Expr
 from .values import ERROR, INT_MIN, UNDEFINED, wrap_int
 
-Fn = Callable[[tuple[Expr, ...], Any, Any], Any]
-_TABLE: dict[str, Fn] = {}
-
-
-def _fn(*names: str) -> Callable[[Fn], Fn]:
-    def deco(f: Fn) -> Fn:
-        for n in names:
-            _TABLE[n.lower()] = f
-        return f
-
-    return deco
-
 
 def call(node: Call, scope: Any, ctx: Any) -> Any:
-    f = _TABLE.get(node.name.lower())
+    f = TABLE.get(node.name.lower())
     if f is None:
         return ERROR
     r = f(node.args, scope, ctx, node.name.lower())  # type: ignore[call-arg]
@@ -51,26 +39,6 @@ def call(node: Call, scope: Any, ctx: Any) -> Any:
     return r
 
 
-def _ev(e: Expr, scope: Any, ctx: Any) -> Any:
-    return _EVAL(e, scope, ctx)
-
-
-def _bind_evaluator() -> None:
-    global _EVAL
-    from .evaluate import _ev as ev  # a cycle at import time: bound on first use
-
-    _EVAL = ev
-
-
-def _EVAL(e: Expr, scope: Any, ctx: Any) -> Any:  # replaced by the real evaluator
-    _bind_evaluator()
-    return _EVAL(e, scope, ctx)
-
-
-def _strict(args: tuple[Expr, ...], scope: Any, ctx: Any) -> list[Any]:
-    return [_ev(a, scope, ctx) for a in args]
-
-
 def _is_int(v: Any) -> bool:
     return type(v) is int
 
@@ -80,17 +48,17 @@ def _is_num(v: Any) -> bool:
 
 
 # -- control and type predicates ------------------------------------------------
-@_fn("ifThenElse")
+@fn("ifThenElse")
 def _if_then_else(args, scope, ctx, name):
     if len(args) != 3:
         return ERROR
-    c = _ev(args[0], scope, ctx)
+    c = ev(args[0], scope, ctx)
     if c is UNDEFINED:
         return UNDEFINED
     c = truth(c)
     if c is ERROR:
         return ERROR
-    return _ev(args[1] if c else args[2], scope, ctx)
+    return ev(args[1] if c else args[2], scope, ctx)
 
 
 _PREDICATES: dict[str, Callable[[Any], bool]] = {
@@ -105,46 +73,46 @@ _PREDICATES: dict[str, Callable[[Any], bool]] = {
 }
 
 
-@_fn(*_PREDICATES)
+@fn(*_PREDICATES)
 def _is_type(args, scope, ctx, name):
     if len(args) != 1:
         return ERROR
-    return _PREDICATES[name](_ev(args[0], scope, ctx))
+    return _PREDICATES[name](ev(args[0], scope, ctx))
 
 
 # -- conversions ------------------------------------------------------------------
 def _convert(args, scope, ctx, conv) -> Any:
     if len(args) != 1:
         return ERROR
-    v = _ev(args[0], scope, ctx)
+    v = ev(args[0], scope, ctx)
     if v is UNDEFINED or v is ERROR:
         return v
     r = conv(v)
     return ERROR if r is None else r
 
 
-@_fn("int")
+@fn("int")
 def _int(args, scope, ctx, name):
     return _convert(args, scope, ctx, to_int)
 
 
-@_fn("real")
+@fn("real")
 def _real(args, scope, ctx, name):
     return _convert(args, scope, ctx, to_real)
 
 
-@_fn("string")
+@fn("string")
 def _string(args, scope, ctx, name):
     if len(args) != 1:
         return ERROR
-    return to_string(_ev(args[0], scope, ctx))
+    return to_string(ev(args[0], scope, ctx))
 
 
-@_fn("bool")
+@fn("bool")
 def _bool(args, scope, ctx, name):
     if len(args) != 1:
         return ERROR
-    v = _ev(args[0], scope, ctx)
+    v = ev(args[0], scope, ctx)
     if v is UNDEFINED or v is ERROR:
         return v
     t = type(v)
@@ -163,11 +131,11 @@ def _bool(args, scope, ctx, name):
 
 
 # -- mathematics ------------------------------------------------------------------
-@_fn("floor", "ceiling", "ceil", "round")
+@fn("floor", "ceiling", "ceil", "round")
 def _round(args, scope, ctx, name):
     if len(args) != 1:
         return ERROR
-    v = _ev(args[0], scope, ctx)
+    v = ev(args[0], scope, ctx)
     if type(v) is int:
         return v
     r = to_real(v)
@@ -182,11 +150,11 @@ def _round(args, scope, ctx, name):
     return c_trunc_to_int(float(math.ceil(r)))
 
 
-@_fn("pow")
+@fn("pow")
 def _pow(args, scope, ctx, name):
     if len(args) != 2:
         return ERROR
-    a, b = _strict(args, scope, ctx)
+    a, b = strict(args, scope, ctx)
     if _is_int(a) and _is_int(b) and b >= 0:
         try:
             r = math.pow(float(a), float(b))
@@ -206,11 +174,11 @@ def _pow(args, scope, ctx, name):
         return math.inf
 
 
-@_fn("quantize")
+@fn("quantize")
 def _quantize(args, scope, ctx, name):
     if len(args) != 2:
         return ERROR
-    a, b = _strict(args, scope, ctx)
+    a, b = strict(args, scope, ctx)
     rval = to_real(a)
     if rval is None:
         return ERROR
@@ -244,11 +212,11 @@ def _quantize(args, scope, ctx, name):
     return math.ceil(rval / rbase) * rbase
 
 
-@_fn("random")
+@fn("random")
 def _random_fn(args, scope, ctx, name):
     if len(args) > 1:
         return ERROR
-    v = _ev(args[0], scope, ctx) if args else 1.0
+    v = ev(args[0], scope, ctx) if args else 1.0
     if type(v) is int:
         return ctx.random_source().randrange(v) if v > 0 else ERROR
     if type(v) is float:
@@ -256,7 +224,7 @@ def _random_fn(args, scope, ctx, name):
     return ERROR
 
 
-@_fn("time")
+@fn("time")
 def _time_fn(args, scope, ctx, name):
     if args:
         return ERROR
@@ -264,11 +232,11 @@ def _time_fn(args, scope, ctx, name):
 
 
 # -- lists ----------------------------------------------------------------------------
-@_fn("size")
+@fn("size")
 def _size(args, scope, ctx, name):
     if len(args) != 1:
         return ERROR
-    v = _ev(args[0], scope, ctx)
+    v = ev(args[0], scope, ctx)
     if v is UNDEFINED:
         return UNDEFINED
     if isinstance(v, str):
@@ -278,11 +246,11 @@ def _size(args, scope, ctx, name):
     return ERROR
 
 
-@_fn("sum", "avg")
+@fn("sum", "avg")
 def _sum_avg(args, scope, ctx, name):
     if len(args) != 1:
         return ERROR
-    lst = _ev(args[0], scope, ctx)
+    lst = ev(args[0], scope, ctx)
     if lst is UNDEFINED:
         return UNDEFINED
     if not isinstance(lst, list):
@@ -303,11 +271,11 @@ def _sum_avg(args, scope, ctx, name):
     return arith("/", acc, float(n))
 
 
-@_fn("min", "max")
+@fn("min", "max")
 def _min_max(args, scope, ctx, name):
     if len(args) != 1:
         return ERROR
-    lst = _ev(args[0], scope, ctx)
+    lst = ev(args[0], scope, ctx)
     if lst is UNDEFINED:
         return UNDEFINED
     if not isinstance(lst, list):
@@ -332,11 +300,11 @@ def _min_max(args, scope, ctx, name):
     return float(best) if any_real else int(best)
 
 
-@_fn("member", "identicalMember")
+@fn("member", "identicalMember")
 def _member(args, scope, ctx, name):
     if len(args) != 2:
         return ERROR
-    x, lst = _strict(args, scope, ctx)
+    x, lst = strict(args, scope, ctx)
     if lst is UNDEFINED:  # checked first: member(error, undefined) is undefined
         return UNDEFINED
     if lst is ERROR or (x is ERROR and name == "member"):
@@ -352,11 +320,11 @@ def _member(args, scope, ctx, name):
     return any(identical(x, v) is True for v in lst)
 
 
-@_fn("anyCompare", "allCompare")
+@fn("anyCompare", "allCompare")
 def _list_compare(args, scope, ctx, name):
     if len(args) != 3:
         return ERROR
-    op, lst, x = _strict(args, scope, ctx)
+    op, lst, x = strict(args, scope, ctx)
     ops = {
         "<": "<",
         "<=": "<=",
@@ -389,11 +357,11 @@ def _list_compare(args, scope, ctx, name):
 
 
 # -- strings ------------------------------------------------------------------------------
-@_fn("strcat")
+@fn("strcat")
 def _strcat(args, scope, ctx, name):
     out: list[str] = []
     for a in args:
-        s = to_string(_ev(a, scope, ctx))
+        s = to_string(ev(a, scope, ctx))
         if s is UNDEFINED or s is ERROR:
             return s
         out.append(s)
@@ -407,9 +375,9 @@ def _charge_join(ctx: Any, parts: list[str], sep: str) -> None:
     ctx.budget.charge(size // STRING_BYTES_PER_STEP, "string bytes")
 
 
-@_fn("join")
+@fn("join")
 def _join(args, scope, ctx, name):
-    vals = _strict(args, scope, ctx)
+    vals = strict(args, scope, ctx)
     if not vals:
         return ERROR
     if len(vals) == 1:
@@ -433,11 +401,11 @@ def _join(args, scope, ctx, name):
     return sep.join(out)
 
 
-@_fn("toUpper", "toLower")
+@fn("toUpper", "toLower")
 def _change_case(args, scope, ctx, name):
     if len(args) != 1:
         return ERROR
-    s = to_string(_ev(args[0], scope, ctx))
+    s = to_string(ev(args[0], scope, ctx))
     if s is UNDEFINED or s is ERROR:
         return s
     if name == "toupper":
@@ -445,11 +413,11 @@ def _change_case(args, scope, ctx, name):
     return fold(s)
 
 
-@_fn("substr")
+@fn("substr")
 def _substr(args, scope, ctx, name):
     if len(args) not in (2, 3):
         return ERROR
-    vals = _strict(args, scope, ctx)
+    vals = strict(args, scope, ctx)
     if any(v is ERROR for v in vals):
         return ERROR
     if any(v is UNDEFINED for v in vals):
@@ -471,11 +439,11 @@ def _substr(args, scope, ctx, name):
     return s[start:end]
 
 
-@_fn("strcmp", "stricmp")
+@fn("strcmp", "stricmp")
 def _strcmp(args, scope, ctx, name):
     if len(args) != 2:
         return ERROR
-    a, b = _strict(args, scope, ctx)
+    a, b = strict(args, scope, ctx)
     if a is UNDEFINED or b is UNDEFINED:  # checked first: strcmp(undefined, error) is undefined
         return UNDEFINED
     if a is ERROR or b is ERROR:
@@ -490,28 +458,12 @@ def _strcmp(args, scope, ctx, name):
 
 
 # -- string lists --------------------------------------------------------------------
-def _split_list(s: str, delims: str) -> list[str]:
-    if not delims:
-        return [s] if s else []
-    parts = re.split("[" + re.escape(delims) + "]", s)
-    return [p for p in parts if p]
-
-
-_SPACE = " \t\n\r\f\v"
-
-
-def _tokens(s: str, delims: str) -> list[str]:
-    """The stringList* functions' items: HTCondor's StringTokenIterator also trims each
-    one and drops those left empty (split() does neither)."""
-    return [t for p in _split_list(s, delims) if (t := p.strip(_SPACE))]
-
-
 def _string_list_args(args, scope, ctx):
     """Evaluate (list, [delims]) for the stringList size and arithmetic functions; returns
     (values, delims) or ERROR (an UNDEFINED delimiter is ERROR for these, as HTCondor)."""
     if len(args) not in (1, 2):
         return ERROR
-    vals = _strict(args, scope, ctx)
+    vals = strict(args, scope, ctx)
     delims = " ,"
     if len(vals) == 2:
         d = vals[-1]
@@ -521,13 +473,13 @@ def _string_list_args(args, scope, ctx):
     return vals, delims
 
 
-@_fn("stringListMember", "stringListIMember")
+@fn("stringListMember", "stringListIMember")
 def _sl_member(args, scope, ctx, name):
     """As compat_classad.cpp: any argument that is neither a string nor UNDEFINED is ERROR;
     both UNDEFINED is UNDEFINED, one reads as ""; the default delimiters are ", \\t\\r\\n"."""
     if len(args) not in (2, 3):
         return ERROR
-    vals = _strict(args, scope, ctx)
+    vals = strict(args, scope, ctx)
     if any(v is not UNDEFINED and type(v) is not str for v in vals):
         return ERROR
     x, lst = vals[0], vals[1]
@@ -535,14 +487,14 @@ def _sl_member(args, scope, ctx, name):
         return UNDEFINED
     delims = vals[2] if len(vals) == 3 and vals[2] is not UNDEFINED else ", \t\r\n"
     x = "" if x is UNDEFINED else x
-    items = _tokens("" if lst is UNDEFINED else lst, delims)
+    items = tokens("" if lst is UNDEFINED else lst, delims)
     if name == "stringlistimember":
         fx = fold(x)
         return any(fold(i) == fx for i in items)
     return x in items
 
 
-@_fn("stringListSize")
+@fn("stringListSize")
 def _sl_size(args, scope, ctx, name):
     r = _string_list_args(args, scope, ctx)
     if not isinstance(r, tuple):
@@ -550,7 +502,7 @@ def _sl_size(args, scope, ctx, name):
     (lst, *_), delims = r
     if type(lst) is not str:
         return ERROR
-    return len(_tokens(lst, delims))
+    return len(tokens(lst, delims))
 
 
 def _parse_number_token(tok: str) -> int | float | None:
@@ -565,7 +517,7 @@ def _parse_number_token(tok: str) -> int | float | None:
         return None
 
 
-@_fn("stringListSum", "stringListAvg", "stringListMin", "stringListMax")
+@fn("stringListSum", "stringListAvg", "stringListMin", "stringListMax")
 def _sl_math(args, scope, ctx, name):
     r = _string_list_args(args, scope, ctx)
     if not isinstance(r, tuple):
@@ -574,7 +526,7 @@ def _sl_math(args, scope, ctx, name):
     if type(lst) is not str:
         return ERROR
     nums = []
-    for tok in _tokens(lst, delims):
+    for tok in tokens(lst, delims):
         v = _parse_number_token(tok)
         if v is None:
             return ERROR
@@ -595,7 +547,7 @@ def _sl_math(args, scope, ctx, name):
     return total / len(nums)
 
 
-@_fn("split")
+@fn("split")
 def _split(args, scope, ctx, name):
     r = _string_list_args(args, scope, ctx)
     if not isinstance(r, tuple):
@@ -605,14 +557,14 @@ def _split(args, scope, ctx, name):
         return UNDEFINED
     if type(s) is not str:
         return ERROR
-    return _split_list(s, delims)
+    return split_list(s, delims)
 
 
-@_fn("splitUserName", "splitSlotName")
+@fn("splitUserName", "splitSlotName")
 def _split_name(args, scope, ctx, name):
     if len(args) != 1:
         return ERROR
-    s = _ev(args[0], scope, ctx)
+    s = ev(args[0], scope, ctx)
     if type(s) is not str:
         return ERROR
     if "@" in s:
@@ -632,7 +584,7 @@ def _regex(pattern: str, options: str) -> Regex | None:
 def _regex_args(args, scope, ctx, fixed: int):
     if len(args) not in (fixed, fixed + 1):
         return ERROR
-    vals = _strict(args, scope, ctx)
+    vals = strict(args, scope, ctx)
     if any(v is ERROR for v in vals):
         return ERROR
     if any(v is UNDEFINED for v in vals):
@@ -650,7 +602,7 @@ def _regex_args(args, scope, ctx, fixed: int):
     return rx, vals, options
 
 
-@_fn("regexp")
+@fn("regexp")
 def _regexp(args, scope, ctx, name):
     r = _regex_args(args, scope, ctx, 2)
     if not isinstance(r, tuple):
@@ -662,7 +614,7 @@ def _regexp(args, scope, ctx, name):
         return ERROR  # over PCRE2's match limit, as HTCondor
 
 
-@_fn("regexps", "replace", "replaceAll")
+@fn("regexps", "replace", "replaceAll")
 def _regexps(args, scope, ctx, name):
     r = _regex_args(args, scope, ctx, 3)
     if not isinstance(r, tuple):
@@ -692,11 +644,11 @@ def _regex_charge(ctx: Any) -> Callable[[int], None]:
     return lambda n: budget.charge(n, "regular expression")
 
 
-@_fn("regexpMember")
+@fn("regexpMember")
 def _regexp_member(args, scope, ctx, name):
     if len(args) not in (2, 3):
         return ERROR
-    vals = _strict(args, scope, ctx)
+    vals = strict(args, scope, ctx)
     if any(v is ERROR for v in vals):
         return ERROR
     if any(v is UNDEFINED for v in vals):
@@ -726,14 +678,14 @@ def _regexp_member(args, scope, ctx, name):
     return UNDEFINED if maybe else False
 
 
-@_fn("stringList_regexpMember")
+@fn("stringList_regexpMember")
 def _sl_regexp_member(args, scope, ctx, name):
     # HTCondor's compat layer (condor_utils/compat_classad.cpp): every argument must be a
     # string (UNDEFINED too is ERROR), option letters in either case, a bad pattern is
     # ERROR, a failed match (over the limit) no match, and an empty list UNDEFINED.
     if not 2 <= len(args) <= 4:
         return ERROR
-    vals = _strict(args, scope, ctx)
+    vals = strict(args, scope, ctx)
     if any(type(v) is not str for v in vals):
         return ERROR
     pattern, lst = vals[0], vals[1]
@@ -741,7 +693,7 @@ def _sl_regexp_member(args, scope, ctx, name):
     rx = _regex(pattern, vals[3].lower() if len(vals) == 4 else "")
     if rx is None:
         return ERROR
-    items = _tokens(lst, delims)
+    items = tokens(lst, delims)
     if not items:
         return UNDEFINED
     charge = _regex_charge(ctx)
@@ -766,21 +718,21 @@ def _parse_cached(text: str) -> Expr | None:
         return None
 
 
-@_fn("eval")
+@fn("eval")
 def _eval(args, scope, ctx, name):
     if len(args) != 1:
         return ERROR
-    s = to_string(_ev(args[0], scope, ctx))
+    s = to_string(ev(args[0], scope, ctx))
     if type(s) is not str:
         return ERROR
     ctx.budget.charge(len(s), "parsing eval() text")  # parsing costs about a step a character
     e = _parse_cached(s)
     if e is None:
         return ERROR
-    return _ev(e, scope, ctx)
+    return ev(e, scope, ctx)
 
 
-@_fn("unparse")
+@fn("unparse")
 def _unparse_fn(args, scope, ctx, name):
     from .unparse import unparse
 
@@ -796,11 +748,11 @@ def _unparse_fn(args, scope, ctx, name):
     return unparse(a, condor=True)
 
 
-@_fn("interval")
+@fn("interval")
 def _interval(args, scope, ctx, name):
     if len(args) != 1:
         return ERROR
-    secs = to_int(_ev(args[0], scope, ctx))
+    secs = to_int(ev(args[0], scope, ctx))
     if secs is None:
         return ERROR
     days, rem = int(secs / 86400), secs - int(secs / 86400) * 86400

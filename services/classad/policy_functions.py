@@ -12,7 +12,7 @@ from typing import Any
 
 from .ad import ClassAd
 from .convert import to_string
-from .functions import _ev, _fn, _split_list, _strict, _tokens
+from .fnregistry import ev, fn, split_list, strict, tokens
 from .operators import fold
 from .tree import AttrRef, Expr, ListExpr, Select
 from .values import ERROR, UNDEFINED
@@ -86,11 +86,11 @@ _VERSION_TESTS = {
 }
 
 
-@_fn("versionCmp", "versionLE", "versionLT", "versionGE", "versionGT", "versionEQ")
+@fn("versionCmp", "versionLE", "versionLT", "versionGE", "versionGT", "versionEQ")
 def _version_cmp(args, scope, ctx, name):
     if len(args) != 2:
         return ERROR
-    left, right = _strict(args, scope, ctx)
+    left, right = strict(args, scope, ctx)
     if left is UNDEFINED or right is UNDEFINED:  # HTCondor: UNDEFINED, not ERROR
         return UNDEFINED
     sl, sr = _version_text(left), _version_text(right)
@@ -100,11 +100,11 @@ def _version_cmp(args, scope, ctx, name):
     return r if name == "versioncmp" else _VERSION_TESTS[name](r)
 
 
-@_fn("version_in_range")
+@fn("version_in_range")
 def _version_in_range(args, scope, ctx, name):
     if len(args) != 3:
         return ERROR
-    test, lo, hi = _strict(args, scope, ctx)
+    test, lo, hi = strict(args, scope, ctx)
     if lo is UNDEFINED or hi is UNDEFINED:  # only the bounds: an UNDEFINED test is ERROR
         return UNDEFINED
     st, slo, shi = _version_text(test), _version_text(lo), _version_text(hi)
@@ -117,14 +117,14 @@ def _version_in_range(args, scope, ctx, name):
 def _raw_items(s: str, delims: str) -> list[str]:
     """fnCall.cpp's split_string_list: split on any delimiter, drop empty items, no trim;
     an empty delimiter set means " ,"."""
-    return _split_list(s, delims or " ,")
+    return split_list(s, delims or " ,")
 
 
-@_fn("stringListsIntersect")
+@fn("stringListsIntersect")
 def _sl_intersect(args, scope, ctx, name):
     if len(args) not in (2, 3):
         return ERROR
-    vals = _strict(args, scope, ctx)
+    vals = strict(args, scope, ctx)
     if any(v is ERROR for v in vals):
         return ERROR
     if any(v is UNDEFINED for v in vals):  # an UNDEFINED delimiter too (unlike the Member tests)
@@ -141,14 +141,14 @@ def _sl_intersect(args, scope, ctx, name):
     return any(x in other for x in _raw_items(a, delims))
 
 
-@_fn("stringListSubsetMatch", "stringListISubsetMatch")
+@fn("stringListSubsetMatch", "stringListISubsetMatch")
 def _sl_subset(args, scope, ctx, name):
     """True when every item of the first list is in the second. As compat_classad.cpp:
     an UNDEFINED list reads as empty (both UNDEFINED is UNDEFINED), the empty list is a
     subset of anything, items are trimmed, the default delimiters are ", \\t\\r\\n"."""
     if len(args) not in (2, 3):
         return ERROR
-    vals = _strict(args, scope, ctx)
+    vals = strict(args, scope, ctx)
     delims = ", \t\r\n"
     for i, v in enumerate(vals):
         if v is UNDEFINED:
@@ -164,10 +164,10 @@ def _sl_subset(args, scope, ctx, name):
     sup = "" if sup is UNDEFINED else sup
     if not sub:
         return True
-    items = _tokens(sub, delims)
+    items = tokens(sub, delims)
     if not items:  # text that holds only delimiters: HTCondor's loop never says yes
         return False
-    have = set(_tokens(sup, delims))
+    have = set(tokens(sup, delims))
     if name == "stringlistisubsetmatch":
         have = {fold(x) for x in have}
         return all(fold(x) in have for x in items)
@@ -188,7 +188,7 @@ def _deref(ref: Expr, scope: ClassAd | None, ctx: Any) -> Expr | None:
         tgt = ctx.target_of(scope)
         return tgt.lookup(ref.name) if tgt is not None else None
     if type(ref) is Select:
-        base = _ev(ref.base, scope, ctx)
+        base = ev(ref.base, scope, ctx)
         ad = base if isinstance(base, ClassAd) else None
         while ad is not None:
             e = ad.lookup(ref.name)
@@ -211,15 +211,15 @@ def _in_context(expr: Expr, item: Any, scope: ClassAd | None, ctx: Any) -> Any:
     holder = ctx.parent_of(item)
     alternate = ctx.target_of(holder) if holder is not None else None
     if alternate is None or id(item) in ctx.alternates:
-        return _ev(expr, item, ctx)
+        return ev(expr, item, ctx)
     ctx.alternates[id(item)] = alternate
     try:
-        return _ev(expr, item, ctx)
+        return ev(expr, item, ctx)
     finally:
         del ctx.alternates[id(item)]
 
 
-@_fn("evalInEachContext", "countMatches")
+@fn("evalInEachContext", "countMatches")
 def _eval_in_each(args, scope, ctx, name):
     """evalInEachContext(expr, ads) is the list of expr evaluated in each ad; countMatches
     counts those that are true. An attribute reference as expr names the expression to
@@ -230,9 +230,9 @@ def _eval_in_each(args, scope, ctx, name):
     if type(expr) in (AttrRef, Select):
         expr = _deref(expr, scope, ctx) or expr
     if type(nal) is ListExpr:
-        items = [_ev(x, scope, ctx) for x in nal.items]
+        items = [ev(x, scope, ctx) for x in nal.items]
     else:
-        lst = _ev(nal, scope, ctx)
+        lst = ev(nal, scope, ctx)
         if lst is UNDEFINED:  # countMatches counts nothing rather than propagate it
             return UNDEFINED if name == "evalineachcontext" else 0
         if not isinstance(lst, list):
@@ -251,7 +251,7 @@ def _now(ctx: Any) -> int:
     return ctx.time()  # the caller's date: the evaluator has no clock
 
 
-@_fn("currentTime")
+@fn("currentTime")
 def _current_time(args, scope, ctx, name):
     # HTCondor gives an absolute-time value; we have no time type, so the seconds
     # (which is what comparisons and arithmetic on it use, at offset 0).
@@ -285,26 +285,26 @@ def _epoch(v: Any) -> int | None:
     return None
 
 
-@_fn("splitTime")
+@fn("splitTime")
 def _split_time(args, scope, ctx, name):
     """An integer is seconds since the epoch, split as an absolute time in UTC (the pool
     has no time zone: HTCondor uses the daemon's zone, which in our tests is UTC)."""
     if len(args) != 1:
         return ERROR
-    v = _ev(args[0], scope, ctx)
+    v = ev(args[0], scope, ctx)
     if v is UNDEFINED:
         return UNDEFINED
     t = _epoch(v)
     return ERROR if t is None else _split_utc(t)
 
 
-@_fn("formatTime")
+@fn("formatTime")
 def _format_time(args, scope, ctx, name):
     if len(args) > 2:
         return ERROR
     if not args:
         return _time.strftime("%c", _time.gmtime(_now(ctx)))
-    vals = _strict(args, scope, ctx)
+    vals = strict(args, scope, ctx)
     t = _epoch(vals[0])
     if t is None:
         return ERROR
@@ -319,9 +319,9 @@ def _format_time(args, scope, ctx, name):
         return ERROR
 
 
-@_fn("debug")
+@fn("debug")
 def _debug(args, scope, ctx, name):
     # HTCondor logs the evaluation; the value is the argument's
     if len(args) != 1:
         return ERROR
-    return _ev(args[0], scope, ctx)
+    return ev(args[0], scope, ctx)

@@ -20,7 +20,6 @@ MAX_LINES = 800
 
 # modules over the limit today: each is to be split by idea (issue 43)
 TOO_LONG = {
-    "classad/functions.py",
     "classad/kernel.py",
     "cli/layouts.py",
     "negotiator/cycle.py",
@@ -40,6 +39,7 @@ CIRCLES = {
             "classad.ad",
             "classad.convert",
             "classad.evaluate",
+            "classad.fnregistry",
             "classad.functions",
             "classad.operators",
             "classad.parser",
