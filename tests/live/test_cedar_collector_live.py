@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from conftest import QuietPool, condor_config_for, run_htcondor
+from builders.live import QuietPool, condor_config_for, run_htcondor
 
 from mockpool.auth import Role
 

@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import QuietPool, condor_config_for
+from builders.live import QuietPool, condor_config_for
 
 # the wheel installs the package; its `htcondor` script is this entry point
 HTCONDOR = "import sys; from htcondor_cli.cli import main; sys.exit(main())"

@@ -8,7 +8,7 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-from conftest import point_cli_at, run_cli
+from builders.live import point_cli_at, run_cli
 
 from mockpool import Pool
 from mockpool.pool.spec import parse_spec

@@ -11,7 +11,7 @@ import re
 from pathlib import Path
 
 import pytest
-from conftest import QuietPool, run_cli
+from builders.live import QuietPool, run_cli
 
 GOLDEN = Path(__file__).resolve().parent.parent / "data" / "golden" / "q"
 

@@ -11,7 +11,7 @@ import re
 from pathlib import Path
 
 import pytest
-from conftest import QuietPool, run_cli
+from builders.live import QuietPool, run_cli
 
 from mockpool.auth import Role
 from mockpool.pool.serve import token_path

@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from conftest import QuietPool
+from builders.live import QuietPool
 
 from mockpool.auth import Role
 from mockpool.pool.serve import token_path
