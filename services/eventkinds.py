@@ -1,9 +1,9 @@
 """The pool's event kinds: who emits each, its fields, what it means.
 
-One table for the three readers that used to keep their own idea of an event: the daemons
-that emit them (a test scans the source against this table), ``mockpool check`` (which
-refuses an events file whose events do not fit), and docs/python-api.md (its events table is
-rendered from here; a test keeps it fresh).
+One table for the readers that used to keep their own idea of an event: the daemons that
+emit them (a test scans the source against this table, and the kernel's whole-pool tests
+check every event they write with :func:`event_problem`) and docs/python-api.md (its events
+table is rendered from here; a test keeps it fresh).
 
 Every event also has ``t`` (pool seconds), ``daemon`` (the emitting daemon's name) and
 ``kind``. A kind is emitted by the daemon that owns its fact; ``job_evicted`` is the one

@@ -13,7 +13,6 @@ checked by the code that reads them (``slot_types``, ``GroupConfig``, the limits
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 
 from ..classad import parse_expr
@@ -29,7 +28,7 @@ COLLECTOR, NEGOTIATOR, SCHEDD, STARTD = "collector", "negotiator", "schedd", "st
 @dataclass(frozen=True)
 class KnobInfo:
     name: str
-    kind: str  # int, float, bool, expr, size_mb, size_kb, str, list
+    kind: str  # int, float, bool, size_mb, size_kb, str, list (ConfigDict.get_<kind>), expr
     daemons: tuple[str, ...]
     minimum: float | None = None
     maximum: float | None = None
@@ -44,7 +43,9 @@ class KnobInfo:
         nor the defaults give it a value (its daemons then do without)."""
         if not cfg.get_str(self.name).strip():  # unset, or a default of unset macros
             return None
-        value = _READERS[self.kind](cfg, self.name)
+        if self.kind == "expr":
+            return cfg.get_expr(self.name, validate=parse_expr)
+        value = getattr(cfg, f"get_{self.kind}")(self.name)
         if isinstance(value, int | float) and not isinstance(value, bool):
             low, high = self.minimum, self.maximum
             if (low is not None and value < low) or (high is not None and value > high):
@@ -59,22 +60,6 @@ class KnobInfo:
         if self.minimum is not None:
             return f"must be at least {self.minimum:g}"
         return f"must be at most {self.maximum:g}"
-
-
-def _expr(cfg: ConfigDict, name: str) -> str:
-    return cfg.get_expr(name, validate=parse_expr)
-
-
-_READERS: dict[str, Callable[[ConfigDict, str], object]] = {
-    "int": lambda c, n: c.get_int(n),
-    "float": lambda c, n: c.get_float(n),
-    "bool": lambda c, n: c.get_bool(n),
-    "size_mb": lambda c, n: c.get_size_mb(n),
-    "size_kb": lambda c, n: c.get_size_kb(n),
-    "str": lambda c, n: c.get_str(n),
-    "list": lambda c, n: c.get_list(n),
-    "expr": _expr,
-}
 
 
 def _k(
