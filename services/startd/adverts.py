@@ -123,8 +123,7 @@ class _Round:
     full: bool
     names: list[str]  # the machines it carries
     machines: list[Machine]
-    versions: list[int]  # each machine's version when the round began
-    invalidated: list[str]
+    versions: list[int] = field(default_factory=list)  # each machine's, as its ads were built
     updates: list[Any] = field(default_factory=list)
     built: int = 0  # machines whose ads are in ``updates``
     corr: str = ""  # once sent
@@ -196,7 +195,12 @@ class AdCadence:
         if r is None:
             r = self._building = self._begin(now, machines, changed)
         take = r.machines[r.built : None if self.per_tick is None else r.built + self.per_tick]
-        gone = r.invalidated if r.built == 0 else []
+        # each machine's removed slots are taken as its ads are built: one removed after
+        # the round began but before its machine's tick would otherwise be missing from
+        # the round while the p-slot's ad, built later, already has its resources back
+        # (the collector would hold both, over the p-slot's total, until the next round)
+        gone = self.invalidated(take, machines, backlog=r.built == 0)
+        r.versions += [m.version for m in take]
         r.updates += self.builder.build(take, r.made, gone, only_changed=not r.full)
         r.built += len(take)
         if r.built < len(r.machines):
@@ -222,18 +226,21 @@ class AdCadence:
         if full:
             self.next_full = now + self.interval
         batch = [m for n in names if (m := machines.get(n)) is not None]
-        versions = [m.version for m in batch]
-        return _Round(now, full, names, batch, versions, self.invalidated(batch, machines))
+        return _Round(now, full, names, batch)
 
-    def invalidated(self, batch: list[Machine], machines: dict[str, Machine]) -> list[str]:
-        """The names of the slots whose ads are to be invalidated, these machines'
-        removed slots among them."""
+    def invalidated(
+        self, batch: list[Machine], machines: dict[str, Machine], *, backlog: bool = True
+    ) -> list[str]:
+        """The names of the slots whose ads are to be invalidated: these machines'
+        removed slots, and (``backlog``) those of rounds not yet acked."""
+        fresh: list[tuple[str, str]] = []
         for m in batch:
             for slot_name in m.take_removed():
-                self._invalidate.append((m.name, slot_name))
+                fresh.append((m.name, slot_name))
                 self.builder.forget(slot_name)
+        self._invalidate += fresh
         names = []
-        for machine_name, slot_name in self._invalidate:
+        for machine_name, slot_name in self._invalidate if backlog else fresh:
             m = machines.get(machine_name)
             if m is not None and slot_name in m.slots:
                 continue  # the name is in use again: its new ad replaces the old one

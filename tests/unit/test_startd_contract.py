@@ -257,3 +257,29 @@ def test_a_release_answers_the_ids_asked_and_frees_the_slot() -> None:
         ScheddReleaseResults("r", "schedd0", [cid, "<gone>#1#1#x"])
     ]
     assert [k for _, k, _ in ready.events] == ["release"] and h.claims_held == 0
+
+
+def test_a_slot_removed_while_a_round_is_built_is_invalidated_with_its_machines_ads() -> None:
+    # two 2-cpu machines, each one partitionable slot; a round builds one machine a tick
+    cfg = parse_config("NUM_CPUS = 2\nMEMORY = 2048\n", "m.conf")
+    h = StartdHost([(n, cfg) for n in ("exec1", "exec2")], config=parse_config("", "p.conf"))
+    h.ads.per_tick = 1
+    h.start(ADDR, 0.0, lambda _name: None, COLLECTOR)
+    assert sent(h.tick(0.0), CollectorAdvertise) == []  # exec1's ads built, exec2's next
+    first = round_at(h, 0.0)
+    h.deliver(AdvertiseAck(first.corr, len(first.updates)), FROM_COLLECTOR, 0.1)
+    # a 1-cpu job on exec2's p-slot: a dynamic slot, advertised UPDATE_DELAY (1 s) later
+    cid = claim(h, "slot1@exec2", startd_job(0, 600), 1.0)
+    carved = round_at(h, 2.0)
+    assert names(carved) == ["slot1@exec2", "slot1_1@exec2"]
+    h.deliver(AdvertiseAck(carved.corr, len(carved.updates)), FROM_COLLECTOR, 2.1)
+    # the full round at UPDATE_INTERVAL (300): exec1 built, then the dynamic slot released
+    assert sent(h.tick(300.0), CollectorAdvertise) == []
+    h.deliver(StartdReleaseClaims("r", "schedd0", [cid]), SCHEDD0, 300.0)
+    full = round_at(h, 300.0)
+    gone = [u.ad.eval("Name") for u in full.updates if u.invalidate]
+    # its invalidation goes with exec2's ads, whose p-slot has the cpu back: the collector
+    # never holds the p-slot's 2 cpus beside the dynamic slot's 1
+    assert gone == ["slot1_1@exec2", "slot1_1@exec2"]  # its public and private ads
+    pslot = next(u.ad for u in full.updates if u.ad.eval("Name") == "slot1@exec2")
+    assert pslot.eval("Cpus") == 2
