@@ -84,7 +84,6 @@ QUERY_LICENSE_ADS = 43
 QUERY_STORAGE_ADS = 46
 QUERY_HAD_ADS = 56
 QUERY_GRID_ADS = 71
-QUERY_ACCOUNTING_ADS = 78
 
 ANY = "Any"
 STARTD_DAEMON = "StartD"  # STARTD_DAEMON_ADTYPE: the startd's own ad (none in mockpool)
@@ -104,7 +103,7 @@ QUERY_COMMANDS: dict[int, str | None] = {
     cmd.QUERY_NEGOTIATOR_ADS: "Negotiator",
     QUERY_HAD_ADS: "HAD",
     QUERY_GRID_ADS: "Grid",
-    QUERY_ACCOUNTING_ADS: "Accounting",
+    cmd.QUERY_ACCOUNTING_ADS: "Accounting",
     cmd.QUERY_GENERIC_ADS: None,
     cmd.QUERY_MULTIPLE_ADS: None,
     cmd.QUERY_MULTIPLE_PVT_ADS: None,

@@ -39,6 +39,7 @@ from ..tooltime import TOOL_RNG, wall_now
 from ..v1 import negotiator_pb2 as npb
 from ..wire import ads_from_pb
 from .adwire import encode_ad
+from .commands import QUERY_ACCOUNTING_ADS, QUERY_NEGOTIATOR_ADS
 from .server import Command, CommandError, Level
 from .servicers import call_servicer
 from .stream import Builder
@@ -67,8 +68,6 @@ SET_ACCUMUSAGE = SCHED_VERS + 94
 SET_BEGINTIME = SCHED_VERS + 95
 SET_LASTTIME = SCHED_VERS + 96
 GET_PRIORITY_ROLLUP = SCHED_VERS + 114
-QUERY_NEGOTIATOR_ADS = 50
-QUERY_ACCOUNTING_ADS = 78
 
 # each setter: its UserPrio action and what follows the submitter's name ("" nothing)
 SETTERS: dict[int, tuple[str, str]] = {

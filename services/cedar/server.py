@@ -282,6 +282,11 @@ class CedarServer:
         self.port = 0
 
     @property
+    def command_numbers(self) -> list[int]:
+        """The commands it answers, by number."""
+        return sorted(self._commands)
+
+    @property
     def address(self) -> str:
         """``host:port`` the listener is bound to."""
         return f"{self.host}:{self.port}"

@@ -22,7 +22,7 @@ from collections.abc import Awaitable, Callable, Iterable, Sequence
 from typing import Any
 
 from ..auth import pool_key
-from ..cedar import CedarRequest, CedarServer, Command, SecurityConfig
+from ..cedar import CedarRequest, CedarServer, Command, Limits, SecurityConfig
 from ..cedar.auth_claim import ClaimToBeAuth
 from ..cedar.auth_fs import FSAuth
 from ..cedar.auth_token import TokenAuth
@@ -113,10 +113,12 @@ async def start_listeners(
     host: str,
     port: int = 0,
     gate: Callable[[], Awaitable[None]] | None = None,
+    limits: Limits | None = None,
 ) -> dict[str, CedarServer]:
     """Start the actor's listeners: ``{"": server}`` for a central manager or negotiator
     (on ``port``: a restarted central manager comes back where clients look), ``{schedd
-    name (lower case): server}`` for a schedd actor."""
+    name (lower case): server}`` for a schedd actor. ``limits``: DaemonCore's timeouts
+    unless given (a fuzz shortens them)."""
     servers: dict[str, CedarServer] = {}
     try:
         if role in ("central", "negotiator"):
@@ -124,7 +126,9 @@ async def start_listeners(
             security = security_from_config(config, secret, pool_user, subsystem=subsystem)
             workers: list[Any] = []
             commands = _commands(services, workers, config)
-            server = CedarServer(_gated(commands, gate), security, name=f"{role} CEDAR")
+            server = CedarServer(
+                _gated(commands, gate), security, name=f"{role} CEDAR", limits=limits
+            )
             for worker in workers:  # the collector's queries answered outside its loop
                 server.counts.query_worker = worker.counts  # the host's status shows them
                 worker.start()
@@ -138,7 +142,7 @@ async def start_listeners(
             (service,) = services
             for key, core in service.cores.items():
                 commands = _gated(schedd_commands(service, core.name), gate)
-                server = CedarServer(commands, security, name=f"{core.name} CEDAR")
+                server = CedarServer(commands, security, name=f"{core.name} CEDAR", limits=limits)
                 await server.start(host, 0)
                 servers[key] = server
     except BaseException:

@@ -30,7 +30,7 @@ def _query(**attrs: object) -> ClassAd:
         (cmd.QUERY_COLLECTOR_ADS, "Collector"),
         (cmd.QUERY_NEGOTIATOR_ADS, "Negotiator"),
         (cmd.QUERY_ANY_ADS, "Any"),
-        (78, "Accounting"),  # QUERY_ACCOUNTING_ADS
+        (cmd.QUERY_ACCOUNTING_ADS, "Accounting"),
     ],
 )
 def test_each_command_reads_its_table(command: int, table: str) -> None:
