@@ -242,7 +242,7 @@ def _select(base: Any, name: str, ctx: EvalContext) -> Any:
     return ERROR
 
 
-def _subscript(base: Any, index: Any, ctx: EvalContext) -> Any:
+def subscript(base: Any, index: Any, ctx: EvalContext) -> Any:
     if base is ERROR or index is ERROR:
         return ERROR
     if base is UNDEFINED or index is UNDEFINED:
@@ -341,7 +341,7 @@ def _ev(node: Expr, scope: ClassAd | None, ctx: EvalContext) -> Any:
         v = _ev(node.left, scope, ctx)  # type: ignore[attr-defined]
         return _ev(node.right, scope, ctx) if v is UNDEFINED else v  # type: ignore[attr-defined]
     if t is Subscript:
-        return _subscript(_ev(node.base, scope, ctx), _ev(node.index, scope, ctx), ctx)  # type: ignore[attr-defined]
+        return subscript(_ev(node.base, scope, ctx), _ev(node.index, scope, ctx), ctx)  # type: ignore[attr-defined]
     if t is ListExpr:
         budget.charge(len(node.items), "list items")  # type: ignore[attr-defined]
         return [_ev(x, scope, ctx) for x in node.items]  # type: ignore[attr-defined]

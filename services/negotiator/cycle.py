@@ -429,7 +429,7 @@ def _scalar_number(value: object) -> float | None:
 
 
 def _rank_number(value: object) -> float:
-    """A job's Rank as the kernel reads it (``kernel._as_float``): a number or a
+    """A job's Rank as the kernel reads it (``kernel.match._as_float``): a number or a
     boolean, else 0."""
     if type(value) is bool or type(value) is int:
         return float(int(value))

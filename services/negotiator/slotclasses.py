@@ -152,7 +152,7 @@ def _typed(expr: Expr, tainted: set[str], logic: bool) -> bool:
 @dataclass(frozen=True)
 class WideTaint:
     """Which names reach a wide name (``tainted``), and which of those may change type
-    with the wide value (``untyped``): see ``kernel._kleene``."""
+    with the wide value (``untyped``): see ``kernel.kleene``."""
 
     tainted: frozenset[str]
     untyped: frozenset[str]
@@ -256,7 +256,7 @@ def alike_answer(
 ) -> bool:
     """Whether a job's Requirements (checked ``taint.kleene_safe``) answer the same on
     every slot that holds the values of ``slot`` for every name but the wide ones, and
-    values of the same types for those: the scalar twin of ``kernel._kleene``, for one
+    values of the same types for those: the scalar twin of ``kernel.kleene``, for one
     slot standing for all its look-alikes."""
 
     def walk(node: Expr) -> tuple[Truth, bool]:
@@ -364,7 +364,7 @@ class SlotClasses:
         ``wide_above``: a name with more distinct values than that among the grouped rows
         (FileSystemDomain, one per machine) is keyed by its type alone among them, and
         listed in ``wide``; a result that read it is good for a class only when
-        three-valued evaluation decides it (``kernel._kleene``)."""
+        three-valued evaluation decides it (``kernel.kleene``)."""
         n = table.n
         of = np.full(n, -1, dtype=np.int64)
         base = np.full(n, -1, dtype=np.int64)
