@@ -8,10 +8,12 @@ CLAIMTOBE authentication), ``levels`` (authorization levels and the pool's roles
 ``server`` (the asyncio listener and its command table).
 """
 
+from .authmethod import AuthResult
 from .commands import DC_AUTHENTICATE, QUERY_STARTD_ADS
+from .encoding import StreamError
 from .handshake import Peer
 from .levels import Level
-from .security import AuthResult, SecurityConfig
+from .security import SecurityConfig
 from .server import (
     CedarClosed,
     CedarRequest,
@@ -21,7 +23,7 @@ from .server import (
     CommandError,
     Limits,
 )
-from .stream import Builder, Message, StreamError
+from .stream import Builder, Message
 
 __all__ = [
     "DC_AUTHENTICATE",

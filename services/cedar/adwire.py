@@ -28,6 +28,7 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
 from ..classad import ClassAd, ClassAdSyntaxError, parse_expr, unparse
 from ..classad.ad import literal_binding
@@ -36,7 +37,10 @@ from ..classad.oldstrings import new_to_old, old_to_new
 from ..classad.refs import references
 from ..classad.textio import format_old_real
 from ..classad.tree import Expr, Literal
-from .stream import Message, StreamError, encode_int, encode_string
+from .encoding import StreamError, encode_int, encode_string
+
+if TYPE_CHECKING:
+    from .stream import Message
 
 __all__ = [
     "EncodedAd",

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from .security import CAUTH_CLAIMTOBE, AuthContext, AuthResult
+from .authmethod import CAUTH_CLAIMTOBE, AuthContext, AuthResult
 from .stream import Builder
 
 if TYPE_CHECKING:

@@ -25,7 +25,7 @@ import tempfile
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from .security import CAUTH_FILESYSTEM, AuthContext, AuthResult
+from .authmethod import CAUTH_FILESYSTEM, AuthContext, AuthResult
 from .stream import Builder
 
 if TYPE_CHECKING:

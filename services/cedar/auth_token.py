@@ -39,8 +39,8 @@ from typing import TYPE_CHECKING, Any
 
 from ..auth import InvalidToken, Principal, pool_key, token_principal
 from . import idtokens
+from .authmethod import CAUTH_TOKEN, AuthContext, AuthResult
 from .levels import Level
-from .security import CAUTH_TOKEN, AuthContext, AuthResult
 from .stream import Builder, Message
 
 if TYPE_CHECKING:

@@ -39,6 +39,7 @@ from ..auth import Principal, Role
 from ..classad import ClassAd
 from ..condor_version import CONDOR_VERSION
 from .adwire import read_pod_ad
+from .authmethod import AuthContext, AuthMethod, AuthResult
 from .commands import DC_AUTHENTICATE, DC_SEC_QUERY
 from .levels import Level, implied, permits
 from .secpolicy import (
@@ -49,14 +50,7 @@ from .secpolicy import (
     session_duration,
     string_attr,
 )
-from .security import (
-    UNAUTHENTICATED_USER,
-    AuthContext,
-    AuthMethod,
-    AuthResult,
-    KeyExchange,
-    SecurityConfig,
-)
+from .security import UNAUTHENTICATED_USER, KeyExchange, SecurityConfig
 from .sessions import Session, SessionCache
 from .stream import Builder, Message
 

@@ -13,9 +13,9 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from ..classad import ClassAd
+from .authmethod import CAUTH_CLAIMTOBE
 from .commands import DC_AUTHENTICATE
 from .framing import HEADER_SIZE, PacketCodec, parse_header
-from .security import CAUTH_CLAIMTOBE
 from .stream import Builder, Message
 
 __all__ = ["RawClient", "ServerThread", "client_policy", "encode_messages"]

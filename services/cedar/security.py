@@ -1,7 +1,7 @@
 """A listener's security settings and the seams its pieces plug into.
 
-- :class:`AuthMethod`: one authentication method's server side (FS and CLAIMTOBE here,
-  IDTOKENS in ``auth_token.py``), run after the method handshake picks it.
+- :class:`~.authmethod.AuthMethod` (``authmethod.py``): one authentication method's server
+  side (FS in ``auth_fs.py``, CLAIMTOBE, IDTOKENS), run after the method handshake picks it.
 - :class:`CryptoProvider`: the key exchange carried in the policy ads (ECDH public keys)
   and the packet cipher the derived key drives (``crypto.py``).
 - :class:`SecurityConfig`: what the server asks for at each level, which methods it
@@ -16,80 +16,26 @@ import getpass
 import os
 import socket
 import tempfile
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from ..auth import Principal, Role
+from .auth_fs import FSAuth
+from .authmethod import AuthMethod
 from .levels import Level
 
 if TYPE_CHECKING:
-    from ..classad import ClassAd
     from .framing import FrameCipher
-    from .server import CedarSocket
 
 __all__ = [
-    "AuthContext",
-    "AuthMethod",
-    "AuthResult",
     "CryptoProvider",
     "KeyExchange",
     "SecurityConfig",
     "default_principal",
 ]
 
-# HTCondor's method bits (condor_auth.h)
-CAUTH_CLAIMTOBE = 2
-CAUTH_FILESYSTEM = 4
-CAUTH_TOKEN = 2048
 UNAUTHENTICATED_USER = "unauthenticated@unmapped"
-
-
-@dataclass(frozen=True)
-class AuthContext:
-    """What a method needs to know about the connection it authenticates."""
-
-    config: SecurityConfig
-    client_policy: ClassAd  # the client's DC_AUTHENTICATE ad
-    local_address: tuple[str, int]  # our ip and port, as the client reached us
-    peer_address: tuple[str, int]
-
-
-@dataclass(frozen=True)
-class AuthResult:
-    """Who a method authenticated.
-
-    ``principal`` is the pool identity when the method knows it (a token's scopes);
-    otherwise the config's ``map_user`` decides from ``user``. ``limit`` narrows the
-    levels (CLAIMTOBE: the command's; a token: its scopes); ``policy`` holds attributes
-    to keep in the session's policy (``TokenCapabilities``, ``AuthToken*``).
-    """
-
-    user: str  # "alice@domain" as the session's User
-    method: str  # "FS", "CLAIMTOBE", "IDTOKENS"
-    authenticated_name: str = ""
-    principal: Principal | None = None
-    limit: frozenset[Level] | None = None
-    scopes: tuple[str, ...] = ()
-    policy: Mapping[str, Any] = field(default_factory=dict)
-
-
-class AuthMethod(Protocol):
-    """One authentication method, server side."""
-
-    name: str  # as the session records it ("FS", "IDTOKENS")
-    wire_name: str  # as the AuthMethods lists spell it ("FS", "TOKEN")
-    bit: int  # its bit in the method handshake (CAUTH_*)
-
-    def metadata(self) -> Mapping[str, Any]:
-        """Attributes the server's policy ad carries for this method (``TrustDomain``,
-        ``IssuerKeys``: ``UpdateAuthenticationMetadata``)."""
-        ...
-
-    async def authenticate(self, sock: CedarSocket, ctx: AuthContext) -> AuthResult | None:
-        """Run the method's exchange after the handshake chose it; None if the peer
-        failed it (the connection may go on to another method)."""
-        ...
 
 
 class KeyExchange(Protocol):
@@ -174,8 +120,6 @@ class SecurityConfig:
 
     def __post_init__(self) -> None:
         if not self.methods:
-            from .auth_fs import FSAuth
-
             self.methods = (FSAuth(),)
 
     def authentication_for(self, level: Level) -> str:

@@ -30,12 +30,13 @@ from typing import Any
 from .. import turns
 from ..classad import ClassAd
 from .commands import DC_AUTHENTICATE, DC_SEC_QUERY
+from .encoding import StreamError
 from .framing import HEADER_SIZE, SEND_PACKET, FrameCipher, FramingError, PacketCodec, parse_header
 from .handshake import HandshakeRefused, Peer, SecurityManager
 from .levels import Level
 from .secpolicy import SecReq, sec_req, string_attr
 from .security import UNAUTHENTICATED_USER, SecurityConfig
-from .stream import Builder, Message, StreamError
+from .stream import Builder, Message
 
 __all__ = [
     "CedarClosed",

@@ -22,9 +22,11 @@ import struct
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
+from .adwire import EncodedAd, encode_ad, read_ad
+from .encoding import StreamError, encode_int, encode_string
+
 if TYPE_CHECKING:
     from ..classad import ClassAd
-    from .adwire import EncodedAd
 
 __all__ = ["Builder", "Message", "StreamError", "WireString"]
 
@@ -32,28 +34,6 @@ FRAC_CONST = 2147483647
 MAX_ENCRYPTED_STRING = 10_000_000  # get_string_ptr refuses a longer length
 _INT64 = struct.Struct(">q")
 _NULL_STRING = 0xFF
-
-
-class StreamError(ValueError):
-    """A message that does not hold what the reader expects; says what and where."""
-
-
-def encode_int(value: int) -> bytes:
-    """8 bytes, big-endian, two's complement (``Stream::put(long long)``)."""
-    if not -(2**63) <= value < 2**64:
-        raise ValueError(f"integer {value} does not fit in 64 bits")
-    if value >= 2**63:  # an unsigned long long
-        value -= 2**64
-    return _INT64.pack(value)
-
-
-def encode_string(text: str) -> bytes:
-    """The string's UTF-8 bytes and its NUL; a string holding NUL cannot travel (C reads
-    up to the first one), so it is refused rather than cut."""
-    data = text.encode("utf-8", "surrogateescape")
-    if b"\0" in data:
-        raise ValueError(f"string {text[:40]!r} holds a NUL byte and cannot be sent")
-    return data + b"\0"
 
 
 def _frexp_parts(value: float) -> tuple[int, int]:
@@ -113,8 +93,6 @@ class Builder:
         """An ad as ``putClassAd`` sends it (adwire.py): private attributes left out
         unless ``private``; with ``projection``, only those attributes (and the ones
         their expressions use)."""
-        from .adwire import encode_ad
-
         return self.put_encoded_ad(encode_ad(ad, projection, private=private))
 
     def put_encoded_ad(self, encoded: EncodedAd) -> Builder:
@@ -232,6 +210,4 @@ class Message:
 
     def get_ad(self, *, what: str = "an ad", max_attributes: int = 1_000_000) -> ClassAd:
         """An ad as ``getClassAd`` reads it (adwire.py)."""
-        from .adwire import read_ad
-
         return read_ad(self, what=what, max_attributes=max_attributes)

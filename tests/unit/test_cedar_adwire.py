@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from mockpool.cedar.adwire import _fast_binding, encode_ad, read_pod_ad, split_line
-from mockpool.cedar.stream import Builder, Message, StreamError
+from mockpool.cedar.encoding import StreamError
+from mockpool.cedar.stream import Builder, Message
 from mockpool.classad import ClassAd, parse_ad, parse_expr
 
 

@@ -13,8 +13,9 @@ from mockpool import auth
 from mockpool.auth import Principal, Role
 from mockpool.cedar import auth_token, idtokens
 from mockpool.cedar.auth_token import ClientHello, ClientProof, TokenExchange
+from mockpool.cedar.encoding import StreamError
 from mockpool.cedar.levels import Level
-from mockpool.cedar.stream import Builder, Message, StreamError
+from mockpool.cedar.stream import Builder, Message
 
 SECRET = "s" * 43
 MATERIAL, DOMAIN = auth.pool_key(SECRET)

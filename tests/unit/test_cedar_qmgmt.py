@@ -253,7 +253,7 @@ async def test_reads_and_refusals() -> None:
 
 
 async def test_a_short_request_is_an_error_not_a_guess() -> None:
-    from mockpool.cedar.stream import StreamError
+    from mockpool.cedar.encoding import StreamError
 
     s = session(FakeSchedd())
     with pytest.raises(StreamError, match="NewProc's cluster id"):

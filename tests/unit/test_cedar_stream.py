@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from mockpool.cedar.stream import Builder, Message, StreamError
+from mockpool.cedar.encoding import StreamError
+from mockpool.cedar.stream import Builder, Message
 
 
 def test_integers_are_eight_bytes_big_endian_twos_complement() -> None:

@@ -30,8 +30,6 @@ TOO_LONG = {
 
 # import circles today (modules named from mockpool.), each a strongly connected component
 CIRCLES = {
-    frozenset({"cedar.adwire", "cedar.stream"}),
-    frozenset({"cedar.auth_fs", "cedar.security"}),
     frozenset({"pool.chaos", "pool.chaos_campaign"}),
     frozenset(
         {
