@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from .classad import ClassAd
     from .collector.collector import CollectorUpdate
     from .collector.store import CollectorSnapshot
-    from .schedd.schedd import (
+    from .schedd.records import (
         ActivationOutcome,
         ActivationRequest,
         ClaimOutcome,

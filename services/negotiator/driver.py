@@ -53,7 +53,7 @@ from ..messages import (
     StartdMatchInfo,
     UserPrioReply,
 )
-from ..schedd.schedd import MatchNotice, RejectionNotice
+from ..schedd.records import MatchNotice, RejectionNotice
 from .accountant import AccountantError
 from .cycle import CycleAds, CycleMatch, CycleRejection, CycleResult, negotiate, requests_from_ads
 from .held_ads import SnapshotPart, StaleSnapshot, WireSnapshot

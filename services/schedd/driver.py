@@ -68,9 +68,11 @@ from ..messages import (
     StartdRequestClaims,
 )
 from ..principals import Principal, Role
+from .keepalive import MIN_ALIVE_EVERY
 from .owners import acting_user, log_refusal, submit_owner
 from .queue import QueueError
-from .schedd import MIN_ALIVE_EVERY, ActivationOutcome, ClaimOutcome, JobExit, Outbox, Schedd
+from .records import ActivationOutcome, ClaimOutcome, JobExit, Outbox
+from .schedd import Schedd
 from .userlog import format_events
 
 if TYPE_CHECKING:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 
-from .schedd import ActivationRequest, ClaimRequest
+from .records import ActivationRequest, ClaimRequest
 
 __all__ = ["HandedActivations", "HandedClaims"]
 

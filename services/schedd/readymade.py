@@ -23,7 +23,8 @@ from .submit import SubmitError
 from .submitter import submitter_of
 
 if TYPE_CHECKING:
-    from .schedd import Job, Schedd
+    from .records import Job
+    from .schedd import Schedd
 
 __all__ = ["ReadyMadeJobs"]
 

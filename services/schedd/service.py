@@ -55,17 +55,12 @@ from ..v1 import schedd_pb2 as spb
 from ..v1 import schedd_pb2_grpc as sgrpc
 from ..wire import WireError, ad_from_bytes, ad_to_pb, ads_to_pb, split_fields
 from .driver import ScheddDriver, exits_refusal
+from .keepalive import MIN_ALIVE_EVERY
 from .logfiles import append_user_logs
 from .memqueue import MemoryJobQueue
 from .queue import JobQueue, QueueError
-from .schedd import (
-    MIN_ALIVE_EVERY,
-    CostlyConstraint,
-    MatchNotice,
-    RejectionNotice,
-    Schedd,
-    ScheddError,
-)
+from .records import CostlyConstraint, MatchNotice, RejectionNotice, ScheddError
+from .schedd import Schedd
 from .service_calls import ANSWERER, CALLS, advertise
 from .service_qmgmt import QmgmtMethods
 from .submit import SubmitError

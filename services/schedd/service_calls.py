@@ -46,7 +46,7 @@ from ..v1 import startd_pb2 as tpb
 from ..v1 import startd_pb2_grpc as tgrpc
 from ..wire import WireError, ad_from_pb, ad_to_pb
 from .handover import HandedActivations, HandedClaims
-from .schedd import ActivationOutcome, ClaimOutcome, ClaimRequest
+from .records import ActivationOutcome, ClaimOutcome, ClaimRequest
 
 if TYPE_CHECKING:
     from .driver import ScheddDriver

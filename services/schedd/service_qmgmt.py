@@ -24,7 +24,7 @@ from ..v1 import schedd_pb2 as spb
 from ..wire import WireError, ad_from_pb
 from .jobads import EditSpec, JobAdError
 from .queue import QueueError
-from .schedd import ScheddError
+from .records import ScheddError
 from .submit import SubmitError
 
 if TYPE_CHECKING:

@@ -48,7 +48,7 @@ from ..messages import (
     StartdReleaseClaims,
     StartdRequestClaims,
 )
-from ..schedd.schedd import ActivationOutcome, ClaimOutcome
+from ..schedd.records import ActivationOutcome, ClaimOutcome
 from .adverts import AdCadence, RecordAds
 from .exits import ExitReports
 from .machine import (

@@ -57,7 +57,7 @@ from ..messages import (
     StartdRequestClaims,
 )
 from ..schedd.handover import HandedActivations, HandedClaims
-from ..schedd.schedd import ActivationOutcome, ActivationRequest, ClaimOutcome, ClaimRequest
+from ..schedd.records import ActivationOutcome, ActivationRequest, ClaimOutcome, ClaimRequest
 from ..v1 import (
     classad_pb2,
     collector_pb2,

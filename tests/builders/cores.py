@@ -8,12 +8,8 @@ from mockpool.classad import ClassAd, parse_expr
 from mockpool.config import parse_config
 from mockpool.negotiator import Accountant, CycleAds, ResourceRequest, negotiate
 from mockpool.schedd.queue import JobQueue
-from mockpool.schedd.schedd import (
-    ActivationOutcome,
-    ClaimOutcome,
-    MatchNotice,
-    Schedd,
-)
+from mockpool.schedd.records import ActivationOutcome, ClaimOutcome, MatchNotice
+from mockpool.schedd.schedd import Schedd
 
 ALICE = "alice@mockpool"
 

@@ -16,7 +16,8 @@ from mockpool.config import parse_config
 from mockpool.negotiator.cycle import negotiate
 from mockpool.negotiator.negotiator import Negotiator
 from mockpool.schedd.queue import JobQueue
-from mockpool.schedd.schedd import JobExit, Schedd
+from mockpool.schedd.records import JobExit
+from mockpool.schedd.schedd import Schedd
 from mockpool.startd.machine import ClaimRefusedError, Machine
 
 E = 1_767_225_600  # 2026-01-01 00:00:00 UTC: the pool's date of pool time 0

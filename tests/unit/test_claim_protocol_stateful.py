@@ -33,15 +33,8 @@ from hypothesis.stateful import (
 
 from mockpool.config import parse_config
 from mockpool.schedd.queue import JobQueue
-from mockpool.schedd.schedd import (
-    COMPLETED,
-    RUNNING,
-    ActivationOutcome,
-    ClaimOutcome,
-    JobExit,
-    MatchNotice,
-    Schedd,
-)
+from mockpool.schedd.records import ActivationOutcome, ClaimOutcome, JobExit, MatchNotice
+from mockpool.schedd.schedd import COMPLETED, RUNNING, Schedd
 from mockpool.startd.machine import Machine
 
 SCHEDDS = ("schedd1", "schedd2")

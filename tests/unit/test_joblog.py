@@ -16,13 +16,8 @@ from mockpool.classad import ClassAd
 from mockpool.schedd import userlog as ul
 from mockpool.schedd.joblog import log_path, usage_rows
 from mockpool.schedd.logfiles import append_user_logs
-from mockpool.schedd.schedd import (
-    ActivationOutcome,
-    ClaimOutcome,
-    JobExit,
-    MatchNotice,
-    Schedd,
-)
+from mockpool.schedd.records import ActivationOutcome, ClaimOutcome, JobExit, MatchNotice
+from mockpool.schedd.schedd import Schedd
 from mockpool.schedd.submit import SubmitError, parse_submit
 
 SLEEP = "executable = /bin/sleep\narguments = 60\n"

@@ -37,7 +37,7 @@ from mockpool.messages import (
     StartdRequestClaims,
 )
 from mockpool.schedd.driver import ScheddDriver
-from mockpool.schedd.schedd import ActivationOutcome, ClaimOutcome, MatchNotice
+from mockpool.schedd.records import ActivationOutcome, ClaimOutcome, MatchNotice
 from mockpool.startd.machine import JobExitRecord
 
 SLEEP = "executable = /bin/sleep\narguments = 60\n"

@@ -13,12 +13,7 @@ from builders.cores import make_schedd as make
 from builders.cores import start_job as start
 
 from mockpool.classad import ClassAd
-from mockpool.schedd.schedd import (
-    COMPLETED,
-    HELD,
-    IDLE,
-    REMOVED,
-    RUNNING,
+from mockpool.schedd.records import (
     ActivationOutcome,
     ClaimOutcome,
     ConstraintError,
@@ -26,9 +21,9 @@ from mockpool.schedd.schedd import (
     JobExit,
     MatchNotice,
     RejectionNotice,
-    Schedd,
     ScheddError,
 )
+from mockpool.schedd.schedd import COMPLETED, HELD, IDLE, REMOVED, RUNNING, Schedd
 from mockpool.schedd.submit import SubmitError
 
 SLEEP = "executable = /bin/sleep\narguments = 60\n"

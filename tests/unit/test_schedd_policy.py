@@ -20,7 +20,8 @@ from mockpool.schedd.policy import (
     periodic,
     short_duration,
 )
-from mockpool.schedd.schedd import COMPLETED, HELD, IDLE, RUNNING, JobExit
+from mockpool.schedd.records import JobExit
+from mockpool.schedd.schedd import COMPLETED, HELD, IDLE, RUNNING
 from mockpool.schedd.submit import SubmitError, parse_submit
 
 IDLE_, RUNNING_, REMOVED_, HELD_ = 1, 2, 3, 5

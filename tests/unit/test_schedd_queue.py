@@ -101,7 +101,7 @@ def test_job_rows_hold_only_their_own_attributes(tmp_path: Path) -> None:
 
 
 def test_completed_job_reaches_history_and_cluster_row_goes(tmp_path: Path) -> None:
-    from mockpool.schedd.schedd import ActivationOutcome, ClaimOutcome, JobExit, MatchNotice
+    from mockpool.schedd.records import ActivationOutcome, ClaimOutcome, JobExit, MatchNotice
 
     path = tmp_path / "s.sqlite"
     s = make(path)

@@ -17,17 +17,14 @@ from builders.cores import start_job as start
 from mockpool.config import parse_config
 from mockpool.schedd.jobads import EditSpec, JobAdError, JobAttrRules, ready_made
 from mockpool.schedd.queue import JobQueue
-from mockpool.schedd.schedd import (
+from mockpool.schedd.records import (
     AR_ALREADY_DONE,
     AR_BAD_STATUS,
     AR_NOT_FOUND,
     AR_PERMISSION_DENIED,
     AR_SUCCESS,
-    HELD,
-    IDLE,
-    RUNNING,
-    Schedd,
 )
+from mockpool.schedd.schedd import HELD, IDLE, RUNNING, Schedd
 from mockpool.schedd.submit import SubmitError
 
 SLEEP = "executable = /bin/sleep\narguments = 60\n"

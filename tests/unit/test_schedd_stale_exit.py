@@ -11,7 +11,8 @@ from builders.cores import job_ad, v
 from builders.cores import make_schedd as make
 from builders.cores import start_job as start
 
-from mockpool.schedd.schedd import COMPLETED, IDLE, RUNNING, JobExit, Schedd
+from mockpool.schedd.records import JobExit
+from mockpool.schedd.schedd import COMPLETED, IDLE, RUNNING, Schedd
 
 SUB = "executable = /bin/sleep\narguments = 450\njob_lease_duration = 300\nqueue\n"
 

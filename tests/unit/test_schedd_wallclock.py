@@ -12,7 +12,8 @@ from builders.cores import job_ad, v
 from builders.cores import make_schedd as make
 from builders.cores import start_job as start
 
-from mockpool.schedd.schedd import IDLE, RUNNING, JobExit
+from mockpool.schedd.records import JobExit
+from mockpool.schedd.schedd import IDLE, RUNNING
 from mockpool.schedd.wallclock import checkpoint, credited
 
 SLEEP = "executable = /bin/sleep\narguments = 5000\njob_lease_duration = 120\n"

@@ -27,7 +27,7 @@ from mockpool.messages import (
     StartdReleaseClaims,
     StartdRequestClaims,
 )
-from mockpool.schedd.schedd import ActivationRequest, ClaimRequest
+from mockpool.schedd.records import ActivationRequest, ClaimRequest
 from mockpool.startd.host import StartdHost
 
 ADDR = "127.0.0.1:9618"

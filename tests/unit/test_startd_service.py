@@ -656,7 +656,7 @@ async def test_claims_and_activations_handed_over_are_answered_as_the_wire_answe
     from types import SimpleNamespace
 
     from mockpool.schedd.handover import HandedActivations, HandedClaims
-    from mockpool.schedd.schedd import ActivationOutcome, ActivationRequest, ClaimRequest
+    from mockpool.schedd.records import ActivationOutcome, ActivationRequest, ClaimRequest
     from mockpool.schedd.service_calls import _claim_outcome
 
     cfg = parse_config("NUM_CPUS = 4\nSLOT_TYPE_1_PARTITIONABLE = True\n", "m.conf")
