@@ -31,8 +31,7 @@ from .errors import ClassAdSyntaxError, MissingEvalInput
 from .evaluate import evaluate, matches
 from .parser import parse_ad, parse_ads, parse_expr
 from .textio import ads_from_json, ads_to_json, format_ad
-from .tree import Expr
-from .unparse import unparse
+from .tree import Expr, unparse
 from .values import ERROR, UNDEFINED
 
 __all__ = [

@@ -4,16 +4,27 @@ from __future__ import annotations
 
 import functools
 import math
-from collections.abc import Iterable, Iterator, Mapping, MutableMapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, MutableMapping
 from typing import TYPE_CHECKING, Any
 
-from .tree import AdExpr, Expr, ListExpr, Literal
+from .tree import AdExpr, Expr, ListExpr, Literal, unparse_ad
 from .values import ERROR, UNDEFINED
 
 if TYPE_CHECKING:
     import random
 
 Plain = bool | int | float | str
+
+# What ClassAd.eval evaluates with: classad.evaluate, which reads ads and so sits above
+# this module. It hands itself over as it is imported (the package imports it before any
+# ad can be made): this module imports nothing above the tree, and no circle.
+_evaluate: Callable[..., Any]
+
+
+def use_evaluator(evaluate: Callable[..., Any]) -> None:
+    """Make ``evaluate`` (classad.evaluate's) what :meth:`ClassAd.eval` calls."""
+    global _evaluate
+    _evaluate = evaluate
 
 
 def _shareable(value: Plain) -> bool:
@@ -195,9 +206,7 @@ class ClassAd(MutableMapping[str, Expr]):
         expr = hit[1]
         if type(expr) is Literal:  # most attributes: no evaluator needed
             return expr.value
-        from .evaluate import evaluate
-
-        return evaluate(expr, self, target, now=now, rng=rng)
+        return _evaluate(expr, self, target, now=now, rng=rng)
 
     @staticmethod
     def lookups(ads: Iterable[ClassAd], name: str) -> list[Expr | None]:
@@ -281,11 +290,7 @@ class ClassAd(MutableMapping[str, Expr]):
     __hash__ = None  # type: ignore[assignment]
 
     def __repr__(self) -> str:
-        from .unparse import unparse_ad
-
         return f"ClassAd({unparse_ad(self)!r})"
 
     def __str__(self) -> str:
-        from .unparse import unparse_ad
-
         return unparse_ad(self)

@@ -6,6 +6,7 @@ import math
 import re
 from typing import Any
 
+from .tree import format_real_value, format_value_condor
 from .values import ERROR, INT_MIN, UNDEFINED
 
 # What C's strtod accepts as a prefix: hex floats, decimals with exponent, inf, nan.
@@ -39,17 +40,6 @@ def c_trunc_to_int(x: float) -> int:
     return int(x)
 
 
-def format_real_value(v: float) -> str:
-    """A real as HTCondor's unparser writes it (new syntax): %.15E, zero as 0.0."""
-    if v == 0.0:
-        return "-0.0" if math.copysign(1.0, v) < 0 else "0.0"
-    if math.isnan(v):
-        return 'real("NaN")'
-    if math.isinf(v):
-        return 'real("INF")' if v > 0 else 'real("-INF")'
-    return f"{v:.15E}"
-
-
 def to_string(v: Any) -> Any:
     """Convert a value to a string as convertValueToStringValue does; UNDEFINED/ERROR pass."""
     if v is UNDEFINED or v is ERROR:
@@ -63,8 +53,6 @@ def to_string(v: Any) -> Any:
         return str(v)
     if t is float:
         return format_real_value(v)
-    from .unparse import format_value_condor
-
     return format_value_condor(v)
 
 

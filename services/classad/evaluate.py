@@ -12,9 +12,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from .ad import ClassAd
+from .ad import ClassAd, use_evaluator
 from .budget import Budget, BudgetExceeded
 from .errors import MissingEvalInput
+from .functions import call
 from .operators import (
     ARITH_OPS,
     BITWISE_OPS,
@@ -26,6 +27,7 @@ from .operators import (
     truth,
     unary,
 )
+from .parser import parse_expr
 from .tree import (
     AdExpr,
     AttrRef,
@@ -54,9 +56,10 @@ class EvalContext:
     (``now``: what time() gives) and generator (``rng``: what random() draws from), and
     the step budget it may spend (a fresh default one unless given). Without ``now`` or
     ``rng``, an expression that reads them raises MissingEvalInput: never the wall clock
-    or the process's shared generator."""
+    or the process's shared generator. ``ev`` is the evaluator itself: a function of the
+    table (below this module) evaluates its arguments with it."""
 
-    __slots__ = ("active", "alternates", "budget", "now", "parents", "rng", "targets")
+    __slots__ = ("active", "alternates", "budget", "ev", "now", "parents", "rng", "targets")
 
     def __init__(
         self,
@@ -79,6 +82,7 @@ class EvalContext:
         self.active: set[tuple[int, str]] = set()
         self.now = now
         self.rng = rng
+        self.ev = _ev
 
     def time(self) -> int:
         """time() and CurrentTime: the caller's date, in whole seconds."""
@@ -133,8 +137,6 @@ def evaluate(
     Without `budget`, an evaluation past the default step budget is ERROR; with one, it
     spends from it and raises :class:`BudgetExceeded` past it (see :mod:`.budget`)."""
     if isinstance(expr, str):
-        from .parser import parse_expr
-
         expr = parse_expr(expr)
     ctx = EvalContext(my, target, now, rng, budget)
     if budget is not None:
@@ -143,6 +145,9 @@ def evaluate(
         return eval_in(expr, my, ctx)
     except BudgetExceeded:
         return ERROR
+
+
+use_evaluator(evaluate)  # ClassAd.eval's, handed over: the ad module sits below this one
 
 
 def eval_in(expr: Expr, scope: ClassAd | None, ctx: EvalContext) -> Any:
@@ -327,8 +332,6 @@ def _ev(node: Expr, scope: ClassAd | None, ctx: EvalContext) -> Any:
     if t is Unary:
         return unary(node.op, _ev(node.operand, scope, ctx))  # type: ignore[attr-defined]
     if t is Call:
-        from .functions import call
-
         return call(node, scope, ctx)  # type: ignore[arg-type]
     if t is Cond:
         c = truth(_ev(node.cond, scope, ctx))  # type: ignore[attr-defined]

@@ -27,19 +27,9 @@ def fn(*names: str) -> Callable[[Fn], Fn]:
 
 
 def ev(e: Expr, scope: Any, ctx: Any) -> Any:
-    return _EVAL(e, scope, ctx)
-
-
-def _bind_evaluator() -> None:
-    global _EVAL
-    from .evaluate import _ev as evaluator  # a cycle at import time: bound on first use
-
-    _EVAL = evaluator
-
-
-def _EVAL(e: Expr, scope: Any, ctx: Any) -> Any:  # replaced by the real evaluator
-    _bind_evaluator()
-    return _EVAL(e, scope, ctx)
+    """An argument's value, by the evaluator that called the function (``ctx.ev``: the
+    evaluator sits above the table it calls into)."""
+    return ctx.ev(e, scope, ctx)
 
 
 def strict(args: tuple[Expr, ...], scope: Any, ctx: Any) -> list[Any]:

@@ -12,15 +12,18 @@ from collections.abc import Callable
 from functools import lru_cache
 from typing import Any
 
+from . import policy_functions  # noqa: F401  (registers versionCmp, countMatches, ...)
 from .ad import ClassAd
 from .budget import STRING_BYTES_PER_STEP
 from .convert import c_trunc_to_int, to_int, to_real, to_string
+from .errors import ClassAdSyntaxError
 from .fnregistry import TABLE, ev, fn, split_list, strict, tokens
 from .operators import arith, compare, fold, identical, truth
+from .parser import parse_expr
 from .pcre import Regex, RegexError, compile_regex
 from .pcre import search as pcre_search
 from .pcre import substitute as pcre_substitute
-from .tree import AttrRef, Call, Expr
+from .tree import AttrRef, Call, Expr, unparse
 from .values import ERROR, INT_MIN, UNDEFINED, wrap_int
 
 
@@ -709,9 +712,6 @@ def _sl_regexp_member(args, scope, ctx, name):
 # -- evaluation of text ------------------------------------------------------------
 @lru_cache(maxsize=1024)
 def _parse_cached(text: str) -> Expr | None:
-    from .errors import ClassAdSyntaxError
-    from .parser import parse_expr
-
     try:
         return parse_expr(text)
     except ClassAdSyntaxError:
@@ -734,8 +734,6 @@ def _eval(args, scope, ctx, name):
 
 @fn("unparse")
 def _unparse_fn(args, scope, ctx, name):
-    from .unparse import unparse
-
     if len(args) != 1:
         return ERROR
     a = args[0]
@@ -765,6 +763,3 @@ def _interval(args, scope, ctx, name):
     if mins:
         return f"{mins}:{abs(s):02d}"
     return f"{s}"
-
-
-from . import policy_functions  # noqa: E402, F401  (registers versionCmp, countMatches, ...)

@@ -16,6 +16,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from .ad import ClassAd
 from .values import ERROR, INT_MIN, UNDEFINED, wrap_int
 
 _ASCII_LOWER = {c: c + 32 for c in range(65, 91)}
@@ -121,8 +122,6 @@ def identical(a: Any, b: Any) -> Any:
     if ta is not tb:
         if isinstance(a, (list, dict)) and isinstance(b, (list, dict)):
             return ERROR
-        from .ad import ClassAd
-
         if isinstance(a, ClassAd) and isinstance(b, ClassAd):
             return ERROR
         return False

@@ -1,7 +1,7 @@
 """The ClassAd functions real policies use beyond the core set: version comparisons,
 string-list set tests, evaluation in nested ads (the GPU idiom), and time formatting.
 
-Registered into :mod:`.functions`' table on import; the rules follow HTCondor's
+Registered into the function table (:mod:`.fnregistry`) on import; the rules follow HTCondor's
 fnCall.cpp and compat_classad.cpp (noted per function where they surprise).
 """
 

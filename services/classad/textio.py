@@ -7,13 +7,12 @@ import math
 from collections.abc import Iterable
 from typing import Any
 
-from .ad import ClassAd
+from .ad import ClassAd, to_expr
 from .bindings import BindingCache
 from .errors import ClassAdSyntaxError
 from .oldstrings import new_to_old
 from .parser import parse_expr
-from .tree import AdExpr, Expr, ListExpr, Literal, Unary
-from .unparse import format_name, unparse, unparse_ad
+from .tree import AdExpr, Expr, ListExpr, Literal, Unary, format_name, unparse, unparse_ad
 from .values import ERROR, UNDEFINED
 
 
@@ -140,8 +139,6 @@ def _json_value(v: Any, where: str) -> Any:
 
 
 def _to_expr_json(v: Any, where: str) -> Expr:
-    from .ad import to_expr
-
     return to_expr(_json_value(v, where))
 
 

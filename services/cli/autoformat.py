@@ -22,8 +22,7 @@ from ..classad.ad import to_expr
 from ..classad.oldstrings import new_to_old
 from ..classad.refs import references
 from ..classad.textio import format_old_real
-from ..classad.tree import AdExpr, AttrRef, Expr, ListExpr, Literal, Unary
-from ..classad.unparse import unparse
+from ..classad.tree import AdExpr, AttrRef, Expr, ListExpr, Literal, Unary, unparse
 from ..tooltime import TOOL_RNG, wall_now
 
 # -- ClassAd text as HTCondor's printers write it ------------------------------------

@@ -11,7 +11,7 @@ from rich.table import Table
 
 from ..classad import ClassAdSyntaxError, evaluate, matches, parse_ad, parse_ads, parse_expr
 from ..classad.kernel import CompiledExpr, SlotTable, match_vector
-from ..classad.unparse import format_value
+from ..classad.tree import format_value
 from ..tooltime import TOOL_RNG, wall_now
 
 

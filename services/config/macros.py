@@ -273,7 +273,7 @@ class _Expander:
         """As HTCondor's ``$EVAL``: an argument that does not parse gives its expanded text
         when it held a macro, else nothing (neither is an error there)."""
         from ..classad import ClassAdSyntaxError, MissingEvalInput, evaluate, parse_expr
-        from ..classad.unparse import format_value_condor
+        from ..classad.tree import format_value_condor
 
         name = body.strip()
         raw = self.lookup(name) if _NAME.match(name) else None

@@ -80,8 +80,7 @@ from ..classad.kernel import (
 )
 from ..classad.operators import truth
 from ..classad.refs import DynamicReference
-from ..classad.tree import AttrRef, Expr, Literal, Select
-from ..classad.unparse import unparse
+from ..classad.tree import AttrRef, Expr, Literal, Select, unparse
 from ..config import ConfigDict, ConfigError
 from .accountant import Accountant
 from .candidates import CandidateStream

@@ -18,8 +18,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from ..classad import ClassAd
-from ..classad.tree import Expr, Literal
-from ..classad.unparse import unparse
+from ..classad.tree import Expr, Literal, unparse
 from .preemption import SUBMITTER_ATTRS
 
 __all__ = ["Answers", "AnswerMemo", "ExprText"]

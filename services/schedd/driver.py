@@ -42,7 +42,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from ..claimid import from_sinful
-from ..classad.unparse import quote_string
+from ..classad.tree import quote_string
 from ..collector.collector import CollectorUpdate
 from ..contract import Peer, Ready, Send, Undeliverable
 from ..messages import (

@@ -22,7 +22,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..classad.unparse import quote_string
+from ..classad.tree import quote_string
 
 __all__ = [
     "ABORTED",

@@ -16,7 +16,7 @@ import logging
 from dataclasses import dataclass
 
 from ..claimid import from_sinful
-from ..classad.unparse import quote_string
+from ..classad.tree import quote_string
 from ..contract import Ready
 from ..messages import CollectorQuery, ScheddJobsExited
 from .adverts import RETRY_INTERVAL

@@ -125,7 +125,7 @@ class QuietPool:
     def queue_dump(self) -> list[str]:
         """Every job ad in the schedd's queue, as sorted ClassAd text (less the attributes
         negotiation cycles rewrite, CYCLE_ATTRIBUTES)."""
-        from mockpool.classad.unparse import unparse_ad
+        from mockpool.classad.tree import unparse_ad
         from mockpool.v1 import schedd_pb2
         from mockpool.wire import ads_from_pb
 

@@ -30,20 +30,6 @@ TOO_LONG = {
 # import circles today (modules named from mockpool.), each a strongly connected component
 CIRCLES = {
     frozenset({"pool.chaos", "pool.chaos_campaign"}),
-    frozenset(
-        {
-            "classad.ad",
-            "classad.convert",
-            "classad.evaluate",
-            "classad.fnregistry",
-            "classad.functions",
-            "classad.operators",
-            "classad.parser",
-            "classad.policy_functions",
-            "classad.tree",
-            "classad.unparse",
-        }
-    ),
 }
 
 

@@ -29,9 +29,9 @@ from ..tree import (
     Select,
     Subscript,
     Unary,
+    unparse,
     walk,
 )
-from ..unparse import unparse
 from ..values import ERROR, UNDEFINED
 from ..vector import B, E, I, R, S, U, Vec, X
 from .column import literal_of, value_keys

@@ -13,8 +13,7 @@ from .. import vector as V
 from ..ad import ClassAd
 from ..budget import EVAL_BUDGET, PER_AD_STEPS, Budget, BudgetExceeded
 from ..parser import parse_expr
-from ..tree import AttrRef, Expr, Select
-from ..unparse import unparse
+from ..tree import AttrRef, Expr, Select, unparse
 from ..values import ERROR
 from ..vector import B, I, R, Vec
 from .evaluator import CONST, ROWS, KernelStats, TableEvaluator, vectorizable

@@ -12,8 +12,7 @@ import numpy as np
 
 from .. import vector as V
 from ..ad import ClassAd
-from ..tree import Expr, Literal
-from ..unparse import unparse
+from ..tree import Expr, Literal, unparse
 from ..values import ERROR, UNDEFINED
 from ..vector import B, E, I, R, S, U, Vec, X
 from .carry import ColumnCarry
