@@ -10,10 +10,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from builders.oracle import Raised, compare_text, make_ads, oracle_parse, require_oracle
 
 from mockpool.classad import ClassAdSyntaxError, parse_expr
-
-from .conftest import Raised, compare_text, make_ads, oracle_parse, require_oracle
 
 pytestmark = pytest.mark.oracle
 require_oracle()  # skips this module without HTCondor's classad2

@@ -10,12 +10,7 @@ from __future__ import annotations
 import re
 
 import pytest
-from hypothesis import assume, given, settings
-from hypothesis import strategies as st
-
-from mockpool.classad import ClassAdSyntaxError, matches, parse_expr
-
-from .conftest import (
+from builders.oracle import (
     HYPOTHESIS_SETTINGS,
     compare_text,
     make_ads,
@@ -23,6 +18,11 @@ from .conftest import (
     oracle_parses_all,
     require_oracle,
 )
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
+
+from mockpool.classad import ClassAdSyntaxError, matches, parse_expr
+
 from .strategies import expressions, flat_ads, match_ads
 
 pytestmark = pytest.mark.oracle

@@ -14,13 +14,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
-
-from mockpool.classad import evaluate, matches
-from mockpool.classad.kernel import SlotTable, evaluate_rows, match_vector
-
-from .conftest import (
+from builders.oracle import (
     HYPOTHESIS_SETTINGS,
     OracleValue,
     Raised,
@@ -33,6 +27,12 @@ from .conftest import (
     require_oracle,
     same_ours,
 )
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from mockpool.classad import evaluate, matches
+from mockpool.classad.kernel import SlotTable, evaluate_rows, match_vector
+
 from .strategies import expressions, flat_ads, match_ads, tables
 
 pytestmark = pytest.mark.oracle

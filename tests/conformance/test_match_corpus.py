@@ -8,11 +8,10 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from builders.oracle import make_ads, require_oracle
 
 from mockpool.classad import evaluate, matches
 from mockpool.classad.kernel import SlotTable, match_vector
-
-from .conftest import make_ads, require_oracle
 
 pytestmark = pytest.mark.oracle
 require_oracle()

@@ -7,11 +7,10 @@ from __future__ import annotations
 import math
 
 import pytest
+from builders.oracle import OracleExpr, require_oracle
 
 from mockpool.classad import evaluate
 from mockpool.classad.numbers import out_of_range_number
-
-from .conftest import OracleExpr, require_oracle
 
 require_oracle()
 

@@ -18,6 +18,22 @@ import threading
 from typing import Any
 
 import pytest
+from builders.oracle import (
+    HYPOTHESIS_SETTINGS,
+    OracleAd,
+    OracleExpr,
+    classad2,
+    compare_text,
+    from_oracle_ad,
+    from_oracle_value,
+    make_ads,
+    oracle_eval,
+    oracle_parse,
+    oracle_parses_all,
+    require_oracle,
+    resolve_oracle,
+    to_oracle_ad,
+)
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -39,22 +55,6 @@ from mockpool.classad.lexer import OPERATORS
 from mockpool.classad.tree import AdExpr, Literal, Unary, walk
 from mockpool.classad.values import wrap_int
 
-from .conftest import (
-    HYPOTHESIS_SETTINGS,
-    OracleAd,
-    OracleExpr,
-    classad2,
-    compare_text,
-    from_oracle_ad,
-    from_oracle_value,
-    make_ads,
-    oracle_eval,
-    oracle_parse,
-    oracle_parses_all,
-    require_oracle,
-    resolve_oracle,
-    to_oracle_ad,
-)
 from .strategies import ATTRS, expressions
 
 pytestmark = pytest.mark.oracle
@@ -600,7 +600,7 @@ def _ours_json_objects(text: str) -> list[Any]:
 
 
 @pytest.mark.xfail(
-    strict=False,
+    strict=True,
     reason="our JSON writes /Expr()/ unescaped and lists with expressions as one string; HTCondor writes \\/Expr()\\/ and arrays",
 )
 @settings(max_examples=250, **HYPOTHESIS_SETTINGS)
@@ -617,12 +617,26 @@ def test_json_matches_classad2(spec):
     assert got == expected, f"JSON for {spec}:\n  ours   {ours_text}\n  oracle {oracle.printJson()}"
 
 
-@pytest.mark.xfail(
-    strict=False,
-    reason="JSON expression marker differs from HTCondor; in old syntax a newline in a "
-    "string ends the line, as in HTCondor's own printOld",
+@pytest.mark.parametrize(
+    "form",
+    [
+        pytest.param(
+            "json",
+            marks=pytest.mark.xfail(
+                strict=True, reason="our JSON expression marker differs from HTCondor's"
+            ),
+        ),
+        pytest.param(
+            "old",
+            marks=pytest.mark.xfail(
+                strict=True,
+                reason="in old syntax a newline in a string ends the line, as in HTCondor's "
+                "own printOld",
+            ),
+        ),
+        "new",
+    ],
 )
-@pytest.mark.parametrize("form", ["json", "old", "new"])
 @settings(max_examples=150, **HYPOTHESIS_SETTINGS)
 @given(spec=ad_specs)
 def test_classad2_reads_our_text(form, spec):

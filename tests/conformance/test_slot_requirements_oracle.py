@@ -6,12 +6,11 @@ one with GPUs."""
 from __future__ import annotations
 
 import pytest
+from builders.oracle import OracleExpr, require_oracle, to_oracle_ad
 
 from mockpool.classad import ClassAd, evaluate, parse_expr
 from mockpool.config import parse_config
 from mockpool.startd.machine import Machine
-
-from .conftest import OracleExpr, require_oracle, to_oracle_ad
 
 pytestmark = pytest.mark.oracle
 require_oracle()

@@ -7,9 +7,9 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
-from mockpool.pool.trace import read_trace
+from builders.oracle import require_oracle
 
-from .conftest import require_oracle
+from mockpool.pool.trace import read_trace
 
 require_oracle()
 

@@ -31,7 +31,7 @@ from mockpool.startd.service import StartdService
 from mockpool.v1 import classad_pb2, collector_pb2, negotiator_pb2, schedd_pb2, startd_pb2
 
 if TYPE_CHECKING:
-    from .conftest import QuietPool
+    from builders.live import QuietPool
 
 pytestmark = [pytest.mark.live, pytest.mark.slow]
 

@@ -1,12 +1,13 @@
-"""Shared helpers for the conformance tests against HTCondor's own ClassAd library.
+"""HTCondor's own ClassAd library (``classad2``) as an oracle: the conformance tests'
+shared helpers.
 
-The whole folder is skipped when the ``htcondor`` wheel (``htcondor2`` + ``classad2``) is
-not installed.  ``htcondor2`` is imported *before* ``classad2``: that import switches the
-library to the semantics HTCondor's daemons use (old-ClassAd scoping, where a bare name
-not found in MY is looked up in TARGET, and the compatibility functions such as
-``stringListMember``), which is what mockpool reproduces.
+Each conformance module is skipped (``require_oracle``) when the ``htcondor`` wheel
+(``htcondor2`` + ``classad2``) is not installed. ``htcondor2`` is imported *before*
+``classad2``: that import switches the library to the semantics HTCondor's daemons use
+(old-ClassAd scoping, where a bare name not found in MY is looked up in TARGET, and the
+compatibility functions such as ``stringListMember``), which is what mockpool reproduces.
 
-Helpers (import them with ``from .conftest import ...``):
+Helpers (``from builders.oracle import ...``):
 
 - :func:`to_oracle_ad` / :func:`from_oracle_ad`: a mockpool ClassAd as a classad2 ClassAd
   and back; :func:`to_oracle_value` / :func:`from_oracle_value` for values.
@@ -39,9 +40,8 @@ from mockpool.classad import (
 )
 from mockpool.classad.tree import Literal
 
-# htcondor2 first: importing it switches classad2 to the daemons' semantics.  A conftest
-# may not skip (pytest aborts when the folder itself is the argument), so the import is
-# guarded here and every test module calls require_oracle() before anything else.
+# htcondor2 first: importing it switches classad2 to the daemons' semantics. The import
+# is guarded here and every test module calls require_oracle() before anything else.
 try:
     import classad2
     import htcondor2
