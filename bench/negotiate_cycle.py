@@ -51,13 +51,8 @@ import time
 from mockpool import gctune
 from mockpool.config import parse_config
 from mockpool.negotiator.accountant import Accountant
-from mockpool.negotiator.cycle import (
-    CycleAds,
-    CycleConfig,
-    ResourceRequest,
-    negotiate,
-    requests_from_ads,
-)
+from mockpool.negotiator.cycle import negotiate
+from mockpool.negotiator.cycleinput import CycleAds, CycleConfig, ResourceRequest, requests_from_ads
 from mockpool.schedd.queue import JobQueue
 from mockpool.schedd.schedd import Schedd
 from mockpool.startd.machine import Machine

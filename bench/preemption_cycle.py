@@ -17,7 +17,8 @@ import time
 from mockpool.classad import ClassAd
 from mockpool.config import parse_config
 from mockpool.negotiator.accountant import Accountant, SubmitterRecord
-from mockpool.negotiator.cycle import CycleAds, ResourceRequest, negotiate
+from mockpool.negotiator.cycle import negotiate
+from mockpool.negotiator.cycleinput import CycleAds, ResourceRequest
 from mockpool.startd.machine import Machine
 
 RUNS = {

@@ -30,7 +30,7 @@ from mockpool.classad.kernel import SlotTable
 from mockpool.collector.store import AdStore
 from mockpool.config import parse_config
 from mockpool.negotiator import Accountant, CycleAds, ResourceRequest, negotiate
-from mockpool.negotiator.cycle import CycleCarry, CycleConfig
+from mockpool.negotiator.cycleinput import CycleCarry, CycleConfig
 from mockpool.negotiator.held_ads import HeldSlotAds, SnapshotPart
 from mockpool.packedcolumns import column_from_pb, column_to_pb
 from mockpool.startd.machine import Machine

@@ -17,17 +17,15 @@ Public API:
 
 from .accountant import Accountant, AccountantError
 from .cadence import Cadence, CadenceError
-from .cycle import (
+from .cycle import negotiate
+from .cycleinput import (
     CycleAds,
     CycleConfig,
-    CycleMatch,
-    CycleRejection,
-    CycleResult,
     NegotiatorInputError,
     ResourceRequest,
-    negotiate,
     requests_from_ads,
 )
+from .cycleoutput import CycleMatch, CycleRejection, CycleResult
 from .log import Cycle, LogLine, NegotiatorLog, format_line, format_lines, parse_negotiator_log
 from .stats import CycleStats, StatsHistory
 

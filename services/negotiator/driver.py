@@ -55,7 +55,9 @@ from ..messages import (
 )
 from ..schedd.records import MatchNotice, RejectionNotice
 from .accountant import AccountantError
-from .cycle import CycleAds, CycleMatch, CycleRejection, CycleResult, negotiate, requests_from_ads
+from .cycle import negotiate
+from .cycleinput import CycleAds, requests_from_ads
+from .cycleoutput import CycleMatch, CycleRejection, CycleResult
 from .held_ads import SnapshotPart, StaleSnapshot, WireSnapshot
 from .log import LogLine
 from .phase1 import ScheddsToAsk, schedds_to_ask

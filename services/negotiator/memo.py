@@ -14,6 +14,8 @@ has seen. What depends on the submitter (preemption) is not remembered.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -21,7 +23,10 @@ from ..classad import ClassAd
 from ..classad.tree import Expr, Literal, unparse
 from .preemption import SUBMITTER_ATTRS
 
-__all__ = ["Answers", "AnswerMemo", "ExprText"]
+if TYPE_CHECKING:
+    from .consumption import ConsumptionByKey
+
+__all__ = ["AnswerMemo", "Answers", "CycleMemo", "ExprText"]
 
 
 class ExprText:
@@ -169,3 +174,25 @@ class AnswerMemo:
         out[~missing] = memo._m[ix[~missing]]
         out[missing] = fresh._pack()
         return Answers._unpack(out)
+
+
+@dataclass
+class CycleMemo:
+    """What one cycle remembers from request to request, in one place (the Kubernetes
+    scheduler's CycleState): caches that make an answer come faster, never differ."""
+
+    # the attribute names a request's evaluation reads, by the texts of its READS_KEY
+    # attributes and by request ad
+    reads_wide: set[tuple[str, ...]] = field(default_factory=set)
+    reads: dict[int, tuple[ClassAd, tuple[str, ...]]] = field(default_factory=dict)
+    # re-offer answers by (base, resources left), per request shape (a request's own
+    # where the cycle keeps no shapes: see AnswerMemo); ``reoffered``: the current
+    # request's, found at its first re-offer
+    reoffered: dict[tuple[int, bytes], tuple] | None = None
+    reoffered_by_shape: dict[tuple, dict[tuple[int, bytes], tuple]] = field(default_factory=dict)
+    # a request's candidates in order, by its shape and the view's live classes and
+    # states (see CandidateSearch._candidates_in)
+    ordered: dict[tuple, tuple[np.ndarray, np.ndarray, ConsumptionByKey]] = field(
+        default_factory=dict
+    )
+    safe: dict[int, tuple[Expr, bool]] = field(default_factory=dict)  # kleene_safe, per tree

@@ -29,7 +29,8 @@ from ..durable import DiskFiles, Files
 from .accountant import Accountant, AccountantError
 from .accounting_ads import accounting_ads
 from .cadence import Cadence
-from .cycle import CycleCarry, CycleConfig, CycleMatch, CycleRejection, CycleResult
+from .cycleinput import CycleCarry, CycleConfig
+from .cycleoutput import CycleMatch, CycleRejection, CycleResult
 from .durations import DurationHistogram
 from .groups import GroupTree
 from .held_ads import HeldSlotAds

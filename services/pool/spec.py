@@ -119,7 +119,7 @@ from ..config import (
 )
 from ..config.knobs import check_knobs as check_knob_table
 from ..negotiator.cadence import Cadence, CadenceError
-from ..negotiator.cycle import CycleConfig, NegotiatorInputError
+from ..negotiator.cycleinput import CycleConfig, NegotiatorInputError
 from ..negotiator.groups import GroupConfig, GroupConfigError
 from ..negotiator.preemption import check_negotiator_config
 from ..poolsecret import ENV_SECRET, ENV_SECRET_FILE, pool_secret, read_secret_file

@@ -8,7 +8,7 @@ import pytest
 from mockpool.classad import ClassAd
 from mockpool.config import parse_config
 from mockpool.negotiator import Accountant, AccountantError
-from mockpool.negotiator.cycle import slot_usage
+from mockpool.negotiator.slotusage import slot_usage
 
 
 def test_new_submitter_starts_at_half_with_default_factor():

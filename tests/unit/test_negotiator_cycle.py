@@ -20,7 +20,8 @@ from mockpool.negotiator import (
     ResourceRequest,
     negotiate,
 )
-from mockpool.negotiator.cycle import _sufficient, _sufficient_one, requests_from_ads
+from mockpool.negotiator.consumption import sufficient, sufficient_one
+from mockpool.negotiator.cycleinput import requests_from_ads
 
 
 def cfg(text: str = ""):
@@ -811,8 +812,8 @@ def test_one_p_slots_leftover_test_is_the_vector_ones_row(pairs: list[tuple[floa
     """The re-offer test's scalar cp_sufficient_assets answers as the vector one does: no
     NaN, nothing negative, nothing over what is left, and something consumed."""
     cons, avail = (list(x) for x in zip(*pairs, strict=True))
-    want = bool(_sufficient(np.array([cons]), np.array([avail]))[0])
-    assert _sufficient_one(cons, avail) is want
+    want = bool(sufficient(np.array([cons]), np.array([avail]))[0])
+    assert sufficient_one(cons, avail) is want
 
 
 def test_cycles_that_carry_their_columns_match_as_cycles_that_do_not():
@@ -823,7 +824,7 @@ def test_cycles_that_carry_their_columns_match_as_cycles_that_do_not():
     the slots, of a cycle that reads every ad afresh."""
     import random
 
-    from mockpool.negotiator.cycle import CycleCarry
+    from mockpool.negotiator.cycleinput import CycleCarry
 
     rng = random.Random(5)
     p_ad, p_ids = pslot("slot1@exec0009", cpus=4, memory=4096, claims=3)

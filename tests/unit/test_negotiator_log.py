@@ -16,7 +16,7 @@ from mockpool.negotiator import (
     negotiate,
     parse_negotiator_log,
 )
-from mockpool.negotiator.cycle import CycleConfig
+from mockpool.negotiator.cycleinput import CycleConfig
 
 BASE = 1_700_000_000.0  # 11/14/23 22:13:20 UTC
 

@@ -294,18 +294,18 @@ def test_slots_the_limit_turns_down_are_passed_over_a_key_at_a_time_unless_one_c
     # slots (66); its next job would cost 2 (68 > the limit). With every slot left at 2
     # the rest of the key fails alike and is passed over in one step (not 67 checks);
     # with the 1-cpu slot among them, the walk goes on and a takes it (67 <= 67).
-    from mockpool.negotiator import cycle
+    from mockpool.negotiator.slottable import CycleSlots
 
     pool = static_pool(101, cpus=2)
     pool.slots[-1]["Cpus"] = last_cpus
     costed: list[int] = []
-    cost_of = cycle._Slots.match_cost
+    cost_of = CycleSlots.match_cost
 
     def spy(self, row, cons_of):  # type: ignore[no-untyped-def]
         costed.append(row)
         return cost_of(self, row, cons_of)
 
-    monkeypatch.setattr(cycle._Slots, "match_cost", spy)
+    monkeypatch.setattr(CycleSlots, "match_cost", spy)
     counts, res = matched_counts(
         pool,
         [

@@ -23,7 +23,7 @@ from mockpool.classad.kernel import SlotTable
 from mockpool.collector.columns import SlotColumns
 from mockpool.config import parse_config
 from mockpool.negotiator import Accountant, CycleAds, ResourceRequest, negotiate
-from mockpool.negotiator.cycle import CycleCarry, CycleConfig
+from mockpool.negotiator.cycleinput import CycleCarry, CycleConfig
 from mockpool.negotiator.slotclasses import (
     SlotClasses,
     WideTaint,
