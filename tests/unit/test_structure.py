@@ -23,7 +23,6 @@ TOO_LONG = {
     "cli/layouts.py",
     "negotiator/cycle.py",
     "pool/spec.py",
-    "schedd/submit.py",
     "startd/machine.py",
 }
 
