@@ -17,7 +17,7 @@ from ..claimid import from_sinful, sinful
 from ..classad import ClassAd, ClassAdSyntaxError, evaluate, format_ad, parse_expr
 from ..jobstates import HELD, IDLE, RUNNING, SUSPENDED, TRANSFERRING_OUTPUT
 from ..pool.client import PoolClient
-from ..schedd.submit import quote
+from ..schedd.submit_values import quote
 from ..tooltime import TOOL_RNG, wall_now
 from . import layouts
 from .autoformat import format_json, format_parser, project, render, split_attributes

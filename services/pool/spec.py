@@ -125,12 +125,8 @@ from ..negotiator.preemption import check_negotiator_config
 from ..poolsecret import ENV_SECRET, ENV_SECRET_FILE, pool_secret, read_secret_file
 from ..schedd.cadence import AdCadence, AdCadenceError
 from ..schedd.schedd import ScheddKnobs
-from ..schedd.submit import (
-    SubmitError,
-    SubmitInputs,
-    parse_submit,
-    valid_owner,
-)
+from ..schedd.submit import SubmitError, SubmitInputs, parse_submit
+from ..schedd.submit_policy import valid_owner
 from ..startd.layout import machine_layout
 from ..startd.machine import Machine
 from .faults import Fault, FaultError, check_plan, parse_fault

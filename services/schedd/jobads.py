@@ -40,16 +40,14 @@ from dataclasses import dataclass
 from ..classad import ClassAdSyntaxError, parse_expr
 from ..classad.tree import Literal
 from ..config import ConfigDict
-from .submit import (
-    DEFAULT_LEASE,
+from .submit import UID_DOMAIN
+from .submit_policy import DEFAULT_LEASE
+from .submit_resources import (
     DEFAULT_REQUEST_CPUS,
     DEFAULT_REQUEST_DISK_KB,
     DEFAULT_REQUEST_MEMORY_MB,
-    UID_DOMAIN,
-    quote,
-    sleep_duration,
-    split_arguments,
 )
+from .submit_values import quote, sleep_duration, split_arguments
 
 __all__ = [
     "EditSpec",

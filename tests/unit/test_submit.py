@@ -18,9 +18,9 @@ from mockpool.schedd.submit import (
     MAX_JOBS_PER_SUBMISSION,
     SubmitError,
     parse_submit,
-    quote,
     submit_inputs,
 )
+from mockpool.schedd.submit_values import quote
 
 # fmt: off
 FRAGMENTS = [  # pieces of submit syntax for the property test
