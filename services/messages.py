@@ -31,7 +31,7 @@ if TYPE_CHECKING:
         MatchNotice,
         RejectionNotice,
     )
-    from .startd.machine import JobExitRecord
+    from .startd.grants import JobExitRecord
 
 # ------------------------------------------------------------------ to the collector
 

@@ -76,7 +76,7 @@ from .schedd import Schedd
 from .userlog import format_events
 
 if TYPE_CHECKING:
-    from ..startd.machine import JobExitRecord
+    from ..startd.grants import JobExitRecord
 
 __all__ = ["ScheddDriver", "exits_refusal", "job_exit"]
 

@@ -50,7 +50,7 @@ from ..messages import (
     StartdKeepAlive,
     StartdRequestClaims,
 )
-from ..startd.machine import JobExitRecord
+from ..startd.grants import JobExitRecord
 from ..v1 import schedd_pb2 as spb
 from ..v1 import schedd_pb2_grpc as sgrpc
 from ..wire import WireError, ad_from_bytes, ad_to_pb, ads_to_pb, split_fields

@@ -7,19 +7,19 @@
   from there: it pulls in gRPC, the core does not).
 """
 
-from .machine import (
+from .grants import (
     ActivationGrant,
     ClaimGrant,
     ClaimRefusedError,
     InvalidJobError,
     JobExitRecord,
     LeaseExpiry,
-    Machine,
     Release,
     StartdError,
     Tick,
     UnknownClaimError,
 )
+from .machine import Machine
 
 __all__ = [
     "ActivationGrant",

@@ -20,7 +20,7 @@ from ..classad.tree import quote_string
 from ..contract import Ready
 from ..messages import CollectorQuery, ScheddJobsExited
 from .adverts import RETRY_INTERVAL
-from .machine import JobExitRecord
+from .grants import JobExitRecord
 
 log = logging.getLogger(__name__)
 

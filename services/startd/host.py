@@ -51,17 +51,15 @@ from ..messages import (
 from ..schedd.records import ActivationOutcome, ClaimOutcome
 from .adverts import AdCadence, RecordAds
 from .exits import ExitReports
-from .machine import (
-    LEASE_EXPIRED,
-    WORKLIFE,
+from .grants import (
     ActivationGrant,
     ClaimGrant,
     ClaimRefusedError,
     JobExitRecord,
-    Machine,
     Release,
     StartdError,
 )
+from .machine import LEASE_EXPIRED, WORKLIFE, Machine
 
 if TYPE_CHECKING:
     from ..auth import Principal

@@ -69,8 +69,9 @@ from ..v1 import (
 from ..v1 import startd_pb2 as pb
 from ..wire import WireError, ad_from_pb, ad_to_pb, framed_batches
 from .adverts import RETRY_INTERVAL, UPDATE_DELAY, RecordAds, to_send
+from .grants import ClaimRefusedError, JobExitRecord
 from .host import StartdHost
-from .machine import ClaimRefusedError, JobExitRecord, Machine
+from .machine import Machine
 from .slots import VOLATILE, AdValue, Slot, ad_pairs, private_ad, volatile_values
 
 log = logging.getLogger(__name__)

@@ -18,7 +18,8 @@ from mockpool.negotiator.negotiator import Negotiator
 from mockpool.schedd.queue import JobQueue
 from mockpool.schedd.records import JobExit
 from mockpool.schedd.schedd import Schedd
-from mockpool.startd.machine import ClaimRefusedError, Machine
+from mockpool.startd.grants import ClaimRefusedError
+from mockpool.startd.machine import Machine
 
 E = 1_767_225_600  # 2026-01-01 00:00:00 UTC: the pool's date of pool time 0
 SLEEP = "executable = /bin/sleep\narguments = 60\n"

@@ -38,7 +38,7 @@ from mockpool.messages import (
 )
 from mockpool.schedd.driver import ScheddDriver
 from mockpool.schedd.records import ActivationOutcome, ClaimOutcome, MatchNotice
-from mockpool.startd.machine import JobExitRecord
+from mockpool.startd.grants import JobExitRecord
 
 SLEEP = "executable = /bin/sleep\narguments = 60\n"
 COLLECTOR, NEGOTIATOR, STARTD, ME = "coll:1", "neg:1", "exec1:1", "sched:1"

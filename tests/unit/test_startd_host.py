@@ -9,8 +9,8 @@ from builders.cores import startd_job
 from mockpool.auth import Principal, Role
 from mockpool.classad import ClassAd
 from mockpool.config import ConfigError, parse_config
+from mockpool.startd.grants import ClaimRefusedError, StartdError
 from mockpool.startd.host import StartdHost
-from mockpool.startd.machine import ClaimRefusedError, StartdError
 
 ADDR = "127.0.0.1:9618"
 SCHEDD = "<127.0.0.1:7000>"

@@ -6,13 +6,13 @@ import pytest
 
 from mockpool.classad import ClassAd, parse_expr
 from mockpool.config import ConfigError, parse_config
-from mockpool.startd.machine import (
+from mockpool.startd.grants import (
     ClaimRefusedError,
     InvalidJobError,
-    Machine,
     StartdError,
     UnknownClaimError,
 )
+from mockpool.startd.machine import Machine
 
 ADDR = "127.0.0.1:9618"
 SCHEDD = "<127.0.0.1:7000>"

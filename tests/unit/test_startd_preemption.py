@@ -6,7 +6,8 @@ import pytest
 
 from mockpool.classad import ClassAd, parse_expr
 from mockpool.config import parse_config
-from mockpool.startd.machine import ClaimRefusedError, Machine, UnknownClaimError
+from mockpool.startd.grants import ClaimRefusedError, UnknownClaimError
+from mockpool.startd.machine import Machine
 
 ADDR = "127.0.0.1:9618"
 OLD, NEW = "<127.0.0.1:7000>", "<127.0.0.1:7001>"

@@ -15,7 +15,8 @@ from mockpool.classad import ClassAd, parse_expr
 from mockpool.clock import ManualClock
 from mockpool.config import parse_config
 from mockpool.daemon import DaemonContext, EventLog
-from mockpool.startd.machine import ClaimRefusedError, Machine, UnknownClaimError
+from mockpool.startd.grants import ClaimRefusedError, UnknownClaimError
+from mockpool.startd.machine import Machine
 from mockpool.startd.service import StartdService
 from mockpool.v1 import collector_pb2
 from mockpool.wire import ad_from_pb

@@ -50,7 +50,7 @@ def test_a_major_version_that_is_not_a_number_names_the_knob() -> None:
 
 from mockpool.classad import ClassAd, matches, parse_expr  # noqa: E402
 from mockpool.schedd.submit import parse_submit  # noqa: E402
-from mockpool.startd.machine import ClaimRefusedError  # noqa: E402
+from mockpool.startd.grants import ClaimRefusedError  # noqa: E402
 
 GPU_MACHINE = "NUM_CPUS = 8\nuse FEATURE : GPUs\nMOCK_GPUS = 4\n"
 
