@@ -19,7 +19,7 @@ from ..jobstates import HELD, IDLE, RUNNING, SUSPENDED, TRANSFERRING_OUTPUT
 from ..pool.client import PoolClient
 from ..schedd.submit_values import quote
 from ..tooltime import TOOL_RNG, wall_now
-from . import layouts
+from . import analyze_layout, history_layout, layouts, q_layouts
 from .autoformat import format_json, format_parser, project, render, split_attributes
 from .pool_cmds import _JOB_ID, _date_now, _width, _with_client, pool_arg
 from .q_layouts import format_q_mode
@@ -173,7 +173,7 @@ def cmd_q(ns: argparse.Namespace) -> int:
             elif ns.printmask is not None:
                 out.append(render(ns.printmask, jobs, now=now))
             elif ns.reverse:
-                banner = layouts._schedd_header(name, sinful(address), now)
+                banner = q_layouts._schedd_header(name, sinful(address), now)
                 slots = await c.query("Machine", "")
                 out.append(format_reverse_analyze(banner, jobs, slots, now=now))
             elif ns.better_analyze:
@@ -204,7 +204,7 @@ def _table(
 ) -> str:
     # condor_q -hold is always wide (initOutputMask); -wide never cuts at the terminal
     width = None if ns.wide or "hold" in modes else _width(80)
-    total_all = layouts.JobTotals.of(all_jobs)
+    total_all = q_layouts.JobTotals.of(all_jobs)
     mode = "totals" if ns.totals else (modes[0] if modes and modes[0] != "hold" else "")
     if mode:
         return format_q_mode(
@@ -216,7 +216,7 @@ def _table(
             total_all=total_all,
             width=width,
         )
-    return layouts.format_q(
+    return q_layouts.format_q(
         jobs,
         schedd_name=name,
         schedd_address=sinful(address),
@@ -234,7 +234,7 @@ async def _analyze(c: PoolClient, jobs: list[ClassAd], name: str, address: str, 
 
     slots = await c.query("Machine", "")
     return "".join(
-        layouts.format_better_analyze(
+        analyze_layout.format_better_analyze(
             job,
             analyze_job(job, slots, now=now),
             schedd_name=name,
@@ -291,7 +291,7 @@ def cmd_history(ns: argparse.Namespace) -> int:
             return render(ns.printmask, jobs, now=_date_now(info))
         if ns.long:
             return _long(jobs, ns.attributes)
-        return layouts.format_history(jobs, width=None if ns.wide else _width(80))
+        return history_layout.format_history(jobs, width=None if ns.wide else _width(80))
 
     print(_with_client(ns, Role.READ, body), end="")
     return 0

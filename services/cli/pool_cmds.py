@@ -39,12 +39,13 @@ from ..pool.serve import (
     remove_pool_files,
     token_path,
 )
-from ..pool.spec import SpecError, load_spec
+from ..pool.spec import load_spec
+from ..pool.specmodel import SpecError
 from ..pool.submit_files import SubmitFileError, read_submit_inputs, read_user_file
 from ..pool.virtual import CLOCKS, parse_dilation
 from ..schedd.submit import SubmitError, SubmitInputs, parse_submit
 from ..v1 import master_pb2, master_pb2_grpc
-from . import layouts
+from . import analyze_layout, layouts
 from .act_messages import act_lines
 from .down_messages import daemon_down_message
 from .run_cmds import cmd_check, cmd_report, cmd_run, cmd_sweep, fail
@@ -393,7 +394,7 @@ def cmd_analyze(ns: argparse.Namespace) -> int:
             return None
         slots = await c.query("Machine", "")
         now = _date_now(info)
-        return layouts.format_better_analyze(
+        return analyze_layout.format_better_analyze(
             jobs[0],
             analyze_job(jobs[0], slots, now=now),
             schedd_name=name,

@@ -12,7 +12,8 @@ from typing import Any
 
 from ..pool.check import CheckError, check_dir, format_report
 from ..pool.cluster import ClusterError
-from ..pool.spec import SpecError, load_spec
+from ..pool.spec import load_spec
+from ..pool.specmodel import SpecError
 from ..pool.virtual import CycleCost
 from . import layouts
 

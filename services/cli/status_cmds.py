@@ -16,7 +16,7 @@ from typing import Any
 from ..auth import Role
 from ..classad import ClassAd
 from ..pool.client import PoolClient
-from . import layouts
+from . import layouts, status_normal
 from . import status_layout as sl
 from .autoformat import format_json, format_parser, render
 from .pool_cmds import POOL_HELP, _base_wall, _date_now, _width, _with_client, token_arg
@@ -88,11 +88,11 @@ def _totals_of(table: str) -> str:
 
 def _gpus(ads: list[ClassAd], kw: dict[str, Any], wide: bool) -> str:
     """-gpus: the GPU slots' table, then the totals condor_status keeps for -gpus,
-    PP_SLOTS_STATE's (by Activity), where layouts.format_status_gpus ends with the
+    PP_SLOTS_STATE's (by Activity), where status_normal.format_status_gpus ends with the
     default table's (by Arch/OpSys)."""
-    text = layouts.format_status_gpus(ads, **kw)
-    gpu_slots = [ad for ad in ads if layouts._is_gpu_slot(ad)]
-    normal = layouts._slot_totals(gpu_slots)
+    text = status_normal.format_status_gpus(ads, **kw)
+    gpu_slots = [ad for ad in ads if status_normal._is_gpu_slot(ad)]
+    normal = status_normal._slot_totals(gpu_slots)
     if not text or not text.endswith(normal):
         return text
     return text[: -len(normal)] + sl.format_totals(gpu_slots, "state", None if wide else 14)
@@ -127,9 +127,9 @@ def _render(ns: argparse.Namespace, ads: list[ClassAd], now: float) -> str:
         elif mode == "startd":
             kind = "startd"
         elif mode == "schedd":
-            return "\n" + _totals_of(layouts.format_status_schedd(ads, **kw))
+            return "\n" + _totals_of(status_normal.format_status_schedd(ads, **kw))
         elif mode == "submitters":
-            return "\n" + _totals_of(layouts.format_status_submitters(ads, **kw))
+            return "\n" + _totals_of(status_normal.format_status_submitters(ads, **kw))
         else:
             return ""  # the daemons' and -any's layouts have no summary
         return "\n" + sl.format_totals(ads, kind, key) if ads else ""
@@ -151,16 +151,16 @@ def _render(ns: argparse.Namespace, ads: list[ClassAd], now: float) -> str:
     if mode == "collector":
         return sl.format_status_collector(ads, width=width, wide=wide, keys=keys)
     if mode == "negotiator":
-        return layouts.format_status_negotiator(ads, **kw)
+        return status_normal.format_status_negotiator(ads, **kw)
     if mode == "schedd":
-        return layouts.format_status_schedd(ads, **kw)
+        return status_normal.format_status_schedd(ads, **kw)
     if mode == "submitters":
-        return layouts.format_status_submitters(ads, **kw)
+        return status_normal.format_status_submitters(ads, **kw)
     if mode == "any":
-        return layouts.format_status_any(ads, **kw)
+        return status_normal.format_status_any(ads, **kw)
     if mode == "gpus":
         return _gpus(ads, kw, wide)
-    return layouts.format_status(ads, now=now, wide=wide, **kw)
+    return status_normal.format_status(ads, now=now, wide=wide, **kw)
 
 
 def cmd_status(ns: argparse.Namespace) -> int:

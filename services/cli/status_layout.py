@@ -38,13 +38,13 @@ from .layouts import (
     _crop,
     _int,
     _num,
-    _readable_mb,
     _str,
     _table,
     _value,
 )
 from .status_cells import SortKeys, _d, _elapsed, _load, _number, _platform, status_sorted
 from .status_compact import COMPACT_CONSTRAINT, format_status_compact
+from .status_normal import _readable_mb
 from .status_totals import format_totals
 
 __all__ = [

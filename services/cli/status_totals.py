@@ -8,8 +8,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from ..classad import ClassAd
-from .layouts import NORMAL_STATE_COLS, LayoutError, _int, _num, _str, _value
+from .layouts import LayoutError, _int, _num, _str, _value
 from .status_cells import _number, _platform
+from .status_normal import NORMAL_STATE_COLS
 
 __all__ = ["format_totals"]
 

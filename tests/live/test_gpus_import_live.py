@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from mockpool import Pool
-from mockpool.cli.layouts import format_status_gpus
+from mockpool.cli.status_normal import format_status_gpus
 from mockpool.pool.spec import parse_spec
 
 pytestmark = [pytest.mark.live, pytest.mark.slow]

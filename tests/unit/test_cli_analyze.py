@@ -14,7 +14,7 @@ import pytest
 
 from mockpool.classad import ClassAd, parse_expr
 from mockpool.cli.analysis import analyze_job
-from mockpool.cli.layouts import format_better_analyze
+from mockpool.cli.analyze_layout import format_better_analyze
 
 BASE = 1732269600  # 2024-11-22 10:00:00 UTC = pool time 0
 REQ = (

@@ -17,22 +17,23 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from mockpool.classad import ClassAd
+from mockpool.cli.history_layout import format_history
 from mockpool.cli.layouts import (
-    JobTotals,
     LayoutError,
     fmt_date,
     fmt_duration,
-    format_history,
     format_long,
-    format_q,
     format_q_long,
+    natural_cmp,
+    natural_key,
+)
+from mockpool.cli.q_layouts import JobTotals, format_q
+from mockpool.cli.status_normal import (
     format_status,
     format_status_any,
     format_status_negotiator,
     format_status_schedd,
     format_status_submitters,
-    natural_cmp,
-    natural_key,
 )
 
 BASE = (
@@ -808,7 +809,7 @@ def test_dry_run_of_a_bad_description_names_the_line(tmp_path, capsys) -> None:
 
 
 def test_status_gpus_lists_the_slots_with_gpus() -> None:
-    from mockpool.cli.layouts import format_status_gpus
+    from mockpool.cli.status_normal import format_status_gpus
     from mockpool.config import parse_config
     from mockpool.startd.machine import Machine
 

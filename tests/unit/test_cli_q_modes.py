@@ -16,8 +16,7 @@ import pytest
 
 from mockpool.classad import parse_ad
 from mockpool.cli.job_cmds import selection_constraint, since_cut
-from mockpool.cli.layouts import JobTotals
-from mockpool.cli.q_layouts import format_q_mode
+from mockpool.cli.q_layouts import JobTotals, format_q_mode
 
 BASE = 1732269600  # 2024-11-22 10:00:00 UTC
 HEADER = "\n\n-- Schedd: s1 : <127.0.0.1:9618> @ 11/22/24 11:00:00\n"

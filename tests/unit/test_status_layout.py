@@ -412,7 +412,7 @@ def test_query_of_names_modes_and_sort():
 def test_default_table_wide_and_presorted():
     """-wide: the long ActivityTime column, no crop on a narrow terminal, totals keyed
     as wide as the longest key; keep_order: the -sort order stays."""
-    from mockpool.cli.layouts import format_status
+    from mockpool.cli.status_normal import format_status
 
     a = slot(
         Name="a-very-long-slot-name-that-goes-past-34@m2",

@@ -10,7 +10,8 @@ from pathlib import Path
 
 from mockpool import Pool
 from mockpool.classad import parse_ads
-from mockpool.cli.layouts import format_q, format_status
+from mockpool.cli.q_layouts import format_q
+from mockpool.cli.status_normal import format_status
 from mockpool.pool.spec import parse_spec
 
 DATA = Path(__file__).parent.parent / "data" / "import"

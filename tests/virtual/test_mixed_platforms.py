@@ -6,7 +6,7 @@ and a GPU job runs only where there are GPUs, taking them from a partitionable s
 from __future__ import annotations
 
 from mockpool import Pool
-from mockpool.cli.layouts import format_status_gpus
+from mockpool.cli.status_normal import format_status_gpus
 from mockpool.pool.spec import parse_spec
 
 SPEC = """
