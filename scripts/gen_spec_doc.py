@@ -1,5 +1,5 @@
 """Write docs/spec.md, the pool spec's reference, from the spec's own schema: the keys
-spec.py, faults.py and workload.py accept, the [pool] defaults of a parsed empty spec,
+specmodel.py, faults.py and workload.py accept, the [pool] defaults of a parsed empty spec,
 the distributions and arrivals workload.py draws from, and spec.py's annotated example.
 What each key means comes from services/pool/spec_keys.py; a key without an entry there
 (or an entry for a key the parser refuses) stops the script.
@@ -15,7 +15,7 @@ import re
 import sys
 from pathlib import Path
 
-from mockpool.pool import faults, spec, spec_keys, workload
+from mockpool.pool import faults, spec, spec_keys, specmodel, workload
 
 ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "docs" / "spec.md"
@@ -24,14 +24,14 @@ OUT = ROOT / "docs" / "spec.md"
 def _checked() -> dict[str, tuple[set[str], spec_keys.Keys]]:
     """Table -> (the keys the parser accepts, their meanings), read now."""
     return {
-        "pool": (spec._POOL_KEYS, spec_keys.POOL),
-        "startds": (spec._STARTD_KEYS, spec_keys.STARTDS),
-        "schedds": (spec._SCHEDD_KEYS, spec_keys.SCHEDDS),
-        "accountant": (spec._ACCOUNTANT_KEYS, spec_keys.ACCOUNTANT),
-        "submit": (spec._SUBMIT_KEYS, spec_keys.SUBMIT),
-        "workload": (spec._WORKLOAD_KEYS, spec_keys.WORKLOAD),
-        "trace": (spec._TRACE_KEYS, spec_keys.TRACE),
-        "import": (spec._IMPORT_KEYS, spec_keys.IMPORT),
+        "pool": (specmodel.POOL_KEYS, spec_keys.POOL),
+        "startds": (specmodel.STARTD_KEYS, spec_keys.STARTDS),
+        "schedds": (specmodel.SCHEDD_KEYS, spec_keys.SCHEDDS),
+        "accountant": (specmodel.ACCOUNTANT_KEYS, spec_keys.ACCOUNTANT),
+        "submit": (specmodel.SUBMIT_KEYS, spec_keys.SUBMIT),
+        "workload": (specmodel.WORKLOAD_KEYS, spec_keys.WORKLOAD),
+        "trace": (specmodel.TRACE_KEYS, spec_keys.TRACE),
+        "import": (specmodel.IMPORT_KEYS, spec_keys.IMPORT),
         "faults": (faults._KEYS, spec_keys.FAULT),
         "faults (random)": (faults._RANDOM_KEYS, spec_keys.RANDOM_FAULT),
     }
@@ -57,9 +57,9 @@ class SchemaDrift(Exception):
 
 
 def check_keys() -> None:
-    if set(spec_keys.TABLES) != spec._TOP_KEYS:
+    if set(spec_keys.TABLES) != specmodel.TOP_KEYS:
         raise SchemaDrift(
-            f"tables: spec.py {sorted(spec._TOP_KEYS)}, spec_keys.py {sorted(spec_keys.TABLES)}"
+            f"tables: spec.py {sorted(specmodel.TOP_KEYS)}, spec_keys.py {sorted(spec_keys.TABLES)}"
         )
     for table, (accepted, meanings) in _checked().items():
         missing, extra = set(accepted) - set(meanings), set(meanings) - set(accepted)

@@ -29,7 +29,7 @@ from ..startd.host import StartdHost
 if TYPE_CHECKING:
     from ..config import ConfigDict
     from ..contract import Event
-    from ..pool.spec import RemoveItem, SubmitItem
+    from ..pool.specmodel import RemoveItem, SubmitItem
     from .kernel import Kernel, Node
     from .pool import KernelPool, _Daemons
 

@@ -27,7 +27,7 @@ from .. import gctune
 from ..durable import SimulatedDisk
 from ..pool.faults import Fault, apply_step, plan_steps
 from ..pool.layout import ActorPlan, actor_plans, find_actor, own_negotiator
-from ..pool.spec import PoolSpec, RemoveItem, SubmitItem
+from ..pool.specmodel import PoolSpec, RemoveItem, SubmitItem
 from ..pool.virtual import VIRTUAL_EPOCH
 from ..principals import Principal, Role, daemon_identity
 from .faults import ActorHandle, KernelClient, run_now

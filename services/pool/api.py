@@ -42,8 +42,9 @@ from .localray import LocalRay, start_local_ray, stop_local_ray
 from .measures import measure, write_series
 from .metrics import MetricsSnapshot, PoolMetrics, exposition
 from .report import AD_FILES, summarize, without_finished, write_output
-from .spec import PoolSpec, load_spec, parse_spec
+from .spec import load_spec, parse_spec
 from .spececho import echo_spec
+from .specmodel import PoolSpec
 from .virtual import CLOCKS
 
 T = TypeVar("T")

@@ -49,7 +49,7 @@ from .layout import ActorPlan, actor_plans, find_actor, own_negotiator
 from .metrics import MetricsSnapshot
 from .progress import load_progress, save_progress
 from .scrape import scrape
-from .spec import PoolSpec, RemoveItem, SubmitItem
+from .specmodel import PoolSpec, RemoveItem, SubmitItem
 from .virtual import VIRTUAL_EPOCH
 
 log = logging.getLogger(__name__)

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 from ..principals import daemon_identity
 
 if TYPE_CHECKING:
-    from .spec import PoolSpec
+    from .specmodel import PoolSpec
 
 
 @dataclass(frozen=True)

@@ -44,7 +44,8 @@ from . import processes
 from .api import Pool
 from .condor_config import CONFIG_FILE, SCHEDD_ADDRESS_FILE, TOKEN_DIR
 from .report import event_line
-from .spec import SpecError, load_spec
+from .spec import load_spec
+from .specmodel import SpecError
 
 POOL_FILE = "pool.json"
 SECRET_FILE = "secret"

@@ -1,6 +1,6 @@
 """What each key of a pool spec means: the text of docs/spec.md.
 
-The keys themselves are spec.py's (``_POOL_KEYS``, ``_STARTD_KEYS``, ...), faults.py's
+The keys themselves are specmodel.py's (``POOL_KEYS``, ``STARTD_KEYS``, ...), faults.py's
 and workload.py's: ``scripts/gen_spec_doc.py`` refuses to write docs/spec.md while a key
 there has no entry here, or an entry here names a key they do not accept, and takes the
 ``[pool]`` defaults from a parsed empty spec rather than from this file. A new key is

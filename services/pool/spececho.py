@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .spec import PoolSpec
+from .specmodel import PoolSpec
 from .workload import Arrival, Distribution
 
 __all__ = ["echo_spec", "describe_distribution"]

@@ -31,7 +31,9 @@ from typing import Any
 
 from ..config import ConfigError
 from ..config.defaults import is_known
-from .spec import SpecError, check_knobs, load_spec
+from .spec import load_spec
+from .specchecks import check_knobs
+from .specmodel import SpecError
 from .virtual import CLOCKS
 
 __all__ = [

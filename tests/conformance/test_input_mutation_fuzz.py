@@ -21,7 +21,8 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from mockpool.classad import parse_expr
-from mockpool.pool.spec import SpecError, parse_spec
+from mockpool.pool.spec import parse_spec
+from mockpool.pool.specmodel import SpecError
 from mockpool.pool.submit_files import SubmitFileError, read_submit_inputs
 from mockpool.schedd.submit import SubmitError, parse_submit
 

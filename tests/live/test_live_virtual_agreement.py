@@ -13,7 +13,8 @@ from typing import Any
 import pytest
 
 from mockpool import Pool
-from mockpool.pool.spec import PoolSpec, load_spec, parse_spec
+from mockpool.pool.spec import load_spec, parse_spec
+from mockpool.pool.specmodel import PoolSpec
 
 pytestmark = [pytest.mark.live, pytest.mark.slow]
 

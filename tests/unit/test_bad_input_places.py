@@ -27,7 +27,8 @@ from mockpool.clock import ManualClock
 from mockpool.config import ConfigError, parse_config, slot_types
 from mockpool.config.constexpr import evaluate_constant
 from mockpool.daemon import DaemonContext, EventLog
-from mockpool.pool.spec import SpecError, parse_spec
+from mockpool.pool.spec import parse_spec
+from mockpool.pool.specmodel import SpecError
 from mockpool.pool.tomlplaces import SpecLines, TomlPlaces
 from mockpool.schedd.service import ScheddService
 from mockpool.schedd.submit import SubmitError, parse_submit

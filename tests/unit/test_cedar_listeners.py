@@ -9,7 +9,8 @@ from mockpool.cedar.auth_claim import ClaimToBeAuth
 from mockpool.cedar.auth_fs import FSAuth
 from mockpool.cedar.auth_token import TokenAuth
 from mockpool.pool.cedar_listeners import security_from_config
-from mockpool.pool.spec import SpecError, parse_spec
+from mockpool.pool.spec import parse_spec
+from mockpool.pool.specmodel import SpecError
 
 SPEC = """
 [[startds]]

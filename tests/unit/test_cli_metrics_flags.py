@@ -11,7 +11,8 @@ import pytest
 from mockpool.cli import pool_cmds
 from mockpool.cli.main import build_parser
 from mockpool.pool import api, serve
-from mockpool.pool.spec import SpecError, parse_spec
+from mockpool.pool.spec import parse_spec
+from mockpool.pool.specmodel import SpecError
 
 SPEC = Path(__file__).resolve().parents[2] / "examples" / "pslot.toml"
 

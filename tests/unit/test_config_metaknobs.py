@@ -11,7 +11,8 @@ import pytest
 
 from mockpool.config import ConfigError, parse_config
 from mockpool.config.metaknobs import expand_args, template
-from mockpool.pool.spec import SpecError, parse_spec
+from mockpool.pool.spec import parse_spec
+from mockpool.pool.specmodel import SpecError
 
 
 def cfg(text: str, **kw):

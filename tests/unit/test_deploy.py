@@ -19,7 +19,8 @@ from mockpool.auth import make_secret, write_token
 from mockpool.cli.main import main
 from mockpool.pool.cluster import ClusterError, probe_address
 from mockpool.pool.layout import actor_plans, find_actor
-from mockpool.pool.spec import SpecError, parse_spec
+from mockpool.pool.spec import parse_spec
+from mockpool.pool.specmodel import SpecError
 
 ROOT = Path(__file__).resolve().parents[2]
 DEPLOY = ROOT / "deploy"

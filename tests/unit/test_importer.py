@@ -14,7 +14,8 @@ import pytest
 from mockpool.classad import parse_expr
 from mockpool.config import parse_config
 from mockpool.pool.importer import ImportError_, read_jobs, read_machines
-from mockpool.pool.spec import SpecError, parse_spec
+from mockpool.pool.spec import parse_spec
+from mockpool.pool.specmodel import SpecError
 from mockpool.schedd.submit import parse_submit
 
 DATA = Path(__file__).parent.parent / "data" / "import"

@@ -11,7 +11,8 @@ import pytest
 from mockpool.cli.main import main
 from mockpool.config import ConfigDict
 from mockpool.config.knobs import KNOBS, check_knobs
-from mockpool.pool.spec import SpecError, parse_spec
+from mockpool.pool.spec import parse_spec
+from mockpool.pool.specmodel import SpecError
 
 SPEC = """[pool]
 duration = 60

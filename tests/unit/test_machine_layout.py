@@ -9,7 +9,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from mockpool.config import ConfigDict, ConfigError, parse_config
-from mockpool.pool.spec import SpecError, parse_spec
+from mockpool.pool.spec import parse_spec
+from mockpool.pool.specmodel import SpecError
 from mockpool.startd.layout import MEMORY_MB_PER_CPU, machine_layout
 from mockpool.startd.machine import Machine
 

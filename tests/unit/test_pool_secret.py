@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 
 from mockpool.auth import make_secret, read_token, write_token
-from mockpool.pool.spec import SpecError, parse_spec
+from mockpool.pool.spec import parse_spec
+from mockpool.pool.specmodel import SpecError
 from mockpool.poolsecret import (
     SecretError,
     check_file,

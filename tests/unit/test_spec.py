@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from mockpool.pool.spec import SpecError, load_spec, parse_spec
+from mockpool.pool.spec import load_spec, parse_spec
+from mockpool.pool.specmodel import SpecError
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 

@@ -27,9 +27,9 @@ def test_spec_doc_is_fresh(gen: ModuleType) -> None:
 def test_a_new_key_without_a_meaning_stops_the_script(
     gen: ModuleType, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from mockpool.pool import spec
+    from mockpool.pool import specmodel
 
-    monkeypatch.setattr(spec, "_POOL_KEYS", spec._POOL_KEYS | {"new_knob"})
+    monkeypatch.setattr(specmodel, "POOL_KEYS", specmodel.POOL_KEYS | {"new_knob"})
     with pytest.raises(gen.SchemaDrift, match=r"\[pool\].*new_knob"):
         gen.render()
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from mockpool.pool.spec import SpecError, parse_spec
+from mockpool.pool.spec import parse_spec
+from mockpool.pool.specmodel import SpecError
 
 HEAD = '[pool]\ntime_scale = 60\n\n[config]\nGROUP_NAMES = "group_physics, group_chemistry"\n'
 

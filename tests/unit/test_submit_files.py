@@ -13,7 +13,8 @@ import pytest
 from mockpool.cli.job_cmds import selection_constraint
 from mockpool.cli.main import main
 from mockpool.pool import submit_files
-from mockpool.pool.spec import SpecError, load_spec
+from mockpool.pool.spec import load_spec
+from mockpool.pool.specmodel import SpecError
 from mockpool.pool.submit_files import SubmitFileError, read_submit_inputs, read_user_file
 from mockpool.schedd.submit import SubmitError, parse_submit
 

@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 
 from mockpool.classad import parse_expr
-from mockpool.pool.spec import SpecError, load_spec, parse_spec
+from mockpool.pool.spec import load_spec, parse_spec
+from mockpool.pool.specmodel import SpecError
 from mockpool.pool.trace import (
     TraceError,
     TraceJob,

@@ -10,7 +10,8 @@ import numpy as np
 import pytest
 
 from mockpool.classad import ClassAd, parse_expr
-from mockpool.pool.spec import SpecError, parse_spec
+from mockpool.pool.spec import parse_spec
+from mockpool.pool.specmodel import SpecError
 from mockpool.pool.workload import (
     Workload,
     WorkloadError,

@@ -14,7 +14,8 @@ import pytest
 from mockpool import Pool
 from mockpool.pool.check import Report, check, check_dir
 from mockpool.pool.faults import FaultError, contradicts
-from mockpool.pool.spec import SpecError, parse_spec
+from mockpool.pool.spec import parse_spec
+from mockpool.pool.specmodel import SpecError
 
 
 @pytest.fixture

@@ -19,7 +19,8 @@ from mockpool import Pool, gctune
 from mockpool.negotiator.log import NegotiatorLog
 from mockpool.pool.api import run_pool
 from mockpool.pool.check import check_dir
-from mockpool.pool.spec import SpecError, load_spec, parse_spec
+from mockpool.pool.spec import load_spec, parse_spec
+from mockpool.pool.specmodel import SpecError
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples"
