@@ -24,7 +24,7 @@ from ..principals import Principal, Role
 from ..schedd.driver import ScheddDriver
 from ..schedd.logfiles import append_user_logs
 from ..schedd.schedd import Schedd
-from ..startd.host import StartdHost
+from ..startd.core import StartdCore
 
 if TYPE_CHECKING:
     from ..config import ConfigDict
@@ -96,7 +96,7 @@ class Builder:
     def startds(self, d: _Daemons, config: ConfigDict, now: float = 0.0) -> Node:
         pool = self.pool
         machines = [(name, config) for name in d.plan.daemons]
-        host = StartdHost(machines, ad_epoch=pool.ad_epoch, config=pool.spec.config)
+        host = StartdCore(machines, ad_epoch=pool.ad_epoch, config=pool.spec.config)
         node = self._node(d, "startd", d.plan.name, host)
         for name in d.plan.daemons:  # each machine answers to its own name too
             d.nodes[name.lower()] = node

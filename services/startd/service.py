@@ -3,7 +3,7 @@ one send function per message type its core sends.
 
 Everything the machines decide (routing by slot name or claim id, the claim index, the
 job-exit and lease schedule, the ad cadence, the job-exit reports and their retries and
-relocation, the events) is the core's: ``host.StartdHost``, driven through the daemon
+relocation, the events) is the core's: ``host.StartdCore``, driven through the daemon
 contract. This module:
 
 - decodes each request into its message record (a schedd of this process hands over its
@@ -69,8 +69,8 @@ from ..v1 import (
 from ..v1 import startd_pb2 as pb
 from ..wire import WireError, ad_from_pb, ad_to_pb, framed_batches
 from .adverts import RETRY_INTERVAL, UPDATE_DELAY, RecordAds, to_send
+from .core import StartdCore
 from .grants import ClaimRefusedError, JobExitRecord
-from .host import StartdHost
 from .machine import Machine
 from .slots import VOLATILE, AdValue, Slot, ad_pairs, private_ad, volatile_values
 
@@ -164,12 +164,12 @@ class StartdService:
         machines: list[tuple[str, ConfigDict]],
     ) -> None:
         # checks names and policies
-        self.host = StartdHost(machines, ad_epoch=ctx.ad_epoch, config=ctx.config)
+        self.core = StartdCore(machines, ad_epoch=ctx.ad_epoch, config=ctx.config)
         self.ctx = ctx
         # machines whose due jobs one tick ends (virtual: all at once), and whose ads
         # one tick builds (larger turns in virtual time, which stands still meanwhile)
-        self.host.tick_limit = None if ctx.virtual else _MACHINES_PER_TURN
-        self.host.ads.per_tick = _MACHINES_PER_VIRTUAL_TURN if ctx.virtual else _MACHINES_PER_TURN
+        self.core.tick_limit = None if ctx.virtual else _MACHINES_PER_TURN
+        self.core.ads.per_tick = _MACHINES_PER_VIRTUAL_TURN if ctx.virtual else _MACHINES_PER_TURN
         self._armed: float | None = None  # when the loop means to wake
         self._wake = asyncio.Event()
         # the slot ads' builders: records for a collector of this process, else bytes
@@ -190,10 +190,10 @@ class StartdService:
             raise RuntimeError("StartdService.start: ctx.address is not set")
         address = self.ctx.collector_address
         in_process = bool(address) and rpc.can_hand_over(self.ctx.channel(address))
-        self.host.ads.builder = self._handed if in_process else self._wire
+        self.core.ads.builder = self._handed if in_process else self._wire
         self._wake = asyncio.Event()
         self._act(
-            self.host.start(self.ctx.address, self.ctx.clock.now(), self.ctx.claim_rng, address)
+            self.core.start(self.ctx.address, self.ctx.clock.now(), self.ctx.claim_rng, address)
         )
         loop = asyncio.get_running_loop()
         self._tasks = [loop.create_task(self._loop(), name="startd")]
@@ -206,19 +206,19 @@ class StartdService:
         await asyncio.gather(*tasks, return_exceptions=True)
 
     def status(self) -> dict[str, Any]:
-        host = self.host
+        core = self.core
         return {
-            "machines": len(host.machines) or len(host.specs),
-            "slots": sum(len(m.slots) for m in host.machines.values()),
-            "claims_held": host.claims_held,
-            "exits_pending": host.reports.waiting(),
-            **host.stats,
-            "by_machine": {name: dict(c) for name, c in host.machine_stats.items()},
+            "machines": len(core.machines) or len(core.specs),
+            "slots": sum(len(m.slots) for m in core.machines.values()),
+            "claims_held": core.claims_held,
+            "exits_pending": core.reports.waiting(),
+            **core.stats,
+            "by_machine": {name: dict(c) for name, c in core.machine_stats.items()},
         }
 
     @property
     def stats(self) -> dict[str, int]:
-        return self.host.stats
+        return self.core.stats
 
     # --- machines ---------------------------------------------------------------------
 
@@ -226,24 +226,24 @@ class StartdService:
         """Machines are made once the server's address (in their claim ids) is known."""
         if not self.ctx.address:
             raise RuntimeError("StartdService.start: ctx.address is not set")
-        self.host.build(self.ctx.address, self.ctx.clock.now(), self.ctx.claim_rng)
+        self.core.build(self.ctx.address, self.ctx.clock.now(), self.ctx.claim_rng)
 
     @property
     def machines(self) -> dict[str, Machine]:
-        return self.host.machines
+        return self.core.machines
 
     def crash_daemon(self, name: str) -> None:
         """Machine ``name`` dies alone (the actor's other machines run on): its state
         and the job exits it had not yet reported go; a call for its slots is refused."""
-        key = next(n for n in self.host.machines if n.lower() == name.lower())
-        self.host.crash(key)
+        key = next(n for n in self.core.machines if n.lower() == name.lower())
+        self.core.crash(key)
 
     def restart_daemon(self, name: str) -> None:
         """Machine ``name`` again, as a restarted startd: new slots and claim ids."""
-        key = next(n for n, _ in self.host.specs if n.lower() == name.lower())
+        key = next(n for n, _ in self.core.specs if n.lower() == name.lower())
         now = self.ctx.clock.now()
-        self.host.restart(key, self.ctx.address, now, self.ctx.claim_rng)
-        self._act(self.host.flush(now))
+        self.core.restart(key, self.ctx.address, now, self.ctx.claim_rng)
+        self._act(self.core.flush(now))
 
     # --- the loop and the sends -------------------------------------------------------
 
@@ -253,18 +253,18 @@ class StartdService:
         while True:
             try:
                 self._wake.clear()
-                self._armed = due = self.host.next_wakeup()
+                self._armed = due = self.core.next_wakeup()
                 if due is None:
                     await self._wake.wait()
                     continue
                 if due > clock.now():
                     await sleep_until_or(clock, due, self._wake)
                     continue
-                if self.host.ads.starting(clock.now()) and turns.others_waiting():
+                if self.core.ads.starting(clock.now()) and turns.others_waiting():
                     await turns.own_turn()  # a round's ads are a batch: it takes turns
                 now = clock.now()
-                self._act(self.host.tick(now))
-                wake = self.host.next_wakeup()
+                self._act(self.core.tick(now))
+                wake = self.core.next_wakeup()
                 if wake is not None and wake <= now:
                     await turns.own_turn()  # more due (a round's next machines): turns
             except asyncio.CancelledError:
@@ -280,7 +280,7 @@ class StartdService:
             self.ctx.events.emit(daemon, kind, **fields)
         for send in ready.sends:
             self._send(send)
-        wake = self.host.next_wakeup()
+        wake = self.core.next_wakeup()
         if wake is not None and (self._armed is None or wake < self._armed):
             self._wake.set()
 
@@ -292,7 +292,7 @@ class StartdService:
 
     def _back(self, msg: Any, address: str) -> None:
         """An answer to what the core sent, delivered to it."""
-        self._act(self.host.deliver(msg, Peer(address, _PEER), self.ctx.clock.now()))
+        self._act(self.core.deliver(msg, Peer(address, _PEER), self.ctx.clock.now()))
 
     async def _advertise(self, send: Send) -> None:
         msg: CollectorAdvertise = send.msg
@@ -366,7 +366,7 @@ class StartdService:
 
     def _request(self, msg: Any, who: Principal, now: float) -> Any:
         """Deliver a request; its reply (the rest of the ``Ready`` acted on)."""
-        ready = self.host.deliver(msg, Peer("", who), now)
+        ready = self.core.deliver(msg, Peer("", who), now)
         reply = None
         rest = Ready(events=ready.events)
         for send in ready.sends:
@@ -429,7 +429,7 @@ class StartdService:
         try:
             return ad_from_pb(msg)
         except WireError as e:
-            self.host.undecodable(refused)
+            self.core.undecodable(refused)
             return str(e)
 
     async def handed_activations(self, handed: HandedActivations) -> rpc.Handover:
@@ -470,14 +470,14 @@ class StartdService:
         who = caller()
         async for part in turns.in_turns(request.claim_ids, turns.ADS_PER_TURN):
             now = self.ctx.clock.now()
-            for claim_id, rel in zip(part, self.host.releases(part, who, now), strict=True):
+            for claim_id, rel in zip(part, self.core.releases(part, who, now), strict=True):
                 result = reply.results.add(claim_id=claim_id)
                 if isinstance(rel, str):
                     result.ok, result.error = False, rel
                     continue
                 result.ok, result.slot_name = True, rel.slot_name
                 ad_to_pb(rel.slot_ad, result.slot)
-            self._act(self.host.flush(now))
+            self._act(self.core.flush(now))
         return reply
 
     def keep_alive(self, request: pb.KeepAliveRequest) -> pb.KeepAliveReply:
@@ -490,8 +490,8 @@ class StartdService:
         is not the negotiator (the live reply names the ids refused, which the one-way
         StartdMatchInfo does not)."""
         now = self.ctx.clock.now()
-        refused = self.host.match_info_from(caller(), list(request.claim_ids), now)
-        self._act(self.host.flush(now))
+        refused = self.core.match_info_from(caller(), list(request.claim_ids), now)
+        self._act(self.core.flush(now))
         return pb.MatchInfoReply(refused_claim_ids=refused)
 
     # --- the slot ads' wire form (tests and tools read it) -----------------------------
@@ -502,14 +502,14 @@ class StartdService:
         """Serialized ``AdUpdate``s of a round of these machines (what the live shell
         sends to a collector of another process), and the machines' versions."""
         versions = {m.name: m.version for m in machines}
-        gone = self.host.ads.invalidated(machines, self.host.machines)
+        gone = self.core.ads.invalidated(machines, self.core.machines)
         return self._wire.build(machines, now, gone, only_changed=only_changed), versions
 
     def _records(
         self, machines: list[Machine], now: float, *, only_changed: bool
     ) -> list[CollectorUpdate]:
         """What ``build_updates`` serialises, as the collector's own records."""
-        gone = self.host.ads.invalidated(machines, self.host.machines)
+        gone = self.core.ads.invalidated(machines, self.core.machines)
         return self._handed.build(machines, now, gone, only_changed=only_changed)
 
 

@@ -9,7 +9,7 @@ from builders.cores import startd_job
 from mockpool.auth import Principal, Role
 from mockpool.classad import ClassAd
 from mockpool.config import parse_config
-from mockpool.startd.host import StartdHost
+from mockpool.startd.core import StartdCore
 from mockpool.startd.machine import Machine
 
 ADDR = "127.0.0.1:9618"
@@ -111,7 +111,7 @@ def test_the_hosts_events_are_dated_when_they_happened_not_when_found() -> None:
     """The host behind the shell, woken at 1000 after a gap: the lease_expired event is
     dated at its deadline (400) and an exit at the job's end (350), so a log sorted by
     time reads the claim ended before anything the schedd did after giving up on it."""
-    h = StartdHost([("exec1", parse_config(STATIC, "test.conf"))])
+    h = StartdCore([("exec1", parse_config(STATIC, "test.conf"))])
     h.build(ADDR, 0.0, lambda _name: None)
     m = h.machine_for_slot("slot1@exec1")
     cids = []

@@ -1,4 +1,4 @@
-"""The startd's core (host.StartdHost) through the daemon contract: the replies each
+"""The startd's core (host.StartdCore) through the daemon contract: the replies each
 request gets, the ad cadence (UPDATE_INTERVAL, UPDATE_DELAY, RETRY_INTERVAL) and the
 job-exit reports (one on its way per schedd, retries, relocation), with numbers worked
 out by hand. No shell, no clock: ``now`` is passed in."""
@@ -28,7 +28,7 @@ from mockpool.messages import (
     StartdRequestClaims,
 )
 from mockpool.schedd.records import ActivationRequest, ClaimRequest
-from mockpool.startd.host import StartdHost
+from mockpool.startd.core import StartdCore
 
 ADDR = "127.0.0.1:9618"
 COLLECTOR = "10.0.0.1:9618"
@@ -39,9 +39,9 @@ NEGOTIATOR = Peer("10.0.0.2:9000", Principal(Role.DAEMON, "negotiator"))
 FROM_COLLECTOR = Peer(COLLECTOR, Principal(Role.DAEMON))
 
 
-def started(*names: str, conf: str = "UPDATE_INTERVAL = 300\n", at: float = 0.0) -> StartdHost:
+def started(*names: str, conf: str = "UPDATE_INTERVAL = 300\n", at: float = 0.0) -> StartdCore:
     cfg = parse_config(STATIC, "m.conf")
-    h = StartdHost([(n, cfg) for n in names], config=parse_config(conf, "pool.conf"))
+    h = StartdCore([(n, cfg) for n in names], config=parse_config(conf, "pool.conf"))
     h.start(ADDR, at, lambda _name: None, COLLECTOR)
     return h
 
@@ -50,7 +50,7 @@ def sent(ready: Ready, kind: type) -> list:
     return [s for s in ready.sends if isinstance(s.msg, kind)]
 
 
-def round_at(h: StartdHost, now: float) -> CollectorAdvertise:
+def round_at(h: StartdCore, now: float) -> CollectorAdvertise:
     assert h.next_wakeup() == now
     [s] = sent(h.tick(now), CollectorAdvertise)
     assert s.address == COLLECTOR
@@ -61,12 +61,12 @@ def names(msg: CollectorAdvertise) -> list[str]:
     return [u.ad.eval("Name") for u in msg.updates if u.ad_type == "Machine"]
 
 
-def capability(h: StartdHost, slot: str) -> str:
+def capability(h: StartdCore, slot: str) -> str:
     m = h.machine_for_slot(slot)
     return next(a for a in m.private_ads() if a.eval("Name") == slot).eval("Capability")
 
 
-def claim(h: StartdHost, slot: str, job: ClassAd, now: float) -> str:
+def claim(h: StartdCore, slot: str, job: ClassAd, now: float) -> str:
     req = ClaimRequest(capability(h, slot), slot, job, "alice@mockpool", "")
     ready = h.deliver(StartdRequestClaims("c", "schedd0", SCHEDD, [req]), SCHEDD0, now)
     [s] = ready.sends
@@ -75,7 +75,7 @@ def claim(h: StartdHost, slot: str, job: ClassAd, now: float) -> str:
     return outcome.claim_id
 
 
-def run_job(h: StartdHost, slot: str, proc: int, start: float, duration: int) -> str:
+def run_job(h: StartdCore, slot: str, proc: int, start: float, duration: int) -> str:
     job = startd_job(proc, duration)
     cid = claim(h, slot, job, start)
     act = StartdActivateClaims("a", "schedd0", [ActivationRequest(cid, job, "")])
@@ -176,7 +176,7 @@ def test_a_failed_round_goes_again_whole_retry_interval_after_it_was_made() -> N
 
 def test_with_no_collector_nothing_is_sent_and_the_round_waits_retry_interval() -> None:
     cfg = parse_config(STATIC, "m.conf")
-    h = StartdHost([("exec1", cfg)])
+    h = StartdCore([("exec1", cfg)])
     h.start(ADDR, 0.0, lambda _name: None, "")
     assert h.tick(0.0).sends == []
     assert h.next_wakeup() == 10.0 and h.stats["advertise_rounds"] == 0
@@ -262,7 +262,7 @@ def test_a_release_answers_the_ids_asked_and_frees_the_slot() -> None:
 def test_a_slot_removed_while_a_round_is_built_is_invalidated_with_its_machines_ads() -> None:
     # two 2-cpu machines, each one partitionable slot; a round builds one machine a tick
     cfg = parse_config("NUM_CPUS = 2\nMEMORY = 2048\n", "m.conf")
-    h = StartdHost([(n, cfg) for n in ("exec1", "exec2")], config=parse_config("", "p.conf"))
+    h = StartdCore([(n, cfg) for n in ("exec1", "exec2")], config=parse_config("", "p.conf"))
     h.ads.per_tick = 1
     h.start(ADDR, 0.0, lambda _name: None, COLLECTOR)
     assert sent(h.tick(0.0), CollectorAdvertise) == []  # exec1's ads built, exec2's next

@@ -57,14 +57,14 @@ def capability(m: Machine, slot: str = "slot1@exec1") -> str:
 
 
 def request(svc: StartdService, claim_id: str, j: ClassAd, now: float):
-    return svc.host.request_claim(
+    return svc.core.request_claim(
         claim_id, "slot1@exec1", j, "schedd0", SCHEDD, "alice@mockpool", SCHEDD0, now
     )
 
 
 def sent(svc: StartdService, now: float) -> list[tuple[str, str]]:
     """(ad type, slot name) of what the next update of the changed machines carries."""
-    machines = [svc.machines[n] for n in sorted(svc.host.changed)]
+    machines = [svc.machines[n] for n in sorted(svc.core.changed)]
     updates, _ = svc.build_updates(machines, now, only_changed=True)
     out = []
     for u in map(collector_pb2.AdUpdate.FromString, updates):
@@ -83,13 +83,13 @@ def test_a_refused_claim_request_sends_the_pslot_ad_at_once(tmp_path: Path) -> N
         ("Machine", "slot1_1@exec1"),
         ("MachinePrivate", "slot1_1@exec1"),
     ]
-    svc.host.changed.clear()  # the shell sent them
+    svc.core.changed.clear()  # the shell sent them
     assert sent(svc, 12.0) == []  # nothing changed since
     # a 1-cpu job matched on that ad is refused; the refusal itself changes no slot, yet
     # the machine's ads go in the next update (UPDATE_DELAY on), not UPDATE_INTERVAL later
     with pytest.raises(ClaimRefusedError, match=r"cannot be split .* 1 cpus \(has 0\)"):
         request(svc, capability(m), job(2, 1), 20.0)
-    assert svc.host.changed == {"exec1"}
+    assert svc.core.changed == {"exec1"}
     ads = sent(svc, 21.0)
     assert ("Machine", "slot1@exec1") in ads and ("MachinePrivate", "slot1@exec1") in ads
     pslot = next(a for a in m.public_ads(21.0) if a.eval("Name") == "slot1@exec1")
@@ -103,23 +103,23 @@ def test_a_stale_claim_id_is_refused_and_the_ads_are_sent_again(tmp_path: Path) 
     m = svc.machines["exec1"]
     spent = capability(m)
     request(svc, spent, job(1, 1), 10.0)
-    svc.host.changed.clear()
+    svc.core.changed.clear()
     sent(svc, 11.0)
     with pytest.raises(UnknownClaimError, match="no longer valid at exec1"):
         request(svc, spent, job(2, 1), 20.0)
-    assert svc.host.changed == {"exec1"}
+    assert svc.core.changed == {"exec1"}
     assert ("MachinePrivate", "slot1@exec1") in sent(svc, 21.0)
-    assert svc.host.stats["claims_refused"] == 1
+    assert svc.core.stats["claims_refused"] == 1
 
 
 def test_a_request_for_no_machine_here_refreshes_nothing(tmp_path: Path) -> None:
     svc = service(tmp_path)
-    svc.host.changed.clear()
+    svc.core.changed.clear()
     with pytest.raises(Exception, match="no slot 'slot1@exec9'"):
-        svc.host.request_claim(
+        svc.core.request_claim(
             "x", "slot1@exec9", job(1, 1), "schedd0", SCHEDD, "alice@mockpool", SCHEDD0, 5.0
         )
-    assert svc.host.changed == set()
+    assert svc.core.changed == set()
 
 
 def test_an_edit_the_pslot_cannot_hold_is_dropped() -> None:

@@ -370,8 +370,8 @@ async def test_exits_are_retried_with_the_same_request_id(pool: Pool) -> None:
     # due RETRY_INTERVAL after that answer; the slots' update comes before it (the one
     # loop sleeps until the earlier of the two)
     retry = p.clock.now() + RETRY_INTERVAL
-    await until(lambda: p.svc.host.reports.next_retry() == retry)
-    await until(lambda: p.clock.wakeups()[:1] == [p.svc.host.next_wakeup()])
+    await until(lambda: p.svc.core.reports.next_retry() == retry)
+    await until(lambda: p.clock.wakeups()[:1] == [p.svc.core.next_wakeup()])
     await p.clock.advance_to(retry)
     await until(lambda: len(p.schedd.requests) == 2)
     first, second = p.schedd.requests

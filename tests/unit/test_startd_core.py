@@ -1,4 +1,4 @@
-"""The startd's core for many machines (host.StartdHost), with no shell: routing, the
+"""The startd's core for many machines (host.StartdCore), with no shell: routing, the
 claim index, who may use a claim, the job-exit schedule and the events it owes."""
 
 from __future__ import annotations
@@ -9,8 +9,8 @@ from builders.cores import startd_job
 from mockpool.auth import Principal, Role
 from mockpool.classad import ClassAd
 from mockpool.config import ConfigError, parse_config
+from mockpool.startd.core import StartdCore
 from mockpool.startd.grants import ClaimRefusedError, StartdError
-from mockpool.startd.host import StartdHost
 
 ADDR = "127.0.0.1:9618"
 SCHEDD = "<127.0.0.1:7000>"
@@ -19,19 +19,19 @@ SCHEDD0 = Principal(Role.DAEMON, "schedd/schedd0")
 OTHER = Principal(Role.DAEMON, "schedd/schedd1")
 
 
-def host(*names: str) -> StartdHost:
+def host(*names: str) -> StartdCore:
     cfg = parse_config(STATIC, "test.conf")
-    h = StartdHost([(n, cfg) for n in names])
+    h = StartdCore([(n, cfg) for n in names])
     h.build(ADDR, 0.0, lambda _name: None)
     return h
 
 
-def capability(h: StartdHost, slot: str) -> str:
+def capability(h: StartdCore, slot: str) -> str:
     m = h.machine_for_slot(slot)
     return next(a for a in m.private_ads() if a.eval("Name") == slot).eval("Capability")
 
 
-def claim(h: StartdHost, slot: str, j: ClassAd, now: float) -> str:
+def claim(h: StartdCore, slot: str, j: ClassAd, now: float) -> str:
     grant = h.request_claim(
         capability(h, slot), slot, j, "schedd0", SCHEDD, "alice@mockpool", SCHEDD0, now
     )
@@ -41,7 +41,7 @@ def claim(h: StartdHost, slot: str, j: ClassAd, now: float) -> str:
 def test_a_machine_name_twice_is_refused_before_anything_is_built() -> None:
     cfg = parse_config(STATIC, "test.conf")
     with pytest.raises(ConfigError, match=r"exec1.*twice"):
-        StartdHost([("exec1", cfg), ("exec1", cfg)])
+        StartdCore([("exec1", cfg), ("exec1", cfg)])
 
 
 def test_slots_route_by_machine_and_unknown_slots_are_refused() -> None:

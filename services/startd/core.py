@@ -1,11 +1,11 @@
 """The machines of one startd actor: routing, the claim index, the job-exit schedule,
 the ad cadence and the job-exit reports: the startd's core.
 
-It answers the daemon contract (``contract.py``): :meth:`StartdHost.deliver` takes the
+It answers the daemon contract (``contract.py``): :meth:`StartdCore.deliver` takes the
 schedd's StartdRequestClaims, StartdActivateClaims, StartdReleaseClaims and
 StartdKeepAlive (the reply, to the sender, in the ``Ready`` it returns), the negotiator's
 StartdMatchInfo (one-way), and the answers to what it sent (AdvertiseAck, JobsExitedAck,
-QueryReply, or an ``Undeliverable``); :meth:`StartdHost.tick` ends the jobs due, sends
+QueryReply, or an ``Undeliverable``); :meth:`StartdCore.tick` ends the jobs due, sends
 job-exit reports (``exits.py``) and the round of ads due (``adverts.py``). Everything is
 decided here, with ``now`` passed in.
 
@@ -66,12 +66,12 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-__all__ = ["StartdHost"]
+__all__ = ["StartdCore"]
 
 Event = tuple[str, str, dict[str, Any]]  # (daemon, kind, ids)
 
 
-class StartdHost:
+class StartdCore:
     """Every simulated machine of one startd actor."""
 
     def __init__(
