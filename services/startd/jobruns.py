@@ -145,7 +145,7 @@ class JobRuns:
             claim = slot.claim
             assert claim is not None and claim.job is not None
             if slot.preempting is not None and claim.job.end > end:  # retirement is over
-                self._hand_over(slot, end, evict=True)
+                self._give_to_preemptor(slot, end, evict=True)
                 continue
             job, claim.job = claim.job, None
             slot.set_state("Claimed", "Idle", job.end)  # accounted to the exact exit time
@@ -172,7 +172,7 @@ class JobRuns:
                 )
             )
             if taker is not None:  # retired in time: the new claim takes over
-                self._hand_over(slot, job.end, evict=False, reported=True)
+                self._give_to_preemptor(slot, job.end, evict=False, reported=True)
             elif closing:
                 self.release(claim_id, job.end)
         if exits:
@@ -227,5 +227,5 @@ class JobRuns:
             return Release(claim_id, slot.name, None, self._ad_copy(slot, now))
         job = slot.claim.job
         killed = f"{job.cluster}.{job.proc}" if job is not None else None
-        self._hand_over(slot, now, evict=False, reported=True)
+        self._give_to_preemptor(slot, now, evict=False, reported=True)
         return Release(claim_id, slot.name, killed, self._ad_copy(slot, now))

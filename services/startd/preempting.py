@@ -66,7 +66,7 @@ class Preempting:
         end = min(job.end, job.start + job.retirement) if job is not None else now
         self._changed()
         if end <= now:
-            self._hand_over(slot, now, evict=True)
+            self._give_to_preemptor(slot, now, evict=True)
             return ClaimGrant(
                 claim_id, slot.name, self._ad_copy(slot, now), now, preempts=old.claim_id
             )
@@ -76,7 +76,7 @@ class Preempting:
         heapq.heappush(self._ends, (end, self._tiebreak, old.claim_id))
         return ClaimGrant(claim_id, slot.name, self._ad_copy(slot, now), end, preempts=old.claim_id)
 
-    def _hand_over(
+    def _give_to_preemptor(
         self: Machine, slot: Slot, now: float, *, evict: bool, reported: bool = False
     ) -> None:
         """The slot's current claim ends (its job evicted if ``evict``); the preempting
