@@ -13,10 +13,10 @@ Structured in HTCondor's phases (matchmaker.cpp ``negotiationTime``/``negotiateW
 3. and 4. happen in each *pie* (:mod:`.pie`): without groups one pie for every submitter;
    with groups one per group and allocation round, in GROUP_SORT_EXPR order, each with
    the group's whole-number limit. A pie sorts its submitters (EUP, then starvation),
-   then spins: each submitter turn (one per submitter and schedd, ``_negotiate_turn``,
+   then spins: each submitter (one per submitter and schedd, ``_negotiate_submitter``,
    HTCondor's ``negotiate()``) matches up to its limit; a candidate whose cost would pass
-   the limit is skipped unless it is the turn's first match ("submitter limit
-   exceeded"); past the limit on the first spin only startd-rank preemption may match.
+   the limit is skipped unless it is the submitter's first match of the spin
+   ("submitter limit exceeded"); past the limit on the first spin only startd-rank preemption may match.
 
 Matching one request (an autocluster ad with ``ResourceRequestCount`` idle jobs) uses the
 numpy kernel over ONE :class:`SlotTable` per cycle: both Requirements and the job's Rank
@@ -46,7 +46,7 @@ ConcurrencyLimits expression is evaluated against each candidate slot, skipping 
 it would take over. Each match adds its job's limits.
 
 A request that finds no slot is rejected, and its autocluster with it for the rest of
-that submitter's turn; the rejection (HTCondor's reason) goes to its schedd.
+that submitter's negotiation; the rejection (HTCondor's reason) goes to its schedd.
 
 Where things are: the cycle's inputs in :mod:`.cycleinput`, its outputs in
 :mod:`.cycleoutput`, its slots in :mod:`.slottable` (claim ids: :mod:`.claimids`;
@@ -73,7 +73,7 @@ from ..config import ConfigDict
 from .accountant import Accountant
 from .groups import ROOT, Group, GroupTree
 from .log import CYCLE_STARTED, LogLine
-from .pie import DONE, INT_MAX, RESUME, SpinStats, TurnLimits, negotiate_with_group
+from .pie import DONE, INT_MAX, RESUME, SpinStats, SubmitterLimits, negotiate_with_group
 from .preemption import (
     Diagnosis,
 )
@@ -83,7 +83,7 @@ __all__ = ["negotiate"]
 
 from .cycleinput import RESOURCES, CycleAds, CycleCarry, CycleConfig, ResourceRequest
 from .cycleoutput import CycleResult
-from .matching import RequestMatching, SubmitterTurn, TurnUsage
+from .matching import RequestMatching, Submitter, SubmitterUsage
 from .memo import CycleMemo
 from .search import CandidateSearch
 from .slottable import CycleSlots, scalar_number
@@ -92,7 +92,7 @@ from .slottable import CycleSlots, scalar_number
 
 
 class _Cycle(CandidateSearch, RequestMatching):
-    """One cycle's run: its phases, its pies and submitter turns; the candidate search
+    """One cycle's run: its phases, its pies and submitters; the candidate search
     (:mod:`.search`) and the matching of a request (:mod:`.matching`) are mixed in. What
     it remembers across requests is one CycleMemo (``caches``), what it gives one
     CycleResult (``out``)."""
@@ -176,10 +176,10 @@ class _Cycle(CandidateSearch, RequestMatching):
         s.claimed_slots_skipped = int((slots.claimed & ~slots.alive).sum())
         s.slots_without_claim_id = slots.no_claim_id
         s.trimmed_slots = s.candidate_slots = int(slots.alive.sum())
-        turns = self._turns()
+        submitters = self._submitters()
         pool_size = float(slots.weight.sum()) if self.cfg.use_slot_weights else float(slots.n)
         min_weight = float(slots.weight.min()) if slots.n else sys.float_info.max
-        tree = self._group_tree(turns, slots) if self.cfg.groups.enabled else None
+        tree = self._group_tree(submitters, slots) if self.cfg.groups.enabled else None
         t2 = self.timer()
         s.duration_phase2 = t2 - t1
         self._t_phase3 = 0.0
@@ -190,11 +190,11 @@ class _Cycle(CandidateSearch, RequestMatching):
         self._schedd_time: dict[str, float] = {}
         spin_stats = SpinStats()
         if tree is None:
-            self._pie(turns, slots, pool_size, min_weight, spin_stats, None, INT_MAX)
+            self._pie(submitters, slots, pool_size, min_weight, spin_stats, None, INT_MAX)
         else:
-            by_group: dict[str, list[SubmitterTurn]] = {}
-            for tn in turns:
-                by_group.setdefault(tree.assigned(tn.submitter).name, []).append(tn)
+            by_group: dict[str, list[Submitter]] = {}
+            for sub in submitters:
+                by_group.setdefault(tree.assigned(sub.submitter).name, []).append(sub)
             if tree.root.autoregroup:
                 for g in tree.groups[1:]:
                     if g.autoregroup:
@@ -231,19 +231,19 @@ class _Cycle(CandidateSearch, RequestMatching):
         self.out.matching_end = t4
         return self.out
 
-    def _turns(self) -> list[SubmitterTurn]:
-        by_key: dict[tuple[str, str], SubmitterTurn] = {}
+    def _submitters(self) -> list[Submitter]:
+        by_key: dict[tuple[str, str], Submitter] = {}
         for r in self.requests:
             key = (r.submitter, r.schedd)
-            turn = by_key.get(key)
-            if turn is None:
-                turn = by_key[key] = SubmitterTurn(r.submitter, r.schedd, r.schedd_address)
+            sub = by_key.get(key)
+            if sub is None:
+                sub = by_key[key] = Submitter(r.submitter, r.schedd, r.schedd_address)
             if r.count > 0:
-                turn.requests.append(r)
-                turn.left.append(r.count)
-        return [tn for tn in by_key.values() if tn.requests]
+                sub.requests.append(r)
+                sub.left.append(r.count)
+        return [sub for sub in by_key.values() if sub.requests]
 
-    def _group_tree(self, turns: list[SubmitterTurn], slots: CycleSlots) -> GroupTree:
+    def _group_tree(self, submitters: list[Submitter], slots: CycleSlots) -> GroupTree:
         """hgq_prepare_for_matchmaking: quotas from the pool, demand from the requests."""
         tree = GroupTree(self.cfg.groups, rr_times=self.acct.group_rr_time)
         if self.cfg.use_slot_weights:
@@ -276,9 +276,9 @@ class _Cycle(CandidateSearch, RequestMatching):
                 got += max(0.0, v or 0.0)
             demand[name] = demand.get(name, 0.0) + got
         if not self.snapshot.submitters:
-            for tn in turns:
-                idle = sum(self._request_weight(r) * r.count for r in tn.requests)
-                demand[tn.submitter] = demand.get(tn.submitter, 0.0) + idle
+            for sub in submitters:
+                idle = sum(self._request_weight(r) * r.count for r in sub.requests)
+                demand[sub.submitter] = demand.get(sub.submitter, 0.0) + idle
             for name in list(demand):
                 demand[name] += self.acct.resources_used(name)
         self.say(f"group quotas: assigning {len(demand)} submitters to accounting groups")
@@ -308,7 +308,7 @@ class _Cycle(CandidateSearch, RequestMatching):
 
     def _pie(
         self,
-        turns: list[SubmitterTurn],
+        submitters: list[Submitter],
         slots: CycleSlots,
         pool_size: float,
         min_weight: float,
@@ -318,7 +318,7 @@ class _Cycle(CandidateSearch, RequestMatching):
     ) -> None:
         s = self.out.stats
 
-        def on_sorted(_items: list[SubmitterTurn]) -> None:
+        def on_sorted(_items: list[Submitter]) -> None:
             t = self.timer()
             self.say("Phase 3:  Sorting submitter ads by priority ...", t)
             self._t_phase3 += self.timer() - t
@@ -328,57 +328,59 @@ class _Cycle(CandidateSearch, RequestMatching):
 
         max_cycle, max_sub, max_schedd, max_spin = self.cfg.max_time
 
-        def turn(tn: SubmitterTurn, lim: TurnLimits) -> tuple[str, float]:
+        def negotiate(sub: Submitter, lim: SubmitterLimits) -> tuple[str, float]:
             begin = self.timer()
-            schedd_secs = self._schedd_time.get(tn.schedd_address, 0.0)
-            if tn.seconds < max_sub and schedd_secs < max_schedd:
-                self.say(f"  Negotiating with {tn.submitter} at {sinful(tn.schedd_address)}", begin)
-                self.say(f"{int(tn.seconds)} seconds so far for this submitter", begin)
+            schedd_secs = self._schedd_time.get(sub.schedd_address, 0.0)
+            if sub.seconds < max_sub and schedd_secs < max_schedd:
+                self.say(
+                    f"  Negotiating with {sub.submitter} at {sinful(sub.schedd_address)}", begin
+                )
+                self.say(f"{int(sub.seconds)} seconds so far for this submitter", begin)
                 self.say(f"{int(schedd_secs)} seconds so far for this schedd", begin)
             left_cycle = max_cycle - (begin - self.now)
-            if max_sub - tn.seconds <= 0:
-                self.say(f"  Negotiation with {tn.submitter} skipped because of time limits:")
+            if max_sub - sub.seconds <= 0:
+                self.say(f"  Negotiation with {sub.submitter} skipped because of time limits:")
                 self.say(
-                    f"  {int(tn.seconds)} seconds spent on this user, MAX_TIME_PER_USER is {max_sub} secs\n "
+                    f"  {int(sub.seconds)} seconds spent on this user, MAX_TIME_PER_USER is {max_sub} secs\n "
                 )
-                s.submitters_out_of_time.add(tn.submitter)
+                s.submitters_out_of_time.add(sub.submitter)
                 return DONE, 0.0
             if max_schedd - schedd_secs <= 0:
-                self.say(f"  Negotiation with {tn.submitter} skipped because of time limits:")
+                self.say(f"  Negotiation with {sub.submitter} skipped because of time limits:")
                 self.say(
-                    f"  {int(schedd_secs)} seconds spent on this schedd ({tn.schedd}), "
+                    f"  {int(schedd_secs)} seconds spent on this schedd ({sub.schedd}), "
                     f"MAX_TIME_PER_SCHEDD is {max_schedd} secs\n "
                 )
-                s.schedds_out_of_time.add(tn.schedd)
+                s.schedds_out_of_time.add(sub.schedd)
                 return DONE, 0.0
             if left_cycle <= 0:
                 self.say(
-                    f"  Negotiation with {tn.submitter} skipped because MAX_TIME_PER_CYCLE of {max_cycle} "
+                    f"  Negotiation with {sub.submitter} skipped because MAX_TIME_PER_CYCLE of {max_cycle} "
                     "secs exceeded"
                 )
                 return DONE, 0.0
             if lim.pie_left_small:
-                self.say(f"  Negotiation with {tn.submitter} skipped as pieLeft < minSlotWeight")
+                self.say(f"  Negotiation with {sub.submitter} skipped as pieLeft < minSlotWeight")
                 return RESUME, 0.0
-            if tn.submitter not in s.active_submitters:
-                s.num_idle_jobs += sum(tn.left)
-            s.active_submitters.add(tn.submitter)
-            s.active_schedds.add(tn.schedd_address)
+            if sub.submitter not in s.active_submitters:
+                s.num_idle_jobs += sum(sub.left)
+            s.active_submitters.add(sub.submitter)
+            s.active_schedds.add(sub.schedd_address)
             deadline = begin + min(
-                max_spin, left_cycle, max_sub - tn.seconds, max_schedd - schedd_secs
+                max_spin, left_cycle, max_sub - sub.seconds, max_schedd - schedd_secs
             )
-            out = self._negotiate_turn(tn, slots, lim, deadline)
+            out = self._negotiate_submitter(sub, slots, lim, deadline)
             took = self.timer() - begin
-            tn.seconds += took
-            self._schedd_time[tn.schedd_address] = schedd_secs + took
+            sub.seconds += took
+            self._schedd_time[sub.schedd_address] = schedd_secs + took
             return out
 
         negotiate_with_group(
-            turns,
-            name=lambda tn: tn.submitter,
-            idle=lambda tn: sum(tn.left),
+            submitters,
+            name=lambda sub: sub.submitter,
+            idle=lambda sub: sum(sub.left),
             acct=self.acct,
-            turn=turn,
+            negotiate=negotiate,
             slots_left=lambda: slots.n_alive > 0,
             untrimmed_weight=pool_size,
             min_slot_weight=min_weight,
@@ -392,18 +394,18 @@ class _Cycle(CandidateSearch, RequestMatching):
             share_limited=s.submitters_share_limit,
         )
 
-    # -- phase 4: one submitter's turn (matchmaker.cpp negotiate()) -----------------------
-    def _negotiate_turn(
-        self, turn: SubmitterTurn, slots: CycleSlots, lim: TurnLimits, deadline: float = math.inf
+    # -- phase 4: one submitter (matchmaker.cpp negotiate()) -----------------------
+    def _negotiate_submitter(
+        self, sub: Submitter, slots: CycleSlots, lim: SubmitterLimits, deadline: float = math.inf
     ) -> tuple[str, float]:
-        st = TurnUsage(lim, deadline=deadline, begin=self.timer())
+        st = SubmitterUsage(lim, deadline=deadline, begin=self.timer())
         rejected: set[int] = set()
         unlogged_before = self._unlogged
         result = DONE
-        for i, req in enumerate(turn.requests):
-            if turn.left[i] <= 0 or req.autocluster_id in rejected:
+        for i, req in enumerate(sub.requests):
+            if sub.left[i] <= 0 or req.autocluster_id in rejected:
                 continue
-            stop, ok = self._match_request(req, turn, i, slots, st)
+            stop, ok = self._match_request(req, sub, i, slots, st)
             if stop:
                 result = RESUME
                 break

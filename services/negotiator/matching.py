@@ -1,4 +1,4 @@
-"""Matching one request: a submitter's turn and what it has used against its limit,
+"""Matching one request: a submitter's negotiation and what it has used against its limit,
 walking its ordered candidates (static slots, p-slots whole or by consumption policy,
 preemption), recording each match or the rejection, and re-offering a p-slot that still
 fits the next job (HTCondor's returnPslotToMatchList).
@@ -26,7 +26,7 @@ from .claimids import string_attr
 from .consumption import PslotConsumption, override_requests, sufficient_one, with_zero_requests
 from .cycleinput import NO_RANK, ResourceRequest
 from .cycleoutput import CycleMatch, CycleRejection
-from .pie import TurnLimits, permits
+from .pie import SubmitterLimits, permits
 from .preemption import NO_PREEMPTION, PRIO_PREEMPTION, RANK_PREEMPTION, Diagnosis, preempting_line
 from .slotclasses import WatchedAd, WideTaint, alike_answer
 from .slottable import CycleSlots, scalar_number
@@ -40,7 +40,7 @@ PASS_OVER_ROWS = 64
 
 
 @dataclass
-class SubmitterTurn:
+class Submitter:
     """One submitter at one schedd (HTCondor: one Submitter ad)."""
 
     submitter: str
@@ -52,14 +52,14 @@ class SubmitterTurn:
 
 
 @dataclass
-class TurnUsage:
-    """What one turn has taken (negotiate()'s limitUsed and limitUsedUnclaimed)."""
+class SubmitterUsage:
+    """What one submitter has taken in a spin (negotiate()'s limitUsed and limitUsedUnclaimed)."""
 
-    lim: TurnLimits
+    lim: SubmitterLimits
     used: float = 0.0
     used_unclaimed: float = 0.0
     limited: bool = False  # a job was refused for the submitter limit
-    deadline: float = math.inf  # pool time when the turn must stop (the MAX_TIME_* knobs)
+    deadline: float = math.inf  # pool time when its negotiation must stop (the MAX_TIME_* knobs)
     begin: float = 0.0
 
 
@@ -74,12 +74,12 @@ class RequestMatching:
     def _match_request(
         self: _Cycle,
         req: ResourceRequest,
-        turn: SubmitterTurn,
+        sub: Submitter,
         i: int,
         slots: CycleSlots,
-        st: TurnUsage,
+        st: SubmitterUsage,
     ) -> tuple[bool, bool]:
-        """Offer the request's idle jobs one by one. Returns (stop the turn, matched):
+        """Offer the request's idle jobs one by one. Returns (stop the submitter, matched):
         matched is False when a job found no slot (its autocluster is then rejected), or
         when its expressions cost more than their budget (rejected for this cycle, by name)."""
         # ConcurrencyLimits: a string is checked once per job, an expression per slot.
@@ -89,7 +89,7 @@ class RequestMatching:
         over_limits: set[str] = set()
         try:
             if st.used >= st.lim.limit and not (st.lim.ignore_limit and slots.any_claimed):
-                # At its limit the submitter's turn stops before a match is looked for
+                # At its limit the submitter's negotiation stops before a match is looked for
                 # (HTCondor checks the limit before matchmaking); on the first spin only
                 # a startd that prefers the job may take it, which needs a Claimed slot.
                 self.diag = Diagnosis()
@@ -111,18 +111,18 @@ class RequestMatching:
         charge: Callable[[float, float], None] | None = None  # add_match, made at the first
         s = self.out.stats
         limited = math.isfinite(st.lim.limit_unclaimed) or math.isfinite(st.lim.limit)
-        while turn.left[i] > 0:
+        while sub.left[i] > 0:
             now = self.timer()
             if now >= st.deadline:
-                sub, schedd, cyc, spin = (
+                per_sub, schedd, cyc, spin = (
                     self.cfg.max_time[1],
                     self.cfg.max_time[2],
                     self.cfg.max_time[0],
                     self.cfg.max_time[3],
                 )
                 self.say(
-                    f"    Reached deadline for {turn.submitter} ({sinful(turn.schedd_address)}) after "
-                    f"{int(now - st.begin)} sec... stopping\n       MAX_TIME_PER_SUBMITTER = {sub} sec, "
+                    f"    Reached deadline for {sub.submitter} ({sinful(sub.schedd_address)}) after "
+                    f"{int(now - st.begin)} sec... stopping\n       MAX_TIME_PER_SUBMITTER = {per_sub} sec, "
                     f"MAX_TIME_PER_SCHEDD = {schedd} sec, MAX_TIME_PER_CYCLE = {cyc} sec, "
                     f"MAX_TIME_PER_PIESPIN = {spin} sec"
                 )
@@ -137,16 +137,16 @@ class RequestMatching:
                 only_startd_rank = True
             log_this = len(self.out.matches) < self.cfg.log_match_limit
             plain = not (log_this or only_startd_rank or fixed or per_slot)
-            if plain and not heap and self._match_run(req, turn, i, slots, st, stream, limited):
+            if plain and not heap and self._match_run(req, sub, i, slots, st, stream, limited):
                 continue
             if (
                 plain
                 and heap
                 and charge is not None
-                and self._pslot_run(req, turn, i, slots, st, stream, cons_of, heap, limited, charge)
+                and self._pslot_run(req, sub, i, slots, st, stream, cons_of, heap, limited, charge)
             ):
                 continue
-            k = req.count - turn.left[i]
+            k = req.count - sub.left[i]
             s.num_jobs_considered += 1
             if log_this:
                 self.say(
@@ -182,7 +182,7 @@ class RequestMatching:
                     else:
                         self._reject(req)
                     if self.diag.submitter_limit:
-                        s.submitters_share_limit.add(turn.submitter)
+                        s.submitters_share_limit.add(sub.submitter)
                         st.limited = True
                         if not self.cfg.consider_preemption and not self.cfg.use_slot_weights:
                             self.say("    Hit submitter limit: done negotiating")
@@ -236,16 +236,16 @@ class RequestMatching:
             st.used += cost
             if state == NO_PREEMPTION:
                 st.used_unclaimed += cost
-            turn.left[i] -= 1
+            sub.left[i] -= 1
         return False, True
 
     def _match_run(
         self: _Cycle,
         req: ResourceRequest,
-        turn: SubmitterTurn,
+        sub: Submitter,
         i: int,
         slots: CycleSlots,
-        st: TurnUsage,
+        st: SubmitterUsage,
         stream: CandidateStream,
         limited: bool,
     ) -> int:
@@ -258,7 +258,7 @@ class RequestMatching:
             return 0
         p_slot, claims, weights = slots.p_slot, slots.claims, slots.weights
         lim = st.lim
-        want = turn.left[i]
+        want = sub.left[i]
         if limited and weights[head] > 0:  # about what the limits leave, not every job
             room = min(lim.limit - st.used, lim.limit_unclaimed - st.used_unclaimed)
             want = min(want, max(1, int(room / weights[head]) + 1))
@@ -283,7 +283,7 @@ class RequestMatching:
         stream.unread(rows[taken:])
         if taken:
             self.acct.add_matches(req.submitter, costs, self.now)
-            turn.left[i] -= taken
+            sub.left[i] -= taken
             self.out.stats.num_jobs_considered += taken
             self.out.stats.jobs_matched_in_runs += taken
             self.diag.submitter_limit = 0  # as each job of the run set it
@@ -292,10 +292,10 @@ class RequestMatching:
     def _pslot_run(
         self: _Cycle,
         req: ResourceRequest,
-        turn: SubmitterTurn,
+        sub: Submitter,
         i: int,
         slots: CycleSlots,
-        st: TurnUsage,
+        st: SubmitterUsage,
         stream: CandidateStream,
         cons_of: PslotConsumption,
         heap: list[tuple],
@@ -312,7 +312,7 @@ class RequestMatching:
         # the stream's head stays while the run takes re-offered p-slots only
         head = stream.peek()
         bound = None if head is None else heap_key(*stream.key, head)
-        while turn.left[i] > 0 and heap:
+        while sub.left[i] > 0 and heap:
             top = heap[0]
             row = top[-1]
             if (
@@ -334,7 +334,7 @@ class RequestMatching:
             charge(cost, self.now)
             st.used += cost
             st.used_unclaimed += cost
-            turn.left[i] -= 1
+            sub.left[i] -= 1
             taken += 1
         return taken
 

@@ -19,7 +19,7 @@ Follows matchmaker.cpp's ``negotiateWithGroup``, ``calculateNormalizationFactor`
   for the next spin. Spins repeat while pieLeft shrank or a submitter left, and slots and
   submitters remain.
 
-Pure: the turn itself (matching) is the caller's callback.
+Pure: negotiating with one submitter (matching) is the caller's callback.
 """
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ __all__ = [
     "Limits",
     "Priorities",
     "SpinStats",
-    "TurnLimits",
+    "SubmitterLimits",
     "negotiate_with_group",
     "permits",
     "starvation",
@@ -67,8 +67,8 @@ class Limits:
 
 
 @dataclass(frozen=True)
-class TurnLimits:
-    """What a turn may take: ``limit`` (after the pieLeft cap) for claimed slots,
+class SubmitterLimits:
+    """What a submitter may take in one spin: ``limit`` (after the pieLeft cap) for claimed slots,
     ``limit_unclaimed`` for unclaimed ones; ``ignore_limit`` on the first spin when
     preemption is considered (past the limit only startd-rank preemption may match)."""
 
@@ -143,7 +143,7 @@ def negotiate_with_group(
     name: Callable[[T], str],
     idle: Callable[[T], int],
     acct: Priorities,
-    turn: Callable[[T, TurnLimits], tuple[str, float]],
+    negotiate: Callable[[T, SubmitterLimits], tuple[str, float]],
     slots_left: Callable[[], bool],
     untrimmed_weight: float,
     min_slot_weight: float,
@@ -158,7 +158,7 @@ def negotiate_with_group(
 ) -> None:
     """negotiateWithGroup: spin the pie for ``items`` (submitter entries).
 
-    ``turn(item, limits)`` negotiates with one entry and returns (DONE or RESUME, the
+    ``negotiate(item, limits)`` negotiates with one entry and returns (DONE or RESUME, the
     weighted cost it matched); with ``limits.pie_left_small`` it must not match (HTCondor
     logs "skipped as pieLeft < minSlotWeight" and resumes next spin). ``acct`` must
     reflect each match (usage grows)."""
@@ -222,8 +222,8 @@ def negotiate_with_group(
                 result = DONE
             else:
                 small = (limit < min_slot_weight or pie_left < min_slot_weight) and spin > 1
-                result, used = turn(
-                    e.item, TurnLimits(limit, lim.limit_unclaimed, ignore, spin, small)
+                result, used = negotiate(
+                    e.item, SubmitterLimits(limit, lim.limit_unclaimed, ignore, spin, small)
                 )
                 pie_left -= used
             if result == RESUME:

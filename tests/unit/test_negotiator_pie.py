@@ -15,7 +15,7 @@ from mockpool.negotiator.pie import (
     DONE,
     RESUME,
     SpinStats,
-    TurnLimits,
+    SubmitterLimits,
     negotiate_with_group,
     permits,
     starvation,
@@ -95,7 +95,7 @@ def test_equal_eup_ordered_by_starvation():
     acct.check_matches({B: 3.0}, 0.0)
     order: list[str] = []
 
-    def turn(name: str, lim: TurnLimits) -> tuple[str, float]:
+    def negotiate(name: str, lim: SubmitterLimits) -> tuple[str, float]:
         order.append(name)
         return DONE, 0.0
 
@@ -104,7 +104,7 @@ def test_equal_eup_ordered_by_starvation():
         name=lambda n: n,
         idle=lambda n: 1,
         acct=acct,
-        turn=turn,
+        negotiate=negotiate,
         slots_left=lambda: True,
         untrimmed_weight=10,
         min_slot_weight=1,
@@ -118,7 +118,7 @@ def test_spins_repeat_while_the_pie_shrinks_and_respect_the_group_quota():
     stats = SpinStats()
     seen: list[tuple[str, int, float]] = []
 
-    def turn(name: str, lim: TurnLimits) -> tuple[str, float]:
+    def negotiate(name: str, lim: SubmitterLimits) -> tuple[str, float]:
         seen.append((name, lim.spin, round(lim.limit_unclaimed, 3)))
         take = 1.0 if lim.limit_unclaimed >= 1 else 0.0
         acct.add_match(name, take, 0.0)
@@ -133,7 +133,7 @@ def test_spins_repeat_while_the_pie_shrinks_and_respect_the_group_quota():
         name=lambda n: n,
         idle=lambda n: 9,
         acct=acct,
-        turn=turn,
+        negotiate=negotiate,
         slots_left=lambda: True,
         untrimmed_weight=100,
         min_slot_weight=1,
