@@ -5,7 +5,7 @@ from __future__ import annotations
 import functools
 import math
 from collections.abc import Callable, Iterable, Iterator, Mapping, MutableMapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Self
 
 from .tree import AdExpr, Expr, ListExpr, Literal, unparse_ad
 from .values import ERROR, UNDEFINED
@@ -130,6 +130,22 @@ class ClassAd(MutableMapping[str, Expr]):
             else:
                 attrs[key] = (old[0], expr)
         return ad
+
+    @property
+    def holds_nested_ads(self) -> bool:
+        """Whether a nested ad was ever stored in it (each such ad belongs to one holder:
+        an ad that holds one cannot be the shared base of others)."""
+        return self._nested
+
+    @classmethod
+    def sharing(cls, ad: ClassAd) -> Self:
+        """An ad of this class sharing ``ad``'s attributes: not a copy, a second face of
+        the same table (a subclass that watches its lookups: the negotiator's WatchedAd)."""
+        view = cls.__new__(cls)
+        view._attrs = ad._attrs
+        view._nested = ad._nested
+        view.parent = ad.parent
+        return view
 
     @classmethod
     def from_attrs(cls, attrs: dict[str, tuple[str, Expr]]) -> ClassAd:

@@ -27,8 +27,6 @@ from .layouts import (
     fmt_date,
 )
 
-_STATES = ("Owner", "Unclaimed", "Claimed", "Matched", "Preempting", "Drained", "Backfill")
-
 
 def format_status(
     slots: Iterable[ClassAd],

@@ -200,10 +200,7 @@ class WatchedAd(ClassAd):
 
     @classmethod
     def of(cls, ad: ClassAd, watch: frozenset[str]) -> WatchedAd:
-        view = cls.__new__(cls)
-        view._attrs = ad._attrs
-        view._nested = ad._nested
-        view.parent = ad.parent
+        view = cls.sharing(ad)
         view.watch = watch
         view.read = False
         return view

@@ -362,7 +362,7 @@ class MachineInfo:
         """:attr:`constants` as an ad, the base of every slot ad; None when one is a nested
         ad (each slot ad needs its own)."""
         ad = ClassAd.from_exprs(itertools.starmap(_binding, self.constants))
-        return None if ad._nested else ad
+        return None if ad.holds_nested_ads else ad
 
     @cached_property
     def machine_resources(self) -> str:
