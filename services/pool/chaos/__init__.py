@@ -19,8 +19,8 @@ thousand pool seconds long, so a run takes a second or two. What it holds:
   ``central`` and actors, none contradicting another, and sometimes a random plan.
 
 ``ChaosSpec.features`` names what a seed drew, so a fixed set of seeds can be chosen to
-cover them. The campaign that runs seeds is :mod:`.chaos_campaign`; ``python -m
-mockpool.pool.chaos --seeds 0-199`` runs it.
+cover them. The campaign that runs seeds is :mod:`..chaos_campaign`; ``python -m
+mockpool.pool.chaos --seeds 0-199`` runs it (``__main__.py``).
 """
 
 from __future__ import annotations
@@ -31,8 +31,8 @@ from dataclasses import dataclass
 from types import SimpleNamespace
 from typing import Any
 
-from .faults import Fault, contradicts
-from .layout import actor_plans
+from ..faults import Fault, contradicts
+from ..layout import actor_plans
 
 __all__ = ["ChaosSpec", "draw"]
 
@@ -399,9 +399,3 @@ def draw(seed: int) -> ChaosSpec:
     if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
         raise ValueError(f"a chaos seed is a whole number >= 0, got {seed!r}")
     return _Draw(seed).build()
-
-
-if __name__ == "__main__":  # python -m mockpool.pool.chaos --seeds 0-199
-    from .chaos_campaign import main
-
-    raise SystemExit(main())
