@@ -1,4 +1,4 @@
-"""The chaos generator (services/pool/chaos.py) and the campaign's pure parts: a seed
+"""The chaos generator (services/pool/chaos/) and the campaign's pure parts: a seed
 draws one spec, the same on every call, that the spec loader accepts; the failure
 signatures group runs by their bug, not by their seed's numbers."""
 
