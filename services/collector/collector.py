@@ -111,7 +111,7 @@ class Collector:
     ) -> None:
         cfg = config.for_subsystem("COLLECTOR")
         self.classad_lifetime = cfg.get_int("CLASSAD_LIFETIME")
-        self.update_interval = cfg.get_int("COLLECTOR_UPDATE_INTERVAL", 900)
+        self.update_interval = cfg.get_int("COLLECTOR_UPDATE_INTERVAL")
         self._configured_name = cfg.get_str("COLLECTOR_NAME", "").strip()
         if housekeeping_interval is None and self.classad_lifetime > 0:
             housekeeping_interval = float(self.classad_lifetime)

@@ -42,6 +42,7 @@ DEFAULTS: dict[str, str] = {
         " - SlotID - 1.0e10*(Offline=?=True))"
     ),
     "NEGOTIATOR_CONSIDER_PREEMPTION": "true",
+    "NEGOTIATOR_CONSIDER_EARLY_PREEMPTION": "false",
     "PREEMPTION_REQUIREMENTS": "False",
     "PREEMPTION_RANK": (
         "(RemoteUserPrio * 1000000) - ifThenElse(isUndefined(TotalJobRuntime), 0, TotalJobRuntime)"
@@ -98,10 +99,15 @@ DEFAULTS: dict[str, str] = {
     "JOB_DEFAULT_REQUESTCPUS": "1",
     "JOB_DEFAULT_REQUESTMEMORY": "128",
     "JOB_DEFAULT_REQUESTDISK": "MAX({1024, (TransferInputSizeMB+1) * 1.25}) * 1024",
+    "PERIODIC_EXPR_INTERVAL": "60",
+    "SYSTEM_MAX_RELEASES": "-1",
+    # not in param_info.in: the schedd's hard-coded default (schedd.cpp)
+    "WALL_CLOCK_CKPT_INTERVAL": "3600",
     # HTCondor's default is $(FULL_HOSTNAME); a mock pool has one domain.
     "UID_DOMAIN": "mockpool",
     # collector
     "CLASSAD_LIFETIME": "900",
+    "COLLECTOR_UPDATE_INTERVAL": "900",
     # startd policy (param_info.in), so that a policy's self-references (``START =
     # $(START) && ...``) and the fragments the POLICY templates use expand as in HTCondor
     "SUSPEND": "False",

@@ -166,7 +166,7 @@ class CycleConfig:
         try:
             use_weights = config.get_bool("NEGOTIATOR_USE_SLOT_WEIGHTS")
             consider = config.get_bool("NEGOTIATOR_CONSIDER_PREEMPTION")
-            early = config.get_bool("NEGOTIATOR_CONSIDER_EARLY_PREEMPTION", False)
+            early = config.get_bool("NEGOTIATOR_CONSIDER_EARLY_PREEMPTION")
             prio_req = preemption_policy(config, "PREEMPTION_REQUIREMENTS")
             prio_rank = preemption_policy(config, "PREEMPTION_RANK")
             limit_max = LimitMaxima(config)

@@ -121,7 +121,7 @@ class SystemPolicy:
         """A malformed expression raises ConfigError naming its knob and line (HTCondor
         ignores it with a warning in the schedd's log, where nobody looks)."""
         rules = {kind: _rules(config, f"SYSTEM_PERIODIC_{kind.upper()}") for kind in _KINDS}
-        limit = config.get_int("SYSTEM_MAX_RELEASES", -1)
+        limit = config.get_int("SYSTEM_MAX_RELEASES")
         return cls(**rules, max_releases=None if limit == -1 else limit)
 
     def rules(self, kind: str) -> tuple[SystemRule, ...]:

@@ -76,7 +76,7 @@ from .requirements import RequirementsMemo, SubmitHost
 from .submit import SubmitError, parse_submit
 from .submitter import submitter_of
 from .views import ScheddViews
-from .wallclock import CHECKPOINT, DEFAULT_INTERVAL
+from .wallclock import CHECKPOINT
 
 __all__ = [
     "COMPLETED",
@@ -118,8 +118,8 @@ class ScheddKnobs:
             max_jobs_running=config.get_int("MAX_JOBS_RUNNING"),
             claim_leftovers=config.get_bool("CLAIM_PARTITIONABLE_LEFTOVERS"),
             system_policy=SystemPolicy.from_config(config),
-            policy_every=config.get_int("PERIODIC_EXPR_INTERVAL", 60),
-            wallclock_every=config.get_int("WALL_CLOCK_CKPT_INTERVAL", DEFAULT_INTERVAL),
+            policy_every=config.get_int("PERIODIC_EXPR_INTERVAL"),
+            wallclock_every=config.get_int("WALL_CLOCK_CKPT_INTERVAL"),
         )
 
 

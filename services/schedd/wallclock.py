@@ -23,10 +23,9 @@ delta to them); its times are float pool seconds, so a checkpoint is one too.
 
 from __future__ import annotations
 
-__all__ = ["CHECKPOINT", "DEFAULT_INTERVAL", "checkpoint", "credited"]
+__all__ = ["CHECKPOINT", "checkpoint", "credited"]
 
 CHECKPOINT = "WallClockCheckpoint"  # ATTR_JOB_WALL_CLOCK_CKPT
-DEFAULT_INTERVAL = 3600  # WALL_CLOCK_CKPT_INTERVAL
 
 
 def checkpoint(born: float, now: float, interval: float) -> float | None:
