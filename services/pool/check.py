@@ -54,6 +54,7 @@ from pathlib import Path
 from typing import Any
 
 from ..classad import ClassAd, parse_ads
+from .faultkinds import FAULT_KINDS
 
 __all__ = ["INVARIANTS", "CheckError", "Report", "Violation", "check", "check_dir", "format_report"]
 
@@ -75,7 +76,7 @@ _CENTRAL = "central"  # the actor that hosts the collector
 # faults that may keep a startd's ads from the collector: a cut between them, or a
 # pause of either (a paused startd sends nothing; a paused collector takes nothing in,
 # and its negotiator's overdue cycle charges what it held when it stopped)
-_CUTS = ("partition", "drop", "delay", "pause")
+_CUTS = frozenset(k.name for k in FAULT_KINDS.values() if k.cuts_calls)
 
 
 class CheckError(ValueError):

@@ -1,4 +1,5 @@
-"""Fault plans as data: what goes wrong, where, when and for how long.
+"""Fault plans as data: what goes wrong, where, when and for how long. Each kind's own
+rules (its keys, checks, events and how it acts) are its module in ``faultkinds/``.
 
 A fault is a kind, a target, a start time and a duration in pool seconds:
 
@@ -36,16 +37,14 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
+from .faultkinds import FAULT_KINDS, FaultError
 from .layout import ActorPlan, find_actor
-from .peerrules import PeerRule
 
 log = logging.getLogger(__name__)
 
-KINDS = ("crash", "restart", "pause", "partition", "drop", "delay", "skew")
-NEEDS_PEER = ("partition", "drop", "delay")
+KINDS = tuple(FAULT_KINDS)  # each kind's rules: faultkinds/
+RANDOM_KINDS = tuple(k.name for k in FAULT_KINDS.values() if k.drawable)
 MAX_DRAWS = 100_000  # a random plan's expected faults: more is a typo, not a plan
-EXCLUSIVE = ("crash", "restart", "pause")  # nothing else may act on the target meanwhile
-RANDOM_KINDS = ("crash", "restart", "pause", "partition", "drop", "delay")
 _KEYS = {"kind", "target", "constraint", "peer", "at", "duration", "fraction", "delay", "skew"}
 _RANDOM_KEYS = {
     "kind",
@@ -58,10 +57,6 @@ _RANDOM_KEYS = {
     "fraction",
     "delay",
 }
-
-
-class FaultError(ValueError):
-    """A fault plan that cannot run; the message names the fault and the problem."""
 
 
 @dataclass(frozen=True)
@@ -88,13 +83,7 @@ class Fault:
             out["peer"] = self.peer
         if self.duration:
             out["duration"] = self.duration
-        if self.kind in ("drop", "delay") and self.fraction < 1:
-            out["fraction"] = self.fraction
-        if self.kind == "delay":
-            out["delay"] = self.delay
-        if self.kind == "skew":
-            out["skew"] = self.skew
-        return out
+        return out | FAULT_KINDS[self.kind].extras(self)
 
 
 def _number(t: Mapping[str, Any], key: str, default: float, where: str) -> float:
@@ -121,43 +110,29 @@ def parse_fault(t: Mapping[str, Any], where: str) -> list[Fault]:
         raise FaultError(f"{where}: target and constraint must be strings")
     if bool(target) == bool(constraint):
         raise FaultError(f"{where}: give a target (a daemon or actor name) or a constraint")
+    fk = FAULT_KINDS[kind]
     peer = t.get("peer", "")
-    if kind in NEEDS_PEER and (not isinstance(peer, str) or not peer):
+    if fk.needs_peer and (not isinstance(peer, str) or not peer):
         raise FaultError(f"{where}: a {kind} fault needs a peer (the other daemon)")
-    if kind not in NEEDS_PEER and peer:
+    if not fk.needs_peer and peer:
         raise FaultError(f"{where}: a {kind} fault takes no peer")
     at = _number(t, "at", 0.0, where)
     if at < 0:
         raise FaultError(f"{where}: at must be >= 0, got {at:g}")
     duration = _number(t, "duration", 0.0, where)
-    if kind == "restart":
+    if fk.instant:
         if "duration" in t:
-            raise FaultError(f"{where}: a restart is instant: it takes no duration")
-    elif ("duration" in t or kind != "crash") and not duration > 0:
+            raise FaultError(f"{where}: a {kind} is instant: it takes no duration")
+    elif ("duration" in t or not fk.stays_without_duration) and not duration > 0:
         raise FaultError(f"{where}: duration must be > 0 pool seconds, got {duration:g}")
     fraction = _number(t, "fraction", 1.0, where)
     if not 0 < fraction <= 1:
         raise FaultError(f"{where}: fraction must be in (0, 1], got {fraction:g}")
     delay = _number(t, "delay", 0.0, where)
-    if kind == "delay" and not delay > 0:
-        raise FaultError(f"{where}: a delay fault needs delay > 0 pool seconds")
     skew = _number(t, "skew", 0.0, where)
-    if kind == "skew" and skew == 0:
-        raise FaultError(f"{where}: a skew fault needs skew != 0 seconds")
-    return [
-        Fault(
-            kind,
-            target,
-            at,
-            duration,
-            peer,
-            constraint,
-            fraction,
-            delay,
-            skew,
-            where,
-        )
-    ]
+    fault = Fault(kind, target, at, duration, peer, constraint, fraction, delay, skew, where)
+    fk.check(fault)
+    return [fault]
 
 
 def _random_plan(t: Mapping[str, Any], where: str) -> list[Fault]:
@@ -208,8 +183,9 @@ def _random_plan(t: Mapping[str, Any], where: str) -> list[Fault]:
             if tt >= until:
                 break
             target = rng.choice(targets)
+            fk = FAULT_KINDS[kind]
             peer = ""
-            if kind in NEEDS_PEER:
+            if fk.needs_peer:
                 others = [x for x in targets if x != target]
                 if not others:
                     continue
@@ -219,10 +195,10 @@ def _random_plan(t: Mapping[str, Any], where: str) -> list[Fault]:
                     kind,
                     target,
                     round(tt, 3),
-                    0.0 if kind == "restart" else duration,
+                    0.0 if fk.instant else duration,
                     peer,
-                    fraction=fraction if kind in ("drop", "delay") else 1.0,
-                    delay=delay if kind == "delay" else 0.0,
+                    fraction=fraction if "fraction" in fk.params else 1.0,
+                    delay=delay if "delay" in fk.params else 0.0,
                     where=f"{where} (random, seed {seed})",
                     drawn=True,
                 )
@@ -243,19 +219,20 @@ def _ends(f: Fault) -> tuple[str, ...]:
 def contradicts(a: Fault, b: Fault) -> bool:
     """Whether two faults cannot both act: on one target (or pair) at overlapping times,
     one of them crashing, restarting or pausing it, or both skewing it or cutting it."""
-    a_end = a.end if a.kind != "restart" else a.at
-    b_end = b.end if b.kind != "restart" else b.at
+    ak, bk = FAULT_KINDS[a.kind], FAULT_KINDS[b.kind]
+    a_end = a.at if ak.instant else a.end
+    b_end = b.at if bk.instant else b.end
     if a.at > b_end or b.at > a_end:
         return False
     a_on = {x.lower() for x in (a.target, a.peer) if x}
     b_on = {x.lower() for x in (b.target, b.peer) if x}
     if not a_on & b_on:
         return False
-    if a.kind in EXCLUSIVE or b.kind in EXCLUSIVE:
+    if ak.exclusive or bk.exclusive:
         return True
-    if a.kind == b.kind == "skew":
+    if ak is bk and ak.single:
         return True
-    return a.kind in NEEDS_PEER and b.kind in NEEDS_PEER and _ends(a) == _ends(b)
+    return ak.needs_peer and bk.needs_peer and _ends(a) == _ends(b)
 
 
 def check_plan(faults: Iterable[Fault], plans: list[ActorPlan]) -> list[Fault]:
@@ -299,7 +276,7 @@ def check_plan(faults: Iterable[Fault], plans: list[ActorPlan]) -> list[Fault]:
     # A crash or restart of a daemon acts on that daemon (the others of its actor run
     # on); the rest act on its actor, named so in the events.
     return sorted(
-        (given[id(f)] if f.kind in ("crash", "restart") else f for f in kept),
+        (given[id(f)] if FAULT_KINDS[f.kind].on_daemon else f for f in kept),
         key=lambda f: f.at,
     )
 
@@ -338,7 +315,8 @@ async def apply_fault(pool: FaultTarget, f: Fault, start: bool) -> None:
     """Start (or end) one fault on a running pool; every step is an event."""
     targets = [f.target] if f.target else await _constraint_targets(pool, f)
     actors = [pool.actor(t).plan.name for t in targets]
-    if f.kind in ("crash", "restart"):
+    kind = FAULT_KINDS[f.kind]
+    if kind.on_daemon:
         daemons = sorted(d for t in targets for d in pool.crash_scope(t))
     else:
         daemons = sorted(d for t in targets for d in pool.actor(t).plan.daemons)
@@ -348,30 +326,8 @@ async def apply_fault(pool: FaultTarget, f: Fault, start: bool) -> None:
     if start:
         pool.emit("fault_start", **f.describe(), actors=actors, daemons=daemons, **extra)
     for target in targets:
-        a = pool.actor(target)
-        rule_name = f"{f.kind}:{f.target}:{f.peer}:{f.at:g}"
-        if f.kind == "crash":
-            if start:
-                await pool.crash(target, cause=f"fault: crash at {f.at:g}")
-            else:
-                await pool.restart(target, cause=f"fault: crash of {f.duration:g} s ended")
-        elif f.kind == "restart":
-            await pool.restart(target, cause=f"fault: restart at {f.at:g}")
-        elif f.kind == "pause":
-            if a.alive:
-                await a.handle.pause.remote(start)
-        elif f.kind == "skew":
-            if a.alive:
-                await a.handle.set_skew.remote(f.skew if start else 0.0)
-        else:  # partition, drop, delay: a rule on each side for calls from the other
-            peer = pool.actor(f.peer)
-            for here, there in ((a, peer), (peer, a)):
-                rule = (
-                    PeerRule(f.kind, there.plan.identities, f.fraction, f.delay) if start else None
-                )
-                if here.alive:
-                    await here.handle.set_rule.remote(rule_name, rule)
-    if not start or f.kind == "restart":
+        await kind.act(pool, f, target, pool.actor(target), start)
+    if not start or kind.instant:
         pool.emit("fault_end", **f.describe(), actors=actors, daemons=daemons, **extra)
 
 
@@ -381,7 +337,7 @@ def plan_steps(faults: list[Fault]) -> list[tuple[float, Fault, bool]]:
     steps: list[tuple[float, int, Fault, bool]] = []
     for i, f in enumerate(faults):
         steps.append((f.at, i, f, True))
-        if f.duration and f.kind != "restart":
+        if f.duration and not FAULT_KINDS[f.kind].instant:
             steps.append((f.at + f.duration, i, f, False))
     steps.sort(key=lambda s: (s[0], not s[3], s[1]))
     return [(at, f, start) for at, _, f, start in steps]

@@ -24,9 +24,9 @@ import grpc
 import grpc.aio
 
 from ..auth import AUTH_METADATA_KEY, token_identity
-from .peerrules import NET_KINDS, PeerRule, PeerRules
+from .peerrules import PeerRule, PeerRules
 
-__all__ = ["NET_KINDS", "FaultInterceptor", "HostFaults", "PeerRule"]
+__all__ = ["FaultInterceptor", "HostFaults", "PeerRule"]
 
 
 def _identity(metadata: Any) -> str:

@@ -13,7 +13,7 @@ from ..auth import Role, TokenAuthInterceptor
 from ..daemon import abort_invalid, within
 from ..v1 import master_pb2 as mpb
 from ..v1 import master_pb2_grpc as mgrpc
-from .faults import FaultError
+from .faultkinds import FaultError
 from .launcher import LivePool
 
 SERVICE_NAME = "mockpool.v1.Master"

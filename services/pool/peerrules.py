@@ -11,14 +11,13 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass
 
-__all__ = ["NET_KINDS", "PeerRule", "PeerRules"]
-
-NET_KINDS = ("partition", "drop", "delay")
+__all__ = ["PeerRule", "PeerRules"]
 
 
 @dataclass(frozen=True)
 class PeerRule:
-    """What happens to calls from ``identities``: ``kind`` in NET_KINDS."""
+    """What happens to calls from ``identities``: ``kind`` is a network fault's
+    (faultkinds/network.py: partition, drop, delay)."""
 
     kind: str
     identities: frozenset[str]

@@ -14,7 +14,8 @@ from ..config.knobs import check_knobs as check_knob_table
 from ..negotiator.preemption import check_negotiator_config
 from ..startd.layout import machine_layout
 from ..startd.machine import Machine
-from .faults import Fault, FaultError, check_plan, parse_fault
+from .faultkinds import FaultError
+from .faults import Fault, check_plan, parse_fault
 from .layout import actor_plans
 from .specchecks import check_knobs, format_names, placed
 from .specmodel import (

@@ -13,7 +13,8 @@ import pytest
 
 from mockpool import Pool
 from mockpool.pool.check import Report, check, check_dir
-from mockpool.pool.faults import FaultError, contradicts
+from mockpool.pool.faultkinds import FaultError
+from mockpool.pool.faults import contradicts
 from mockpool.pool.spec import parse_spec
 from mockpool.pool.specmodel import SpecError
 
