@@ -31,6 +31,7 @@ from ..ownerfiles import private_dir
 from ..pool import processes
 from ..pool.client import PoolClient, PoolError
 from ..pool.cluster import ClusterError, probe_address
+from ..pool.faultkinds import FAULT_PARAMS, kinds_text, param_help
 from ..pool.serve import (
     DOWN_FILE,
     OUT_DIR,
@@ -486,7 +487,7 @@ def cmd_fault(ns: argparse.Namespace) -> int:
     request = master_pb2.FaultRequest(
         kind=ns.kind, target=ns.target or "", constraint=ns.constraint or "", peer=ns.peer or ""
     )
-    for key in ("duration", "fraction", "delay", "skew"):
+    for key in ("duration", *FAULT_PARAMS):
         value = getattr(ns, key)
         if value is not None:
             setattr(request, key, value)
@@ -617,17 +618,15 @@ def add_pool_commands(sub: argparse._SubParsersAction) -> None:  # type: ignore[
 
     p = sub.add_parser(
         "fault",
-        help="inject a fault into the `up` pool: crash, restart, pause, partition, drop, "
-        "delay or skew a daemon (needs the ADMIN token)",
+        help=f"inject a fault into the `up` pool: {kinds_text()} a daemon (needs the ADMIN token)",
     )
-    p.add_argument("kind", help="crash, restart, pause, partition, drop, delay or skew")
+    p.add_argument("kind", help=kinds_text())
     p.add_argument("target", nargs="?", help="a daemon (schedd1, exec0001, collector) or actor")
     p.add_argument("--constraint", help="instead of a target: daemons whose ads match")
     p.add_argument("--peer", help="partition, drop, delay: the daemon at the other end")
     p.add_argument("--duration", type=float, help="pool seconds (a crash: down this long)")
-    p.add_argument("--fraction", type=float, help="drop, delay: the fraction of calls")
-    p.add_argument("--delay", type=float, help="delay: pool seconds each call waits")
-    p.add_argument("--skew", type=float, help="skew: seconds the clock reads ahead")
+    for key in FAULT_PARAMS:  # each kind's own keys (faultkinds/)
+        p.add_argument(f"--{key}", type=float, help=param_help(key))
     pool_arg(p)
     p.set_defaults(func=cmd_fault)
     p = sub.add_parser("daemons", help="the `up` pool's actors, their daemons and their state")

@@ -13,7 +13,7 @@ from ..auth import Role, TokenAuthInterceptor
 from ..daemon import abort_invalid, within
 from ..v1 import master_pb2 as mpb
 from ..v1 import master_pb2_grpc as mgrpc
-from .faultkinds import FaultError
+from .faultkinds import FAULT_PARAMS, FaultError
 from .launcher import LivePool
 
 SERVICE_NAME = "mockpool.v1.Master"
@@ -35,7 +35,7 @@ def fault_table(request: mpb.FaultRequest) -> dict[str, Any]:
     for key in ("target", "constraint", "peer"):
         if getattr(request, key):
             table[key] = getattr(request, key)
-    for key in ("duration", "fraction", "delay", "skew"):
+    for key in ("duration", *FAULT_PARAMS):
         if request.HasField(key):
             table[key] = getattr(request, key)
     return table
