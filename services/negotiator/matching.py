@@ -98,7 +98,7 @@ class RequestMatching:
                     PslotConsumption(slots.view),
                 )
             else:
-                stream, cons_of = self._candidates(req, slots)
+                stream, cons_of = self.candidates(req, slots)
         except BudgetExceeded as exc:
             self._reject(
                 req,

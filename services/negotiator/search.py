@@ -38,7 +38,7 @@ ONE_BY_ONE = 4
 class CandidateSearch:
     """Finding a request's candidates (mixed into the cycle)."""
 
-    def _candidates(
+    def candidates(
         self: _Cycle, req: ResourceRequest, slots: CycleSlots
     ) -> tuple[CandidateStream, PslotConsumption]:
         """The slots that match ``req`` now, best first, and each p-slot's consumption,
@@ -99,7 +99,7 @@ class CandidateSearch:
         shape: tuple,
         varies: Varying | None = None,
     ) -> tuple[CandidateStream, PslotConsumption] | None:
-        """As ``_candidates`` on ``view``; with ``varies`` (the classes whose slots differ
+        """As ``candidates`` on ``view``; with ``varies`` (the classes whose slots differ
         in a wide name), the job's Requirements in three-valued logic, and None when
         they are undecided for a live class."""
         slots.flush(view)

@@ -255,16 +255,16 @@ def test_a_request_past_the_limit_is_not_matched_against_slots_rank_preemption_c
     # only go where a startd prefers it (rank preemption), which needs a Claimed slot:
     # with none in the pool its candidates are not looked for (HTCondor's matchmaking
     # passes over every unclaimed slot), and it is rejected as before.
-    from mockpool.negotiator import cycle
+    from mockpool.negotiator.search import CandidateSearch
 
     asked: list[tuple[str, int]] = []
-    found = cycle._Cycle._candidates
+    found = CandidateSearch.candidates
 
     def spy(self, req, slots):  # type: ignore[no-untyped-def]
         asked.append((req.submitter, req.autocluster_id))
         return found(self, req, slots)
 
-    monkeypatch.setattr(cycle._Cycle, "_candidates", spy)
+    monkeypatch.setattr(CandidateSearch, "candidates", spy)
     counts, res = matched_counts(
         static_pool(2, claimed_by={C: claimed}),
         [
