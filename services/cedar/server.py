@@ -354,6 +354,11 @@ class CedarServer:
         except (FramingError, StreamError) as exc:
             self.counts.malformed += 1
             log.info("%s: malformed: %s", where, exc)
+        except UnicodeEncodeError as exc:
+            # text that was not UTF-8 on the wire (kept as lone surrogates, stream.py)
+            # where the daemon needs text: a name or value its gRPC side cannot carry
+            self.counts.malformed += 1
+            log.info("%s: malformed: text that is not UTF-8: %s", where, exc)
         except asyncio.TimeoutError:
             self.counts.timeouts += 1
             log.info("%s: timed out", where)
