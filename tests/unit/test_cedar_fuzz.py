@@ -7,11 +7,11 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import socket
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from builders.cedarfuzz import ErrorLog, send
 from builders.htcondor import run_htcondor
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -48,15 +48,6 @@ async def query(req: CedarRequest) -> None:
         if constraint is None or evaluate(constraint, ad) is True:
             out.put_int(1).put_ad(ad)
     await req.sock.send(out.put_int(0))
-
-
-class ErrorLog(logging.Handler):
-    def __init__(self) -> None:
-        super().__init__(logging.ERROR)
-        self.records: list[logging.LogRecord] = []
-
-    def emit(self, record: logging.LogRecord) -> None:
-        self.records.append(record)
 
 
 @pytest.fixture(scope="module")
@@ -126,18 +117,6 @@ def mutated_handshakes(draw: st.DrawFn) -> bytes:
 
 
 inputs = st.one_of(st.binary(max_size=200), packets, garbage_ads, mutated_handshakes())
-
-
-def send(port: int, data: bytes, stall: bool) -> None:
-    with socket.create_connection(("127.0.0.1", port), timeout=30) as s:  # 30 s: a hang guard
-        try:
-            s.sendall(data)
-            if not stall:
-                s.shutdown(socket.SHUT_WR)
-            while s.recv(65536):  # until the listener closes: its checks or its timeouts
-                pass
-        except (ConnectionResetError, BrokenPipeError):
-            pass  # it closed while we were still writing
 
 
 @settings(

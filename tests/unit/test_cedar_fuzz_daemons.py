@@ -12,12 +12,12 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import socket
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from builders.cedarfuzz import ErrorLog, send
 from builders.htcondor import run_htcondor
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -44,15 +44,6 @@ ADMIN = "fuzzer"  # the pool's own user: CLAIMTOBE as it is an administrator
 CONFIG = "SEC_DEFAULT_AUTHENTICATION_METHODS = CLAIMTOBE\n"
 E = 1_767_225_600  # the pool's date of pool time 0
 SUB = "executable = /bin/sleep\narguments = 60\nqueue 3\n"
-
-
-class ErrorLog(logging.Handler):
-    def __init__(self) -> None:
-        super().__init__(logging.ERROR)
-        self.records: list[logging.LogRecord] = []
-
-    def emit(self, record: logging.LogRecord) -> None:
-        self.records.append(record)
 
 
 class DaemonListener:
@@ -293,18 +284,6 @@ def before_handshake(draw: st.DrawFn, numbers: list[int]) -> bytes:
         if data:
             data[draw(st.integers(0, len(data) - 1))] = draw(st.integers(0, 255))
     return bytes(data)
-
-
-def send(port: int, data: bytes, stall: bool) -> None:
-    with socket.create_connection(("127.0.0.1", port), timeout=30) as s:  # 30 s: a hang guard
-        try:
-            s.sendall(data)
-            if not stall:
-                s.shutdown(socket.SHUT_WR)
-            while s.recv(65536):  # until the listener closes: its checks or its timeouts
-                pass
-        except (ConnectionResetError, BrokenPipeError):
-            pass  # it closed while we were still writing
 
 
 @settings(
