@@ -4,7 +4,9 @@ before anything starts, naming the knob and its line; defaults all pass; and
 
 from __future__ import annotations
 
+import ast
 import re
+from pathlib import Path
 
 import pytest
 
@@ -99,3 +101,38 @@ def test_config_list_prints_the_table(capsys: pytest.CaptureFixture[str]) -> Non
     ]
     assert not any(line.startswith("START ") for line in lines)  # the startd's
     assert len(lines) - 1 == sum(1 for k in KNOBS.values() if "negotiator" in k.daemons)
+
+
+SERVICES = Path(__file__).resolve().parents[2] / "services"
+
+
+def _knob_reads() -> list[tuple[str, str, str]]:
+    """Every ``<config>.get_<kind>("NAME")`` in the daemons' code: (name, kind, where).
+    The config language itself (services/config/) reads its own few knobs aside."""
+    out = []
+    for path in sorted(SERVICES.rglob("*.py")):
+        rel = path.relative_to(SERVICES)
+        if rel.parts[0] in ("v1", "config"):
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)):
+                continue
+            if not node.func.attr.startswith("get_") or not node.args:
+                continue
+            arg = node.args[0]
+            if isinstance(arg, ast.Constant) and isinstance(arg.value, str) and arg.value.isupper():
+                out.append((arg.value, node.func.attr[4:], f"{rel}:{node.lineno}"))
+    return out
+
+
+def test_every_knob_a_daemon_reads_is_in_the_table_read_as_its_kind() -> None:
+    reads = _knob_reads()
+    assert len(reads) > 50  # the walk finds the daemons' reads
+    missing = sorted({f"{name} ({where})" for name, _, where in reads if name not in KNOBS})
+    assert not missing, f"knobs read but not in config/knobs.py: {missing}"
+    wrong = sorted(
+        f"{name}: read as {kind} at {where}, the table says {KNOBS[name].kind}"
+        for name, kind, where in reads
+        if KNOBS[name].kind != kind
+    )
+    assert not wrong, wrong
