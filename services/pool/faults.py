@@ -37,7 +37,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
-from .faultkinds import FAULT_KINDS, FaultError
+from .faultkinds import FAULT_KINDS, FAULT_PARAMS, FaultError
 from .layout import ActorPlan, find_actor
 
 log = logging.getLogger(__name__)
@@ -45,7 +45,7 @@ log = logging.getLogger(__name__)
 KINDS = tuple(FAULT_KINDS)  # each kind's rules: faultkinds/
 RANDOM_KINDS = tuple(k.name for k in FAULT_KINDS.values() if k.drawable)
 MAX_DRAWS = 100_000  # a random plan's expected faults: more is a typo, not a plan
-_KEYS = {"kind", "target", "constraint", "peer", "at", "duration", "fraction", "delay", "skew"}
+_KEYS = {"kind", "target", "constraint", "peer", "at", "duration", *FAULT_PARAMS}
 _RANDOM_KEYS = {
     "kind",
     "seed",
@@ -176,6 +176,7 @@ def _random_plan(t: Mapping[str, Any], where: str) -> list[Fault]:
     rng = random.Random(seed)
     drawn: list[Fault] = []
     for kind in sorted(rates):
+        fk = FAULT_KINDS[kind]
         rate = float(rates[kind]) / 3600.0
         tt = start
         while rate > 0:
@@ -183,7 +184,6 @@ def _random_plan(t: Mapping[str, Any], where: str) -> list[Fault]:
             if tt >= until:
                 break
             target = rng.choice(targets)
-            fk = FAULT_KINDS[kind]
             peer = ""
             if fk.needs_peer:
                 others = [x for x in targets if x != target]

@@ -28,10 +28,10 @@ _MEANING = {
 }
 
 
-def kinds_text(names: list[str] | None = None) -> str:
-    """``a, b or c``: the kinds (or ``names``) as a sentence lists them."""
-    names = list(FAULT_KINDS) if names is None else names
-    return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} or {names[-1]}"
+def kinds_text() -> str:
+    """``crash, restart, ... or skew``: the kinds as a sentence lists them."""
+    *rest, last = FAULT_KINDS
+    return f"{', '.join(rest)} or {last}"
 
 
 def param_help(key: str) -> str:
