@@ -1,11 +1,15 @@
-"""Pools of static slots, resource requests, schedd cores and their jobs."""
+"""Pools of static slots, resource requests, schedd cores and their jobs, and the context
+a daemon service is built with."""
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from mockpool.classad import ClassAd, parse_expr
+from mockpool.clock import ManualClock
 from mockpool.config import parse_config
+from mockpool.daemon import DaemonContext, EventLog
 from mockpool.negotiator import Accountant, CycleAds, ResourceRequest, negotiate
 from mockpool.schedd.queue import JobQueue
 from mockpool.schedd.records import ActivationOutcome, ClaimOutcome, MatchNotice
@@ -158,3 +162,18 @@ def job_ad(s: Schedd, job: str) -> ClassAd:
 
 def v(ad: ClassAd, name: str) -> object:
     return ad.get_value(name)
+
+
+def daemon_context(state_dir: Path, config: str = "", **fields: Any) -> DaemonContext:
+    """The context a service is built with in a test: a ManualClock at pool time 100,
+    ``config`` (HTCondor config text), no collector; ``fields`` set the rest."""
+    clock = ManualClock(100.0)
+    return DaemonContext(
+        clock=clock,
+        config=parse_config(config, "<test>"),
+        secret="s" * 40,
+        collector_address="",
+        events=EventLog(clock),
+        state_dir=state_dir,
+        **fields,
+    )

@@ -6,10 +6,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from builders.cores import daemon_context
 
-from mockpool.clock import ManualClock
-from mockpool.config import parse_config
-from mockpool.daemon import DaemonContext, EventLog
+from mockpool.daemon import DaemonContext
 
 
 @pytest.fixture
@@ -18,15 +17,6 @@ def daemon_ctx() -> Any:
     100, an empty config, no collector; ``fields`` set the rest (host, address, ...)."""
 
     def make(state_dir: Path, **fields: Any) -> DaemonContext:
-        clock = ManualClock(100.0)
-        return DaemonContext(
-            clock=clock,
-            config=parse_config("", "<test>"),
-            secret="s" * 40,
-            collector_address="",
-            events=EventLog(clock),
-            state_dir=state_dir,
-            **fields,
-        )
+        return daemon_context(state_dir, **fields)
 
     return make

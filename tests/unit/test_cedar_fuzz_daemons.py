@@ -18,6 +18,7 @@ from typing import Any
 
 import pytest
 from builders.cedarfuzz import ErrorLog, send
+from builders.cores import daemon_context
 from builders.htcondor import run_htcondor
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -27,12 +28,11 @@ from mockpool.cedar import commands as cmd
 from mockpool.cedar import qmgmt as q
 from mockpool.cedar.rawclient import RawClient, ServerThread, claimtobe_handshake, encode_messages
 from mockpool.classad import ClassAd, parse_expr
-from mockpool.clock import ManualClock
 from mockpool.collector.collector import CollectorUpdate
 from mockpool.collector.service import CollectorService
 from mockpool.condor_version import CONDOR_VERSION
 from mockpool.config import parse_config
-from mockpool.daemon import DaemonContext, EventLog
+from mockpool.daemon import DaemonContext
 from mockpool.negotiator.service import NegotiatorService
 from mockpool.pool.cedar_listeners import start_listeners
 from mockpool.schedd.service import ScheddService
@@ -57,17 +57,8 @@ class DaemonListener:
         self.server: Any = None
 
     def _ctx(self, name: str) -> DaemonContext:
-        clock = ManualClock(100.0)
-        return DaemonContext(
-            clock=clock,
-            config=parse_config(CONFIG, "<fuzz>"),
-            secret="s" * 40,
-            collector_address="",
-            events=EventLog(clock),
-            state_dir=self.folder / name,
-            host="cm",
-            address="127.0.0.1:9618",
-            ad_epoch=E,
+        return daemon_context(
+            self.folder / name, CONFIG, host="cm", address="127.0.0.1:9618", ad_epoch=E
         )
 
     def _negotiator(self) -> NegotiatorService:
