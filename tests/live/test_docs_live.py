@@ -69,6 +69,9 @@ def test_a_pages_commands_run_against_the_pool(block: Any, ran: dict[str, Any]) 
         dc.check(command, result)
 
 
+EARLY = r"(: \d+ of \d+ cycles came early on a reschedule)?"
+
+
 def _demo_shown() -> list[str]:
     text = (dc.ROOT / "README.md").read_text()
     m = re.search(r"<!-- demo-output -->\s*```\w*\n(.*?)```", text, re.S)
@@ -83,7 +86,10 @@ def test_the_readme_demo_prints_what_the_readme_shows(ran: dict[str, Any]) -> No
     dc.check(demo, ran[DEMO])
     printed = ran[DEMO].out.splitlines()
     for line in _demo_shown():
-        assert any(re.fullmatch(dc.form(line), p) for p in printed), (
+        # the cadence line names the cycles a reschedule brought early, when the live run's
+        # timing made any (report.py): the README shows a run where none did
+        pattern = dc.form(line) + (EARLY if line.startswith("C is the median gap") else "")
+        assert any(re.fullmatch(pattern, p) for p in printed), (
             f"README's demo line {line!r} is not what the run prints:\n" + "\n".join(printed)
         )
         if line.startswith(EXACT):
