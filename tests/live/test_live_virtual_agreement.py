@@ -82,13 +82,19 @@ def _outcome(spec: PoolSpec, until: float, script: Callable[[Pool], None] | None
             timeout=until / spec.time_scale,
             poll=0.25,
         )
+        # Dates count from the end of the first cycle, when its matches go out: a live
+        # pool's clock runs while its actors start and advertise, and while a cycle
+        # works, which on a loaded machine takes seconds (a CI run once began
+        # negotiating 131 pool seconds late, every job shifted alike).
+        logged = pool.negotiator_log.cycles
+        base = (logged[0].end or logged[0].start) if logged else pool.start_date
         jobs = {}
         for ad in pool.all_jobs():
             jid = f"{ad.get_value('ClusterId')}.{ad.get_value('ProcId')}"
-            jobs[jid] = (  # dates as pool seconds: the two runs start on other dates
+            jobs[jid] = (
                 ad.get_value("JobStatus"),
-                ad.get_value("JobCurrentStartDate") - pool.start_date,
-                ad.get_value("CompletionDate") - pool.start_date,
+                ad.get_value("JobCurrentStartDate") - base,
+                ad.get_value("CompletionDate") - base,
                 ad.get_value("Owner"),
             )
         # after the last job: let one more cycle and a slot update pass, then look
