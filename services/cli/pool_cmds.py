@@ -563,10 +563,9 @@ def add_pool_commands(sub: argparse._SubParsersAction) -> None:  # type: ignore[
     p.add_argument(
         "--engine",
         choices=("loop", "kernel"),
-        default="loop",
         help="a virtual run's engine: loop (the daemons' shells on a virtual event loop, "
         "the default) or kernel (the simulation kernel: the cores stepped directly, several "
-        "times faster; no metrics.prom)",
+        "times faster)",
     )
     p.add_argument(
         "--until-done",

@@ -25,7 +25,7 @@ def fail(message: str, code: int = 1) -> int:
 
 
 def cmd_run(ns: argparse.Namespace) -> int:
-    from ..pool.api import run_pool
+    from ..pool.api import DEFAULT_ENGINE, run_pool
     from ..pool.report import format_summary
 
     try:
@@ -68,22 +68,19 @@ def cmd_run(ns: argparse.Namespace) -> int:
     )
     for trace in spec.traces:
         print(trace.describe(), flush=True)
-    if ns.engine == "kernel" and spec.clock != "virtual":
-        return fail("--engine kernel runs virtual pools: give --clock virtual", 2)
+    if ns.engine and spec.clock != "virtual":
+        return fail(f"--engine {ns.engine} runs virtual pools: give --clock virtual", 2)
     with _progress_bar() as progress:
         try:
-            if ns.engine == "kernel":
-                from ..kernel.pool import run_kernel
-
-                summary = run_kernel(spec, out, progress)
-            else:
-                summary = run_pool(spec, out, progress, address=ns.address or "")
+            summary = run_pool(
+                spec, out, progress, address=ns.address or "", engine=ns.engine or DEFAULT_ENGINE
+            )
         except ClusterError as e:
             return fail(str(e), 1)
     print(format_summary(summary))
-    prom = "" if ns.engine == "kernel" else ", metrics.prom"
     print(
-        f"Output written to {out}/ (events.jsonl, NegotiatorLog, ads/, summary.json, *.csv{prom})"
+        f"Output written to {out}/ (events.jsonl, NegotiatorLog, ads/, summary.json, *.csv, "
+        "metrics.prom)"
     )
     print(format_report(check_dir(out)))  # informative: `mockpool check DIR` sets the status
     if ns.report:

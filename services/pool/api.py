@@ -26,7 +26,6 @@ import threading
 import time
 from collections import Counter
 from collections.abc import Callable, Coroutine, Mapping, Sequence
-from dataclasses import replace
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -34,6 +33,7 @@ from .. import gctune
 from ..auth import Role
 from ..classad import ClassAd
 from ..virtualtime import VirtualEventLoop
+from .apibase import DEFAULT_ENGINE, ENGINES, PoolBase, clock_of, spec_from
 from .client import ActResult, PoolError
 from .cluster import join_cluster
 from .host import ROUTABLE
@@ -42,20 +42,13 @@ from .localray import LocalRay, start_local_ray, stop_local_ray
 from .measures import measure, write_series
 from .metrics import MetricsSnapshot, PoolMetrics, exposition
 from .report import AD_FILES, summarize, without_finished, write_output
-from .spec import load_spec, parse_spec
+from .spec import load_spec
 from .spececho import echo_spec
 from .specmodel import PoolSpec
 from .virtual import CLOCKS
 
 T = TypeVar("T")
 log = logging.getLogger(__name__)
-
-# What Pool() starts without a spec: one 4-cpu machine (one partitionable slot).
-DEFAULT_SPEC = """
-[[startds]]
-count = 1
-config = "NUM_CPUS = 4\\nMEMORY = 4096"
-"""
 
 __all__ = ["Pool", "run_pool"]
 
@@ -86,39 +79,29 @@ async def _then_settled(coro: Coroutine[Any, Any, T], loop: VirtualEventLoop) ->
     return result
 
 
-def _spec_from(
-    spec: PoolSpec | str | os.PathLike[str] | None,
-    config: Mapping[str, Any] | str | None,
-    overrides: Mapping[str, Any],
-) -> PoolSpec:
-    if isinstance(spec, PoolSpec):
-        out = spec
-    elif spec is None:
-        out = parse_spec(DEFAULT_SPEC, "<default pool>")
-    elif isinstance(spec, str) and ("\n" in spec or "[" in spec):
-        out = parse_spec(spec, "<spec>")
-    else:
-        out = load_spec(spec)
-    if config:
-        from ..config import parse_config
+class Pool(PoolBase):
+    """A live pool on Ray. ``with Pool(spec) as pool: ...`` or ``start()``/``stop()``.
 
-        text = (
-            config
-            if isinstance(config, str)
-            else "\n".join(f"{k} = {v}" for k, v in config.items())
-        )
-        out.config = parse_config(text, "<Pool config>", out.config)
-        # the given knobs go on top of each machine group's own
-        out.startds = [
-            replace(g, config=parse_config(text, "<Pool config>", g.config)) for g in out.startds
-        ]
-    for k, v in overrides.items():
-        setattr(out, k, v)
-    return out
+    A virtual one (``clock = "virtual"``) runs with ``engine="loop"`` on the daemons' own
+    shells over a virtual event loop, or with ``engine="kernel"`` on the simulation kernel
+    (:class:`~mockpool.kernel.api.KernelApiPool`)."""
 
+    def __new__(
+        cls,
+        spec: PoolSpec | str | os.PathLike[str] | None = None,
+        *,
+        config: Mapping[str, Any] | str | None = None,
+        engine: str = DEFAULT_ENGINE,
+        **kw: Any,
+    ) -> Any:
+        if engine not in ENGINES:
+            raise ValueError(f"engine must be one of {', '.join(ENGINES)}, got {engine!r}")
+        if cls is Pool and engine == "kernel" and clock_of(spec, kw) == "virtual":
+            from ..kernel.api import KernelApiPool
 
-class Pool:
-    """A live pool on Ray. ``with Pool(spec) as pool: ...`` or ``start()``/``stop()``."""
+            # (not a Pool: made here, whole; Python leaves its __init__ to it)
+            return KernelApiPool(spec, config=config, **kw)
+        return super().__new__(cls)
 
     def __init__(
         self,
@@ -127,9 +110,10 @@ class Pool:
         config: Mapping[str, Any] | str | None = None,
         state_dir: str | Path | None = None,
         address: str = "",
+        engine: str = DEFAULT_ENGINE,
         **overrides: Any,
     ) -> None:
-        self.spec = _spec_from(spec, config, overrides)
+        self.spec = spec_from(spec, config, overrides)
         if self.spec.clock not in CLOCKS:
             raise ValueError(f"clock must be one of {', '.join(CLOCKS)}, got {self.spec.clock!r}")
         self._live = LivePool(self.spec, state_dir=state_dir)
@@ -269,12 +253,6 @@ class Pool:
         """Start the actor of daemon ``target`` again (crashing it first if it runs)."""
         self._run(self._live.restart(target, cause="Pool.restart"), timeout=120)
 
-    def __enter__(self) -> Pool:
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
-
     # ------------------------------------------------------------------ time
     @property
     def now(self) -> float:
@@ -284,36 +262,18 @@ class Pool:
     def sleep_until(self, t: float) -> None:
         self._run(self._live.sleep_until(t))
 
-    def wait(
+    def run_for(
         self,
-        condition: Callable[[], Any],
-        timeout: float = 60.0,
+        duration: float,
         *,
-        fail_condition: Callable[[], Any] | None = None,
-        poll: float = 0.1,
-    ) -> bool:
-        """Poll ``condition()`` until it is true (True) or ``timeout`` real seconds pass
-        (False). ``fail_condition()`` true stops the wait early with False.
-
-        A virtual pool moves only while waited on: it runs ``poll`` x time_scale pool
-        seconds between polls, for at most ``timeout`` x time_scale pool seconds (what
-        the same wait covers on a live pool of this spec)."""
-        if self.virtual:
-            scale = self.spec.time_scale
-            limit, step = self.now + timeout * scale, max(poll * scale, 1e-3)
-            while True:
-                if condition():
-                    return True
-                if (fail_condition is not None and fail_condition()) or self.now >= limit:
-                    return False
-                self.sleep_until(min(limit, self.now + step))
-        deadline = time.monotonic() + timeout
-        while True:
-            if condition():
-                return True
-            if (fail_condition is not None and fail_condition()) or time.monotonic() > deadline:
-                return False
-            time.sleep(poll)
+        until_done: bool = False,
+        step: float = 1.0,
+        progress: Callable[[float, float], None] | None = None,
+    ) -> None:
+        """Let the pool run to pool time ``duration`` (or, ``until_done``, until every
+        workload item is in and every job has left the queues, looked at every ``step``
+        pool seconds); ``progress(now, duration)`` after each step."""
+        self._run(self._live.run_for(duration, until_done=until_done, step=step, on_step=progress))
 
     # ------------------------------------------------------------------ talking to it
     @property
@@ -345,15 +305,6 @@ class Pool:
             0
         ]
 
-    def all_jobs(self, constraint: str = "") -> list[ClassAd]:
-        """Queue and history of every schedd."""
-        out: list[ClassAd] = []
-        for name in self.spec.schedd_names:
-            out += self.jobs(constraint, schedd=name) + self.jobs(
-                constraint, schedd=name, history=True
-            )
-        return out
-
     def ads(
         self, ad_type: str = "Machine", constraint: str = "", projection: Sequence[str] = ()
     ) -> list[ClassAd]:
@@ -372,9 +323,6 @@ class Pool:
         hold claim ids. A virtual pool keeps that on a simulated disk in memory."""
         return self._live.state_dir
 
-    def slots(self, constraint: str = "") -> list[ClassAd]:
-        return self.ads("Machine", constraint)
-
     def act(
         self,
         action: str,
@@ -391,6 +339,10 @@ class Pool:
     def status(self) -> list[dict[str, Any]]:
         return self._run(self._live.status())
 
+    def down_daemons(self) -> list[str]:
+        """The daemons down now (crashed and not restarted), by name."""
+        return self._live.down_daemons()
+
     # ------------------------------------------------------------------ what happened
     def drain(self) -> None:
         self._run(self._live.drain())
@@ -399,14 +351,6 @@ class Pool:
     def events(self) -> list[dict[str, Any]]:
         self.drain()
         return self._live.events
-
-    @property
-    def negotiator_log(self) -> Any:
-        """The NegotiatorLog so far, parsed (``.lines``, ``.cycles``)."""
-        from ..negotiator.log import NegotiatorLog
-
-        self.drain()
-        return NegotiatorLog(self._live.negotiator_log_lines)
 
     def take_events(self) -> list[dict[str, Any]]:
         """Events drained from the actors since the last take (oldest first per actor)."""
@@ -604,10 +548,11 @@ def run_pool(
     out: str | Path | None = None,
     progress: Callable[[float, float], None] | None = None,
     address: str = "",
+    engine: str = DEFAULT_ENGINE,
 ) -> dict[str, Any]:
     """Run ``spec`` for its duration (or until its work is done, if it says so); write
     ``out``; return the summary. ``progress(now, duration)`` is called every step."""
-    with Pool(spec, address=address) as pool:
+    with Pool(spec, address=address, engine=engine) as pool:
         t0 = time.monotonic()
         if pool.virtual:
             # Virtual steps cost nothing when nothing happens; small ones end an
@@ -615,9 +560,5 @@ def run_pool(
             step = 1.0 if spec.until_done else max(1.0, spec.duration / 500)
         else:
             step = max(1.0, spec.time_scale)  # about a real second
-        pool._run(
-            pool._live.run_for(
-                spec.duration, until_done=spec.until_done, step=step, on_step=progress
-            )
-        )
+        pool.run_for(spec.duration, until_done=spec.until_done, step=step, progress=progress)
         return pool.collect(out, real_seconds=time.monotonic() - t0)

@@ -160,10 +160,10 @@ def plan(sets: Sequence[tuple[str, list[str]]], seeds: Sequence[int]) -> list[Po
 
 
 def _spec_for(spec_path: str, point: Point, clock: str, overrides: dict[str, Any]) -> Any:
-    from .api import _spec_from
+    from .apibase import spec_from
 
     spec = load_spec(spec_path, seed=point.seed, workload=point.workload())
-    return _spec_from(spec, point.config_text() or None, {"clock": clock, **overrides})
+    return spec_from(spec, point.config_text() or None, {"clock": clock, **overrides})
 
 
 def check(spec_path: str, points: Sequence[Point], clock: str, overrides: dict[str, Any]) -> None:

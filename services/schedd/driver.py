@@ -115,6 +115,10 @@ def _first_address(ads: list[Any], at: float, rng: random.Random) -> str | None:
     return None
 
 
+# per-schedd counters the metrics read from status()
+PER_SCHEDD = ("rejections", "keepalives")
+
+
 class ScheddDriver:
     """A schedd core as the contract's ``Core``.
 
@@ -151,6 +155,10 @@ class ScheddDriver:
         self._alive_coalescing = False
         self._ads_corr: str | None = None  # the ad round's Advertise in flight
         self._negotiator: str | None = None  # its address, from its ad (cached)
+
+    def status(self) -> dict[str, Any]:
+        """This schedd's status: its core's, with the counters the metrics read."""
+        return {**self.core.status(), **{k: self.stats[k] for k in PER_SCHEDD if k in self.stats}}
 
     # --- the contract ---------------------------------------------------------------
 

@@ -82,8 +82,6 @@ _ITEMS = {StartdRequestClaims: "claims", StartdActivateClaims: "activations"}
 _APART = (StartdKeepAlive, NegotiatorReschedule, CollectorQuery)
 # pool seconds before a schedd whose timers raised is ticked again (as the loops slept)
 _RETRY_AFTER_FAILURE = 10.0
-# per-schedd counters the metrics read from status()
-_PER_SCHEDD = ("rejections", "keepalives")
 
 
 def _method(name: str) -> str:
@@ -278,10 +276,7 @@ class ScheddService(QmgmtMethods, sgrpc.ScheddServicer):
     def status(self) -> dict[str, Any]:
         total = self.stats
         return {
-            "schedds": {
-                d.name: {**d.core.status(), **{k: d.stats[k] for k in _PER_SCHEDD if k in d.stats}}
-                for d in self.drivers.values()
-            },
+            "schedds": {d.name: d.status() for d in self.drivers.values()},
             "stats": dict(total),
         }
 

@@ -185,6 +185,17 @@ class StartdCore:
     def claims_held(self) -> int:
         return len(self._held)
 
+    def status(self) -> dict[str, Any]:
+        """What the pool's status and metrics read of this startd."""
+        return {
+            "machines": len(self.machines) or len(self.specs),
+            "slots": sum(len(m.slots) for m in self.machines.values()),
+            "claims_held": self.claims_held,
+            "exits_pending": self.reports.waiting(),
+            **self.stats,
+            "by_machine": {name: dict(c) for name, c in self.machine_stats.items()},
+        }
+
     def next_wakeup(self) -> float | None:
         """When :meth:`tick` next has something to do (a job end, an eviction or a lease
         deadline of some machine, a round of ads, a job-exit report to send again);

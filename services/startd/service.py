@@ -206,15 +206,7 @@ class StartdService:
         await asyncio.gather(*tasks, return_exceptions=True)
 
     def status(self) -> dict[str, Any]:
-        core = self.core
-        return {
-            "machines": len(core.machines) or len(core.specs),
-            "slots": sum(len(m.slots) for m in core.machines.values()),
-            "claims_held": core.claims_held,
-            "exits_pending": core.reports.waiting(),
-            **core.stats,
-            "by_machine": {name: dict(c) for name, c in core.machine_stats.items()},
-        }
+        return self.core.status()
 
     @property
     def stats(self) -> dict[str, int]:

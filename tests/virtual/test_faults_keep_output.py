@@ -93,8 +93,9 @@ def test_one_of_three_schedds_down_at_the_end_leaves_the_others_asked(tmp_path: 
 
 def test_a_schedd_killed_between_gatherings_loses_no_event_of_its_queue(tmp_path: Path) -> None:
     """kill -9 of a schedd's process: its events since the pool last gathered them are
-    not in memory any more, but were committed with the queue changes they describe."""
-    with Pool(spec("", duration=3000), state_dir=tmp_path / "state") as pool:
+    not in memory any more, but were committed with the queue changes they describe.
+    (The actors' shells gather events, as a live pool's do: the loop engine.)"""
+    with Pool(spec("", duration=3000), state_dir=tmp_path / "state", engine="loop") as pool:
         pool.sleep_until(500)
         before = completions(pool.events)  # gathered up to here
         pool.sleep_until(700)  # eight jobs end at 600, not gathered
@@ -111,7 +112,8 @@ def test_a_schedd_killed_between_gatherings_loses_no_event_of_its_queue(tmp_path
 
 
 def test_a_restarted_schedd_hands_over_the_events_its_crash_kept(tmp_path: Path) -> None:
-    with Pool(spec("", duration=3000), state_dir=tmp_path / "state") as pool:
+    # (the actors' shells gather events, as a live pool's do: the loop engine)
+    with Pool(spec("", duration=3000), state_dir=tmp_path / "state", engine="loop") as pool:
         pool.sleep_until(700)
         live = pool._live
         actor = live.actor("schedd1")
@@ -144,11 +146,11 @@ queue 10
 """
     with Pool(parse_spec(text, "<test>"), state_dir=tmp_path / "state") as pool:
         pool.sleep_until(400)
-        assert pool._live.down_daemons() == ["schedd1"]
+        assert pool.down_daemons() == ["schedd1"]
         assert [e["daemons"] for e in pool.events if e["kind"] == "daemon_died"] == [["schedd1"]]
         assert pool.jobs(schedd="schedd2")  # still answers
         pool.sleep_until(1000)
-        assert pool._live.down_daemons() == []
+        assert pool.down_daemons() == []
         assert (
             len(pool.jobs(schedd="schedd1")) + len(pool.jobs(schedd="schedd1", history=True)) == 10
         )
@@ -205,7 +207,7 @@ def test_a_crash_of_one_machine_leaves_the_others_of_its_actor_running(tmp_path:
     text = text.replace("queue 20", "queue 8")
     with Pool(parse_spec(text, "<test>"), state_dir=tmp_path / "state") as pool:
         pool.sleep_until(400)
-        assert pool._live.down_daemons() == ["exec0001"]
+        assert pool.down_daemons() == ["exec0001"]
         pool.sleep_until(4000)
         summary = pool.collect(tmp_path / "out")
     events = [json.loads(line) for line in (tmp_path / "out/events.jsonl").open()]
@@ -220,9 +222,10 @@ def test_a_crash_of_one_machine_leaves_the_others_of_its_actor_running(tmp_path:
 
 
 def test_the_master_lists_a_daemon_down_alone_in_its_running_actor() -> None:
-    """``mockpool daemons`` reads the master's Daemons: the actor is up, schedd1 down."""
+    """``mockpool daemons`` reads the master's Daemons: the actor is up, schedd1 down.
+    (The master's service runs over the actors' shells: the loop engine.)"""
     text = spec("", schedds=2, per_actor=2)
-    with Pool(parse_spec(text, "<test>")) as pool:
+    with Pool(parse_spec(text, "<test>"), engine="loop") as pool:
         address = pool.serve_master()
         pool.fault("crash", "schedd1")
         pool.sleep_until(10)
@@ -247,10 +250,9 @@ def test_a_restarted_actors_daemons_start_at_the_pools_time_not_at_zero() -> Non
     """A schedd rebuilt by its actor's restart at 850 starts then: its timers (policy,
     wall clock, keepalives) count from 850."""
     faults = '[[faults]]\nkind = "crash"\ntarget = "schedd1"\nat = 750\nduration = 100\n'
-    with Pool(parse_spec(spec(faults, duration=1000), "<test>")) as pool:
+    with Pool(parse_spec(spec(faults, duration=1000), "<test>"), engine="kernel") as pool:
         pool.sleep_until(900)
-        host = pool._live.actor("schedd1").handle.host
-        core = host._services[0].cores["schedd1"]
+        core = pool.kp.schedd_node("schedd1").core.core
         assert core.started == 850
         assert core.policy_next == 850 + 60  # PERIODIC_EXPR_INTERVAL
 

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from collections import Counter
 
+import pytest
+
 from mockpool import Pool
 from mockpool.pool.check import check
 from mockpool.pool.spec import parse_spec
@@ -52,13 +54,18 @@ count = 1
 )
 
 
-def test_a_startd_paused_past_the_lease_ends_its_claims_before_any_exit() -> None:
+# the jobs start with the first cycle: 0.05 pool s later on the loop engine, whose
+# start-up waits for the schedds' ads in steps of that much pool time
+@pytest.mark.parametrize(("engine", "t0"), [("loop", 5.05), ("kernel", 5.0)])
+def test_a_startd_paused_past_the_lease_ends_its_claims_before_any_exit(
+    engine: str, t0: float
+) -> None:
     """Each machine runs a 100 s and a 300 s job from 5.05. exec0001 pauses from 30 to
     430: last heard at 5.05, its claims' lease runs out at 125.05. Job 1.0 ended at 105.05,
     before that: its exit is reported (and ignored: the schedd gave the claim up at
     125.05 and ran the job again on exec0002). Job 2.0 was to end at 305.05: it was killed
     at 125.05 and never exits there."""
-    with Pool(parse_spec(SPEC, "<t>")) as pool:
+    with Pool(parse_spec(SPEC, "<t>"), engine=engine) as pool:
         pool.sleep_until(30)
         on = {
             f"{j.eval('ClusterId')}.{j.eval('ProcId')}": j.eval("RemoteHost") for j in pool.jobs()
@@ -76,11 +83,11 @@ def test_a_startd_paused_past_the_lease_ends_its_claims_before_any_exit() -> Non
     paused = [e for e in events if e["daemon"] == "exec0001"]
     expired = [e for e in paused if e["kind"] == "lease_expired"]
     assert sorted((e["t"], e["deadline"], e.get("job", "")) for e in expired) == [
-        (125.05, 125.05, ""),  # 1.0's claim, idle since its job ended
-        (125.05, 125.05, "2.0"),  # killed at the deadline
+        (round(t0 + LEASE, 3), round(t0 + LEASE, 3), ""),  # 1.0's claim, idle since its job ended
+        (round(t0 + LEASE, 3), round(t0 + LEASE, 3), "2.0"),  # killed at the deadline
     ]
     exits = [(e["t"], e["job"], e["end"]) for e in paused if e["kind"] == "job_exit"]
-    assert exits == [(105.05, "1.0", 105.05)]
+    assert exits == [(round(t0 + 100, 3), "1.0", round(t0 + 100, 3))]
     # the schedd had given both claims up at 125.05: the report woke it to nothing
     ignored = [e for e in events if e["kind"] == "job_exit_ignored"]
     assert [(e["t"], e["job"], e["why"]) for e in ignored] == [(430.0, "1.0", "claim not held")]
