@@ -174,7 +174,7 @@ def main() -> int:
     ap.add_argument("--out", help="keep LAPIS's input files and mockpool's output here")
     ap.add_argument(
         "--engine",
-        choices=("kernel", "asyncio"),
+        choices=("kernel", "loop"),
         default="kernel",
         help="mockpool's virtual engine: the simulation kernel (default) or the event loop",
     )

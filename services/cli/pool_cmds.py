@@ -562,10 +562,10 @@ def add_pool_commands(sub: argparse._SubParsersAction) -> None:  # type: ignore[
     )
     p.add_argument(
         "--engine",
-        choices=("loop", "kernel"),
-        help="a virtual run's engine: loop (the daemons' shells on a virtual event loop, "
-        "the default) or kernel (the simulation kernel: the cores stepped directly, several "
-        "times faster)",
+        choices=("kernel", "loop"),
+        help="a virtual run's engine: kernel (the simulation kernel: the cores stepped "
+        "directly; the default) or loop (the daemons' shells on a virtual event loop, "
+        "several times slower)",
     )
     p.add_argument(
         "--until-done",

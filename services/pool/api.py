@@ -82,9 +82,9 @@ async def _then_settled(coro: Coroutine[Any, Any, T], loop: VirtualEventLoop) ->
 class Pool(PoolBase):
     """A live pool on Ray. ``with Pool(spec) as pool: ...`` or ``start()``/``stop()``.
 
-    A virtual one (``clock = "virtual"``) runs with ``engine="loop"`` on the daemons' own
-    shells over a virtual event loop, or with ``engine="kernel"`` on the simulation kernel
-    (:class:`~mockpool.kernel.api.KernelApiPool`)."""
+    A virtual one (``clock = "virtual"``) runs on the simulation kernel
+    (:class:`~mockpool.kernel.api.KernelApiPool`), or with ``engine="loop"`` on the
+    daemons' own shells over a virtual event loop."""
 
     def __new__(
         cls,

@@ -56,10 +56,8 @@ def spec_from(
 
 
 # how a virtual pool runs: the simulation kernel, or the shells on a virtual event loop
-# (the default while the kernel's start-up timing, 0.05 pool s earlier, is carried into
-# the docs and the tests' figures)
 ENGINES = ("kernel", "loop")
-DEFAULT_ENGINE = "loop"
+DEFAULT_ENGINE = "kernel"
 
 
 def clock_of(spec: PoolSpec | str | os.PathLike[str] | None, overrides: Mapping[str, Any]) -> str:

@@ -106,7 +106,9 @@ def _last_error(stderr: str) -> tuple[str, str]:
     return (lines[-1].strip()[:400] if lines else "(no output on stderr)"), where
 
 
-def run_seed(seed: int, work: Path, *, timeout: float = 120.0, engine: str = "loop") -> SeedResult:
+def run_seed(
+    seed: int, work: Path, *, timeout: float = 120.0, engine: str = "kernel"
+) -> SeedResult:
     """Run chaos seed ``seed`` in folder ``work`` (spec.toml, out/, run.log, check.txt)
     on ``engine`` (``mockpool run --engine``) and judge it; the folder is left as the
     run left it."""
@@ -186,9 +188,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--workers", type=int, default=1, help="runs at once (default 1)")
     p.add_argument(
         "--engine",
-        choices=("loop", "kernel"),
-        default="loop",
-        help="run each pool on the virtual event loop (default) or the simulation kernel",
+        choices=("kernel", "loop"),
+        default="kernel",
+        help="run each pool on the simulation kernel (default) or the virtual event loop",
     )
     p.add_argument("--print", type=int, metavar="SEED", help="print a seed's spec and stop")
     p.add_argument("--features", action="store_true", help="list what each seed draws; stop")

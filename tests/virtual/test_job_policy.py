@@ -33,13 +33,13 @@ def test_policies_hold_release_retry_and_hold_at_exit() -> None:
     assert long.eval("JobStatus") == 5 and long.eval("NumHolds") == 2
     assert long.eval("HoldReasonCode") == 46
     assert long.eval("HoldReason") == "The job exceeded allowed job duration of 01:40"
-    # rounds every 60 s: started 5.05, over 100 s at 105.05, held at the round of 120;
+    # rounds every 60 s: started 5, over 100 s at 105, held at the round of 120;
     # released at 180 (60 s held), started again at once, over at 280, held at 300
     times = {
         k: [e["t"] for e in events if e["kind"] == k and e.get("job") == "1.0"]
         for k in ("hold", "release_hold", "job_started")
     }
-    assert times == {"hold": [120.0, 300.0], "release_hold": [180.0], "job_started": [5.05, 180.0]}
+    assert times == {"hold": [120.0, 300.0], "release_hold": [180.0], "job_started": [5.0, 180.0]}
 
     # 2.0 exits 1 each time: run again until it has completed max_retries + 1 = 3 times
     retried = jobs["2.0"]

@@ -74,7 +74,7 @@ def test_the_kernel_gives_each_instant_the_events_the_event_loop_gives(tmp_path:
     assert pool.jobs_in_queue() == 0 and not pool.workload_errors
     kernel = Counter(_key(e) for e in pool.kernel.events)
 
-    run_pool(parse_spec(text, "<loop>"), tmp_path / "out")
+    run_pool(parse_spec(text, "<loop>"), tmp_path / "out", engine="loop")
     lines = (tmp_path / "out" / "events.jsonl").read_text().splitlines()
     loop = Counter(_key(json.loads(line), START_POLL) for line in lines)
     assert sum(1 for k in kernel if k[2] == "job_completed") == 50
@@ -144,7 +144,7 @@ def test_a_kernel_run_writes_the_job_event_logs_the_event_loop_writes(tmp_path: 
     pool = KernelPool(parse_spec(LOGGED.format(log=kernel_log), "<kernel>"))
     pool.start()
     pool.run(2000)
-    run_pool(parse_spec(LOGGED.format(log=loop_log), "<loop>"), tmp_path / "out")
+    run_pool(parse_spec(LOGGED.format(log=loop_log), "<loop>"), tmp_path / "out", engine="loop")
     codes = _codes(kernel_log)
     assert codes.count("005") == 3  # each job terminated, in the log it named
     assert codes == _codes(loop_log)

@@ -60,11 +60,11 @@ count = 1
 def test_a_startd_paused_past_the_lease_ends_its_claims_before_any_exit(
     engine: str, t0: float
 ) -> None:
-    """Each machine runs a 100 s and a 300 s job from 5.05. exec0001 pauses from 30 to
-    430: last heard at 5.05, its claims' lease runs out at 125.05. Job 1.0 ended at 105.05,
+    """Each machine runs a 100 s and a 300 s job from t0. exec0001 pauses from 30 to
+    430: last heard at t0, its claims' lease runs out at t0 + 120. Job 1.0 ended at t0 + 100,
     before that: its exit is reported (and ignored: the schedd gave the claim up at
-    125.05 and ran the job again on exec0002). Job 2.0 was to end at 305.05: it was killed
-    at 125.05 and never exits there."""
+    t0 + 120 and ran the job again on exec0002). Job 2.0 was to end at t0 + 300: it was
+    killed at t0 + 120 and never exits there."""
     with Pool(parse_spec(SPEC, "<t>"), engine=engine) as pool:
         pool.sleep_until(30)
         on = {
@@ -88,7 +88,7 @@ def test_a_startd_paused_past_the_lease_ends_its_claims_before_any_exit(
     ]
     exits = [(e["t"], e["job"], e["end"]) for e in paused if e["kind"] == "job_exit"]
     assert exits == [(round(t0 + 100, 3), "1.0", round(t0 + 100, 3))]
-    # the schedd had given both claims up at 125.05: the report woke it to nothing
+    # the schedd had given both claims up at t0 + 120: the report woke it to nothing
     ignored = [e for e in events if e["kind"] == "job_exit_ignored"]
     assert [(e["t"], e["job"], e["why"]) for e in ignored] == [(430.0, "1.0", "claim not held")]
     gave_up = sorted(e["job"] for e in events if e["kind"] == "reconnect_failed")
