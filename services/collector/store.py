@@ -266,6 +266,7 @@ class AdStore:
         # type key (lower) -> name key (lower) -> record
         self._tables: dict[str, dict[str, AdRecord]] = {}
         self._type_names: dict[str, str] = dict(_CANONICAL)
+        self._spelled: dict[str, str] = {}  # an ad type as given -> its stored spelling
         self.updates = 0
         self.refused = 0
         self.epoch = secrets.token_hex(8)  # what a snapshot's sequence numbers count in
@@ -420,21 +421,31 @@ class AdStore:
 
     def canonical_type(self, ad_type: str) -> str:
         """The spelling the store uses for ``ad_type``; BadUpdate when it is empty."""
-        if not isinstance(ad_type, str) or not ad_type.strip():
+        if not isinstance(ad_type, str):
             raise BadUpdate("ad update has no ad type (MyType)")
-        ad_type = ad_type.strip()
-        if ad_type.lower() == ANY_AD.lower():
+        known = self._spelled.get(ad_type)  # (every update asks: one look for a known type)
+        if known is not None:
+            return known
+        stripped = ad_type.strip()
+        if not stripped:
+            raise BadUpdate("ad update has no ad type (MyType)")
+        if stripped.lower() == ANY_AD.lower():
             raise BadUpdate(f'"{ANY_AD}" is a query type (every ad), not a type an ad can have')
-        return self._type_names.get(ad_type.lower(), ad_type)
+        canonical = self._type_names.get(stripped.lower())
+        if canonical is None:
+            return stripped
+        if len(self._spelled) < 1024:  # (a client's odd spellings are not kept forever)
+            self._spelled[ad_type] = canonical  # a stored type's spelling never changes
+        return canonical
 
     def ad_name(self, ad_type: str, ad: ClassAd, now: float = 0.0) -> str:
         """The ad's Name, the key it is stored under; BadUpdate when it has none."""
         canonical = self.canonical_type(ad_type)
-        name = (
-            ad.eval("Name", now=self.ad_epoch + now, rng=self.rng)
-            if ad.lookup("Name") is not None
-            else None
-        )
+        e = ad.lookup("Name")
+        if type(e) is Literal:  # nearly every ad's: its value, without an evaluation
+            name = e.value
+        else:
+            name = ad.eval("Name", now=self.ad_epoch + now, rng=self.rng) if e is not None else None
         if not isinstance(name, str):
             what = (
                 "has no Name"
@@ -467,9 +478,14 @@ class AdStore:
     ) -> AdRecord:
         canonical = self.canonical_type(ad_type)
         name = self.ad_name(canonical, ad, now)
-        add_type = ad.lookup("MyType") is None
+        e = ad.lookup("MyType")
+        add_type = e is None
         if not add_type:
-            my_type = ad.eval("MyType", now=self.ad_epoch + now, rng=self.rng)
+            my_type = (
+                e.value
+                if type(e) is Literal
+                else ad.eval("MyType", now=self.ad_epoch + now, rng=self.rng)
+            )
             if not isinstance(my_type, str) or my_type.lower() != canonical.lower():
                 raise BadUpdate(
                     f"{canonical} ad {name!r} has MyType {show_value(my_type)}, not {canonical!r}"

@@ -86,6 +86,15 @@ def test_names_and_types_ignore_case() -> None:
     store.update("GlideinFactory", slot("f1"), 3.0)
     store.update("glideinfactory", slot("F1"), 3.0)
     assert store.counts() == {"Machine": 1, "GlideinFactory": 1}
+    # asked again (each update asks), a spelling gives the stored one, and "Any" and a
+    # blank type stay refused
+    for _ in range(2):
+        assert store.canonical_type(" GLIDEINfactory ") == "GlideinFactory"
+        assert store.canonical_type("machine") == "Machine"
+        assert store.canonical_type("NewType") == "NewType"
+        for bad in ("any", " ", ""):
+            with pytest.raises(BadUpdate):
+                store.canonical_type(bad)
 
 
 def test_any_mytype_is_accepted() -> None:
