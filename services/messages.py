@@ -287,3 +287,15 @@ REQUEST_ROLES: dict[type[Any], frozenset[Role]] = {
     StartdKeepAlive: _DAEMONS,
     StartdMatchInfo: _DAEMONS,
 }
+
+# The negotiator holds two tokens: NEGOTIATOR for its cycle's calls, DAEMON for these (its
+# ads, NEGOTIATOR_INFORM_STARTD). The live negotiator picks its channel by it; the kernel
+# presents the role it picks.
+_NEGOTIATOR_SENDS_AS_DAEMON = frozenset({CollectorAdvertise, StartdMatchInfo})
+
+
+def sending_role(role: Role, msg_type: type[Any]) -> Role:
+    """The role of the token a daemon holding ``role`` sends a ``msg_type`` with."""
+    if role == Role.NEGOTIATOR and msg_type in _NEGOTIATOR_SENDS_AS_DAEMON:
+        return Role.DAEMON
+    return role

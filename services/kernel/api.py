@@ -57,8 +57,9 @@ def _refused(code: str, text: str) -> PoolError:
     return PoolError(text, getattr(grpc.StatusCode, code, grpc.StatusCode.UNKNOWN))
 
 
-class _Reader:
-    """The collector queries a metrics scrape makes, as the pool's own calls."""
+class _Client:
+    """Collector queries from outside the pool (a metrics scrape, a fault plan's targets),
+    answered as the pool's own ``ads`` answers them: projected, refused with PoolError."""
 
     def __init__(self, pool: KernelApiPool) -> None:
         self._pool = pool
@@ -88,6 +89,7 @@ class KernelApiPool(PoolBase):
         if address:
             raise ValueError("a virtual pool runs in this process: it takes no cluster address")
         self.kp = KernelPool(self.spec)
+        self.kp.client = _Client(self)  # (a fault plan's queries go as a live driver's)
         self._tmp: tempfile.TemporaryDirectory[str] | None = None
         if state_dir is None:
             self._tmp = tempfile.TemporaryDirectory(prefix="mockpool-")
@@ -367,7 +369,7 @@ class KernelApiPool(PoolBase):
     def metrics(self) -> MetricsSnapshot:
         return run_now(
             scrape(
-                _Reader(self),
+                self.kp.client,
                 self.status(),
                 now=self.now,
                 time_scale=0.0,
@@ -401,10 +403,6 @@ class KernelApiPool(PoolBase):
 
     @property
     def log_base_wall(self) -> float:
-        return self.kp.log_base
-
-    @property
-    def start_date(self) -> float:
         return self.kp.log_base
 
     @property
@@ -443,10 +441,9 @@ class KernelApiPool(PoolBase):
         """The run's summary, its output folder written to ``out`` if given. (Every event
         stays in the kernel: ``events``, those the caller took, are among them.)"""
         from ..pool.metrics import exposition
-        from .outputs import collect
 
         folder = Path(out) if out is not None else None
-        summary = collect(self.kp, folder, real_seconds)
+        summary = self.kp.collect(folder, real_seconds)
         if folder is not None:
             try:
                 snap = self.metrics()

@@ -35,7 +35,7 @@ from typing import Any
 
 from ..claimid import from_sinful
 from ..contract import Core, Event, Peer, Ready, Send, Undeliverable
-from ..messages import REPLIES, REQUEST_ROLES
+from ..messages import REPLIES, REQUEST_ROLES, sending_role
 from ..principals import Principal, Role
 from .network import ActorFaults, Parked
 
@@ -362,22 +362,18 @@ class Kernel:
                 d.ruled = True
                 self._push(self.now + rule.delay, _DELIVER, d)
                 return
+        peer = _DRIVER
         if sender is not None:
+            peer = sender.peer
+            role = sending_role(peer.principal.role, type(msg))  # the token it is sent with
+            if role != peer.principal.role:
+                peer = Peer(peer.address, Principal(role, peer.principal.name))
             allowed = REQUEST_ROLES.get(type(msg))
-            if allowed is not None and sender.principal.role not in allowed:
-                role = next(
-                    (r for r in _TOKENS.get(sender.principal.role, ()) if r in allowed), None
-                )
-                if role is None:
-                    # the live server's interceptor refuses it before any daemon sees it
-                    why = f"{type(msg).__name__} needs one of the roles {_names(allowed)}"
-                    self._undeliverable(sender, msg, "PERMISSION_DENIED", why, self.latency)
-                    return
-                # sent with its other token: the receiver sees that role
-                peer = Peer(sender.actor.address, Principal(role, sender.principal.name))
-                self._call(node, msg, peer, None if one_way else sender)
+            if allowed is not None and role not in allowed:
+                # the live server's interceptor refuses it before any daemon sees it
+                why = f"{type(msg).__name__} needs one of the roles {_names(allowed)}"
+                self._undeliverable(sender, msg, "PERMISSION_DENIED", why, self.latency)
                 return
-        peer = sender.peer if sender is not None else _DRIVER
         self._call(node, msg, peer, None if one_way else sender)
 
     def _timeout(self, p: Parked) -> None:
@@ -460,12 +456,6 @@ class Kernel:
         for node in [*actor.cores.values(), *actor.schedds.values()]:
             node.wake_at = None
             self._rearm(node)
-
-
-# The other tokens a daemon holds: the negotiator calls with a NEGOTIATOR token in its
-# cycle and with a DAEMON one otherwise (its ads, NEGOTIATOR_INFORM_STARTD), as the live
-# negotiator's channels do.
-_TOKENS = {Role.NEGOTIATOR: (Role.DAEMON,)}
 
 
 def _names(roles: frozenset[Role]) -> str:

@@ -16,7 +16,6 @@ from __future__ import annotations
 import itertools
 import math
 import random
-import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import partial
@@ -33,7 +32,7 @@ from ..principals import Principal, Role, daemon_identity
 from .faults import ActorHandle, KernelClient, run_now
 from .kernel import Actor, Kernel, Node
 
-__all__ = ["KernelPool", "run_kernel"]
+__all__ = ["KernelPool"]
 
 # how long the start may wait for the schedds' first ads to count their queued jobs
 STARTUP_HORIZON = 600.0
@@ -397,19 +396,3 @@ class KernelPool:
     def rng(self, name: str) -> random.Random:
         """A daemon's own seeded generator (claim ids' secrets in virtual time)."""
         return random.Random(f"{self.spec.seed}:{name}")
-
-
-def run_kernel(
-    spec: PoolSpec,
-    out: str | Path | None = None,
-    progress: Callable[[float, float], None] | None = None,
-) -> dict[str, Any]:
-    """``run_pool`` on the kernel: run ``spec`` for its duration (or until its work is
-    done, if it says so), write ``out``, return the summary."""
-    t0 = time.monotonic()
-    pool = KernelPool(spec)
-    pool.start()
-    pool.run(spec.duration, until_done=spec.until_done, progress=progress)
-    if progress is not None:
-        progress(pool.kernel.now, spec.duration)
-    return pool.collect(out, real_seconds=time.monotonic() - t0)

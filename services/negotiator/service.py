@@ -56,6 +56,7 @@ from ..messages import (
     ScheddResourceRequestsRequest,
     SnapshotReply,
     StartdMatchInfo,
+    sending_role,
 )
 from ..packedcolumns import column_from_pb
 from ..v1 import collector_pb2 as cpb
@@ -382,8 +383,9 @@ class NegotiatorService(ngrpc.NegotiatorServicer):
         return self.driver.negotiator_ad(self.ctx.clock.now())
 
     # -- the core's messages, each to its RPC; the answer delivered back ---------------------
-    def _channel(self, address: str, role: Role = Role.NEGOTIATOR) -> grpc.aio.Channel:
-        return self.ctx.channel(address, role)
+    def _channel(self, address: str, msg_type: type[Any]) -> grpc.aio.Channel:
+        """A channel for sending ``msg_type``, with the token it goes with."""
+        return self.ctx.channel(address, sending_role(Role.NEGOTIATOR, msg_type))
 
     async def _snapshot(self, address: str, msg: CollectorSnapshotRequest) -> SnapshotReply:
         """The collector's Snapshot, its reply left as bytes and read off the loop (a
@@ -393,7 +395,7 @@ class NegotiatorService(ngrpc.NegotiatorServicer):
         if msg.since is not None:
             request.since_epoch, request.since_seq = msg.since
         request.columns.extend(msg.columns)
-        call = self._channel(address).unary_unary(
+        call = self._channel(address, type(msg)).unary_unary(
             _SNAPSHOT_METHOD, request_serializer=cpb.SnapshotRequest.SerializeToString
         )
         raw = await rpc.call(call, request, timeout=RPC_TIMEOUT, metadata=(rpc.HANDOVER,))
@@ -449,7 +451,7 @@ class NegotiatorService(ngrpc.NegotiatorServicer):
         return slots, private, (columns, refused)
 
     async def _query(self, address: str, msg: CollectorQuery) -> QueryReply:
-        stub = cgrpc.CollectorStub(self._channel(address))
+        stub = cgrpc.CollectorStub(self._channel(address, type(msg)))
         request = cpb.QueryRequest(
             ad_type=msg.ad_type, constraint=msg.constraint, projection=list(msg.projection)
         )
@@ -460,20 +462,20 @@ class NegotiatorService(ngrpc.NegotiatorServicer):
         request = cpb.AdvertiseRequest()
         for u in msg.updates:
             request.updates.add(ad_type=u.ad_type, ad=ad_to_pb(u.ad))
-        stub = cgrpc.CollectorStub(self._channel(address, Role.DAEMON))
+        stub = cgrpc.CollectorStub(self._channel(address, type(msg)))
         reply = await rpc.call(stub.Advertise, request, timeout=RPC_TIMEOUT)
         return AdvertiseAck(msg.corr, reply.accepted, list(reply.errors))
 
     async def _resource_requests(
         self, address: str, msg: ScheddResourceRequestsRequest
     ) -> NegotiatorResourceRequests:
-        stub = sgrpc.ScheddStub(self._channel(address))
+        stub = sgrpc.ScheddStub(self._channel(address, type(msg)))
         request = spb.ResourceRequestsRequest(schedd_name=msg.schedd_name)
         reply = await rpc.call(stub.GetResourceRequests, request, timeout=RPC_TIMEOUT)
         return NegotiatorResourceRequests(msg.corr, msg.schedd_name, ads_from_pb(reply.requests))
 
     async def _match_info(self, address: str, msg: StartdMatchInfo) -> None:
-        stub = startd_pb2_grpc.StartdStub(self.ctx.channel(address))
+        stub = startd_pb2_grpc.StartdStub(self._channel(address, type(msg)))
         request = tpb.MatchInfoRequest(claim_ids=msg.claim_ids)
         await rpc.call(stub.MatchInfo, request, timeout=RPC_TIMEOUT)
         # one-way: only a failure is delivered back
@@ -511,7 +513,7 @@ class NegotiatorService(ngrpc.NegotiatorServicer):
                 )
             return out.SerializeToString()
 
-        call = self._channel(address).unary_unary(
+        call = self._channel(address, type(msg)).unary_unary(
             _MATCHES_METHOD, response_deserializer=spb.MatchesReply.FromString
         )
         batches = list(framed_batches(_MATCHES_FIELD, entries, MATCHES_MESSAGE_BYTES))

@@ -372,13 +372,6 @@ class Pool(PoolBase):
         return self._live.log_base_wall
 
     @property
-    def start_date(self) -> float:
-        """The date (Unix time, a whole second) of pool time 0: every date in the ads
-        (QDate, EnteredCurrentStatus, ...) and time() in their expressions is it plus
-        pool seconds. Now for a live pool; 2026-01-01 00:00:00 UTC for a virtual one."""
-        return self._live.log_base_wall
-
-    @property
     def token(self) -> str:
         """An ADMIN token: the queue superuser (``submit(owner=...)`` submits as anyone)."""
         return self._live.token

@@ -107,6 +107,17 @@ class PoolBase:
     def negotiator_log_lines(self) -> list[str]:
         raise NotImplementedError
 
+    @property
+    def log_base_wall(self) -> float:
+        raise NotImplementedError
+
+    @property
+    def start_date(self) -> float:
+        """The date (Unix time, a whole second) of pool time 0: every date in the ads
+        (QDate, EnteredCurrentStatus, ...) and time() in their expressions is it plus
+        pool seconds. Now for a live pool; 2026-01-01 00:00:00 UTC for a virtual one."""
+        return self.log_base_wall
+
     def __enter__(self) -> Any:
         return self.start()
 

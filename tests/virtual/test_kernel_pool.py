@@ -165,11 +165,10 @@ FAULT_HEAVY = Path(__file__).parents[1] / "data" / "determinism" / "fault_heavy.
 
 
 def test_a_fault_heavy_pool_on_the_kernel_keeps_every_invariant(tmp_path: Path) -> None:
-    from mockpool.kernel.pool import run_kernel
     from mockpool.pool.check import check_dir
     from mockpool.pool.spec import load_spec
 
-    summary = run_kernel(load_spec(FAULT_HEAVY), tmp_path / "out")
+    summary = run_pool(load_spec(FAULT_HEAVY), tmp_path / "out", engine="kernel")
     report = check_dir(tmp_path / "out")
     assert report.ok, [str(v) for v in report.violations]
     lines = (tmp_path / "out" / "events.jsonl").read_text().splitlines()
@@ -251,10 +250,9 @@ duration = 100
 
 
 def test_skew_and_delay_faults_act_on_the_kernel(tmp_path: Path) -> None:
-    from mockpool.kernel.pool import run_kernel
     from mockpool.pool.check import check_dir
 
-    summary = run_kernel(parse_spec(SKEW_AND_DELAY, "<kernel>"), tmp_path / "out")
+    summary = run_pool(parse_spec(SKEW_AND_DELAY, "<kernel>"), tmp_path / "out", engine="kernel")
     assert check_dir(tmp_path / "out").ok
     assert summary["jobs"]["Completed"] == 16
     lines = (tmp_path / "out" / "events.jsonl").read_text().splitlines()
