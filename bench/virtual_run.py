@@ -85,12 +85,12 @@ def batch_spec(machines: int = 500, jobs: int = 20_000, seed: int = 0) -> str:
 def timed_run(
     text: str, source: str, out: str | Path | None = None
 ) -> tuple[dict[str, Any], float]:
-    """Run spec ``text`` on the event-loop engine: (its summary, wall seconds with spec
-    parsing and start-up)."""
+    """Run spec ``text`` as ``mockpool run`` does, outputs written: (its summary, wall
+    seconds with spec parsing and start-up)."""
     t0 = time.perf_counter()
     spec = parse_spec(text, source)
     with tempfile.TemporaryDirectory() as tmp:
-        summary = run_pool(spec, Path(out) if out else Path(tmp) / "out", engine="loop")
+        summary = run_pool(spec, Path(out) if out else Path(tmp) / "out")
     return summary, time.perf_counter() - t0
 
 
@@ -127,11 +127,10 @@ def main() -> int:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--out", help="keep the run's output folder here")
     ap.add_argument(
-        "--engine",
-        choices=("kernel", "loop"),
-        default="kernel",
-        help="kernel: the simulation kernel (cores stepped directly, no outputs written; "
-        "the default); loop: run_pool on the virtualised event loop (outputs written)",
+        "--outputs",
+        action="store_true",
+        help="run as `mockpool run` does, writing the outputs (events, NegotiatorLog, ads, "
+        "summary); by default the kernel runs and nothing is written",
     )
     ns = ap.parse_args()
     if ns.scenario == "batch":
@@ -152,14 +151,14 @@ def main() -> int:
         text = text.replace("until_done = true", "until_done = false").replace(
             "duration = 10000000", f"duration = {ns.pool_hours * 3600:g}"
         )
-    if ns.engine == "kernel":
-        summary, wall = kernel_run(text, f"<bench {ns.scenario}>")
-    else:
+    if ns.outputs or ns.out:
         summary, wall = timed_run(text, f"<bench {ns.scenario}>", ns.out)
+    else:
+        summary, wall = kernel_run(text, f"<bench {ns.scenario}>")
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     done = summary["jobs"].get("Completed", 0)
     pool_s = summary["pool_seconds"]
-    print(f"engine {ns.engine}")
+    print("outputs written" if ns.outputs or ns.out else "kernel only, no outputs written")
     print(f"scenario {ns.scenario}: {machines} machines, {machines * 8} slots, {schedds} schedds")
     print(f"  jobs submitted {summary['jobs_submitted']}, completed {done}")
     print(f"  cycles {summary['cycles']}, matches {summary['matches']}")

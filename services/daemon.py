@@ -11,12 +11,11 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import random
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol, TypeVar
+from typing import Any, Protocol, TypeVar
 
 import grpc
 import grpc.aio
@@ -25,9 +24,6 @@ from . import rpc
 from .auth import Role
 from .clock import Clock
 from .config import ConfigDict
-
-if TYPE_CHECKING:
-    from .durable import SimulatedDisk
 
 log = logging.getLogger(__name__)
 
@@ -56,14 +52,9 @@ class EventLog:
     that say what happened (job, slot, claim -- claim ids shortened, never in full).
     """
 
-    def __init__(
-        self, clock: Clock, limit: int = 1_000_000, sink: list[dict[str, Any]] | None = None
-    ) -> None:
+    def __init__(self, clock: Clock, limit: int = 1_000_000) -> None:
         self._clock = clock
-        # ``sink``: a list shared by every actor of a virtual run, so that their events
-        # are drained in the order they happened, not actor by actor (a startd's eviction
-        # and another's activation of the evicted job, at one pool time, keep their order)
-        self._events: list[dict[str, Any]] = [] if sink is None else sink
+        self._events: list[dict[str, Any]] = []
         self._limit = limit
         self.dropped = 0
 
@@ -163,19 +154,11 @@ class DaemonContext:
     identity: str = ""  # this actor's daemon identity (``startd/startd0_0``), in its tokens
     channels: dict[tuple[Role, str], Channels] = field(default_factory=dict)
     transport: rpc.Transport = rpc.GRPC
-    # Pool seconds a negotiation cycle costs beyond the time it took (virtual runs charge
-    # compute this way; live, the compute took real time already): (slots, matches,
-    # cpu seconds) -> pool seconds.
-    cycle_charge: Callable[[int, int, float], float] | None = None
-    virtual: bool = False  # on virtual time: nothing may run in a thread
     # Unix time of pool time 0 (a whole second): ads carry dates as Unix times counted
     # from it, and time() in their expressions does too
     ad_epoch: int = 0
     # the actor's loop's RecentDaemonCoreDutyCycle (its host measures it; 0.0 unmeasured)
     duty_cycle: Callable[[], float] = field(default=lambda: 0.0)
-    # a virtual run's durable state in memory (a simulated crash keeps its commits);
-    # None: files in state_dir, synced as a live daemon's
-    disk: SimulatedDisk | None = None
 
     @property
     def my_address(self) -> str:
@@ -191,16 +174,8 @@ class DaemonContext:
         cedar = self.cedar.get(daemon.lower()) or self.cedar.get("", "")
         return sinful(self.address, cedar)
 
-    def claim_rng(self, name: str) -> random.Random | None:
-        """The source of daemon ``name``'s claim-id secrets: seeded in a virtual run
-        (a string seed hashes the same in every process), else None (the OS's CSPRNG)."""
-        return random.Random(f"{self.seed}:{name}") if self.virtual else None
-
     async def offload(self, fn: Callable[..., T], /, *args: Any, **kwargs: Any) -> T:
-        """Run a long computation off the event loop (a worker thread), or inline in a
-        virtual run, where a thread would race the virtual clock."""
-        if self.virtual:
-            return fn(*args, **kwargs)
+        """Run a long computation off the event loop (a worker thread)."""
         return await asyncio.to_thread(fn, *args, **kwargs)
 
     def channel(

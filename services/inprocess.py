@@ -1,19 +1,18 @@
-"""The in-process transport of a virtual run: the same servicers, no sockets.
+"""A live actor's calls to its own daemons, in-process: the same servicers, no socket.
 
-A daemon's shell talks to its peers through stubs made on a channel and serves through
-handlers added to a server (``rpc.Transport``). Here the "server" is a table of the very
-handlers grpc.aio would be given, and a channel's call serializes the request, waits the
-network's latency (pool seconds), runs the server's interceptors (``WireGuard``, the token
-check) and the handler in a task of its own (so the caller's identity, a context variable,
-stays on the server's side), and hands back the decoded reply or the same
-``AioRpcError`` a gRPC client would get. Messages cross as bytes, so nothing the caller
-keeps is shared with the callee, and the wire layer is exercised exactly as live.
+One actor hosts several daemons (the central manager's collector and negotiator). A call
+from one to another is served by a table of the very handlers grpc.aio is given, behind
+the same interceptors (``WireGuard``, the token check, the host's faults and counts): the
+request crosses as bytes, runs in a task of its own (so the caller's identity, a context
+variable, stays on the server's side), and the decoded reply or the same ``AioRpcError``
+a gRPC client would get comes back. A reply may be handed over as the objects it holds
+(``rpc.Handover``) to a caller that asks: a 100,000-slot snapshot is not encoded only to
+be decoded again.
 """
 
 from __future__ import annotations
 
 import asyncio
-import itertools
 import logging
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass
@@ -25,7 +24,7 @@ import grpc.aio
 from .auth import AUTH_METADATA_KEY
 from .rpc import GRPC, Handover, ServicerAdder, Transport, WireGuard, clip_detail
 
-__all__ = ["InProcessNetwork", "SameProcessFirst"]
+__all__ = ["SameProcessFirst"]
 
 log = logging.getLogger(__name__)
 
@@ -109,10 +108,7 @@ class _Server:
         handler = await self._intercepted(details)
         if handler is None or handler.request_streaming or handler.response_streaming:
             raise _error(grpc.StatusCode.UNIMPLEMENTED, f"Method not found: {details.method}")
-        handed = isinstance(raw, Handover)  # a caller of this process sent its records
-        request = (
-            raw if handed or not handler.request_deserializer else handler.request_deserializer(raw)
-        )
+        request = handler.request_deserializer(raw) if handler.request_deserializer else raw
         context = _Context(peer, details.invocation_metadata)
         try:
             reply = await handler.unary_unary(request, context)
@@ -159,12 +155,9 @@ class _UnaryUnary:
         **_: Any,
     ) -> Any:
         ch = self._channel
-        net = ch.network
-        handed = isinstance(request, Handover)
-        raw = self._serialize(request) if self._serialize and not handed else request
+        raw = self._serialize(request) if self._serialize else request
         md = (*(metadata or ()), (AUTH_METADATA_KEY, f"Bearer {ch.token}"))
-        await ch.delay()
-        server = net.servers.get(ch.address)
+        server = ch.servers.get(ch.address)
         if server is None or server.stopped:
             raise _error(grpc.StatusCode.UNAVAILABLE, f"no daemon listens at {ch.address}")
         details = _CallDetails(self._path, md, timeout)
@@ -172,8 +165,7 @@ class _UnaryUnary:
         # must not leak into the caller, as they cannot across a real socket.
         handled = asyncio.ensure_future(server.handle(details, raw, ch.peer))
         # The caller's deadline, as gRPC's: a hung daemon is given up on. (Not wait_for:
-        # on Python 3.11 it swallows the caller's cancellation when both land at once,
-        # which in virtual time they do.)
+        # on Python 3.11 it swallows the caller's cancellation when both land at once.)
         try:
             done, _ = await asyncio.wait({handled}, timeout=timeout)
         except asyncio.CancelledError:
@@ -183,26 +175,19 @@ class _UnaryUnary:
             handled.cancel()
             raise _error(grpc.StatusCode.DEADLINE_EXCEEDED, "Deadline Exceeded")
         reply = handled.result()
-        await ch.delay()
         if isinstance(reply, Handover) or not self._deserialize:
-            return reply  # records for a caller that handed over its own
+            return reply  # objects, for a caller that asked
         return self._deserialize(reply)
 
 
 class _Channel:
-    in_process = True  # its calls may carry records (rpc.Handover) instead of messages
+    """Calls to the server at ``address`` among ``servers`` (this process's)."""
 
-    def __init__(
-        self, network: InProcessNetwork, address: str, token: str, *, latency: float
-    ) -> None:
-        self.network = network
+    def __init__(self, servers: dict[str, _Server], address: str, token: str) -> None:
+        self.servers = servers
         self.address = address
         self.token = token
         self.peer = "inprocess"
-        self.latency = latency
-
-    async def delay(self) -> None:
-        await asyncio.sleep(self.latency)
 
     def unary_unary(
         self,
@@ -220,62 +205,6 @@ class _Channel:
         return None
 
 
-class InProcessNetwork:
-    """Every daemon host of a virtual run, by address, and channels between them.
-
-    ``latency`` is the pool seconds a message takes each way between daemons (0 by
-    default: deliveries still go through the loop, in the order they were sent). The
-    driver's own calls (``outside``) arrive at once: it calls while pool time is held,
-    where a message that took time would never arrive.
-    """
-
-    def __init__(self, latency: float = 0.0) -> None:
-        if not latency >= 0:
-            raise ValueError(f"latency must be a number >= 0, got {latency!r}")
-        self.latency = float(latency)
-        self.servers: dict[str, _Server] = {}
-        self._ports = itertools.count(9618)
-
-    # -- rpc.Transport ------------------------------------------------------------------
-    async def start_server(
-        self,
-        servicer_adders: Iterable[ServicerAdder],
-        host: str = "127.0.0.1",
-        port: int = 0,
-        *,
-        interceptors: Sequence[grpc.aio.ServerInterceptor],
-    ) -> tuple[_Server, str]:
-        address = f"{host}:{port or next(self._ports)}"
-        if address in self.servers and not self.servers[address].stopped:
-            raise RuntimeError(f"cannot serve at {address}: in use")
-        server = _Server(address, interceptors)
-        for add in servicer_adders:
-            add(server)  # type: ignore[arg-type]
-        self.servers[address] = server
-        return server, address
-
-    async def stop_server(self, server: Any, grace: float | None = 1.0) -> None:
-        server.stopped = True
-        self.servers.pop(server.address, None)
-
-    def channel(self, address: str, token: str) -> _Channel:
-        return _Channel(self, address, token, latency=self.latency)
-
-    def outside(self) -> _Outside:
-        """The transport of a caller outside the pool (the driver, its tools)."""
-        return _Outside(self)
-
-
-class _Outside:
-    """Channels into an in-process network whose messages take no pool time."""
-
-    def __init__(self, network: InProcessNetwork) -> None:
-        self._network = network
-
-    def channel(self, address: str, token: str) -> _Channel:
-        return _Channel(self._network, address, token, latency=0.0)
-
-
 class SameProcessFirst:
     """A live daemon host's transport: gRPC, except that a call to a daemon served by
     this very process (the central manager's negotiator asking its collector) goes to
@@ -287,7 +216,7 @@ class SameProcessFirst:
 
     def __init__(self, outer: Transport = GRPC) -> None:
         self._outer = outer
-        self._local = InProcessNetwork()
+        self._local: dict[str, _Server] = {}  # this process's servers, by address
 
     async def start_server(
         self,
@@ -304,15 +233,16 @@ class SameProcessFirst:
         local = _Server(address, interceptors)
         for add in adders:
             add(local)  # type: ignore[arg-type]
-        self._local.servers[address] = local
+        self._local[address] = local
         return (server, local), address
 
     async def stop_server(self, server: Any, grace: float | None = 1.0) -> None:
         outer, local = server
-        await self._local.stop_server(local)
+        local.stopped = True
+        self._local.pop(local.address, None)
         await self._outer.stop_server(outer, grace)
 
     def channel(self, address: str, token: str) -> Any:
-        if address in self._local.servers:
-            return self._local.channel(address, token)
+        if address in self._local:
+            return _Channel(self._local, address, token)
         return self._outer.channel(address, token)

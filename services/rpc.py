@@ -44,12 +44,10 @@ __all__ = [
     "Transport",
     "WireGuard",
     "call",
-    "can_hand_over",
     "handover_wanted",
     "clip_detail",
     "make_channel",
     "request_id",
-    "seed_jitter",
     "start_server",
     "stop_server",
 ]
@@ -184,9 +182,7 @@ HANDOVER = ("mockpool-handover", "objects")
 class Handover:
     """A reply handed to a caller in the handler's own process as the objects it holds,
     not serialised: a collector's snapshot of 100,000 ads that its negotiator would
-    decode again. The objects are immutable once stored, as a decoded ad is. A request
-    may be one too (``can_hand_over``): the caller's records for the servicer, which
-    owns them from then on (a startd's ad updates for its collector)."""
+    decode again. The objects are immutable once stored, as a decoded ad is."""
 
     __slots__ = ("value",)
 
@@ -194,16 +190,9 @@ class Handover:
         self.value = value
 
 
-def can_hand_over(channel: Any) -> bool:
-    """Whether calls on ``channel`` reach a daemon of this process (the in-process
-    transport), which a caller may then send its records as they are (``Handover`` as
-    the request: no message is built, the servicer takes the records)."""
-    return getattr(channel, "in_process", False)
-
-
 def handover_wanted(context: Any) -> bool:
-    """Whether the call came from this process (the in-process transport) asking for
-    objects (:data:`HANDOVER`)."""
+    """Whether the call came from this process (``inprocess``, or a CEDAR listener of
+    this actor) asking for objects (:data:`HANDOVER`)."""
     if not getattr(context, "in_process", False):
         return False
     return any(tuple(kv) == HANDOVER for kv in context.invocation_metadata() or ())
@@ -299,8 +288,8 @@ def make_channel(
 
 
 class Transport(Protocol):
-    """How a daemon host serves and reaches its peers: gRPC over sockets (``GRPC``), or
-    in one process for a virtual run (``inprocess.InProcessNetwork``)."""
+    """How a daemon host serves and reaches its peers: gRPC over sockets (``GRPC``), its
+    own daemons in-process first (``inprocess.SameProcessFirst``)."""
 
     async def start_server(
         self,
@@ -339,13 +328,7 @@ class _GrpcTransport:
 GRPC: Transport = _GrpcTransport()
 
 
-# Retry jitter. A virtual run seeds it (``seed_jitter``) so that its retries, which pace
-# pool time there, replay exactly.
-_jitter = random.Random()
-
-
-def seed_jitter(seed: int) -> None:
-    _jitter.seed(seed)
+_jitter = random.Random()  # spreads retries out
 
 
 def request_id() -> str:

@@ -561,13 +561,6 @@ def add_pool_commands(sub: argparse._SubParsersAction) -> None:  # type: ignore[
         "this process, time jumping to the next thing that happens",
     )
     p.add_argument(
-        "--engine",
-        choices=("kernel", "loop"),
-        help="a virtual run's engine: kernel (the simulation kernel: the cores stepped "
-        "directly; the default) or loop (the daemons' shells on a virtual event loop, "
-        "several times slower)",
-    )
-    p.add_argument(
         "--until-done",
         action="store_true",
         help="stop once every job of the workload has left the queue",

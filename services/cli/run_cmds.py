@@ -25,7 +25,7 @@ def fail(message: str, code: int = 1) -> int:
 
 
 def cmd_run(ns: argparse.Namespace) -> int:
-    from ..pool.api import DEFAULT_ENGINE, run_pool
+    from ..pool.api import run_pool
     from ..pool.report import format_summary
 
     try:
@@ -68,13 +68,9 @@ def cmd_run(ns: argparse.Namespace) -> int:
     )
     for trace in spec.traces:
         print(trace.describe(), flush=True)
-    if ns.engine and spec.clock != "virtual":
-        return fail(f"--engine {ns.engine} runs virtual pools: give --clock virtual", 2)
     with _progress_bar() as progress:
         try:
-            summary = run_pool(
-                spec, out, progress, address=ns.address or "", engine=ns.engine or DEFAULT_ENGINE
-            )
+            summary = run_pool(spec, out, progress, address=ns.address or "")
         except ClusterError as e:
             return fail(str(e), 1)
     print(format_summary(summary))

@@ -11,7 +11,7 @@ import asyncio
 import contextlib
 import functools
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import grpc
@@ -195,17 +195,12 @@ class CollectorService(cgrpc.CollectorServicer):
 
     # -- RPCs --------------------------------------------------------------------
     async def Advertise(
-        self, request: cpb.AdvertiseRequest | rpc.Handover, context: grpc.aio.ServicerContext
+        self, request: cpb.AdvertiseRequest, context: grpc.aio.ServicerContext
     ) -> cpb.AdvertiseReply:
         """Apply each update on its own; a refused one is an error line, not a failure."""
         room_for(len(self.store))  # every stored ad's repeating part
-        update_at: Callable[[int], CollectorUpdate]
-        if isinstance(request, rpc.Handover):  # a startd of this process: its records
-            updates: Sequence[Any] = request.value
-            update_at = updates.__getitem__
-        else:  # decoded as their turn comes
-            updates = list(request.updates)
-            update_at = functools.partial(_received, updates)
+        updates = list(request.updates)  # decoded as their turn comes
+        update_at = functools.partial(_received, updates)
         # a big batch must not starve queries, nor the other daemons of this actor: in
         # turns of a few ads (256 updates held the central actor's loop 30 to 60 ms),
         # each turn a delivery of its own whose acks add up

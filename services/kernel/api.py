@@ -80,7 +80,6 @@ class KernelApiPool(PoolBase):
         config: Mapping[str, Any] | str | None = None,
         state_dir: str | Path | None = None,
         address: str = "",
-        engine: str = "kernel",
         **overrides: Any,
     ) -> None:
         self.spec = spec_from(spec, config, overrides)

@@ -129,7 +129,7 @@ class NegotiatorService(ngrpc.NegotiatorServicer):
         self.core = Negotiator(
             name,
             self.config,
-            ctx.disk.files(ctx.state_dir.name) if ctx.disk else Path(ctx.state_dir),
+            Path(ctx.state_dir),
             log_base_wall=log_base_wall,
             accountant=accountant,
             priorities=priorities,
@@ -140,7 +140,6 @@ class NegotiatorService(ngrpc.NegotiatorServicer):
             machine=ctx.host,
             timer=lambda: self.ctx.clock.now(),
             cpu_timer=time.process_time,
-            cycle_charge=ctx.cycle_charge,
             duty_cycle=lambda: self.ctx.duty_cycle(),
             offload=True,
         )
@@ -177,7 +176,6 @@ class NegotiatorService(ngrpc.NegotiatorServicer):
         # known only once the actor serves: its address, a central manager's collector
         d.address = self.ctx.my_address
         d.collector_address = self.ctx.collector_address
-        d.cycle_charge = self.ctx.cycle_charge
         d.start(self.ctx.clock.now())
         self._wake = asyncio.Event()
         loop = asyncio.get_running_loop()
@@ -198,9 +196,7 @@ class NegotiatorService(ngrpc.NegotiatorServicer):
         return self.core.status(self.ctx.address)
 
     # -- the loops -------------------------------------------------------------------------
-    # The core's two timers each have a task, as the shell's cycle loop and ad timer had:
-    # a virtual run interleaves its daemons at one instant by the order their tasks and
-    # timers run, and keeps it so (byte for byte). A later generic pump takes over.
+    # The core's two timers each have a task: the cycle loop and the ad timer.
     async def _wait_due(self) -> None:
         """Sleep until the cycle wants to run or a reschedule wakes us."""
         clock = self.ctx.clock

@@ -29,11 +29,9 @@ from collections.abc import Callable, Coroutine, Mapping, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
-from .. import gctune
 from ..auth import Role
 from ..classad import ClassAd
-from ..virtualtime import VirtualEventLoop
-from .apibase import DEFAULT_ENGINE, ENGINES, PoolBase, clock_of, spec_from
+from .apibase import PoolBase, clock_of, spec_from
 from .client import ActResult, PoolError
 from .cluster import join_cluster
 from .host import ROUTABLE
@@ -53,50 +51,20 @@ log = logging.getLogger(__name__)
 __all__ = ["Pool", "run_pool"]
 
 
-async def _then_settled(coro: Coroutine[Any, Any, T], loop: VirtualEventLoop) -> T:
-    """``coro``'s result once the held pool has done all it had to at this time: the
-    caller's next call then finds it as it will stay (the loop thread keeps running
-    ready callbacks between the caller's calls, and would race with them otherwise).
-
-    A call that cannot finish without pool time passing (a retry's back-off, a daemon
-    that answers after a restart) is given it, one timer at a time, as a live tool's
-    call takes time: held still, it would wait for ever."""
-    call = asyncio.ensure_future(coro)
-    while loop.held and not call.done():
-        still = asyncio.ensure_future(loop.settled())
-        await asyncio.wait({call, still}, return_when=asyncio.FIRST_COMPLETED)
-        if call.done():
-            still.cancel()
-            break
-        nxt = loop.next_timer()
-        if nxt is None:  # nothing will ever happen: the call waits on nothing
-            call.cancel()
-            raise RuntimeError("the call waits on something that never happens in this pool")
-        loop.hold(nxt)
-    result = await call
-    if loop.held:
-        await loop.settled()
-    return result
-
-
 class Pool(PoolBase):
     """A live pool on Ray. ``with Pool(spec) as pool: ...`` or ``start()``/``stop()``.
 
-    A virtual one (``clock = "virtual"``) runs on the simulation kernel
-    (:class:`~mockpool.kernel.api.KernelApiPool`), or with ``engine="loop"`` on the
-    daemons' own shells over a virtual event loop."""
+    A virtual one (``clock = "virtual"``) runs on the simulation kernel: ``Pool(spec)``
+    gives a :class:`~mockpool.kernel.api.KernelApiPool`, which answers the same calls."""
 
     def __new__(
         cls,
         spec: PoolSpec | str | os.PathLike[str] | None = None,
         *,
         config: Mapping[str, Any] | str | None = None,
-        engine: str = DEFAULT_ENGINE,
         **kw: Any,
     ) -> Any:
-        if engine not in ENGINES:
-            raise ValueError(f"engine must be one of {', '.join(ENGINES)}, got {engine!r}")
-        if cls is Pool and engine == "kernel" and clock_of(spec, kw) == "virtual":
+        if cls is Pool and clock_of(spec, kw) == "virtual":
             from ..kernel.api import KernelApiPool
 
             # (not a Pool: made here, whole; Python leaves its __init__ to it)
@@ -110,16 +78,15 @@ class Pool(PoolBase):
         config: Mapping[str, Any] | str | None = None,
         state_dir: str | Path | None = None,
         address: str = "",
-        engine: str = DEFAULT_ENGINE,
         **overrides: Any,
     ) -> None:
         self.spec = spec_from(spec, config, overrides)
         if self.spec.clock not in CLOCKS:
             raise ValueError(f"clock must be one of {', '.join(CLOCKS)}, got {self.spec.clock!r}")
+        if self.spec.clock != "live":  # a virtual spec makes a KernelApiPool (__new__)
+            raise ValueError(f"{type(self).__name__} runs live pools only")
         self._live = LivePool(self.spec, state_dir=state_dir)
-        # A virtual pool's loop keeps pool time: it stands still between calls and runs
-        # only as far as sleep_until/wait/run let it.
-        self._loop = VirtualEventLoop() if self.virtual else asyncio.new_event_loop()
+        self._loop = asyncio.new_event_loop()
         self._thread = threading.Thread(
             target=self._loop.run_forever, name="mockpool-pool", daemon=True
         )
@@ -131,44 +98,31 @@ class Pool(PoolBase):
         self._metrics_server: Any = None
         self._master: Any = None  # the master's gRPC server, when served
         self.metrics_url = ""  # where a live pool serves its Prometheus metrics, if asked
-        self._gc_before: tuple[int, int, int] | None = None  # the caller's, while virtual
 
     @classmethod
     def from_spec(cls, path: str | os.PathLike[str], **kw: Any) -> Pool:
         return cls(load_spec(path), **kw)
 
     def _run(self, coro: Coroutine[Any, Any, T], timeout: float | None = None) -> T:
-        if isinstance(self._loop, VirtualEventLoop):
-            coro = _then_settled(coro, self._loop)
         return asyncio.run_coroutine_threadsafe(coro, self._loop).result(timeout)
 
     # ------------------------------------------------------------------ lifecycle
-    @property
-    def virtual(self) -> bool:
-        """Whether this pool runs in virtual time (one process, no Ray)."""
-        return self.spec.clock == "virtual"
-
-    async def _start(self) -> None:
-        await self._live.start()
-        self._live.hold()  # a virtual pool waits for the caller from here on
+    virtual = False  # a live pool (virtual ones are KernelApiPools)
 
     def start(self) -> Pool:
-        if not self.virtual:
-            import ray
+        import ray
 
-            if self.address:
-                join_cluster(self.address)  # ClusterError, fast, if it cannot be reached
-                self._joined = True
-            elif not ray.is_initialized():
-                self.local_ray = start_local_ray(
-                    max(2, os.cpu_count() or 2), log_to_driver=False, configure_logging=False
-                )
-        if self.virtual:  # every daemon in this process: pace its collector while it runs
-            self._gc_before = gctune.paced()
+        if self.address:
+            join_cluster(self.address)  # ClusterError, fast, if it cannot be reached
+            self._joined = True
+        elif not ray.is_initialized():
+            self.local_ray = start_local_ray(
+                max(2, os.cpu_count() or 2), log_to_driver=False, configure_logging=False
+            )
         self._thread.start()
         try:
-            self._run(self._start())
-            if self.spec.metrics_port and not self.virtual:
+            self._run(self._live.start())
+            if self.spec.metrics_port:
                 self._serve_metrics(self.spec.metrics_port)
         except BaseException:
             self.stop()
@@ -217,9 +171,6 @@ class Pool(PoolBase):
                 self._loop.call_soon_threadsafe(self._loop.stop)
                 self._thread.join(10)
         self._running = False
-        if self._gc_before is not None:
-            gctune.restore(self._gc_before)
-            self._gc_before = None
         if self.local_ray is not None:
             stop_local_ray(self.local_ray)
             self.local_ray = None
@@ -425,8 +376,6 @@ class Pool(PoolBase):
         """Gather final ads and jobs, compute the summary, write ``out`` if given.
         ``events``: the events already taken (``take_events``), which the pool no longer
         keeps; those drained since are added to them."""
-        if self.virtual:  # pool time stands still between calls: nothing is in flight
-            return self._collect(out, real_seconds, events)
         # The workload waits meanwhile: the queues read here and the count of submitted
         # jobs must agree (a submission in flight would be in one and not the other).
         lock = self._live.feed_lock
@@ -541,11 +490,10 @@ def run_pool(
     out: str | Path | None = None,
     progress: Callable[[float, float], None] | None = None,
     address: str = "",
-    engine: str = DEFAULT_ENGINE,
 ) -> dict[str, Any]:
     """Run ``spec`` for its duration (or until its work is done, if it says so); write
     ``out``; return the summary. ``progress(now, duration)`` is called every step."""
-    with Pool(spec, address=address, engine=engine) as pool:
+    with Pool(spec, address=address) as pool:
         t0 = time.monotonic()
         if pool.virtual:
             # Virtual steps cost nothing when nothing happens; small ones end an

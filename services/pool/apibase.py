@@ -14,7 +14,7 @@ from ..classad import ClassAd
 from .spec import load_spec, parse_spec
 from .specmodel import PoolSpec
 
-__all__ = ["DEFAULT_ENGINE", "DEFAULT_SPEC", "ENGINES", "PoolBase", "clock_of", "spec_from"]
+__all__ = ["DEFAULT_SPEC", "PoolBase", "clock_of", "spec_from"]
 
 # What Pool() starts without a spec: one 4-cpu machine (one partitionable slot).
 DEFAULT_SPEC = """
@@ -53,11 +53,6 @@ def spec_from(
     for k, v in overrides.items():
         setattr(out, k, v)
     return out
-
-
-# how a virtual pool runs: the simulation kernel, or the shells on a virtual event loop
-ENGINES = ("kernel", "loop")
-DEFAULT_ENGINE = "kernel"
 
 
 def clock_of(spec: PoolSpec | str | os.PathLike[str] | None, overrides: Mapping[str, Any]) -> str:

@@ -7,7 +7,7 @@ failure), and checks DIR as ``mockpool check DIR`` does. A seed passes when the 
 It prints a line per seed and a summary of the failures grouped by signature, exits 1 if
 any seed failed, and keeps each failing seed's spec, output and log for replay::
 
-    python -m mockpool.pool.chaos --seeds 0-199 [--keep DIR] [--workers 2] [--engine kernel]
+    python -m mockpool.pool.chaos --seeds 0-199 [--keep DIR] [--workers 2]
     python -m mockpool.pool.chaos --print 17 > chaos17.toml    # one seed's spec
 """
 
@@ -106,17 +106,14 @@ def _last_error(stderr: str) -> tuple[str, str]:
     return (lines[-1].strip()[:400] if lines else "(no output on stderr)"), where
 
 
-def run_seed(
-    seed: int, work: Path, *, timeout: float = 120.0, engine: str = "kernel"
-) -> SeedResult:
+def run_seed(seed: int, work: Path, *, timeout: float = 120.0) -> SeedResult:
     """Run chaos seed ``seed`` in folder ``work`` (spec.toml, out/, run.log, check.txt)
-    on ``engine`` (``mockpool run --engine``) and judge it; the folder is left as the
-    run left it."""
+    and judge it; the folder is left as the run left it."""
     work.mkdir(parents=True, exist_ok=True)
     spec, out = work / "spec.toml", work / "out"
     spec.write_text(draw(seed).text)
     cmd = [sys.executable, "-m", "mockpool.cli.main", "run", str(spec), "--clock", "virtual"]
-    cmd += ["--engine", engine, "--out", str(out)]
+    cmd += ["--out", str(out)]
     t0 = time.monotonic()
     proc = subprocess.Popen(
         cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True
@@ -186,12 +183,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--keep", type=Path, default=DEFAULT_KEEP, help="where failing seeds stay")
     p.add_argument("--timeout", type=float, default=120.0, help="real seconds a run may take")
     p.add_argument("--workers", type=int, default=1, help="runs at once (default 1)")
-    p.add_argument(
-        "--engine",
-        choices=("kernel", "loop"),
-        default="kernel",
-        help="run each pool on the simulation kernel (default) or the virtual event loop",
-    )
     p.add_argument("--print", type=int, metavar="SEED", help="print a seed's spec and stop")
     p.add_argument("--features", action="store_true", help="list what each seed draws; stop")
     ns = p.parse_args(argv)
@@ -211,7 +202,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         def one(seed: int) -> SeedResult:
             work = Path(tmp) / f"seed-{seed}"
-            result = run_seed(seed, work, timeout=ns.timeout, engine=ns.engine)
+            result = run_seed(seed, work, timeout=ns.timeout)
             if not result.ok:  # kept for replay, replacing an older copy of this seed
                 dest = ns.keep / f"seed-{seed}"
                 shutil.rmtree(dest, ignore_errors=True)

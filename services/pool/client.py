@@ -51,12 +51,9 @@ class ActResult:
 class PoolClient:
     """Async client; make it (and use it) on one event loop. ``await client.close()``."""
 
-    def __init__(
-        self, collector_address: str, token: str, *, transport: rpc.Transport | None = None
-    ) -> None:
+    def __init__(self, collector_address: str, token: str) -> None:
         self.collector_address = collector_address
-        self._transport = transport or rpc.GRPC  # a virtual pool's in-process network
-        self._channel = self._transport.channel(collector_address, token)
+        self._channel = rpc.make_channel(collector_address, token)
         self._token = token
         self._collector = collector_pb2_grpc.CollectorStub(self._channel)
         self._peers: dict[str, grpc.aio.Channel] = {}  # the schedds and the negotiator
@@ -68,12 +65,9 @@ class PoolClient:
             await ch.close()
         self._peers.clear()
 
-    async def _call(self, method, request, *, handover: bool = False):  # type: ignore[no-untyped-def]
-        """``handover``: a daemon of this process (a virtual pool) may answer with the
-        objects it holds (``rpc.Handover``) instead of a message."""
-        metadata = (rpc.HANDOVER,) if handover else None
+    async def _call(self, method, request):  # type: ignore[no-untyped-def]
         try:
-            return await rpc.call(method, request, timeout=TIMEOUT, metadata=metadata)
+            return await rpc.call(method, request, timeout=TIMEOUT)
         except grpc.aio.AioRpcError as e:
             raise PoolError(e.details() or str(e.code()), e.code()) from None
 
@@ -90,7 +84,7 @@ class PoolClient:
     def _peer(self, address: str) -> Any:
         ch = self._peers.get(address)
         if ch is None:
-            ch = self._peers[address] = self._transport.channel(address, self._token)
+            ch = self._peers[address] = rpc.make_channel(address, self._token)
         return ch
 
     async def userprio(
@@ -184,9 +178,7 @@ class PoolClient:
         req = schedd_pb2.JobQueryRequest(
             schedd_name=name, constraint=constraint, projection=list(projection), limit=limit
         )
-        reply = await self._call(stub.History if history else stub.QueryJobs, req, handover=True)
-        if isinstance(reply, rpc.Handover):  # the job ads and the schedd ad, each ours
-            return reply.value
+        reply = await self._call(stub.History if history else stub.QueryJobs, req)
         return ads_from_pb(reply.jobs), ad_from_pb(reply.schedd)
 
     async def act(

@@ -26,7 +26,6 @@ import sys
 from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
-from types import SimpleNamespace
 from typing import Any
 
 import grpc.aio
@@ -36,7 +35,6 @@ from ..auth import Role, TokenAuthInterceptor
 from ..clock import Clock, ScaledClock
 from ..config import ConfigDict
 from ..daemon import DaemonContext, EventLog, Service
-from ..durable import SimulatedDisk
 from ..dutycycle import DutyCycle, install, window_of
 from ..inprocess import SameProcessFirst
 from ..ownerfiles import private_dir
@@ -109,17 +107,6 @@ class _CallCounter(grpc.aio.ServerInterceptor):
         return await continuation(handler_call_details)
 
 
-class LocalActor:
-    """A :class:`DaemonHost` in this process, called as a Ray actor handle is:
-    ``await host.serve.remote(address)``."""
-
-    def __init__(self, host: DaemonHost) -> None:
-        self.host = host
-
-    def __getattr__(self, name: str) -> SimpleNamespace:
-        return SimpleNamespace(remote=getattr(self.host, name))
-
-
 class DaemonHost:
     """Hosts the services of one role. Wrapped with ``ray.remote`` by the launcher."""
 
@@ -138,11 +125,7 @@ class DaemonHost:
         priorities: dict[str, dict[str, float]] | None = None,
         identity: str = "",
         transport: rpc.Transport | None = None,
-        clock: Clock | None = None,
-        cycle_charge: Callable[[int, int, float], float] | None = None,
         with_negotiator: bool = True,
-        event_sink: list[dict[str, Any]] | None = None,
-        disk: SimulatedDisk | None = None,
         cedar: bool = False,
         pool_user: str = "",
     ) -> None:
@@ -161,16 +144,12 @@ class DaemonHost:
         self._priorities = priorities or {}
         self._identity = identity  # the name in this actor's daemon tokens
         self._with_negotiator = with_negotiator  # a central host's negotiator is its own
-        # A virtual run hosts every daemon in one process: an in-process transport, the
-        # virtual clock (already running) and its rule for charging cycles to pool time.
+        # ``transport`` given: a host in a test's own process, which must leave that
+        # process's collector and listeners alone
         self._transport = transport or SameProcessFirst()
         self._own_process = transport is None  # a Ray actor: the process is this host's
         if self._own_process:
             gctune.paced()
-        self._given_clock = clock
-        self._cycle_charge = cycle_charge
-        self._event_sink = event_sink  # a virtual run's events, in the order they happen
-        self._disk = disk  # a virtual run's durable state
         # CEDAR listeners for HTCondor's own clients: a live actor's only; the pool's
         # owner (``pool_user``) is its administrator when FS authenticates them
         self._cedar_on = cedar and self._own_process
@@ -200,7 +179,7 @@ class DaemonHost:
         host restarted in it: its daemons are built at the pool's time, not at 0."""
         private_dir(self._state_dir)  # queues hold claim ids: owner-only
         if clock is not None and self._clock.inner is None:
-            self._clock.inner = self._given_clock or ScaledClock(*clock)
+            self._clock.inner = ScaledClock(*clock)
         if self._host == ROUTABLE:  # on a Ray cluster: this node's address
             import ray
 
@@ -212,16 +191,13 @@ class DaemonHost:
             collector_address=collector_address,
             # events are dated in pool time: a skewed daemon's clock misleads its rules,
             # not the record of what happened when
-            events=EventLog(self._clock.unskewed, sink=self._event_sink),  # type: ignore[arg-type]
+            events=EventLog(self._clock.unskewed),  # type: ignore[arg-type]
             state_dir=self._state_dir,
             seed=self._seed,
             host=self._host,
             identity=self._identity,
             transport=self._transport,
-            cycle_charge=self._cycle_charge,
-            virtual=self._given_clock is not None,
             ad_epoch=int(self._log_base_wall),
-            disk=self._disk,
         )
         self._ctx = ctx
         self._services = self._build(ctx)
@@ -289,14 +265,14 @@ class DaemonHost:
     ) -> None:
         """Start the pool clock and the loops (of services ``only``, by index, if given)."""
         if self._clock.inner is None:
-            self._clock.inner = self._given_clock or ScaledClock(time_scale, epoch_wall)
+            self._clock.inner = ScaledClock(time_scale, epoch_wall)
         for i, s in enumerate(self._services):
             if only is None or i in only:
                 await s.start()
         self._started = True
-        if self._given_clock is None and self._probe is None:
+        if self._probe is None:
             self._probe = asyncio.get_running_loop().create_task(self._probe_lag())
-        if self._given_clock is None and self._ctx is not None and self._unmeter is None:
+        if self._ctx is not None and self._unmeter is None:
             # the daemons' RecentDaemonCoreDutyCycle: how busy this actor's loop is
             meter = DutyCycle(window_of(self._config, time_scale))
             self._unmeter = install(asyncio.get_running_loop(), meter)
@@ -355,23 +331,6 @@ class DaemonHost:
         if self._ctx is not None:
             await self._ctx.close_channels()
         return final
-
-    async def crash(self) -> None:
-        """A virtual run's crash: the daemons stop at once, nothing flushed or said (a
-        live one's is Ray killing the process)."""
-        await self._stop_timers()
-        if self._server is not None:
-            await self._transport.stop_server(self._server, 0)
-            self._server = None
-        for s in self._services:
-            with contextlib.suppress(Exception):
-                await s.stop()
-        self._started = False
-        if self._event_sink is not None:  # what no one gathered dies with the process
-            mine = {n.lower() for n in self._daemon_names()}
-            self._event_sink[:] = [
-                e for e in self._event_sink if str(e.get("daemon", "")).lower() not in mine
-            ]
 
     def _daemon_names(self) -> list[str]:
         """The names its daemons sign their events with."""
@@ -433,10 +392,6 @@ class DaemonHost:
         """Daemon ``name`` of this host dies alone (its memory and work in flight); the
         others and the server run on."""
         self._hosting(name).crash_daemon(name)
-        if self._event_sink is not None:  # what no one gathered dies with it
-            self._event_sink[:] = [
-                e for e in self._event_sink if str(e.get("daemon", "")).lower() != name.lower()
-            ]
 
     async def restart_daemon(self, name: str, seen: dict[str, int]) -> list[dict[str, Any]]:
         """Daemon ``name`` again, from its durable state; the events its crash kept in
@@ -494,8 +449,8 @@ class DaemonHost:
 
 
 def _ray_node_id() -> str:
-    """The Ray node this host runs on ("" outside Ray: a virtual run, which must not pay
-    Ray's import, half a second, to learn that)."""
+    """The Ray node this host runs on ("" outside Ray: a host in a test's process, which
+    need not pay Ray's import, half a second, to learn that)."""
     ray = sys.modules.get("ray")
     if ray is None or not ray.is_initialized():
         return ""

@@ -13,10 +13,8 @@ Start order (pool time 0 is when every daemon is reachable):
 Events and NegotiatorLog lines stay in the actors until drained here, so a pool on a
 multi-node Ray cluster needs no shared file system.
 
-A spec with ``clock = "virtual"`` starts the same hosts in this process instead of as Ray
-actors (:class:`LocalActor` is called the way an actor handle is), on the virtual clock of
-the running loop (a ``VirtualEventLoop``), over an in-process network: the same daemons,
-the same start order, the same outputs.
+A virtual pool (``clock = "virtual"``) does not come here: the simulation kernel steps
+the same cores (``kernel/``).
 """
 
 from __future__ import annotations
@@ -30,27 +28,22 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .. import rpc
 from ..auth import Role, daemon_identity, make_secret, make_token
 from ..cedar.security import own_user
 from ..claimid import from_sinful
 from ..clock import Clock, ScaledClock
 from ..daemon import within
-from ..durable import SimulatedDisk
-from ..inprocess import InProcessNetwork
 from ..poolsecret import pool_secret
-from ..schedd.stored import StoredQueue, read_stored_queue, stored_in_memory
-from ..virtualtime import VirtualClock, VirtualEventLoop
+from ..schedd.stored import StoredQueue, read_stored_queue
 from .client import PoolClient
 from .cluster import pack_group, placement_options
 from .faults import check_plan, parse_fault, run_plan
-from .host import DaemonHost, LocalActor
+from .host import DaemonHost
 from .layout import ActorPlan, actor_plans, find_actor, own_negotiator
 from .metrics import MetricsSnapshot
 from .progress import load_progress, save_progress
 from .scrape import scrape
 from .specmodel import PoolSpec, RemoveItem, SubmitItem
-from .virtual import VIRTUAL_EPOCH
 
 log = logging.getLogger(__name__)
 
@@ -128,13 +121,10 @@ class LivePool:
         self.submitted: list[tuple[SubmitItem, int, int]] = []
         self.workload_errors: list[str] = []
         self.final_status: list[dict[str, Any]] = []
-        self.virtual = spec.clock == "virtual"
-        # a virtual pool's durable state (the schedds' queues) in memory
-        self._disk = SimulatedDisk() if self.virtual else None
-        self.network: InProcessNetwork | None = None
-        self.vloop: VirtualEventLoop | None = None  # the loop whose time is pool time
+        if spec.clock != "live":
+            raise ValueError("LivePool runs live pools; a virtual one runs on the kernel")
         self._resumed_at, self._fed, self._resumed_base = load_progress(
-            self.state_dir, virtual=self.virtual
+            self.state_dir, virtual=False
         )
 
     def make_token(self, role: Role | str, identity: str = "") -> str:
@@ -148,8 +138,6 @@ class LivePool:
 
     @property
     def epoch_wall(self) -> float:
-        if self.virtual:
-            return VIRTUAL_EPOCH
         return self.clock.epoch_wall if isinstance(self.clock, ScaledClock) else 0.0
 
     def now(self) -> float:
@@ -157,51 +145,25 @@ class LivePool:
         return self.clock.now() if self.clock else 0.0
 
     async def sleep_until(self, t: float) -> None:
-        """Let pool time run to ``t`` (a virtual pool runs no further until told)."""
+        """Wait until pool time ``t``."""
         assert self.clock is not None, "the pool has not started"
-        if self.vloop is not None:
-            self.vloop.hold(t)
         await self.clock.sleep_until(t)
 
-    def hold(self) -> None:
-        """A virtual pool stands still from now until the next ``sleep_until``."""
-        if self.vloop is not None:
-            self.vloop.hold()
-
     def _actor_factory(self) -> Callable[..., Any]:
-        """How a daemon host is made: a Ray actor, or (virtual) an object in this loop."""
-        if not self.virtual:
-            import ray
+        """How a daemon host is made: a Ray actor placed as the spec says."""
+        import ray
 
-            actor = ray.remote(num_cpus=0, max_restarts=self.spec.restarts)(DaemonHost)
-            placement = self.spec.placement
-            startds = [p for p in actor_plans(self.spec) if p.role == "startd"]
-            group = pack_group(len(startds)) if placement.get("startds") == "pack" else None
-            index = {p.name: i for i, p in enumerate(startds)}
+        actor = ray.remote(num_cpus=0, max_restarts=self.spec.restarts)(DaemonHost)
+        placement = self.spec.placement
+        startds = [p for p in actor_plans(self.spec) if p.role == "startd"]
+        group = pack_group(len(startds)) if placement.get("startds") == "pack" else None
+        index = {p.name: i for i, p in enumerate(startds)}
 
-            def spawn(role: str, **kw: Any) -> Any:
-                i = index.get(str(kw.get("identity", "")).partition("/")[2], 0)
-                return actor.options(**placement_options(placement, role, i, group)).remote(
-                    role, **kw
-                )
+        def spawn(role: str, **kw: Any) -> Any:
+            i = index.get(str(kw.get("identity", "")).partition("/")[2], 0)
+            return actor.options(**placement_options(placement, role, i, group)).remote(role, **kw)
 
-            return spawn
-        loop = asyncio.get_running_loop()
-        if not isinstance(loop, VirtualEventLoop):
-            raise RuntimeError("a virtual pool must run on a VirtualEventLoop")
-        self.vloop = loop
-        self.network = InProcessNetwork(self.spec.latency)
-        self.clock = VirtualClock(loop)
-        rpc.seed_jitter(self.spec.seed)
-        cost = self.spec.cycle_cost
-        local = {
-            "transport": self.network,
-            "clock": self.clock,
-            "cycle_charge": None if cost.free else cost.charge,
-            "event_sink": [],  # one for every host: events drained in the order they happen
-            "disk": self._disk,  # the pool's durable state: what a crash keeps
-        }
-        return lambda *a, **kw: LocalActor(DaemonHost(*a, **kw, **local))
+        return spawn
 
     # ------------------------------------------------------------------ start/stop
     def _host_args(self, plan: ActorPlan, log_base: float) -> dict[str, Any]:
@@ -214,7 +176,7 @@ class LivePool:
             "seed": spec.seed,
             "log_base_wall": log_base,
         }
-        if not self.virtual and spec.cedar and plan.role != "startd":
+        if spec.cedar and plan.role != "startd":
             common |= {"cedar": True, "pool_user": own_user()}
         if plan.role in ("central", "negotiator"):
             args = {
@@ -250,9 +212,8 @@ class LivePool:
         spec = self.spec
         spawn = self._spawn = self._actor_factory()
         # The date of pool time 0, a whole second: ads' dates (QDate, ...) and the
-        # NegotiatorLog's are it plus pool seconds. A virtual run's is fixed, so that a
-        # replay writes the same bytes; a resumed live pool keeps the date it began on.
-        log_base = float(VIRTUAL_EPOCH if self.virtual else self._resumed_base or int(time.time()))
+        # NegotiatorLog's are it plus pool seconds; a resumed pool keeps the date it began on.
+        log_base = float(self._resumed_base or int(time.time()))
         self.log_base_wall = log_base
         for plan in actor_plans(spec):
             args = self._host_args(plan, log_base)
@@ -266,18 +227,17 @@ class LivePool:
         )
         for a, address in zip(others, addresses, strict=True):
             a.address = address
-        if not self.virtual and self.spec.cedar:
+        if self.spec.cedar:
             for a in self._actors.values():
                 if a.plan.role != "startd":
                     a.cedar = await a.handle.cedar_addresses.remote()
         for a in others:
             if a.plan.role == "schedd":
                 self._event_marks.update(await a.handle.event_marks.remote())
-        if not self.virtual:
-            # pool time goes on from where a pool on this state folder stopped
-            self.clock = ScaledClock.starting_now(
-                spec.time_scale, delay=-self._resumed_at / spec.time_scale
-            )
+        # pool time goes on from where a pool on this state folder stopped
+        self.clock = ScaledClock.starting_now(
+            spec.time_scale, delay=-self._resumed_at / spec.time_scale
+        )
         # every daemon but the negotiator (an actor of its own waits as the central's does)
         await asyncio.gather(
             *(
@@ -287,9 +247,7 @@ class LivePool:
             )
         )
         await self._central.run.remote(spec.time_scale, self.epoch_wall, [0])  # collector only
-        # The driver calls from outside the pool: a virtual one's calls take no pool time.
-        outside = self.network.outside() if self.network else None
-        self.client = PoolClient(self.collector_address, self.token, transport=outside)
+        self.client = PoolClient(self.collector_address, self.token)
         await self._wait_advertised()
         # A resumed pool's workload went in before (up to what it had fed): not twice.
         timeline = spec.timeline()[self._fed :]
@@ -310,8 +268,7 @@ class LivePool:
         later = [s for s in timeline if s.at > 0]
         if later:
             self._workload = asyncio.create_task(self._feed(later))
-        if not self.virtual:
-            self._monitor = asyncio.create_task(self._watch())
+        self._monitor = asyncio.create_task(self._watch())
         if spec.faults:
             self._faults = asyncio.create_task(run_plan(self, spec.faults))
 
@@ -418,7 +375,6 @@ class LivePool:
     async def _feed(self, items: list[SubmitItem | RemoveItem]) -> None:
         assert self.clock is not None
         for item in items:
-            # the pool clock itself: a virtual pool's horizon belongs to its driver
             await self.clock.sleep_until(item.at)
             async with self.feed_lock:  # not while a summary counts what was submitted
                 if isinstance(item, RemoveItem):
@@ -429,13 +385,11 @@ class LivePool:
                 self._save_progress()
 
     def _save_progress(self) -> None:
-        if self.virtual or self._tmp is not None or self.clock is None:
+        if self._tmp is not None or self.clock is None:
             return
         save_progress(self.state_dir, self.now(), self._fed, self.log_base_wall)
 
     async def stop(self) -> list[dict[str, Any]]:
-        if self.vloop is not None:
-            self.vloop.release()  # stopping takes (virtual) time: let it pass
         for task in (self._workload, self._monitor, self._faults, *self._injected):
             if task is not None:
                 task.cancel()
@@ -447,7 +401,6 @@ class LivePool:
             except Exception:  # an actor died: stop the rest anyway
                 log.exception("draining events at stop")
             # the central manager first: no negotiation cycle runs while the rest stop
-            # (a virtual pool's time runs free meanwhile, and cycles cost real time)
             central = [
                 a.handle
                 for a in self._actors.values()
@@ -460,11 +413,10 @@ class LivePool:
                 *(self._stop_host(h) for h in hosts if h not in central), return_exceptions=True
             )
             self.final_status = [r for r in results if isinstance(r, dict)]
-            if not self.virtual:
-                import ray
+            import ray
 
-                for a in self._actors.values():
-                    ray.kill(a.handle, no_restart=True)
+            for a in self._actors.values():
+                ray.kill(a.handle, no_restart=True)
         self._central, self._actors = None, {}
         if self.client is not None:
             await self.client.close()
@@ -477,8 +429,6 @@ class LivePool:
     async def _stop_host(self, handle: Any) -> dict[str, Any]:
         """An actor's final status as it stops; a live actor that does not answer within
         HOST_STOP_TIMEOUT is left to ``ray.kill`` (a pool's stop never hangs on one)."""
-        if self.virtual:
-            return await handle.stop.remote()
         try:
             return await within(handle.stop.remote(), HOST_STOP_TIMEOUT)
         except TimeoutError:
@@ -505,16 +455,13 @@ class LivePool:
         on_step: Callable[[float, float], None] | None = None,
     ) -> None:
         """Let pool time run to ``duration`` in steps of ``step`` pool seconds (draining
-        events each step), or until the work is done if ``until_done``. A virtual pool
-        checks for the end after every step in which an event happened."""
+        events each step), or until the work is done if ``until_done``."""
         while (now := self.now()) < duration:
             if on_step is not None:
                 on_step(now, duration)
             await self.sleep_until(min(duration, now + step))
-            before = len(self._events)
             await self.drain()  # keep the actors' event buffers small
-            happened = len(self._events) > before or not self.virtual
-            if until_done and happened and await self.work_done():
+            if until_done and await self.work_done():
                 break
         if on_step is not None:
             on_step(self.now(), duration)
@@ -527,7 +474,7 @@ class LivePool:
             self.client,
             await self.status(),
             now=self.now(),
-            time_scale=0.0 if self.virtual else self.spec.time_scale,
+            time_scale=self.spec.time_scale,
             start_date=self.log_base_wall,
             htcondor=htcondor,
         )
@@ -570,16 +517,7 @@ class LivePool:
         """A schedd that is down: its queue and history from its queue file, and the events
         it committed that were not gathered (taken into this pool's events)."""
         after = self._event_marks.get(name.lower(), 0)
-        if self._disk is not None:  # the same name as the file a live schedd keeps
-            queue = self._disk.existing_queue(
-                str(self.schedd_file(name).relative_to(self.state_dir))
-            )
-            try:
-                stored = stored_in_memory(queue, name, after)
-            finally:
-                queue.close()
-        else:
-            stored = read_stored_queue(self.schedd_file(name), name, after)
+        stored = read_stored_queue(self.schedd_file(name), name, after)
         self._take(stored.events)
         return stored
 
@@ -728,8 +666,8 @@ class LivePool:
         task.add_done_callback(self._injected.discard)
 
     async def crash(self, target: str, cause: str = "fault") -> _Actor:
-        """Kill ``target``'s actor at once, as kill -9 would (or, virtual, stop it
-        answering and drop it): its daemons are down until restarted."""
+        """Kill ``target``'s actor at once, as kill -9 would: its daemons are down until
+        restarted."""
         a = self.actor(target)
         if not a.alive:
             return a
@@ -740,13 +678,9 @@ class LivePool:
             self._take(await within(a.handle.drain_events.remote(), 10))
         except Exception as e:
             log.warning("cannot drain %s's events before the crash: %s", a.plan.name, e)
-        if self.virtual:
-            assert isinstance(a.handle, LocalActor)
-            await a.handle.host.crash()
-        else:
-            import ray
+        import ray
 
-            ray.kill(a.handle, no_restart=True)
+        ray.kill(a.handle, no_restart=True)
         self._died(a, cause)
         return a
 
@@ -785,9 +719,8 @@ class LivePool:
         a.down.clear()  # the whole actor started again
         if a.plan.role == "central":
             self._central = handle
-        elif a.plan.role != "negotiator" and (not self.virtual or self.spec.latency > 0):
-            # a virtual one advertises in the instant it starts, but for the network's
-            # latency; the negotiator at its first cycle, and no one looks it up by name
+        elif a.plan.role != "negotiator":
+            # the negotiator advertises at its first cycle, and no one looks it up by name
             # meanwhile
             await self._wait_readvertised(a)
         self.emit(

@@ -1,7 +1,7 @@
 """What a virtual run adds to a pool spec: the clock it runs on and the price of a cycle.
 
-``clock = "virtual"`` runs every daemon in this process on virtual time (see
-``virtualtime`` and ``inprocess``). Time there moves only from event to event, so a
+``clock = "virtual"`` runs every daemon's core in this process on virtual time (the
+simulation kernel, ``kernel/``). Time there moves only from event to event, so a
 negotiation cycle takes no pool time unless the spec says what it costs
 (``cycle_cost``): nothing (the default: deterministic), a fixed price per slot and per
 match, or the CPU time the cycle really took times a factor (Batsim's "time dilation";

@@ -57,7 +57,6 @@ from ..wire import WireError, ad_from_bytes, ad_to_pb, ads_to_pb, split_fields
 from .driver import ScheddDriver, exits_refusal
 from .keepalive import MIN_ALIVE_EVERY
 from .logfiles import append_user_logs
-from .memqueue import MemoryJobQueue
 from .queue import JobQueue, QueueError
 from .records import CostlyConstraint, MatchNotice, RejectionNotice, ScheddError
 from .schedd import Schedd
@@ -157,13 +156,7 @@ class ScheddService(QmgmtMethods, sgrpc.ScheddServicer):
     def _open(self, name: str) -> ScheddDriver:
         """Schedd ``name`` from its queue file (a restart after a crash too)."""
         now = self.ctx.clock.now()
-        queue: JobQueue | MemoryJobQueue
-        if self.ctx.disk is not None:
-            # named as the file would be in state_dir (the launcher reads it by that name)
-            disk_name = f"{self.ctx.state_dir.name}/{name}.sqlite"
-            queue = self.ctx.disk.job_queue(disk_name, birth=now)
-        else:
-            queue = JobQueue(self.ctx.state_dir / f"{name}.sqlite", birth=now)
+        queue = JobQueue(self.ctx.state_dir / f"{name}.sqlite", birth=now)
         try:
             core = Schedd(name, queue, self.ctx.config, now, ad_epoch=self.ctx.ad_epoch)
         except Exception:

@@ -1,7 +1,6 @@
 """The schedd shell's requests: one function per message type a schedd core sends.
 
-Each makes the message's RPC (protobuf, or the core's records handed over to a daemon of
-this process: ``rpc.Handover``) and returns the answer as the contract's reply message,
+Each makes the message's RPC (protobuf) and returns the answer as the contract's reply message,
 or the failure as ``Undeliverable``; :meth:`.service.ScheddService._request` delivers it
 back to the core. No HTCondor rule here (the outcomes of a failure are the core's): a
 generic pump can take this table (:data:`CALLS`) over as it is.
@@ -45,7 +44,6 @@ from ..v1 import negotiator_pb2_grpc as ngrpc
 from ..v1 import startd_pb2 as tpb
 from ..v1 import startd_pb2_grpc as tgrpc
 from ..wire import WireError, ad_from_pb, ad_to_pb
-from .handover import HandedActivations, HandedClaims
 from .records import ActivationOutcome, ClaimOutcome, ClaimRequest
 
 if TYPE_CHECKING:
@@ -67,15 +65,11 @@ def _batches(items: list[Any], size: int) -> list[list[Any]]:
     return [items[i : i + size] for i in range(0, len(items), size)]
 
 
-def _stub_for(
-    svc: ScheddService, driver: ScheddDriver, address: str
-) -> tuple[tgrpc.StartdStub, bool]:
-    """A stub to the startd at ``address``, and whether it is of this process (it
-    takes the core's records: ``rpc.can_hand_over``)."""
+def _stub_for(svc: ScheddService, driver: ScheddDriver, address: str) -> tgrpc.StartdStub:
+    """A stub to the startd at ``address``."""
     # Each schedd speaks to startds as itself: a claim is usable only by its holder.
     identity = daemon_identity("schedd", driver.name)
-    channel = svc.ctx.channel(address, Role.DAEMON, identity)
-    return tgrpc.StartdStub(channel), rpc.can_hand_over(channel)
+    return tgrpc.StartdStub(svc.ctx.channel(address, Role.DAEMON, identity))
 
 
 async def _split(
@@ -112,30 +106,22 @@ async def _split(
 async def _request_claims(
     svc: ScheddService, driver: ScheddDriver, address: str, msg: StartdRequestClaims
 ) -> ScheddClaimResults | Undeliverable:
-    stub, handing = _stub_for(svc, driver, address)
+    stub = _stub_for(svc, driver, address)
 
     async def call(reqs: list[ClaimRequest]) -> list[Any]:
-        request: tpb.RequestClaimsRequest | rpc.Handover
-        if handing:  # a startd of this process: the core's records, its answers back
-            request = rpc.Handover(
-                HandedClaims(rpc.request_id(), msg.schedd_name, msg.schedd_address, reqs)
-            )
-        else:
-            request = tpb.RequestClaimsRequest(request_id=rpc.request_id())
-            async for part in turns.in_turns(reqs, turns.ADS_PER_TURN):
-                for r in part:
-                    pb = request.claims.add(
-                        claim_id=r.claim_id,
-                        slot_name=r.slot_name,
-                        schedd_name=msg.schedd_name,
-                        schedd_address=msg.schedd_address,
-                        owner=r.owner,
-                        send_leftovers=r.leftovers,
-                    )
-                    ad_to_pb(r.job_ad, pb.job)
+        request = tpb.RequestClaimsRequest(request_id=rpc.request_id())
+        async for part in turns.in_turns(reqs, turns.ADS_PER_TURN):
+            for r in part:
+                pb = request.claims.add(
+                    claim_id=r.claim_id,
+                    slot_name=r.slot_name,
+                    schedd_name=msg.schedd_name,
+                    schedd_address=msg.schedd_address,
+                    owner=r.owner,
+                    send_leftovers=r.leftovers,
+                )
+                ad_to_pb(r.job_ad, pb.job)
         reply = await rpc.call(stub.RequestClaims, request, timeout=RPC_TIMEOUT)
-        if isinstance(reply, rpc.Handover):
-            return list(reply.value)
         results = list(reply.results)[: len(reqs)]
         return [_claim_outcome(driver, address, reqs[i], res) for i, res in enumerate(results)] + [
             None
@@ -175,22 +161,16 @@ def _claim_outcome(
 async def _activate(
     svc: ScheddService, driver: ScheddDriver, address: str, msg: StartdActivateClaims
 ) -> ScheddActivationResults | Undeliverable:
-    stub, handing = _stub_for(svc, driver, address)
+    stub = _stub_for(svc, driver, address)
 
     async def call(acts: list[Any]) -> list[Any]:
-        request: tpb.ActivateClaimsRequest | rpc.Handover
-        if handing:  # a startd of this process: the core's records, its answers back
-            request = rpc.Handover(HandedActivations(rpc.request_id(), acts))
-        else:
-            request = tpb.ActivateClaimsRequest(request_id=rpc.request_id())
-            async for part in turns.in_turns(acts, turns.ADS_PER_TURN):
-                for a in part:
-                    pb = request.activations.add(claim_id=a.claim_id)
-                    ad_to_pb(a.job_ad, pb.job)
+        request = tpb.ActivateClaimsRequest(request_id=rpc.request_id())
+        async for part in turns.in_turns(acts, turns.ADS_PER_TURN):
+            for a in part:
+                pb = request.activations.add(claim_id=a.claim_id)
+                ad_to_pb(a.job_ad, pb.job)
         reply = await rpc.call(stub.ActivateClaims, request, timeout=RPC_TIMEOUT)
-        # the startd's results, or (handed over) its ActivationOutcomes: alike fields
-        results = reply.value if isinstance(reply, rpc.Handover) else reply.results
-        return [ActivationOutcome(r.claim_id, r.ok, r.error, r.start_time) for r in results]
+        return [ActivationOutcome(r.claim_id, r.ok, r.error, r.start_time) for r in reply.results]
 
     answers = await _split(svc, msg.activations, call, msg)
     if isinstance(answers, Undeliverable):
@@ -203,7 +183,7 @@ async def _release(
 ) -> ScheddReleaseResults | Undeliverable:
     request = tpb.ReleaseClaimsRequest(request_id=rpc.request_id(), claim_ids=msg.claim_ids)
     try:
-        stub = _stub_for(svc, driver, address)[0]
+        stub = _stub_for(svc, driver, address)
         await rpc.call(stub.ReleaseClaims, request, timeout=RPC_TIMEOUT)
     except grpc.aio.AioRpcError as exc:
         return Undeliverable(msg, exc.code().name, exc.details() or "")
@@ -215,7 +195,7 @@ async def _keepalive(
 ) -> ScheddKeepAliveAnswer | Undeliverable:
     request = tpb.KeepAliveRequest(schedd_name=msg.schedd_name, claim_ids=msg.claim_ids)
     try:
-        stub = _stub_for(svc, driver, address)[0]
+        stub = _stub_for(svc, driver, address)
         reply = await rpc.call(stub.KeepAlive, request, timeout=RPC_TIMEOUT)
     except grpc.aio.AioRpcError as exc:
         return Undeliverable(msg, exc.code().name, exc.details() or "")

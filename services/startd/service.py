@@ -6,16 +6,13 @@ job-exit and lease schedule, the ad cadence, the job-exit reports and their retr
 relocation, the events) is the core's: ``host.StartdCore``, driven through the daemon
 contract. This module:
 
-- decodes each request into its message record (a schedd of this process hands over its
-  claim requests and activations as its core's records, ``schedd.handover``, and gets
-  back the outcomes its core takes), delivers it, and returns the reply found in the
-  ``Ready``, encoded; a big batch is delivered a few items a turn (each builds a slot
+- decodes each request into its message record, delivers it, and returns the reply
+  found in the ``Ready``, encoded; a big batch is delivered a few items a turn (each builds a slot
   ad), so it does not hold the loop;
 - runs one loop: sleep until the core's next wakeup (or a delivery that moved it
   earlier), tick, act on the ``Ready``;
 - sends each message of a ``Ready`` with the RPC of its type, and delivers the reply (or
-  an ``Undeliverable``) back to the core: CollectorAdvertise (handed over to a collector
-  of this process, else the encoded ads, split where a message would pass
+  an ``Undeliverable``) back to the core: CollectorAdvertise (the encoded ads, split where a message would pass
   ``MAX_ADVERTISE_BYTES``: gRPC's default limit on a received message is 4 MiB),
   ScheddJobsExited (a retried report keeps its request id), CollectorQuery;
 - keeps the wire form of the slot ads, cached per slot and re-encoded only when the slot
@@ -37,7 +34,6 @@ from .. import rpc, turns
 from ..auth import Principal, Role, caller
 from ..claimid import from_sinful
 from ..classad import ClassAd, Expr, unparse
-from ..collector.collector import CollectorUpdate
 from ..config import ConfigDict
 from ..contract import Peer, Ready, Send, Undeliverable
 from ..daemon import RPC_TIMEOUT, DaemonContext, ReplyCache, sleep_until_or
@@ -56,8 +52,7 @@ from ..messages import (
     StartdReleaseClaims,
     StartdRequestClaims,
 )
-from ..schedd.handover import HandedActivations, HandedClaims
-from ..schedd.records import ActivationOutcome, ActivationRequest, ClaimOutcome, ClaimRequest
+from ..schedd.records import ActivationRequest, ClaimRequest
 from ..v1 import (
     classad_pb2,
     collector_pb2,
@@ -68,7 +63,7 @@ from ..v1 import (
 )
 from ..v1 import startd_pb2 as pb
 from ..wire import WireError, ad_from_pb, ad_to_pb, framed_batches
-from .adverts import RETRY_INTERVAL, UPDATE_DELAY, RecordAds, to_send
+from .adverts import RETRY_INTERVAL, UPDATE_DELAY, to_send
 from .core import StartdCore
 from .grants import ClaimRefusedError, JobExitRecord
 from .machine import Machine
@@ -81,11 +76,9 @@ __all__ = ["MAX_ADVERTISE_BYTES", "RETRY_INTERVAL", "UPDATE_DELAY", "StartdServi
 _SERVICE = "/mockpool.v1.Startd/"
 MAX_ADVERTISE_BYTES = 3 * 1024 * 1024
 _REPLAY_CACHE = 4096  # replies kept by request id, so a retried batch is not applied twice
-# Machines whose ads one tick builds, or whose due jobs one tick ends, live: a turn of a
-# few milliseconds (a loop's timers wait for one turn); a virtual clock stands still
-# meanwhile, and larger turns save loop rounds.
+# Machines whose ads one tick builds, or whose due jobs one tick ends: a turn of a few
+# milliseconds (a loop's timers wait for one turn).
 _MACHINES_PER_TURN = 4
-_MACHINES_PER_VIRTUAL_TURN = 8
 _CLAIMS_PER_TURN = 8  # claim requests (or activations) one turn handles: each builds a slot ad
 _REPLY_TYPES = frozenset(REPLIES)
 # who the answers to the startd's own calls come from (the core reads only the message)
@@ -99,25 +92,15 @@ class _Servicer(startd_pb2_grpc.StartdServicer):
         self._svc = svc
 
     async def RequestClaims(
-        self, request: pb.RequestClaimsRequest | rpc.Handover, context: grpc.aio.ServicerContext
-    ) -> pb.RequestClaimsReply | rpc.Handover:
-        if isinstance(request, rpc.Handover):  # a schedd of this process: its records
-            handed: HandedClaims = request.value
-            return await self._svc.replayed(
-                handed.request_id, lambda: self._svc.handed_claims(handed)
-            )
+        self, request: pb.RequestClaimsRequest, context: grpc.aio.ServicerContext
+    ) -> pb.RequestClaimsReply:
         return await self._svc.replayed(
             request.request_id, lambda: self._svc.request_claims(request)
         )
 
     async def ActivateClaims(
-        self, request: pb.ActivateClaimsRequest | rpc.Handover, context: grpc.aio.ServicerContext
-    ) -> pb.ActivateClaimsReply | rpc.Handover:
-        if isinstance(request, rpc.Handover):
-            acts: HandedActivations = request.value
-            return await self._svc.replayed(
-                acts.request_id, lambda: self._svc.handed_activations(acts)
-            )
+        self, request: pb.ActivateClaimsRequest, context: grpc.aio.ServicerContext
+    ) -> pb.ActivateClaimsReply:
         return await self._svc.replayed(
             request.request_id, lambda: self._svc.activate_claims(request)
         )
@@ -166,15 +149,14 @@ class StartdService:
         # checks names and policies
         self.core = StartdCore(machines, ad_epoch=ctx.ad_epoch, config=ctx.config)
         self.ctx = ctx
-        # machines whose due jobs one tick ends (virtual: all at once), and whose ads
-        # one tick builds (larger turns in virtual time, which stands still meanwhile)
-        self.core.tick_limit = None if ctx.virtual else _MACHINES_PER_TURN
-        self.core.ads.per_tick = _MACHINES_PER_VIRTUAL_TURN if ctx.virtual else _MACHINES_PER_TURN
+        # machines whose due jobs one tick ends, and whose ads one tick builds: the loop
+        # is not held long
+        self.core.tick_limit = _MACHINES_PER_TURN
+        self.core.ads.per_tick = _MACHINES_PER_TURN
         self._armed: float | None = None  # when the loop means to wake
         self._wake = asyncio.Event()
-        # the slot ads' builders: records for a collector of this process, else bytes
-        self._handed = RecordAds(ctx.ad_epoch)
-        self._wire = _WireAds(ctx.ad_epoch)
+        # the slot ads as bytes, each re-encoded only when its slot changed
+        self._wire = self.core.ads.builder = _WireAds(ctx.ad_epoch)
         self._tasks: list[asyncio.Task[None]] = []
         self._sending: set[asyncio.Task[None]] = set()
         self._replies = ReplyCache(_REPLAY_CACHE)
@@ -189,12 +171,8 @@ class StartdService:
         if not self.ctx.address:
             raise RuntimeError("StartdService.start: ctx.address is not set")
         address = self.ctx.collector_address
-        in_process = bool(address) and rpc.can_hand_over(self.ctx.channel(address))
-        self.core.ads.builder = self._handed if in_process else self._wire
         self._wake = asyncio.Event()
-        self._act(
-            self.core.start(self.ctx.address, self.ctx.clock.now(), self.ctx.claim_rng, address)
-        )
+        self._act(self.core.start(self.ctx.address, self.ctx.clock.now(), _os_secrets, address))
         loop = asyncio.get_running_loop()
         self._tasks = [loop.create_task(self._loop(), name="startd")]
 
@@ -218,7 +196,7 @@ class StartdService:
         """Machines are made once the server's address (in their claim ids) is known."""
         if not self.ctx.address:
             raise RuntimeError("StartdService.start: ctx.address is not set")
-        self.core.build(self.ctx.address, self.ctx.clock.now(), self.ctx.claim_rng)
+        self.core.build(self.ctx.address, self.ctx.clock.now(), _os_secrets)
 
     @property
     def machines(self) -> dict[str, Machine]:
@@ -234,7 +212,7 @@ class StartdService:
         """Machine ``name`` again, as a restarted startd: new slots and claim ids."""
         key = next(n for n, _ in self.core.specs if n.lower() == name.lower())
         now = self.ctx.clock.now()
-        self.core.restart(key, self.ctx.address, now, self.ctx.claim_rng)
+        self.core.restart(key, self.ctx.address, now, _os_secrets)
         self._act(self.core.flush(now))
 
     # --- the loop and the sends -------------------------------------------------------
@@ -296,13 +274,8 @@ class StartdService:
                 request_serializer=None,
                 response_deserializer=collector_pb2.AdvertiseReply.FromString,
             )
-            requests: Iterator[Any]
-            if msg.updates and isinstance(msg.updates[0], CollectorUpdate):
-                requests = iter([rpc.Handover(msg.updates)])  # a collector of this process
-            else:
-                requests = (b for _, b in _requests(msg.updates, MAX_ADVERTISE_BYTES))
             accepted, errors = 0, []
-            for request in requests:
+            for _, request in _requests(msg.updates, MAX_ADVERTISE_BYTES):
                 reply = await rpc.call(advertise, request, timeout=RPC_TIMEOUT)
                 accepted += reply.accepted
                 errors += reply.errors
@@ -371,16 +344,6 @@ class StartdService:
         self._act(rest)
         return reply
 
-    async def handed_claims(self, handed: HandedClaims) -> rpc.Handover:
-        """Claim requests of a schedd of this process: its records in, the outcomes its
-        core takes out."""
-        who = caller()
-        outcomes: list[ClaimOutcome | None] = []
-        async for part in turns.in_turns(handed.claims, _CLAIMS_PER_TURN):
-            msg = StartdRequestClaims("", handed.schedd_name, handed.schedd_address, part)
-            outcomes += self._request(msg, who, self.ctx.clock.now()).outcomes
-        return rpc.Handover(outcomes)
-
     async def request_claims(self, request: pb.RequestClaimsRequest) -> pb.RequestClaimsReply:
         reply = pb.RequestClaimsReply()
         who = caller()
@@ -423,16 +386,6 @@ class StartdService:
         except WireError as e:
             self.core.undecodable(refused)
             return str(e)
-
-    async def handed_activations(self, handed: HandedActivations) -> rpc.Handover:
-        """Activations of a schedd of this process: its records in, the outcomes its
-        core takes out."""
-        who = caller()
-        outcomes: list[ActivationOutcome] = []
-        async for part in turns.in_turns(handed.activations, _CLAIMS_PER_TURN):
-            msg = StartdActivateClaims("", "", part)
-            outcomes += self._request(msg, who, self.ctx.clock.now()).outcomes
-        return rpc.Handover(outcomes)
 
     async def activate_claims(self, request: pb.ActivateClaimsRequest) -> pb.ActivateClaimsReply:
         reply = pb.ActivateClaimsReply()
@@ -496,13 +449,6 @@ class StartdService:
         versions = {m.name: m.version for m in machines}
         gone = self.core.ads.invalidated(machines, self.core.machines)
         return self._wire.build(machines, now, gone, only_changed=only_changed), versions
-
-    def _records(
-        self, machines: list[Machine], now: float, *, only_changed: bool
-    ) -> list[CollectorUpdate]:
-        """What ``build_updates`` serialises, as the collector's own records."""
-        gone = self.core.ads.invalidated(machines, self.core.machines)
-        return self._handed.build(machines, now, gone, only_changed=only_changed)
 
 
 _SENDS: dict[type, Callable[[StartdService, Send], Any]] = {
@@ -622,3 +568,8 @@ def _requests(updates: Sequence[bytes], limit: int) -> Iterator[tuple[int, bytes
     time, as they are sent (all of 10,000 slots' at once held the loop)."""
     for count, parts in framed_batches(1, ((u,) for u in updates), limit):
         yield count, b"".join(parts)
+
+
+def _os_secrets(_machine: str) -> None:
+    """The source of a live machine's claim-id secrets: none given, so the OS's CSPRNG."""
+    return None

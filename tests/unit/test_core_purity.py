@@ -52,8 +52,8 @@ OS_RANDOM: dict[str, set[str] | None] = {
 # Places that may read the OS's randomness, with why no core run depends on it.
 # (module path, what) -> why
 ALLOWED = {
-    ("claimid.py", "secrets.token_hex()"): "a live claim id's secret; every core is given "
-    "a seeded rng in a virtual run (DaemonContext.claim_rng)",
+    ("claimid.py", "secrets.token_hex()"): "a live claim id's secret; the kernel gives "
+    "every startd core a seeded rng (KernelPool.rng)",
     ("collector/store.py", "secrets.token_hex()"): "the store's incarnation (AdStore.epoch): "
     "compared for equality by the negotiator's snapshot deltas, never written to an output",
 }

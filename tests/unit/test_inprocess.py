@@ -1,4 +1,5 @@
-"""The in-process transport answers as gRPC does: tokens, roles, bad bytes, no daemon."""
+"""A live host's calls to its own daemons (in-process) are answered as over gRPC: tokens,
+roles, bad bytes, no daemon; and a snapshot handed over is the one sent as bytes."""
 
 from __future__ import annotations
 
@@ -17,63 +18,54 @@ from mockpool.classad import ClassAd, parse_expr
 from mockpool.clock import ManualClock
 from mockpool.config import parse_config
 from mockpool.daemon import DaemonContext, EventLog
-from mockpool.inprocess import InProcessNetwork, SameProcessFirst
+from mockpool.inprocess import SameProcessFirst
 from mockpool.negotiator.service import NegotiatorService
 from mockpool.pool.host import DaemonHost
 from mockpool.v1 import collector_pb2 as cpb
 from mockpool.v1 import collector_pb2_grpc as cgrpc
-from mockpool.virtualtime import VirtualClock, VirtualEventLoop
 from mockpool.wire import ad_to_bytes, ad_to_pb
 
 
-def _central(tmp_path: Path, secret: str, transport: Any, clock: Any = None) -> DaemonHost:
+def _central(tmp_path: Path, secret: str, transport: Any) -> DaemonHost:
     return DaemonHost(
         "central",
         secret=secret,
         config=parse_config("", "<test>"),
         state_dir=str(tmp_path / "central"),
         transport=transport,
-        clock=clock,
     )
 
 
-def _run(coro_fn, tmp_path: Path, latency: float = 0.0):  # type: ignore[no-untyped-def]
-    loop = VirtualEventLoop()
-    clock = VirtualClock(loop)
-    net = InProcessNetwork(latency)
+async def _run(coro_fn, tmp_path: Path):  # type: ignore[no-untyped-def]
+    """``coro_fn(transport, address, secret)`` against a live central host's collector,
+    called through that host's own transport: in-process."""
+    transport = SameProcessFirst()
     secret = make_secret()
-    host = _central(tmp_path, secret, net, clock)
-
-    async def main():  # type: ignore[no-untyped-def]
-        address = await host.serve()
-        await host.run(1.0, 0.0, [0])  # the collector only
-        try:
-            return await coro_fn(net, address, secret, clock)
-        finally:
-            await host.stop()
-
+    host = _central(tmp_path, secret, transport)
+    address = await host.serve()
+    await host.run(60.0, time.time(), [0])  # the collector only
     try:
-        return loop.run_until_complete(main())
+        return await coro_fn(transport, address, secret)
     finally:
-        loop.close()
+        await host.stop()
 
 
 def _code(exc: pytest.ExceptionInfo[grpc.aio.AioRpcError]) -> grpc.StatusCode:
     return exc.value.code()
 
 
-def test_a_valid_call_is_answered(tmp_path: Path) -> None:
-    async def body(net, address, secret, clock):  # type: ignore[no-untyped-def]
+async def test_a_valid_call_is_answered(tmp_path: Path) -> None:
+    async def body(net, address, secret):  # type: ignore[no-untyped-def]
         stub = cgrpc.CollectorStub(net.channel(address, make_token(secret, Role.READ, "u")))
         reply = await stub.Query(cpb.QueryRequest(ad_type="Collector"))
         return [a.name for ad in reply.ads for a in ad.attributes]
 
-    names = _run(body, tmp_path)
+    names = await _run(body, tmp_path)
     assert "MyType" in names
 
 
-def test_refusals_carry_grpc_codes(tmp_path: Path) -> None:
-    async def body(net, address, secret, clock):  # type: ignore[no-untyped-def]
+async def test_refusals_carry_grpc_codes(tmp_path: Path) -> None:
+    async def body(net, address, secret):  # type: ignore[no-untyped-def]
         codes = {}
         bad = cgrpc.CollectorStub(net.channel(address, "not-a-token"))
         with pytest.raises(grpc.aio.AioRpcError) as e:
@@ -94,13 +86,13 @@ def test_refusals_carry_grpc_codes(tmp_path: Path) -> None:
         with pytest.raises(grpc.aio.AioRpcError) as e:
             await reader.Query(cpb.QueryRequest(ad_type="Machine", constraint="1 +"))
         codes["constraint"] = _code(e)
-        elsewhere = cgrpc.CollectorStub(net.channel("nowhere:1", make_token(secret, Role.READ)))
+        elsewhere = cgrpc.CollectorStub(net.channel("127.0.0.1:1", make_token(secret, Role.READ)))
         with pytest.raises(grpc.aio.AioRpcError) as e:
             await elsewhere.Query(cpb.QueryRequest(ad_type="Machine"))
         codes["address"] = _code(e)
         return codes
 
-    codes = _run(body, tmp_path)
+    codes = await _run(body, tmp_path)
     assert codes == {
         "token": grpc.StatusCode.UNAUTHENTICATED,
         "role": grpc.StatusCode.PERMISSION_DENIED,
@@ -110,43 +102,16 @@ def test_refusals_carry_grpc_codes(tmp_path: Path) -> None:
     }
 
 
-def test_latency_is_charged_each_way_in_pool_time(tmp_path: Path) -> None:
-    async def body(net, address, secret, clock):  # type: ignore[no-untyped-def]
-        stub = cgrpc.CollectorStub(net.channel(address, make_token(secret, Role.READ, "u")))
-        t0 = clock.now()
-        await stub.Query(cpb.QueryRequest(ad_type="Collector"))
-        return clock.now() - t0
-
-    assert _run(body, tmp_path, latency=0.25) == pytest.approx(0.5)
-
-
-def test_a_call_from_outside_the_pool_takes_no_pool_time(tmp_path: Path) -> None:
-    # The driver calls while pool time is held: a message that took time never arrives.
-    async def body(net, address, secret, clock):  # type: ignore[no-untyped-def]
-        token = make_token(secret, Role.READ, "u")
-        stub = cgrpc.CollectorStub(net.outside().channel(address, token))
-        t0 = clock.now()
-        await stub.Query(cpb.QueryRequest(ad_type="Collector"))
-        return clock.now() - t0
-
-    assert _run(body, tmp_path, latency=0.25) == 0.0
-
-
-def test_the_callers_identity_does_not_leak_into_the_caller(tmp_path: Path) -> None:
+async def test_the_callers_identity_does_not_leak_into_the_caller(tmp_path: Path) -> None:
     from mockpool.auth import current_role
 
-    async def body(net, address, secret, clock):  # type: ignore[no-untyped-def]
+    async def body(net, address, secret):  # type: ignore[no-untyped-def]
         stub = cgrpc.CollectorStub(net.channel(address, make_token(secret, Role.ADMIN, "a")))
         await stub.Query(cpb.QueryRequest(ad_type="Collector"))
         await asyncio.sleep(0)
         return current_role()
 
-    assert _run(body, tmp_path) is None
-
-
-def test_a_negative_latency_is_refused() -> None:
-    with pytest.raises(ValueError, match="latency"):
-        InProcessNetwork(-1.0)
+    assert await _run(body, tmp_path) is None
 
 
 async def test_a_live_host_calls_its_own_daemons_in_process_and_others_over_grpc(
@@ -188,8 +153,8 @@ async def test_a_live_host_calls_its_own_daemons_in_process_and_others_over_grpc
     assert _code(e) == grpc.StatusCode.UNAVAILABLE
 
 
-def test_a_snapshot_handed_over_in_process_is_the_one_sent_as_bytes(tmp_path: Path) -> None:
-    async def body(net, address, secret, clock):  # type: ignore[no-untyped-def]
+async def test_a_snapshot_handed_over_in_process_is_the_one_sent_as_bytes(tmp_path: Path) -> None:
+    async def body(net, address, secret):  # type: ignore[no-untyped-def]
         admin = cgrpc.CollectorStub(net.channel(address, make_token(secret, Role.ADMIN, "a")))
         request = cpb.AdvertiseRequest()
         for n in (1, 2):
@@ -208,7 +173,7 @@ def test_a_snapshot_handed_over_in_process_is_the_one_sent_as_bytes(tmp_path: Pa
         wire = await snapshot(cpb.SnapshotRequest())
         return objects, wire
 
-    objects, wire = _run(body, tmp_path)
+    objects, wire = await _run(body, tmp_path)
     assert isinstance(objects, rpc.Handover) and isinstance(wire, bytes)
     got = []
     for name, reply in (("handed", objects), ("sent", wire)):

@@ -602,3 +602,82 @@ async def test_a_schedd_whose_timers_raise_is_ticked_again_ten_seconds_later(
     assert "schedd1: timers failed" in caplog.text
     await pool.clock.advance(10)  # tried again at 15: the loop lives on
     await eventually(lambda: len(pool.collector.updates) > sent)
+
+
+async def test_events_a_crash_kept_in_the_queue_file_are_handed_over_once(
+    pool: Pool, tmp_path: Path
+) -> None:
+    """kill -9 between two gatherings: the events since the last one are gone from the
+    actor's memory but were committed with the queue changes they describe. The actor
+    started again on the same folder hands over exactly those (the launcher's marks say
+    what it gathered), and the dead schedd's file read from outside gives the same."""
+    from mockpool.schedd.stored import read_stored_queue
+
+    await pool.stub(Role.SUBMIT).Submit(
+        spb.SubmitRequest(description=SUB, source="job.sub", owner="alice", request_id="r1")
+    )
+    admin = pool.stub(Role.ADMIN)
+
+    async def hold(job: str) -> list[dict[str, Any]]:
+        await admin.Act(spb.ActRequest(action="hold", job_ids=[job], owner="alice"))
+        return [e for e in pool.ctx.events.drain() if "_seq" in e]
+
+    gathered = await hold("1.0")  # the launcher's last gathering
+    assert [e["kind"] for e in gathered] == ["hold"]
+    mark = gathered[-1]["_seq"]
+    lost = await hold("1.1")  # committed, never gathered: the process dies here
+    assert [e["kind"] for e in lost] == ["hold"] and lost[0]["_seq"] > mark
+
+    stored = read_stored_queue(tmp_path / "schedd1.sqlite", "schedd1", mark)
+    assert [(e["kind"], e["_seq"]) for e in stored.events] == [("hold", lost[0]["_seq"])]
+
+    ctx = DaemonContext(
+        clock=pool.clock,
+        config=parse_config("", "<test>"),
+        secret=pool.secret,
+        collector_address="",
+        events=EventLog(pool.clock),
+        state_dir=tmp_path,
+    )
+    again = ScheddService(ctx, ["schedd1"])  # the restarted actor, on the same folder
+    try:
+        assert again.event_marks() == {"schedd1": lost[0]["_seq"]}
+        handed = again.stored_events({"schedd1": mark})
+        assert [(e["kind"], e["_seq"], e["job"]) for e in handed] == [
+            ("hold", lost[0]["_seq"], "1.1")
+        ]
+        # gathered up to its last event: nothing is handed over twice
+        assert again.stored_events({"schedd1": lost[0]["_seq"]}) == []
+        # a pool that never gathered from it (a folder an older pool left) takes nothing
+        assert again.stored_events({}) == []
+    finally:
+        for core in again.cores.values():
+            core.queue.close()
+
+
+async def test_a_caller_of_the_schedds_own_process_is_handed_its_own_copies(pool: Pool) -> None:
+    """The schedd's CEDAR listener (this actor) asks QueryJobs and History for objects:
+    the job ads and the schedd ad come as they are, not as a message, equal to what the
+    message decodes to, and each is the caller's own (changing one changes nothing the
+    queue holds)."""
+    from mockpool.auth import Principal
+    from mockpool.cedar.servicers import call_servicer
+
+    await pool.stub(Role.SUBMIT).Submit(
+        spb.SubmitRequest(description=SUB, source="job.sub", owner="alice", request_id="r1")
+    )
+    reader = Principal(Role.READ, "reader")
+    request = spb.JobQueryRequest(schedd_name="schedd1", constraint="JobStatus == 1")
+    message = await call_servicer(reader, pool.svc, "QueryJobs", request)
+    handed = await call_servicer(reader, pool.svc, "QueryJobs", request, handover=True)
+    assert isinstance(handed, rpc.Handover) and not isinstance(message, rpc.Handover)
+    ads, schedd_ad = handed.value
+    assert len(ads) == 2 and ads == [ad_from_pb(j) for j in message.jobs]
+    assert schedd_ad == ad_from_pb(message.schedd)
+    ads[0]["JobStatus"] = 5
+    again = await pool.stub(Role.READ).QueryJobs(spb.JobQueryRequest(constraint="JobStatus == 5"))
+    assert list(again.jobs) == []
+    await pool.stub(Role.ADMIN).Act(spb.ActRequest(action="remove", job_ids=["1"], owner="alice"))
+    history = spb.JobQueryRequest(schedd_name="schedd1")
+    done, _ = (await call_servicer(reader, pool.svc, "History", history, handover=True)).value
+    assert sorted(j.eval("ProcId") for j in done) == [0, 1]

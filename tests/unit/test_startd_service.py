@@ -17,6 +17,7 @@ from mockpool.classad import ClassAd, parse_expr
 from mockpool.clock import ManualClock
 from mockpool.config import parse_config
 from mockpool.daemon import DaemonContext, EventLog
+from mockpool.startd.adverts import RecordAds
 from mockpool.startd.service import RETRY_INTERVAL, UPDATE_DELAY, StartdService, _requests
 from mockpool.startd.slots import current_ad, private_ad, public_ad
 from mockpool.v1 import (
@@ -554,10 +555,19 @@ def test_a_pslot_without_children_advertises_empty_child_lists(tmp_path: Path) -
     assert pslot.eval("ChildCpus") == [] and pslot.eval("ChildMemory") == []
 
 
+def _records(
+    svc: StartdService, builder: RecordAds, machines: list, now: float, *, only_changed: bool
+) -> list:
+    """What ``svc.build_updates`` serialises, as the collector's own records."""
+    gone = svc.core.ads.invalidated(machines, svc.core.machines)
+    return builder.build(machines, now, gone, only_changed=only_changed)
+
+
 def test_records_handed_over_in_process_are_the_ads_the_wire_carries(tmp_path: Path) -> None:
-    """A startd whose collector is in its process hands over the collector's records:
-    the same ads, attribute for attribute, as the bytes it would send decode to, each the
-    collector's own (storing one changes nothing the startd holds)."""
+    """A startd core in the kernel hands its collector the collector's records
+    (``RecordAds``): the same ads, attribute for attribute, as the bytes the live shell
+    sends decode to, each the collector's own (storing one changes nothing the startd
+    holds)."""
     from mockpool.collector.collector import Collector
 
     clock = ManualClock()
@@ -573,7 +583,8 @@ def test_records_handed_over_in_process_are_the_ads_the_wire_carries(tmp_path: P
         (u.ad_type, ad_from_pb(u.ad).eval("Name")): ad_from_pb(u.ad)
         for u in map(collector_pb2.AdUpdate.FromString, updates)
     }
-    records = svc._records([m], 30.0, only_changed=False)
+    builder = RecordAds(ctx.ad_epoch)
+    records = _records(svc, builder, [m], 30.0, only_changed=False)
     assert {(r.ad_type, r.ad.eval("Name")): r.ad for r in records} == sent
     collector = Collector(parse_config(""))
     assert collector.advertise(records, 31.0) == (len(records), [])
@@ -583,7 +594,7 @@ def test_records_handed_over_in_process_are_the_ads_the_wire_carries(tmp_path: P
     assert stored is not None and stored.known_wire(None) is None  # encoded when asked
     assert ad_from_bytes(stored.wire()) == stored.ad
     # unchanged since: nothing to hand over but the changed slots
-    assert svc._records([m], 40.0, only_changed=True) == []
+    assert _records(svc, builder, [m], 40.0, only_changed=True) == []
 
 
 def test_records_handed_over_share_the_bindings_of_equal_clocks(tmp_path: Path) -> None:
@@ -600,7 +611,8 @@ def test_records_handed_over_share_the_bindings_of_equal_clocks(tmp_path: Path) 
     svc._build_machines()
     m = svc.machines["exec1"]
     m.next_sequence = lambda: 7
-    ads = [r.ad for r in svc._records([m], 30.0, only_changed=False) if r.ad_type == "Machine"]
+    records = _records(svc, RecordAds(ctx.ad_epoch), [m], 30.0, only_changed=False)
+    ads = [r.ad for r in records if r.ad_type == "Machine"]
     assert len(ads) == 3
 
     def binding(ad: ClassAd, name: str) -> tuple:
@@ -642,78 +654,3 @@ async def test_failed_advertise_is_retried(pool: Pool) -> None:
     assert p.ad("slot1_1@exec0001") is None
     await p.clock.advance(RETRY_INTERVAL)
     await until(lambda: p.ad("slot1_1@exec0001") is not None)
-
-
-async def test_claims_and_activations_handed_over_are_answered_as_the_wire_answers(
-    tmp_path: Path,
-) -> None:
-    """A schedd whose startd is in its process hands over its claim requests and
-    activations (the schedd core's records) and gets back the outcomes its core takes:
-    the outcomes, slot ads included, that the protobuf request's reply converts to. Two
-    startds of one seed (the same claim ids): one asked over the wire, one handed over,
-    each a claim of its 4-cpu p-slot (with leftovers), a refused one (an unknown id), then
-    the activation of the granted claim and of an unknown one."""
-    from types import SimpleNamespace
-
-    from mockpool.schedd.handover import HandedActivations, HandedClaims
-    from mockpool.schedd.records import ActivationOutcome, ActivationRequest, ClaimRequest
-    from mockpool.schedd.service_calls import _claim_outcome
-
-    cfg = parse_config("NUM_CPUS = 4\nSLOT_TYPE_1_PARTITIONABLE = True\n", "m.conf")
-
-    def startd(name: str) -> StartdService:
-        clock = ManualClock(30.0)
-        ctx = DaemonContext(
-            clock, parse_config(""), "", "", EventLog(clock), tmp_path / name, seed=7, virtual=True
-        )
-        ctx.address = "127.0.0.1:9618"
-        svc = StartdService(ctx, [("exec1", cfg)])
-        svc._build_machines()
-        return svc
-
-    wire, handed = startd("wire"), startd("handed")
-    [offer] = wire.machines["exec1"].private_ads()
-    [same] = handed.machines["exec1"].private_ads()
-    cid = offer.eval("Capability")
-    assert isinstance(cid, str) and cid == same.eval("Capability")
-    job = ad_from_pb(job_pb(1))
-    asks = [
-        ClaimRequest(cid, "slot1@exec1", job, "alice@mockpool", "1.0", leftovers=True),
-        ClaimRequest("nope", "slot1@exec1", job, "alice@mockpool", "2.0"),
-    ]
-    auth._current.set(auth.Principal(Role.DAEMON, "schedd/schedd1"))
-    sent = pb.RequestClaimsRequest(request_id="r1")
-    for r in asks:
-        sent.claims.add(
-            claim_id=r.claim_id,
-            slot_name=r.slot_name,
-            job=ad_to_pb(r.job_ad),
-            schedd_name="schedd1",
-            schedd_address="<127.0.0.1:9619>",
-            owner=r.owner,
-            send_leftovers=r.leftovers,
-        )
-    reply = await wire.request_claims(sent)
-    core = SimpleNamespace(name="schedd1")
-    want = [
-        _claim_outcome(core, "exec1", r, res)  # type: ignore[arg-type]
-        for r, res in zip(asks, reply.results, strict=True)
-    ]
-    request = HandedClaims.of("r1", "schedd1", "<127.0.0.1:9619>", asks)
-    assert request.claims[0].job_ad == job and request.claims[0].job_ad is not job
-    got = (await handed.handed_claims(request)).value
-    assert got == want
-    assert want[0].ok and want[0].slot_ad is not None and want[0].leftover_slot_ad is not None
-    assert not want[1].ok and want[1].error
-
-    acts = [ActivationRequest(want[0].claim_id, job, "1.0"), ActivationRequest("gone", job, "2.0")]
-    sent_acts = pb.ActivateClaimsRequest(request_id="a1")
-    for a in acts:
-        sent_acts.activations.add(claim_id=a.claim_id, job=ad_to_pb(a.job_ad))
-    replied = await wire.activate_claims(sent_acts)
-    want_acts = [
-        ActivationOutcome(r.claim_id, r.ok, r.error, r.start_time) for r in replied.results
-    ]
-    got_acts = (await handed.handed_activations(HandedActivations.of("a1", acts))).value
-    assert got_acts == want_acts
-    assert [a.ok for a in got_acts] == [True, False] and got_acts[0].start_time == 30.0

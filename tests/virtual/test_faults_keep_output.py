@@ -4,22 +4,18 @@ schedd's events are as durable as the queue changes they describe (issue 40)."""
 
 from __future__ import annotations
 
-import asyncio
 import json
 from collections import Counter
 from collections.abc import Iterable
 from pathlib import Path
 
-import grpc
 import pytest
 
 from mockpool import Pool
-from mockpool.auth import AUTH_METADATA_KEY
 from mockpool.pool.api import run_pool
 from mockpool.pool.check import check_dir
 from mockpool.pool.spec import parse_spec
 from mockpool.schedd.queue import JobQueue
-from mockpool.v1 import master_pb2, master_pb2_grpc
 
 
 def spec(faults: str, *, schedds: int = 1, per_actor: int = 1, duration: int = 1500) -> str:
@@ -89,43 +85,6 @@ def test_one_of_three_schedds_down_at_the_end_leaves_the_others_asked(tmp_path: 
     summary = run_pool(parse_spec(spec(faults, schedds=3), "<test>"), out)
     assert summary["down_at_end"] == ["schedd1"]
     assert check_dir(out).ok
-
-
-def test_a_schedd_killed_between_gatherings_loses_no_event_of_its_queue(tmp_path: Path) -> None:
-    """kill -9 of a schedd's process: its events since the pool last gathered them are
-    not in memory any more, but were committed with the queue changes they describe.
-    (The actors' shells gather events, as a live pool's do: the loop engine.)"""
-    with Pool(spec("", duration=3000), state_dir=tmp_path / "state", engine="loop") as pool:
-        pool.sleep_until(500)
-        before = completions(pool.events)  # gathered up to here
-        pool.sleep_until(700)  # eight jobs end at 600, not gathered
-        live = pool._live
-        actor = live.actor("schedd1")
-        pool._run(actor.handle.host.crash())  # no last gathering: as kill -9
-        live._died(actor, "killed")
-        summary = pool.collect(tmp_path / "out")
-    done = completions(json.loads(line) for line in (tmp_path / "out/events.jsonl").open())
-    assert not before
-    assert summary["jobs"]["Completed"] == 8
-    assert sorted(done.values()) == [1] * 8
-    assert check_dir(tmp_path / "out").ok
-
-
-def test_a_restarted_schedd_hands_over_the_events_its_crash_kept(tmp_path: Path) -> None:
-    # (the actors' shells gather events, as a live pool's do: the loop engine)
-    with Pool(spec("", duration=3000), state_dir=tmp_path / "state", engine="loop") as pool:
-        pool.sleep_until(700)
-        live = pool._live
-        actor = live.actor("schedd1")
-        pool._run(actor.handle.host.crash())
-        live._died(actor, "killed")
-        pool.restart("schedd1")
-        assert sorted(completions(pool.events).values()) == [1] * 8
-        pool.sleep_until(2000)
-        pool.collect(tmp_path / "out")  # the same events are not gathered twice
-    done = completions(json.loads(line) for line in (tmp_path / "out/events.jsonl").open())
-    assert set(done.values()) == {1}
-    assert check_dir(tmp_path / "out").ok
 
 
 def test_a_crash_of_one_schedd_leaves_the_others_of_its_actor_running(tmp_path: Path) -> None:
@@ -221,36 +180,11 @@ def test_a_crash_of_one_machine_leaves_the_others_of_its_actor_running(tmp_path:
     assert report.ok, report.violations
 
 
-def test_the_master_lists_a_daemon_down_alone_in_its_running_actor() -> None:
-    """``mockpool daemons`` reads the master's Daemons: the actor is up, schedd1 down.
-    (The master's service runs over the actors' shells: the loop engine.)"""
-    text = spec("", schedds=2, per_actor=2)
-    with Pool(parse_spec(text, "<test>"), engine="loop") as pool:
-        address = pool.serve_master()
-        pool.fault("crash", "schedd1")
-        pool.sleep_until(10)
-        token = pool.make_token("read", "reader")
-
-        async def ask() -> master_pb2.DaemonsReply:
-            async with grpc.aio.insecure_channel(address) as channel:
-                stub = master_pb2_grpc.MasterStub(channel)
-                metadata = ((AUTH_METADATA_KEY, f"Bearer {token}"),)
-                return await stub.Daemons(master_pb2.DaemonsRequest(), metadata=metadata)
-
-        reply = asyncio.run(ask())
-    schedds = next(a for a in reply.actors if a.role == "schedd")
-    assert (schedds.alive, list(schedds.daemons), list(schedds.down)) == (
-        True,
-        ["schedd1", "schedd2"],
-        ["schedd1"],
-    )
-
-
 def test_a_restarted_actors_daemons_start_at_the_pools_time_not_at_zero() -> None:
     """A schedd rebuilt by its actor's restart at 850 starts then: its timers (policy,
     wall clock, keepalives) count from 850."""
     faults = '[[faults]]\nkind = "crash"\ntarget = "schedd1"\nat = 750\nduration = 100\n'
-    with Pool(parse_spec(spec(faults, duration=1000), "<test>"), engine="kernel") as pool:
+    with Pool(parse_spec(spec(faults, duration=1000), "<test>")) as pool:
         pool.sleep_until(900)
         core = pool.kp.schedd_node("schedd1").core.core
         assert core.started == 850

@@ -368,10 +368,9 @@ def test_a_restarted_central_manager_keeps_the_accountant_and_is_refilled(check_
     assert back["actor"] == "central" and back["address"].endswith(":9618")
 
 
-@pytest.mark.parametrize("engine", ["loop", "kernel"])
 @pytest.mark.parametrize("inform", [True, False])
 def test_a_match_never_claimed_times_out_when_the_negotiator_informs_startds(
-    check_pool, inform: bool, engine: str
+    check_pool, inform: bool
 ) -> None:
     """NEGOTIATOR_INFORM_STARTD = true: the startd hears of the match (Matched); the
     schedd cannot reach it to claim (a partition), so after MATCH_TIMEOUT (60) the slot is
@@ -396,7 +395,7 @@ duration = 150
         "CLASSAD_LIFETIME = 90",
         f"CLASSAD_LIFETIME = 90\nMATCH_TIMEOUT = 60\nNEGOTIATOR_INFORM_STARTD = {str(inform).lower()}",
     )
-    with Pool(parse_spec(text, "<t>"), engine=engine) as pool:
+    with Pool(parse_spec(text, "<t>")) as pool:
         pool.sleep_until(40)
         assert [s.eval("State") for s in pool.slots()] == ["Matched" if inform else "Unclaimed"]
         pool.sleep_until(1000)
