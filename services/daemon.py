@@ -273,6 +273,40 @@ async def sleep_until_or(clock: Clock, t: float, event: asyncio.Event) -> None:
         await asyncio.gather(sleeper, waiter, return_exceptions=True)
 
 
+class Alarm:
+    """When a daemon's loop next runs its core: at the core's next wake-up, or sooner
+    when something it was handed moved that wake-up (the one sleep-until-or-woken loop
+    every shell shares)."""
+
+    def __init__(self, clock: Clock) -> None:
+        self._clock = clock
+        self._rung = asyncio.Event()
+        self.armed: float | None = None  # the wake-up the loop sleeps until
+
+    def ring(self) -> None:
+        """The loop asks its core for the wake-up again."""
+        self._rung.set()
+
+    def ring_if_earlier(self, wake: float | None) -> None:
+        """``ring`` if ``wake`` comes before the wake-up armed."""
+        if wake is not None and (self.armed is None or wake < self.armed):
+            self._rung.set()
+
+    async def due(self, next_wakeup: Callable[[], float | None]) -> float:
+        """Sleep until ``next_wakeup()`` (asked again whenever the alarm rings); the pool
+        time it is then."""
+        clock = self._clock
+        while True:
+            self._rung.clear()
+            self.armed = t = next_wakeup()
+            if t is not None and t <= clock.now():
+                return clock.now()
+            if t is None:
+                await self._rung.wait()
+            else:
+                await sleep_until_or(clock, t, self._rung)
+
+
 async def within(aw: Awaitable[T], timeout: float) -> T:
     """``aw``'s result, or TimeoutError after ``timeout`` seconds (``aw`` is cancelled).
     Unlike ``asyncio.wait_for`` on Python 3.11, a cancellation of the caller that lands

@@ -40,7 +40,7 @@ from .. import rpc, turns
 from ..auth import Principal, Role, caller
 from ..classad import ClassAd
 from ..contract import Peer, Ready, Send, Undeliverable
-from ..daemon import RPC_TIMEOUT, DaemonContext
+from ..daemon import RPC_TIMEOUT, Alarm, DaemonContext
 from ..messages import (
     REQUEST_ROLES,
     AdvertiseAck,
@@ -145,7 +145,7 @@ class NegotiatorService(ngrpc.NegotiatorServicer):
         )
         self._tasks: list[asyncio.Task[None]] = []
         self._flying: set[asyncio.Task[None]] = set()  # calls and the computation
-        self._wake: asyncio.Event | None = None
+        self._alarm: Alarm | None = None
         self._corr = itertools.count(1)
         # Slot ads that did not change since the last cycle are not decoded again.
         self._slot_decoder = AdDecoder()
@@ -177,7 +177,7 @@ class NegotiatorService(ngrpc.NegotiatorServicer):
         d.address = self.ctx.my_address
         d.collector_address = self.ctx.collector_address
         d.start(self.ctx.clock.now())
-        self._wake = asyncio.Event()
+        self._alarm = Alarm(self.ctx.clock)
         loop = asyncio.get_running_loop()
         self._tasks.append(loop.create_task(self._cycle_loop()))
         if d.ad_wakeup() is not None:
@@ -197,31 +197,10 @@ class NegotiatorService(ngrpc.NegotiatorServicer):
 
     # -- the loops -------------------------------------------------------------------------
     # The core's two timers each have a task: the cycle loop and the ad timer.
-    async def _wait_due(self) -> None:
-        """Sleep until the cycle wants to run or a reschedule wakes us."""
-        clock = self.ctx.clock
-        assert self._wake is not None
-        while True:
-            self._wake.clear()
-            due = self.driver.cycle_wakeup()
-            if due is not None and clock.now() >= due:
-                return
-            sleeper = asyncio.ensure_future(
-                clock.sleep_until(due) if due is not None else asyncio.Event().wait()
-            )
-            waker = asyncio.ensure_future(self._wake.wait())
-            try:
-                await asyncio.wait({sleeper, waker}, return_when=asyncio.FIRST_COMPLETED)
-            finally:
-                for t in (sleeper, waker):
-                    if not t.done():
-                        t.cancel()
-                        with contextlib.suppress(asyncio.CancelledError):
-                            await t
-
     async def _cycle_loop(self) -> None:
+        assert self._alarm is not None
         while True:
-            await self._wait_due()
+            await self._alarm.due(self.driver.cycle_wakeup)  # or a reschedule rings
             try:
                 await self._converse(self.driver.tick_cycle(self.ctx.clock.now()), cycle=True)
             except asyncio.CancelledError:
@@ -347,8 +326,8 @@ class NegotiatorService(ngrpc.NegotiatorServicer):
     ) -> npb.RescheduleReply:
         msg = NegotiatorReschedule(self._new_corr("reschedule"), request.schedd_name)
         reply = await self._ask_core(msg, context)
-        if self._wake is not None:  # the cycle loop looks at its time again
-            self._wake.set()
+        if self._alarm is not None:  # the cycle loop looks at its time again
+            self._alarm.ring()
         return npb.RescheduleReply(next_cycle=reply.next_cycle)
 
     async def UserPrio(

@@ -37,7 +37,7 @@ from .. import rpc, turns
 from ..auth import ALL_ROLES, Role, caller
 from ..classad import ClassAd
 from ..contract import Peer, Ready, Send, Undeliverable
-from ..daemon import DaemonContext, ReplyCache, abort_invalid, sleep_until_or
+from ..daemon import Alarm, DaemonContext, ReplyCache, abort_invalid
 from ..messages import (
     REPLIES,
     CollectorAdvertise,
@@ -136,7 +136,7 @@ class ScheddService(QmgmtMethods, sgrpc.ScheddServicer):
         self.down: dict[str, str] = {}  # crashed schedds of this actor: lower-case -> name
         self._kept: dict[str, Counter[str]] = {}  # a crashed schedd's counters, until back
         self._by_core: dict[str, set[asyncio.Future[Any]]] = {}  # a schedd's background work
-        self._wake: asyncio.Event | None = None
+        self._alarm: Alarm | None = None
         self._failed: dict[str, float] = {}  # a schedd whose tick raised: when to try again
         self._counts: Counter[str] = Counter()  # the shell's own (decoding, user logs)
         self._user_log_refused: set[tuple[str, str]] = set()  # (schedd, path) reported
@@ -225,7 +225,7 @@ class ScheddService(QmgmtMethods, sgrpc.ScheddServicer):
         server.add_registered_method_handlers(SERVICE_NAME, raw)
 
     async def start(self) -> None:
-        self._wake = asyncio.Event()
+        self._alarm = Alarm(self.ctx.clock)
         now = self.ctx.clock.now()
         for driver in self.drivers.values():
             self._placed(driver)
@@ -324,8 +324,8 @@ class ScheddService(QmgmtMethods, sgrpc.ScheddServicer):
                 )
             self.ctx.events.emit(daemon, kind, **fields)
         self._write_user_logs(driver)
-        if self._wake is not None:
-            self._wake.set()  # the loop reads the wake-ups again
+        if self._alarm is not None:
+            self._alarm.ring()  # the loop reads the wake-ups again
         return ready.sends
 
     async def _send(self, driver: ScheddDriver, sends: list[Send]) -> None:
@@ -369,11 +369,9 @@ class ScheddService(QmgmtMethods, sgrpc.ScheddServicer):
         """Sleep until a schedd's next wake-up (or a wake), tick the schedds due. The
         actor sends one Advertise for all its schedds: when one's ad round starts, the
         others' start with it (as one timer did)."""
-        assert self._wake is not None
-        clock = self.ctx.clock
+        assert self._alarm is not None
         while True:
-            self._wake.clear()
-            now = clock.now()
+            now = await self._alarm.due(self._next_wakeup)
             readies: list[tuple[ScheddDriver, Ready]] = []
             for driver in list(self.drivers.values()):
                 due = self._due(driver)
@@ -395,12 +393,12 @@ class ScheddService(QmgmtMethods, sgrpc.ScheddServicer):
                 self._act(driver, ready)
             if ads:
                 self._spawn(advertise(self, ads))
-            times = [t for d in self.drivers.values() if (t := self._due(d)) is not None]
-            self._wake.clear()
-            if not times:
-                await self._wake.wait()
-            elif min(times) > clock.now():
-                await sleep_until_or(clock, min(times), self._wake)
+
+    def _next_wakeup(self) -> float | None:
+        """The earliest of the schedds' wake-ups."""
+        return min(
+            (t for d in self.drivers.values() if (t := self._due(d)) is not None), default=None
+        )
 
     def _due(self, driver: ScheddDriver) -> float | None:
         """When ``driver`` wants a tick; not before a retry after its ticking failed."""

@@ -36,7 +36,7 @@ from ..claimid import from_sinful
 from ..classad import ClassAd, Expr, unparse
 from ..config import ConfigDict
 from ..contract import Peer, Ready, Send, Undeliverable
-from ..daemon import RPC_TIMEOUT, DaemonContext, ReplyCache, sleep_until_or
+from ..daemon import RPC_TIMEOUT, Alarm, DaemonContext, ReplyCache
 from ..messages import (
     REPLIES,
     REQUEST_ROLES,
@@ -153,8 +153,7 @@ class StartdService:
         # is not held long
         self.core.tick_limit = _MACHINES_PER_TURN
         self.core.ads.per_tick = _MACHINES_PER_TURN
-        self._armed: float | None = None  # when the loop means to wake
-        self._wake = asyncio.Event()
+        self._alarm = Alarm(ctx.clock)
         # the slot ads as bytes, each re-encoded only when its slot changed
         self._wire = self.core.ads.builder = _WireAds(ctx.ad_epoch)
         self._tasks: list[asyncio.Task[None]] = []
@@ -171,7 +170,7 @@ class StartdService:
         if not self.ctx.address:
             raise RuntimeError("StartdService.start: ctx.address is not set")
         address = self.ctx.collector_address
-        self._wake = asyncio.Event()
+        self._alarm = Alarm(self.ctx.clock)
         self._act(self.core.start(self.ctx.address, self.ctx.clock.now(), _os_secrets, address))
         loop = asyncio.get_running_loop()
         self._tasks = [loop.create_task(self._loop(), name="startd")]
@@ -222,14 +221,7 @@ class StartdService:
         clock = self.ctx.clock
         while True:
             try:
-                self._wake.clear()
-                self._armed = due = self.core.next_wakeup()
-                if due is None:
-                    await self._wake.wait()
-                    continue
-                if due > clock.now():
-                    await sleep_until_or(clock, due, self._wake)
-                    continue
+                await self._alarm.due(self.core.next_wakeup)
                 if self.core.ads.starting(clock.now()) and turns.others_waiting():
                     await turns.own_turn()  # a round's ads are a batch: it takes turns
                 now = clock.now()
@@ -250,9 +242,7 @@ class StartdService:
             self.ctx.events.emit(daemon, kind, **fields)
         for send in ready.sends:
             self._send(send)
-        wake = self.core.next_wakeup()
-        if wake is not None and (self._armed is None or wake < self._armed):
-            self._wake.set()
+        self._alarm.ring_if_earlier(self.core.next_wakeup())
 
     def _send(self, send: Send) -> None:
         body = _SENDS[type(send.msg)]

@@ -35,15 +35,20 @@ Listener = tuple[int, str, "ipaddress.IPv4Address | ipaddress.IPv6Address", int,
 @pytest.hookimpl(tryfirst=True)  # before xdist's own, which reads the groups
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Under pytest-xdist (``-n 2 --dist loadgroup``) every live test goes to one worker:
-    one Ray instance for the session, as without xdist, while the other worker runs the
-    tests that need no Ray. The live tests go first (in their own order): the longest
-    share starts at once instead of after a worker's turn at the others."""
+    one Ray instance for the session, as without xdist, while the other worker runs all
+    the tests that need no Ray (a group of their own: none waits behind the live ones,
+    which take longest). The live tests go first (in their own order): the longest share
+    starts at once."""
     here = Path(__file__).resolve().parent
     live = [item for item in items if here in Path(str(item.path)).resolve().parents]
     for item in live:
         item.add_marker(pytest.mark.xdist_group("live"))
     chosen = set(map(id, live))
-    items[:] = live + [item for item in items if id(item) not in chosen]
+    others = [item for item in items if id(item) not in chosen]
+    if live:  # (alone, the others are spread over both workers as usual)
+        for item in others:
+            item.add_marker(pytest.mark.xdist_group("no-ray"))
+    items[:] = live + others
 
 
 def _listening_sockets(pids: set[int]) -> list[Listener]:

@@ -56,7 +56,7 @@ at = 0
 owner = "alice"
 description = '''
 executable = /bin/sleep
-arguments = 600
+arguments = 300
 job_lease_duration = 120
 queue 10
 '''
@@ -134,8 +134,9 @@ def _cli(*args: str, home: Path) -> subprocess.CompletedProcess[str]:
 
 
 def _examples_on(address: str, folder: Path) -> dict[str, object]:
-    """The mixed example, run by `mockpool run --address` and checked; then held up by
-    `mockpool up --address` (startds packed) and read with the tools from this node."""
+    """The mixed example, run by `mockpool run --address` and checked; then the pslot
+    example on four startd actors held up by `mockpool up --address` (startds packed) and
+    read with the tools from this node."""
     found: dict[str, object] = {}
     out = folder / "mixed"
     run = _cli(
@@ -158,14 +159,19 @@ def _examples_on(address: str, folder: Path) -> dict[str, object]:
             "Completed", 0
         )
     packed = folder / "packed.toml"
-    packed.write_text((EXAMPLES / "mixed.toml").read_text() + '\n[placement]\nstartds = "pack"\n')
+    text = (
+        (EXAMPLES / "pslot.toml")
+        .read_text()
+        .replace("count = 1\n", "count = 4\nmachines_per_actor = 1\n", 1)
+    )
+    packed.write_text(text + '\n[placement]\nstartds = "pack"\n')
     home = folder / "home"
     up = _cli("up", str(packed), "--address", address, home=home)
     found["up_rc"] = up.returncode
     found["up_err"] = up.stderr[-1500:] if up.returncode else ""
     if up.returncode == 0:
         try:
-            found["status_has_slots"] = "pslot001" in _cli("status", home=home).stdout
+            found["status_has_slots"] = "exec0004" in _cli("status", home=home).stdout
             found["q_has_jobs"] = "Total for query" in _cli("q", home=home).stdout
             daemons = _cli("daemons", home=home).stdout
             found["daemons_up"] = sum(1 for line in daemons.splitlines()[1:] if " up " in line)
