@@ -39,7 +39,9 @@ def _shared_literal(_kind: type, value: Plain) -> Literal:
 
 
 @functools.lru_cache(maxsize=65_536)
-def _shared_binding(name: str, kind: type, value: Plain) -> tuple[str, Literal]:
+def shared_binding(name: str, kind: type, value: Plain) -> tuple[str, Literal]:
+    """:func:`literal_binding` for a value known :func:`_shareable` (a str, int or bool)
+    of type ``kind``: one C-level cache look, for the callers that bind thousands."""
     return name, _shared_literal(kind, value)
 
 
@@ -53,8 +55,9 @@ def shared_literal(value: Plain) -> Literal:
 def literal_binding(name: str, value: Plain) -> tuple[str, Literal]:
     """``(name, Literal(value))``, one tuple per name, value and type where
     :func:`_shareable` (an ad binds it as it is: :meth:`ClassAd.from_exprs`)."""
-    if _shareable(value):
-        return _shared_binding(name, type(value), value)
+    kind = type(value)  # (_shareable inlined: a call less for each of millions)
+    if kind is not float or (value == value and math.copysign(1.0, value) > 0):
+        return shared_binding(name, kind, value)
     return name, Literal(value)
 
 
@@ -162,13 +165,35 @@ class ClassAd(MutableMapping[str, Expr]):
     def __setitem__(self, name: str, value: Any) -> None:
         if not isinstance(name, str) or not name:
             raise KeyError(f"attribute name must be a non-empty string, got {name!r}")
-        expr = to_expr(value)
-        if isinstance(expr, AdExpr):
-            expr.ad.parent = self
-            self._nested = True
+        kind = type(value)  # the usual values first: to_expr's checks cost a call each
+        if kind is str or kind is int or kind is float or kind is bool:
+            expr: Expr = Literal(value)
+        elif kind is Literal:
+            expr = value
+        else:
+            expr = to_expr(value)
+            if isinstance(expr, AdExpr):
+                expr.ad.parent = self
+                self._nested = True
         key = name.lower()
         old = self._attrs.get(key)
         self._attrs[key] = (old[0] if old else name, expr)
+
+    def set_bindings(self, pairs: Iterable[tuple[str, Expr]]) -> None:
+        """Bind each (name, expression) pair as :meth:`from_exprs` does, in this ad: the
+        tuple itself where the ad spells the name alike or lacks it."""
+        attrs = self._attrs
+        for pair in pairs:
+            name, expr = pair
+            if type(expr) is AdExpr:
+                expr.ad.parent = self
+                self._nested = True
+            key = name.lower()
+            old = attrs.get(key)
+            if old is None or old[0] == name:
+                attrs[key] = pair if type(pair) is tuple else (name, expr)
+            else:
+                attrs[key] = (old[0], expr)
 
     def set_literals(self, values: Iterable[tuple[str, Plain]]) -> None:
         """``self[name] = value`` for each plain value (no conversion to look for), the

@@ -25,11 +25,11 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from ..classad import ClassAd
-from ..classad.ad import literal_binding
+from ..classad.ad import shared_binding
 from ..collector.collector import CollectorUpdate
 from ..contract import Ready
 from ..messages import CollectorAdvertise
-from .slots import VOLATILE, Slot, private_ad, public_ad, volatile_values
+from .slots import VOLATILE, VOLATILE_KINDS, Slot, private_ad, version_ad, volatile_values
 
 if TYPE_CHECKING:
     from .machine import Machine
@@ -86,8 +86,8 @@ class RecordAds:
 
     def __init__(self, ad_epoch: int) -> None:
         self.ad_epoch = ad_epoch
-        # slot name -> (slot, its version built, its public ad with the clocks as when
-        # built, its private ad)
+        # slot name -> (slot, its version built, its version_ad (clocks of some earlier
+        # read), its private ad)
         self._built: dict[str, tuple[Slot, int, ClassAd, ClassAd]] = {}
 
     def forget(self, slot_name: str) -> None:
@@ -103,7 +103,8 @@ class RecordAds:
                 out.append(CollectorUpdate(len(out), ad_type, key, invalidate=True))
 
         def build(m: Machine, slot: Slot, seq: int) -> tuple[ClassAd, ClassAd]:
-            return public_ad(slot, m.info, now, seq), private_ad(slot, m.info)
+            # the slot's one build of its version, shared with its policy checks
+            return version_ad(slot, m.info, now, seq), private_ad(slot, m.info)
 
         epoch = self.ad_epoch
         for slot, seq, (_, _, pub, priv) in to_send(
@@ -111,7 +112,9 @@ class RecordAds:
         ):
             # the slot's ad with this update's clocks (the base holds them in place), their
             # bindings shared by the slots that read alike (the time, the update's seq)
-            clocks = map(literal_binding, VOLATILE, volatile_values(slot, now, seq, epoch))
+            clocks = map(
+                shared_binding, VOLATILE, VOLATILE_KINDS, volatile_values(slot, now, seq, epoch)
+            )
             out.append(CollectorUpdate(len(out), "Machine", ClassAd.from_exprs(clocks, pub)))
             out.append(CollectorUpdate(len(out), "MachinePrivate", priv.copy()))
         return out

@@ -34,8 +34,8 @@ from typing import TYPE_CHECKING, Any
 
 from ..claimid import redact
 from ..classad import ClassAd, Expr, parse_expr
-from ..classad.ad import literal_binding, shared_literal
-from ..classad.tree import AdExpr, ListExpr, Literal
+from ..classad.ad import literal_binding, shared_binding, shared_literal
+from ..classad.tree import AdExpr, ListExpr
 from ..condor_version import CONDOR_VERSION, condor_platform
 from ..config import ConfigDict, ConfigError
 from ..config.resources import MachineResource
@@ -47,6 +47,7 @@ if TYPE_CHECKING:
 __all__ = [
     "ACCOUNTED",
     "VOLATILE",
+    "VOLATILE_KINDS",
     "AdValue",
     "SlotClaim",
     "MachineInfo",
@@ -58,6 +59,7 @@ __all__ = [
     "eval_number",
     "private_ad",
     "public_ad",
+    "version_ad",
     "volatile_values",
 ]
 
@@ -484,6 +486,9 @@ VOLATILE = (
     "UpdateSequenceNumber",
 )
 
+# the type of every VOLATILE value (shared_binding's key)
+VOLATILE_KINDS = itertools.repeat(int)
+
 # A value in an ad: a scalar, a list of scalars, or an expression (the slot's policy).
 AdValue = bool | int | float | str | list | Expr
 
@@ -628,7 +633,14 @@ def public_ad(slot: Slot, info: MachineInfo, now: float, sequence: int) -> Class
     base = info.constant_ad
     if base is not None:  # the machine's constants lead the pairs: copy them in one step
         pairs = pairs[len(info.constants) :]
-    return ClassAd.from_exprs(itertools.starmap(_binding, pairs), base)
+    # _binding, its usual cases (strings, ints, bools) without a Python call each
+    bound = [
+        shared_binding(name, kind, value)
+        if (kind := type(value)) is str or kind is int or kind is bool
+        else _binding(name, value)
+        for name, value in pairs
+    ]
+    return ClassAd.from_exprs(bound, base)
 
 
 def current_ad(slot: Slot, info: MachineInfo, now: float, sequence: int) -> ClassAd:
@@ -640,9 +652,25 @@ def current_ad(slot: Slot, info: MachineInfo, now: float, sequence: int) -> Clas
     cached = slot.ad_cache
     if cached is not None and cached[0] == slot.version:
         ad = cached[1]
-        for name, value in zip(VOLATILE, volatile_values(slot, now, sequence, info.ad_epoch)):
-            ad[name] = Literal(value)
+        ad.set_bindings(
+            map(
+                shared_binding,
+                VOLATILE,
+                VOLATILE_KINDS,
+                volatile_values(slot, now, sequence, info.ad_epoch),
+            )
+        )
         return ad
+    return version_ad(slot, info, now, sequence)
+
+
+def version_ad(slot: Slot, info: MachineInfo, now: float, sequence: int) -> ClassAd:
+    """The slot's ad as of its version, built once per version (:func:`current_ad`'s,
+    and the base of the ads the startd sends): its :data:`VOLATILE` attributes are those
+    of some earlier call, to be overwritten by whoever reads them."""
+    cached = slot.ad_cache
+    if cached is not None and cached[0] == slot.version:
+        return cached[1]
     ad = public_ad(slot, info, now, sequence)
     slot.ad_cache = (slot.version, ad)
     return ad
