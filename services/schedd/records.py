@@ -111,10 +111,13 @@ class Job:
         return out
 
     def set(self, name: str, value: Any) -> None:
+        if type(value) is int:  # counters and times: their text without the unparser
+            self.ad[name] = value
+            self.texts[name] = str(value)
+            return
         expr = to_expr(value)
         self.ad[name] = expr
-        # counters and times: their text without the unparser
-        self.texts[name] = str(value) if type(value) is int else unparse(expr)
+        self.texts[name] = unparse(expr)
 
     def delete(self, name: str) -> None:
         ad = self.ad

@@ -293,13 +293,6 @@ class Slot:
         self.state, self.activity = state, activity
         self.entered_activity = now
 
-    def total_time(self, state: str, activity: str, now: float) -> float:
-        """Time spent in ``state``/``activity``, the current interval up to ``now`` included."""
-        total = self.times.get((state, activity), 0.0)
-        if (self.state, self.activity) == (state, activity):
-            total += max(0.0, now - self.entered_activity)
-        return total
-
     def lowest_free_sub_id(self) -> int:
         # HTCondor's IdDispenser: the lowest id not in use, so freed ids are reused.
         n = 1
@@ -596,7 +589,15 @@ def retirement_remaining(slot: Slot, now: float) -> int:
 def volatile_values(slot: Slot, now: float, sequence: int, epoch: int) -> list[int]:
     """The values of :data:`VOLATILE` for this slot at ``now`` (MyCurrentTime: the date,
     ``epoch`` + pool seconds)."""
-    out = [int(slot.total_time(state, act, now)) for state, act in ACCOUNTED]
+    # the time spent in each ACCOUNTED state and activity, the current interval up to now
+    # included
+    times, current = slot.times, (slot.state, slot.activity)
+    out: list[int] = []
+    for key in ACCOUNTED:
+        total = times.get(key, 0.0)
+        if key == current:
+            total += max(0.0, now - slot.entered_activity)
+        out.append(int(total))
     job = slot.claim.job if slot.claim is not None else None
     run_time = int(max(0.0, now - job.start)) if job is not None else 0
     out += [run_time, retirement_remaining(slot, now), epoch + int(now), sequence]
