@@ -110,7 +110,13 @@ class ClassAd(MutableMapping[str, Expr]):
         the new ad; a startd's machine constants, shared by its slot ads). A pair that is
         a tuple binds its name as it is (ads may share their bindings, as they share
         their trees), unless the ad already spells the name otherwise."""
-        ad = cls()
+        if cls is ClassAd:  # __init__'s work without its call (a subclass may add state)
+            ad = ClassAd.__new__(ClassAd)
+            ad.parent = None
+            ad._nested = False
+            ad._attrs = {}
+        else:
+            ad = cls()
         if base is not None:
             if base._nested:  # a nested ad belongs to one ad: it looks up its holder
                 ad._attrs = base.copy()._attrs

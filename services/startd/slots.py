@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, Any
 from ..claimid import redact
 from ..classad import ClassAd, Expr, parse_expr
 from ..classad.ad import literal_binding, shared_binding, shared_literal
-from ..classad.tree import AdExpr, ListExpr
+from ..classad.tree import AdExpr, ListExpr, Literal
 from ..condor_version import CONDOR_VERSION, condor_platform
 from ..config import ConfigDict, ConfigError
 from ..config.resources import MachineResource
@@ -679,13 +679,15 @@ def version_ad(slot: Slot, info: MachineInfo, now: float, sequence: int) -> Clas
 
 def private_ad(slot: Slot, info: MachineInfo) -> ClassAd:
     """The slot's "MachinePrivate" ad: its claim ids, for the negotiator only."""
-    ad = ClassAd()
-    ad["MyType"] = "MachinePrivate"
-    ad["Name"] = slot.name
-    ad["MyAddress"] = info.address
-    ad["Capability"] = slot.preempt_id if slot.claim is not None else slot.claim_id
+    pairs = [
+        ("MyType", Literal("MachinePrivate")),
+        ("Name", Literal(slot.name)),
+        ("MyAddress", Literal(info.address)),
+        ("Capability", Literal(slot.preempt_id if slot.claim is not None else slot.claim_id)),
+    ]
     if slot.kind == "Partitionable" and slot.policy.consumption is not None:
         # HTCondor joins the ids with spaces in one string.
-        ad["ClaimIdList"] = " ".join(slot.claim_id_list)
-        ad["NumClaims"] = len(slot.claim_id_list)
-    return ad
+        pairs.append(("ClaimIdList", Literal(" ".join(slot.claim_id_list))))
+        pairs.append(("NumClaims", Literal(len(slot.claim_id_list))))
+    # (not shared bindings: a claim id is seen once, it would only churn their cache)
+    return ClassAd.from_exprs(pairs)
