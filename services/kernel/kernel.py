@@ -43,7 +43,7 @@ __all__ = ["DEADLINE", "Actor", "Kernel", "Node"]
 
 # Pool seconds a request waits for its reply before its sender is told it failed: the
 # live pool's call deadline (``daemon.RPC_TIMEOUT``), which virtual time reads as pool
-# seconds, as the in-process transport did.
+# seconds.
 DEADLINE = 10.0
 
 # what answers a request: a reply, or a refusal (an Undeliverable the receiver made, as a
