@@ -55,9 +55,8 @@ def shared_literal(value: Plain) -> Literal:
 def literal_binding(name: str, value: Plain) -> tuple[str, Literal]:
     """``(name, Literal(value))``, one tuple per name, value and type where
     :func:`_shareable` (an ad binds it as it is: :meth:`ClassAd.from_exprs`)."""
-    kind = type(value)  # (_shareable inlined: a call less for each of millions)
-    if kind is not float or (value == value and math.copysign(1.0, value) > 0):
-        return shared_binding(name, kind, value)
+    if _shareable(value):
+        return shared_binding(name, type(value), value)
     return name, Literal(value)
 
 
@@ -110,13 +109,7 @@ class ClassAd(MutableMapping[str, Expr]):
         the new ad; a startd's machine constants, shared by its slot ads). A pair that is
         a tuple binds its name as it is (ads may share their bindings, as they share
         their trees), unless the ad already spells the name otherwise."""
-        if cls is ClassAd:  # __init__'s work without its call (a subclass may add state)
-            ad = ClassAd.__new__(ClassAd)
-            ad.parent = None
-            ad._nested = False
-            ad._attrs = {}
-        else:
-            ad = cls()
+        ad = cls()
         if base is not None:
             if base._nested:  # a nested ad belongs to one ad: it looks up its holder
                 ad._attrs = base.copy()._attrs
@@ -126,18 +119,7 @@ class ClassAd(MutableMapping[str, Expr]):
                         e.ad.parent = ad
             else:
                 ad._attrs = base._attrs.copy()
-        attrs = ad._attrs
-        for pair in pairs:
-            name, expr = pair
-            if type(expr) is AdExpr:
-                expr.ad.parent = ad
-                ad._nested = True
-            key = name.lower()
-            old = attrs.get(key)
-            if old is None or old[0] == name:
-                attrs[key] = pair if type(pair) is tuple else (name, expr)
-            else:
-                attrs[key] = (old[0], expr)
+        ad.set_bindings(pairs)
         return ad
 
     @property

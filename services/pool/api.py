@@ -83,8 +83,6 @@ class Pool(PoolBase):
         self.spec = spec_from(spec, config, overrides)
         if self.spec.clock not in CLOCKS:
             raise ValueError(f"clock must be one of {', '.join(CLOCKS)}, got {self.spec.clock!r}")
-        if self.spec.clock != "live":  # a virtual spec makes a KernelApiPool (__new__)
-            raise ValueError(f"{type(self).__name__} runs live pools only")
         self._live = LivePool(self.spec, state_dir=state_dir)
         self._loop = asyncio.new_event_loop()
         self._thread = threading.Thread(
