@@ -10,8 +10,8 @@ module keeps what used to live in the shell's loops and RPC plumbing, as rules:
   a corr id), and their answers or failures turned back into outcomes (the failure texts
   are the ones the shell wrote: "RequestClaims failed: UNAVAILABLE", "no answer from the
   startd", an activation not ``answered``);
-- keepalive coalescing: after a change of the claims, one look MIN_ALIVE_EVERY later
-  covers every change until then (a claim made now needs no keepalive before);
+- the keepalive look: when the core says a keepalive or a lease's end is next due (a
+  claim kept alive from now on brings it forward; nothing else does);
 - a startd that does not answer a keepalive is looked up in the collector by machine
   (``CollectorQuery``), and asked once more at its new address;
 - the ad round: Scheduler and Submitter ads (and invalidations) to the collector, then a
@@ -68,7 +68,6 @@ from ..messages import (
     StartdRequestClaims,
 )
 from ..principals import Principal, Role
-from .keepalive import MIN_ALIVE_EVERY
 from .owners import acting_user, log_refusal, submit_owner
 from .queue import QueueError
 from .records import ActivationOutcome, ClaimOutcome, JobExit, Outbox
@@ -386,17 +385,13 @@ class ScheddDriver:
             msg = StartdKeepAlive(self._corr("alive"), self.name, claim_ids)
             self._request(ready, address, msg)
 
-    def _claims_changed(self, now: float) -> None:
-        """Claims changed: a claim made now needs no keepalive before now +
-        MIN_ALIVE_EVERY, so one look then covers every change until then (a busy schedd
-        changes claims thousands of times a cycle)."""
-        look = self._alive_look
-        if self._alive_coalescing or (look is not None and look <= now):
-            return
-        self._alive_look = (
-            now + MIN_ALIVE_EVERY if look is None else min(look, now + MIN_ALIVE_EVERY)
-        )
-        self._alive_coalescing = True
+    def _follow_alive(self) -> None:
+        """The core's next keepalive look came earlier (a claim it keeps alive from now
+        on, an activation left unanswered): look then, unless a retry of a failed round
+        is what comes next."""
+        wanted, look = self.core.alive_next, self._alive_look
+        if wanted is not None and not self._alive_coalescing and (look is None or wanted < look):
+            self._alive_look = wanted
 
     def _relocate(self, address: str, msg: StartdKeepAlive, ready: Ready) -> None:
         """A startd did not answer a keepalive: look its machine up in the collector (by
@@ -658,11 +653,11 @@ class ScheddDriver:
 
     def _changed(self, now: float) -> None:
         """The queue or the claims changed: the ads go SCHEDD_MIN_INTERVAL from the
-        first change, and the keepalives are looked at again."""
+        first change."""
         self.core.ad_cadence.changed(now)
-        self._claims_changed(now)
 
     def _drain(self, ready: Ready) -> Ready:
+        self._follow_alive()
         for kind, fields, seq in self.core.drain_numbered():
             if seq is not None:  # stored with its change: the gatherer counts what it saw
                 fields = {**fields, "_seq": seq}

@@ -61,44 +61,61 @@ class ClaimKeepalive:
             )
         return claim.alive_every or max(MIN_ALIVE_EVERY, interval)
 
+    def _claim_times(self: Schedd, claim: HeldClaim) -> tuple[float, float, float]:
+        """When ``claim`` next needs a keepalive (within its period of being made or of
+        the last keepalive to its startd; a claim loaded at a restart at once, the
+        reconnect), its period (0: a reconnecting claim, whose first keepalive is a
+        reconnect) and the end of its lease (inf: not known, or reconnecting: its lease
+        runs from the restart's first keepalive)."""
+        addr, since = claim.startd_address, claim.since
+        if claim.reconnecting and addr not in self._reconnect_asked:
+            return since, 0.0, math.inf
+        period = claim.alive_every or self._alive_every(claim)
+        last = self._alive_sent.get(addr, since)
+        end = claim.heard + claim.lease if claim.lease > 0 else math.inf
+        return (last if last > since else since) + period, period, end
+
     def _keepalive_times(
         self: Schedd, now: float = -math.inf
     ) -> tuple[dict[str, float], list[HeldClaim], float, dict[str, float]]:
         """One look over the claims (a schedd holds thousands): per startd address, when
-        its claims next need a keepalive (each claim within its period of being made or
-        of the last keepalive to that startd; a claim loaded at a restart at once, the
-        reconnect); the claims whose lease ran out by ``now``, in order (the schedd gives
-        up on them), and the earliest end of any claim's lease, for every claim past its
-        request (a reconnecting claim's lease runs from the restart's first keepalive);
-        and per address the shortest period of its claims (when the next is due once
-        one is sent now; reconnecting claims left out, whose first keepalive is a
-        reconnect)."""
+        its claims next need a keepalive (:meth:`_claim_times`); the claims whose lease
+        ran out by ``now``, in order (the schedd gives up on them), and the earliest end
+        of any claim's lease; and per address the shortest period of its claims (when
+        the next is due once one is sent now; reconnecting claims left out)."""
         due: dict[str, float] = {}
         every: dict[str, float] = {}
         expired: list[HeldClaim] = []
-        first_end = math.inf
-        sent, asked, inf = self._alive_sent, self._reconnect_asked, math.inf
+        first_end = inf = math.inf
+        times = self._claim_times
         for claim in self.claims.values():
             if claim.state not in _KEPT_ALIVE:
                 continue
-            addr, since = claim.startd_address, claim.since
-            if claim.reconnecting and addr not in asked:
-                t = since
-            else:
-                period = claim.alive_every or self._alive_every(claim)
-                last = sent.get(addr, since)
-                t = (last if last > since else since) + period
-                if claim.lease > 0:
-                    end = claim.heard + claim.lease
-                    if end <= now:
-                        expired.append(claim)
-                    if end < first_end:
-                        first_end = end
-                if period < every.get(addr, inf):
-                    every[addr] = period
+            addr = claim.startd_address
+            t, period, end = times(claim)
+            if end < inf:
+                if end <= now:
+                    expired.append(claim)
+                if end < first_end:
+                    first_end = end
+            if period and period < every.get(addr, inf):
+                every[addr] = period
             if t < due.get(addr, inf):
                 due[addr] = t
         return due, expired, first_end, every
+
+    def _alive_soon(self: Schedd, claim: HeldClaim) -> None:
+        """``claim`` is kept alive from now on (its job started, or it waits for a
+        retiring one): the next look is no later than its first keepalive or the end of
+        its lease (:attr:`alive_next` was worked out without it). No other change makes
+        a keepalive due sooner, so a busy schedd looks over its claims only when one is
+        due, as HTCondor's schedd sends its alives on a timer."""
+        t, _, end = self._claim_times(claim)
+        self._look_by(min(t, end))
+
+    def _look_by(self: Schedd, t: float) -> None:
+        if self.alive_next is None or t < self.alive_next:
+            self.alive_next = t
 
     def next_keepalive(self: Schedd) -> float | None:
         """When :meth:`alive_round` next has something to do (None: no claims): a
@@ -233,3 +250,4 @@ class ClaimKeepalive:
                 claim.startd_address = new
         self._alive_sent.pop(old, None)
         self._reconnect_asked.discard(old)
+        self.alive_next = self.next_keepalive()  # (their times are the new address's)

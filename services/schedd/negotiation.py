@@ -147,6 +147,7 @@ class NegotiatedClaims:
             if o.ready_time > now:  # preempting: the slot's job is retiring until then
                 claim.state, claim.ready = "waiting", o.ready_time
                 self._waiting[claim.claim_id] = claim
+                self._alive_soon(claim)
                 continue
             claim.state = "activating"
             out.activations[claim.startd_address].append(
@@ -309,6 +310,7 @@ class NegotiatedClaims:
         self._batch.claims_del.add(claim.claim_id)
         claim.state = "releasing"
         self._unsure[claim.claim_id] = UnsureActivation(claim, job, now + lease, now + every)
+        self._look_by(now + min(lease, every))
         out.releases[claim.startd_address].append(claim.claim_id)
         self._emit(
             "activate_unanswered",
@@ -330,6 +332,7 @@ class NegotiatedClaims:
     def _start_running(self: Schedd, claim: HeldClaim, job: Job, start: float, now: float) -> None:
         claim.state = "active"
         claim.heard = now
+        self._alive_soon(claim)
         claim.activated = start
         claim.jobs_run += 1
         self._reserved -= 1

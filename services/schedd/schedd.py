@@ -197,7 +197,9 @@ class Schedd(ReadyMadeJobs, JobActions, NegotiatedClaims, JobExits, ClaimKeepali
         self._reported: set[str] = set()  # bad records already reported (history)
         self._alive_sent: dict[str, float] = {}  # startd address -> last keepalive sent
         self._reconnect_asked: set[str] = set()  # startds asked about reloaded claims
-        self.alive_next: float | None = None  # next_keepalive() as the last alive_round left it
+        # next_keepalive() as the last alive_round left it, or earlier: a claim kept
+        # alive since (_alive_soon)
+        self.alive_next: float | None = None
         # when the ads go to the collector, and whether a reschedule follows them
         self.ad_cadence = AdCadence.from_config(config, now)
         # job policy: the periodic expressions every PERIODIC_EXPR_INTERVAL (0: never)

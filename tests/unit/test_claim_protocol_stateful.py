@@ -270,6 +270,16 @@ class ClaimProtocol(RuleBasedStateMachine):
 
     # ----------------------------------------------------------------- invariants
     @invariant()
+    def no_keepalive_is_due_before_the_schedds_next_look(self) -> None:
+        # between rounds the schedd looks again only when it said it would: whatever
+        # changed its claims meanwhile must not make a keepalive or a lease's end due
+        # earlier than that (a fresh look's account)
+        for s in self.schedds.values():
+            fresh = s.next_keepalive()
+            if fresh is not None:
+                assert s.alive_next is not None and s.alive_next <= fresh
+
+    @invariant()
     def no_job_runs_twice(self) -> None:
         running = Counter(
             (s.claim.schedd_name, f"{s.claim.job.cluster}.{s.claim.job.proc}")
