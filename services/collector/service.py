@@ -7,8 +7,6 @@ Query and Snapshot replies are assembled from the ads' stored wire bytes (see
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import functools
 import logging
 from collections.abc import Sequence
@@ -20,7 +18,7 @@ import grpc.aio
 from .. import rpc, turns
 from ..auth import Principal, Role, current_principal
 from ..classad.tree import Expr
-from ..contract import Peer, Ready, Undeliverable
+from ..contract import Event, Undeliverable
 from ..daemon import DaemonContext
 from ..messages import (
     REQUEST_ROLES,
@@ -31,6 +29,7 @@ from ..messages import (
     SnapshotReply,
 )
 from ..packedcolumns import column_to_pb
+from ..pump import Pump
 from ..v1 import collector_pb2 as cpb
 from ..v1 import collector_pb2_grpc as cgrpc
 from ..wire import PARTS, WireError, frame_parts, room_for
@@ -46,6 +45,8 @@ _FRAMED_PER_TURN = 4096  # stored ads framed into a reply between turns (a few m
 # a query over this many ads has its constraint evaluated and its reply framed off the
 # loop (its records are a list of their own, and ads never change once stored)
 _QUERY_OFFLOAD_AT = 5_000
+# pool seconds before a timer round that failed (a bug, logged) is tried again
+_RETRY_AFTER = 10.0
 
 
 def _method(name: str) -> str:
@@ -69,10 +70,10 @@ def _pb_name(msg: Any) -> str:
     return ""
 
 
-def _caller() -> Peer:
-    """The caller of the RPC being handled, as the core's sender (a reply's address is
-    the RPC's own response: none needed)."""
-    return Peer("", current_principal() or _NOBODY)
+def _caller() -> Principal:
+    """Who calls the RPC being handled (the core's sender; a reply's address is the
+    RPC's own response: none needed)."""
+    return current_principal() or _NOBODY
 
 
 _NOBODY = Principal(Role.READ)
@@ -81,11 +82,6 @@ _NOBODY = Principal(Role.READ)
 async def _refuse(context: grpc.aio.ServicerContext, exc: CollectorError) -> None:
     """End the call as the core refused it (abort raises)."""
     await context.abort(getattr(grpc.StatusCode, refusal_code(exc)), str(exc))
-
-
-def _reply(ready: Ready) -> Any:
-    """The one reply a request's ``Ready`` holds."""
-    return ready.sends[0].msg
 
 
 def _query_reply(
@@ -125,7 +121,15 @@ class CollectorService(cgrpc.CollectorServicer):
             duty_cycle=ctx.duty_cycle,
         )
         self.store = self.core.store
-        self._tasks: list[asyncio.Task[None]] = []
+        # the collector sends nothing of its own: no senders
+        self.pump = Pump(
+            self.core,
+            ctx,
+            {},
+            name=f"collector {self.name}",
+            retry_after=_RETRY_AFTER,
+            on_events=self._expired,
+        )
 
     @property
     def name(self) -> str:
@@ -157,38 +161,15 @@ class CollectorService(cgrpc.CollectorServicer):
         server.add_registered_method_handlers(SERVICE_NAME, handlers)
 
     async def start(self) -> None:
-        self._act(self.core.start(self.ctx.clock.now(), self.ctx.host, self.ctx.my_address))
-        self._spawn(self._timers())
+        self.pump.start(self.core.start(self.ctx.clock.now(), self.ctx.host, self.ctx.my_address))
 
-    async def _timers(self) -> None:
-        """The one loop: tick the core when it asks (its own ad, housekeeping)."""
-        clock = self.ctx.clock
-        while (due := self.core.next_wakeup()) is not None:
-            await clock.sleep_until(due)
-            try:
-                self._act(self.core.tick(clock.now()))
-            except Exception:
-                log.exception("%s: timer round failed", self.core.name)
-
-    def _act(self, ready: Ready) -> None:
-        """Log the events of a ``Ready`` (the collector sends nothing of its own)."""
-        expired = 0
-        for daemon, kind, fields in ready.events:
-            self.ctx.events.emit(daemon, kind, **fields)
-            expired += kind == "ad_expired"
+    def _expired(self, events: list[Event]) -> None:
+        expired = sum(kind == "ad_expired" for _, kind, _ in events)
         if expired:
             log.info("%s: expired %d ads", self.core.name, expired)
 
-    def _spawn(self, coro: Any) -> None:
-        self._tasks.append(asyncio.get_running_loop().create_task(coro))
-
     async def stop(self) -> None:
-        tasks, self._tasks = self._tasks, []
-        for t in tasks:
-            t.cancel()
-        for t in tasks:
-            with contextlib.suppress(asyncio.CancelledError):
-                await t
+        await self.pump.stop()
 
     def status(self) -> dict[str, Any]:
         return self.core.status()
@@ -208,9 +189,7 @@ class CollectorService(cgrpc.CollectorServicer):
         errors: list[str] = []
         turns_taken = 0
         async for part in turns.in_turns(range(len(updates)), turns.ADS_PER_TURN):
-            ack: AdvertiseAck = _reply(
-                self._deliver(CollectorAdvertise("", [*map(update_at, part)]))
-            )
+            ack: AdvertiseAck = self._deliver(CollectorAdvertise("", [*map(update_at, part)]))
             accepted += ack.accepted
             errors += ack.errors
             turns_taken += 1
@@ -226,10 +205,9 @@ class CollectorService(cgrpc.CollectorServicer):
             )
         return cpb.AdvertiseReply(accepted=accepted, errors=errors)
 
-    def _deliver(self, msg: Any) -> Ready:
-        ready = self.core.deliver(msg, _caller(), self.ctx.clock.now())
-        self._act(ready)
-        return ready
+    def _deliver(self, msg: Any) -> Any:
+        """A caller's request delivered; the core's reply to it."""
+        return self.pump.request(msg, _caller(), self.ctx.clock.now())
 
     async def Query(self, request: cpb.QueryRequest, context: grpc.aio.ServicerContext) -> bytes:
         """Ads of one type, filtered and projected, as serialised ``QueryReply`` bytes
@@ -280,7 +258,7 @@ class CollectorService(cgrpc.CollectorServicer):
                 await turns.own_turn()
         except CollectorError:
             pass  # the core refuses it, and counts it
-        reply = _reply(self._deliver(msg))
+        reply = self._deliver(msg)
         if isinstance(reply, Undeliverable):
             await context.abort(getattr(grpc.StatusCode, reply.code), reply.detail)
         assert isinstance(reply, SnapshotReply)

@@ -1,27 +1,28 @@
-"""The startd's shell: one gRPC servicer for every machine of this actor, one loop, and
-one send function per message type its core sends.
+"""The startd's shell: one gRPC servicer for every machine of this actor, on the generic
+pump (``pump.py``), and one sender per message type its core sends.
 
 Everything the machines decide (routing by slot name or claim id, the claim index, the
 job-exit and lease schedule, the ad cadence, the job-exit reports and their retries and
 relocation, the events) is the core's: ``host.StartdCore``, driven through the daemon
 contract. This module:
 
-- decodes each request into its message record, delivers it, and returns the reply
-  found in the ``Ready``, encoded; a big batch is delivered a few items a turn (each builds a slot
-  ad), so it does not hold the loop;
-- runs one loop: sleep until the core's next wakeup (or a delivery that moved it
-  earlier), tick, act on the ``Ready``;
-- sends each message of a ``Ready`` with the RPC of its type, and delivers the reply (or
-  an ``Undeliverable``) back to the core: CollectorAdvertise (the encoded ads, split where a message would pass
-  ``MAX_ADVERTISE_BYTES``: gRPC's default limit on a received message is 4 MiB),
-  ScheddJobsExited (a retried report keeps its request id), CollectorQuery;
+- decodes each request into its message record and hands it to the pump, which delivers
+  it and returns the reply found in the ``Ready``, encoded here; a big batch is
+  delivered a few items a turn (each builds a slot ad), so it does not hold the loop;
+- gives the pump's loop its turns: a round's ads take turns with the other daemons of
+  the actor, and so does a tick that leaves more due at once (the round's next
+  machines);
+- sends each message of a ``Ready`` with the RPC of its type (the pump delivers the
+  reply, or an ``Undeliverable``, back to the core): CollectorAdvertise (the encoded ads,
+  split where a message would pass ``MAX_ADVERTISE_BYTES``: gRPC's default limit on a
+  received message is 4 MiB), ScheddJobsExited (a retried report keeps its request id),
+  CollectorQuery;
 - keeps the wire form of the slot ads, cached per slot and re-encoded only when the slot
   changed (2,500 machines of 16 dynamic slots each are ~85,000 ads a round).
 """
 
 from __future__ import annotations
 
-import asyncio
 import itertools
 import logging
 from collections.abc import Callable, Iterator, Sequence
@@ -31,14 +32,13 @@ import grpc
 import grpc.aio
 
 from .. import rpc, turns
-from ..auth import Principal, Role, caller
+from ..auth import Role, caller
 from ..claimid import from_sinful
 from ..classad import ClassAd, Expr, unparse
 from ..config import ConfigDict
-from ..contract import Peer, Ready, Send, Undeliverable
-from ..daemon import RPC_TIMEOUT, Alarm, DaemonContext, ReplyCache
+from ..contract import Send
+from ..daemon import RPC_TIMEOUT, DaemonContext, ReplyCache
 from ..messages import (
-    REPLIES,
     REQUEST_ROLES,
     AdvertiseAck,
     CollectorAdvertise,
@@ -52,6 +52,7 @@ from ..messages import (
     StartdReleaseClaims,
     StartdRequestClaims,
 )
+from ..pump import Pump
 from ..schedd.records import ActivationRequest, ClaimRequest
 from ..v1 import (
     classad_pb2,
@@ -80,9 +81,6 @@ _REPLAY_CACHE = 4096  # replies kept by request id, so a retried batch is not ap
 # milliseconds (a loop's timers wait for one turn).
 _MACHINES_PER_TURN = 4
 _CLAIMS_PER_TURN = 8  # claim requests (or activations) one turn handles: each builds a slot ad
-_REPLY_TYPES = frozenset(REPLIES)
-# who the answers to the startd's own calls come from (the core reads only the message)
-_PEER = Principal(Role.DAEMON)
 
 
 class _Servicer(startd_pb2_grpc.StartdServicer):
@@ -153,11 +151,9 @@ class StartdService:
         # is not held long
         self.core.tick_limit = _MACHINES_PER_TURN
         self.core.ads.per_tick = _MACHINES_PER_TURN
-        self._alarm = Alarm(ctx.clock)
         # the slot ads as bytes, each re-encoded only when its slot changed
         self._wire = self.core.ads.builder = _WireAds(ctx.ad_epoch)
-        self._tasks: list[asyncio.Task[None]] = []
-        self._sending: set[asyncio.Task[None]] = set()
+        self.pump = self._pump()
         self._replies = ReplyCache(_REPLAY_CACHE)
         self._request_ids: dict[str, str] = {}  # a job-exit report's corr -> its request id
 
@@ -170,17 +166,29 @@ class StartdService:
         if not self.ctx.address:
             raise RuntimeError("StartdService.start: ctx.address is not set")
         address = self.ctx.collector_address
-        self._alarm = Alarm(self.ctx.clock)
-        self._act(self.core.start(self.ctx.address, self.ctx.clock.now(), _os_secrets, address))
-        loop = asyncio.get_running_loop()
-        self._tasks = [loop.create_task(self._loop(), name="startd")]
+        self.pump = self._pump()
+        self.pump.start(
+            self.core.start(self.ctx.address, self.ctx.clock.now(), _os_secrets, address)
+        )
 
     async def stop(self) -> None:
-        tasks = self._tasks + list(self._sending)
-        self._tasks, self._sending = [], set()
-        for t in tasks:
-            t.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
+        await self.pump.stop()
+
+    def _pump(self) -> Pump:
+        senders = {
+            CollectorAdvertise: self._advertise,
+            ScheddJobsExited: self._jobs_exited,
+            CollectorQuery: self._query,
+        }
+        return Pump(
+            self.core,
+            self.ctx,
+            senders,
+            name="startd",
+            retry_after=RETRY_INTERVAL,
+            before_tick=self._before_tick,
+            after_tick=self._after_tick,
+        )
 
     def status(self) -> dict[str, Any]:
         return self.core.status()
@@ -212,71 +220,36 @@ class StartdService:
         key = next(n for n, _ in self.core.specs if n.lower() == name.lower())
         now = self.ctx.clock.now()
         self.core.restart(key, self.ctx.address, now, _os_secrets)
-        self._act(self.core.flush(now))
+        self.pump.act(self.core.flush(now))
 
     # --- the loop and the sends -------------------------------------------------------
 
-    async def _loop(self) -> None:
-        """Sleep until the core's next wakeup (or an earlier one a delivery set), tick."""
-        clock = self.ctx.clock
-        while True:
-            try:
-                await self._alarm.due(self.core.next_wakeup)
-                if self.core.ads.starting(clock.now()) and turns.others_waiting():
-                    await turns.own_turn()  # a round's ads are a batch: it takes turns
-                now = clock.now()
-                self._act(self.core.tick(now))
-                wake = self.core.next_wakeup()
-                if wake is not None and wake <= now:
-                    await turns.own_turn()  # more due (a round's next machines): turns
-            except asyncio.CancelledError:
-                raise
-            except Exception:
-                log.exception("startd: tick failed")
-                await clock.sleep_until(clock.now() + RETRY_INTERVAL)
+    async def _before_tick(self, now: float) -> None:
+        if self.core.ads.starting(now) and turns.others_waiting():
+            await turns.own_turn()  # a round's ads are a batch: it takes turns
 
-    def _act(self, ready: Ready) -> None:
-        """A ``Ready``'s events to the log, its messages sent; wake the loop if the core
-        now wants to run earlier than it sleeps."""
-        for daemon, kind, fields in ready.events:
-            self.ctx.events.emit(daemon, kind, **fields)
-        for send in ready.sends:
-            self._send(send)
-        self._alarm.ring_if_earlier(self.core.next_wakeup())
+    async def _after_tick(self, now: float) -> None:
+        wake = self.core.next_wakeup()
+        if wake is not None and wake <= now:
+            await turns.own_turn()  # more due (a round's next machines): turns
 
-    def _send(self, send: Send) -> None:
-        body = _SENDS[type(send.msg)]
-        task = asyncio.get_running_loop().create_task(body(self, send))
-        self._sending.add(task)
-        task.add_done_callback(self._sending.discard)
-
-    def _back(self, msg: Any, address: str) -> None:
-        """An answer to what the core sent, delivered to it."""
-        self._act(self.core.deliver(msg, Peer(address, _PEER), self.ctx.clock.now()))
-
-    async def _advertise(self, send: Send) -> None:
+    async def _advertise(self, send: Send) -> Any:
         msg: CollectorAdvertise = send.msg
-        try:
-            channel = self.ctx.channel(send.address)
-            # AdvertiseRequest bytes made from the serialized updates (field 1, repeated)
-            advertise = channel.unary_unary(
-                "/mockpool.v1.Collector/Advertise",
-                request_serializer=None,
-                response_deserializer=collector_pb2.AdvertiseReply.FromString,
-            )
-            accepted, errors = 0, []
-            for _, request in _requests(msg.updates, MAX_ADVERTISE_BYTES):
-                reply = await rpc.call(advertise, request, timeout=RPC_TIMEOUT)
-                accepted += reply.accepted
-                errors += reply.errors
-            back: Any = AdvertiseAck(msg.corr, accepted, errors)
-        except asyncio.CancelledError:
-            raise
-        except Exception as e:
-            back = _undeliverable(msg, e)
-        self._back(back, send.address)
+        channel = self.ctx.channel(send.address)
+        # AdvertiseRequest bytes made from the serialized updates (field 1, repeated)
+        advertise = channel.unary_unary(
+            "/mockpool.v1.Collector/Advertise",
+            request_serializer=None,
+            response_deserializer=collector_pb2.AdvertiseReply.FromString,
+        )
+        accepted, errors = 0, []
+        for _, request in _requests(msg.updates, MAX_ADVERTISE_BYTES):
+            reply = await rpc.call(advertise, request, timeout=RPC_TIMEOUT)
+            accepted += reply.accepted
+            errors += reply.errors
+        return AdvertiseAck(msg.corr, accepted, errors)
 
-    async def _jobs_exited(self, send: Send) -> None:
+    async def _jobs_exited(self, send: Send) -> Any:
         msg: ScheddJobsExited = send.msg
         # the same request id for a report sent again: a schedd that took it once
         # does not apply it twice
@@ -284,32 +257,20 @@ class StartdService:
         request = schedd_pb2.JobsExitedRequest(
             request_id=request_id, exits=[_exit_pb(e) for e in msg.exits]
         )
-        try:
-            stub = schedd_pb2_grpc.ScheddStub(self.ctx.channel(from_sinful(send.address)))
-            reply = await rpc.call(stub.JobsExited, request, timeout=RPC_TIMEOUT)
-            back: Any = JobsExitedAck(msg.corr, reply.accepted)
-            self._request_ids.pop(msg.corr, None)
-        except asyncio.CancelledError:
-            raise
-        except Exception as e:  # a failing peer never stops the startd
-            back = _undeliverable(msg, e)
-        self._back(back, send.address)
+        stub = schedd_pb2_grpc.ScheddStub(self.ctx.channel(from_sinful(send.address)))
+        reply = await rpc.call(stub.JobsExited, request, timeout=RPC_TIMEOUT)
+        self._request_ids.pop(msg.corr, None)
+        return JobsExitedAck(msg.corr, reply.accepted)
 
-    async def _query(self, send: Send) -> None:
+    async def _query(self, send: Send) -> Any:
         msg: CollectorQuery = send.msg
-        try:
-            channel = self.ctx.channel(send.address, Role.DAEMON)
-            request = collector_pb2.QueryRequest(
-                ad_type=msg.ad_type, constraint=msg.constraint, projection=list(msg.projection)
-            )
-            stub = collector_pb2_grpc.CollectorStub(channel)
-            reply = await rpc.call(stub.Query, request, timeout=RPC_TIMEOUT)
-            back: Any = QueryReply(msg.corr, [ad_from_pb(a) for a in reply.ads])
-        except asyncio.CancelledError:
-            raise
-        except Exception as e:
-            back = _undeliverable(msg, e)
-        self._back(back, send.address)
+        channel = self.ctx.channel(send.address, Role.DAEMON)
+        request = collector_pb2.QueryRequest(
+            ad_type=msg.ad_type, constraint=msg.constraint, projection=list(msg.projection)
+        )
+        stub = collector_pb2_grpc.CollectorStub(channel)
+        reply = await rpc.call(stub.Query, request, timeout=RPC_TIMEOUT)
+        return QueryReply(msg.corr, [ad_from_pb(a) for a in reply.ads])
 
     # --- RPC bodies: a batch is delivered in turns, each item on its own ---------------
 
@@ -318,21 +279,6 @@ class StartdService:
         if request_id:
             request_id = f"{caller().name}|{request_id}"
         return await self._replies.once(request_id, apply)
-
-    def _request(self, msg: Any, who: Principal, now: float) -> Any:
-        """Deliver a request; its reply (the rest of the ``Ready`` acted on)."""
-        ready = self.core.deliver(msg, Peer("", who), now)
-        reply = None
-        rest = Ready(events=ready.events)
-        for send in ready.sends:
-            if reply is None and (
-                type(send.msg) in _REPLY_TYPES or type(send.msg) is Undeliverable
-            ):
-                reply = send.msg
-            else:
-                rest.sends.append(send)
-        self._act(rest)
-        return reply
 
     async def request_claims(self, request: pb.RequestClaimsRequest) -> pb.RequestClaimsReply:
         reply = pb.RequestClaimsReply()
@@ -351,7 +297,7 @@ class StartdService:
                     if isinstance(j, ClassAd)
                 ]
                 msg = StartdRequestClaims("", name, address, claims)
-                got = iter(self._request(msg, who, now).outcomes)
+                got = iter(self.pump.request(msg, who, now).outcomes)
                 for item, job in zip(items, jobs, strict=True):
                     result = reply.results.add(claim_id=item.claim_id, slot_name=item.slot_name)
                     o = next(got) if isinstance(job, ClassAd) else None
@@ -388,7 +334,7 @@ class StartdService:
                 if isinstance(j, ClassAd)
             ]
             msg = StartdActivateClaims("", "", acts)
-            got = iter(self._request(msg, who, self.ctx.clock.now()).outcomes)
+            got = iter(self.pump.request(msg, who, self.ctx.clock.now()).outcomes)
             for item, job in zip(part, jobs, strict=True):
                 result = reply.results.add(claim_id=item.claim_id)
                 o = next(got) if isinstance(job, ClassAd) else None
@@ -412,12 +358,12 @@ class StartdService:
                     continue
                 result.ok, result.slot_name = True, rel.slot_name
                 ad_to_pb(rel.slot_ad, result.slot)
-            self._act(self.core.flush(now))
+            self.pump.act(self.core.flush(now))
         return reply
 
     def keep_alive(self, request: pb.KeepAliveRequest) -> pb.KeepAliveReply:
         msg = StartdKeepAlive("", "", list(request.claim_ids))
-        answer = self._request(msg, caller(), self.ctx.clock.now())
+        answer = self.pump.request(msg, caller(), self.ctx.clock.now())
         return pb.KeepAliveReply(unknown_claim_ids=answer.unknown)
 
     def match_info(self, request: pb.MatchInfoRequest) -> pb.MatchInfoReply:
@@ -426,7 +372,7 @@ class StartdService:
         StartdMatchInfo does not)."""
         now = self.ctx.clock.now()
         refused = self.core.match_info_from(caller(), list(request.claim_ids), now)
-        self._act(self.core.flush(now))
+        self.pump.act(self.core.flush(now))
         return pb.MatchInfoReply(refused_claim_ids=refused)
 
     # --- the slot ads' wire form (tests and tools read it) -----------------------------
@@ -439,19 +385,6 @@ class StartdService:
         versions = {m.name: m.version for m in machines}
         gone = self.core.ads.invalidated(machines, self.core.machines)
         return self._wire.build(machines, now, gone, only_changed=only_changed), versions
-
-
-_SENDS: dict[type, Callable[[StartdService, Send], Any]] = {
-    CollectorAdvertise: StartdService._advertise,
-    ScheddJobsExited: StartdService._jobs_exited,
-    CollectorQuery: StartdService._query,
-}
-
-
-def _undeliverable(msg: Any, e: Exception) -> Undeliverable:
-    if isinstance(e, grpc.aio.AioRpcError):
-        return Undeliverable(msg, e.code().name, e.details() or "")
-    return Undeliverable(msg, "UNAVAILABLE", str(e))
 
 
 def _exit_pb(e: JobExitRecord) -> schedd_pb2.JobExit:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -11,6 +11,7 @@ import grpc
 import grpc.aio
 import pytest
 from builders.cycle import private, request, slot
+from builders.waiting import until
 
 from mockpool import auth, rpc
 from mockpool.auth import Role
@@ -145,15 +146,6 @@ def alice_queues_five(p: Pool) -> None:
         "alice@mockpool", "schedd1", p.peer, 5
     )
     p.schedd.requests["schedd1"] = [request(1, 5).ad]
-
-
-async def until(cond: Callable[[], object], timeout: float = 10.0) -> None:
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + timeout
-    while not cond():
-        if loop.time() > deadline:
-            raise AssertionError("condition not reached in time")
-        await asyncio.sleep(0.005)
 
 
 async def log_until(p: Pool, text: str) -> list[str]:

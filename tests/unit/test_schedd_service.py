@@ -4,7 +4,7 @@ fake collector, negotiator and startd servicers that record what they are sent."
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -12,6 +12,7 @@ from typing import Any
 import grpc
 import grpc.aio
 import pytest
+from builders.waiting import until
 
 from mockpool import auth, rpc
 from mockpool.auth import Role
@@ -179,14 +180,6 @@ async def pool(tmp_path: Path) -> AsyncIterator[Pool]:
         await rpc.stop_server(peers, 0)
 
 
-async def eventually(cond: Callable[[], bool], timeout: float = 5.0) -> None:
-    deadline = asyncio.get_running_loop().time() + timeout
-    while not cond():
-        if asyncio.get_running_loop().time() > deadline:
-            raise AssertionError("condition not met in time")
-        await asyncio.sleep(0.01)
-
-
 async def test_submit_query_and_reschedule(pool: Pool) -> None:
     reply = await pool.stub(Role.SUBMIT).Submit(
         spb.SubmitRequest(description=SUB, source="job.sub", owner="alice", request_id="r1")
@@ -204,7 +197,7 @@ async def test_submit_query_and_reschedule(pool: Pool) -> None:
 
     assert not submitter_ad_sent()
     await pool.clock.advance(5)
-    await eventually(lambda: bool(pool.negotiator.reschedules))
+    await until(lambda: bool(pool.negotiator.reschedules))
     assert pool.negotiator.reschedules == ["schedd1"]
     assert submitter_ad_sent()
 
@@ -342,7 +335,7 @@ async def test_matches_claim_activate_exit_release_keepalive(pool: Pool) -> None
     request = matches_request(pool, "m1", acid, claim_ids, first_slot=1)
     reply = await pool.stub(Role.NEGOTIATOR).Matches(request)
     assert reply.received == 2
-    await eventually(lambda: len(pool.startd.activations) == 1)
+    await until(lambda: len(pool.startd.activations) == 1)
     # one RequestClaims carrying the whole batch, then one ActivateClaims
     (claims,) = pool.startd.claims
     assert [c.claim_id for c in claims.claims] == claim_ids
@@ -375,7 +368,7 @@ async def test_matches_claim_activate_exit_release_keepalive(pool: Pool) -> None
         slot_name="slot1@exec1",
     )
     assert (await pool.stub(Role.DAEMON).JobsExited(exits)).accepted == 1
-    await eventually(lambda: len(pool.startd.releases) == 1)
+    await until(lambda: len(pool.startd.releases) == 1)
     assert list(pool.startd.releases[0].claim_ids) == [claim_ids[0]]
     hist = await pool.stub(Role.READ).History(spb.JobQueryRequest())
     (h,) = map(ad_from_pb, hist.jobs)
@@ -385,9 +378,9 @@ async def test_matches_claim_activate_exit_release_keepalive(pool: Pool) -> None
     # keepalives every ALIVE_INTERVAL carry the claims still held; one the startd lost
     pool.startd.unknown.add(claim_ids[1])
     await pool.clock.advance(300)
-    await eventually(lambda: len(pool.startd.keepalives) == 1)
+    await until(lambda: len(pool.startd.keepalives) == 1)
     assert list(pool.startd.keepalives[0].claim_ids) == [claim_ids[1]]
-    await eventually(lambda: pool.svc.cores["schedd1"].status()["running"] == 0)
+    await until(lambda: pool.svc.cores["schedd1"].status()["running"] == 0)
     assert pool.svc.cores["schedd1"].status()["idle"] == 1
 
     events = pool.ctx.events.drain()
@@ -419,7 +412,7 @@ async def test_act_over_grpc_releases_the_running_claim(pool: Pool) -> None:
         startd_address=pool.startd_address,
     )
     await pool.stub(Role.NEGOTIATOR).Matches(request)
-    await eventually(lambda: len(pool.startd.activations) == 1)
+    await until(lambda: len(pool.startd.activations) == 1)
     reply = await pool.stub(Role.SUBMIT).Act(
         spb.ActRequest(action="remove", job_ids=["1.0", "99.0"], owner="alice")
     )
@@ -427,10 +420,10 @@ async def test_act_over_grpc_releases_the_running_claim(pool: Pool) -> None:
         ("99.0", False, "Job 99.0 not found"),
         ("1.0", True, ""),
     ]
-    await eventually(lambda: len(pool.startd.releases) == 1)
+    await until(lambda: len(pool.startd.releases) == 1)
     assert list(pool.startd.releases[0].claim_ids) == [claim]
     # released: the removed job has left the queue
-    await eventually(lambda: (1, 0) not in pool.svc.cores["schedd1"].jobs)
+    await until(lambda: (1, 0) not in pool.svc.cores["schedd1"].jobs)
     with pytest.raises(grpc.aio.AioRpcError) as err:
         await pool.stub(Role.SUBMIT).Act(spb.ActRequest(action="explode", job_ids=["1.1"]))
     assert err.value.code() == grpc.StatusCode.INVALID_ARGUMENT
@@ -485,14 +478,14 @@ async def test_a_cycles_worth_of_matches_is_applied_in_turns_and_claimed_in_one_
     claim_ids = [f"<{pool.startd_address}>#1#{k}#s{k}" for k in range(n)]
     big = matches_request(pool, "big", acid, claim_ids)
     assert (await pool.stub(Role.NEGOTIATOR).Matches(big)).received == n
-    await eventually(lambda: sum(len(a.activations) for a in pool.startd.activations) == n)
+    await until(lambda: sum(len(a.activations) for a in pool.startd.activations) == n)
     (claims,) = pool.startd.claims  # the turns' claims go out together
     assert [c.claim_id for c in claims.claims] == claim_ids
     # the same claim ids in another request: read, then dropped (the core holds them)
     dropped = pool.svc.stats["matches_dropped"]
     again = matches_request(pool, "again", acid, claim_ids[:10])
     assert (await pool.stub(Role.NEGOTIATOR).Matches(again)).received == 10
-    await eventually(lambda: pool.svc.stats["matches_dropped"] == dropped + 10)
+    await until(lambda: pool.svc.stats["matches_dropped"] == dropped + 10)
     assert len(pool.startd.claims) == 1
     q = await pool.stub(Role.READ).QueryJobs(spb.JobQueryRequest(projection=["JobStatus"]))
     assert [ad_from_pb(a).get_value("JobStatus") for a in q.jobs] == [2] * n
@@ -506,7 +499,7 @@ async def test_claims_and_activations_go_to_a_startd_in_requests_of_a_size(
     acid = await alices_autocluster(pool, sub)
     claim_ids = [f"<{pool.startd_address}>#1#{k}#s{k}" for k in range(5)]
     await pool.stub(Role.NEGOTIATOR).Matches(matches_request(pool, "five", acid, claim_ids))
-    await eventually(lambda: sum(len(a.activations) for a in pool.startd.activations) == 5)
+    await until(lambda: sum(len(a.activations) for a in pool.startd.activations) == 5)
     assert sorted(len(c.claims) for c in pool.startd.claims) == [1, 2, 2]
     assert sorted(c.claim_id for r in pool.startd.claims for c in r.claims) == sorted(claim_ids)
     assert all(len(a.activations) <= 2 for a in pool.startd.activations)
@@ -522,8 +515,8 @@ async def test_a_match_whose_slot_ad_does_not_decode_is_dropped_and_the_rest_cla
     request.matches[1].slot.attributes.add(name="Start", expression="true")
     # the negotiator hears the batch was taken in; the schedd decodes the slots after
     assert (await pool.stub(Role.NEGOTIATOR).Matches(request)).received == 2
-    await eventually(lambda: pool.svc.stats["matches_dropped"] == 1)
-    await eventually(lambda: len(pool.startd.activations) == 1)
+    await until(lambda: pool.svc.stats["matches_dropped"] == 1)
+    await until(lambda: len(pool.startd.activations) == 1)
     (claims,) = pool.startd.claims
     assert [c.claim_id for c in claims.claims] == claim_ids[1:]
     assert "match for slot1@exec1 dropped: bad slot ad" in caplog.text
@@ -548,8 +541,8 @@ async def test_matches_that_are_not_a_message_are_refused_and_a_bad_match_is_dro
     good = matches_request(pool, "one-bad", acid, claim_ids, first_slot=1).SerializeToString()
     not_a_match = frame_field(4, b"\x0a\x05ab")  # a string that runs past its entry
     assert (await call(not_a_match + good)).received == 3
-    await eventually(lambda: pool.svc.stats["matches_dropped"] == 1)
-    await eventually(lambda: len(pool.startd.activations) == 1)
+    await until(lambda: pool.svc.stats["matches_dropped"] == 1)
+    await until(lambda: len(pool.startd.activations) == 1)
     (claims,) = pool.startd.claims
     assert [c.claim_id for c in claims.claims] == claim_ids
     assert "match dropped: not a valid message" in caplog.text
@@ -565,7 +558,7 @@ async def test_an_unanswered_activation_holds_its_job_until_a_release_is_answere
     await pool.stub(Role.NEGOTIATOR).Matches(matches_request(pool, "m1", acid, [claim]))
     # activated at the startd, for all the schedd knows: it releases the claim, and the
     # job is not offered to the negotiator while the release goes unanswered
-    await eventually(lambda: len(pool.startd.releases) == 1)
+    await until(lambda: len(pool.startd.releases) == 1)
     assert [r.claim_ids for r in pool.startd.releases] == [[claim]]
     rr = await pool.stub(Role.NEGOTIATOR).GetResourceRequests(spb.ResourceRequestsRequest())
     assert list(rr.requests) == []
@@ -574,8 +567,8 @@ async def test_an_unanswered_activation_holds_its_job_until_a_release_is_answere
     # the release is sent again a keepalive period (90 / 3 = 30 s) later; answered now
     pool.startd.lose_answers = set()
     await pool.clock.advance(30)
-    await eventually(lambda: len(pool.startd.releases) == 2)
-    await eventually(lambda: pool.svc.cores["schedd1"].status()["reserved"] == 0)
+    await until(lambda: len(pool.startd.releases) == 2)
+    await until(lambda: pool.svc.cores["schedd1"].status()["reserved"] == 0)
     rr = await pool.stub(Role.NEGOTIATOR).GetResourceRequests(spb.ResourceRequestsRequest())
     assert [ad_from_pb(r).get_value("ResourceRequestCount") for r in rr.requests] == [1]
 
@@ -598,10 +591,10 @@ async def test_a_schedd_whose_timers_raise_is_ticked_again_ten_seconds_later(
     )
     sent = len(pool.collector.updates)
     await pool.clock.advance(5)  # the ads' round (SCHEDD_MIN_INTERVAL after the submit) fails
-    await eventually(lambda: failures == [5.0])
+    await until(lambda: failures == [5.0])
     assert "schedd1: timers failed" in caplog.text
     await pool.clock.advance(10)  # tried again at 15: the loop lives on
-    await eventually(lambda: len(pool.collector.updates) > sent)
+    await until(lambda: len(pool.collector.updates) > sent)
 
 
 async def test_events_a_crash_kept_in_the_queue_file_are_handed_over_once(

@@ -1,4 +1,5 @@
-"""The shells hold no HTCondor rule: every decision is a core's (issue 38).
+"""The shells hold no HTCondor rule, and run on the generic pump: every decision is a
+core's (issue 38).
 
 A shell (a daemon's gRPC service module, the actor that hosts daemons, the daemon
 plumbing) only translates, sleeps and sends. Read statically, a rule shows itself three
@@ -8,6 +9,11 @@ ways, and each is refused here:
 - a knob named: a string that is a knob of the table (``config/knobs.py``);
 - a ClassAd looked into: ``eval``, ``get_value``, ``lookup``, ``matches``, ``evaluate``
   on anything, but for the few reads listed below, each with why it is no rule.
+
+A shell on the generic pump (``pump.py``) has no loop of its own: no ``while`` in a
+coroutine, no ``Alarm`` made, no ``sleep_until`` called. The negotiator's conversation
+and the schedds' joint ad rounds still run on loops of their shells (listed below; the
+list only shrinks).
 """
 
 from __future__ import annotations
@@ -24,6 +30,7 @@ SHELLS = sorted(
     [
         *SERVICES.glob("*/service.py"),
         SERVICES / "daemon.py",
+        SERVICES / "pump.py",
         SERVICES / "pool" / "host.py",
     ]
 )
@@ -71,6 +78,42 @@ def test_a_shell_reads_no_knob_and_decides_nothing_on_an_ad(path: Path) -> None:
     assert rule_sites(path) == []
 
 
+# the daemon shells that still loop on their own (the list only shrinks)
+OWN_LOOPS = {"negotiator/service.py", "schedd/service.py"}
+
+
+def loop_sites(path: Path, root: Path = SERVICES) -> list[str]:
+    """Where ``path`` loops, sleeps or waits on its own rather than on the pump."""
+    rel = path.relative_to(root).as_posix()
+    out = []
+    for fn in ast.walk(ast.parse(path.read_text(), str(path))):
+        if not isinstance(fn, ast.AsyncFunctionDef):
+            continue
+        for node in ast.walk(fn):
+            if isinstance(node, ast.While):
+                out.append(f"{rel}:{node.lineno}: a loop of its own ({fn.name})")
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.Call):
+            f = node.func
+            name = f.attr if isinstance(f, ast.Attribute) else getattr(f, "id", "")
+            if name in ("Alarm", "sleep_until"):
+                out.append(f"{rel}:{node.lineno}: waits on its own ({name})")
+    return sorted(out, key=lambda site: int(site.split(":")[1]))
+
+
+@pytest.mark.parametrize(
+    "path",
+    sorted(SERVICES.glob("*/service.py")),
+    ids=lambda p: p.relative_to(SERVICES).as_posix(),
+)
+def test_a_daemon_shell_runs_on_the_pump(path: Path) -> None:
+    rel = path.relative_to(SERVICES).as_posix()
+    if rel in OWN_LOOPS:  # not yet: the list is kept true
+        assert loop_sites(path) != []
+    else:
+        assert loop_sites(path) == []
+
+
 def test_the_shells_are_found() -> None:
     names = {p.relative_to(SERVICES).as_posix() for p in SHELLS}
     assert {
@@ -81,6 +124,25 @@ def test_the_shells_are_found() -> None:
         "daemon.py",
         "pool/host.py",
     } <= names
+
+
+def test_the_loop_checker_finds_a_loop_and_a_wait(tmp_path: Path) -> None:
+    shell = tmp_path / "startd" / "service.py"
+    shell.parent.mkdir()
+    shell.write_text(
+        "async def run(core, clock):\n"
+        "    alarm = Alarm(clock)\n"
+        "    while True:\n"
+        "        await clock.sleep_until(core.next_wakeup())\n"
+        "def f():\n"
+        "    while True:\n"
+        "        return 1\n"
+    )
+    assert loop_sites(shell, tmp_path) == [
+        "startd/service.py:2: waits on its own (Alarm)",
+        "startd/service.py:3: a loop of its own (run)",
+        "startd/service.py:4: waits on its own (sleep_until)",
+    ]
 
 
 def test_the_checker_finds_each_kind_of_rule(tmp_path: Path) -> None:

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import grpc
 import grpc.aio
 import pytest
+from builders.waiting import until
 
 from mockpool import auth, rpc, turns
 from mockpool.auth import Role
@@ -88,16 +89,6 @@ class Pool:
             ch = rpc.make_channel(self.address, auth.make_token(self.secret, role, name))
         self.channels.append(ch)
         return ch
-
-
-async def until(cond: Callable[[], object], timeout: float = 5.0) -> None:
-    """Wait (real time) for a loop of the service to do something."""
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + timeout
-    while not cond():
-        if loop.time() > deadline:
-            raise AssertionError("condition not reached in time")
-        await asyncio.sleep(0.005)
 
 
 async def send_update(p: Pool) -> None:
