@@ -9,16 +9,17 @@ when something it was handed moved it (:class:`~.daemon.Alarm`). No HTCondor rul
 knob lives here or in a shell: a core owns every decision and every timer.
 
 What a shell still adds is its codec: a sender per message type its core sends (the RPC,
-the message encoded, the reply decoded into the answer record), and hooks for how its
-actor shares the loop (a startd's round of 10,000 slot ads takes turns with the other
-daemons of its process).
+the message encoded, the reply decoded into the answer record) and how a failed call
+reads to its core; and hooks for how its actor shares the loop (a startd's round of
+10,000 slot ads takes turns with the other daemons of its process) and for work its core
+hands out to run off the loop (a negotiation cycle's computation).
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Coroutine, Mapping
 from typing import Any
 
 import grpc.aio
@@ -38,6 +39,10 @@ Sender = Callable[[Send], Awaitable[Any]]
 
 # who the answers to a core's own calls come from (the core reads only the message)
 ANSWERER = Principal(Role.DAEMON)
+
+# Work a core hands out (None: none now), and what it does with the work's result (the
+# result, or the exception it raised) at a pool time.
+Offload = tuple[Callable[[], Callable[[], Any] | None], Callable[[Any, float], Ready]]
 
 _REPLY_TYPES = frozenset((*REPLIES, Undeliverable))
 
@@ -63,6 +68,9 @@ class Pump:
         before_tick: Callable[[float], Awaitable[None]] | None = None,
         after_tick: Callable[[float], Awaitable[None]] | None = None,
         on_events: Callable[[list[Event]], None] | None = None,
+        failure: Callable[[Any, BaseException], Undeliverable] | None = None,
+        offload: Offload | None = None,
+        on_error: Callable[[], None] | None = None,
     ) -> None:
         self.core = core
         self.ctx = ctx
@@ -72,6 +80,9 @@ class Pump:
         self._before_tick = before_tick
         self._after_tick = after_tick
         self._on_events = on_events
+        self._failure = failure or undeliverable
+        self._offload = offload
+        self._on_error = on_error  # after a tick or an answer's delivery raised
         self._alarm = Alarm(ctx.clock)
         self._loop_task: asyncio.Task[None] | None = None
         self._sending: set[asyncio.Task[None]] = set()
@@ -108,6 +119,8 @@ class Pump:
                 raise
             except Exception:  # a bug: logged, and the core is ticked again later
                 log.exception("%s: tick failed", self._name)
+                if self._on_error is not None:
+                    self._on_error()
                 await clock.sleep_until(clock.now() + self._retry_after)
 
     # --- acting on a Ready ------------------------------------------------------------
@@ -121,10 +134,26 @@ class Pump:
         if ready.events and self._on_events is not None:
             self._on_events(ready.events)
         for send in ready.sends:
-            task = asyncio.get_running_loop().create_task(self._send(send))
-            self._sending.add(task)
-            task.add_done_callback(self._sending.discard)
+            self._spawn(self._send(send))
+        if self._offload is not None and (job := self._offload[0]()) is not None:
+            self._spawn(self._run(job))
         self._alarm.ring_if_earlier(self.core.next_wakeup())
+
+    def _spawn(self, coro: Coroutine[Any, Any, None]) -> None:
+        task = asyncio.get_running_loop().create_task(coro)
+        self._sending.add(task)
+        task.add_done_callback(self._sending.discard)
+
+    async def _run(self, job: Callable[[], Any]) -> None:
+        """Work the core handed out, in a worker thread; its result back to the core."""
+        assert self._offload is not None
+        try:
+            result: Any = await self.ctx.offload(job)
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # the core says what a failed computation means
+            result = exc
+        self._guarded(lambda: self.act(self._offload[1](result, self.ctx.clock.now())))
 
     async def _send(self, send: Send) -> None:
         try:
@@ -132,9 +161,19 @@ class Pump:
         except asyncio.CancelledError:
             raise
         except Exception as exc:  # a failing peer never stops the core
-            answer = undeliverable(send.msg, exc)
+            answer = self._failure(send.msg, exc)
         if answer is not None:
-            self.back(answer, send.address)
+            self._guarded(lambda: self.back(answer, send.address))
+
+    def _guarded(self, step: Callable[[], None]) -> None:
+        """``step`` (a delivery to the core and what follows it); a bug in it is
+        logged, never lost in a task nobody awaits."""
+        try:
+            step()
+        except Exception:
+            log.exception("%s: a delivery failed", self._name)
+            if self._on_error is not None:
+                self._on_error()
 
     def back(self, answer: Any, address: str) -> None:
         """An answer to what the core sent, delivered to it."""

@@ -175,7 +175,7 @@ class NegotiatorDriver:
     def tick(self, now: float) -> Ready:
         return self.tick_ad(now).extend(self.tick_cycle(now))
 
-    # The two timers apart (the live shell runs each in a task of its own, as before).
+    # The two timers apart (next_wakeup and tick join them).
     def ad_wakeup(self) -> float | None:
         """When the periodic ad is due (None: no timer, or the last one unanswered)."""
         return None if self._ad_flying else self._ad_due

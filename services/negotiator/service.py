@@ -4,14 +4,15 @@ Every rule of the negotiator lives in the core: the cadence of cycles, the cycle
 phases and the NegotiatorLog lines of each, NEGOTIATOR_INFORM_STARTD, the ad timer,
 Reschedule and condor_userprio's checks. This shell only:
 
-- runs one loop: sleep until the core's ``next_wakeup()`` (or until something delivered
-  to it may have moved it), ``tick``, act on the ``Ready``;
+- runs on the generic pump (``pump.py``): its loop sleeps until the core's
+  ``next_wakeup()`` (or until something delivered to it moved it), ticks, acts on the
+  ``Ready``; each answer is delivered as it comes (the core's cycle waits for the last
+  of a phase), and the cycle's computation, when the core hands it out, runs in a worker
+  thread (``DaemonContext.offload``);
 - turns each message the core sends into its RPC (one small function per message type:
   the Collector's Snapshot, Query and Advertise, the Schedd's GetResourceRequests and
-  Matches, the Startd's MatchInfo) and delivers the reply, or an ``Undeliverable``
-  naming the gRPC status, back to the core;
-- runs the cycle's computation in a worker thread (``DaemonContext.offload``; inline in
-  a virtual run) when the core hands it out;
+  Matches, the Startd's MatchInfo): the reply, or an ``Undeliverable`` naming the gRPC
+  status, is what the pump delivers back to the core;
 - splits a schedd's matches into messages of about :data:`MATCHES_MESSAGE_BYTES`, the
   rejections with the first (the core sends one per schedd), sending the slot ads' bytes
   as they were read from the collector;
@@ -24,12 +25,11 @@ sees.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import functools
 import itertools
 import logging
 import time
-from collections.abc import Coroutine, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -37,10 +37,10 @@ import grpc
 import grpc.aio
 
 from .. import rpc, turns
-from ..auth import Principal, Role, caller
+from ..auth import Role, caller
 from ..classad import ClassAd
-from ..contract import Peer, Ready, Send, Undeliverable
-from ..daemon import RPC_TIMEOUT, Alarm, DaemonContext
+from ..contract import Send, Undeliverable
+from ..daemon import RPC_TIMEOUT, DaemonContext
 from ..messages import (
     REQUEST_ROLES,
     AdvertiseAck,
@@ -59,6 +59,7 @@ from ..messages import (
     sending_role,
 )
 from ..packedcolumns import column_from_pb
+from ..pump import Pump, Sender
 from ..v1 import collector_pb2 as cpb
 from ..v1 import collector_pb2_grpc as cgrpc
 from ..v1 import negotiator_pb2 as npb
@@ -99,7 +100,8 @@ _SLOT_FIELD = spb.Match.DESCRIPTOR.fields_by_name["slot"].number
 MATCHES_MESSAGE_BYTES = 2 * 1024 * 1024
 
 SERVICE_NAME = "mockpool.v1.Negotiator"
-_PEER = Principal(Role.DAEMON)  # whoever answers the negotiator's calls
+# pool seconds before the loop ticks again after a tick that raised (a bug, logged)
+_RETRY_AFTER = 10.0
 
 
 def _method(name: str) -> str:
@@ -143,12 +145,21 @@ class NegotiatorService(ngrpc.NegotiatorServicer):
             duty_cycle=lambda: self.ctx.duty_cycle(),
             offload=True,
         )
-        self._tasks: list[asyncio.Task[None]] = []
-        self._flying: set[asyncio.Task[None]] = set()  # calls and the computation
-        self._alarm: Alarm | None = None
         self._corr = itertools.count(1)
         # Slot ads that did not change since the last cycle are not decoded again.
         self._slot_decoder = AdDecoder()
+        d = self.driver
+        senders = {t: self._sender(call) for t, call in _CALLS.items()}
+        self.pump = Pump(
+            d,
+            ctx,
+            senders,
+            name=name,
+            retry_after=_RETRY_AFTER,
+            failure=_undeliverable,
+            offload=(d.pending_compute, d.computed),
+            on_error=d.drop_cycle,  # a cycle a bug stopped is forgotten, as after an abort
+        )
 
     # What tools and tests read of the core, by the names they have always used.
     @property
@@ -176,144 +187,25 @@ class NegotiatorService(ngrpc.NegotiatorServicer):
         # known only once the actor serves: its address, a central manager's collector
         d.address = self.ctx.my_address
         d.collector_address = self.ctx.collector_address
-        d.start(self.ctx.clock.now())
-        self._alarm = Alarm(self.ctx.clock)
-        loop = asyncio.get_running_loop()
-        self._tasks.append(loop.create_task(self._cycle_loop()))
-        if d.ad_wakeup() is not None:
-            self._tasks.append(loop.create_task(self._ad_loop()))
+        self.pump.start(d.start(self.ctx.clock.now()))
 
     async def stop(self) -> None:
-        tasks, self._tasks = [*self._tasks, *self._flying], []
-        self._flying = set()
-        for t in tasks:
-            t.cancel()
-        for t in tasks:
-            with contextlib.suppress(asyncio.CancelledError):
-                await t
+        await self.pump.stop()
+
+    def _sender(self, call: Any) -> Sender:
+        async def send(s: Send) -> Any:
+            return await call(self, s.address, s.msg)
+
+        return send
 
     def status(self) -> dict[str, Any]:
         return self.core.status(self.ctx.address)
-
-    # -- the loops -------------------------------------------------------------------------
-    # The core's two timers each have a task: the cycle loop and the ad timer.
-    async def _cycle_loop(self) -> None:
-        assert self._alarm is not None
-        while True:
-            await self._alarm.due(self.driver.cycle_wakeup)  # or a reschedule rings
-            try:
-                await self._converse(self.driver.tick_cycle(self.ctx.clock.now()), cycle=True)
-            except asyncio.CancelledError:
-                raise
-            except Exception:
-                log.exception("%s: negotiation cycle failed", self.name)
-                self.driver.drop_cycle()
-
-    async def _ad_loop(self) -> None:
-        clock = self.ctx.clock
-        while (due := self.driver.ad_wakeup()) is not None:
-            await clock.sleep_until(due)
-            try:
-                await self._converse(self.driver.tick_ad(clock.now()), cycle=False)
-            except asyncio.CancelledError:
-                raise
-            except Exception:
-                log.exception("%s: periodic round failed", self.name)
-
-    async def _converse(self, ready: Ready, *, cycle: bool) -> None:
-        """Act on a Ready until the conversation it starts waits on nothing: emit its
-        events, make its calls and deliver their answers, run the computation the core
-        hands out, sleep through the cycle's charge. ``cycle``: the cycle's task (the
-        only one that computes and charges)."""
-        await self._emit(ready.events)
-        batch: list[Send] = []
-        for send in ready.sends:
-            if isinstance(send.msg, _ONE_WAY):
-                self._spawn(self._one_way(send))
-            else:
-                batch.append(send)
-        if batch:
-            answers = await self._batch(batch)
-            following = Ready()
-            for send, answer in answers:
-                peer = Peer(send.address, _PEER)
-                following.extend(self.driver.deliver(answer, peer, self.ctx.clock.now()))
-            await self._converse(following, cycle=cycle)
-        if not cycle:
-            return
-        job = self.driver.pending_compute()
-        if job is not None:
-            try:
-                result: Any = await self.ctx.offload(job)
-            except asyncio.CancelledError:
-                raise
-            except Exception as exc:
-                result = exc
-            await self._converse(self.driver.computed(result, self.ctx.clock.now()), cycle=True)
-        due = self.driver.cycle_wakeup()
-        if due is not None and self.driver.cycle is not None:  # the cycle's charge
-            await self.ctx.clock.sleep_until(due)
-            await self._converse(self.driver.tick_cycle(self.ctx.clock.now()), cycle=True)
-
-    async def _emit(self, events: list[Any]) -> None:
-        """The core's events into the event log, in turns (a cycle's 10,000 matches are
-        an event each): its matches and rejections, then its ``cycle`` event."""
-        groups: list[list[Any]] = []
-        for event in events:
-            if not groups or event[1] == "cycle":
-                groups.append([])
-            groups[-1].append(event)
-        for group in groups:
-            async for part in turns.in_turns(group):
-                for daemon, kind, fields in part:
-                    self.ctx.events.emit(daemon, kind, **fields)
-
-    async def _batch(self, sends: list[Send]) -> list[tuple[Send, Any]]:
-        """Each message's answer. A lone message to the collector is awaited in place;
-        the phase-1 asks of the collector end at the first failure (the cycle is over);
-        other messages all go at once and all are answered."""
-        if len(sends) == 1 and isinstance(sends[0].msg, _TO_COLLECTOR):
-            return [(sends[0], await self._answer(sends[0]))]
-        if all(isinstance(s.msg, _ASK_COLLECTOR) for s in sends):
-            try:
-                got = await asyncio.gather(*(self._answer(s, fail=True) for s in sends))
-            except _Failed as failed:
-                return [(failed.send, failed.answer)]
-            return list(zip(sends, got, strict=True))
-        got = await asyncio.gather(*(self._answer(s) for s in sends))
-        return list(zip(sends, got, strict=True))
-
-    async def _answer(self, send: Send, *, fail: bool = False) -> Any:
-        """The answer to one message: its reply, or an Undeliverable (raised as _Failed
-        with ``fail``)."""
-        msg = send.msg
-        try:
-            answer = await _CALLS[type(msg)](self, send.address, msg)
-        except asyncio.CancelledError:
-            raise
-        except Exception as exc:
-            answer = _undeliverable(msg, exc)
-        if fail and isinstance(answer, Undeliverable):
-            raise _Failed(send, answer)
-        return answer
-
-    async def _one_way(self, send: Send) -> None:
-        """A message no one waits for (MatchInfo): only a failure is delivered back."""
-        answer = await self._answer(send)
-        if isinstance(answer, Undeliverable):
-            self.driver.deliver(answer, Peer(send.address, _PEER), self.ctx.clock.now())
-
-    def _spawn(self, coro: Coroutine[Any, Any, None]) -> None:
-        task = asyncio.get_running_loop().create_task(coro)
-        self._flying.add(task)
-        task.add_done_callback(self._flying.discard)
 
     # -- requests: decoded, delivered, the core's reply returned --------------------------
     async def _ask_core(self, msg: Any, context: grpc.aio.ServicerContext) -> Any:
         """Deliver a request from the caller; its reply (an Undeliverable: the refusal
         the call aborts with)."""
-        ready = self.driver.deliver(msg, Peer("caller", caller()), self.ctx.clock.now())
-        (reply,) = [s.msg for s in ready.sends if _corr(s.msg) == msg.corr]
+        reply = self.pump.request(msg, caller(), self.ctx.clock.now())
         if isinstance(reply, Undeliverable):
             await context.abort(getattr(grpc.StatusCode, reply.code), reply.detail)
         return reply
@@ -325,9 +217,7 @@ class NegotiatorService(ngrpc.NegotiatorServicer):
         self, request: npb.RescheduleRequest, context: grpc.aio.ServicerContext
     ) -> npb.RescheduleReply:
         msg = NegotiatorReschedule(self._new_corr("reschedule"), request.schedd_name)
-        reply = await self._ask_core(msg, context)
-        if self._alarm is not None:  # the cycle loop looks at its time again
-            self._alarm.ring()
+        reply = await self._ask_core(msg, context)  # (the pump's loop looks again)
         return npb.RescheduleReply(next_cycle=reply.next_cycle)
 
     async def UserPrio(
@@ -526,20 +416,6 @@ _CALLS: dict[type[Any], Any] = {
     ScheddMatches: NegotiatorService._matches,
     StartdMatchInfo: NegotiatorService._match_info,
 }
-
-
-_ONE_WAY = (StartdMatchInfo,)
-_TO_COLLECTOR = (CollectorSnapshotRequest, CollectorQuery, CollectorAdvertise)
-_ASK_COLLECTOR = (CollectorSnapshotRequest, CollectorQuery)
-
-
-class _Failed(Exception):
-    def __init__(self, send: Send, answer: Undeliverable) -> None:
-        self.send, self.answer = send, answer
-
-
-def _corr(msg: Any) -> str:
-    return getattr(msg.msg if isinstance(msg, Undeliverable) else msg, "corr", "")
 
 
 def _undeliverable(msg: Any, exc: BaseException) -> Undeliverable:

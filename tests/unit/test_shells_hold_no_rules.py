@@ -11,9 +11,9 @@ ways, and each is refused here:
   on anything, but for the few reads listed below, each with why it is no rule.
 
 A shell on the generic pump (``pump.py``) has no loop of its own: no ``while`` in a
-coroutine, no ``Alarm`` made, no ``sleep_until`` called. The negotiator's conversation
-and the schedds' joint ad rounds still run on loops of their shells (listed below; the
-list only shrinks).
+coroutine, no ``Alarm`` made, no ``sleep_until`` called. The schedds' shell (the joint
+ad rounds of an actor's schedds) still runs a loop of its own (listed below; the list
+only shrinks).
 """
 
 from __future__ import annotations
@@ -79,7 +79,7 @@ def test_a_shell_reads_no_knob_and_decides_nothing_on_an_ad(path: Path) -> None:
 
 
 # the daemon shells that still loop on their own (the list only shrinks)
-OWN_LOOPS = {"negotiator/service.py", "schedd/service.py"}
+OWN_LOOPS = {"schedd/service.py"}
 
 
 def loop_sites(path: Path, root: Path = SERVICES) -> list[str]:
