@@ -2,8 +2,7 @@
 session (``tests/live/conftest.py`` groups them "no-ray") yields the CPU to the other,
 whose live pools must keep up with their time scale. Ray starts its workers (the pool's
 actors) at niceness 15, so the unit tests, at 0, took the CPU from the actors of a live
-pool beside them: the no-ray worker runs at the lowest priority, 19 (and the processes
-it starts with it)."""
+pool beside them: the no-ray worker runs at the lowest priority, 19."""
 
 from __future__ import annotations
 

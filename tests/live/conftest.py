@@ -34,29 +34,24 @@ Listener = tuple[int, str, "ipaddress.IPv4Address | ipaddress.IPv6Address", int,
 
 @pytest.hookimpl(tryfirst=True)  # before xdist's own, which reads the groups
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Under pytest-xdist (``-n 2 --dist loadgroup``) every test of the session's Ray
-    instance goes to one worker: one Ray instance for the session, as without xdist. The
-    other worker runs the tests that need no Ray, and after them the live tests that
-    start processes of their own (``mockpool up``, ``ray start``, the README's commands:
-    no ``ray_session`` among their fixtures), so the two workers' shares are alike
-    (the session's live tests took 16 minutes of a 17-minute suite alone).
-
-    The session's live tests go first, in their own order. The other worker runs at a
-    lower CPU priority (``tests/conftest.py``): a live pool at time scale 40 must keep up
-    with its clock, a unit test only finish."""
+    """Under pytest-xdist (``-n 2 --dist loadgroup``) every live test goes to one worker:
+    one Ray instance for the session, as without xdist, while the other worker runs all
+    the tests that need no Ray (a group of their own: none waits behind the live ones,
+    which take longest), at the lowest CPU priority (``tests/conftest.py``). The live
+    tests go first (in their own order): the longest share starts at once. (The live
+    tests that start pools of their own stay on this worker: run beside the session's
+    live pools, their actors took those pools' CPU, and the tests that compare a live
+    pool's timing with virtual time failed.)"""
     here = Path(__file__).resolve().parent
     live = [item for item in items if here in Path(str(item.path)).resolve().parents]
-    session = [item for item in live if "ray_session" in getattr(item, "fixturenames", ())]
-    for item in session:
+    for item in live:
         item.add_marker(pytest.mark.xdist_group("live"))
-    chosen = set(map(id, session))
-    own = [item for item in live if id(item) not in chosen]
-    chosen |= set(map(id, own))
-    others = [item for item in items if id(item) not in chosen] + own
-    if session:  # (alone, the others are spread over both workers as usual)
+    chosen = set(map(id, live))
+    others = [item for item in items if id(item) not in chosen]
+    if live:  # (alone, the others are spread over both workers as usual)
         for item in others:
             item.add_marker(pytest.mark.xdist_group("no-ray"))
-    items[:] = session + others
+    items[:] = live + others
 
 
 def _listening_sockets(pids: set[int]) -> list[Listener]:
