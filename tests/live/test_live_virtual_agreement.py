@@ -63,11 +63,15 @@ queue 4
 
 
 def _hold_and_release(pool: Pool) -> None:
-    # bob's idle jobs are held at 20 (before they can run) and released at 200, when
-    # slots are idle (alice's second pair ended at 188): released at 150, they waited for
-    # those slots, and whether a cycle came just before or just after the 188 exits (a
-    # few pool seconds, a tenth of a real one at time scale 40) decided a whole interval
-    pool.sleep_until(20)
+    # bob's idle jobs are held once his first two run (before the idle ones can) and
+    # released at 200, when slots are idle (alice's second pair ended at 188): released
+    # at 150, they waited for those slots, and whether a cycle came just before or just
+    # after the 188 exits (a few pool seconds, a tenth of a real one at time scale 40)
+    # decided a whole interval. (Held at pool time 20, the hold raced a loaded live
+    # pool's first claims: a clean CI run held bob's first two before they started.)
+    pool.wait(
+        lambda: len(pool.all_jobs('Owner == "bob" && JobStatus == 2')) == 2, timeout=30, poll=0.05
+    )
     pool.act("hold", constraint='Owner == "bob" && JobStatus == 1', reason="agreement")
     pool.sleep_until(200)
     pool.act("release", constraint='Owner == "bob"')
