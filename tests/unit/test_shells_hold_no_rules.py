@@ -85,14 +85,15 @@ OWN_LOOPS = {"schedd/service.py"}
 def loop_sites(path: Path, root: Path = SERVICES) -> list[str]:
     """Where ``path`` loops, sleeps or waits on its own rather than on the pump."""
     rel = path.relative_to(root).as_posix()
+    tree = ast.parse(path.read_text(), str(path))
     out = []
-    for fn in ast.walk(ast.parse(path.read_text(), str(path))):
+    for fn in ast.walk(tree):
         if not isinstance(fn, ast.AsyncFunctionDef):
             continue
         for node in ast.walk(fn):
             if isinstance(node, ast.While):
                 out.append(f"{rel}:{node.lineno}: a loop of its own ({fn.name})")
-    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+    for node in ast.walk(tree):
         if isinstance(node, ast.Call):
             f = node.func
             name = f.attr if isinstance(f, ast.Attribute) else getattr(f, "id", "")
@@ -126,17 +127,25 @@ def test_the_shells_are_found() -> None:
     } <= names
 
 
+def written(root: Path, rel: str, text: str) -> Path:
+    """A shell of ``text`` at ``root/rel`` (what the checkers read)."""
+    path = root / rel
+    path.parent.mkdir(parents=True)
+    path.write_text(text)
+    return path
+
+
 def test_the_loop_checker_finds_a_loop_and_a_wait(tmp_path: Path) -> None:
-    shell = tmp_path / "startd" / "service.py"
-    shell.parent.mkdir()
-    shell.write_text(
+    shell = written(
+        tmp_path,
+        "startd/service.py",
         "async def run(core, clock):\n"
         "    alarm = Alarm(clock)\n"
         "    while True:\n"
         "        await clock.sleep_until(core.next_wakeup())\n"
         "def f():\n"
         "    while True:\n"
-        "        return 1\n"
+        "        return 1\n",
     )
     assert loop_sites(shell, tmp_path) == [
         "startd/service.py:2: waits on its own (Alarm)",
@@ -146,14 +155,14 @@ def test_the_loop_checker_finds_a_loop_and_a_wait(tmp_path: Path) -> None:
 
 
 def test_the_checker_finds_each_kind_of_rule(tmp_path: Path) -> None:
-    shell = tmp_path / "schedd" / "service.py"
-    shell.parent.mkdir()
-    shell.write_text(
+    shell = written(
+        tmp_path,
+        "schedd/service.py",
         "def f(cfg, ad):\n"
         "    every = cfg.get_float('SCHEDD_INTERVAL')\n"
         "    name = 'NEGOTIATOR_INTERVAL'\n"
         "    if ad.eval('JobStatus') == 2:\n"
-        "        return ad.get_value('ClusterId', '?')\n"
+        "        return ad.get_value('ClusterId', '?')\n",
     )
     assert rule_sites(shell, tmp_path) == [
         "schedd/service.py:2: reads a knob (get_float)",
