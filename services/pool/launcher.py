@@ -470,10 +470,14 @@ class LivePool:
     async def metrics_snapshot(self, *, htcondor: bool = False) -> MetricsSnapshot:
         """What a metrics scrape reads now (:func:`.scrape.scrape`)."""
         assert self.client is not None
+        # the actors' counters are read at some moment of the gather: its middle is the
+        # pool time that fits them best (read after, a loaded pool's counters would lag it)
+        before = self.now()
+        hosts = await self.status()
         return await scrape(
             self.client,
-            await self.status(),
-            now=self.now(),
+            hosts,
+            now=(before + self.now()) / 2,
             time_scale=self.spec.time_scale,
             start_date=self.log_base_wall,
             htcondor=htcondor,
