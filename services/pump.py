@@ -24,7 +24,7 @@ from typing import Any
 
 import grpc.aio
 
-from .contract import Core, Event, Peer, Ready, Send, Undeliverable
+from .contract import Core, Peer, Ready, Send, Undeliverable
 from .daemon import Alarm, DaemonContext
 from .messages import REPLIES
 from .principals import Principal, Role
@@ -67,8 +67,8 @@ class Pump:
         retry_after: float,
         before_tick: Callable[[float], Awaitable[None]] | None = None,
         after_tick: Callable[[float], Awaitable[None]] | None = None,
-        on_events: Callable[[list[Event]], None] | None = None,
-        failure: Callable[[Any, BaseException], Undeliverable] | None = None,
+        after_act: Callable[[Ready], None] | None = None,
+        failure: Callable[[Any, BaseException], Any] | None = None,
         offload: Offload | None = None,
         on_error: Callable[[], None] | None = None,
     ) -> None:
@@ -79,7 +79,7 @@ class Pump:
         self._retry_after = retry_after  # pool seconds after a tick that raised
         self._before_tick = before_tick
         self._after_tick = after_tick
-        self._on_events = on_events
+        self._after_act = after_act
         self._failure = failure or undeliverable
         self._offload = offload
         self._on_error = on_error  # after a tick or an answer's delivery raised
@@ -131,8 +131,8 @@ class Pump:
         emit = self.ctx.events.emit
         for daemon, kind, fields in ready.events:
             emit(daemon, kind, **fields)
-        if ready.events and self._on_events is not None:
-            self._on_events(ready.events)
+        if self._after_act is not None:
+            self._after_act(ready)
         for send in ready.sends:
             self._spawn(self._send(send))
         if self._offload is not None and (job := self._offload[0]()) is not None:

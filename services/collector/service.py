@@ -18,7 +18,7 @@ import grpc.aio
 from .. import rpc, turns
 from ..auth import Principal, Role, current_principal
 from ..classad.tree import Expr
-from ..contract import Event, Undeliverable
+from ..contract import Ready, Undeliverable
 from ..daemon import DaemonContext
 from ..messages import (
     REQUEST_ROLES,
@@ -128,7 +128,7 @@ class CollectorService(cgrpc.CollectorServicer):
             {},
             name=f"collector {self.name}",
             retry_after=_RETRY_AFTER,
-            on_events=self._expired,
+            after_act=self._expired,
         )
 
     @property
@@ -163,8 +163,8 @@ class CollectorService(cgrpc.CollectorServicer):
     async def start(self) -> None:
         self.pump.start(self.core.start(self.ctx.clock.now(), self.ctx.host, self.ctx.my_address))
 
-    def _expired(self, events: list[Event]) -> None:
-        expired = sum(kind == "ad_expired" for _, kind, _ in events)
+    def _expired(self, ready: Ready) -> None:
+        expired = sum(kind == "ad_expired" for _, kind, _ in ready.events)
         if expired:
             log.info("%s: expired %d ads", self.core.name, expired)
 

@@ -1,19 +1,18 @@
-"""The schedd's gRPC shell: one servicer for the schedds an actor hosts, and one loop.
+"""The schedd's gRPC shell: one servicer for the schedds an actor hosts, on the pump.
 
-Every rule and timer is the core's (:mod:`.driver` over :mod:`.schedd`): this module
-decodes requests into the contract's messages (``messages.py``), delivers them to the
-schedd they name (``schedd_name``; empty: the only schedd on this server), returns the
-reply found in the ``Ready`` and sends the rest, each message type through a small
-function that makes its RPC and delivers the answer (or the failure, as
-``Undeliverable``) back to the core. One loop sleeps until the earliest
-``next_wakeup()`` of the actor's schedds (or a wake), then ``tick``s those due.
+Every rule and timer is the core's: each schedd's (:mod:`.driver` over :mod:`.schedd`),
+and what the actor's schedds share, one loop and one Advertise (:mod:`.host`), which the
+generic pump (:mod:`..pump`) runs as it runs every daemon's core. This module decodes
+requests into the contract's messages (``messages.py``), delivers them to the schedd they
+name (``schedd_name``; empty: the only schedd on this server) and returns the reply; the
+pump sends the rest, each message type through a small function that makes its RPC and
+returns the answer (or the failure, as ``Undeliverable``) for the core
+(``service_calls.py``).
 
 What stays here is transport: the protobuf codec (Matches read as bytes, slot ads
 decoded in turns), splitting a big message into requests of ``PER_STARTD_REQUEST``
-claims, dedup of retried Matches/JobsExited (``ReplyCache``), routing by
-``schedd_name`` (a crashed schedd of the actor refuses as a dead daemon would), the
-actor's one Advertise for all its schedds (the ad round of one starts the others'
-with it, as one timer did), and writing user logs and log lines.
+claims, dedup of retried Matches/JobsExited (``ReplyCache``), refusing calls for a
+crashed schedd of the actor as a dead daemon would, and writing user logs and log lines.
 
 Core calls are synchronous and run on the event loop, so each is atomic with respect to
 the others; network calls never hold a core in an intermediate state.
@@ -37,30 +36,35 @@ from .. import rpc, turns
 from ..auth import ALL_ROLES, Role, caller
 from ..classad import ClassAd
 from ..contract import Peer, Ready, Send, Undeliverable
-from ..daemon import Alarm, DaemonContext, ReplyCache, abort_invalid
+from ..daemon import DaemonContext, ReplyCache, abort_invalid
 from ..messages import (
     REPLIES,
-    CollectorAdvertise,
-    CollectorQuery,
-    NegotiatorReschedule,
     ScheddJobsExited,
     ScheddMatches,
     ScheddResourceRequestsRequest,
     StartdActivateClaims,
-    StartdKeepAlive,
     StartdRequestClaims,
 )
+from ..pump import Pump, undeliverable
 from ..startd.grants import JobExitRecord
 from ..v1 import schedd_pb2 as spb
 from ..v1 import schedd_pb2_grpc as sgrpc
 from ..wire import WireError, ad_from_bytes, ad_to_pb, ads_to_pb, split_fields
 from .driver import ScheddDriver, exits_refusal
-from .keepalive import MIN_ALIVE_EVERY
+from .host import (
+    RETRY_AFTER,
+    FromSchedd,
+    JointAdvertise,
+    JointAnswer,
+    Outputs,
+    ScheddHost,
+    ToSchedd,
+)
 from .logfiles import append_user_logs
 from .queue import JobQueue, QueueError
 from .records import CostlyConstraint, MatchNotice, RejectionNotice, ScheddError
 from .schedd import Schedd
-from .service_calls import ANSWERER, CALLS, advertise
+from .service_calls import CALLS, advertise
 from .service_qmgmt import QmgmtMethods
 from .submit import SubmitError
 
@@ -77,10 +81,6 @@ _RECENT_REQUESTS = 1024  # request ids remembered for retried Matches / JobsExit
 _REPLY_TYPES = (*REPLIES, Undeliverable)
 # the answers to these take turns before they are delivered (see _request)
 _ITEMS = {StartdRequestClaims: "claims", StartdActivateClaims: "activations"}
-# requests sent each on a task of its own (see _act)
-_APART = (StartdKeepAlive, NegotiatorReschedule, CollectorQuery)
-# pool seconds before a schedd whose timers raised is ticked again (as the loops slept)
-_RETRY_AFTER_FAILURE = 10.0
 
 
 def _method(name: str) -> str:
@@ -131,27 +131,41 @@ class ScheddService(QmgmtMethods, sgrpc.ScheddServicer):
         if not names:
             raise ValueError("a ScheddService needs at least one schedd name")
         self.ctx = ctx
-        self.cores: dict[str, Schedd] = {}  # by lower-case name
-        self.drivers: dict[str, ScheddDriver] = {}
+        self.host = ScheddHost()
         self.down: dict[str, str] = {}  # crashed schedds of this actor: lower-case -> name
         self._kept: dict[str, Counter[str]] = {}  # a crashed schedd's counters, until back
-        self._by_core: dict[str, set[asyncio.Future[Any]]] = {}  # a schedd's background work
-        self._alarm: Alarm | None = None
-        self._failed: dict[str, float] = {}  # a schedd whose tick raised: when to try again
+        self._by_core: dict[str, set[asyncio.Future[Any]]] = {}  # a schedd's matches in work
         self._counts: Counter[str] = Counter()  # the shell's own (decoding, user logs)
         self._user_log_refused: set[tuple[str, str]] = set()  # (schedd, path) reported
-        self._tasks: list[asyncio.Task[None]] = []
         self._background: set[asyncio.Task[Any]] = set()
         self._recent = ReplyCache(_RECENT_REQUESTS)
+        self.pump = Pump(
+            self.host,
+            ctx,
+            {FromSchedd: self._from_schedd, JointAdvertise: self._advertise},
+            name="schedd",
+            retry_after=RETRY_AFTER,
+            after_act=self._outputs,
+            failure=self._failure,
+        )
         try:
             for name in names:
-                if name.lower() in self.cores:
+                if name.lower() in self.host.drivers:
                     raise ValueError(f"schedd name {name!r} given twice")
                 self._open(name)
         except Exception:
-            for core in self.cores.values():
-                core.queue.close()
+            for driver in self.host.drivers.values():
+                driver.core.queue.close()
             raise
+
+    @property
+    def drivers(self) -> dict[str, ScheddDriver]:
+        """The running schedds, by lower-case name."""
+        return self.host.drivers
+
+    @property
+    def cores(self) -> dict[str, Schedd]:
+        return {key: d.core for key, d in self.host.drivers.items()}
 
     def _open(self, name: str) -> ScheddDriver:
         """Schedd ``name`` from its queue file (a restart after a crash too)."""
@@ -162,10 +176,8 @@ class ScheddService(QmgmtMethods, sgrpc.ScheddServicer):
         except Exception:
             queue.close()
             raise
-        self.cores[name.lower()] = core
-        driver = self.drivers[name.lower()] = ScheddDriver(
-            core, now, duty_cycle=self.ctx.duty_cycle, pool_user=_pool_user()
-        )
+        driver = ScheddDriver(core, now, duty_cycle=self.ctx.duty_cycle, pool_user=_pool_user())
+        self.host.add(driver)
         self._act(driver, driver.after_call(now, changed=False))  # records left out
         return driver
 
@@ -181,34 +193,20 @@ class ScheddService(QmgmtMethods, sgrpc.ScheddServicer):
         """Schedd ``name`` dies as a process would: its memory and its work in flight go,
         nothing is flushed or said; its queue file stays. The actor's other schedds and
         its server run on (a call for this one is refused as a dead daemon's is)."""
-        core = self.cores.pop(name.lower())
-        driver = self.drivers.pop(name.lower())
-        self.down[name.lower()] = core.name
+        driver = self.host.remove(name)
+        self.down[name.lower()] = driver.name
         self._kept[name.lower()] = driver.stats  # the actor's counters go on
         for task in self._by_core.pop(name.lower(), set()):
             task.cancel()
-        core.drain_events()  # not gathered: lost with the process (the file keeps its own)
-        core.queue.close()
+        driver.core.drain_events()  # not gathered: lost with the process (the file keeps its own)
+        driver.core.queue.close()
 
     def restart_daemon(self, name: str) -> None:
         """Schedd ``name`` again, from its queue file (what a restarted actor does)."""
         driver = self._open(self.down.pop(name.lower()))
         driver.stats.update(self._kept.pop(name.lower(), Counter()))
         self._placed(driver)
-        # its first keepalives go with the actor's next round (one loop looked at all
-        # its schedds' claims: at the latest MIN_ALIVE_EVERY after a change)
-        now = self.ctx.clock.now()
-        looks = [now + MIN_ALIVE_EVERY]
-        looks += [
-            t
-            for d in self.drivers.values()
-            if d is not driver and (t := d.keepalive_look) is not None
-        ]
-        self._act(driver, driver.start(now, keepalive_at=min(looks)))
-
-    def _running(self, driver: ScheddDriver) -> bool:
-        """Whether ``driver`` is still the schedd of its name (not crashed meanwhile)."""
-        return self.drivers.get(driver.name.lower()) is driver
+        self.pump.act(self.host.restart(driver, self.ctx.clock.now()))
 
     # --- the Service protocol -----------------------------------------------------------
 
@@ -225,22 +223,19 @@ class ScheddService(QmgmtMethods, sgrpc.ScheddServicer):
         server.add_registered_method_handlers(SERVICE_NAME, raw)
 
     async def start(self) -> None:
-        self._alarm = Alarm(self.ctx.clock)
-        now = self.ctx.clock.now()
-        for driver in self.drivers.values():
+        for driver in self.host.drivers.values():
             self._placed(driver)
-            self._act(driver, driver.start(now))
-        self._tasks = [asyncio.create_task(self._loop())]
+        self.pump.start(self.host.start(self.ctx.clock.now()))
 
     async def stop(self) -> None:
-        tasks = self._tasks + list(self._background)
-        self._tasks = []
+        await self.pump.stop()
+        tasks = list(self._background)
         for t in tasks:
             t.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
         self._background.clear()
-        for core in self.cores.values():
-            core.queue.close()
+        for driver in self.host.drivers.values():
+            driver.core.queue.close()
 
     def stored_events(self, seen: Mapping[str, int]) -> list[dict[str, Any]]:
         """Events a crash kept in the queue files but no one gathered: each schedd's
@@ -262,29 +257,28 @@ class ScheddService(QmgmtMethods, sgrpc.ScheddServicer):
     def stats(self) -> Counter[str]:
         """The actor's counters: its schedds' (a crashed one's kept) and the shell's."""
         total = Counter(self._counts)
-        for counts in [*(d.stats for d in self.drivers.values()), *self._kept.values()]:
+        for counts in [*(d.stats for d in self.host.drivers.values()), *self._kept.values()]:
             total.update(counts)
         return total
 
     def status(self) -> dict[str, Any]:
         total = self.stats
         return {
-            "schedds": {d.name: d.status() for d in self.drivers.values()},
+            "schedds": {d.name: d.status() for d in self.host.drivers.values()},
             "stats": dict(total),
         }
 
     # --- acting on what a core said ------------------------------------------------------
 
-    def _spawn(self, coro: Awaitable[Any], driver: ScheddDriver | None = None) -> None:
-        """Run follow-up work (a request and its answer) after a reply; its failure is
-        logged, never lost silently and never fatal. Work of a schedd ends if it crashes."""
+    def _spawn(self, coro: Awaitable[Any], driver: ScheddDriver) -> None:
+        """Run a schedd's follow-up work (a cycle's matches decoded in turns); its failure
+        is logged, never lost silently and never fatal. It ends if the schedd crashes."""
         task = asyncio.ensure_future(coro)
         self._background.add(task)
         task.add_done_callback(self._finished)
-        if driver is not None:
-            mine = self._by_core.setdefault(driver.name.lower(), set())
-            mine.add(task)
-            task.add_done_callback(mine.discard)
+        mine = self._by_core.setdefault(driver.name.lower(), set())
+        mine.add(task)
+        task.add_done_callback(mine.discard)
 
     def _finished(self, task: asyncio.Task[Any]) -> None:
         self._background.discard(task)
@@ -293,26 +287,12 @@ class ScheddService(QmgmtMethods, sgrpc.ScheddServicer):
             log.error("schedd background work failed", exc_info=task.exception())
 
     def _act(self, driver: ScheddDriver, ready: Ready) -> None:
-        """Emit the events, write the user logs and log lines, send the messages (the
-        answers go back to the core); wake the loop. Requests go together on a task of
-        their own; a keepalive, a reschedule and a lookup each on its own at once (a
-        startd that does not answer must not hold up the others)."""
-        sends = self._emit(driver, ready)
-        together = [s for s in sends if not isinstance(s.msg, _APART)]
-        for send in sends:
-            if isinstance(send.msg, _APART):
-                self._spawn(self._request(driver, send.address, send.msg), driver)
-        if together:
-            self._spawn(self._send(driver, together), driver)
+        """What ``driver`` said after a call of the caller's, acted on by the pump."""
+        self.pump.act(self.host.wrap(driver, ready))
 
-    def _emit(self, driver: ScheddDriver, ready: Ready) -> list[Send]:
-        """Events, user logs and log lines out; the sends left to make (none when the
-        schedd crashed meanwhile: it says nothing more)."""
-        if not self._running(driver):
-            return []
-        for level, text in driver.notes:
-            log.log(level, "%s", text)
-        driver.notes.clear()
+    def _outputs(self, ready: Ready) -> None:
+        """After the pump acted: log lines, job event logs, bad records and failed ticks
+        written where they go."""
         for daemon, kind, fields in ready.events:
             if kind == "bad_record":
                 log.warning(
@@ -322,104 +302,51 @@ class ScheddService(QmgmtMethods, sgrpc.ScheddServicer):
                     fields["where"],
                     fields["problem"],
                 )
-            self.ctx.events.emit(daemon, kind, **fields)
-        self._write_user_logs(driver)
-        if self._alarm is not None:
-            self._alarm.ring()  # the loop reads the wake-ups again
-        return ready.sends
+        for name, exc in self.host.failures:
+            log.error("%s: timers failed", name, exc_info=exc)
+        self.host.failures.clear()
+        for out in self.host.take_outputs():
+            for level, text in out.notes:
+                log.log(level, "%s", text)
+            self._write_user_logs(out)
 
-    async def _send(self, driver: ScheddDriver, sends: list[Send]) -> None:
-        """Requests to every address concurrently; each answer goes back to the core."""
-        await asyncio.gather(*(self._request(driver, s.address, s.msg) for s in sends))
+    def _write_user_logs(self, out: Outputs) -> None:
+        """Append a schedd's user log events to their files, one write per file; a log
+        that cannot be written is reported (once per file) and the schedd goes on."""
+        name = out.driver.name
+        for path, error in append_user_logs(out.user_logs).items():
+            self._counts["user_log_failures"] += 1
+            if (name, path) in self._user_log_refused:
+                continue
+            self._user_log_refused.add((name, path))
+            job = out.log_jobs[path]
+            log.warning("%s: cannot write the user log %s (job %s): %s", name, path, job, error)
+            self.ctx.events.emit(name, "user_log_failed", job=job, path=path, error=error)
 
-    async def _request(self, driver: ScheddDriver, address: str, msg: Any) -> None:
-        """One request of a core: its RPC, the answer (or the failure) delivered, and
-        what the core sends on it."""
-        answer = await CALLS[type(msg)](self, driver, address, msg)
-        items = _ITEMS.get(type(msg))
+    # --- the pump's senders: one schedd's message, the actor's Advertise ---------------
+
+    async def _from_schedd(self, send: Send) -> ToSchedd | None:
+        """One schedd's request: its RPC (as that schedd), the answer for it; nothing
+        from a schedd that crashed since it asked."""
+        env: FromSchedd = send.msg
+        driver = self.host.sender(env)
+        if driver is None:
+            return None
+        answer = await CALLS[type(env.msg)](self, driver, send.address, env.msg)
+        items = _ITEMS.get(type(env.msg))
         if answer is not None and items:
             # a big batch's answers took turns with the rest of the loop (its timers,
             # the other batches): they still do, then go to the core as one
-            async for _ in turns.in_turns(getattr(msg, items), turns.ADS_PER_TURN):
+            async for _ in turns.in_turns(getattr(env.msg, items), turns.ADS_PER_TURN):
                 pass
-        if answer is not None and self._running(driver):
-            now = self.ctx.clock.now()
-            sends = self._emit(driver, driver.deliver(answer, Peer(address, ANSWERER), now))
-            if sends:
-                await self._send(driver, sends)
+        return None if answer is None else ToSchedd(env.key, env.life, answer)
 
-    def _write_user_logs(self, driver: ScheddDriver) -> None:
-        """Append the core's user log events to their files, one write per file; a log
-        that cannot be written is reported (once per file) and the schedd goes on."""
-        texts, jobs = driver.take_user_logs()
-        for path, error in append_user_logs(texts).items():
-            self._counts["user_log_failures"] += 1
-            if (driver.name, path) in self._user_log_refused:
-                continue
-            self._user_log_refused.add((driver.name, path))
-            job = jobs[path]
-            log.warning(
-                "%s: cannot write the user log %s (job %s): %s", driver.name, path, job, error
-            )
-            self.ctx.events.emit(driver.name, "user_log_failed", job=job, path=path, error=error)
+    async def _advertise(self, send: Send) -> JointAnswer:
+        return await advertise(self, send.address, send.msg)
 
-    # --- the loop ------------------------------------------------------------------------
-
-    async def _loop(self) -> None:
-        """Sleep until a schedd's next wake-up (or a wake), tick the schedds due. The
-        actor sends one Advertise for all its schedds: when one's ad round starts, the
-        others' start with it (as one timer did)."""
-        assert self._alarm is not None
-        while True:
-            now = await self._alarm.due(self._next_wakeup)
-            readies: list[tuple[ScheddDriver, Ready]] = []
-            for driver in list(self.drivers.values()):
-                due = self._due(driver)
-                if due is not None and due <= now:
-                    try:
-                        readies.append((driver, driver.tick(now)))
-                    except Exception:  # a bug: logged, that schedd tried again later
-                        log.exception("%s: timers failed", driver.name)
-                        self._failed[driver.name.lower()] = now + _RETRY_AFTER_FAILURE
-            ads = self._take_advertises(readies)
-            if ads:
-                for driver in self.drivers.values():
-                    if not any(d is driver for d, _ in ads) and driver.can_join_ad_round():
-                        joined = Ready()
-                        driver.ad_round(now, joined)
-                        ads += self._take_advertises([(driver, joined)])
-                        readies.append((driver, joined))
-            for driver, ready in readies:
-                self._act(driver, ready)
-            if ads:
-                self._spawn(advertise(self, ads))
-
-    def _next_wakeup(self) -> float | None:
-        """The earliest of the schedds' wake-ups."""
-        return min(
-            (t for d in self.drivers.values() if (t := self._due(d)) is not None), default=None
-        )
-
-    def _due(self, driver: ScheddDriver) -> float | None:
-        """When ``driver`` wants a tick; not before a retry after its ticking failed."""
-        due = driver.next_wakeup()
-        retry = self._failed.get(driver.name.lower())
-        if retry is None or due is None:
-            return due
-        if due >= retry:
-            del self._failed[driver.name.lower()]
-        return max(due, retry)
-
-    @staticmethod
-    def _take_advertises(
-        readies: list[tuple[ScheddDriver, Ready]],
-    ) -> list[tuple[ScheddDriver, CollectorAdvertise]]:
-        out = []
-        for driver, ready in readies:
-            for send in [s for s in ready.sends if isinstance(s.msg, CollectorAdvertise)]:
-                ready.sends.remove(send)
-                out.append((driver, send.msg))
-        return out
+    def _failure(self, msg: Any, exc: BaseException) -> Any:
+        failed = undeliverable(msg, exc)
+        return self.host.failed(msg, failed.code, failed.detail)
 
     async def _driver(self, name: str, context: grpc.aio.ServicerContext) -> ScheddDriver:
         if not name:
@@ -576,7 +503,7 @@ class ScheddService(QmgmtMethods, sgrpc.ScheddServicer):
     ) -> spb.ResourceRequestsReply:
         driver = await self._driver(request.schedd_name, context)
         ask = ScheddResourceRequestsRequest(rpc.request_id(), driver.name, request.submitter)
-        answer = await self._deliver(driver, ask, context)
+        answer = await self._deliver(ask, context)
         reply = spb.ResourceRequestsReply()
         ads_to_pb(answer.ads, reply.requests, functools.partial(self._unsendable, driver.core))
         return reply
@@ -654,16 +581,14 @@ class ScheddService(QmgmtMethods, sgrpc.ScheddServicer):
         ready = held
         parts: Any = turns.in_turns(notices, turns.ADS_PER_TURN) if notices else _no_matches()
         async for part in parts:
-            if not self._running(driver):
+            if not self.host.running(driver):
                 return
             msg = ScheddMatches(corr, driver.name, cycle, list(part))
             got = driver.deliver(msg, peer, self.ctx.clock.now())
             _reply_of(got, corr)  # answered at once (see _apply_matches)
             ready.extend(got)
         ready.sends = driver.merge_sends(ready.sends)
-        sends = self._emit(driver, ready)
-        if sends:
-            await self._send(driver, sends)
+        self._act(driver, ready)
 
     def _match_notice(self, driver: ScheddDriver, raw: bytes) -> MatchNotice | None:
         """The match (its bytes) as the core takes it; None (the match dropped, and why
@@ -738,22 +663,19 @@ class ScheddService(QmgmtMethods, sgrpc.ScheddServicer):
         for key, exits in by_core.items():
             driver = self.drivers[key]
             async for part in turns.in_turns(exits, turns.ADS_PER_TURN):
-                if not self._running(driver):
+                if not self.host.running(driver):
                     break  # crashed meanwhile: the startd's report is answered, as lost
                 msg = ScheddJobsExited(rpc.request_id(), driver.name, list(part))
-                await self._deliver(driver, msg, context)
+                await self._deliver(msg, context)
             accepted += len(exits)
         return spb.JobsExitedReply(accepted=accepted)
 
     # --- requests of the cores: one function per message type ---------------------------
 
-    async def _deliver(
-        self, driver: ScheddDriver, msg: Any, context: grpc.aio.ServicerContext
-    ) -> Any:
-        """Deliver a request from a caller; its reply (a refusal aborts the call)."""
-        ready = driver.deliver(msg, Peer("", caller()), self.ctx.clock.now())
-        reply = _reply_of(ready, msg.corr)
-        self._act(driver, ready)
+    async def _deliver(self, msg: Any, context: grpc.aio.ServicerContext) -> Any:
+        """Deliver a request from a caller to the schedd it names; its reply (a refusal
+        aborts the call)."""
+        reply = self.pump.request(msg, caller(), self.ctx.clock.now())
         if isinstance(reply, Undeliverable):
             await context.abort(grpc.StatusCode[reply.code], reply.detail)
         return reply

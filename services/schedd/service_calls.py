@@ -1,9 +1,9 @@
 """The schedd shell's requests: one function per message type a schedd core sends.
 
 Each makes the message's RPC (protobuf) and returns the answer as the contract's reply message,
-or the failure as ``Undeliverable``; :meth:`.service.ScheddService._request` delivers it
-back to the core. No HTCondor rule here (the outcomes of a failure are the core's): a
-generic pump can take this table (:data:`CALLS`) over as it is.
+or the failure as ``Undeliverable``; the pump delivers it back to the core (the schedd
+that asked: :class:`.host.ScheddHost`). No HTCondor rule here (the outcomes of a failure
+are the core's).
 """
 
 from __future__ import annotations
@@ -19,11 +19,10 @@ import grpc.aio
 from .. import rpc, turns
 from ..auth import Principal, Role, daemon_identity
 from ..classad import ClassAd
-from ..contract import Peer, Undeliverable
+from ..contract import Undeliverable
 from ..daemon import RPC_TIMEOUT
 from ..messages import (
     AdvertiseAck,
-    CollectorAdvertise,
     CollectorQuery,
     NegotiatorReschedule,
     QueryReply,
@@ -44,6 +43,7 @@ from ..v1 import negotiator_pb2_grpc as ngrpc
 from ..v1 import startd_pb2 as tpb
 from ..v1 import startd_pb2_grpc as tgrpc
 from ..wire import WireError, ad_from_pb, ad_to_pb
+from .host import JointAdvertise, JointAnswer, ToSchedd
 from .records import ActivationOutcome, ClaimOutcome, ClaimRequest
 
 if TYPE_CHECKING:
@@ -230,38 +230,27 @@ async def _reschedule(
     return RescheduleAck(msg.corr, reply.next_cycle)
 
 
-async def advertise(svc: ScheddService, ads: list[tuple[ScheddDriver, CollectorAdvertise]]) -> None:
-    """The actor's schedds' ads in one Advertise (in the order the schedds were
-    named); the answer, or the failure, delivered to each."""
-    order = list(svc.drivers.values())
-    ads.sort(key=lambda item: order.index(item[0]) if item[0] in order else len(order))
+async def advertise(svc: ScheddService, address: str, joint: JointAdvertise) -> JointAnswer:
+    """The actor's schedds' ads in one Advertise; the answer, or the failure, for each."""
     request = cpb.AdvertiseRequest()
-    for _, msg in ads:
-        for u in msg.updates:
+    for part in joint.parts:
+        for u in part.msg.updates:
             ad_to_pb(u.ad, request.updates.add(ad_type=u.ad_type, invalidate=u.invalidate).ad)
-    address = ads[0][0].collector_address
     stub = cgrpc.CollectorStub(svc.ctx.channel(address, Role.DAEMON))
     answers: list[Any]
     try:
         reply = await rpc.call(stub.Advertise, request, timeout=RPC_TIMEOUT)
     except grpc.aio.AioRpcError as exc:
-        answers = [Undeliverable(msg, exc.code().name, exc.details() or "") for _, msg in ads]
+        answers = [Undeliverable(p.msg, exc.code().name, exc.details() or "") for p in joint.parts]
     else:
         errors = list(reply.errors)  # told once, by the first
         answers = [
-            AdvertiseAck(msg.corr, reply.accepted, errors if i == 0 else [])
-            for i, (_, msg) in enumerate(ads)
+            AdvertiseAck(p.msg.corr, reply.accepted, errors if i == 0 else [])
+            for i, p in enumerate(joint.parts)
         ]
-    now = svc.ctx.clock.now()
-    for (driver, _), answer in zip(ads, answers, strict=True):
-        if svc._running(driver):
-            svc._act(driver, driver.deliver(answer, Peer(address, ANSWERER), now))
-
-
-async def _advertise_alone(
-    svc: ScheddService, driver: ScheddDriver, address: str, msg: CollectorAdvertise
-) -> None:
-    await advertise(svc, [(driver, msg)])
+    return JointAnswer(
+        [ToSchedd(p.key, p.life, answer) for p, answer in zip(joint.parts, answers, strict=True)]
+    )
 
 
 # each request a core sends: the function that makes its RPC and returns the answer
@@ -272,5 +261,4 @@ CALLS: dict[type, Callable[..., Awaitable[Any]]] = {
     StartdKeepAlive: _keepalive,
     CollectorQuery: _query,
     NegotiatorReschedule: _reschedule,
-    CollectorAdvertise: _advertise_alone,
 }

@@ -121,8 +121,8 @@ def startd_job(proc: int = 0, duration: int = 3600, lease: int | None = 600) -> 
     return ad
 
 
-def make_schedd(path: Path, now: float = 0.0, config: str = "") -> Schedd:
-    s = Schedd("schedd1", JobQueue(path), parse_config(config, "<test>"), now)
+def make_schedd(path: Path, now: float = 0.0, config: str = "", *, name: str = "schedd1") -> Schedd:
+    s = Schedd(name, JobQueue(path), parse_config(config, "<test>"), now)
     s.address = "<127.0.0.1:9618>"
     return s
 

@@ -10,10 +10,9 @@ ways, and each is refused here:
 - a ClassAd looked into: ``eval``, ``get_value``, ``lookup``, ``matches``, ``evaluate``
   on anything, but for the few reads listed below, each with why it is no rule.
 
-A shell on the generic pump (``pump.py``) has no loop of its own: no ``while`` in a
-coroutine, no ``Alarm`` made, no ``sleep_until`` called. The schedds' shell (the joint
-ad rounds of an actor's schedds) still runs a loop of its own (listed below; the list
-only shrinks).
+Every daemon shell runs on the generic pump (``pump.py``) and has no loop of its own: no
+``while`` in a coroutine, no ``Alarm`` made, no ``sleep_until`` called. (The schedds of
+one actor share one loop and one Advertise as one core, ``schedd/host.py``.)
 """
 
 from __future__ import annotations
@@ -29,6 +28,7 @@ SERVICES = Path(__file__).resolve().parents[2] / "services"
 SHELLS = sorted(
     [
         *SERVICES.glob("*/service.py"),
+        *SERVICES.glob("*/service_*.py"),  # a shell's parts (the schedd's calls, qmgmt)
         SERVICES / "daemon.py",
         SERVICES / "pump.py",
         SERVICES / "pool" / "host.py",
@@ -78,10 +78,6 @@ def test_a_shell_reads_no_knob_and_decides_nothing_on_an_ad(path: Path) -> None:
     assert rule_sites(path) == []
 
 
-# the daemon shells that still loop on their own (the list only shrinks)
-OWN_LOOPS = {"schedd/service.py"}
-
-
 def loop_sites(path: Path, root: Path = SERVICES) -> list[str]:
     """Where ``path`` loops, sleeps or waits on its own rather than on the pump."""
     rel = path.relative_to(root).as_posix()
@@ -104,15 +100,11 @@ def loop_sites(path: Path, root: Path = SERVICES) -> list[str]:
 
 @pytest.mark.parametrize(
     "path",
-    sorted(SERVICES.glob("*/service.py")),
+    sorted([*SERVICES.glob("*/service.py"), *SERVICES.glob("*/service_*.py")]),
     ids=lambda p: p.relative_to(SERVICES).as_posix(),
 )
 def test_a_daemon_shell_runs_on_the_pump(path: Path) -> None:
-    rel = path.relative_to(SERVICES).as_posix()
-    if rel in OWN_LOOPS:  # not yet: the list is kept true
-        assert loop_sites(path) != []
-    else:
-        assert loop_sites(path) == []
+    assert loop_sites(path) == []
 
 
 def test_the_shells_are_found() -> None:
@@ -121,6 +113,7 @@ def test_the_shells_are_found() -> None:
         "collector/service.py",
         "negotiator/service.py",
         "schedd/service.py",
+        "schedd/service_calls.py",
         "startd/service.py",
         "daemon.py",
         "pool/host.py",
