@@ -9,7 +9,9 @@ and id (``schedd1 12.0``); the startd's events name the schedd through the claim
 Invariants:
 
 - ``job_lost``: every submitted job is in the final queue or in history (GlobalJobId).
-- ``job_running_twice``: a job is never activated on a claim while it runs on another.
+- ``job_running_twice``: a job is never activated on a claim while it runs on another
+  (a run ends with its claim's end at the startd, or when its schedd gives the claim up:
+  ``reconnect_failed``, after which HTCondor's schedd runs the job again).
 - ``job_completed_twice``: a schedd completes a job at most once, and history holds it once.
 - ``job_completion_unlogged``: a job history holds as completed (JobStatus 4) has its
   schedd's ``job_completed`` event: the event is committed with the change (a crash keeps
@@ -71,6 +73,7 @@ INVARIANTS = (
 AD_DELAY = 60.0  # pool seconds an ad change may take to reach the negotiator's snapshot
 _EPSILON = 1e-3  # event times are rounded to the millisecond
 _RUN_ENDS = ("job_exit", "job_evicted", "release", "lease_expired")  # a run ends on its claim
+_RUNS_LEFT = (*_RUN_ENDS, "reconnect_failed")  # ... or its schedd gives the claim up
 _RESOURCES = (("cpus", "Cpus"), ("memory", "Memory"), ("disk", "Disk"))
 _CENTRAL = "central"  # the actor that hosts the collector
 # faults that may keep a startd's ads from the collector: a cut between them, or a
@@ -249,7 +252,10 @@ def _jobs(
             )
     running: dict[tuple[str, str], tuple[str, int]] = {}  # job -> (claim, activate line)
     deaths = _deaths(events)
-    for n, e in sorted(startd + [(n, {}) for n in deaths]):
+    # a schedd that gave a claim up (its job lease ran out) runs the job elsewhere, as
+    # HTCondor's does: the silent startd's own lease ends its copy (``lease_late``)
+    gave_up = [(n, e) for n, e in events if e["kind"] == "reconnect_failed" and e.get("job")]
+    for n, e in sorted(startd + gave_up + [(n, {}) for n in deaths]):
         if n in deaths:  # a dead startd runs nothing any more
             running = {k: v for k, v in running.items() if _machine_of(v[0]) not in deaths[n]}
             continue
@@ -269,7 +275,7 @@ def _jobs(
                     )
                 )
             running[key] = (cid, n)
-        elif e["kind"] in _RUN_ENDS and running.get(key, ("",))[0] == cid:
+        elif e["kind"] in _RUNS_LEFT and running.get(key, ("",))[0] == cid:
             del running[key]
     return out
 
