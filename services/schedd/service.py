@@ -134,7 +134,7 @@ class ScheddService(QmgmtMethods, sgrpc.ScheddServicer):
         self.host = ScheddHost()
         self.down: dict[str, str] = {}  # crashed schedds of this actor: lower-case -> name
         self._kept: dict[str, Counter[str]] = {}  # a crashed schedd's counters, until back
-        self._by_core: dict[str, set[asyncio.Future[Any]]] = {}  # a schedd's matches in work
+        self._by_core: dict[str, set[asyncio.Future[Any]]] = {}  # a schedd's work in flight
         self._counts: Counter[str] = Counter()  # the shell's own (decoding, user logs)
         self._user_log_refused: set[tuple[str, str]] = set()  # (schedd, path) reported
         self._background: set[asyncio.Task[Any]] = set()
@@ -276,6 +276,10 @@ class ScheddService(QmgmtMethods, sgrpc.ScheddServicer):
         task = asyncio.ensure_future(coro)
         self._background.add(task)
         task.add_done_callback(self._finished)
+        self._owned(task, driver)
+
+    def _owned(self, task: asyncio.Future[Any], driver: ScheddDriver) -> None:
+        """``task`` is ``driver``'s: cancelled if that schedd crashes."""
         mine = self._by_core.setdefault(driver.name.lower(), set())
         mine.add(task)
         task.add_done_callback(mine.discard)
@@ -332,7 +336,18 @@ class ScheddService(QmgmtMethods, sgrpc.ScheddServicer):
         driver = self.host.sender(env)
         if driver is None:
             return None
-        answer = await CALLS[type(env.msg)](self, driver, send.address, env.msg)
+        # the schedd's own work: a crash stops it where it is (a claim request built in
+        # turns is never sent by a schedd that died meanwhile)
+        work = asyncio.ensure_future(CALLS[type(env.msg)](self, driver, send.address, env.msg))
+        self._owned(work, driver)
+        try:
+            await asyncio.wait({work})
+        except asyncio.CancelledError:
+            work.cancel()
+            raise
+        if work.cancelled():
+            return None
+        answer = work.result()
         items = _ITEMS.get(type(env.msg))
         if answer is not None and items:
             # a big batch's answers took turns with the rest of the loop (its timers,

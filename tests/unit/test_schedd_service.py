@@ -72,9 +72,13 @@ class FakeStartd(tgrpc.StartdServicer):
     unknown: set[str] = field(default_factory=set)
     # a call applied but its answer lost (DEADLINE_EXCEEDED), per method
     lose_answers: set[str] = field(default_factory=set)
+    # set: RequestClaims answers only once it is set
+    answer_claims: asyncio.Event | None = None
 
     async def RequestClaims(self, request, context):  # type: ignore[no-untyped-def]
         self.claims.append(request)
+        if self.answer_claims is not None:
+            await self.answer_claims.wait()
         reply = tpb.RequestClaimsReply()
         for c in request.claims:
             reply.results.add(claim_id=c.claim_id, ok=True, slot_name=c.slot_name)
@@ -595,6 +599,33 @@ async def test_a_schedd_whose_timers_raise_is_ticked_again_ten_seconds_later(
     assert "schedd1: timers failed" in caplog.text
     await pool.clock.advance(10)  # tried again at 15: the loop lives on
     await until(lambda: len(pool.collector.updates) > sent)
+
+
+async def test_a_schedd_that_crashes_with_a_claim_request_out_hears_nothing_of_it(
+    pool: Pool,
+) -> None:
+    """Its work in flight goes with it; the schedd started again from its queue file under
+    the same name counts its requests from 1 again, and is not told the old answer."""
+    pool.startd.answer_claims = asyncio.Event()
+    await pool.stub(Role.SUBMIT).Submit(spb.SubmitRequest(description=SUB, owner="alice"))
+    rr = await pool.stub(Role.NEGOTIATOR).GetResourceRequests(spb.ResourceRequestsRequest())
+    acid = ad_from_pb(rr.requests[0]).get_value("AutoClusterId")
+    claim_ids = [f"<{pool.startd_address}>#1#{n}#s{n}" for n in (1, 2)]
+    await pool.stub(Role.NEGOTIATOR).Matches(matches_request(pool, "m1", acid, claim_ids))
+    await until(lambda: len(pool.startd.claims) == 1)  # asked; the startd holds its answer
+    pool.svc.crash_daemon("schedd1")
+    pool.svc.restart_daemon("schedd1")
+    pool.ctx.events.drain()
+    sent = len(pool.collector.updates)
+    pool.startd.answer_claims.set()
+    # the restarted schedd's ad round runs (SCHEDD_INTERVAL after its start: 300); no
+    # claim comes to it meanwhile
+    await pool.clock.advance(300)
+    await until(lambda: len(pool.collector.updates) > sent)
+    core = pool.svc.cores["schedd1"]
+    assert core.status()["running"] == 0 and core.claims == {}
+    assert "claim_held" not in [e["kind"] for e in pool.ctx.events.drain()]
+    assert pool.startd.activations == []
 
 
 async def test_events_a_crash_kept_in_the_queue_file_are_handed_over_once(
