@@ -426,6 +426,20 @@ def test_autoclusters(path: Path) -> None:
     assert "RequestMemory" in str(v(r, "AutoClusterAttrs")).split(",")
 
 
+def test_separate_submits_of_one_description_share_their_values(path: Path) -> None:
+    """A Poisson workload submits one job at a time: equal numbers and plain strings are
+    one expression object each (as parsed texts are), so the autocluster memo, which
+    goes by object, knows the second job's signature without writing it out."""
+    s = make(path)
+    for n in range(2):
+        s.submit(SLEEP + f"arguments = {60 + n}\nqueue\n", "p.sub", "alice", float(n))
+    one, two = s.jobs[(1, 0)].ad, s.jobs[(2, 0)].ad
+    for name in ("RequestCpus", "RequestMemory", "FileSystemDomain", "Requirements"):
+        assert one.lookup(name) is two.lookup(name), name
+    assert one.lookup("Args") is not two.lookup("Args")
+    assert s.jobs[(1, 0)].autocluster == s.jobs[(2, 0)].autocluster
+
+
 def test_attributes_referenced_by_requirements_are_significant(path: Path) -> None:
     s = make(path)
     base = "executable = /bin/sleep\nrequirements = TARGET.Site == MY.Site\n"
