@@ -9,9 +9,9 @@ here, so the shell (``service.py``) stays a codec on the generic pump:
 - one Advertise for all: when one schedd's ad round starts, the others' rounds that may
   start join it (as one timer did), and the collector's answer is split per schedd;
 - the answers routed back: each message a schedd sends goes out wrapped as
-  :class:`FromSchedd` (its name and incarnation); its answer comes back as
-  :class:`ToSchedd` and reaches that schedd only if it has not crashed since (a restarted
-  schedd counts its correlation ids from 1 again);
+  :class:`FromSchedd` (the schedd that sent it); its answer comes back as
+  :class:`ToSchedd` and reaches that schedd only if it is still running (one restarted
+  under the same name is another driver, and counts its correlation ids from 1 again);
 - a schedd that came back inside a running actor keeps its keepalives on the actor's
   round.
 
@@ -21,7 +21,6 @@ round is a live process's habit, not an HTCondor rule the kernel must show.
 
 from __future__ import annotations
 
-import itertools
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -35,6 +34,7 @@ __all__ = [
     "FromSchedd",
     "JointAdvertise",
     "JointAnswer",
+    "Outputs",
     "ScheddHost",
     "ToSchedd",
 ]
@@ -47,11 +47,9 @@ _REPLY_TYPES = (*REPLIES, Undeliverable)
 
 @dataclass(frozen=True, slots=True)
 class FromSchedd:
-    """A message one schedd of the actor sends: ``key`` is its lower-case name, ``life``
-    the incarnation that sent it."""
+    """A message one schedd of the actor sends (``schedd``: the driver that sent it)."""
 
-    key: str
-    life: int
+    schedd: ScheddDriver
     msg: Any
 
 
@@ -59,8 +57,7 @@ class FromSchedd:
 class ToSchedd:
     """The answer to a :class:`FromSchedd` (a reply record or an ``Undeliverable``)."""
 
-    key: str
-    life: int
+    schedd: ScheddDriver
     answer: Any
 
 
@@ -95,8 +92,6 @@ class ScheddHost:
 
     def __init__(self) -> None:
         self.drivers: dict[str, ScheddDriver] = {}
-        self._lives: dict[str, int] = {}
-        self._life = itertools.count(1)
         self._failed: dict[str, float] = {}  # a schedd whose tick raised: when to try again
         self._touched: dict[str, ScheddDriver] = {}  # since the last take_outputs
         self.failures: list[tuple[str, BaseException]] = []  # ticks that raised, for the log
@@ -106,13 +101,11 @@ class ScheddHost:
     def add(self, driver: ScheddDriver) -> None:
         key = driver.name.lower()
         self.drivers[key] = driver
-        self._lives[key] = next(self._life)
         self._failed.pop(key, None)
 
     def remove(self, name: str) -> ScheddDriver:
         """Schedd ``name`` gone (crashed): nothing it sent is answered to it again."""
         key = name.lower()
-        self._lives.pop(key, None)
         self._failed.pop(key, None)
         self._touched.pop(key, None)
         return self.drivers.pop(key)
@@ -120,12 +113,6 @@ class ScheddHost:
     def running(self, driver: ScheddDriver) -> bool:
         """Whether ``driver`` is still the schedd of its name (not crashed meanwhile)."""
         return self.drivers.get(driver.name.lower()) is driver
-
-    def sender(self, env: FromSchedd) -> ScheddDriver | None:
-        """The schedd that sent ``env``, if it is still that incarnation."""
-        if self._lives.get(env.key) != env.life:
-            return None
-        return self.drivers[env.key]
 
     def start(self, now: float) -> Ready:
         """What every schedd sends at once."""
@@ -188,7 +175,7 @@ class ScheddHost:
         ready = Ready()
         for driver, r in readies:
             ready.extend(self.wrap(driver, r))
-        return _joined(ready, list(self.drivers))
+        return _joined(ready, list(self.drivers.values()))
 
     def deliver(self, msg: Any, sender: Peer, now: float) -> Ready:
         """An answer to what a schedd sent (to that incarnation only), or a caller's
@@ -200,16 +187,17 @@ class ScheddHost:
             for answer in msg.answers:
                 ready.extend(self._answer(answer, sender, now))
             return ready
-        driver = self.drivers.get(str(getattr(msg, "schedd_name", "")).lower())
+        name = str(getattr(msg, "schedd_name", ""))
+        driver = self.drivers.get(name.lower())
         if driver is None:
-            refusal = Undeliverable(msg, "UNAVAILABLE", f"schedd {msg.schedd_name} is not running")
+            refusal = Undeliverable(msg, "UNAVAILABLE", f"schedd {name} is not running")
             return Ready(sends=[Send(sender.address, refusal)])
         return self.wrap(driver, driver.deliver(msg, sender, now))
 
     def _answer(self, answer: ToSchedd, sender: Peer, now: float) -> Ready:
-        if self._lives.get(answer.key) != answer.life:
+        driver = answer.schedd
+        if not self.running(driver):
             return Ready()  # its schedd crashed since: the answer is lost with it
-        driver = self.drivers[answer.key]
         return self.wrap(driver, driver.deliver(answer.answer, sender, now))
 
     # --- what goes out ----------------------------------------------------------------
@@ -218,29 +206,27 @@ class ScheddHost:
         """``driver``'s ``Ready`` as the actor's: its messages wrapped with who sent them
         (a caller's reply as it is), its ads as an Advertise of their own; nothing sent
         by a schedd that crashed meanwhile."""
-        key = driver.name.lower()
-        if self.drivers.get(key) is not driver:
+        if not self.running(driver):
             return Ready(events=ready.events)
-        self._touched[key] = driver
-        life = self._lives[key]
+        self._touched[driver.name.lower()] = driver
         out = Ready(events=ready.events)
         for send in ready.sends:
             msg = send.msg
             if isinstance(msg, _REPLY_TYPES):
                 out.sends.append(send)
             elif isinstance(msg, CollectorAdvertise):
-                out.send(send.address, JointAdvertise([FromSchedd(key, life, msg)]))
+                out.send(send.address, JointAdvertise([FromSchedd(driver, msg)]))
             else:
-                out.send(send.address, FromSchedd(key, life, msg))
+                out.send(send.address, FromSchedd(driver, msg))
         return out
 
     def failed(self, msg: Any, code: str, detail: str) -> Any:
         """The answer to ``msg`` (what :meth:`wrap` sent) when it could not be sent."""
         if isinstance(msg, FromSchedd):
-            return ToSchedd(msg.key, msg.life, Undeliverable(msg.msg, code, detail))
+            return ToSchedd(msg.schedd, Undeliverable(msg.msg, code, detail))
         if isinstance(msg, JointAdvertise):
             return JointAnswer(
-                [ToSchedd(p.key, p.life, Undeliverable(p.msg, code, detail)) for p in msg.parts]
+                [ToSchedd(p.schedd, Undeliverable(p.msg, code, detail)) for p in msg.parts]
             )
         return Undeliverable(msg, code, detail)
 
@@ -260,13 +246,13 @@ def _advertises(ready: Ready) -> bool:
     return any(isinstance(s.msg, CollectorAdvertise) for s in ready.sends)
 
 
-def _joined(ready: Ready, order: list[str]) -> Ready:
+def _joined(ready: Ready, order: list[ScheddDriver]) -> Ready:
     """``ready`` with its Advertises joined into one (at the first one's place), the
     schedds' parts in the order the schedds were named."""
     joint = [s for s in ready.sends if isinstance(s.msg, JointAdvertise)]
     if len(joint) < 2:
         return ready
-    parts = sorted((p for s in joint for p in s.msg.parts), key=lambda p: order.index(p.key))
+    parts = sorted((p for s in joint for p in s.msg.parts), key=lambda p: order.index(p.schedd))
     first = ready.sends.index(joint[0])
     rest = [s for s in ready.sends if not isinstance(s.msg, JointAdvertise)]
     rest.insert(first, Send(joint[0].address, JointAdvertise(parts)))

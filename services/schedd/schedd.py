@@ -91,7 +91,6 @@ __all__ = [
 
 
 _PARSE_CACHE_LIMIT = 100_000
-_STRINGS_KEPT = 4096  # plain strings: GlobalJobId is one per job, FileSystemDomain one
 _ID_ATTRS = frozenset({"ProcId", "GlobalJobId"})
 # attributes the job record caches (submitter, priority, weight, state)
 _DERIVED = frozenset({"jobprio", "requestcpus", "accountinggroup", "owner", "jobstatus"})
@@ -193,7 +192,6 @@ class Schedd(ReadyMadeJobs, JobActions, NegotiatedClaims, JobExits, ClaimKeepali
         # one gathered: whoever gathers reads them with events_between(seen, loaded_seq))
         self.loaded_event_seq = self.event_seq = queue.last_event_seq()
         self._parse_cache: dict[str, Expr] = {}
-        self._strings: dict[str, Expr] = {}  # plain string texts (most seen once)
         self._served: dict[str, Expr] = {}  # see _stored_expr
         self._startup = Outbox()
         self._reported: set[str] = set()  # bad records already reported (history)
@@ -217,23 +215,17 @@ class Schedd(ReadyMadeJobs, JobActions, NegotiatedClaims, JobExits, ClaimKeepali
     # --- small helpers ------------------------------------------------------------------
 
     def _expr(self, text: str) -> Expr:
+        # one object per text: equal values (RequestCpus 1, FileSystemDomain) are one
+        # expression to the autocluster memo, which goes by object
         if text.isdigit() and text.isascii():  # ProcId and counters: no parser
-            # one object per value, as a parsed text's: equal requests (RequestCpus 1)
-            # are one expression to the autocluster memo, not one per submit
             return shared_literal(int(text))
-        if _PLAIN_STRING.match(text):  # GlobalJobId and the like
-            # kept a while, one object per text (FileSystemDomain), for the same reason
-            expr = self._strings.get(text)
-            if expr is None:
-                if len(self._strings) >= _STRINGS_KEPT:
-                    self._strings.clear()
-                expr = self._strings[text] = to_expr(text[1:-1])
-            return expr
         expr = self._parse_cache.get(text)
         if expr is None:
             if len(self._parse_cache) >= _PARSE_CACHE_LIMIT:
                 self._parse_cache.clear()
-            expr = self._parse_cache[text] = parse_expr(text)
+            plain = _PLAIN_STRING.match(text)  # GlobalJobId and the like: no parser
+            expr = to_expr(text[1:-1]) if plain else parse_expr(text)
+            self._parse_cache[text] = expr
         return expr
 
     def _record_problem(

@@ -333,8 +333,8 @@ class ScheddService(QmgmtMethods, sgrpc.ScheddServicer):
         """One schedd's request: its RPC (as that schedd), the answer for it; nothing
         from a schedd that crashed since it asked."""
         env: FromSchedd = send.msg
-        driver = self.host.sender(env)
-        if driver is None:
+        driver = env.schedd
+        if not self.host.running(driver):
             return None
         # the schedd's own work: a crash stops it where it is (a claim request built in
         # turns is never sent by a schedd that died meanwhile)
@@ -354,7 +354,7 @@ class ScheddService(QmgmtMethods, sgrpc.ScheddServicer):
             # the other batches): they still do, then go to the core as one
             async for _ in turns.in_turns(getattr(env.msg, items), turns.ADS_PER_TURN):
                 pass
-        return None if answer is None else ToSchedd(env.key, env.life, answer)
+        return None if answer is None else ToSchedd(driver, answer)
 
     async def _advertise(self, send: Send) -> JointAnswer:
         return await advertise(self, send.address, send.msg)

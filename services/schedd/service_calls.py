@@ -249,7 +249,7 @@ async def advertise(svc: ScheddService, address: str, joint: JointAdvertise) -> 
             for i, p in enumerate(joint.parts)
         ]
     return JointAnswer(
-        [ToSchedd(p.key, p.life, answer) for p, answer in zip(joint.parts, answers, strict=True)]
+        [ToSchedd(p.schedd, answer) for p, answer in zip(joint.parts, answers, strict=True)]
     )
 
 

@@ -53,7 +53,7 @@ def joint(ready: Ready) -> JointAdvertise:
 
 def acked(adv: JointAdvertise) -> JointAnswer:
     return JointAnswer(
-        [ToSchedd(p.key, p.life, AdvertiseAck(p.msg.corr, len(p.msg.updates))) for p in adv.parts]
+        [ToSchedd(p.schedd, AdvertiseAck(p.msg.corr, len(p.msg.updates))) for p in adv.parts]
     )
 
 
@@ -62,7 +62,7 @@ def test_the_schedds_ad_rounds_go_as_one_advertise_in_the_order_they_were_named(
 ) -> None:
     assert host.next_wakeup() == 0.0
     adv = joint(host.tick(0.0))
-    assert [p.key for p in adv.parts] == ["schedd1", "schedd2"]
+    assert [p.schedd.name for p in adv.parts] == ["schedd1", "schedd2"]
     assert all(p.msg.updates[0].ad_type == "Scheduler" for p in adv.parts)
     # in flight: neither starts another round until its answer
     assert [s.msg for s in host.tick(1.0).sends if isinstance(s.msg, JointAdvertise)] == []
@@ -81,7 +81,7 @@ def test_a_round_that_starts_takes_the_other_schedds_rounds_with_it(
     host.wrap(two, two.submitted(40.0))
     assert host.next_wakeup() == 40.0
     adv = joint(host.tick(40.0))
-    assert [p.key for p in adv.parts] == ["schedd1", "schedd2"]
+    assert [p.schedd.name for p in adv.parts] == ["schedd1", "schedd2"]
     host.deliver(acked(adv), ANSWERER, 40.0)
     # both rounds start from 40: the next at 340 for both
     assert {d.core.ad_cadence.due() for d in host.drivers.values()} == {340.0}
@@ -97,13 +97,13 @@ def test_an_answer_reaches_only_the_incarnation_that_asked(
     host.add(again)
     host.restart(again, 0.0)
     mine = joint(host.tick(0.0))
-    (new,) = [p for p in mine.parts if p.key == "schedd2"]
+    (new,) = [p for p in mine.parts if p.schedd.name == "schedd2"]
     # the crashed schedd2 counted its ids as the new one does: the same corr
-    assert new.msg.corr == old.msg.corr and new.life != old.life
-    stale = ToSchedd(old.key, old.life, AdvertiseAck(old.msg.corr, 1))
+    assert new.msg.corr == old.msg.corr and new.schedd is again and old.schedd is not again
+    stale = ToSchedd(old.schedd, AdvertiseAck(old.msg.corr, 1))
     assert host.deliver(stale, ANSWERER, 1.0) == Ready()
     assert not again.can_join_ad_round()  # still waiting for its own answer
-    host.deliver(ToSchedd(new.key, new.life, AdvertiseAck(new.msg.corr, 1)), ANSWERER, 1.0)
+    host.deliver(ToSchedd(new.schedd, AdvertiseAck(new.msg.corr, 1)), ANSWERER, 1.0)
     assert again.can_join_ad_round()
 
 
@@ -123,7 +123,7 @@ def test_a_failed_send_comes_back_to_its_schedd_as_undeliverable(host: ScheddHos
     host.deliver(failed, ANSWERER, 2.0)
     # the round ended unanswered: each may start the next
     assert all(d.can_join_ad_round() for d in host.drivers.values())
-    one = FromSchedd("schedd1", 1, object())
+    one = FromSchedd(host.drivers["schedd1"], object())
     assert host.failed(one, "DEADLINE_EXCEEDED", "").answer.code == "DEADLINE_EXCEEDED"
 
 
@@ -138,7 +138,7 @@ def test_a_schedd_whose_timers_raise_is_tried_again_later_and_the_other_runs_on(
     monkeypatch.setattr(one, "tick", broken)
     adv = joint(host.tick(0.0))
     # schedd2 ran; schedd1's ad round (no timer of its own) joined it as ever
-    assert [p.key for p in adv.parts] == ["schedd1", "schedd2"]
+    assert [p.schedd.name for p in adv.parts] == ["schedd1", "schedd2"]
     assert [(name, str(exc)) for name, exc in host.failures] == [("schedd1", "a bug")]
     # schedd1 is due at 0 still (its first keepalive look), but not before its retry
     assert host.drivers["schedd1"].next_wakeup() == 0.0
