@@ -14,7 +14,7 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 from ..claimid import redact, sinful
-from ..classad import ClassAd, evaluate, matches
+from ..classad import ClassAd, evaluate
 from ..jobstates import IDLE, RUNNING
 from . import userlog as ulog
 from .queue import StoredClaim
@@ -263,7 +263,7 @@ class NegotiatedClaims:
                 continue
             if fit and not _fits(job.ad, slot_ad, at, rng):
                 continue
-            if not matches(job.ad, slot_ad, now=at, rng=rng):
+            if not self.memo.matches(job.ad, slot_ad, now=at, rng=rng):
                 continue
             best, best_group = order, group
         if best_group is None:

@@ -54,6 +54,7 @@ from ..classad import (
     unparse,
 )
 from ..classad.ad import shared_literal, to_expr
+from ..classad.evalmemo import EvalMemo
 from ..classad.numbers import INT64_MAX, out_of_range_number
 from ..classad.tree import Expr, Literal
 from ..config import ConfigDict
@@ -157,6 +158,7 @@ class Schedd(ReadyMadeJobs, JobActions, NegotiatedClaims, JobExits, ClaimKeepali
         # what random() in the jobs' expressions draws from: the schedd's own, seeded by
         # the pool's seed (a virtual run replays its draws)
         self.eval_rng = random.Random(f"{config.seed}:{name}:random()")
+        self.memo = EvalMemo()  # the match checks of jobs started on held claims
         knobs = ScheddKnobs.from_config(config)
         self.max_jobs_running = knobs.max_jobs_running
         self.claim_leftovers = knobs.claim_leftovers

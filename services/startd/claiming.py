@@ -111,13 +111,12 @@ class ClaimGrants:
     def _check_match(
         self: Machine, slot: Slot, slot_ad: ClassAd, job_ad: ClassAd, now: float
     ) -> None:
-        if not is_true(slot_ad.eval("Start", job_ad, now=self.ad_epoch + now, rng=self.eval_rng)):
+        at, rng, memo = self.ad_epoch + now, self.eval_rng, self.memo
+        if not is_true(memo.eval(slot_ad, "Start", job_ad, now=at, rng=rng)):
             raise ClaimRefusedError(
                 f"{slot.name}: START is not true for job {self._job_id(job_ad, now)}"
             )
-        if not is_true(
-            job_ad.eval("Requirements", slot_ad, now=self.ad_epoch + now, rng=self.eval_rng)
-        ):
+        if not is_true(memo.eval(job_ad, "Requirements", slot_ad, now=at, rng=rng)):
             raise ClaimRefusedError(
                 f"job {self._job_id(job_ad, now)}: its Requirements are not true on {slot.name}"
             )

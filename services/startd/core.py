@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..claimid import from_sinful, redact
 from ..classad import ClassAd
+from ..classad.evalmemo import EvalMemo
 from ..config import ConfigDict, ConfigError
 from ..contract import Peer, Ready, Undeliverable
 from ..messages import (
@@ -96,6 +97,7 @@ class StartdCore:
         self.specs = list(specs)
         self.ad_epoch = int(ad_epoch)  # Unix time of pool time 0 (ads' dates)
         self.machines: dict[str, Machine] = {}
+        self._memo = EvalMemo()  # the machines' remembered match checks
         self.changed: set[str] = set()  # machines whose ads changed since the shell looked
         self._held: dict[str, Machine] = {}  # claim id -> machine holding the claim
         self._exits: list[tuple[float, str]] = []  # (wakeup, machine name), lazy
@@ -138,7 +140,14 @@ class StartdCore:
         birthday = self.ad_epoch + int(now)  # a Unix time, as in HTCondor's claim ids
         for name, cfg in self.specs:
             self.machines[name] = Machine(
-                name, cfg, address, birthday, now, rng=rng(name), ad_epoch=self.ad_epoch
+                name,
+                cfg,
+                address,
+                birthday,
+                now,
+                rng=rng(name),
+                ad_epoch=self.ad_epoch,
+                memo=self._memo,
             )
         self.changed.update(self.machines)
 
@@ -178,6 +187,7 @@ class StartdCore:
             now,
             rng=rng(name),
             ad_epoch=self.ad_epoch,
+            memo=self._memo,
         )
         self.changed.add(name)
 

@@ -79,6 +79,7 @@ import random
 
 from ..claimid import from_sinful, make_claim_id, redact, sinful
 from ..classad import ERROR, UNDEFINED, ClassAd, evaluate
+from ..classad.evalmemo import EvalMemo
 from ..config import ConfigDict, ConfigError
 from .claiming import ClaimGrants
 from .grants import JobExitRecord, StartdError, UnknownClaimError
@@ -123,6 +124,7 @@ class Machine(ClaimGrants, Preempting, JobRuns, ClaimLeases):
         *,
         rng: random.Random | None = None,
         ad_epoch: int = 0,
+        memo: EvalMemo | None = None,
     ) -> None:
         if not name or "@" in name:
             raise ConfigError(f"machine name {name!r} must be non-empty and have no '@'")
@@ -142,6 +144,8 @@ class Machine(ClaimGrants, Preempting, JobRuns, ClaimLeases):
         # what random() in the policy expressions evaluated here draws from: the machine's
         # own, seeded by the pool's seed (a virtual run replays its draws)
         self.eval_rng = random.Random(f"{config.seed}:{name}:random()")
+        # START and the jobs' Requirements, remembered (shared by a startd's machines)
+        self.memo = memo if memo is not None else EvalMemo()
         layout = machine_layout(config, name)
         cpus, memory, disk = layout.cpus, layout.memory, layout.disk
         resources, specs = layout.resources, layout.slot_types
