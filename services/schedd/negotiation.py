@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 from ..claimid import redact, sinful
 from ..classad import ClassAd, evaluate
+from ..classad.tree import Literal
 from ..jobstates import IDLE, RUNNING
 from . import userlog as ulog
 from .queue import StoredClaim
@@ -377,7 +378,11 @@ def _fits(job_ad: ClassAd, slot_ad: ClassAd, now: float, rng: random.Random) -> 
         request = job_ad.lookup(f"Request{res}")
         if request is None:
             continue
-        want = evaluate(request, job_ad, slot_ad, now=now, rng=rng)
+        want = (
+            request.value
+            if type(request) is Literal
+            else evaluate(request, job_ad, slot_ad, now=now, rng=rng)
+        )
         have = slot_ad.eval(res, now=now, rng=rng)
         if isinstance(want, bool) or not isinstance(want, int | float):
             continue  # no request of this resource
