@@ -113,7 +113,7 @@ class KernelApiPool(PoolBase):
     def start(self) -> KernelApiPool:
         self.kp.start()
         # every daemon in this process: pace the collector while the pool lives
-        self._gc_before = gctune.paced()
+        self._gc_before = gctune.paced(gctune.VIRTUAL_THRESHOLDS)
         self._running = True
         return self
 

@@ -78,7 +78,9 @@ class KernelPool:
     # ------------------------------------------------------------------ start
 
     def start(self) -> None:
-        previous = gctune.paced()  # (as run: many ads built, nearly all freed by count)
+        previous = gctune.paced(
+            gctune.VIRTUAL_THRESHOLDS
+        )  # (as run: many ads built, nearly all freed by count)
         try:
             self._start()
         finally:
@@ -226,7 +228,7 @@ class KernelPool:
         ``progress(now, duration)`` after each step."""
         # a pool builds and drops ads by the hundred thousand: the collector's pace for
         # a pool's processes while it runs (gctune), the caller's put back after
-        previous = gctune.paced()
+        previous = gctune.paced(gctune.VIRTUAL_THRESHOLDS)
         try:
             self._run(duration, until_done, step, progress)
         finally:

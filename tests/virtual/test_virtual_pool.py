@@ -224,7 +224,7 @@ def test_a_virtual_pool_paces_the_collector_while_it_runs_and_gives_it_back() ->
     try:
         spec = load_spec(EXAMPLES / "pslot.toml")
         with Pool(spec, clock="virtual") as pool:
-            assert gc.get_threshold() == gctune.THRESHOLDS
+            assert gc.get_threshold() == gctune.VIRTUAL_THRESHOLDS
             pool.sleep_until(60)
         assert gc.get_threshold() == mine
     finally:
