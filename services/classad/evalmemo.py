@@ -67,11 +67,14 @@ def _names(expr: Expr) -> frozenset[str] | None:
         every_name(expr, out)
     except DynamicReference:
         return None
-    # a scope used as a value (not as the base of a selection) reads an ad's identity
+    # a scope used as a value (not as the base of a selection) reads an ad's identity; a
+    # nested ad is left out, as where an ad binds one (see _reach)
     stack: list[Expr] = [expr]
     while stack:
         node = stack.pop()
         t = type(node)
+        if t is AdExpr or (t is Literal and isinstance(node.value, ClassAd)):  # type: ignore[attr-defined]
+            return None
         if t is AttrRef and node.name.lower() in _SCOPES:  # type: ignore[attr-defined]
             return None
         if t is Call and node.name.lower() in _NOT_REMEMBERED_CALLS:  # type: ignore[attr-defined]

@@ -78,9 +78,8 @@ class KernelPool:
     # ------------------------------------------------------------------ start
 
     def start(self) -> None:
-        previous = gctune.paced(
-            gctune.VIRTUAL_THRESHOLDS
-        )  # (as run: many ads built, nearly all freed by count)
+        # (as run: many ads built, nearly all freed by count)
+        previous = gctune.paced(gctune.VIRTUAL_THRESHOLDS)
         try:
             self._start()
         finally:

@@ -96,6 +96,15 @@ def test_an_ad_as_a_value_is_never_remembered() -> None:
     assert memo.hits == 0
 
 
+def test_an_expression_holding_a_nested_ad_is_never_remembered() -> None:
+    memo = EvalMemo()
+    nested = parse_expr("[a = TARGET.x].a")
+    job = _ad()
+    for x in (1, 2, 1):
+        assert memo.evaluate(nested, job, _ad(x=x), now=NOW, rng=None) == x
+    assert memo.hits == 0
+
+
 def test_dynamic_references_are_never_remembered() -> None:
     memo = EvalMemo()
     dyn = parse_expr('eval(strcat("Mem", "ory")) > 1000')
