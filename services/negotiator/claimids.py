@@ -92,8 +92,10 @@ class PrivateAds:
         self.now, self.rng = now, rng
         if carry is not None:
             carry.begin(self.ads)
-            self.names = carry.per_row("Name", self.ads, self._name)
-            self.caps = carry.per_row("Capability", self.ads, self._capability)
+            self.names = carry.per_row("Name", self.ads, self._name, reads=("name",))
+            self.caps = carry.per_row(
+                "Capability", self.ads, self._capability, reads=("capability",)
+            )
         else:
             self.names = ClassAd.string_values(self.ads, "Name", now=now, rng=rng)
             self.caps = ClassAd.string_values(self.ads, "Capability", now=now, rng=rng)

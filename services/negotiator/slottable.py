@@ -35,7 +35,7 @@ from .limits import ConcurrencyLimits
 from .memo import AnswerMemo
 from .preemption import NO_PREEMPTION, preempted_user_key
 from .slotclasses import ClassView, SlotClasses, WatchedAd, WideTaint, job_reach, referenced_attrs
-from .slotusage import accounting_name, slot_usage
+from .slotusage import ACCOUNTING_NAMES, accounting_name, slot_usage
 
 
 def numbers_of(v: V.Vec, n: int) -> tuple[np.ndarray, np.ndarray]:
@@ -273,7 +273,7 @@ class CycleSlots:
         if carry is None:
             reads = ClassAd.string_values(self.ads, "Name", empty, now=self.now, rng=self.rng)
         else:
-            reads = carry.per_row("Name", self.ads, literal_name)
+            reads = carry.per_row("Name", self.ads, literal_name, reads=("name",))
             if NOT_LITERAL in reads:
                 reads = [
                     string_attr(ad, "Name", empty, self.now, self.rng) if x is NOT_LITERAL else x
@@ -474,7 +474,12 @@ class CycleSlots:
         names = (
             None
             if carry is None
-            else carry.per_row("accounting", self.ads, lambda ad: accounting_name(ad, now, rng))
+            else carry.per_row(
+                "accounting",
+                self.ads,
+                lambda ad: accounting_name(ad, now, rng),
+                reads=ACCOUNTING_NAMES,
+            )
         )
         return slot_usage(self.ads, self.weight, self.claimed, names, now=now, rng=rng)
 

@@ -15,10 +15,15 @@ from ..classad import ClassAd
 POOL_DOMAIN = "mockpool"  # accounting names are "<owner or group>@mockpool"
 
 
+# the attributes a slot's accounting name is read from, the first found first
+_ACCOUNTING_ATTRS = ("AccountingGroup", "RemoteUser", "RemoteOwner")
+ACCOUNTING_NAMES = tuple(a.lower() for a in _ACCOUNTING_ATTRS)
+
+
 def accounting_name(
     ad: ClassAd, now: float | None = None, rng: random.Random | None = None
 ) -> str | None:
-    for attr in ("AccountingGroup", "RemoteUser", "RemoteOwner"):
+    for attr in _ACCOUNTING_ATTRS:
         v = ad.eval(attr, now=now, rng=rng)
         if isinstance(v, str) and v:
             return v if "@" in v else f"{v}@{POOL_DOMAIN}"

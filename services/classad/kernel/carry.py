@@ -10,6 +10,7 @@ from typing import Any, TypeVar
 import numpy as np
 
 from .. import vector as V
+from ..tree import Literal
 from .column import Column
 
 T = TypeVar("T")
@@ -44,10 +45,13 @@ class ColumnCarry:
         # key -> (the lists it was made from, what was made: see derived)
         self._derived: dict[str, tuple[tuple[Any, ...], Any]] = {}
         self._ads: list[Any] = []  # the last table's ads, alive so their ids stay theirs
+        self._last_ads: list[Any] = []  # the table's before that (see per_row's reads)
         self._built: dict[str, int] = {}  # key -> the table that last built its column
         self._ad_ids = np.zeros(0, np.intp)
         self.table = 0  # tables begun
         self.changed: np.ndarray | None = None  # rows whose ad was replaced (None: moved)
+        # rows whose ad was replaced, however many (None: the rows moved)
+        self.replaced: np.ndarray | None = None
         self.reused = 0
         self.built = 0
         self.patched = 0
@@ -57,31 +61,47 @@ class ColumnCarry:
         """A new table of ``ads``: which rows hold another ad than the last table's."""
         n = len(ads)
         ids = np.fromiter(map(id, ads), np.intp, n)
-        self.changed = None
+        self.changed = self.replaced = None
         if len(self.pool.strings) > self.POOL_PER_ROW * max(n, 1_000):
             self.pool = V.StringPool()
             self._cols.clear()
             self._reads.clear()
         elif len(ids) == len(self._ad_ids):
-            changed = np.flatnonzero(ids != self._ad_ids)
+            changed = self.replaced = np.flatnonzero(ids != self._ad_ids)
             if len(changed) <= self.PATCH_FRACTION * n:
                 self.changed = changed
-        self._ads, self._ad_ids = list(ads), ids
+        self._last_ads, self._ads, self._ad_ids = self._ads, list(ads), ids
         self.table += 1
 
     def per_row(
-        self, key: str, ads: Sequence[Any], read: Callable[[Any], T], *, same: bool = False
+        self,
+        key: str,
+        ads: Sequence[Any],
+        read: Callable[[Any], T],
+        *,
+        same: bool = False,
+        reads: tuple[str, ...] = (),
     ) -> list[T]:
         """``[read(ad) for ad in ads]`` for the table just begun (``ads`` are its ads):
         the last table's list, read again only at the rows whose ad was replaced, when
         the last table read it too; the very list when they read as before (so what is
         made from it may be kept: :meth:`derived`). ``read`` depends on its ad alone. The
         list is shared with the next table's: never change it. ``same``: a read is as
-        before only when it is the very object it was (objects, not values)."""
+        before only when it is the very object it was (objects, not values).
+
+        ``reads``: the lower-case names ``read`` depends on alone, where each is a
+        literal. A replaced ad that binds the very same literals as the ad it replaced
+        (or lacks them as it did) reads as that ad did, however many ads were replaced:
+        a startd's periodic round replaces every slot's ad, sharing the bindings that
+        did not change."""
         last = self._reads.get(key)
-        if last is not None and last[1] == self.table - 1 and self.changed is not None:
+        rows_at = self.changed if self.changed is not None or not reads else self.replaced
+        if last is not None and last[1] == self.table - 1 and rows_at is not None:
             out = last[0]
-            rows = self.changed.tolist()
+            rows = rows_at.tolist()
+            if reads:
+                before = self._last_ads
+                rows = [r for r in rows if not _same_literals(before[r], ads[r], reads)]
             fresh = [read(ads[r]) for r in rows]
             if any(
                 v is not out[r] if same else (type(v) is not type(out[r]) or v != out[r])
@@ -139,3 +159,17 @@ class ColumnCarry:
     def put(self, key: str, row_exprs: list[Any], ids: np.ndarray, col: Column) -> None:
         self.built += 1
         self._cols[key] = (row_exprs, ids, col, self.table)
+
+
+def _same_literals(old: Any, new: Any, names: tuple[str, ...]) -> bool:
+    """Whether ``new`` binds each of ``names`` (lower-case) to the very literal ``old``
+    does, or lacks it as ``old`` does; neither ad in a scope (where a name it lacks
+    would be looked up further)."""
+    if old.parent is not None or new.parent is not None:
+        return False
+    a, b = old._attrs, new._attrs
+    for name in names:
+        x = a.get(name)
+        if x is not b.get(name) or (x is not None and type(x[1]) is not Literal):
+            return False
+    return True
