@@ -64,7 +64,22 @@ def fuzzed() -> Iterator[tuple[ServerThread, ErrorLog]]:
         lg.removeHandler(errors)
 
 
-def good_query(port: int) -> list[str]:
+def good_query(srv: ServerThread) -> list[str]:
+    """The slots' names, as a good client asks for them. The fuzz's handshake time is
+    short (0.25 s): on a busy machine the good handshake itself may run out of it, and
+    the listener closes it as it should. Only then (it counted a timeout) is it asked
+    again; any other close fails."""
+    for _ in range(3):
+        timeouts = srv.server.counts.timeouts
+        try:
+            return _query(srv.port)
+        except ConnectionError:
+            if srv.server.counts.timeouts == timeouts:
+                raise
+    raise AssertionError("three good queries in a row ran out of the handshake time")
+
+
+def _query(port: int) -> list[str]:
     with RawClient("127.0.0.1", port) as c:
         assert c.start_command(QUERY_STARTD_ADS).eval("ReturnCode") == "AUTHORIZED"
         q = ClassAd()
@@ -132,7 +147,7 @@ def test_whatever_arrives_the_listener_closes_cleanly_and_keeps_serving(
     send(srv.port, data, stall)
     assert srv.server.counts.errors == 0
     assert errors.records == []
-    assert good_query(srv.port) == ["slot1@fuzz", "slot2@fuzz"]
+    assert good_query(srv) == ["slot1@fuzz", "slot2@fuzz"]
 
 
 def test_htcondor2_still_gets_answers_after_the_fuzz(
