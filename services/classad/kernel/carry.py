@@ -95,7 +95,7 @@ class ColumnCarry:
         a startd's periodic round replaces every slot's ad, sharing the bindings that
         did not change."""
         last = self._reads.get(key)
-        rows_at = self.changed if self.changed is not None or not reads else self.replaced
+        rows_at = self.replaced if reads else self.changed  # (changed: replaced, when few)
         if last is not None and last[1] == self.table - 1 and rows_at is not None:
             out = last[0]
             rows = rows_at.tolist()
