@@ -128,14 +128,15 @@ class PrivateAds:
         cp = has_cp[rows]
         plain = rows[mine & ~cp]
         plain = plain[has_cap[join[plain]]]
-        lists = ClaimLists(zip(plain.tolist(), [[caps[j]] for j in join[plain].tolist()]))
-        for r in rows[mine & cp].tolist():
-            if ids := claim_ids(self.ads[join[r]], True, self.now, self.rng):
-                lists[r] = ids
-        if len(lists) == len(plain):
+        is_plain = np.zeros(len(names), dtype=bool)
+        is_plain[plain] = True
+        # a plain slot's list is made when the cycle first reads it (most are never read)
+        lists = ClaimLists(caps, join, is_plain)
+        policy = [r for r in rows[mine & cp].tolist() if lists.put_policy(r, self)]
+        if not policy:
             return lists, plain
-        found = np.zeros(len(names), dtype=bool)
-        found[list(lists)] = True
+        found = is_plain.copy()
+        found[policy] = True
         return lists, np.flatnonzero(found)
 
 
@@ -146,7 +147,25 @@ def join_by_name(names: Sequence[str], private_names: Sequence[str | None]) -> n
 
 
 class ClaimLists(dict[int, list[str]]):
-    """Each slot's unused claim ids, by row (an empty list for a slot that has none)."""
+    """Each slot's unused claim ids, by row (an empty list for a slot that has none): a
+    plain slot's is its private ad's Capability, listed when first read (and kept: a
+    match takes its id from the list); a consumption-policy p-slot's, its ClaimIdList,
+    listed at once (:meth:`put_policy`)."""
+
+    def __init__(self, caps: Sequence[str | None], join: np.ndarray, plain: np.ndarray) -> None:
+        super().__init__()
+        self._caps, self._join, self._plain = caps, join, plain
+
+    def put_policy(self, row: int, private: PrivateAds) -> bool:
+        """List a consumption-policy p-slot's unused ids (from ``private``, its private
+        ad's); whether it has any."""
+        ids = claim_ids(private.ads[self._join[row]], True, private.now, private.rng)
+        if ids:
+            self[row] = ids
+        return bool(ids)
 
     def __missing__(self, row: int) -> list[str]:
-        return []
+        if not self._plain[row]:
+            return []
+        made = self[row] = [self._caps[self._join[row]]]  # type: ignore[list-item]
+        return made

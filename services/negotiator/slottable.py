@@ -274,12 +274,15 @@ class CycleSlots:
             reads = ClassAd.string_values(self.ads, "Name", empty, now=self.now, rng=self.rng)
         else:
             reads = carry.per_row("Name", self.ads, literal_name, reads=("name",))
-            if NOT_LITERAL in reads:
-                reads = [
-                    string_attr(ad, "Name", empty, self.now, self.rng) if x is NOT_LITERAL else x
-                    for ad, x in zip(self.ads, reads, strict=True)
-                ]
-        if None not in reads:
+        # (the kinds read, in one C loop: ``in`` would compare each name with the marks)
+        kinds = set(map(type, reads))
+        if type(NOT_LITERAL) in kinds:
+            reads = [
+                string_attr(ad, "Name", empty, self.now, self.rng) if x is NOT_LITERAL else x
+                for ad, x in zip(self.ads, reads, strict=True)
+            ]
+            kinds = set(map(type, reads))
+        if type(None) not in kinds:
             return reads  # type: ignore[return-value]
         return [x if x is not None else f"<slot {r}>" for r, x in enumerate(reads)]
 
