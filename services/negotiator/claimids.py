@@ -132,7 +132,11 @@ class PrivateAds:
         is_plain[plain] = True
         # a plain slot's list is made when the cycle first reads it (most are never read)
         lists = ClaimLists(caps, join, is_plain)
-        policy = [r for r in rows[mine & cp].tolist() if lists.put_policy(r, self)]
+        policy = []
+        for r in rows[mine & cp].tolist():
+            if ids := claim_ids(self.ads[join[r]], True, self.now, self.rng):
+                lists[r] = ids
+                policy.append(r)
         if not policy:
             return lists, plain
         found = is_plain.copy()
@@ -150,19 +154,11 @@ class ClaimLists(dict[int, list[str]]):
     """Each slot's unused claim ids, by row (an empty list for a slot that has none): a
     plain slot's is its private ad's Capability, listed when first read (and kept: a
     match takes its id from the list); a consumption-policy p-slot's, its ClaimIdList,
-    listed at once (:meth:`put_policy`)."""
+    listed by the caller at once."""
 
     def __init__(self, caps: Sequence[str | None], join: np.ndarray, plain: np.ndarray) -> None:
         super().__init__()
         self._caps, self._join, self._plain = caps, join, plain
-
-    def put_policy(self, row: int, private: PrivateAds) -> bool:
-        """List a consumption-policy p-slot's unused ids (from ``private``, its private
-        ad's); whether it has any."""
-        ids = claim_ids(private.ads[self._join[row]], True, private.now, private.rng)
-        if ids:
-            self[row] = ids
-        return bool(ids)
 
     def __missing__(self, row: int) -> list[str]:
         if not self._plain[row]:

@@ -44,15 +44,17 @@ def test_a_matched_id_is_gone_for_the_rest_of_the_cycle() -> None:
 
 
 def test_a_consumption_policy_pslot_offers_each_unused_id_of_its_list() -> None:
-    names = ["slot1@a", "slot2@a"]
+    names = ["slot1@a", "slot2@a", "slot3@a"]
     private = [
         _private("slot1@a", Capability="p1", ClaimIdList="p1 l1 l2", NumClaims=3),
         _private("slot2@a", ClaimIdList="", NumClaims=0),
+        _private("slot3@a", Capability="s3"),  # a plain slot beside them
     ]
-    lists, rows = _claims(names, private, [0, 1], [True, True])
-    assert rows.tolist() == [0]  # slot2's list is empty, and it has no Capability
+    lists, rows = _claims(names, private, [0, 1, 2], [True, True, False])
+    assert rows.tolist() == [0, 2]  # slot2's list is empty, and it has no Capability
     assert lists[0] == ["p1", "l1", "l2"]
     assert lists[1] == []
+    assert lists[2] == ["s3"]
 
 
 def test_a_slot_without_a_private_ad_has_no_id() -> None:
