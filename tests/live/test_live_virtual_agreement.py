@@ -64,16 +64,21 @@ queue 4
 
 def _hold_and_release(pool: Pool) -> None:
     # bob's idle jobs are held once his first two run (before the idle ones can) and
-    # released at 200, when slots are idle (alice's second pair ended at 188): released
-    # at 150, they waited for those slots, and whether a cycle came just before or just
-    # after the 188 exits (a few pool seconds, a tenth of a real one at time scale 40)
-    # decided a whole interval. (Held at pool time 20, the hold raced a loaded live
-    # pool's first claims: a clean CI run held bob's first two before they started.)
+    # released once the sixth cycle is logged: slots are idle by then (alice's second
+    # pair ended at 188), the release's reschedule brings the seventh cycle
+    # NEGOTIATOR_CYCLE_DELAY after the sixth, and that holds whenever a pool's cycles
+    # began. Released at a pool time, the release raced a cycle: at 150, whether a cycle
+    # came just before or just after the 188 exits (a few pool seconds, a tenth of a
+    # real one at time scale 40) decided a whole interval; at 200, a loaded live pool's
+    # release came after its sixth cycle rather than before, and a live pool whose first
+    # cycle came later than a virtual one's had its cycles at other pool times. (Held at
+    # pool time 20, the hold raced a loaded live pool's first claims: a clean CI run held
+    # bob's first two before they started.)
     pool.wait(
         lambda: len(pool.all_jobs('Owner == "bob" && JobStatus == 2')) == 2, timeout=30, poll=0.05
     )
     pool.act("hold", constraint='Owner == "bob" && JobStatus == 1', reason="agreement")
-    pool.sleep_until(200)
+    assert pool.wait(lambda: len(pool.negotiator_log.cycles) >= 6, timeout=30, poll=0.05)
     pool.act("release", constraint='Owner == "bob"')
 
 
